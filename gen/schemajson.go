@@ -1,0 +1,131 @@
+package gen
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"github.com/agent-interop/runtime/gen/spec"
+)
+
+// schemaJSON writes a resolved schema as compact JSON with a fixed key order.
+// Every object is closed with additionalProperties:false.
+func schemaJSON(s *spec.Schema) []byte {
+	var b bytes.Buffer
+	writeSchema(&b, s)
+	return b.Bytes()
+}
+
+func writeSchema(b *bytes.Buffer, s *spec.Schema) {
+	b.WriteByte('{')
+	first := true
+	key := func(k string) {
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.WriteString(strconv.Quote(k))
+		b.WriteByte(':')
+	}
+	if len(s.OneOf) > 0 {
+		key("oneOf")
+		b.WriteByte('[')
+		for i, o := range s.OneOf {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeSchema(b, o)
+		}
+		b.WriteByte(']')
+	}
+	switch len(s.Type) {
+	case 0:
+	case 1:
+		key("type")
+		writeJSON(b, s.Type[0])
+	default:
+		key("type")
+		writeJSON(b, []string(s.Type))
+	}
+	if s.Description != "" {
+		key("description")
+		writeJSON(b, s.Description)
+	}
+	if len(s.Enum) > 0 {
+		key("enum")
+		writeJSON(b, s.Enum)
+	}
+	if s.Const != nil {
+		key("const")
+		writeJSON(b, *s.Const)
+	}
+	if s.MinLength != nil {
+		key("minLength")
+		b.WriteString(strconv.FormatInt(*s.MinLength, 10))
+	}
+	if s.MaxLength != nil {
+		key("maxLength")
+		b.WriteString(strconv.FormatInt(*s.MaxLength, 10))
+	}
+	if s.Pattern != "" {
+		key("pattern")
+		writeJSON(b, s.Pattern)
+	}
+	if s.Minimum != nil {
+		key("minimum")
+		b.WriteString(strconv.FormatFloat(*s.Minimum, 'f', -1, 64))
+	}
+	if s.Maximum != nil {
+		key("maximum")
+		b.WriteString(strconv.FormatFloat(*s.Maximum, 'f', -1, 64))
+	}
+	if s.Items != nil {
+		key("items")
+		writeSchema(b, s.Items)
+	}
+	if s.MinItems != nil {
+		key("minItems")
+		b.WriteString(strconv.FormatInt(*s.MinItems, 10))
+	}
+	if s.MaxItems != nil {
+		key("maxItems")
+		b.WriteString(strconv.FormatInt(*s.MaxItems, 10))
+	}
+	if baseType(s) == "object" && len(s.PropertyOrder) > 0 {
+		key("properties")
+		b.WriteByte('{')
+		for i, k := range s.PropertyOrder {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Quote(k))
+			b.WriteByte(':')
+			writeSchema(b, s.Properties[k])
+		}
+		b.WriteByte('}')
+		if len(s.Required) > 0 {
+			key("required")
+			writeJSON(b, s.Required)
+		}
+	}
+	if baseType(s) == "object" {
+		key("additionalProperties")
+		b.WriteString("false")
+	}
+	if s.Default != nil {
+		key("default")
+		writeJSON(b, s.Default)
+	}
+	b.WriteByte('}')
+}
+
+// writeJSON encodes v without HTML escaping and without a trailing newline.
+func writeJSON(b *bytes.Buffer, v any) {
+	var tmp bytes.Buffer
+	enc := json.NewEncoder(&tmp)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // only strings, slices of strings and scalars reach here
+	}
+	b.Write(bytes.TrimSuffix(tmp.Bytes(), []byte("\n")))
+}

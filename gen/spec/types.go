@@ -1,0 +1,137 @@
+// Package spec defines the format of the files under spec/ (the single source
+// of truth for the MCP surface), loads them with file:line positions, and
+// validates them against spec/spec.schema.json, which is generated from the
+// Go types in this file.
+package spec
+
+// DefsFile is spec/defs.yaml: shared schema fragments referenced as
+// {$ref: "#/defs/<name>"}.
+type DefsFile struct {
+	Defs map[string]*Schema `json:"defs" yaml:"defs" jsonschema:"required"`
+}
+
+// ToolsFile is one spec/tools/<group>.yaml.
+type ToolsFile struct {
+	Group string  `json:"group" yaml:"group" jsonschema:"required,pattern=^[a-z][a-z-]*$"`
+	Tools []*Tool `json:"tools" yaml:"tools" jsonschema:"required,minItems=1"`
+}
+
+// Tool is one modern MCP tool.
+type Tool struct {
+	Name        string      `json:"name" yaml:"name" jsonschema:"required,pattern=^[a-z][a-z0-9_]*$,maxLength=64"`
+	Access      string      `json:"access" yaml:"access" jsonschema:"required,enum=read,enum=write"`
+	Annotations Annotations `json:"annotations" yaml:"annotations" jsonschema:"required"`
+	Description string      `json:"description" yaml:"description" jsonschema:"required,minLength=10,maxLength=400"`
+	Returns     string      `json:"returns" yaml:"returns" jsonschema:"required,minLength=2"`
+	Input       *Schema     `json:"input" yaml:"input" jsonschema:"required"`
+
+	Line int    `json:"-" yaml:"-"`
+	File string `json:"-" yaml:"-"`
+}
+
+// Annotations are the four MCP tool hints; every one must be stated.
+type Annotations struct {
+	ReadOnly    *bool `json:"readOnly" yaml:"readOnly" jsonschema:"required"`
+	Destructive *bool `json:"destructive" yaml:"destructive" jsonschema:"required"`
+	Idempotent  *bool `json:"idempotent" yaml:"idempotent" jsonschema:"required"`
+	OpenWorld   *bool `json:"openWorld" yaml:"openWorld" jsonschema:"required"`
+}
+
+// Schema is the JSON Schema subset the generator compiles (see
+// docs/spec-format.md). Keywords outside this struct are spec errors.
+type Schema struct {
+	Ref         string             `json:"$ref,omitempty" yaml:"$ref,omitempty" jsonschema:"pattern=^#/defs/[A-Za-z][A-Za-z0-9]*$"`
+	Type        TypeList           `json:"type,omitempty" yaml:"type,omitempty"`
+	Description string             `json:"description,omitempty" yaml:"description,omitempty" jsonschema:"maxLength=300"`
+	Properties  map[string]*Schema `json:"properties,omitempty" yaml:"properties,omitempty"`
+	Required    []string           `json:"required,omitempty" yaml:"required,omitempty"`
+	MinLength   *int64             `json:"minLength,omitempty" yaml:"minLength,omitempty" jsonschema:"minimum=0"`
+	MaxLength   *int64             `json:"maxLength,omitempty" yaml:"maxLength,omitempty" jsonschema:"minimum=1"`
+	Pattern     string             `json:"pattern,omitempty" yaml:"pattern,omitempty"`
+	Enum        []string           `json:"enum,omitempty" yaml:"enum,omitempty" jsonschema:"minItems=1"`
+	Const       *string            `json:"const,omitempty" yaml:"const,omitempty"`
+	Minimum     *float64           `json:"minimum,omitempty" yaml:"minimum,omitempty"`
+	Maximum     *float64           `json:"maximum,omitempty" yaml:"maximum,omitempty"`
+	MinItems    *int64             `json:"minItems,omitempty" yaml:"minItems,omitempty" jsonschema:"minimum=0"`
+	MaxItems    *int64             `json:"maxItems,omitempty" yaml:"maxItems,omitempty" jsonschema:"minimum=1"`
+	Items       *Schema            `json:"items,omitempty" yaml:"items,omitempty"`
+	OneOf       []*Schema          `json:"oneOf,omitempty" yaml:"oneOf,omitempty" jsonschema:"minItems=2,maxItems=2"`
+	Default     any                `json:"default,omitempty" yaml:"default,omitempty"`
+
+	// PropertyOrder is the order properties appear in the YAML file; the
+	// served schema keeps it.
+	PropertyOrder []string `json:"-" yaml:"-"`
+	Line          int      `json:"-" yaml:"-"`
+}
+
+// TypeList is a JSON Schema "type": one name, or a name plus "null".
+type TypeList []string
+
+// ProfilesFile is spec/profiles.yaml.
+type ProfilesFile struct {
+	Default  string     `json:"default" yaml:"default" jsonschema:"required"`
+	Profiles []*Profile `json:"profiles" yaml:"profiles" jsonschema:"required,minItems=1"`
+}
+
+// Profile is a named tool set with its catalog budget.
+type Profile struct {
+	Name        string   `json:"name" yaml:"name" jsonschema:"required,pattern=^[a-z]+$"`
+	Description string   `json:"description" yaml:"description" jsonschema:"required,minLength=10"`
+	Groups      []string `json:"groups,omitempty" yaml:"groups,omitempty"`
+	Legacy      bool     `json:"legacy,omitempty" yaml:"legacy,omitempty"`
+	Tools       int      `json:"tools" yaml:"tools" jsonschema:"required,minimum=1"`
+	Budget      Budget   `json:"budget,omitempty" yaml:"budget,omitempty"`
+
+	Line int    `json:"-" yaml:"-"`
+	File string `json:"-" yaml:"-"`
+}
+
+// Budget limits a profile's tools/list.
+type Budget struct {
+	MaxTokens     int        `json:"maxTokens,omitempty" yaml:"maxTokens,omitempty" jsonschema:"minimum=1"`
+	MaxBytes      int        `json:"maxBytes,omitempty" yaml:"maxBytes,omitempty" jsonschema:"minimum=1"`
+	MaxToolTokens int        `json:"maxToolTokens,omitempty" yaml:"maxToolTokens,omitempty" jsonschema:"minimum=1"`
+	MaxBytesRatio *RatioRule `json:"maxBytesRatio,omitempty" yaml:"maxBytesRatio,omitempty"`
+}
+
+// RatioRule bounds a profile's tools/list bytes relative to another profile's.
+type RatioRule struct {
+	Of    string  `json:"of" yaml:"of" jsonschema:"required"`
+	Ratio float64 `json:"ratio" yaml:"ratio" jsonschema:"required,exclusiveMinimum=0,maximum=1"`
+}
+
+// AliasesFile is spec/aliases.yaml: the legacy 0.3.x names.
+type AliasesFile struct {
+	Notes   []string `json:"notes,omitempty" yaml:"notes,omitempty"`
+	Aliases []*Alias `json:"aliases" yaml:"aliases" jsonschema:"required,minItems=1"`
+}
+
+// Alias maps a legacy name onto a modern tool.
+type Alias struct {
+	Name        string            `json:"name" yaml:"name" jsonschema:"required,pattern=^[a-z][a-z0-9_]*$"`
+	Tool        string            `json:"tool" yaml:"tool" jsonschema:"required"`
+	Description string            `json:"description" yaml:"description" jsonschema:"required,minLength=10,maxLength=400"`
+	Drop        []string          `json:"drop,omitempty" yaml:"drop,omitempty"`
+	Rename      map[string]string `json:"rename,omitempty" yaml:"rename,omitempty"`
+	Defaults    map[string]any    `json:"defaults,omitempty" yaml:"defaults,omitempty"`
+	Fixed       map[string]any    `json:"fixed,omitempty" yaml:"fixed,omitempty"`
+	Response    *Response         `json:"response,omitempty" yaml:"response,omitempty"`
+	Notes       []string          `json:"notes,omitempty" yaml:"notes,omitempty"`
+
+	Line int    `json:"-" yaml:"-"`
+	File string `json:"-" yaml:"-"`
+}
+
+// Response names how a legacy alias reshapes the modern answer's text content.
+type Response struct {
+	Unwrap    string `json:"unwrap,omitempty" yaml:"unwrap,omitempty"`
+	WrapArray bool   `json:"wrapArray,omitempty" yaml:"wrapArray,omitempty"`
+}
+
+// Files is the root of spec.schema.json: one definition per file kind.
+type Files struct {
+	Defs     DefsFile     `json:"defs"`
+	Tools    ToolsFile    `json:"tools"`
+	Profiles ProfilesFile `json:"profiles"`
+	Aliases  AliasesFile  `json:"aliases"`
+}

@@ -1,0 +1,153 @@
+// Package cli is the interop-runtime command line: `serve` (stdio MCP),
+// `version`, and the subcommands a person uses at a terminal. Do is the
+// whole program, so tests drive it without a process.
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/handlers"
+	"github.com/agent-interop/runtime/internal/server"
+	"github.com/agent-interop/runtime/internal/version"
+)
+
+// Env looks up an environment variable.
+type Env func(string) string
+
+// IO is the process's standard streams.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+const usage = `usage: interop-runtime [command]
+
+commands:
+  serve [--profile P] [--read-only]   serve MCP over stdio (default)
+  version                             print the version
+`
+
+// Do runs the command line and returns the exit code.
+func Do(ctx context.Context, args []string, env Env, stdio IO) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, env, stdio)
+	case "version", "--version":
+		fmt.Fprintln(stdio.Stdout, version.Version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdio.Stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stdio.Stderr, "interop-runtime: unknown command %q\n%s", cmd, usage)
+	return 2
+}
+
+// ResolveProfile picks the profile from the flag, else INTEROP_TOOLS_PROFILE,
+// else the default, the way 0.3.x parsed it (trimmed, case-insensitive).
+func ResolveProfile(flagValue string, env Env) (catalogs.Profile, error) {
+	v := flagValue
+	if v == "" {
+		v = env("INTEROP_TOOLS_PROFILE")
+	}
+	name := strings.ToLower(strings.TrimSpace(v))
+	if name == "" {
+		name = catalogs.DefaultProfile
+	}
+	p, ok := catalogs.LookupProfile(name)
+	if !ok {
+		var names []string
+		for _, p := range catalogs.Profiles() {
+			names = append(names, p.Name)
+		}
+		return catalogs.Profile{}, fmt.Errorf("Unknown toolset profile '%s'. Supported profiles: %s. Set INTEROP_TOOLS_PROFILE or pass --profile.", v, strings.Join(names, ", "))
+	}
+	return p, nil
+}
+
+// StorePath is where the state store lives: INTEROP_DB, else
+// ~/.agent-interop-runtime/interop.db.
+func StorePath(env Env) string {
+	if p := env("INTEROP_DB"); p != "" {
+		return p
+	}
+	home := env("HOME")
+	if home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			home = h
+		}
+	}
+	return filepath.Join(home, ".agent-interop-runtime", "interop.db")
+}
+
+func serve(ctx context.Context, args []string, env Env, stdio IO) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stdio.Stderr)
+	profileFlag := fs.String("profile", "", "tool profile: minimal, core, freebuff, legacy or full")
+	readOnlyFlag := fs.Bool("read-only", false, "serve read tools only (also INTEROP_READ_ONLY=1)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	profile, err := ResolveProfile(*profileFlag, env)
+	if err != nil {
+		fmt.Fprintln(stdio.Stderr, err)
+		return 2
+	}
+	readOnly := *readOnlyFlag || env("INTEROP_READ_ONLY") == "1"
+	logger := slog.New(slog.NewTextHandler(stdio.Stderr, &slog.HandlerOptions{Level: logLevel(env)}))
+
+	deps := handlers.Deps{Runtime: handlers.RuntimeInfo{
+		Version:            version.Version,
+		Profile:            profile.Name,
+		ProfileDescription: profile.Description,
+		ReadOnly:           readOnly,
+		Tools:              len(profile.Entries(readOnly)),
+		StorePath:          StorePath(env),
+	}}
+	srv := server.New(server.Options{
+		Profile:  profile,
+		ReadOnly: readOnly,
+		Version:  version.Version,
+		Handlers: handlers.New(deps),
+		Logger:   logger,
+	})
+	t := &mcp.IOTransport{Reader: io.NopCloser(stdio.Stdin), Writer: nopWriteCloser{stdio.Stdout}}
+	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil {
+		logger.Error("serve ended", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func logLevel(env Env) slog.Level {
+	switch strings.ToLower(env("INTEROP_LOG_LEVEL")) {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "info":
+		return slog.LevelInfo
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelWarn
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,293 @@
+// Package providers defines the contract every provider adapter implements
+// (OpenCode, Codex, Claude Code, Cursor, Freebuff) and the shared value types
+// the registry, the delivery log and the MCP handlers exchange with them.
+//
+// An adapter speaks one provider's native protocol. It never invents data: a
+// missing program, a failed handshake or an unsupported operation is reported
+// through its Capabilities and through typed errors, never hidden.
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ID names a provider. The set is closed; the order of [Order] is the
+// registry's reporting order.
+type ID string
+
+// The five providers.
+const (
+	Freebuff   ID = "freebuff"
+	OpenCode   ID = "opencode"
+	Codex      ID = "codex"
+	ClaudeCode ID = "claude-code"
+	Cursor     ID = "cursor"
+)
+
+// Order returns every provider ID in reporting order.
+func Order() []ID { return []ID{Freebuff, OpenCode, Codex, ClaudeCode, Cursor} }
+
+// ParseID returns the ID for s or an error naming the accepted values.
+func ParseID(s string) (ID, error) {
+	for _, id := range Order() {
+		if string(id) == s {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("Unknown provider %s", s)
+}
+
+// CapabilityState is the state of one operation of one provider.
+type CapabilityState string
+
+// Capability states.
+const (
+	Available   CapabilityState = "available"
+	Unavailable CapabilityState = "unavailable"
+	Degraded    CapabilityState = "degraded"
+	Unknown     CapabilityState = "unknown"
+)
+
+// Capability describes one operation: whether it is supported, its current
+// state, how it is carried and, when not plainly available, the exact reason.
+type Capability struct {
+	Supported bool            `json:"supported"`
+	State     CapabilityState `json:"state"`
+	Transport string          `json:"transport,omitempty"`
+	Protocol  string          `json:"protocol,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	// Fix is a concrete command or environment variable to try when the
+	// operation is not available (shown by doctor).
+	Fix string `json:"fix,omitempty"`
+}
+
+// Capabilities is a provider's capability record (0.3.x AgentCapabilities).
+type Capabilities struct {
+	Provider        ID         `json:"provider"`
+	AdapterVersion  string     `json:"adapterVersion"`
+	ProviderVersion string     `json:"providerVersion,omitempty"`
+	Program         string     `json:"program,omitempty"` // path of the program found, if any
+	Authorization   string     `json:"authorization"`     // authorized | unauthorized | unknown
+	Discovery       Capability `json:"discovery"`
+	Sessions        Capability `json:"sessions"`
+	SendMessage     Capability `json:"sendMessage"`
+	Steer           Capability `json:"steer"`
+	Cancel          Capability `json:"cancel"`
+	Events          Capability `json:"events"`
+	Diff            Capability `json:"diff"`
+	Permissions     Capability `json:"permissions"`
+	Model           Capability `json:"model"`
+	Reasoning       Capability `json:"reasoning"`
+	Limitations     []string   `json:"limitations"`
+}
+
+// Provenance records where a session was seen.
+type Provenance struct {
+	DiscoveredAt time.Time `json:"discoveredAt"`
+	Source       string    `json:"source"`
+	Native       bool      `json:"native"`
+}
+
+// Session is a native session of a provider (0.3.x AgentSession).
+// Endpoint names the server or process that exposed it (for example
+// "http://127.0.0.1:4096" or "codex app-server pid 1234"); a session keeps it
+// for its whole life, so switching servers never redirects it.
+type Session struct {
+	ID         string         `json:"id"` // "<provider>:<nativeId>"
+	Provider   ID             `json:"provider"`
+	NativeID   string         `json:"nativeId"`
+	Title      string         `json:"title,omitempty"`
+	State      string         `json:"state,omitempty"`
+	Model      string         `json:"model,omitempty"`
+	ProjectID  string         `json:"projectId,omitempty"`
+	CWD        string         `json:"cwd,omitempty"`
+	Transport  string         `json:"transport,omitempty"`
+	Endpoint   string         `json:"endpoint,omitempty"`
+	Provenance Provenance     `json:"provenance"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+}
+
+// Model is a structured model selection.
+type Model struct {
+	ProviderID string `json:"providerID"`
+	ModelID    string `json:"modelID"`
+	Variant    string `json:"variant,omitempty"`
+}
+
+// CreateOptions are the options of CreateSession.
+type CreateOptions struct {
+	CWD   string
+	Title string
+}
+
+// SendOptions are the per-prompt options of Send.
+type SendOptions struct {
+	Mode      string // "send" (default) or "steer"
+	Model     *Model
+	Agent     string
+	Reasoning string
+}
+
+// ReceiptStatus is the delivery state of an operation.
+type ReceiptStatus string
+
+// Receipt states. Accepted-by-transport is Queued, never Completed.
+const (
+	StatusQueued          ReceiptStatus = "queued"
+	StatusCompleted       ReceiptStatus = "completed"
+	StatusRejected        ReceiptStatus = "rejected"
+	StatusDeliveryUnknown ReceiptStatus = "delivery_unknown"
+)
+
+// Receipt is what an adapter observed about one operation (0.3.x OperationReceipt).
+// Ref is an adapter-chosen correlation handle (a turn id, a message id) that
+// the adapter later passes to Host.ReportOutcome.
+type Receipt struct {
+	Provider      ID            `json:"provider"`
+	NativeID      string        `json:"nativeId"`
+	Operation     string        `json:"operation"`
+	Accepted      bool          `json:"accepted"`
+	Status        ReceiptStatus `json:"status,omitempty"`
+	ProviderState string        `json:"providerState,omitempty"`
+	Detail        any           `json:"detail,omitempty"`
+	Ref           string        `json:"-"`
+}
+
+// NativeEvent is one event as the provider produced it. The registry assigns
+// the runtime-owned sequence and epoch when it stores it.
+type NativeEvent struct {
+	NativeID  string          `json:"nativeId"`
+	Timestamp time.Time       `json:"timestamp"`
+	Type      string          `json:"type"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// PermissionOption is one choice a provider offered for a permission request.
+type PermissionOption struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	Kind string `json:"kind,omitempty"` // e.g. allow_once, allow_always, reject_once, accept, decline, cancel
+}
+
+// PermissionRequest is a request held until respond_to_permission answers it.
+// It is never auto-approved.
+type PermissionRequest struct {
+	Provider    ID                 `json:"provider"`
+	RequestID   string             `json:"requestId"`
+	NativeID    string             `json:"nativeId"`
+	Method      string             `json:"method"`
+	Title       string             `json:"title,omitempty"`
+	Options     []PermissionOption `json:"options"`
+	RequestedAt time.Time          `json:"requestedAt"`
+	Detail      any                `json:"detail,omitempty"`
+}
+
+// DiffOptions selects which diff to read; the zero value means the latest turn's.
+type DiffOptions struct {
+	MessageID string
+}
+
+// Host is what the registry gives an adapter at construction.
+type Host interface {
+	// ReportOutcome moves an operation receipt previously returned with Ref
+	// to its observed outcome (completed, or rejected with the provider's reason).
+	ReportOutcome(provider ID, nativeID, ref string, status ReceiptStatus, reason string)
+}
+
+// Adapter is one provider's native bridge. Every method must honour ctx.
+// Operations a provider does not support return an *UnsupportedError.
+//
+// Delivery contract for Send, Cancel and RespondPermission: return a
+// *NotSentError when the request certainly never reached the provider (not
+// connected, refused before writing), a *RejectedError when the provider
+// answered with a refusal, and any other error when the outcome is uncertain
+// (the request may have left). The caller records uncertain outcomes as
+// delivery_unknown and never retries them.
+type Adapter interface {
+	ID() ID
+	Capabilities(ctx context.Context) Capabilities
+	ListSessions(ctx context.Context) ([]Session, error)
+	// GetSession returns (nil, nil) when the provider does not know nativeID.
+	GetSession(ctx context.Context, nativeID string) (*Session, error)
+	CreateSession(ctx context.Context, opts CreateOptions) (Session, error)
+	ResumeSession(ctx context.Context, nativeID string) (Session, error)
+	Send(ctx context.Context, nativeID, text string, opts SendOptions) (Receipt, error)
+	Cancel(ctx context.Context, nativeID string) (Receipt, error)
+	// Subscribe streams the session's native events until ctx ends or the
+	// provider stream ends (the channel is then closed; the registry reopens
+	// it and counts a new epoch).
+	Subscribe(ctx context.Context, nativeID string) (<-chan NativeEvent, error)
+	Diff(ctx context.Context, nativeID string, opts DiffOptions) (any, error)
+	PendingPermissions(ctx context.Context) ([]PermissionRequest, error)
+	RespondPermission(ctx context.Context, nativeID, requestID, decision string) (Receipt, error)
+	SetModel(ctx context.Context, nativeID string, model Model) (Receipt, error)
+	SetReasoning(ctx context.Context, nativeID, effort string) (Receipt, error)
+	Close() error
+}
+
+// UnsupportedError says a provider does not support an operation, and why.
+type UnsupportedError struct {
+	Provider  ID
+	Operation string
+	Reason    string
+}
+
+func (e *UnsupportedError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("%s does not support %s", e.Provider, e.Operation)
+	}
+	return fmt.Sprintf("%s does not support %s: %s", e.Provider, e.Operation, e.Reason)
+}
+
+// NotSentError says a request certainly did not reach the provider.
+type NotSentError struct{ Err error }
+
+func (e *NotSentError) Error() string { return "not sent: " + e.Err.Error() }
+func (e *NotSentError) Unwrap() error { return e.Err }
+
+// RejectedError says the provider answered with a refusal.
+type RejectedError struct {
+	Reason string
+	Detail any
+}
+
+func (e *RejectedError) Error() string { return "rejected by provider: " + e.Reason }
+
+// IsUncertain reports whether err leaves a delivery outcome unknown.
+func IsUncertain(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ns *NotSentError
+	var rj *RejectedError
+	var un *UnsupportedError
+	return !errors.As(err, &ns) && !errors.As(err, &rj) && !errors.As(err, &un)
+}
+
+// EventProviderRestarted is the type of the event an adapter reports in each
+// affected session when the provider process (or its connection) was lost
+// and started again. Its data carries the reason; whatever was in flight is
+// never resent.
+const EventProviderRestarted = "provider.restarted"
+
+// EventReporter is optionally implemented by a [Host]. An adapter uses it to
+// record an event in a session's log even when no subscription is open (for
+// example [EventProviderRestarted]). The registry assigns sequence and epoch.
+type EventReporter interface {
+	ReportEvent(provider ID, ev NativeEvent)
+}
+
+// EndpointRouter is optionally implemented by an [Adapter] whose sessions
+// can live on more than one endpoint (several servers, several processes).
+// The registry records the endpoint that exposed each session and routes
+// every later operation on it through ForEndpoint, so a session is never
+// redirected to another server. An adapter without it has one endpoint.
+type EndpointRouter interface {
+	// ForEndpoint returns the adapter bound to endpoint, or an error saying
+	// why that endpoint cannot be reached now.
+	ForEndpoint(ctx context.Context, endpoint string) (Adapter, error)
+}

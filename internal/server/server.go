@@ -1,0 +1,253 @@
+// Package server serves a profile of the generated catalog over MCP with the
+// go-sdk: raw tool registration, generated argument validation, compact JSON
+// answers, legacy answer shapes for aliases, and a tools/list answer that is
+// serialized once and then served from memory.
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/progress"
+)
+
+// Name is the MCP server name.
+const Name = "agent-interop-runtime"
+
+// MaxArgumentBytes caps one call's arguments as a whole.
+const MaxArgumentBytes = 1 << 20
+
+// Options configure a Server.
+type Options struct {
+	Profile  catalogs.Profile
+	ReadOnly bool
+	Version  string
+	Handlers catalogs.Handlers
+	Logger   *slog.Logger
+	// AfterInitialize runs once, in its own goroutine, after the client's
+	// initialized notification: start-up work that must not delay
+	// initialize (reconciliation of interrupted sends, provider warm-up).
+	AfterInitialize func(context.Context)
+}
+
+// Server is one MCP server over one profile.
+type Server struct {
+	mcp     *mcp.Server
+	entries []*catalogs.Entry
+	opts    Options
+
+	listOnce sync.Once
+	list     []byte
+	listErr  error
+	initOnce sync.Once
+}
+
+// New builds the server and registers the profile's tools.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, entries: opts.Profile.Entries(opts.ReadOnly)}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Version: opts.Version}, &mcp.ServerOptions{
+		Logger:             opts.Logger,
+		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		InitializedHandler: s.initialized,
+	})
+	for _, e := range s.entries {
+		s.mcp.AddTool(&mcp.Tool{
+			Name:        e.Name,
+			Description: e.Description,
+			InputSchema: json.RawMessage(e.InputSchema),
+			Annotations: annotations(e.Annotations),
+		}, s.handler(e))
+	}
+	s.mcp.AddReceivingMiddleware(s.cachedToolsList)
+	return s
+}
+
+// MCP returns the underlying go-sdk server.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Entries returns the served tools in tools/list order.
+func (s *Server) Entries() []*catalogs.Entry { return s.entries }
+
+// Run serves on t until the client disconnects or ctx ends.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.mcp.Run(ctx, t)
+}
+
+func (s *Server) initialized(ctx context.Context, _ *mcp.InitializedRequest) {
+	if s.opts.AfterInitialize == nil {
+		return
+	}
+	s.initOnce.Do(func() {
+		go s.opts.AfterInitialize(context.WithoutCancel(ctx))
+	})
+}
+
+func annotations(a catalogs.Annotations) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{
+		ReadOnlyHint:    a.ReadOnly,
+		DestructiveHint: &a.Destructive,
+		IdempotentHint:  a.Idempotent,
+		OpenWorldHint:   &a.OpenWorld,
+	}
+}
+
+// handler decodes, validates and answers one tool call. Every failure the
+// caller can act on is a tool error (isError), never a protocol error.
+func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		raw := req.Params.Arguments
+		if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			raw = json.RawMessage("{}")
+		}
+		if len(raw) > MaxArgumentBytes {
+			return toolError(fmt.Sprintf("invalid arguments for %s: arguments are %d bytes; the limit is %d", e.Name, len(raw), MaxArgumentBytes)), nil
+		}
+		in, err := e.Decode(raw)
+		if err != nil {
+			return toolError(err.Error()), nil
+		}
+		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+			ctx = progress.With(ctx, func(p, total float64, msg string) {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: total, Message: msg})
+			})
+		}
+		out, err := e.Call(ctx, s.opts.Handlers, in)
+		if err != nil {
+			var ni *catalogs.NotImplementedError
+			if !errors.As(err, &ni) && ctx.Err() == nil {
+				s.opts.Logger.Debug("tool failed", "tool", e.Name, "err", err)
+			}
+			return toolError(err.Error()), nil
+		}
+		res, err := answer(out, e.Response)
+		if err != nil {
+			s.opts.Logger.Error("tool answer not encodable", "tool", e.Name, "err", err)
+			return toolError(fmt.Sprintf("%s produced an answer that cannot be encoded: %v", e.Name, err)), nil
+		}
+		return res, nil
+	}
+}
+
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// answer encodes a handler's value as compact JSON text and as
+// structuredContent (always an object). A legacy alias gets its 0.3.x
+// shape in the text.
+func answer(out any, r catalogs.Response) (*mcp.CallToolResult, error) {
+	body, err := marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) == 0 || body[0] != '{' {
+		return nil, errors.New("answer is not a JSON object")
+	}
+	text := body
+	switch {
+	case r.Unwrap != "":
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, err
+		}
+		field, ok := m[r.Unwrap]
+		if !ok {
+			return nil, fmt.Errorf("answer has no %q field for the legacy shape", r.Unwrap)
+		}
+		text = field
+	case r.WrapArray:
+		text = append(append([]byte{'['}, body...), ']')
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
+		StructuredContent: json.RawMessage(body),
+	}, nil
+}
+
+func marshal(v any) ([]byte, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw, nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// ToolsList is the compact tools/list result this server answers.
+func (s *Server) ToolsList() ([]byte, error) {
+	s.listOnce.Do(func() { s.list, s.listErr = BuildToolsList(s.entries) })
+	return s.list, s.listErr
+}
+
+// BuildToolsList serializes entries as a tools/list result from their
+// generated listings.
+func BuildToolsList(entries []*catalogs.Entry) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"tools":[`)
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(e.Listing)
+	}
+	b.WriteString("]}")
+	if !json.Valid(b.Bytes()) {
+		return nil, errors.New("generated tool listings do not form valid JSON")
+	}
+	return b.Bytes(), nil
+}
+
+// rawResult is a result whose JSON was built ahead of time.
+type rawResult struct {
+	mcp.ResultBase
+	raw []byte
+}
+
+func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+
+// cachedToolsList answers tools/list from bytes built once, for the
+// protocol revisions whose result shape those bytes match (up to
+// 2025-11-25); other revisions and paginated requests go to the SDK.
+func (s *Server) cachedToolsList(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/list" {
+			return next(ctx, method, req)
+		}
+		lr, ok := req.(*mcp.ListToolsRequest)
+		if !ok || (lr.Params != nil && lr.Params.Cursor != "") || !cacheableVersion(lr) {
+			return next(ctx, method, req)
+		}
+		list, err := s.ToolsList()
+		if err != nil {
+			return next(ctx, method, req)
+		}
+		return &rawResult{raw: list}, nil
+	}
+}
+
+func cacheableVersion(req *mcp.ListToolsRequest) bool {
+	if req.Session == nil {
+		return false
+	}
+	p := req.Session.InitializeParams()
+	if p == nil {
+		return false
+	}
+	return p.ProtocolVersion != "" && strings.Compare(p.ProtocolVersion, "2026-07-28") < 0
+}
