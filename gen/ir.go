@@ -59,7 +59,8 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 	var errs spec.ErrorList
 	c := &Catalog{Defs: s.Defs, Default: s.Profiles.Default, Notes: s.Aliases.Notes, Sources: s.Sources}
 	for name, d := range s.Defs {
-		checkSchema(&errs, "spec/defs.yaml", "def "+name, d, s.Defs, false)
+		where := "def " + name
+		checkSchema(&errs, "spec/defs.yaml", where, inline(d, s.Defs, &errs, "spec/defs.yaml", where), s.Defs, false)
 	}
 
 	byGroup := map[string]*spec.ToolsFile{}
@@ -486,7 +487,13 @@ func deriveAlias(errs *spec.ErrorList, a *spec.Alias, t *Tool) *Alias {
 	if r := a.Response; r != nil && r.Unwrap != "" && r.WrapArray {
 		errs.Add(a.File, a.Line, "%s: response is either unwrap or wrapArray", where)
 	}
-	checkSchema(errs, a.File, where, out, nil, true)
+	// The inherited schema was checked with the tool; only the alias's own
+	// defaults are new here.
+	for _, legacy := range out.PropertyOrder {
+		if _, ok := a.Defaults[al.Props[legacy]]; ok {
+			checkSchema(errs, a.File, where+"."+legacy, out.Properties[legacy], nil, false)
+		}
+	}
 	return al
 }
 

@@ -223,15 +223,16 @@ func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
 }
 
 func leafMessage(ve *jsonschema.ValidationError) string {
-	msg := ve.Error()
-	// The library's message starts with the location; keep only the reason.
-	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.Contains(msg[:i], "jsonschema validation failed") {
-		msg = msg[i+2:]
+	msg := strings.TrimSpace(ve.Error())
+	if i := strings.LastIndex(msg, "\n"); i >= 0 {
+		msg = strings.TrimSpace(msg[i+1:])
 	}
-	msg = strings.TrimPrefix(msg, "jsonschema validation failed with 'mem://spec.schema.json#'\n")
-	msg = strings.TrimSpace(msg)
-	if i := strings.Index(msg, "': "); strings.HasPrefix(msg, "- at '") && i > 0 {
-		msg = msg[i+3:]
+	msg = strings.TrimPrefix(msg, "- ")
+	// Drop the library's "at '<location>': " prefix; the caller names the location.
+	if strings.HasPrefix(msg, "at '") {
+		if i := strings.Index(msg, "': "); i > 0 {
+			msg = msg[i+3:]
+		}
 	}
 	return msg
 }

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"regexp"
 	"slices"
 	"strconv"
@@ -166,27 +165,36 @@ func (d *Decoder) String(v any, path string, r StringRule) (string, bool) {
 // IntRule holds an integer's inclusive bounds.
 type IntRule struct{ Min, Max int64 }
 
-// Integer checks an integer value (1.0 and 1e2 are integers, as in JSON Schema).
+// Integer checks an integer value (1.0 and 1e2 are integers, as in JSON
+// Schema). The check is exact and linear in the number's length, so a
+// hostile literal such as 1e999999999 costs nothing.
 func (d *Decoder) Integer(v any, path string, r IntRule) (int64, bool) {
 	n, ok := v.(json.Number)
 	if !ok {
 		d.Fail(path, "must be an integer, got "+kind(v))
 		return 0, false
 	}
-	rat, ok := new(big.Rat).SetString(string(n))
-	if !ok || !rat.IsInt() {
+	dec, ok := parseDecimal(string(n))
+	if !ok || !dec.integer() {
 		d.Fail(path, "must be an integer, got "+clip(string(n)))
 		return 0, false
 	}
-	if rat.Cmp(new(big.Rat).SetInt64(r.Min)) < 0 {
-		d.Fail(path, fmt.Sprintf("must be at least %d (got %s)", r.Min, clip(string(n))))
-		return 0, false
+	val, fits := dec.int64()
+	if !fits || val < r.Min {
+		if !fits && !dec.neg {
+			d.Fail(path, fmt.Sprintf("must be at most %d (got %s)", r.Max, clip(string(n))))
+			return 0, false
+		}
+		if !fits || val < r.Min {
+			d.Fail(path, fmt.Sprintf("must be at least %d (got %s)", r.Min, clip(string(n))))
+			return 0, false
+		}
 	}
-	if rat.Cmp(new(big.Rat).SetInt64(r.Max)) > 0 {
+	if val > r.Max {
 		d.Fail(path, fmt.Sprintf("must be at most %d (got %s)", r.Max, clip(string(n))))
 		return 0, false
 	}
-	return rat.Num().Int64(), true
+	return val, true
 }
 
 // NumberRule holds a number's inclusive bounds.
@@ -199,18 +207,15 @@ func (d *Decoder) Number(v any, path string, r NumberRule) (float64, bool) {
 		d.Fail(path, "must be a number, got "+kind(v))
 		return 0, false
 	}
-	rat, ok := new(big.Rat).SetString(string(n))
-	if !ok {
+	if _, ok := parseDecimal(string(n)); !ok {
 		d.Fail(path, "must be a number")
 		return 0, false
 	}
-	lo, _ := new(big.Rat).SetString(strconv.FormatFloat(r.Min, 'g', -1, 64))
-	hi, _ := new(big.Rat).SetString(strconv.FormatFloat(r.Max, 'g', -1, 64))
-	if rat.Cmp(lo) < 0 || rat.Cmp(hi) > 0 {
+	f, err := strconv.ParseFloat(string(n), 64)
+	if (err != nil && !errors.Is(err, strconv.ErrRange)) || f < r.Min || f > r.Max {
 		d.Fail(path, fmt.Sprintf("must be between %g and %g", r.Min, r.Max))
 		return 0, false
 	}
-	f, _ := rat.Float64()
 	return f, true
 }
 
@@ -269,8 +274,8 @@ func kind(v any) string {
 }
 
 func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
+	if utf8.RuneCountInString(s) > 40 {
+		return string([]rune(s)[:40]) + "…"
 	}
 	return s
 }

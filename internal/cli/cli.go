@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,11 +14,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/handlers"
 	"github.com/agent-interop/runtime/internal/server"
+	stdiotransport "github.com/agent-interop/runtime/internal/stdio"
 	"github.com/agent-interop/runtime/internal/version"
 )
 
@@ -126,8 +126,7 @@ func serve(ctx context.Context, args []string, env Env, stdio IO) int {
 		Handlers: handlers.New(deps),
 		Logger:   logger,
 	})
-	t := &mcp.IOTransport{Reader: io.NopCloser(stdio.Stdin), Writer: nopWriteCloser{stdio.Stdout}}
-	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil {
+	if err := srv.Run(ctx, stdiotransport.Transport(stdio.Stdin, stdio.Stdout)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		logger.Error("serve ended", "err", err)
 		return 1
 	}
@@ -147,7 +146,3 @@ func logLevel(env Env) slog.Level {
 	}
 	return slog.LevelWarn
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,340 @@
+package catalogtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// schema is a parsed served input schema.
+type schema = map[string]any
+
+// validValues returns JSON literals that satisfy s.
+func validValues(s schema) []string {
+	if alts, ok := s["oneOf"].([]any); ok {
+		var out []string
+		for _, a := range alts {
+			out = append(out, validValues(a.(schema))...)
+		}
+		return out
+	}
+	if enum, ok := s["enum"].([]any); ok {
+		var out []string
+		for _, v := range enum {
+			out = append(out, lit(v))
+		}
+		return out
+	}
+	var out []string
+	if isNullable(s) {
+		out = append(out, "null")
+	}
+	switch typeName(s) {
+	case "":
+		return append(out, `1`, `"x"`, `null`, `{}`, `[1,{"a":[]}]`, `true`)
+	case "string":
+		return append(out, stringsFor(s, true)...)
+	case "integer":
+		lo, hi := num(s, "minimum"), num(s, "maximum")
+		out = append(out, fmtInt(lo), fmtInt(hi), fmtInt((lo+hi)/2))
+		if lo >= 0 && hi >= 1 {
+			out = append(out, fmtInt(max(lo, 1))+".0", "1e0")
+		}
+		return out
+	case "number":
+		return append(out, fmt.Sprint(num(s, "minimum")), fmt.Sprint(num(s, "maximum")))
+	case "boolean":
+		return append(out, "true", "false")
+	case "array":
+		item := validValues(s["items"].(schema))
+		out = append(out, arrayOf(s, item[:1]))
+		if len(item) > 1 {
+			out = append(out, arrayOf(s, item))
+		}
+		if minItems(s) == 0 {
+			out = append(out, "[]")
+		}
+		return out
+	case "object":
+		return append(out, validObjects(s)...)
+	}
+	return out
+}
+
+// validObjects varies one property at a time over its valid values.
+func validObjects(s schema) []string {
+	out := []string{objectMin(s), objectFull(s)}
+	base := minFields(s)
+	for _, p := range propNames(s) {
+		for _, v := range validValues(props(s)[p].(schema)) {
+			m := clone(base)
+			m[p] = v
+			out = append(out, render(m))
+		}
+	}
+	return dedupe(out)
+}
+
+// invalidValues returns JSON literals that break s.
+func invalidValues(s schema) []string {
+	if alts, ok := s["oneOf"].([]any); ok {
+		out := []string{`1`, `true`, `[]`, `null`}
+		for _, a := range alts {
+			for _, v := range invalidValues(a.(schema)) {
+				if !strings.HasPrefix(v, "{") && !strings.HasPrefix(v, `"`) {
+					continue
+				}
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	if _, ok := s["enum"]; ok {
+		return []string{`"not-a-listed-value"`, `1`, `null`, `""`}
+	}
+	t := typeName(s)
+	if t == "" {
+		return nil // anything goes
+	}
+	var out []string
+	if !isNullable(s) {
+		out = append(out, "null")
+	}
+	for _, other := range []string{`"s"`, `7`, `true`, `{}`, `[]`, `1.5`} {
+		if !matchesType(other, t) {
+			out = append(out, other)
+		}
+	}
+	switch t {
+	case "string":
+		out = append(out, stringsFor(s, false)...)
+	case "integer":
+		lo, hi := num(s, "minimum"), num(s, "maximum")
+		out = append(out, fmtInt(lo-1), fmtInt(hi+1), "0.5", "1e400", "-1e400")
+	case "array":
+		if m := maxItems(s); m >= 0 {
+			item := validValues(s["items"].(schema))
+			var many []string
+			for len(many) <= m {
+				many = append(many, item[0])
+			}
+			out = append(out, "["+strings.Join(many, ",")+"]")
+		}
+		if minItems(s) > 0 {
+			out = append(out, "[]")
+		}
+		for _, bad := range invalidValues(s["items"].(schema)) {
+			out = append(out, "["+bad+"]")
+		}
+	case "object":
+		out = append(out, invalidObjects(s)...)
+	}
+	return out
+}
+
+func invalidObjects(s schema) []string {
+	var out []string
+	base := minFields(s)
+	for _, r := range required(s) {
+		m := clone(base)
+		delete(m, r)
+		out = append(out, render(m))
+	}
+	m := clone(base)
+	m["notAKnownArgument"] = "1"
+	out = append(out, render(m))
+	for _, p := range propNames(s) {
+		for _, bad := range invalidValues(props(s)[p].(schema)) {
+			m := clone(base)
+			m[p] = bad
+			out = append(out, render(m))
+		}
+	}
+	return out
+}
+
+func objectMin(s schema) string  { return render(minFields(s)) }
+func objectFull(s schema) string { return render(fullFields(s)) }
+
+func minFields(s schema) map[string]string {
+	m := map[string]string{}
+	for _, r := range required(s) {
+		m[r] = validValues(props(s)[r].(schema))[0]
+	}
+	return m
+}
+
+func fullFields(s schema) map[string]string {
+	m := map[string]string{}
+	for _, p := range propNames(s) {
+		vals := validValues(props(s)[p].(schema))
+		m[p] = vals[len(vals)-1]
+	}
+	return m
+}
+
+func stringsFor(s schema, valid bool) []string {
+	minL, hasMin := s["minLength"].(float64)
+	maxL, hasMax := s["maxLength"].(float64)
+	var pat *regexp.Regexp
+	if p, ok := s["pattern"].(string); ok {
+		pat = regexp.MustCompile(p)
+	}
+	candidates := []string{"a", "abc", "hello world", "é漢字", "x_y:z.1", "", "A-Z"}
+	if hasMin {
+		candidates = append(candidates, strings.Repeat("b", int(minL)), strings.Repeat("é", max(int(minL)-1, 0)))
+	}
+	if hasMax {
+		candidates = append(candidates, strings.Repeat("c", int(maxL)), strings.Repeat("ü", int(maxL)), strings.Repeat("d", int(maxL)+1), strings.Repeat("ü", int(maxL)+1))
+	}
+	var out []string
+	for _, c := range candidates {
+		n := len([]rune(c))
+		ok := (!hasMin || n >= int(minL)) && (!hasMax || n <= int(maxL)) && (pat == nil || pat.MatchString(c))
+		if ok == valid {
+			out = append(out, strconv.Quote(c))
+		}
+	}
+	sort.Strings(out)
+	return dedupe(out)
+}
+
+func arrayOf(s schema, items []string) string {
+	if m := maxItems(s); m >= 0 && len(items) > m {
+		items = items[:m]
+	}
+	for len(items) < minItems(s) {
+		items = append(items, items[0])
+	}
+	return "[" + strings.Join(items, ",") + "]"
+}
+
+func typeName(s schema) string {
+	switch t := s["type"].(type) {
+	case string:
+		return t
+	case []any:
+		for _, x := range t {
+			if x != "null" {
+				return x.(string)
+			}
+		}
+	}
+	if _, ok := s["enum"]; ok {
+		return "string"
+	}
+	return ""
+}
+
+func isNullable(s schema) bool {
+	t, ok := s["type"].([]any)
+	if !ok {
+		return false
+	}
+	for _, x := range t {
+		if x == "null" {
+			return true
+		}
+	}
+	return false
+}
+
+func matchesType(lit, t string) bool {
+	switch t {
+	case "string":
+		return strings.HasPrefix(lit, `"`)
+	case "integer":
+		return lit == "7"
+	case "number":
+		return lit == "7" || lit == "1.5"
+	case "boolean":
+		return lit == "true"
+	case "object":
+		return lit == "{}"
+	case "array":
+		return lit == "[]"
+	}
+	return false
+}
+
+func props(s schema) map[string]any {
+	p, _ := s["properties"].(map[string]any)
+	return p
+}
+
+func propNames(s schema) []string {
+	var out []string
+	for k := range props(s) {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func required(s schema) []string {
+	var out []string
+	for _, r := range asSlice(s["required"]) {
+		out = append(out, r.(string))
+	}
+	return out
+}
+
+func asSlice(v any) []any { x, _ := v.([]any); return x }
+
+func num(s schema, k string) int64 { f, _ := s[k].(float64); return int64(f) }
+
+func minItems(s schema) int {
+	f, _ := s["minItems"].(float64)
+	return int(f)
+}
+
+func maxItems(s schema) int {
+	f, ok := s["maxItems"].(float64)
+	if !ok {
+		return -1
+	}
+	return int(f)
+}
+
+func fmtInt(v int64) string { return strconv.FormatInt(v, 10) }
+
+func lit(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+func clone(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func render(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Quote(k) + ":" + m[k])
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func dedupe(xs []string) []string {
+	var out []string
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

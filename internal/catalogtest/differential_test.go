@@ -1,0 +1,169 @@
+package catalogtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/argv"
+)
+
+// referee is santhosh-tekuri/jsonschema compiled from one served schema.
+func referee(t testing.TB, e *catalogs.Entry) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(e.InputSchema))
+	if err != nil {
+		t.Fatalf("%s: %v", e.Name, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource("mem://"+e.Name+".json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("mem://" + e.Name + ".json")
+	if err != nil {
+		t.Fatalf("%s: schema does not compile: %v", e.Name, err)
+	}
+	return s
+}
+
+// verdicts validates raw with both validators on the same decoded value.
+// comparable is false when raw is not a JSON value santhosh can be given
+// safely (unparseable, or a number literal whose exact value would take
+// unbounded time to compute).
+func verdicts(e *catalogs.Entry, ref *jsonschema.Schema, raw []byte) (ours, theirs, comparable bool, oursErr error) {
+	_, oursErr = e.Decode(raw)
+	v, err := argv.Parse(raw)
+	if err != nil {
+		if oursErr == nil {
+			panic("decoder accepted input that does not parse")
+		}
+		return false, false, false, oursErr
+	}
+	if hugeNumber(v) {
+		return oursErr == nil, false, false, oursErr
+	}
+	return oursErr == nil, ref.Validate(v) == nil, true, oursErr
+}
+
+func hugeNumber(v any) bool {
+	switch x := v.(type) {
+	case json.Number:
+		s := strings.ToLower(string(x))
+		if i := strings.IndexByte(s, 'e'); i >= 0 {
+			exp := strings.TrimLeft(s[i+1:], "+-")
+			return len(exp) > 3
+		}
+		return len(s) > 200
+	case []any:
+		for _, e := range x {
+			if hugeNumber(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if hugeNumber(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestValidatorsAgreeWithJSONSchema runs every served tool and alias on
+// cases generated from its schema plus hand-written edge cases: each
+// generated decoder must accept exactly what the JSON Schema engine
+// accepts, with at least 5 accepted and 5 rejected cases per tool, and
+// every rejection must name a field and a rule.
+func TestValidatorsAgreeWithJSONSchema(t *testing.T) {
+	for _, e := range catalogs.All() {
+		t.Run(e.Name, func(t *testing.T) {
+			ref := referee(t, e)
+			var s schema
+			if err := json.Unmarshal([]byte(e.InputSchema), &s); err != nil {
+				t.Fatal(err)
+			}
+			cases := append(validValues(s), invalidValues(s)...)
+			cases = append(cases, handWritten...)
+			accepted, rejected := 0, 0
+			for _, c := range cases {
+				ours, theirs, comparable, err := verdicts(e, ref, []byte(c))
+				if !comparable {
+					if err == nil {
+						t.Errorf("accepted %s", c)
+					}
+					rejected++
+					continue
+				}
+				if ours != theirs {
+					t.Errorf("disagreement on %s: ours accept=%v (%v), jsonschema accept=%v", c, ours, err, theirs)
+				}
+				if ours {
+					accepted++
+					continue
+				}
+				rejected++
+				var fe *argv.Errors
+				if errors.As(err, &fe) {
+					for _, f := range fe.Fields {
+						if f.Rule == "" {
+							t.Errorf("%s: rejection without a rule: %v", c, err)
+						}
+					}
+				} else if !strings.Contains(err.Error(), "not valid JSON") {
+					t.Errorf("%s: rejection is not a field error: %v", c, err)
+				}
+			}
+			if accepted < 5 || rejected < 5 {
+				t.Errorf("only %d accepted and %d rejected cases; need 5 of each", accepted, rejected)
+			}
+		})
+	}
+}
+
+// handWritten are edge cases applied to every tool.
+var handWritten = []string{
+	`{}`, ` {} `, "{\n}", "\t{}\t", `{ }`,
+	`null`, `[]`, `"x"`, `7`, `true`,
+	`{"a":1,"a":2}`, `{"__proto__":{}}`, `{"":1}`,
+	`{} {}`, `{`, ``, `{"x":"\ud800"}`,
+	`{"nativeId":1e999999999999}`, `{"limit":1e400}`,
+}
+
+// FuzzValidators feeds arbitrary bytes to a tool chosen by the first byte:
+// no panic, and agreement with the JSON Schema engine on every comparable
+// input.
+func FuzzValidators(f *testing.F) {
+	entries := catalogs.All()
+	refs := make([]*jsonschema.Schema, len(entries))
+	for i, e := range entries {
+		refs[i] = referee(f, e)
+		var s schema
+		_ = json.Unmarshal([]byte(e.InputSchema), &s)
+		for _, c := range append(validValues(s)[:1], invalidValues(s)...) {
+			f.Add(byte(i), []byte(c))
+		}
+	}
+	for _, c := range handWritten {
+		f.Add(byte(0), []byte(c))
+	}
+	f.Fuzz(func(t *testing.T, pick byte, raw []byte) {
+		i := int(pick) % len(entries)
+		ours, theirs, comparable, err := verdicts(entries[i], refs[i], raw)
+		if comparable && ours != theirs {
+			t.Fatalf("%s: disagreement on %q: ours accept=%v (%v), jsonschema accept=%v", entries[i].Name, raw, ours, err, theirs)
+		}
+		if !ours && err == nil {
+			t.Fatalf("%s: rejected without an error", entries[i].Name)
+		}
+		if !bytes.Equal(raw, raw) {
+			t.Fatal("unreachable")
+		}
+	})
+}

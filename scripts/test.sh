@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# test.sh is the project's one test command (README): it installs what the
+# tests need (the pinned provider programs, via npm), then runs every check
+# CI runs. .ci/run calls exactly this script.
+#
+#   FUZZTIME=60s   how long the validator fuzz target runs (default 60s)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "install pinned provider programs"
+scripts/install-providers.sh
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files -co --exclude-standard '*.go'))
+if [[ -n "$unformatted" ]]; then
+	echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "interopgen check (generated code, snapshots, docs, budgets)"
+go run ./cmd/interopgen check
+
+step "ent generated code is current"
+go generate ./ent
+if [[ -n "$(git status --porcelain -- ent)" ]]; then
+	echo "ent/ drifted from ent/schema; run: go generate ./ent"; git status --short -- ent; exit 1
+fi
+
+step "go test"
+go test -count=1 ./...
+
+step "fuzz the generated validators against santhosh-tekuri/jsonschema (${FUZZTIME:-60s})"
+go test -run '^$' -fuzz '^FuzzValidators$' -fuzztime "${FUZZTIME:-60s}" ./internal/catalogtest
