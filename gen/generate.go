@@ -82,13 +82,13 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 	}
 
 	funcs := template.FuncMap{
-		"strList":  strList,
-		"oneLine":  oneLine,
-		"goName":   goName,
-		"deref":    func(b *bool) bool { return b != nil && *b },
-		"schema":   func(s *spec.Schema) string { return string(schemaJSON(s)) },
-		"intList":  intList,
-		"aliasBody": func(a *Alias) string { return aliasBodies[a.Name] },
+		"strList":        strList,
+		"oneLine":        oneLine,
+		"goName":         goName,
+		"deref":          func(b *bool) bool { return b != nil && *b },
+		"schema":         func(s *spec.Schema) string { return string(schemaJSON(s)) },
+		"intList":        intList,
+		"aliasBody":      func(a *Alias) string { return aliasBodies[a.Name] },
 		"profileEntries": func(p *Profile) []int { return profileEntries(c, p) },
 		"listing":        func(name string, legacy bool) string { return listingOf(c, name, legacy) },
 	}

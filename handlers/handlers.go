@@ -1,25 +1,40 @@
 // Package handlers answers the MCP tools: one file per tool group, each a
 // thin mapping from a generated, validated input (package catalogs) to the
 // service that owns the capability, and back to a JSON-object answer.
-// Tools whose capability is not wired into this build are answered by the
-// embedded catalogs.Unimplemented with an honest error naming what is
-// missing.
+//
+// Handlers embeds one value per tool group (WorkflowTools, ClaimTools, ...);
+// their methods implement catalogs.Handlers. catalogs.Unimplemented sits one
+// level deeper, so it only answers a tool no group implements, with an
+// honest error naming the missing capability.
 package handlers
 
 import (
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 // Handlers implements catalogs.Handlers.
 type Handlers struct {
-	catalogs.Unimplemented
+	unimplemented
+	WorkflowTools
+	ClaimTools
+	ConversationTools
 	deps Deps
 }
 
-// Deps are the services the handlers call. A nil service means its
-// capability is not available in this process.
+// unimplemented keeps catalogs.Unimplemented's methods below the groups'.
+type unimplemented struct{ catalogs.Unimplemented }
+
+// Deps are the services the handlers call; New needs every one.
 type Deps struct {
-	Runtime RuntimeInfo
+	Runtime       RuntimeInfo
+	Store         *store.Store
+	Workflow      *workflow.Service
+	Claims        *claims.Service
+	Conversations *conversations.Service
 }
 
 // RuntimeInfo describes the running server for get_runtime_status.
@@ -33,6 +48,13 @@ type RuntimeInfo struct {
 }
 
 // New returns handlers over deps.
-func New(deps Deps) *Handlers { return &Handlers{deps: deps} }
+func New(deps Deps) *Handlers {
+	return &Handlers{
+		WorkflowTools:     WorkflowTools{Svc: deps.Workflow},
+		ClaimTools:        ClaimTools{Svc: deps.Claims},
+		ConversationTools: ConversationTools{Svc: deps.Conversations},
+		deps:              deps,
+	}
+}
 
 var _ catalogs.Handlers = (*Handlers)(nil)

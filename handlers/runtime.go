@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/store"
 )
 
 // RuntimeStatus is the answer of get_runtime_status.
@@ -19,10 +21,11 @@ type RuntimeStatus struct {
 	Notes              []string        `json:"notes,omitempty"`
 }
 
-// StoreStatus describes the state store.
+// StoreStatus describes the state store and any recovery of a damaged file.
 type StoreStatus struct {
-	Path      string `json:"path"`
-	Available bool   `json:"available"`
+	Path                  string          `json:"path"`
+	SchemaVersion         string          `json:"schemaVersion"`
+	StateRecoveryRequired *store.Recovery `json:"stateRecoveryRequired"`
 }
 
 // ProviderBrief is one provider's line in the status.
@@ -42,8 +45,18 @@ func (h *Handlers) GetRuntimeStatus(ctx context.Context, _ *catalogs.GetRuntimeS
 		ProfileDescription: r.ProfileDescription,
 		ReadOnly:           r.ReadOnly,
 		Tools:              r.Tools,
-		Store:              StoreStatus{Path: r.StorePath},
+		Store:              StoreStatus{Path: r.StorePath, SchemaVersion: store.SchemaVersion()},
 		Providers:          []ProviderBrief{},
+	}
+	if h.deps.Store != nil {
+		rec, err := h.deps.Store.Recovery(ctx)
+		if err != nil {
+			return nil, err
+		}
+		st.Store.StateRecoveryRequired = rec
+		if rec != nil {
+			st.Notes = append(st.Notes, fmt.Sprintf("The store file was damaged and moved aside to %s (%s); the runtime started a new store.", rec.PreservedFile, rec.Reason))
+		}
 	}
 	return st, nil
 }

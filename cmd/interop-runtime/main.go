@@ -14,7 +14,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Do(ctx, os.Args[1:], os.Getenv, cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+	code := cli.Do(ctx, os.Args[1:], os.LookupEnv, cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 	stop()
 	os.Exit(code)
 }

@@ -10,19 +10,24 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/handlers"
+	"github.com/agent-interop/runtime/internal/app"
 	"github.com/agent-interop/runtime/internal/server"
 	stdiotransport "github.com/agent-interop/runtime/internal/stdio"
 	"github.com/agent-interop/runtime/internal/version"
+	"github.com/agent-interop/runtime/internal/workflow"
 )
 
-// Env looks up an environment variable.
-type Env func(string) string
+// Env looks up an environment variable (os.LookupEnv).
+type Env func(string) (string, bool)
+
+func (e Env) get(key string) string {
+	v, _ := e(key)
+	return v
+}
 
 // IO is the process's standard streams.
 type IO struct {
@@ -35,6 +40,7 @@ const usage = `usage: interop-runtime [command]
 
 commands:
   serve [--profile P] [--read-only]   serve MCP over stdio (default)
+  work list|show <id>|graph [--json]  inspect the coordination store
   version                             print the version
 `
 
@@ -47,6 +53,8 @@ func Do(ctx context.Context, args []string, env Env, stdio IO) int {
 	switch cmd {
 	case "serve":
 		return serve(ctx, args, env, stdio)
+	case "work":
+		return work(ctx, args, env, stdio)
 	case "version", "--version":
 		fmt.Fprintln(stdio.Stdout, version.Version)
 		return 0
@@ -63,7 +71,7 @@ func Do(ctx context.Context, args []string, env Env, stdio IO) int {
 func ResolveProfile(flagValue string, env Env) (catalogs.Profile, error) {
 	v := flagValue
 	if v == "" {
-		v = env("INTEROP_TOOLS_PROFILE")
+		v = env.get("INTEROP_TOOLS_PROFILE")
 	}
 	name := strings.ToLower(strings.TrimSpace(v))
 	if name == "" {
@@ -80,21 +88,6 @@ func ResolveProfile(flagValue string, env Env) (catalogs.Profile, error) {
 	return p, nil
 }
 
-// StorePath is where the state store lives: INTEROP_DB, else
-// ~/.agent-interop-runtime/interop.db.
-func StorePath(env Env) string {
-	if p := env("INTEROP_DB"); p != "" {
-		return p
-	}
-	home := env("HOME")
-	if home == "" {
-		if h, err := os.UserHomeDir(); err == nil {
-			home = h
-		}
-	}
-	return filepath.Join(home, ".agent-interop-runtime", "interop.db")
-}
-
 func serve(ctx context.Context, args []string, env Env, stdio IO) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stdio.Stderr)
@@ -108,23 +101,28 @@ func serve(ctx context.Context, args []string, env Env, stdio IO) int {
 		fmt.Fprintln(stdio.Stderr, err)
 		return 2
 	}
-	readOnly := *readOnlyFlag || env("INTEROP_READ_ONLY") == "1"
+	readOnly := *readOnlyFlag || env.get("INTEROP_READ_ONLY") == "1"
 	logger := slog.New(slog.NewTextHandler(stdio.Stderr, &slog.HandlerOptions{Level: logLevel(env)}))
 
-	deps := handlers.Deps{Runtime: handlers.RuntimeInfo{
+	a, err := app.Open(ctx, app.Config{Env: app.Env(env), Logger: logger, Runtime: handlers.RuntimeInfo{
 		Version:            version.Version,
 		Profile:            profile.Name,
 		ProfileDescription: profile.Description,
 		ReadOnly:           readOnly,
 		Tools:              len(profile.Entries(readOnly)),
-		StorePath:          StorePath(env),
-	}}
+	}})
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime: %v\n", err)
+		return 1
+	}
+	defer a.Close()
 	srv := server.New(server.Options{
-		Profile:  profile,
-		ReadOnly: readOnly,
-		Version:  version.Version,
-		Handlers: handlers.New(deps),
-		Logger:   logger,
+		Profile:         profile,
+		ReadOnly:        readOnly,
+		Version:         version.Version,
+		Handlers:        a.Handlers,
+		Logger:          logger,
+		AfterInitialize: a.AfterInitialize,
 	})
 	if err := srv.Run(ctx, stdiotransport.Transport(stdio.Stdin, stdio.Stdout)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		logger.Error("serve ended", "err", err)
@@ -134,7 +132,7 @@ func serve(ctx context.Context, args []string, env Env, stdio IO) int {
 }
 
 func logLevel(env Env) slog.Level {
-	switch strings.ToLower(env("INTEROP_LOG_LEVEL")) {
+	switch strings.ToLower(env.get("INTEROP_LOG_LEVEL")) {
 	case "debug":
 		return slog.LevelDebug
 	case "warn":
@@ -145,4 +143,14 @@ func logLevel(env Env) slog.Level {
 		return slog.LevelError
 	}
 	return slog.LevelWarn
+}
+
+func work(ctx context.Context, args []string, env Env, stdio IO) int {
+	a, err := app.Open(ctx, app.Config{Env: app.Env(env)})
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime: %v\n", err)
+		return 1
+	}
+	defer a.Close()
+	return workflow.RunWorkCLI(ctx, a.Workflow, args, stdio.Stdout, stdio.Stderr)
 }

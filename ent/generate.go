@@ -1,0 +1,6 @@
+// Package ent holds the generated ent client for the runtime's coordination
+// store. Only ent/schema/*.go, ent/entc.go and this file are hand-written;
+// everything else in this directory is produced by `go generate ./ent`.
+package ent
+
+//go:generate go run -mod=mod entc.go

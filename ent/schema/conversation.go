@@ -1,0 +1,49 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Conversation holds the schema definition for a titled conversation
+// between provider sessions. Messages are directed (one sender, one
+// recipient) and numbered by last_sequence, which only grows: trimming old
+// messages never frees a sequence number.
+type Conversation struct {
+	ent.Schema
+}
+
+// Annotations of the Conversation.
+func (Conversation) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Annotation{Table: "conversations"}}
+}
+
+// Fields of the Conversation.
+func (Conversation) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").NotEmpty().MaxLen(200).Immutable().Comment("conversation_<uuid>"),
+		field.String("title").NotEmpty().MaxLen(1200).Comment("trimmed, at most 300 characters"),
+		field.Time("created_at").Immutable(),
+		field.Time("updated_at"),
+		field.Int64("last_sequence").NonNegative().Default(0),
+	}
+}
+
+// Edges of the Conversation.
+func (Conversation) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("participants", Participant.Type),
+		edge.To("messages", Message.Type),
+	}
+}
+
+// Indexes of the Conversation.
+func (Conversation) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("updated_at"),
+	}
+}

@@ -1,0 +1,72 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"github.com/agent-interop/runtime/internal/providers"
+)
+
+// Message holds the schema definition for one directed conversation
+// message and its delivery record. The row is written (delivery "queued",
+// with a dispatch lease) before the message is dispatched; the idempotency
+// key is unique across the whole store, so two runtime processes can never
+// both record, and so never both send, the same key.
+//
+// Trimming (beyond the newest 500 messages of a conversation) keeps the row
+// as a tombstone: trimmed_at is set and the text cleared, so the sequence
+// number and the idempotency key stay taken and an in-flight delivery record
+// is never lost.
+type Message struct {
+	ent.Schema
+}
+
+// Annotations of the Message.
+func (Message) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Annotation{Table: "conversation_messages"}}
+}
+
+// Fields of the Message.
+func (Message) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").NotEmpty().MaxLen(200).Immutable().Comment("message_<uuid>"),
+		field.String("conversation_id").NotEmpty().Immutable(),
+		field.Int64("sequence").Positive().Immutable(),
+		field.String("sender").NotEmpty().MaxLen(600).Immutable(),
+		field.String("recipient").NotEmpty().MaxLen(600).Immutable(),
+		field.Text("text").Comment("cleared when the message is trimmed"),
+		field.String("reply_to").Optional().Nillable().MaxLen(200).Immutable(),
+		field.Time("created_at").Immutable(),
+		field.Enum("delivery").Values("queued", "rejected", "delivery_unknown", "completed").Default("queued"),
+		field.Time("delivery_unknown_at").Optional().Nillable(),
+		field.String("idempotency_key").NotEmpty().MaxLen(200).Unique().Immutable(),
+		field.JSON("receipt", &providers.Receipt{}).Optional(),
+		field.String("dispatch_lease_id").Optional().Nillable(),
+		field.Time("dispatch_started_at").Optional().Nillable(),
+		field.Time("dispatch_expires_at").Optional().Nillable(),
+		field.Time("trimmed_at").Optional().Nillable(),
+	}
+}
+
+// Edges of the Message.
+func (Message) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("conversation", Conversation.Type).Ref("messages").
+			Field("conversation_id").Unique().Required().Immutable(),
+	}
+}
+
+// Indexes of the Message. The second index serves every read of the
+// retained transcript (trimmed_at IS NULL) by sequence, so tombstones never
+// have to be scanned.
+func (Message) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("conversation_id", "sequence").Unique(),
+		index.Fields("conversation_id", "trimmed_at", "sequence"),
+		index.Fields("delivery"),
+	}
+}

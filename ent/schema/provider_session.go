@@ -1,0 +1,37 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// ProviderSession is a native provider session the runtime has seen, with
+// the endpoint (server or process) that exposed it. A session is always
+// routed back to that endpoint.
+type ProviderSession struct {
+	ent.Schema
+}
+
+// Fields of the ProviderSession.
+func (ProviderSession) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("provider").NotEmpty().Immutable(),
+		field.String("native_id").NotEmpty().Immutable(),
+		// Endpoint names the server or process that exposed the session,
+		// e.g. "http://127.0.0.1:4096" or "stdio:/usr/bin/codex app-server".
+		field.String("endpoint").Default(""),
+		field.String("cwd").Default(""),
+		field.String("title").Default(""),
+		field.String("state").Default(""),
+		field.Time("first_seen_at").Immutable(),
+		field.Time("last_seen_at"),
+	}
+}
+
+// Indexes of the ProviderSession.
+func (ProviderSession) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("provider", "native_id").Unique(),
+	}
+}

@@ -1,0 +1,39 @@
+package schema
+
+import (
+	"encoding/json"
+
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// SessionEvent is one native provider event in a session's log. The
+// sequence is owned by the runtime: it is allocated in the transaction that
+// inserts the event, so it is monotonic per session across provider
+// reconnects and across runtime processes sharing the database.
+type SessionEvent struct {
+	ent.Schema
+}
+
+// Fields of the SessionEvent.
+func (SessionEvent) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("provider").NotEmpty().Immutable(),
+		field.String("native_id").NotEmpty().Immutable(),
+		field.Int64("sequence").Positive().Immutable(),
+		// Epoch counts how many times the provider stream had been opened
+		// when this event arrived.
+		field.Int64("epoch").NonNegative().Immutable(),
+		field.String("type").Immutable(),
+		field.JSON("data", json.RawMessage{}).Optional().Immutable(),
+		field.Time("timestamp").Immutable(),
+	}
+}
+
+// Indexes of the SessionEvent.
+func (SessionEvent) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("provider", "native_id", "sequence").Unique(),
+	}
+}

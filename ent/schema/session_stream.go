@@ -1,0 +1,35 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// SessionStream is the per-session head of the event log: the last
+// sequence handed out, the current epoch and the oldest sequence still
+// retained (events before it were deleted by retention).
+type SessionStream struct {
+	ent.Schema
+}
+
+// Fields of the SessionStream.
+func (SessionStream) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("provider").NotEmpty().Immutable(),
+		field.String("native_id").NotEmpty().Immutable(),
+		field.Int64("last_sequence").NonNegative().Default(0),
+		field.Int64("epoch").NonNegative().Default(0),
+		// OldestRetained is the smallest sequence still stored; with no
+		// event deleted yet it is 1.
+		field.Int64("oldest_retained").Positive().Default(1),
+		field.Time("updated_at"),
+	}
+}
+
+// Indexes of the SessionStream.
+func (SessionStream) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("provider", "native_id").Unique(),
+	}
+}

@@ -1,0 +1,58 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// WorkItem holds the schema definition for a unit of coordinated work: an
+// objective, its acceptance criteria, and the sessions that own it.
+type WorkItem struct {
+	ent.Schema
+}
+
+// Annotations of the WorkItem.
+func (WorkItem) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Annotation{Table: "work_items"}}
+}
+
+// Fields of the WorkItem. Timestamps have no defaults on purpose: the service
+// layer sets them from its injected clock.
+func (WorkItem) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").NotEmpty().MaxLen(200).Immutable().Comment("work_<unixms>_<6 base36>"),
+		field.Text("objective").NotEmpty(),
+		field.Strings("acceptance_criteria"),
+		field.Strings("risks"),
+		field.Strings("unresolved_questions"),
+		field.String("source_session").Optional().Nillable().MaxLen(400),
+		field.String("destination_session").Optional().Nillable().MaxLen(400),
+		field.Enum("status").Values("open", "in_progress", "blocked", "accepted", "rejected").Default("open"),
+		field.Strings("changed_files"),
+		field.Time("created_at").Immutable(),
+		field.Time("updated_at"),
+	}
+}
+
+// Edges of the WorkItem.
+func (WorkItem) Edges() []ent.Edge {
+	return []ent.Edge{
+		// depends_on: this work cannot finish before the target work.
+		// The inverse, dependents, lists the works waiting on this one.
+		edge.To("depends_on", WorkItem.Type).From("dependents"),
+		edge.To("evidence", Evidence.Type),
+		edge.To("handoffs", Handoff.Type),
+		edge.To("reviews", Review.Type),
+	}
+}
+
+// Indexes of the WorkItem.
+func (WorkItem) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("updated_at"),
+	}
+}

@@ -1,0 +1,55 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/claims"
+)
+
+// ClaimTools answers the claims tool group (acquire_claim, release_claim,
+// list_claims) over an internal/claims Service. Handlers delegates to it
+// when Deps carries a claims service.
+type ClaimTools struct {
+	Svc *claims.Service
+}
+
+// ClaimList is the answer of list_claims (the legacy claim_list unwraps it
+// to the bare array).
+type ClaimList struct {
+	Claims []claims.Claim `json:"claims"`
+}
+
+// AcquireClaim answers acquire_claim with the new claim.
+func (t ClaimTools) AcquireClaim(ctx context.Context, in *catalogs.AcquireClaimInput) (any, error) {
+	return t.Svc.Acquire(ctx, claims.AcquireInput{
+		WorkID:     in.WorkID,
+		SessionID:  in.SessionID,
+		Resource:   in.Resource,
+		Kind:       claims.Kind(in.Kind),
+		Mode:       claims.Mode(in.Mode),
+		TTLSeconds: int(in.TTLSeconds),
+	})
+}
+
+// ReleaseClaim answers release_claim with the released claim.
+func (t ClaimTools) ReleaseClaim(ctx context.Context, in *catalogs.ReleaseClaimInput) (any, error) {
+	return t.Svc.Release(ctx, claims.ReleaseInput{ClaimID: in.ClaimID, SessionID: optString(in.SessionID)})
+}
+
+// ListClaims answers list_claims.
+func (t ClaimTools) ListClaims(ctx context.Context, in *catalogs.ListClaimsInput) (any, error) {
+	list, err := t.Svc.List(ctx, claims.ListInput{WorkID: optString(in.WorkID), ActiveOnly: in.ActiveOnly})
+	if err != nil {
+		return nil, err
+	}
+	return ClaimList{Claims: list}, nil
+}
+
+// optString returns *p, or "" for nil.
+func optString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

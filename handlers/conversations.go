@@ -1,0 +1,105 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/providers"
+)
+
+// ConversationTools answers the conversations tool group over an
+// internal/conversations Service. Handlers delegates to it when Deps
+// carries a conversations service.
+type ConversationTools struct {
+	Svc *conversations.Service
+}
+
+// ConversationList is the answer of list_conversations (the legacy
+// conversation_list unwraps it to the bare array).
+type ConversationList struct {
+	Conversations []conversations.Conversation `json:"conversations"`
+}
+
+// ReconcileResults is the answer of reconcile_conversation (the legacy
+// conversation_reconcile unwraps it to the bare array).
+type ReconcileResults struct {
+	Results []conversations.ReconcileResult `json:"results"`
+}
+
+// ListConversations answers list_conversations.
+func (t ConversationTools) ListConversations(ctx context.Context, in *catalogs.ListConversationsInput) (any, error) {
+	list, err := t.Svc.List(ctx, in.Detail)
+	if err != nil {
+		return nil, err
+	}
+	return ConversationList{Conversations: list}, nil
+}
+
+// ReadConversation answers read_conversation with one page.
+func (t ConversationTools) ReadConversation(ctx context.Context, in *catalogs.ReadConversationInput) (any, error) {
+	return t.Svc.Read(ctx, conversations.ReadInput{ConversationID: in.ConversationID, After: in.After, Limit: int(in.Limit)})
+}
+
+// CreateConversation answers create_conversation with the new
+// conversation's summary.
+func (t ConversationTools) CreateConversation(ctx context.Context, in *catalogs.CreateConversationInput) (any, error) {
+	return t.Svc.Create(ctx, in.Title)
+}
+
+// JoinConversation answers join_conversation with the conversation's
+// summary.
+func (t ConversationTools) JoinConversation(ctx context.Context, in *catalogs.JoinConversationInput) (any, error) {
+	return t.Svc.Join(ctx, conversations.JoinInput{
+		ConversationID: in.ConversationID,
+		Provider:       in.Provider,
+		NativeID:       in.NativeID,
+		WorkspaceID:    optString(in.WorkspaceID),
+		Role:           optString(in.Role),
+	})
+}
+
+// SendConversationMessage answers send_conversation_message with
+// {message, receipt}. An uncertain delivery is a tool error carrying the
+// 0.3.x delivery_unknown text.
+func (t ConversationTools) SendConversationMessage(ctx context.Context, in *catalogs.SendConversationMessageInput) (any, error) {
+	send := conversations.SendInput{
+		ConversationID: in.ConversationID,
+		Sender:         in.Sender,
+		Recipient:      in.Recipient,
+		Text:           in.Text,
+		ReplyTo:        optString(in.ReplyTo),
+		IdempotencyKey: optString(in.IdempotencyKey),
+		Reasoning:      optString(in.Reasoning),
+	}
+	if in.Model != nil {
+		send.Model = &providers.Model{ProviderID: in.Model.ProviderID, ModelID: in.Model.ModelID, Variant: optString(in.Model.Variant)}
+	}
+	return t.Svc.Send(ctx, send)
+}
+
+// ReconcileConversation answers reconcile_conversation.
+func (t ConversationTools) ReconcileConversation(ctx context.Context, in *catalogs.ReconcileConversationInput) (any, error) {
+	rec := conversations.ReconcileInput{ConversationID: optString(in.ConversationID)}
+	for _, o := range in.ObservedReceipts {
+		obs := conversations.ObservedReceipt{IdempotencyKey: o.IdempotencyKey}
+		if r := o.Receipt; r != nil {
+			obs.Receipt = providers.Receipt{
+				Provider:  providers.ID(r.Provider),
+				NativeID:  r.NativeID,
+				Operation: r.Operation,
+				Accepted:  r.Accepted,
+				Status:    providers.ReceiptStatus(r.Status),
+			}
+			if len(r.Detail) > 0 {
+				obs.Receipt.Detail = r.Detail
+			}
+		}
+		rec.ObservedReceipts = append(rec.ObservedReceipts, obs)
+	}
+	results, err := t.Svc.Reconcile(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	return ReconcileResults{Results: results}, nil
+}

@@ -1,0 +1,18 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/agent-interop/runtime/catalogs"
+)
+
+// ListEvidence answers list_evidence with {evidence} metadata (the legacy
+// evidence_list unwraps it to the bare array).
+func (t WorkflowTools) ListEvidence(ctx context.Context, in *catalogs.ListEvidenceInput) (any, error) {
+	return t.Svc.ListEvidence(ctx, in.WorkID)
+}
+
+// GetEvidence answers get_evidence with the full record.
+func (t WorkflowTools) GetEvidence(ctx context.Context, in *catalogs.GetEvidenceInput) (any, error) {
+	return t.Svc.GetEvidence(ctx, in.EvidenceID)
+}

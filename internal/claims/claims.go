@@ -1,0 +1,148 @@
+package claims
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agent-interop/runtime/ent"
+)
+
+// Kind is what a claim covers.
+type Kind string
+
+// Claim kinds.
+const (
+	KindFile      Kind = "file"
+	KindDirectory Kind = "directory"
+	KindInterface Kind = "interface"
+	KindWorkspace Kind = "workspace"
+)
+
+// Mode says whether a claim excludes other claims.
+type Mode string
+
+// Claim modes. Two shared_read claims never conflict.
+const (
+	ModeExclusive  Mode = "exclusive"
+	ModeSharedRead Mode = "shared_read"
+)
+
+// Status is a claim's state as reported to clients.
+type Status string
+
+// Claim states. The store records active and released; expired is derived
+// when an active claim's lease has ended.
+const (
+	StatusActive   Status = "active"
+	StatusReleased Status = "released"
+	StatusExpired  Status = "expired"
+)
+
+// TTL bounds in seconds.
+const (
+	MinTTLSeconds     = 30
+	MaxTTLSeconds     = 3600
+	DefaultTTLSeconds = 900
+	// MaxResourceLen is the longest resource accepted, in bytes.
+	MaxResourceLen = 2000
+)
+
+// Claim is a claim as clients see it (upstream 0.3.x field names).
+type Claim struct {
+	ID         string     `json:"id"`
+	WorkID     string     `json:"workId"`
+	SessionID  string     `json:"sessionId"`
+	Resource   string     `json:"resource"`
+	Kind       Kind       `json:"kind"`
+	Mode       Mode       `json:"mode"`
+	Status     Status     `json:"status"`
+	AcquiredAt time.Time  `json:"acquiredAt"`
+	ExpiresAt  time.Time  `json:"expiresAt"`
+	ReleasedAt *time.Time `json:"releasedAt,omitempty"`
+}
+
+// Clock tells the time. Tests inject a fake; nothing in this package reads
+// the wall clock directly.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// TxFunc runs fn in one write transaction and commits when fn returns nil.
+// internal/store's Tx has this shape; the default uses ent's client.Tx,
+// which is BEGIN IMMEDIATE when the store was opened with _txlock=immediate.
+type TxFunc func(ctx context.Context, fn func(tx *ent.Tx) error) error
+
+// Service records and checks claims.
+type Service struct {
+	client *ent.Client
+	clock  Clock
+	tx     TxFunc
+	newID  func() string
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the clock (default: the system clock).
+func WithClock(c Clock) Option { return func(s *Service) { s.clock = c } }
+
+// WithTx sets how write transactions are run (default: client.Tx).
+func WithTx(tx TxFunc) Option { return func(s *Service) { s.tx = tx } }
+
+// WithIDs sets the generator of claim IDs (default: "claim_<uuid>").
+func WithIDs(newID func() string) Option { return func(s *Service) { s.newID = newID } }
+
+// New returns a Service over client.
+func New(client *ent.Client, opts ...Option) *Service {
+	s := &Service{
+		client: client,
+		clock:  systemClock{},
+		newID:  func() string { return "claim_" + uuid.NewString() },
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.tx == nil {
+		s.tx = clientTx(client)
+	}
+	return s
+}
+
+// now is the service time, in UTC at millisecond precision (what the store
+// keeps), so a value read back compares equal to the value written.
+func (s *Service) now() time.Time {
+	return s.clock.Now().UTC().Truncate(time.Millisecond)
+}
+
+// clientTx runs fn in a transaction begun with client.Tx.
+func clientTx(client *ent.Client) TxFunc {
+	return func(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
+		tx, err := client.Tx(ctx)
+		if err != nil {
+			return fmt.Errorf("begin transaction: %w", err)
+		}
+		defer func() {
+			if p := recover(); p != nil {
+				_ = tx.Rollback()
+				panic(p)
+			}
+		}()
+		if err := fn(tx); err != nil {
+			if rerr := tx.Rollback(); rerr != nil {
+				return fmt.Errorf("%w (rollback: %v)", err, rerr)
+			}
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("commit transaction: %w", err)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,86 @@
+package claims_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/claim"
+	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/store"
+)
+
+// t0 is the fake clock's start.
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// fakeClock is a settable clock.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *fakeClock { return &fakeClock{now: t0} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// openStore opens (migrating when needed) the store file at path.
+func openStore(path string) (*store.Store, error) {
+	return store.Open(context.Background(), path)
+}
+
+// newStore creates a migrated store in t.TempDir.
+func newStore(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := openStore(filepath.Join(t.TempDir(), "interop.db"))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// seedWork inserts work items with the given IDs.
+func seedWork(t testing.TB, client *ent.Client, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		err := client.WorkItem.Create().
+			SetID(id).
+			SetObjective("objective of " + id).
+			SetAcceptanceCriteria([]string{}).
+			SetRisks([]string{}).
+			SetUnresolvedQuestions([]string{}).
+			SetChangedFiles([]string{}).
+			SetCreatedAt(t0).
+			SetUpdatedAt(t0).
+			Exec(context.Background())
+		if err != nil {
+			t.Fatalf("seed work %s: %v", id, err)
+		}
+	}
+}
+
+// claimCount returns the number of claim rows.
+func claimCount(t testing.TB, client *ent.Client) int {
+	t.Helper()
+	n, err := client.Claim.Query().Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func claimKind(k claims.Kind) claim.Kind { return claim.Kind(k) }
+func claimMode(m claims.Mode) claim.Mode { return claim.Mode(m) }

@@ -1,0 +1,41 @@
+package conversations_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agent-interop/runtime/internal/conversations"
+)
+
+// BenchmarkSend measures one send with an instant dispatcher: the persist
+// transaction, the dispatch and the outcome transaction.
+func BenchmarkSend(b *testing.B) {
+	e := newEnv(b)
+	id := e.conv(b)
+	in := conversations.SendInput{ConversationID: id, Sender: "codex:a", Recipient: "claude-code:b", Text: "benchmark message"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.svc.Send(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRead measures reading a page of 100 messages from a full
+// (500-message) conversation.
+func BenchmarkRead(b *testing.B) {
+	e := newEnv(b)
+	id := e.conv(b)
+	for range conversations.MaxMessagesPerConversation {
+		if _, err := e.send(b, id, "benchmark message", ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	in := conversations.ReadInput{ConversationID: id, After: 200}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.svc.Read(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package conversations_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/agent-interop/runtime/internal/conversations"
+)
+
+// TestTrimAndGap sends 505 messages: the oldest 5 are trimmed, readers
+// behind them get a gap, sequence numbers and keys are never reused.
+func TestTrimAndGap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends 505 messages")
+	}
+	ctx := context.Background()
+	e := newEnv(t)
+	id := e.conv(t)
+	var first string
+	for i := 1; i <= conversations.MaxMessagesPerConversation+5; i++ {
+		res, err := e.send(t, id, "m"+strconv.Itoa(i), "key-"+strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			first = res.Message.ID
+		}
+	}
+	page, err := e.svc.Read(ctx, conversations.ReadInput{ConversationID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Gap == nil || *page.Gap != (conversations.Gap{From: 1, To: 5}) || page.Messages[0].Sequence != 6 ||
+		len(page.Messages) != 100 || page.Next != 105 || page.LatestSequence != 505 || page.Conversation.MessageCount != 500 {
+		t.Fatalf("page = gap %+v first %d n %d next %d latest %d count %d", page.Gap, page.Messages[0].Sequence,
+			len(page.Messages), page.Next, page.LatestSequence, page.Conversation.MessageCount)
+	}
+	tests := []struct {
+		after   int64
+		gap     *conversations.Gap
+		firstSq int64
+	}{
+		{3, &conversations.Gap{From: 4, To: 5}, 6},
+		{4, &conversations.Gap{From: 5, To: 5}, 6},
+		{5, nil, 6},
+		{500, nil, 501},
+	}
+	for _, tt := range tests {
+		p, err := e.svc.Read(ctx, conversations.ReadInput{ConversationID: id, After: tt.after, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (tt.gap == nil) != (p.Gap == nil) || (tt.gap != nil && *tt.gap != *p.Gap) || p.Messages[0].Sequence != tt.firstSq {
+			t.Errorf("after %d: gap %+v first %d", tt.after, p.Gap, p.Messages[0].Sequence)
+		}
+	}
+	tomb := e.message(t, first)
+	if tomb.TrimmedAt == nil || tomb.Text != "" || tomb.Sequence != 1 {
+		t.Fatalf("trimmed message row = %+v", tomb)
+	}
+	_, err = e.send(t, id, "again", "key-1")
+	want := "Idempotency key 'key-1' already has a message (" + first + ", delivery queued). Inspect the existing record instead of resending."
+	if err == nil || err.Error() != want {
+		t.Fatalf("reused trimmed key: %v", err)
+	}
+	_, err = e.svc.Send(ctx, conversations.SendInput{ConversationID: id, Sender: "codex:a", Recipient: "claude-code:b", Text: "re", ReplyTo: first})
+	if err == nil || err.Error() != "Unknown reply target "+first+" in conversation "+id {
+		t.Fatalf("reply to a trimmed message: %v", err)
+	}
+	next, err := e.send(t, id, "after trim", "")
+	if err != nil || next.Message.Sequence != 506 {
+		t.Fatalf("next sequence = %d, %v", next.Message.Sequence, err)
+	}
+	detail, _ := e.svc.Get(ctx, id, true)
+	if len(detail.Messages) != 500 || detail.Messages[0].Sequence != 7 {
+		t.Fatalf("detail keeps %d messages from %d", len(detail.Messages), detail.Messages[0].Sequence)
+	}
+}

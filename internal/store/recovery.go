@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Recovery records that the store file was unusable and was moved aside.
+// It keeps upstream's stateRecoveryRequired shape; get_runtime_status and
+// get_work_graph report it until [Store.AcknowledgeRecovery] clears it.
+type Recovery struct {
+	Required      bool   `json:"required"`
+	File          string `json:"file"`
+	PreservedFile string `json:"preservedFile,omitempty"`
+	Reason        string `json:"reason"`
+	DetectedAt    string `json:"detectedAt,omitempty"`
+}
+
+// moveAside renames path (and its -wal/-shm side files) to
+// <path>.corrupt-<unixms> and returns the recovery record to persist. The
+// data is never deleted.
+func moveAside(path, reason string, now time.Time) (*Recovery, error) {
+	preserved := path + ".corrupt-" + strconv.FormatInt(now.UnixMilli(), 10)
+	for i := 0; ; i++ { // never overwrite an earlier preserved copy
+		if _, err := os.Lstat(preserved); os.IsNotExist(err) {
+			break
+		}
+		preserved = path + ".corrupt-" + strconv.FormatInt(now.UnixMilli(), 10) + "-" + strconv.Itoa(i+1)
+	}
+	if err := os.Rename(path, preserved); err != nil {
+		return nil, fmt.Errorf("move corrupt store aside: %w", err)
+	}
+	for _, suffix := range sideFiles {
+		if _, err := os.Lstat(path + suffix); err == nil {
+			if err := os.Rename(path+suffix, preserved+suffix); err != nil {
+				return nil, fmt.Errorf("move corrupt store side file aside: %w", err)
+			}
+		}
+	}
+	return &Recovery{
+		Required:      true,
+		File:          path,
+		PreservedFile: preserved,
+		Reason:        reason,
+		DetectedAt:    now.UTC().Format(time.RFC3339Nano),
+	}, nil
+}
+
+func parseRecovery(raw string) (*Recovery, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	var r Recovery
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		return nil, fmt.Errorf("decode store recovery record: %w", err)
+	}
+	return &r, nil
+}
+
+func (s *Store) setRecovery(r *Recovery) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recovery, s.recoveryLoaded = r, true
+}
+
+// Recovery returns the pending recovery record, or nil when the store was
+// never moved aside (or the recovery was acknowledged). On the fast path the
+// record is read from the meta table on the first call and then cached.
+func (s *Store) Recovery(ctx context.Context) (*Recovery, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.recoveryLoaded {
+		meta, err := readMeta(ctx, s.db)
+		if err != nil {
+			return nil, fmt.Errorf("read store recovery record: %w", s.corruptionHint(err))
+		}
+		if s.recovery, err = parseRecovery(meta[metaRecovery]); err != nil {
+			return nil, err
+		}
+		s.recoveryLoaded = true
+	}
+	if s.recovery == nil {
+		return nil, nil
+	}
+	r := *s.recovery
+	return &r, nil
+}
+
+// AcknowledgeRecovery clears the persisted recovery record (after a person
+// has looked at the preserved file).
+func (s *Store) AcknowledgeRecovery(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := deleteMeta(ctx, s.db, metaRecovery); err != nil {
+		return err
+	}
+	s.recovery, s.recoveryLoaded = nil, true
+	return nil
+}

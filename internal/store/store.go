@@ -1,0 +1,362 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/agent-interop/runtime/ent"
+)
+
+// File modes for the store directory and file.
+const (
+	dirMode  os.FileMode = 0o700
+	fileMode os.FileMode = 0o600
+)
+
+// Clock tells the current time. Production code passes [SystemClock]; tests
+// pass a fake.
+type Clock interface{ Now() time.Time }
+
+// SystemClock is the wall clock.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// ErrForeignStore is wrapped by the error Open returns for a database that
+// belongs to another application.
+var ErrForeignStore = errors.New("store file belongs to another application")
+
+// ErrSchemaMismatch marks a store written with another schema version; it is
+// refused and left byte-identical.
+var ErrSchemaMismatch = errors.New("store schema version differs from this build's")
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	clock  Clock
+	verify bool
+}
+
+// WithClock sets the clock used to name preserved files and stamp recovery
+// records (default [SystemClock]).
+func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithIntegrityCheck makes Open take the slow path even for a current file:
+// it runs PRAGMA quick_check and moves a damaged file aside (doctor uses it).
+func WithIntegrityCheck() Option { return func(o *options) { o.verify = true } }
+
+// Store is an open coordination store.
+type Store struct {
+	path   string
+	db     *sql.DB
+	client *ent.Client
+	clock  Clock
+
+	// writeSlot serialises this process's writers so they queue in Go
+	// instead of sleeping in SQLite's busy handler. Correctness between
+	// processes comes from BEGIN IMMEDIATE, not from this.
+	writeSlot chan struct{}
+
+	dirty          chan struct{} // a write committed; see checkpoint.go
+	closing        chan struct{}
+	checkpointDone chan struct{}
+	closeOnce      sync.Once
+	checkpoints    atomic.Int64 // background checkpoints run (for tests)
+
+	mu             sync.Mutex // guards the recovery fields
+	recovery       *Recovery
+	recoveryLoaded bool
+	migrated       bool
+}
+
+// Open opens (creating if needed) the store at path.
+//
+// Fast path: when the file header carries our application id and the
+// current schema stamp, Open reads nothing else and opens no connection
+// (database/sql connects on first use). Otherwise the slow path checks the
+// file (foreign tables, quick_check), migrates in one write transaction and
+// stamps the header. A file that is not a database, or that SQLite reports
+// as damaged, is moved aside (see [Store.Recovery]); another application's
+// database is refused with an error wrapping [ErrForeignStore].
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	o := options{clock: SystemClock{}}
+	for _, f := range opts {
+		f(&o)
+	}
+	h, err := inspectHeader(path)
+	if err != nil {
+		return nil, err
+	}
+	var rec *Recovery
+	switch h.kind {
+	case fileForeign:
+		return nil, foreignError(path, "its SQLite header carries another application's id")
+	case fileNotSQLite:
+		if rec, err = moveAside(path, "the file is not a SQLite database (bad or truncated header)", o.clock.Now()); err != nil {
+			return nil, err
+		}
+		h.kind = fileMissing
+	case fileUnmarked:
+		// Look before touching: our DSN would switch the file to WAL.
+		if err := refuseForeignTables(ctx, path); err != nil {
+			return nil, err
+		}
+	}
+	if h.kind == fileMissing {
+		if err := createFile(path, dirMode, fileMode); err != nil {
+			return nil, err
+		}
+	} else if h.info.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(path, fileMode); err != nil {
+			return nil, fmt.Errorf("restrict store file mode: %w", err)
+		}
+	}
+	s, err := openDB(path, o.clock)
+	if err != nil {
+		return nil, err
+	}
+	if h.kind == fileOurs && h.userVersion == versionStamp(SchemaVersion()) && !o.verify {
+		return s, nil // fast path: current schema, nothing to inspect
+	}
+	if err := s.prepare(ctx, h.kind, rec); err != nil {
+		s.Close()
+		var c *corruptError
+		if errors.As(err, &c) {
+			return reopenAfterCorruption(ctx, path, c.reason, o)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+func openDB(path string, clock Clock) (*Store, error) {
+	db, err := sql.Open("sqlite", sqliteDSN(path))
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	s := &Store{
+		path:           path,
+		db:             db,
+		client:         ent.NewClient(ent.Driver(entsql.OpenDB(sqliteDialect, db))),
+		clock:          clock,
+		writeSlot:      make(chan struct{}, 1),
+		dirty:          make(chan struct{}, 1),
+		closing:        make(chan struct{}),
+		checkpointDone: make(chan struct{}),
+	}
+	s.startCheckpointer()
+	return s, nil
+}
+
+// reopenAfterCorruption moves a damaged file aside and opens a fresh store
+// that carries the recovery record.
+func reopenAfterCorruption(ctx context.Context, path, reason string, o options) (*Store, error) {
+	rec, err := moveAside(path, reason, o.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := createFile(path, dirMode, fileMode); err != nil {
+		return nil, err
+	}
+	s, err := openDB(path, o.clock)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.prepare(ctx, fileEmpty, rec); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+type corruptError struct{ reason string }
+
+func (e *corruptError) Error() string { return "store file is corrupt: " + e.reason }
+
+func foreignError(path, why string) error {
+	return fmt.Errorf("%w: %s is not an agent-interop-runtime store (%s); refusing to use or replace it. "+
+		"Move it away or set INTEROP_DB to another file", ErrForeignStore, path, why)
+}
+
+// prepare is the slow path: in one write transaction it checks the file,
+// creates the meta table, runs ent's migration when the recorded version
+// differs, and records the version (and a pending recovery).
+func (s *Store) prepare(ctx context.Context, kind fileKind, rec *Recovery) error {
+	drv := entsql.OpenDB(sqliteDialect, s.db)
+	dtx, err := drv.Tx(ctx)
+	if err != nil {
+		if isCorruption(err) {
+			return &corruptError{reason: err.Error()}
+		}
+		return fmt.Errorf("begin store migration: %w", err)
+	}
+	tx := dtx.(*entsql.Tx)
+	done := false
+	defer func() {
+		if !done {
+			_ = tx.Rollback()
+		}
+	}()
+	if kind == fileUnmarked || kind == fileOurs {
+		tables, err := userTables(ctx, tx)
+		if err != nil {
+			if isCorruption(err) {
+				return &corruptError{reason: err.Error()}
+			}
+			return fmt.Errorf("list store tables: %w", err)
+		}
+		if kind == fileUnmarked {
+			if err := checkTables(s.path, tables); err != nil {
+				return err
+			}
+		}
+		if len(tables) > 0 {
+			problem, err := integrityProblem(ctx, tx)
+			if err != nil {
+				return fmt.Errorf("check store integrity: %w", err)
+			}
+			if problem != "" {
+				return &corruptError{reason: problem}
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, createMetaSQL); err != nil {
+		return fmt.Errorf("create store meta table: %w", err)
+	}
+	meta, err := readMeta(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("read store meta: %w", err)
+	}
+	want := SchemaVersion()
+	if have := meta[metaSchemaVersion]; have != want {
+		if have != "" {
+			return fmt.Errorf("%w: %s has store schema %.12s, this build uses %.12s; "+
+				"this build does not convert stores between schema versions, so it leaves the file untouched. "+
+				"Use the build that wrote it, or move the file aside (or set INTEROP_DB) to start a new store",
+				ErrSchemaMismatch, s.path, have, want)
+		}
+		for _, stmt := range schemaStatements() {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("create store schema (%.60s): %w", stmt, err)
+			}
+		}
+		if err := writeMeta(ctx, tx, metaSchemaVersion, want); err != nil {
+			return err
+		}
+		s.migrated = true
+	}
+	if err := stampVersion(ctx, tx, want); err != nil {
+		return fmt.Errorf("stamp store header: %w", err)
+	}
+	pending, err := parseRecovery(meta[metaRecovery])
+	if err != nil {
+		return err
+	}
+	if rec != nil {
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return fmt.Errorf("encode recovery record: %w", err)
+		}
+		if err := writeMeta(ctx, tx, metaRecovery, string(raw)); err != nil {
+			return err
+		}
+		pending = rec
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit store migration: %w", err)
+	}
+	done = true
+	s.setRecovery(pending)
+	if s.migrated {
+		// Put the new header in the main file so the next Open takes the
+		// fast path. Best effort: a busy checkpoint only costs a slow Open.
+		_ = checkpoint(ctx, s.db)
+	}
+	return nil
+}
+
+// corruptionHint wraps a query error that SQLite classifies as corruption
+// with what to do about it.
+func (s *Store) corruptionHint(err error) error {
+	if err != nil && isCorruption(err) {
+		return fmt.Errorf("%w: the store file %s is damaged; stop the runtime and restart it with an integrity check "+
+			"(interop-runtime doctor) so it is moved aside", err, s.path)
+	}
+	return err
+}
+
+// Client returns the ent client. Prefer [Store.Tx] for anything that writes.
+func (s *Store) Client() *ent.Client { return s.client }
+
+// DB returns the underlying database handle.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Path returns the store file path.
+func (s *Store) Path() string { return s.path }
+
+// Migrated reports whether this Open ran the schema migration (false on the
+// fast path).
+func (s *Store) Migrated() bool { return s.migrated }
+
+// Close stops the background checkpointer and closes the database (SQLite
+// checkpoints the WAL when its last connection closes).
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		<-s.checkpointDone
+	})
+	return s.db.Close()
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func truncateList(list []string, n int) []string {
+	if len(list) <= n {
+		return list
+	}
+	return append(append([]string(nil), list[:n]...), "...")
+}
+
+// refuseForeignTables opens an unmarked SQLite file read-only and refuses it
+// when it holds tables but not ours.
+func refuseForeignTables(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", sqliteReadOnlyDSN(path))
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", path, err)
+	}
+	defer db.Close()
+	tables, err := userTables(ctx, db)
+	if err != nil {
+		if isCorruption(err) {
+			return nil // the write path's checks move it aside
+		}
+		return fmt.Errorf("list store tables: %w", err)
+	}
+	return checkTables(path, tables)
+}
+
+func checkTables(path string, tables []string) error {
+	if len(tables) > 0 && !contains(tables, metaTable) {
+		return foreignError(path, fmt.Sprintf("it has tables %v and no %s table", truncateList(tables, 5), metaTable))
+	}
+	return nil
+}

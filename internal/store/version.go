@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	_ "embed" // schema.sql
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// storeFormat is bumped by hand when something outside the ent schema
+// changes what a current file must contain (for example the meta table).
+const storeFormat = "interop-store/1"
+
+// metaTable holds the store's own bookkeeping. It is created with plain,
+// dialect-neutral DDL before ent's migration runs, so the fast path can read
+// it without touching ent's schema.
+const metaTable = "interop_meta"
+
+// Meta keys.
+const (
+	metaSchemaVersion = "schema_version"
+	metaRecovery      = "recovery"
+)
+
+const createMetaSQL = "CREATE TABLE IF NOT EXISTS " + metaTable +
+	" (key VARCHAR(64) NOT NULL PRIMARY KEY, value TEXT NOT NULL)"
+
+// schemaSQL is the DDL of every ent table, generated from ent/schema by
+// internal/store/internal/schemagen (see TestSchemaSQLIsCurrent). The
+// runtime creates the store from it instead of linking ent's migration
+// engine, which would add its start-up cost to every spawn.
+//
+//go:generate go run ./internal/schemagen schema.sql
+//go:embed schema.sql
+var schemaSQL string
+
+// SchemaVersion returns the version the compiled binary expects: a SHA-256
+// over storeFormat and the generated DDL.
+func SchemaVersion() string { return compiledVersion() }
+
+var compiledVersion = sync.OnceValue(func() string {
+	sum := sha256.Sum256([]byte(storeFormat + "\n" + schemaSQL))
+	return hex.EncodeToString(sum[:])
+})
+
+// schemaStatements returns the DDL statements in order.
+func schemaStatements() []string {
+	var out []string
+	for _, line := range strings.Split(schemaSQL, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "--") {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// queryer is satisfied by *sql.DB, *sql.Conn and *sql.Tx.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// readMeta returns every meta key. It fails (with "no such table") on a
+// file that has no meta table yet.
+func readMeta(ctx context.Context, q queryer) (map[string]string, error) {
+	rows, err := q.QueryContext(ctx, "SELECT key, value FROM "+metaTable)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := make(map[string]string, 2)
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		m[k] = v
+	}
+	return m, rows.Err()
+}
+
+// writeMeta upserts one key (INSERT ... ON CONFLICT is understood by both
+// SQLite ≥ 3.24 and PostgreSQL).
+func writeMeta(ctx context.Context, q queryer, key, value string) error {
+	_, err := q.ExecContext(ctx, "INSERT INTO "+metaTable+" (key, value) VALUES (?, ?) "+
+		"ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, value)
+	if err != nil {
+		return fmt.Errorf("write store meta %s: %w", key, err)
+	}
+	return nil
+}
+
+func deleteMeta(ctx context.Context, q queryer, key string) error {
+	_, err := q.ExecContext(ctx, "DELETE FROM "+metaTable+" WHERE key = ?", key)
+	if err != nil {
+		return fmt.Errorf("delete store meta %s: %w", key, err)
+	}
+	return nil
+}

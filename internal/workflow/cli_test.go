@@ -1,0 +1,58 @@
+package workflow
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestRunWorkCLI(t *testing.T) {
+	f := newFixture(t)
+	a := f.work("Make the importer idempotent")
+	b := f.work("Document it", a.ID)
+	f.evidence(a.ID, "codex:x", "diff")
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := RunWorkCLI(f.ctx, f.svc, args, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	tests := []struct {
+		args     []string
+		code     int
+		contains []string
+		json     bool
+	}{
+		{[]string{"list"}, 0, []string{"ID", "STATUS", a.ID, b.ID, "Make the importer idempotent"}, false},
+		{[]string{}, 0, []string{a.ID}, false},
+		{[]string{"list", "--json"}, 0, []string{`{"works":[`, `"objectivePreview":"Document it"`}, true},
+		{[]string{"show", a.ID}, 0, []string{"Work", a.ID, "Acceptance criteria:", "  - it works", "Evidence:", "provider_observed"}, false},
+		{[]string{"show", b.ID, "--json"}, 0, []string{`"work":{"id":"` + b.ID, `"dependsOn":["` + a.ID + `"]`}, true},
+		{[]string{"graph"}, 0, []string{"1 sessions, 2 works, 1 evidence", "depends_on", "blocks"}, false},
+		{[]string{"graph", "--json"}, 0, []string{`"stateRecoveryRequired":null`}, true},
+	}
+	for _, tt := range tests {
+		code, out, errs := run(tt.args...)
+		if code != tt.code {
+			t.Errorf("%v: exit %d (%s)", tt.args, code, errs)
+		}
+		for _, c := range tt.contains {
+			if !strings.Contains(out, c) {
+				t.Errorf("%v: output lacks %q:\n%s", tt.args, c, out)
+			}
+		}
+		if tt.json && (!jsonValid(out) || strings.Count(out, "\n") != 1) {
+			t.Errorf("%v: not one line of JSON: %s", tt.args, out)
+		}
+	}
+	if code, _, errs := run("show", "work_missing"); code != 1 || !strings.Contains(errs, "Unknown work work_missing") {
+		t.Errorf("show missing: %d %q", code, errs)
+	}
+	for _, bad := range [][]string{{"show"}, {"frobnicate"}, {"list", "extra"}} {
+		if code, _, errs := run(bad...); code != 2 || !strings.Contains(errs, "usage: interop-runtime work") {
+			t.Errorf("%v: %d %q", bad, code, errs)
+		}
+	}
+}
+
+func jsonValid(s string) bool { return json.Valid([]byte(strings.TrimSpace(s))) }

@@ -1,0 +1,219 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/evidence"
+	"github.com/agent-interop/runtime/ent/handoff"
+	"github.com/agent-interop/runtime/ent/review"
+	"github.com/agent-interop/runtime/ent/workitem"
+)
+
+// This file maps ent rows to the upstream-shaped result structs.
+
+// withWorkEdges eager-loads what a Work needs beyond its row: the IDs of its
+// evidence (oldest first) and of the works it depends on, in two queries for
+// any number of works.
+func withWorkEdges(q *ent.WorkItemQuery) *ent.WorkItemQuery {
+	return q.
+		WithEvidence(func(eq *ent.EvidenceQuery) {
+			eq.Select(evidence.FieldID, evidence.FieldWorkID, evidence.FieldCapturedAt).
+				Order(ent.Asc(evidence.FieldCapturedAt), ent.Asc(evidence.FieldID))
+		}).
+		WithDependsOn(func(dq *ent.WorkItemQuery) {
+			dq.Select(workitem.FieldID).Order(ent.Asc(workitem.FieldID))
+		})
+}
+
+func toWork(w *ent.WorkItem) Work {
+	return Work{
+		ID:                  w.ID,
+		Objective:           w.Objective,
+		AcceptanceCriteria:  nonNil(w.AcceptanceCriteria),
+		SourceSession:       w.SourceSession,
+		DestinationSession:  w.DestinationSession,
+		Status:              string(w.Status),
+		ChangedFiles:        nonNil(w.ChangedFiles),
+		Risks:               nonNil(w.Risks),
+		UnresolvedQuestions: nonNil(w.UnresolvedQuestions),
+		EvidenceIDs:         evidenceIDs(w.Edges.Evidence),
+		DependsOn:           workIDs(w.Edges.DependsOn),
+		CreatedAt:           Timestamp(w.CreatedAt),
+		UpdatedAt:           Timestamp(w.UpdatedAt),
+	}
+}
+
+func toWorkPreview(w *ent.WorkItem) WorkPreview {
+	return WorkPreview{
+		ID:                      w.ID,
+		SourceSession:           w.SourceSession,
+		DestinationSession:      w.DestinationSession,
+		Status:                  string(w.Status),
+		ChangedFiles:            nonNil(w.ChangedFiles),
+		EvidenceIDs:             evidenceIDs(w.Edges.Evidence),
+		DependsOn:               workIDs(w.Edges.DependsOn),
+		CreatedAt:               Timestamp(w.CreatedAt),
+		UpdatedAt:               Timestamp(w.UpdatedAt),
+		ObjectivePreview:        preview(w.Objective, previewChars),
+		AcceptanceCriteriaCount: len(w.AcceptanceCriteria),
+	}
+}
+
+func evidenceIDs(rows []*ent.Evidence) []string {
+	ids := make([]string, len(rows))
+	for i, e := range rows {
+		ids[i] = e.ID
+	}
+	return ids
+}
+
+func workIDs(rows []*ent.WorkItem) []string {
+	if len(rows) == 0 {
+		return nil
+	}
+	ids := make([]string, len(rows))
+	for i, w := range rows {
+		ids[i] = w.ID
+	}
+	return ids
+}
+
+func toEvidence(e *ent.Evidence) Evidence {
+	return Evidence{
+		ID:          e.ID,
+		WorkID:      e.WorkID,
+		SessionID:   e.SessionID,
+		Kind:        string(e.Kind),
+		Trust:       string(e.Trust),
+		Source:      e.Source,
+		CapturedAt:  Timestamp(e.CapturedAt),
+		Summary:     e.Summary,
+		Data:        json.RawMessage(e.Data),
+		ContentHash: e.ContentHash,
+	}
+}
+
+func toEvidenceMeta(e *ent.Evidence) EvidenceMeta {
+	return EvidenceMeta{
+		ID:          e.ID,
+		WorkID:      e.WorkID,
+		SessionID:   e.SessionID,
+		Kind:        string(e.Kind),
+		Trust:       string(e.Trust),
+		Source:      e.Source,
+		CapturedAt:  Timestamp(e.CapturedAt),
+		Summary:     e.Summary,
+		ContentHash: e.ContentHash,
+		DataBytes:   e.DataBytes,
+	}
+}
+
+func toHandoff(h *ent.Handoff) Handoff {
+	var cs *string
+	if h.ContinuationState != nil {
+		v := string(*h.ContinuationState)
+		cs = &v
+	}
+	return Handoff{
+		ID:                  h.ID,
+		WorkID:              h.WorkID,
+		SourceSession:       h.SourceSession,
+		DestinationSession:  h.DestinationSession,
+		Objective:           h.Objective,
+		AcceptanceCriteria:  nonNil(h.AcceptanceCriteria),
+		EvidenceIDs:         nonNil(h.EvidenceIds),
+		ChangedFiles:        nonNil(h.ChangedFiles),
+		Risks:               nonNil(h.Risks),
+		UnresolvedQuestions: nonNil(h.UnresolvedQuestions),
+		AuthorityBoundaries: nonNil(h.AuthorityBoundaries),
+		ContinuationState:   cs,
+		LatestValidation:    h.LatestValidation,
+		Assumptions:         h.Assumptions,
+		RollbackNotes:       h.RollbackNotes,
+		NextAction:          h.NextAction,
+		RepositoryRevision:  h.RepositoryRevision,
+		Status:              string(h.Status),
+		ContextTokens:       h.ContextTokens,
+		TokenBudget:         h.TokenBudget,
+		OmittedFields:       nonNil(h.OmittedFields),
+		CreatedAt:           Timestamp(h.CreatedAt),
+		UpdatedAt:           Timestamp(h.UpdatedAt),
+	}
+}
+
+func toReview(r *ent.Review) Review {
+	ev := ""
+	if r.EvidenceID != nil {
+		ev = *r.EvidenceID
+	}
+	findings := r.Findings
+	if findings == nil {
+		findings = []Finding{}
+	}
+	return Review{
+		ID:                 r.ID,
+		WorkID:             r.WorkID,
+		SubjectEvidenceIDs: nonNil(r.SubjectEvidenceIds),
+		ReviewerSessionID:  r.ReviewerSessionID,
+		Independence:       r.Independence,
+		Findings:           findings,
+		Verdict:            string(r.Verdict),
+		Provenance:         string(r.Provenance),
+		EvidenceID:         ev,
+		CreatedAt:          Timestamp(r.CreatedAt),
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// loadWork reads one work item with its edges, or Unknown work.
+func loadWork(ctx context.Context, tx *ent.Tx, id string) (*ent.WorkItem, error) {
+	if strings.TrimSpace(id) == "" {
+		return nil, invalid("workId must not be blank")
+	}
+	w, err := withWorkEdges(tx.WorkItem.Query().Where(workitem.ID(id))).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, unknownWork(id)
+	}
+	if err != nil {
+		return nil, wrapStore("read work "+id, err)
+	}
+	return w, nil
+}
+
+// Orderings used by every list: newest first, ID as the tie-breaker (IDs
+// of one process are time-ordered).
+func evidenceNewestFirst() []evidence.OrderOption {
+	return []evidence.OrderOption{evidence.ByCapturedAt(sql.OrderDesc()), evidence.ByID(sql.OrderDesc())}
+}
+
+func handoffNewestFirst() []handoff.OrderOption {
+	return []handoff.OrderOption{handoff.ByCreatedAt(sql.OrderDesc()), handoff.ByID(sql.OrderDesc())}
+}
+
+func reviewNewestFirst() []review.OrderOption {
+	return []review.OrderOption{review.ByCreatedAt(sql.OrderDesc()), review.ByID(sql.OrderDesc())}
+}
+
+func workNewestFirst() []workitem.OrderOption {
+	return []workitem.OrderOption{workitem.ByUpdatedAt(sql.OrderDesc()), workitem.ByID(sql.OrderDesc())}
+}
+
+// evidenceMetaFields are every evidence column except data.
+func evidenceMetaFields() []string {
+	return []string{
+		evidence.FieldID, evidence.FieldWorkID, evidence.FieldSessionID, evidence.FieldKind,
+		evidence.FieldTrust, evidence.FieldSource, evidence.FieldCapturedAt, evidence.FieldSummary,
+		evidence.FieldDataBytes, evidence.FieldContentHash,
+	}
+}

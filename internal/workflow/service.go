@@ -1,0 +1,134 @@
+package workflow
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/internal/store"
+)
+
+// Clock tells the current time.
+type Clock interface{ Now() time.Time }
+
+// LookupEnv has the signature of os.LookupEnv.
+type LookupEnv func(key string) (string, bool)
+
+// SessionInfo is what the provider layer knows about a native session.
+type SessionInfo struct {
+	// Cwd is the session's verified workspace ("" when unknown).
+	Cwd string
+	// ParentNativeID is the native ID of the session that spawned this one
+	// (sub-agents), "" when none.
+	ParentNativeID string
+}
+
+// SessionLookup resolves a provider session. The provider registry
+// implements it; found is false when the session is not discovered.
+type SessionLookup interface {
+	LookupSession(ctx context.Context, provider, nativeID string) (info SessionInfo, found bool, err error)
+}
+
+// Store is the part of *store.Store the service needs.
+type Store interface {
+	Client() *ent.Client
+	Tx(ctx context.Context, fn func(tx *ent.Tx) error) error
+	Read(ctx context.Context, fn func(tx *ent.Tx) error) error
+	Recovery(ctx context.Context) (*store.Recovery, error)
+}
+
+// Options configures a Service. Zero values pick production defaults.
+type Options struct {
+	// Clock defaults to the wall clock.
+	Clock Clock
+	// LookupEnv reads INTEROP_HANDOFF_TOKEN_BUDGET and
+	// INTEROP_ALLOW_VERIFICATION; defaults to os.LookupEnv.
+	LookupEnv LookupEnv
+	// Environ is the environment verification commands inherit (after
+	// credential scrubbing); defaults to os.Environ.
+	Environ func() []string
+	// Sessions resolves session workspaces; nil means none are known.
+	Sessions SessionLookup
+	// VerifyTimeout bounds each verification command (default 5 minutes).
+	VerifyTimeout time.Duration
+	// KillGrace is the wait between SIGTERM and SIGKILL (default 250 ms).
+	KillGrace time.Duration
+	// OutputCap bounds captured stdout and stderr per command (default 64 KiB).
+	OutputCap int
+	// Tokens counts o200k tokens; defaults to a lazily loaded tiktoken-go
+	// codec.
+	Tokens TokenCounter
+}
+
+// Verification defaults (upstream 0.3.x).
+const (
+	DefaultVerifyTimeout = 5 * time.Minute
+	DefaultKillGrace     = 250 * time.Millisecond
+	DefaultOutputCap     = 64 << 10
+)
+
+// Service implements the coordination tools over a store.
+type Service struct {
+	st       Store
+	clock    Clock
+	env      LookupEnv
+	environ  func() []string
+	sessions SessionLookup
+	tokens   TokenCounter
+	ids      *idSource
+	verify   verifyLimits
+}
+
+type verifyLimits struct {
+	timeout   time.Duration
+	killGrace time.Duration
+	outputCap int
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// New returns a Service over st.
+func New(st Store, o Options) *Service {
+	s := &Service{
+		st:       st,
+		clock:    o.Clock,
+		env:      o.LookupEnv,
+		environ:  o.Environ,
+		sessions: o.Sessions,
+		tokens:   o.Tokens,
+		ids:      newIDSource(),
+		verify:   verifyLimits{timeout: o.VerifyTimeout, killGrace: o.KillGrace, outputCap: o.OutputCap},
+	}
+	if s.clock == nil {
+		s.clock = systemClock{}
+	}
+	if s.env == nil {
+		s.env = os.LookupEnv
+	}
+	if s.environ == nil {
+		s.environ = os.Environ
+	}
+	if s.tokens == nil {
+		s.tokens = NewO200k()
+	}
+	if s.verify.timeout <= 0 {
+		s.verify.timeout = DefaultVerifyTimeout
+	}
+	if s.verify.killGrace <= 0 {
+		s.verify.killGrace = DefaultKillGrace
+	}
+	if s.verify.outputCap <= 0 {
+		s.verify.outputCap = DefaultOutputCap
+	}
+	return s
+}
+
+// now is the service time: UTC, millisecond precision (what upstream's
+// ISO timestamps carry), so a value read back equals the value written.
+func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
+
+// Timestamp formats t as upstream does (Date.toISOString: UTC, milliseconds).
+func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

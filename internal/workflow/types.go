@@ -1,0 +1,142 @@
+package workflow
+
+import (
+	"encoding/json"
+
+	"github.com/agent-interop/runtime/ent/schema"
+)
+
+// Work is a work item (upstream 0.3.x shape).
+type Work struct {
+	ID                  string   `json:"id"`
+	Objective           string   `json:"objective"`
+	AcceptanceCriteria  []string `json:"acceptanceCriteria"`
+	SourceSession       *string  `json:"sourceSession,omitempty"`
+	DestinationSession  *string  `json:"destinationSession,omitempty"`
+	Status              string   `json:"status"`
+	ChangedFiles        []string `json:"changedFiles"`
+	Risks               []string `json:"risks"`
+	UnresolvedQuestions []string `json:"unresolvedQuestions"`
+	EvidenceIDs         []string `json:"evidenceIds"`
+	DependsOn           []string `json:"dependsOn,omitempty"`
+	CreatedAt           string   `json:"createdAt"`
+	UpdatedAt           string   `json:"updatedAt"`
+}
+
+// WorkPreview is a work item as list_work_items shows it: without the
+// objective, criteria, risks and questions, plus a 200-character objective
+// preview and the number of criteria.
+type WorkPreview struct {
+	ID                      string   `json:"id"`
+	SourceSession           *string  `json:"sourceSession,omitempty"`
+	DestinationSession      *string  `json:"destinationSession,omitempty"`
+	Status                  string   `json:"status"`
+	ChangedFiles            []string `json:"changedFiles"`
+	EvidenceIDs             []string `json:"evidenceIds"`
+	DependsOn               []string `json:"dependsOn,omitempty"`
+	CreatedAt               string   `json:"createdAt"`
+	UpdatedAt               string   `json:"updatedAt"`
+	ObjectivePreview        string   `json:"objectivePreview"`
+	AcceptanceCriteriaCount int      `json:"acceptanceCriteriaCount"`
+}
+
+// WorkList is list_work_items' answer.
+type WorkList struct {
+	Works []WorkPreview `json:"works"`
+}
+
+// WorkDetail is get_work_item's answer.
+type WorkDetail struct {
+	Work     Work       `json:"work"`
+	Evidence []Evidence `json:"evidence"`
+	Handoffs []Handoff  `json:"handoffs"`
+	Reviews  []Review   `json:"reviews"`
+}
+
+// EvidenceSource says where evidence came from.
+type EvidenceSource = schema.EvidenceSource
+
+// Evidence is a full evidence record.
+type Evidence struct {
+	ID          string          `json:"id"`
+	WorkID      *string         `json:"workId,omitempty"`
+	SessionID   *string         `json:"sessionId,omitempty"`
+	Kind        string          `json:"kind"`
+	Trust       string          `json:"trust"`
+	Source      EvidenceSource  `json:"source"`
+	CapturedAt  string          `json:"capturedAt"`
+	Summary     string          `json:"summary"`
+	Data        json.RawMessage `json:"data"`
+	ContentHash string          `json:"contentHash"`
+}
+
+// EvidenceMeta is an evidence record without its data, plus the size of the
+// data (list_evidence, the work graph).
+type EvidenceMeta struct {
+	ID          string         `json:"id"`
+	WorkID      *string        `json:"workId,omitempty"`
+	SessionID   *string        `json:"sessionId,omitempty"`
+	Kind        string         `json:"kind"`
+	Trust       string         `json:"trust"`
+	Source      EvidenceSource `json:"source"`
+	CapturedAt  string         `json:"capturedAt"`
+	Summary     string         `json:"summary"`
+	ContentHash string         `json:"contentHash"`
+	DataBytes   int            `json:"dataBytes"`
+}
+
+// EvidenceList is list_evidence's answer.
+type EvidenceList struct {
+	Evidence []EvidenceMeta `json:"evidence"`
+}
+
+// Validation is a handoff's latest validation.
+type Validation = schema.HandoffValidation
+
+// Handoff is the durable handoff record: every input field, including the
+// ones its packet left out.
+type Handoff struct {
+	ID                  string      `json:"id"`
+	WorkID              string      `json:"workId"`
+	SourceSession       string      `json:"sourceSession"`
+	DestinationSession  *string     `json:"destinationSession,omitempty"`
+	Objective           string      `json:"objective"`
+	AcceptanceCriteria  []string    `json:"acceptanceCriteria"`
+	EvidenceIDs         []string    `json:"evidenceIds"`
+	ChangedFiles        []string    `json:"changedFiles"`
+	Risks               []string    `json:"risks"`
+	UnresolvedQuestions []string    `json:"unresolvedQuestions"`
+	AuthorityBoundaries []string    `json:"authorityBoundaries"`
+	ContinuationState   *string     `json:"continuationState,omitempty"`
+	LatestValidation    *Validation `json:"latestValidation,omitempty"`
+	Assumptions         []string    `json:"assumptions,omitempty"`
+	RollbackNotes       []string    `json:"rollbackNotes,omitempty"`
+	NextAction          *string     `json:"nextAction,omitempty"`
+	RepositoryRevision  *string     `json:"repositoryRevision,omitempty"`
+	Status              string      `json:"status"`
+	ContextTokens       int         `json:"contextTokens"`
+	TokenBudget         int         `json:"tokenBudget"`
+	OmittedFields       []string    `json:"omittedFields"`
+	CreatedAt           string      `json:"createdAt"`
+	UpdatedAt           string      `json:"updatedAt"`
+}
+
+// Independence is what a review's caller asserts about the reviewer.
+type Independence = schema.ReviewIndependence
+
+// Finding is one review finding.
+type Finding = schema.ReviewFinding
+
+// Review is a caller-submitted review. Provenance is always agent_claim.
+type Review struct {
+	ID                 string       `json:"id"`
+	WorkID             string       `json:"workId"`
+	SubjectEvidenceIDs []string     `json:"subjectEvidenceIds"`
+	ReviewerSessionID  string       `json:"reviewerSessionId"`
+	Independence       Independence `json:"independence"`
+	Findings           []Finding    `json:"findings"`
+	Verdict            string       `json:"verdict"`
+	Provenance         string       `json:"provenance"`
+	EvidenceID         string       `json:"evidenceId,omitempty"`
+	CreatedAt          string       `json:"createdAt"`
+}
