@@ -213,41 +213,60 @@ func BuildToolsList(entries []*catalogs.Entry) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// rawResult is a result whose JSON was built ahead of time.
-type rawResult struct {
+// cachedList is a tools/list result whose tools were serialized once.
+// For protocol 2026-07-28 it adds the fields that revision requires
+// (resultType, the cache hints and the _meta the SDK annotates).
+type cachedList struct {
 	mcp.ResultBase
-	raw []byte
+	tools   []byte // the compact {"tools":[...]} object
+	current bool   // protocol 2026-07-28 or later
 }
 
-func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+func (r *cachedList) MarshalJSON() ([]byte, error) {
+	if !r.current {
+		return r.tools, nil
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"resultType":"complete",`)
+	if len(r.Meta) > 0 {
+		meta, err := json.Marshal(r.Meta)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(`"_meta":`)
+		b.Write(meta)
+		b.WriteByte(',')
+	}
+	b.WriteString(`"ttlMs":0,"cacheScope":"public",`)
+	b.Write(r.tools[1:]) // drop the opening brace of {"tools":[...]}
+	return b.Bytes(), nil
+}
 
-// cachedToolsList answers tools/list from bytes built once, for the
-// protocol revisions whose result shape those bytes match (up to
-// 2025-11-25); other revisions and paginated requests go to the SDK.
+// cachedToolsList answers tools/list from bytes built once. Paginated
+// requests go to the SDK.
 func (s *Server) cachedToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/list" {
 			return next(ctx, method, req)
 		}
 		lr, ok := req.(*mcp.ListToolsRequest)
-		if !ok || (lr.Params != nil && lr.Params.Cursor != "") || !cacheableVersion(lr) {
+		if !ok || (lr.Params != nil && lr.Params.Cursor != "") {
 			return next(ctx, method, req)
 		}
 		list, err := s.ToolsList()
 		if err != nil {
 			return next(ctx, method, req)
 		}
-		return &rawResult{raw: list}, nil
+		return &cachedList{tools: list, current: isCurrentProtocol(lr)}, nil
 	}
 }
 
-func cacheableVersion(req *mcp.ListToolsRequest) bool {
-	if req.Session == nil {
+// isCurrentProtocol reports a request on protocol 2026-07-28 or later. A
+// session opened with initialize always negotiates an older revision.
+func isCurrentProtocol(req *mcp.ListToolsRequest) bool {
+	v := req.ProtocolVersion()
+	if req.Session != nil && req.Session.InitializeParams() != nil {
 		return false
 	}
-	p := req.Session.InitializeParams()
-	if p == nil {
-		return false
-	}
-	return p.ProtocolVersion != "" && strings.Compare(p.ProtocolVersion, "2026-07-28") < 0
+	return v != "" && strings.Compare(v, "2026-07-28") >= 0
 }

@@ -1,0 +1,328 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Figure is a measured number; NaN (not measured) encodes as JSON null.
+type Figure float64
+
+// MarshalJSON writes f with at most three decimals, or null for NaN and
+// infinities.
+func (f Figure) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, math.Round(v*1000)/1000, 'f', -1, 64), nil
+}
+
+// Report is one run's result.
+type Report struct {
+	Date      string      `json:"date"`
+	Machine   string      `json:"machine,omitempty"`
+	Source    string      `json:"source,omitempty"` // the commit that was built
+	Go        string      `json:"go"`
+	OS        string      `json:"os"`
+	CPUs      int         `json:"cpus"`
+	Spawns    int         `json:"spawns"`
+	Warmup    int         `json:"warmup"`
+	Calls     int         `json:"calls"`
+	Protocol  string      `json:"protocol"`
+	Discover  bool        `json:"discover,omitempty"`
+	Rows      []Row       `json:"rows"`
+	InitTrace *InitTraces `json:"initTrace,omitempty"`
+	Checks    []Check     `json:"checks"`
+}
+
+// Row is one configuration: the medians over its spawns.
+type Row struct {
+	Name        string      `json:"name"`
+	Baseline    bool        `json:"baseline,omitempty"`
+	Spawns      int         `json:"spawns"`
+	Protocol    string      `json:"protocol"` // as the server answered initialize
+	Tool        string      `json:"tool"`     // the trivial tool called
+	InitMs      Figure      `json:"initMs"`
+	ListUs      Figure      `json:"listUs"`
+	ListWarmUs  Figure      `json:"listWarmUs"`
+	CallP50Us   Figure      `json:"callP50Us"`
+	CallP99Us   Figure      `json:"callP99Us"`
+	RSSInitMiB  Figure      `json:"rssInitMiB"`
+	RSSCallsMiB Figure      `json:"rssCallsMiB"`
+	List        ListingSize `json:"list"`
+	Ratio       Ratios      `json:"ratioToBaseline"`
+	Samples     []Sample    `json:"samples"`
+}
+
+// Ratios are a row's medians divided by the baseline's.
+type Ratios struct {
+	Init     Figure `json:"init"`
+	List     Figure `json:"list"`
+	CallP50  Figure `json:"callP50"`
+	CallP99  Figure `json:"callP99"`
+	RSSInit  Figure `json:"rssInit"`
+	RSSCalls Figure `json:"rssCalls"`
+}
+
+// InitTraces are the GODEBUG=inittrace=1 sums of one run of each binary.
+type InitTraces struct {
+	Runtime  InitTrace `json:"runtime"`
+	Baseline InitTrace `json:"baseline"`
+}
+
+// Check is one target of DESIGN.md §3 or §7 against this run.
+type Check struct {
+	Target string `json:"target"`
+	Source string `json:"source"`
+	Config string `json:"config,omitempty"` // the configuration with the worst value
+	Value  Figure `json:"value"`
+	Status string `json:"status"` // pass, FAIL or n/a
+	Note   string `json:"note,omitempty"`
+}
+
+func (r *Report) baseline() *Row {
+	for i := range r.Rows {
+		if r.Rows[i].Baseline {
+			return &r.Rows[i]
+		}
+	}
+	return nil
+}
+
+func (r *Report) row(name string) *Row {
+	for i := range r.Rows {
+		if r.Rows[i].Name == name && !r.Rows[i].Baseline {
+			return &r.Rows[i]
+		}
+	}
+	return nil
+}
+
+func (r *Report) addRatios() {
+	b := r.baseline()
+	if b == nil {
+		return
+	}
+	ratio := func(v, base Figure) Figure { return Figure(Ratio(float64(v), float64(base))) }
+	for i := range r.Rows {
+		x := &r.Rows[i]
+		x.Ratio = Ratios{
+			Init:     ratio(x.InitMs, b.InitMs),
+			List:     ratio(x.ListUs, b.ListUs),
+			CallP50:  ratio(x.CallP50Us, b.CallP50Us),
+			CallP99:  ratio(x.CallP99Us, b.CallP99Us),
+			RSSInit:  ratio(x.RSSInitMiB, b.RSSInitMiB),
+			RSSCalls: ratio(x.RSSCallsMiB, b.RSSCallsMiB),
+		}
+	}
+}
+
+// worst is the largest value of f over the runtime's rows.
+func (r *Report) worst(f func(*Row) Figure) (string, Figure) {
+	name, v := "", Figure(math.NaN())
+	for i := range r.Rows {
+		x := &r.Rows[i]
+		if x.Baseline {
+			continue
+		}
+		if y := f(x); !math.IsNaN(float64(y)) && (name == "" || y > v) {
+			name, v = x.Name, y
+		}
+	}
+	return name, v
+}
+
+// Check evaluates the targets of DESIGN.md §7 (performance) and §3
+// (catalog budgets) against the report and stores them in r.Checks.
+func (r *Report) Check() {
+	const s7, s3 = "DESIGN.md §7", "DESIGN.md §3"
+	var cs []Check
+	atMost := func(target, source string, limit float64, name string, v Figure, note string) {
+		c := Check{Target: target, Source: source, Config: name, Value: v, Note: note, Status: "n/a"}
+		if !math.IsNaN(float64(v)) {
+			c.Status = "pass"
+			if float64(v) > limit {
+				c.Status = "FAIL"
+			}
+		}
+		cs = append(cs, c)
+	}
+	worst := func(target string, limit float64, f func(*Row) Figure) {
+		name, v := r.worst(f)
+		atMost(target, s7, limit, name, v, "")
+	}
+	worst("spawn → initialize ≤ 8 ms", 8, func(x *Row) Figure { return x.InitMs })
+	worst("spawn → initialize ≤ 1.8× the minimal go-sdk server", 1.8, func(x *Row) Figure { return x.Ratio.Init })
+	if r.InitTrace != nil {
+		atMost("total package init ≤ 2 ms (GODEBUG=inittrace=1)", s7, 2, "interop-runtime serve", Figure(Millis(r.InitTrace.Runtime.Total)), "one run")
+	} else {
+		atMost("total package init ≤ 2 ms (GODEBUG=inittrace=1)", s7, 2, "", Figure(math.NaN()), "not measured (-inittrace=false)")
+	}
+	worst("tools/list ≤ 1 ms (first call, µs shown)", 1000, func(x *Row) Figure { return x.ListUs })
+	worst("trivial call p50 ≤ 150 µs", 150, func(x *Row) Figure { return x.CallP50Us })
+	worst("trivial call p99 ≤ 700 µs", 700, func(x *Row) Figure { return x.CallP99Us })
+	worst("peak RSS ≤ 16 MiB after initialize", 16, func(x *Row) Figure { return x.RSSInitMiB })
+	name, v := r.worst(func(x *Row) Figure { return x.RSSCallsMiB })
+	if r.Calls >= 2000 {
+		atMost("peak RSS ≤ 24 MiB after 2,000 calls", s7, 24, name, v, fmt.Sprintf("%d calls", r.Calls))
+	} else {
+		atMost("peak RSS ≤ 24 MiB after 2,000 calls", s7, 24, "", Figure(math.NaN()),
+			fmt.Sprintf("not measured: this run made %d calls per spawn; run with -calls 2000", r.Calls))
+	}
+
+	budget := func(target string, limit float64, profile string, f func(*Row) float64) {
+		if x := r.row(profile); x != nil {
+			atMost(target, s3, limit, profile, Figure(f(x)), "")
+		} else {
+			atMost(target, s3, limit, "", Figure(math.NaN()), "profile "+profile+" not measured")
+		}
+	}
+	budget("full tools/list ≤ 5,000 o200k tokens", 5000, "full", func(x *Row) float64 { return float64(x.List.Tokens) })
+	budget("minimal tools/list ≤ 1,200 o200k tokens", 1200, "minimal", func(x *Row) float64 { return float64(x.List.Tokens) })
+	name, v = r.worst(func(x *Row) Figure { return Figure(x.List.MaxToolTokens) })
+	note := ""
+	if x := r.row(name); x != nil {
+		note = x.List.MaxTool
+	}
+	atMost("no tool over 300 o200k tokens in the model's view", s3, 300, name, v, note)
+	if core, full := r.row("core"), r.row("full"); core != nil && full != nil {
+		atMost("core ≤ 0.8× full in tools/list bytes", s3, 0.8, "core", Figure(Ratio(float64(core.List.Bytes), float64(full.List.Bytes))), "")
+	} else {
+		atMost("core ≤ 0.8× full in tools/list bytes", s3, 0.8, "", Figure(math.NaN()), "core and full not both measured")
+	}
+	r.Checks = cs
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("write the JSON report: %w", err)
+	}
+	return nil
+}
+
+// WriteTable writes the medians, the ratios to the baseline, the init
+// trace and the target checks as aligned text.
+func (r *Report) WriteTable(w io.Writer) error {
+	ew := &errWriter{w: w}
+	machine := ""
+	if r.Machine != "" {
+		machine = r.Machine + ", "
+	}
+	fmt.Fprintf(ew, "interop-bench %s (%s%s, %d CPUs, %s)", r.Date, machine, r.OS, r.CPUs, r.Go)
+	if r.Source != "" {
+		fmt.Fprintf(ew, ", source %s", r.Source)
+	}
+	fmt.Fprintf(ew, "\nmedians of %d spawns per configuration (+%d warm-up), %d trivial calls per spawn, %s\n\n",
+		r.Spawns, r.Warmup, r.Calls, r.handshake())
+
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "config\ttools\tinit ms\tlist µs\tlist warm µs\tlist bytes\tlist tokens\tmax tool tokens\tcall p50 µs\tcall p99 µs\tRSS init MiB\tRSS %d calls MiB\t\n", r.Calls)
+	for _, x := range r.Rows {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", x.Name, x.List.Tools,
+			num(x.InitMs, 2), num(x.ListUs, 0), num(x.ListWarmUs, 0), x.List.Bytes, x.List.Tokens, x.List.MaxToolTokens,
+			num(x.CallP50Us, 0), num(x.CallP99Us, 0), num(x.RSSInitMiB, 1), num(x.RSSCallsMiB, 1))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write the table: %w", err)
+	}
+
+	if b := r.baseline(); b != nil {
+		fmt.Fprintf(ew, "\nratio to the baseline (minimal go-sdk server, same run)\n\n")
+		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "config\tinit\tlist\tcall p50\tcall p99\tRSS init\tRSS %d calls\t\n", r.Calls)
+		for _, x := range r.Rows {
+			if x.Baseline {
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Name, times(x.Ratio.Init), times(x.Ratio.List),
+				times(x.Ratio.CallP50), times(x.Ratio.CallP99), times(x.Ratio.RSSInit), times(x.Ratio.RSSCalls))
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("write the table: %w", err)
+		}
+	}
+
+	if t := r.InitTrace; t != nil {
+		fmt.Fprintf(ew, "\npackage init (GODEBUG=inittrace=1, one run): interop-runtime %.2f ms over %d inits (%d allocs, %d bytes); baseline %.2f ms over %d inits\n",
+			Millis(t.Runtime.Total), len(t.Runtime.Packages), t.Runtime.Allocs, t.Runtime.Bytes, Millis(t.Baseline.Total), len(t.Baseline.Packages))
+		var top []string
+		for _, p := range t.Runtime.Top(5) {
+			top = append(top, fmt.Sprintf("%s %.3f ms", p.Package, Millis(p.Clock)))
+		}
+		fmt.Fprintf(ew, "slowest: %s\n", strings.Join(top, ", "))
+	}
+
+	if len(r.Checks) > 0 {
+		fmt.Fprintf(ew, "\ntargets\n\n")
+		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+		for _, c := range r.Checks {
+			val := "-"
+			if !math.IsNaN(float64(c.Value)) {
+				val = strconv.FormatFloat(math.Round(float64(c.Value)*100)/100, 'f', -1, 64)
+			}
+			where := c.Config
+			if c.Note != "" {
+				where = strings.TrimSpace(where + " " + "(" + c.Note + ")")
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Status, c.Target, val, where)
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("write the table: %w", err)
+		}
+	}
+	return ew.err
+}
+
+// handshake describes how sessions were opened and what the servers chose.
+func (r *Report) handshake() string {
+	if r.Discover {
+		return "server/discover at protocol " + r.Protocol + " (sessionless, no initialize)"
+	}
+	var answered []string
+	for _, x := range r.Rows {
+		if !slices.Contains(answered, x.Protocol) {
+			answered = append(answered, x.Protocol)
+		}
+	}
+	return fmt.Sprintf("initialize protocolVersion %s (answered %s)", r.Protocol, strings.Join(answered, ", "))
+}
+
+func num(f Figure, decimals int) string {
+	if math.IsNaN(float64(f)) {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(f), 'f', decimals, 64)
+}
+
+func times(f Figure) string {
+	if math.IsNaN(float64(f)) {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(f), 'f', 2, 64) + "×"
+}
+
+// errWriter remembers the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

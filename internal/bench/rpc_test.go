@@ -1,0 +1,234 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEncodeRequest(t *testing.T) {
+	b, err := EncodeRequest(7, "tools/call", map[string]any{"name": "x", "arguments": map[string]string{"s": "a\nb"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(b, []byte("\n")) || bytes.Count(b, []byte("\n")) != 1 {
+		t.Fatalf("not exactly one line: %q", b)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["jsonrpc"] != "2.0" || m["id"] != float64(7) || m["method"] != "tools/call" {
+		t.Errorf("request = %s", b)
+	}
+
+	n, err := EncodeRequest(-1, "notifications/initialized", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(n), `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"; got != want {
+		t.Errorf("notification = %q, want %q", got, want)
+	}
+
+	z, err := EncodeRequest(0, "ping", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(z), `"id":0`) {
+		t.Errorf("id 0 dropped: %s", z)
+	}
+
+	if _, err := EncodeRequest(1, "bad", func() {}); err == nil {
+		t.Error("unencodable params accepted")
+	}
+}
+
+func TestDecodeMessage(t *testing.T) {
+	m, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.IsResponseTo(3) || m.IsResponseTo(4) {
+		t.Errorf("IsResponseTo wrong for %+v", m)
+	}
+	n, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.IsResponseTo(0) {
+		t.Error("a notification answers a request")
+	}
+	r, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":3,"method":"roots/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.IsResponseTo(3) {
+		t.Error("a server request with the same id answers ours")
+	}
+	s, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":"3","result":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.IsResponseTo(3) {
+		t.Error("a string id matches a numeric one")
+	}
+	for _, bad := range []string{`not json`, `{"id":1,"result":{}}`, `[1]`} {
+		if _, err := DecodeMessage([]byte(bad)); err == nil {
+			t.Errorf("DecodeMessage(%q) accepted", bad)
+		}
+	}
+}
+
+// fakeServer answers through a pipe: whatever the test writes to out.
+func fakeServer(t *testing.T) (c *Conn, requests *bytes.Buffer, out *io.PipeWriter) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	requests = new(bytes.Buffer)
+	c = NewConn(requests, pr)
+	t.Cleanup(func() {
+		pw.Close()
+		c.Close()
+	})
+	return c, requests, pw
+}
+
+func TestConnCallSkipsOtherMessages(t *testing.T) {
+	c, requests, out := fakeServer(t)
+	go func() {
+		io.WriteString(out, "\n")
+		io.WriteString(out, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}`+"\n")
+		io.WriteString(out, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
+		io.WriteString(out, `{"jsonrpc":"2.0","id":99,"result":{}}`+"\n")
+		io.WriteString(out, `{"jsonrpc":"2.0","id":1,"result":{"ok":true}}`+"\r\n")
+	}()
+	ex, err := c.Call(ctx5(t), "tools/list", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(ex.Result) != `{"ok":true}` {
+		t.Errorf("result = %s", ex.Result)
+	}
+	if ex.Latency() < 0 || ex.Recv.IsZero() {
+		t.Errorf("latency %v, recv %v", ex.Latency(), ex.Recv)
+	}
+	if got := requests.String(); got != `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n" {
+		t.Errorf("sent %q", got)
+	}
+}
+
+func TestConnCallLongLine(t *testing.T) {
+	c, _, out := fakeServer(t)
+	long := strings.Repeat("x", 300<<10)
+	go io.WriteString(out, `{"jsonrpc":"2.0","id":1,"result":{"s":"`+long+`"}}`+"\n")
+	ex, err := c.Call(ctx5(t), "tools/list", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Result) != len(long)+8 {
+		t.Errorf("result is %d bytes", len(ex.Result))
+	}
+}
+
+func TestConnCallErrorAnswer(t *testing.T) {
+	c, _, out := fakeServer(t)
+	go io.WriteString(out, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found"}}`+"\n")
+	_, err := c.Call(ctx5(t), "nope", nil)
+	var rpcErr *RPCError
+	if !errors.As(err, &rpcErr) || rpcErr.Code != -32601 {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(err.Error(), "nope") {
+		t.Errorf("error does not name the method: %v", err)
+	}
+}
+
+func TestConnCallTimeout(t *testing.T) {
+	c, _, _ := fakeServer(t)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := c.Call(ctx, "initialize", nil)
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("timeout took %v", d)
+	}
+}
+
+func TestConnCallEOF(t *testing.T) {
+	c, _, out := fakeServer(t)
+	out.Close()
+	_, err := c.Call(ctx5(t), "initialize", nil)
+	if err == nil || !strings.Contains(err.Error(), "closed its output") {
+		t.Fatalf("err = %v", err)
+	}
+	// The end of the stream is remembered: the next call fails at once.
+	start := time.Now()
+	if _, err := c.Call(ctx5(t), "tools/list", nil); err == nil || time.Since(start) > time.Second {
+		t.Fatalf("second call: err = %v after %v", err, time.Since(start))
+	}
+}
+
+func TestConnCallPartialLine(t *testing.T) {
+	c, _, out := fakeServer(t)
+	go func() {
+		io.WriteString(out, `{"jsonrpc":"2.0","id":1`)
+		out.Close()
+	}()
+	_, err := c.Call(ctx5(t), "initialize", nil)
+	if err == nil || !strings.Contains(err.Error(), "inside a line") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestConnNotify(t *testing.T) {
+	c, requests, _ := fakeServer(t)
+	if err := c.Notify("notifications/initialized", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := requests.String(); got != `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n" {
+		t.Errorf("sent %q", got)
+	}
+}
+
+func TestConnCallCancelled(t *testing.T) {
+	c, _, _ := fakeServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Call(ctx, "initialize", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestConnDrain(t *testing.T) {
+	c, _, out := fakeServer(t)
+	go func() {
+		io.WriteString(out, `{"jsonrpc":"2.0","method":"notifications/message"}`+"\n")
+		out.Close()
+	}()
+	if err := c.Drain(ctx5(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Drain(ctx5(t)); err != nil {
+		t.Fatalf("second Drain: %v", err)
+	}
+
+	c2, _, _ := fakeServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := c2.Drain(ctx); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("Drain of an open stream: %v", err)
+	}
+}
+
+func ctx5(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,300 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// AllProfiles returns the runtime's tool profiles, in the order they are
+// reported.
+func AllProfiles() []string { return []string{"minimal", "core", "freebuff", "legacy", "full"} }
+
+// Package paths of the two binaries, relative to the module root.
+const (
+	runtimePkg  = "./cmd/interop-runtime"
+	baselinePkg = "./internal/bench/minimalserver"
+)
+
+// runtimeTools returns the runtime's trivial tools: get_runtime_status, or
+// its 0.3.x name in the legacy profile.
+func runtimeTools() []string { return []string{"get_runtime_status", "freebuff_status"} }
+
+// Config is one benchmark run.
+type Config struct {
+	ModuleDir string        // the module root holding both packages
+	N         int           // measured spawns per configuration
+	Warmup    int           // unmeasured spawns per configuration first
+	Calls     int           // trivial tools/call requests per spawn
+	Profiles  []string      // runtime profiles to measure
+	ReadOnly  bool          // also measure full --read-only
+	Protocol  string        // protocolVersion sent in initialize
+	Discover  bool          // server/discover instead of initialize (go-sdk v1.8 client default)
+	Timeout   time.Duration // per request
+	InitTrace bool          // one extra GODEBUG=inittrace=1 run of each binary
+	Machine   string        // a description of the machine for the report
+	Progress  io.Writer     // progress lines (stderr); nil for none
+}
+
+// Validate checks the figures a run depends on.
+func (c Config) Validate() error {
+	switch {
+	case c.N < 1:
+		return fmt.Errorf("-n must be at least 1, not %d", c.N)
+	case c.Calls < 1:
+		return fmt.Errorf("-calls must be at least 1, not %d", c.Calls)
+	case c.Warmup < 0:
+		return fmt.Errorf("-warmup must not be negative")
+	case c.Timeout <= 0:
+		return fmt.Errorf("-timeout must be positive")
+	case c.Protocol == "":
+		return errors.New("-protocol must not be empty")
+	case c.Discover && c.Protocol < "2026-07-28":
+		return fmt.Errorf("-discover needs -protocol 2026-07-28 or later, not %s", c.Protocol)
+	case len(c.Profiles) == 0 && !c.ReadOnly:
+		return errors.New("no configuration to measure: give -profiles or -read-only")
+	}
+	for _, p := range c.Profiles {
+		if !slices.Contains(AllProfiles(), p) {
+			return fmt.Errorf("unknown profile %q (profiles: %s)", p, strings.Join(AllProfiles(), ", "))
+		}
+	}
+	return nil
+}
+
+// ModuleRoot finds the root of the module that holds dir, with `go env GOMOD`.
+func ModuleRoot(ctx context.Context, dir string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "env", "GOMOD")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("%s is not inside a Go module; run interop-bench from the agent-interop runtime checkout", dir)
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// Build compiles the runtime and the baseline into binDir in one go build
+// and returns their paths.
+func Build(ctx context.Context, moduleDir, binDir string) (runtimeBin, baselineBin string, err error) {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", binDir+string(filepath.Separator), runtimePkg, baselinePkg)
+	cmd.Dir = moduleDir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return "", "", fmt.Errorf("go build %s %s in %s: %w\n%s", runtimePkg, baselinePkg, moduleDir, err, strings.TrimSpace(out.String()))
+	}
+	exe := ""
+	if runtime.GOOS == "windows" {
+		exe = ".exe"
+	}
+	return filepath.Join(binDir, "interop-runtime"+exe), filepath.Join(binDir, "minimalserver"+exe), nil
+}
+
+// Targets lists the configurations of one run: the baseline first, then
+// each runtime profile, then full --read-only.
+func Targets(c Config, runtimeBin, baselineBin string) []Target {
+	ts := []Target{{Name: "baseline", Path: baselineBin, Tools: []string{"ping"}, Baseline: true}}
+	for _, p := range c.Profiles {
+		ts = append(ts, Target{Name: p, Path: runtimeBin, Args: []string{"serve", "--profile", p}, Tools: runtimeTools()})
+	}
+	if c.ReadOnly {
+		ts = append(ts, Target{Name: "full --read-only", Path: runtimeBin, Args: []string{"serve", "--profile", "full", "--read-only"}, Tools: runtimeTools()})
+	}
+	return ts
+}
+
+// Run builds both binaries into a temporary directory, measures every
+// configuration c.N times (spawns interleaved round-robin, so that load
+// from other processes on the machine falls on all of them alike) and
+// returns the medians with their ratios to the baseline.
+func Run(ctx context.Context, c Config) (*Report, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	progress := c.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	tmp, err := os.MkdirTemp("", "interop-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("create a temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	fmt.Fprintf(progress, "building %s and %s…\n", runtimePkg, baselinePkg)
+	runtimeBin, baselineBin, err := Build(ctx, c.ModuleDir, filepath.Join(tmp, "bin"))
+	if err != nil {
+		return nil, err
+	}
+	targets := Targets(c, runtimeBin, baselineBin)
+	opts := make([]SpawnOptions, len(targets))
+	for i, t := range targets {
+		dir := filepath.Join(tmp, "state", fmt.Sprint(i))
+		env, err := IsolatedEnv(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		opts[i] = SpawnOptions{Env: env, Dir: dir, Protocol: c.Protocol, Discover: c.Discover, Calls: c.Calls, Timeout: c.Timeout}
+	}
+
+	samples := make([][]Sample, len(targets))
+	for round := -c.Warmup; round < c.N; round++ {
+		if round < 0 {
+			fmt.Fprintf(progress, "warm-up %d/%d\n", round+c.Warmup+1, c.Warmup)
+		} else {
+			fmt.Fprintf(progress, "round %d/%d\n", round+1, c.N)
+		}
+		for i, t := range targets {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			s, err := Spawn(ctx, t, opts[i])
+			if err != nil {
+				if round < 0 {
+					return nil, fmt.Errorf("warm-up spawn: %w", err)
+				}
+				return nil, fmt.Errorf("spawn %d of %d: %w", round+1, c.N, err)
+			}
+			s.Stderr = "" // only the inittrace runs read it
+			if round >= 0 {
+				samples[i] = append(samples[i], s)
+			}
+		}
+	}
+
+	fmt.Fprintln(progress, "counting o200k tokens…")
+	counter, err := NewO200kCounter()
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{
+		Date:     started.UTC().Format(time.RFC3339),
+		Machine:  c.Machine,
+		Source:   sourceRevision(ctx, c.ModuleDir),
+		Go:       runtime.Version(),
+		OS:       runtime.GOOS + "/" + runtime.GOARCH,
+		CPUs:     runtime.NumCPU(),
+		Spawns:   c.N,
+		Warmup:   c.Warmup,
+		Calls:    c.Calls,
+		Protocol: c.Protocol,
+		Discover: c.Discover,
+	}
+	for i, t := range targets {
+		row, err := summarize(t, samples[i], counter)
+		if err != nil {
+			return nil, err
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	rep.addRatios()
+
+	if c.InitTrace {
+		fmt.Fprintln(progress, "GODEBUG=inittrace=1 runs…")
+		if rep.InitTrace, err = initTraces(ctx, c, runtimeBin, baselineBin, filepath.Join(tmp, "state", "inittrace")); err != nil {
+			return nil, err
+		}
+	}
+	rep.Check()
+	return rep, nil
+}
+
+// sourceRevision names the checkout that was built: the commit, and
+// whether the working tree differs from it. Empty without git.
+func sourceRevision(ctx context.Context, dir string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	rev := strings.TrimSpace(string(out))
+	if st, err := exec.CommandContext(ctx, "git", "-C", dir, "status", "--porcelain").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		rev += " + uncommitted changes"
+	}
+	return rev
+}
+
+// initTraces runs the baseline and `interop-runtime serve` (the default
+// profile) once more each with GODEBUG=inittrace=1, through initialize
+// and one call, and sums their init lines.
+func initTraces(ctx context.Context, c Config, runtimeBin, baselineBin, dir string) (*InitTraces, error) {
+	env, err := IsolatedEnv(dir)
+	if err != nil {
+		return nil, err
+	}
+	o := SpawnOptions{Env: append(env, "GODEBUG=inittrace=1"), Dir: dir, Protocol: c.Protocol, Discover: c.Discover, Calls: 1, Timeout: c.Timeout}
+	trace := func(t Target) (InitTrace, error) {
+		s, err := Spawn(ctx, t, o)
+		if err != nil {
+			return InitTrace{}, fmt.Errorf("inittrace run: %w", err)
+		}
+		tr, err := ParseInitTrace(strings.NewReader(s.Stderr))
+		if err != nil {
+			return InitTrace{}, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		if len(tr.Packages) == 0 {
+			return InitTrace{}, fmt.Errorf("%s printed no inittrace lines on stderr", t.Name)
+		}
+		return tr, nil
+	}
+	base, err := trace(Target{Name: "baseline", Path: baselineBin, Tools: []string{"ping"}})
+	if err != nil {
+		return nil, err
+	}
+	rt, err := trace(Target{Name: "interop-runtime serve", Path: runtimeBin, Args: []string{"serve"}, Tools: runtimeTools()})
+	if err != nil {
+		return nil, err
+	}
+	return &InitTraces{Runtime: rt, Baseline: base}, nil
+}
+
+// summarize takes the medians of one configuration's spawns and sizes its
+// tools/list answer.
+func summarize(t Target, ss []Sample, counter Counter) (Row, error) {
+	col := func(f func(Sample) Figure) Figure {
+		xs := make([]float64, len(ss))
+		for i, s := range ss {
+			xs[i] = float64(f(s))
+		}
+		return Figure(Median(xs))
+	}
+	r := Row{
+		Name:        t.Name,
+		Baseline:    t.Baseline,
+		Spawns:      len(ss),
+		Protocol:    ss[0].Protocol,
+		Tool:        ss[0].Tool,
+		InitMs:      col(func(s Sample) Figure { return s.InitMs }),
+		ListUs:      col(func(s Sample) Figure { return s.ListUs }),
+		ListWarmUs:  col(func(s Sample) Figure { return s.ListWarmUs }),
+		CallP50Us:   col(func(s Sample) Figure { return s.CallP50Us }),
+		CallP99Us:   col(func(s Sample) Figure { return s.CallP99Us }),
+		RSSInitMiB:  col(func(s Sample) Figure { return s.RSSInitMiB }),
+		RSSCallsMiB: col(func(s Sample) Figure { return s.RSSCallsMiB }),
+		Samples:     ss,
+	}
+	for _, s := range ss[1:] {
+		if !bytes.Equal(s.ListResult, ss[0].ListResult) {
+			return Row{}, fmt.Errorf("%s: tools/list answered differently across spawns", t.Name)
+		}
+	}
+	size, err := MeasureToolsList(ss[0].ListResult, counter)
+	if err != nil {
+		return Row{}, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	r.List = size
+	return r, nil
+}
