@@ -1,0 +1,691 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/agent-interop/runtime/internal/providers"
+)
+
+// Launch is how to run one agent program.
+type Launch struct {
+	Argv    []string // program path and arguments
+	Env     []string // full environment; nil inherits ours
+	Dir     string
+	Program string // the program found (for Capabilities)
+	Label   string // what it is, e.g. "claude-agent-acp"
+}
+
+// AdapterConfig configures an ACP provider adapter.
+type AdapterConfig struct {
+	Provider       providers.ID
+	AdapterVersion string
+	Protocol       string // capability protocol label
+	// Locate finds the program; its error is the reason the provider is
+	// unavailable and MissingFix says how to install it.
+	Locate     func() (Launch, error)
+	MissingFix string
+	// AuthMethod is authenticated right after initialize when advertised.
+	AuthMethod string
+	// AuthFix tells the user how to log in when the agent needs it.
+	AuthFix string
+	// VersionProbe, if set, finds the program's version when initialize's
+	// agentInfo carries none (e.g. by running it with --version).
+	VersionProbe func(ctx context.Context, l Launch) string
+	ClientMeta   map[string]any
+	Extension    ExtensionFunc
+	Limitations  []string
+
+	Host       providers.Host
+	Clock      Clock
+	Logger     *slog.Logger
+	FileReader FileReader
+	Trace      func(Direction, []byte)
+	// DefaultCWD is the workspace of CreateSession without a CWD (default:
+	// the process working directory).
+	DefaultCWD string
+}
+
+// Adapter implements providers.Adapter over one lazily started agent
+// process. A dead agent is restarted on the next call; sessions it had open
+// are loaded again on demand from their recorded workspaces.
+type Adapter struct {
+	cfg AdapterConfig
+
+	startMu  sync.Mutex // serialises starts
+	mu       sync.Mutex
+	client   *Client
+	launch   Launch
+	startErr error
+	auth     string // authorized | unauthorized | unknown
+	authWhy  string
+	known    map[string]string // nativeID -> workspace
+	closed   bool
+}
+
+// NewAdapter builds an adapter; nothing is started until it is used.
+func NewAdapter(cfg AdapterConfig) *Adapter {
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Protocol == "" {
+		cfg.Protocol = "ACP v1 (JSON-RPC over stdio)"
+	}
+	return &Adapter{cfg: cfg, auth: "unknown", known: make(map[string]string)}
+}
+
+// ID implements providers.Adapter.
+func (a *Adapter) ID() providers.ID { return a.cfg.Provider }
+
+// Client returns the running agent connection, starting it if needed.
+func (a *Adapter) Client(ctx context.Context) (*Client, error) {
+	a.startMu.Lock()
+	defer a.startMu.Unlock()
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil, errors.New("adapter closed")
+	}
+	if c := a.client; c != nil {
+		select {
+		case <-c.Done():
+			a.client = nil
+		default:
+			a.mu.Unlock()
+			return c, nil
+		}
+	}
+	a.mu.Unlock()
+
+	l, err := a.cfg.Locate()
+	if err != nil {
+		a.setStart(nil, Launch{}, err)
+		return nil, err
+	}
+	c, err := Start(ctx, Config{
+		Provider: a.cfg.Provider, Argv: l.Argv, Dir: l.Dir, Env: l.Env,
+		ClientVersion: a.cfg.AdapterVersion, ClientMeta: a.cfg.ClientMeta,
+		AuthMethod: a.cfg.AuthMethod, Clock: a.cfg.Clock, Logger: a.cfg.Logger,
+		FileReader: a.cfg.FileReader, Extension: a.cfg.Extension, Trace: a.cfg.Trace,
+	})
+	var ae *AuthError
+	if errors.As(err, &ae) {
+		a.setAuth("unauthorized", ae.Error())
+	}
+	if err == nil && a.cfg.AuthMethod != "" && c.Init().HasAuthMethod(a.cfg.AuthMethod) {
+		a.setAuth("authorized", "")
+	}
+	a.setStart(c, l, err)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		<-c.Done()
+		a.cfg.Logger.Info("agent connection ended", "provider", a.cfg.Provider, "pid", c.PID(), "stderr", c.Stderr())
+	}()
+	return c, nil
+}
+
+func (a *Adapter) setStart(c *Client, l Launch, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.client, a.launch, a.startErr = c, l, err
+}
+
+func (a *Adapter) setAuth(state, why string) {
+	a.mu.Lock()
+	a.auth, a.authWhy = state, why
+	a.mu.Unlock()
+}
+
+func (a *Adapter) running() *Client {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.client
+}
+
+// Capabilities implements providers.Adapter. It starts the agent (bounded by
+// ctx) so that what it reports was observed: the program and version found,
+// the handshake, the login state and what the agent advertises.
+func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
+	caps := providers.Capabilities{
+		Provider: a.cfg.Provider, AdapterVersion: a.cfg.AdapterVersion, Authorization: "unknown",
+		Limitations: append([]string(nil), a.cfg.Limitations...),
+	}
+	all := func(c providers.Capability) {
+		caps.Discovery, caps.Sessions, caps.SendMessage, caps.Steer, caps.Cancel = c, c, c, c, c
+		caps.Events, caps.Diff, caps.Permissions, caps.Model, caps.Reasoning = c, c, c, c, c
+	}
+	l, err := a.cfg.Locate()
+	if err != nil {
+		all(providers.Capability{State: providers.Unavailable, Reason: err.Error(), Fix: a.cfg.MissingFix})
+		return caps
+	}
+	caps.Program = l.Program
+	c, err := a.Client(ctx)
+	a.mu.Lock()
+	auth, authWhy := a.auth, a.authWhy
+	a.mu.Unlock()
+	caps.Authorization = auth
+	if err != nil {
+		if auth == "unauthorized" {
+			all(providers.Capability{State: providers.Unavailable, Reason: "Authentication required: " + authWhy, Fix: a.cfg.AuthFix})
+		} else {
+			all(providers.Capability{State: providers.Unavailable, Reason: fmt.Sprintf("%s did not start: %v", l.Label, err)})
+		}
+		return caps
+	}
+	init := c.Init()
+	if init.AgentInfo != nil && init.AgentInfo.Version != "" {
+		caps.ProviderVersion = init.AgentInfo.Version
+	} else if a.cfg.VersionProbe != nil {
+		caps.ProviderVersion = a.cfg.VersionProbe(ctx, l)
+	}
+	name := l.Label
+	if init.AgentInfo != nil && init.AgentInfo.Name != "" {
+		name = fmt.Sprintf("%s (agentInfo %s)", l.Label, init.AgentInfo.Name)
+	}
+	proto := fmt.Sprintf("%s; %s %s", a.cfg.Protocol, name, caps.ProviderVersion)
+	ok := func(transport string) providers.Capability {
+		return providers.Capability{Supported: true, State: providers.Available, Transport: transport, Protocol: proto}
+	}
+	caps.Discovery = ok("stdio")
+	if !init.AgentCapabilities.Session("list") {
+		caps.Discovery = providers.Capability{Supported: false, State: providers.Degraded, Transport: "stdio", Protocol: proto,
+			Reason: "the agent does not advertise session/list; only sessions opened by this runtime are known"}
+	}
+	caps.Sessions = ok("stdio")
+	switch {
+	case init.AgentCapabilities.LoadSession:
+		caps.Sessions.Reason = "create with session/new; resume with session/load (history replayed as events)"
+	case init.AgentCapabilities.Session("resume"):
+		caps.Sessions.Reason = "create with session/new; resume with session/resume (no history replay)"
+	default:
+		caps.Sessions.State = providers.Degraded
+		caps.Sessions.Reason = "the agent advertises neither session/load nor session/resume; sessions cannot be resumed"
+	}
+	caps.SendMessage = ok("stdio")
+	caps.SendMessage.Reason = "session/prompt, one at a time per session; later sends wait for the running prompt"
+	if auth == "unauthorized" {
+		caps.SendMessage.State = providers.Degraded
+		caps.SendMessage.Reason = "Authentication required: " + authWhy
+		caps.SendMessage.Fix = a.cfg.AuthFix
+	}
+	caps.Steer = providers.Capability{Supported: false, State: providers.Unavailable, Reason: "ACP has no steering of a running prompt"}
+	caps.Cancel = ok("stdio")
+	caps.Cancel.Reason = "session/cancel notification; held permission requests are answered cancelled"
+	caps.Events = ok("stdio")
+	caps.Events.Reason = "session/update notifications, live only; not replayable after the agent restarts"
+	caps.Diff = providers.Capability{Supported: false, State: providers.Unavailable, Reason: "ACP exposes no diff"}
+	caps.Permissions = ok("stdio")
+	caps.Permissions.Reason = "session/request_permission held until answered by option kind"
+	caps.Model = providers.Capability{Supported: false, State: providers.Degraded, Transport: "stdio", Protocol: proto,
+		Reason: "negotiated per session: the model config option or session/set_model, when the session advertises them"}
+	caps.Reasoning = providers.Capability{Supported: false, State: providers.Degraded, Transport: "stdio", Protocol: proto,
+		Reason: "negotiated per session: a thought_level config option, when the session advertises one"}
+	return caps
+}
+
+func (a *Adapter) session(c *Client, v SessionView) providers.Session {
+	meta := map[string]any{}
+	if v.Modes != nil {
+		meta["mode"] = v.Modes.CurrentModeID
+	}
+	model := ""
+	if o, ok := optionFor(v.ConfigOptions, "model", "model"); ok {
+		model = o.Current()
+	} else if v.Models != nil {
+		model = v.Models.CurrentModelID
+	}
+	state := "idle"
+	if v.Busy {
+		state = "running"
+	}
+	if len(meta) == 0 {
+		meta = nil
+	}
+	return providers.Session{
+		ID: string(a.cfg.Provider) + ":" + v.ID, Provider: a.cfg.Provider, NativeID: v.ID,
+		Title: v.Title, State: state, Model: model, CWD: v.CWD, Transport: "stdio",
+		Endpoint:   fmt.Sprintf("%s pid %d", a.label(), c.PID()),
+		Provenance: providers.Provenance{DiscoveredAt: v.OpenedAt, Source: "acp", Native: true},
+		Metadata:   meta,
+	}
+}
+
+func (a *Adapter) label() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.launch.Label != "" {
+		return a.launch.Label
+	}
+	return string(a.cfg.Provider)
+}
+
+func (a *Adapter) listed(c *Client, info SessionInfo) providers.Session {
+	return providers.Session{
+		ID: string(a.cfg.Provider) + ":" + info.SessionID, Provider: a.cfg.Provider, NativeID: info.SessionID,
+		Title: info.Title, State: "stored", CWD: info.CWD, Transport: "stdio",
+		Endpoint:   fmt.Sprintf("%s pid %d", a.label(), c.PID()),
+		Provenance: providers.Provenance{DiscoveredAt: a.cfg.Clock.Now(), Source: "session/list", Native: true},
+		Metadata:   map[string]any{"updatedAt": info.UpdatedAt},
+	}
+}
+
+func (a *Adapter) remember(id, cwd string) {
+	if id == "" || cwd == "" {
+		return
+	}
+	a.mu.Lock()
+	a.known[id] = cwd
+	a.mu.Unlock()
+}
+
+// ListSessions implements providers.Adapter: the sessions open in the agent
+// process, plus session/list when the agent advertises it.
+func (a *Adapter) ListSessions(ctx context.Context) ([]providers.Session, error) {
+	c, err := a.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []providers.Session
+	seen := map[string]bool{}
+	for _, v := range c.Sessions() {
+		out = append(out, a.session(c, v))
+		seen[v.ID] = true
+	}
+	if !c.Init().AgentCapabilities.Session("list") {
+		return out, nil
+	}
+	infos, err := c.ListSessions(ctx, "")
+	if err != nil {
+		return out, fmt.Errorf("%s session/list: %w", a.cfg.Provider, err)
+	}
+	for _, info := range infos {
+		a.remember(info.SessionID, info.CWD)
+		if !seen[info.SessionID] {
+			out = append(out, a.listed(c, info))
+		}
+	}
+	return out, nil
+}
+
+// GetSession implements providers.Adapter.
+func (a *Adapter) GetSession(ctx context.Context, nativeID string) (*providers.Session, error) {
+	c, err := a.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := c.Session(nativeID); ok {
+		s := a.session(c, v)
+		return &s, nil
+	}
+	if !c.Init().AgentCapabilities.Session("list") {
+		return nil, nil
+	}
+	infos, err := c.ListSessions(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("%s session/list: %w", a.cfg.Provider, err)
+	}
+	for _, info := range infos {
+		if info.SessionID == nativeID {
+			a.remember(info.SessionID, info.CWD)
+			s := a.listed(c, info)
+			return &s, nil
+		}
+	}
+	return nil, nil
+}
+
+// CreateSession implements providers.Adapter (session/new).
+func (a *Adapter) CreateSession(ctx context.Context, opts providers.CreateOptions) (providers.Session, error) {
+	c, err := a.Client(ctx)
+	if err != nil {
+		return providers.Session{}, err
+	}
+	cwd := opts.CWD
+	if cwd == "" {
+		cwd = a.cfg.DefaultCWD
+	}
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return providers.Session{}, fmt.Errorf("%s create session: %w", a.cfg.Provider, err)
+		}
+	}
+	setup, err := c.NewSession(ctx, cwd)
+	if err != nil {
+		return providers.Session{}, a.classify("create session", err)
+	}
+	v, _ := c.Session(setup.SessionID)
+	a.remember(v.ID, v.CWD)
+	s := a.session(c, v)
+	if opts.Title != "" {
+		if s.Metadata == nil {
+			s.Metadata = map[string]any{}
+		}
+		s.Metadata["requestedTitle"] = opts.Title
+	}
+	return s, nil
+}
+
+// ResumeSession implements providers.Adapter: session/load when advertised
+// (history arrives as events), else session/resume.
+func (a *Adapter) ResumeSession(ctx context.Context, nativeID string) (providers.Session, error) {
+	c, err := a.Client(ctx)
+	if err != nil {
+		return providers.Session{}, err
+	}
+	if err := a.open(ctx, c, nativeID); err != nil {
+		return providers.Session{}, err
+	}
+	v, _ := c.Session(nativeID)
+	return a.session(c, v), nil
+}
+
+// open makes sure nativeID is open in c, loading or resuming it from its
+// recorded workspace.
+func (a *Adapter) open(ctx context.Context, c *Client, nativeID string) error {
+	if _, ok := c.Session(nativeID); ok {
+		return nil
+	}
+	init := c.Init()
+	if !init.AgentCapabilities.LoadSession && !init.AgentCapabilities.Session("resume") {
+		return &providers.UnsupportedError{Provider: a.cfg.Provider, Operation: "resume",
+			Reason: "the agent advertises neither session/load nor session/resume"}
+	}
+	a.mu.Lock()
+	cwd := a.known[nativeID]
+	a.mu.Unlock()
+	if cwd == "" && init.AgentCapabilities.Session("list") {
+		if infos, err := c.ListSessions(ctx, ""); err == nil {
+			for _, info := range infos {
+				a.remember(info.SessionID, info.CWD)
+				if info.SessionID == nativeID {
+					cwd = info.CWD
+				}
+			}
+		}
+	}
+	if cwd == "" {
+		return &providers.NotSentError{Err: fmt.Errorf("the workspace of %s session %s is unknown (not listed by the agent and not opened by this runtime)", a.cfg.Provider, nativeID)}
+	}
+	var err error
+	if init.AgentCapabilities.LoadSession {
+		_, err = c.LoadSession(ctx, nativeID, cwd)
+	} else {
+		_, err = c.ResumeSession(ctx, nativeID, cwd)
+	}
+	if err != nil {
+		return a.classify("resume session", err)
+	}
+	return nil
+}
+
+// Send implements providers.Adapter. It returns a queued receipt once
+// session/prompt was written; the outcome (completed with the stopReason, or
+// rejected with the agent's error) is reported through Host.ReportOutcome
+// with the receipt's Ref.
+func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts providers.SendOptions) (providers.Receipt, error) {
+	if opts.Mode == "steer" {
+		return providers.Receipt{}, &providers.UnsupportedError{Provider: a.cfg.Provider, Operation: "steer", Reason: "ACP has no steering of a running prompt"}
+	}
+	c, err := a.Client(ctx)
+	if err != nil {
+		return providers.Receipt{}, &providers.NotSentError{Err: err}
+	}
+	if err := a.open(ctx, c, nativeID); err != nil {
+		return providers.Receipt{}, notSent(err)
+	}
+	if opts.Agent != "" {
+		if err := c.SetMode(ctx, nativeID, opts.Agent); err != nil {
+			return providers.Receipt{}, notSent(a.classify("set agent mode", err))
+		}
+	}
+	if opts.Model != nil {
+		if err := a.setModel(ctx, c, nativeID, *opts.Model); err != nil {
+			return providers.Receipt{}, notSent(err)
+		}
+	}
+	if opts.Reasoning != "" {
+		if err := c.SetReasoning(ctx, nativeID, opts.Reasoning); err != nil {
+			return providers.Receipt{}, notSent(a.classify("set reasoning", err))
+		}
+	}
+	turn, err := c.Prompt(ctx, nativeID, text)
+	if err != nil {
+		return providers.Receipt{}, a.classify("send", err)
+	}
+	go a.watch(turn)
+	return providers.Receipt{
+		Provider: a.cfg.Provider, NativeID: nativeID, Operation: "send", Accepted: true,
+		Status: providers.StatusQueued, ProviderState: "prompt_sent", Ref: turn.ID,
+		Detail: map[string]any{"delivery": "transport_accepted", "completion": "pending", "turn": turn.ID},
+	}, nil
+}
+
+// notSent keeps unsupported and not-sent errors, and marks everything else
+// as not sent (a step before the prompt failed, so the prompt never left).
+func notSent(err error) error {
+	var ue *providers.UnsupportedError
+	var ns *providers.NotSentError
+	if errors.As(err, &ue) || errors.As(err, &ns) {
+		return err
+	}
+	return &providers.NotSentError{Err: err}
+}
+
+func (a *Adapter) watch(t *Turn) {
+	<-t.Done()
+	var status providers.ReceiptStatus
+	var reason string
+	var re *RPCError
+	switch {
+	case t.Err == nil:
+		status, reason = providers.StatusCompleted, "stopReason: "+t.StopReason
+		a.mu.Lock()
+		if a.auth != "authorized" && a.cfg.AuthMethod == "" {
+			a.auth, a.authWhy = "authorized", ""
+		}
+		a.mu.Unlock()
+	case IsAuthRequired(t.Err):
+		errors.As(t.Err, &re)
+		a.setAuth("unauthorized", re.Message)
+		status, reason = providers.StatusRejected, fmt.Sprintf("Authentication required: %s. %s", re.Message, a.cfg.AuthFix)
+		if re.Message == "Authentication required" {
+			reason = "Authentication required. " + a.cfg.AuthFix
+		}
+	case errors.As(t.Err, &re):
+		status, reason = providers.StatusRejected, re.Error()
+	default:
+		status, reason = providers.StatusDeliveryUnknown, t.Err.Error()
+	}
+	if a.cfg.Host != nil {
+		a.cfg.Host.ReportOutcome(a.cfg.Provider, t.SessionID, t.ID, status, reason)
+	}
+}
+
+// Cancel implements providers.Adapter: session/cancel is a notification, so
+// the receipt is completed once it was written.
+func (a *Adapter) Cancel(ctx context.Context, nativeID string) (providers.Receipt, error) {
+	c := a.running()
+	if c == nil {
+		return providers.Receipt{}, &providers.NotSentError{Err: fmt.Errorf("%s is not running; nothing to cancel", a.label())}
+	}
+	if _, ok := c.Session(nativeID); !ok {
+		return providers.Receipt{}, &providers.NotSentError{Err: fmt.Errorf("session %s is not open in the running agent; nothing to cancel", nativeID)}
+	}
+	running := c.Running(nativeID) != nil
+	if err := c.Cancel(nativeID); err != nil {
+		return providers.Receipt{}, a.classify("cancel", err)
+	}
+	return providers.Receipt{
+		Provider: a.cfg.Provider, NativeID: nativeID, Operation: "cancel", Accepted: true,
+		Status: providers.StatusCompleted, ProviderState: "cancel_notification_sent",
+		Detail: map[string]any{"promptRunning": running},
+	}, nil
+}
+
+// Subscribe implements providers.Adapter for a session open in the agent
+// process (create or resume it first).
+func (a *Adapter) Subscribe(ctx context.Context, nativeID string) (<-chan providers.NativeEvent, error) {
+	c, err := a.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Subscribe(ctx, nativeID)
+}
+
+// Diff implements providers.Adapter: ACP has none.
+func (a *Adapter) Diff(context.Context, string, providers.DiffOptions) (any, error) {
+	return nil, &providers.UnsupportedError{Provider: a.cfg.Provider, Operation: "diff", Reason: "ACP exposes no diff"}
+}
+
+// PendingPermissions implements providers.Adapter.
+func (a *Adapter) PendingPermissions(context.Context) ([]providers.PermissionRequest, error) {
+	c := a.running()
+	if c == nil {
+		return []providers.PermissionRequest{}, nil
+	}
+	return c.Pending(), nil
+}
+
+// RespondPermission implements providers.Adapter. decision is an offered
+// option kind (allow_once, allow_always, reject_once, reject_always), an
+// offered option id, or "cancelled".
+func (a *Adapter) RespondPermission(ctx context.Context, nativeID, requestID, decision string) (providers.Receipt, error) {
+	c := a.running()
+	if c == nil {
+		return providers.Receipt{}, &providers.NotSentError{Err: fmt.Errorf("%w: %s (the agent is not running)", ErrUnknownRequest, requestID)}
+	}
+	d, err := c.Respond(ctx, nativeID, requestID, decision)
+	if err != nil {
+		return providers.Receipt{}, a.classify("respond to permission", err)
+	}
+	detail := map[string]any{"outcome": "cancelled"}
+	if d.Option != nil {
+		detail = map[string]any{"outcome": "selected", "optionId": d.Option.ID, "kind": d.Option.Kind}
+	}
+	return providers.Receipt{
+		Provider: a.cfg.Provider, NativeID: nativeID, Operation: "respond_permission", Accepted: true,
+		Status: providers.StatusCompleted, ProviderState: "decision_sent", Detail: detail,
+	}, nil
+}
+
+// SetModel implements providers.Adapter.
+func (a *Adapter) SetModel(ctx context.Context, nativeID string, model providers.Model) (providers.Receipt, error) {
+	c, err := a.Client(ctx)
+	if err != nil {
+		return providers.Receipt{}, &providers.NotSentError{Err: err}
+	}
+	if err := a.open(ctx, c, nativeID); err != nil {
+		return providers.Receipt{}, notSent(err)
+	}
+	if err := a.setModel(ctx, c, nativeID, model); err != nil {
+		return providers.Receipt{}, err
+	}
+	return a.applied(nativeID, "set_model"), nil
+}
+
+// setModel picks the first spelling of model the session offers: the model
+// id, then "providerID/modelID".
+func (a *Adapter) setModel(ctx context.Context, c *Client, nativeID string, model providers.Model) error {
+	value := model.ModelID
+	if v, ok := c.Session(nativeID); ok {
+		if o, ok := optionFor(v.ConfigOptions, "model", "model"); ok && model.ProviderID != "" && !o.Offers(value) {
+			if alt := model.ProviderID + "/" + model.ModelID; o.Offers(alt) {
+				value = alt
+			}
+		}
+	}
+	if err := c.SetModel(ctx, nativeID, value); err != nil {
+		return a.classify("set model", err)
+	}
+	return nil
+}
+
+// SetReasoning implements providers.Adapter.
+func (a *Adapter) SetReasoning(ctx context.Context, nativeID, effort string) (providers.Receipt, error) {
+	c, err := a.Client(ctx)
+	if err != nil {
+		return providers.Receipt{}, &providers.NotSentError{Err: err}
+	}
+	if err := a.open(ctx, c, nativeID); err != nil {
+		return providers.Receipt{}, notSent(err)
+	}
+	if err := c.SetReasoning(ctx, nativeID, effort); err != nil {
+		return providers.Receipt{}, a.classify("set reasoning", err)
+	}
+	return a.applied(nativeID, "set_reasoning"), nil
+}
+
+// SetMode switches the session's mode (agent/plan/ask for Cursor).
+func (a *Adapter) SetMode(ctx context.Context, nativeID, mode string) (providers.Receipt, error) {
+	c, err := a.Client(ctx)
+	if err != nil {
+		return providers.Receipt{}, &providers.NotSentError{Err: err}
+	}
+	if err := a.open(ctx, c, nativeID); err != nil {
+		return providers.Receipt{}, notSent(err)
+	}
+	if err := c.SetMode(ctx, nativeID, mode); err != nil {
+		return providers.Receipt{}, a.classify("set mode", err)
+	}
+	return a.applied(nativeID, "set_mode"), nil
+}
+
+func (a *Adapter) applied(nativeID, op string) providers.Receipt {
+	return providers.Receipt{
+		Provider: a.cfg.Provider, NativeID: nativeID, Operation: op, Accepted: true,
+		Status: providers.StatusCompleted, ProviderState: "configuration_applied",
+	}
+}
+
+// Close implements providers.Adapter: the agent's process group is stopped.
+func (a *Adapter) Close() error {
+	a.startMu.Lock()
+	defer a.startMu.Unlock()
+	a.mu.Lock()
+	c := a.client
+	a.client, a.closed = nil, true
+	a.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	if err := c.Close(); err != nil {
+		return fmt.Errorf("%s close: %w", a.cfg.Provider, err)
+	}
+	return nil
+}
+
+// classify maps client errors onto the delivery contract: unsupported,
+// refused before writing (not sent), refused by the agent (rejected), or
+// uncertain.
+func (a *Adapter) classify(op string, err error) error {
+	var ue *UnsupportedError
+	var nw *NotWrittenError
+	var ce *ChoiceError
+	var re *RPCError
+	switch {
+	case errors.As(err, &ue):
+		return &providers.UnsupportedError{Provider: a.cfg.Provider, Operation: op, Reason: ue.Reason}
+	case errors.As(err, &nw), errors.As(err, &ce):
+		return &providers.NotSentError{Err: fmt.Errorf("%s %s: %w", a.cfg.Provider, op, err)}
+	case errors.As(err, &re):
+		reason := re.Message
+		if re.Code == CodeAuthRequired {
+			a.setAuth("unauthorized", re.Message)
+			reason = strings.TrimSpace("Authentication required. " + a.cfg.AuthFix)
+		}
+		return &providers.RejectedError{Reason: reason, Detail: re}
+	default:
+		return fmt.Errorf("%s %s (outcome unknown): %w", a.cfg.Provider, op, err)
+	}
+}

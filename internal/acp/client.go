@@ -1,0 +1,650 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agent-interop/runtime/internal/providers"
+)
+
+// ProtocolVersion is the ACP version this client speaks.
+const ProtocolVersion = 1
+
+// ClientName is sent as clientInfo.name.
+const ClientName = "agent-interop-runtime"
+
+// Clock tells the time; tests inject a fixed one.
+type Clock interface{ Now() time.Time }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// SystemClock is the wall clock.
+var SystemClock Clock = systemClock{}
+
+// FileReader reads a text file for fs/read_text_file. root is the session's
+// workspace; path is the absolute path the agent asked for; line is 1-based
+// (0: from the start) and limit a line count (0: to the end). It must refuse
+// paths outside root and protected files.
+type FileReader interface {
+	ReadText(root, path string, line, limit int) (string, error)
+}
+
+// Inbound is an agent request the generic client does not handle itself,
+// offered to Config.Extension.
+type Inbound struct {
+	Client *Client
+	Method string
+	Params json.RawMessage
+}
+
+// ExtensionFunc answers an inbound request beyond the ACP client methods.
+// It returns handled=false to let the client answer -32601.
+type ExtensionFunc func(ctx context.Context, in Inbound) (result any, rerr *RPCError, handled bool)
+
+// Config configures one agent process.
+type Config struct {
+	Provider providers.ID
+	Argv     []string // program and arguments
+	Dir      string   // working directory of the process
+	Env      []string // full environment; nil inherits ours
+
+	ClientVersion string         // clientInfo.version
+	ClientMeta    map[string]any // clientCapabilities._meta, if any
+	// AuthMethod, when the agent advertises it, is used for authenticate right
+	// after initialize (Cursor's cursor_login).
+	AuthMethod string
+
+	Clock      Clock
+	Logger     *slog.Logger
+	FileReader FileReader
+	Extension  ExtensionFunc
+	// Trace sees every message line exchanged (for fixtures and debugging).
+	Trace func(Direction, []byte)
+	// StopGrace is how long Close waits for the agent to exit on stdin EOF
+	// before signalling its process group (default 1 s).
+	StopGrace time.Duration
+}
+
+// AuthError says authenticate failed; the agent needs a login.
+type AuthError struct {
+	Method string
+	Err    error
+}
+
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("authenticate %s: %v", e.Method, e.Err)
+}
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// IsAuthRequired reports whether err is the agent's "Authentication required"
+// answer (ACP code -32000).
+func IsAuthRequired(err error) bool {
+	var re *RPCError
+	return errors.As(err, &re) && re.Code == CodeAuthRequired
+}
+
+// Client is one running agent speaking ACP over its stdio.
+type Client struct {
+	cfg   Config
+	clock Clock
+	log   *slog.Logger
+	proc  *process
+	conn  *conn
+	init  InitializeResult
+	tag   string
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	held     map[string]*held
+	orphans  map[string][]providers.NativeEvent
+	heldSeq  int
+	turnSeq  int
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start spawns the agent, initializes it and, when Config.AuthMethod is
+// advertised, authenticates. On error the process is already stopped.
+func Start(ctx context.Context, cfg Config) (*Client, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.FileReader == nil {
+		cfg.FileReader = DefaultFileReader{}
+	}
+	if cfg.StopGrace == 0 {
+		cfg.StopGrace = time.Second
+	}
+	proc, err := startProcess(cfg.Argv, cfg.Dir, cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		cfg:      cfg,
+		clock:    cfg.Clock,
+		log:      cfg.Logger,
+		proc:     proc,
+		tag:      "p" + strconv.Itoa(proc.pid()),
+		sessions: make(map[string]*session),
+		held:     make(map[string]*held),
+		orphans:  make(map[string][]providers.NativeEvent),
+	}
+	c.conn = newConn(proc.stdin, proc.stdout, c, cfg.Trace)
+	go func() {
+		<-c.conn.Done()
+		c.dropHeld()
+		c.closeSubscribers()
+	}()
+	if err := c.initialize(ctx); err != nil {
+		_ = c.Close()
+		return nil, c.withStderr(err)
+	}
+	if cfg.AuthMethod != "" && c.init.HasAuthMethod(cfg.AuthMethod) {
+		if _, err := c.conn.Call(ctx, "authenticate", sdk.AuthenticateRequest{MethodId: cfg.AuthMethod}, nil); err != nil {
+			_ = c.Close()
+			return nil, &AuthError{Method: cfg.AuthMethod, Err: err}
+		}
+	}
+	return c, nil
+}
+
+// withStderr appends the agent's last stderr lines to a start-up error.
+func (c *Client) withStderr(err error) error {
+	tail := c.proc.stderr.String()
+	if tail == "" {
+		return err
+	}
+	if len(tail) > 600 {
+		tail = "…" + tail[len(tail)-600:]
+	}
+	return fmt.Errorf("%w; agent stderr: %s", err, tail)
+}
+
+type initializeParams struct {
+	ProtocolVersion    int                `json:"protocolVersion"`
+	ClientInfo         sdk.Implementation `json:"clientInfo"`
+	ClientCapabilities clientCapabilities `json:"clientCapabilities"`
+}
+
+type clientCapabilities struct {
+	Fs       fsCapabilities `json:"fs"`
+	Terminal bool           `json:"terminal"`
+	Meta     map[string]any `json:"_meta,omitempty"`
+}
+
+type fsCapabilities struct {
+	ReadTextFile  bool `json:"readTextFile"`
+	WriteTextFile bool `json:"writeTextFile"`
+}
+
+func (c *Client) initialize(ctx context.Context) error {
+	version := c.cfg.ClientVersion
+	if version == "" {
+		version = "dev"
+	}
+	raw, err := c.conn.Call(ctx, "initialize", initializeParams{
+		ProtocolVersion:    ProtocolVersion,
+		ClientInfo:         sdk.Implementation{Name: ClientName, Version: version},
+		ClientCapabilities: clientCapabilities{Fs: fsCapabilities{ReadTextFile: true}, Meta: c.cfg.ClientMeta},
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	var res InitializeResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("initialize: decoding answer: %w", err)
+	}
+	res.Raw = raw
+	if res.ProtocolVersion != ProtocolVersion {
+		return fmt.Errorf("initialize: agent speaks ACP protocol version %d, this client speaks %d", res.ProtocolVersion, ProtocolVersion)
+	}
+	c.init = res
+	return nil
+}
+
+// Init returns the initialize answer.
+func (c *Client) Init() InitializeResult { return c.init }
+
+// PID returns the agent's process id.
+func (c *Client) PID() int { return c.proc.pid() }
+
+// Stderr returns the tail of the agent's stderr.
+func (c *Client) Stderr() string { return c.proc.stderr.String() }
+
+// Done is closed when the connection to the agent has ended.
+func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
+
+// Close stops the agent and its process group. Held requests are dropped and
+// subscriber channels closed.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = c.proc.stop(c.cfg.StopGrace)
+		<-c.conn.Done()
+	})
+	return c.closeErr
+}
+
+// Call sends any request and returns the raw answer (for methods the client
+// has no helper for).
+func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return c.conn.Call(ctx, method, params, nil)
+}
+
+// --- sessions -------------------------------------------------------------
+
+// NewSession creates a session in cwd (made absolute).
+func (c *Client) NewSession(ctx context.Context, cwd string) (SessionSetup, error) {
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return SessionSetup{}, &NotWrittenError{Err: fmt.Errorf("workspace %q: %w", cwd, err)}
+	}
+	raw, err := c.conn.Call(ctx, "session/new", sdk.NewSessionRequest{Cwd: abs, McpServers: []sdk.McpServer{}}, nil)
+	if err != nil {
+		return SessionSetup{}, fmt.Errorf("session/new: %w", err)
+	}
+	setup := decodeSetup(raw)
+	if setup.SessionID == "" {
+		return SessionSetup{}, fmt.Errorf("session/new: answer has no sessionId: %s", raw)
+	}
+	c.register(setup.SessionID, abs).apply(setup)
+	return setup, nil
+}
+
+// LoadSession loads a session (agentCapabilities.loadSession). The history
+// the agent replays arrives as events before this returns.
+func (c *Client) LoadSession(ctx context.Context, sessionID, cwd string) (SessionSetup, error) {
+	if !c.init.AgentCapabilities.LoadSession {
+		return SessionSetup{}, &NotWrittenError{Err: errors.New("the agent does not advertise loadSession")}
+	}
+	return c.reopen(ctx, "session/load", sdk.LoadSessionRequest{SessionId: sdk.SessionId(sessionID), Cwd: cwd, McpServers: []sdk.McpServer{}}, sessionID, cwd)
+}
+
+// ResumeSession resumes a session without replay (sessionCapabilities.resume).
+func (c *Client) ResumeSession(ctx context.Context, sessionID, cwd string) (SessionSetup, error) {
+	if !c.init.AgentCapabilities.Session("resume") {
+		return SessionSetup{}, &NotWrittenError{Err: errors.New("the agent does not advertise sessionCapabilities.resume")}
+	}
+	return c.reopen(ctx, "session/resume", sdk.ResumeSessionRequest{SessionId: sdk.SessionId(sessionID), Cwd: cwd, McpServers: []sdk.McpServer{}}, sessionID, cwd)
+}
+
+func (c *Client) reopen(ctx context.Context, method string, params any, sessionID, cwd string) (SessionSetup, error) {
+	abs, err := filepath.Abs(cwd)
+	if err != nil || cwd == "" {
+		return SessionSetup{}, &NotWrittenError{Err: fmt.Errorf("%s needs the session's workspace, got %q", method, cwd)}
+	}
+	c.mu.Lock()
+	_, existed := c.sessions[sessionID]
+	c.mu.Unlock()
+	s := c.register(sessionID, abs) // replayed updates land in its backlog
+	raw, err := c.conn.Call(ctx, method, params, nil)
+	if err != nil {
+		if !existed {
+			c.mu.Lock()
+			delete(c.sessions, sessionID)
+			c.mu.Unlock()
+		}
+		return SessionSetup{}, fmt.Errorf("%s: %w", method, err)
+	}
+	setup := decodeSetup(raw)
+	setup.SessionID = sessionID // Cursor's load answer may omit it
+	s.apply(setup)
+	return setup, nil
+}
+
+// ListSessions pages through session/list (sessionCapabilities.list). cwd
+// filters when not empty.
+func (c *Client) ListSessions(ctx context.Context, cwd string) ([]SessionInfo, error) {
+	if !c.init.AgentCapabilities.Session("list") {
+		return nil, &NotWrittenError{Err: errors.New("the agent does not advertise sessionCapabilities.list")}
+	}
+	var out []SessionInfo
+	var cursor *string
+	for page := 0; page < 50; page++ {
+		req := sdk.ListSessionsRequest{Cursor: cursor}
+		if cwd != "" {
+			req.Cwd = &cwd
+		}
+		raw, err := c.conn.Call(ctx, "session/list", req, nil)
+		if err != nil {
+			return out, fmt.Errorf("session/list: %w", err)
+		}
+		var res struct {
+			Sessions   []json.RawMessage `json:"sessions"`
+			NextCursor *string           `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return out, fmt.Errorf("session/list: decoding answer: %w", err)
+		}
+		for _, r := range res.Sessions {
+			var info SessionInfo
+			if json.Unmarshal(r, &info) == nil && info.SessionID != "" {
+				info.Raw = r
+				out = append(out, info)
+			}
+		}
+		if res.NextCursor == nil || *res.NextCursor == "" {
+			return out, nil
+		}
+		cursor = res.NextCursor
+	}
+	return out, nil
+}
+
+// CloseSession closes a session (sessionCapabilities.close) and forgets it.
+func (c *Client) CloseSession(ctx context.Context, sessionID string) error {
+	if !c.init.AgentCapabilities.Session("close") {
+		return &NotWrittenError{Err: errors.New("the agent does not advertise sessionCapabilities.close")}
+	}
+	if _, err := c.conn.Call(ctx, "session/close", sdk.CloseSessionRequest{SessionId: sdk.SessionId(sessionID)}, nil); err != nil {
+		return fmt.Errorf("session/close: %w", err)
+	}
+	c.mu.Lock()
+	s := c.sessions[sessionID]
+	delete(c.sessions, sessionID)
+	c.mu.Unlock()
+	if s != nil {
+		s.closeSubscribers()
+	}
+	return nil
+}
+
+// Session returns what the client knows of an open session.
+func (c *Client) Session(sessionID string) (SessionView, bool) {
+	c.mu.Lock()
+	s := c.sessions[sessionID]
+	c.mu.Unlock()
+	if s == nil {
+		return SessionView{}, false
+	}
+	return s.view(), true
+}
+
+// Sessions lists the sessions open in this agent process.
+func (c *Client) Sessions() []SessionView {
+	c.mu.Lock()
+	list := make([]*session, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		list = append(list, s)
+	}
+	c.mu.Unlock()
+	out := make([]SessionView, 0, len(list))
+	for _, s := range list {
+		out = append(out, s.view())
+	}
+	return out
+}
+
+func (c *Client) register(id, cwd string) *session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.sessions[id]; ok {
+		s.mu.Lock()
+		s.cwd = cwd
+		s.mu.Unlock()
+		return s
+	}
+	s := newSession(id, cwd, c.clock.Now())
+	c.sessions[id] = s
+	for _, ev := range c.orphans[id] {
+		s.publish(ev)
+	}
+	delete(c.orphans, id)
+	return s
+}
+
+func (c *Client) lookup(id string) *session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessions[id]
+}
+
+// --- prompts --------------------------------------------------------------
+
+// Turn is one prompt. Done is closed when its answer (or the end of the
+// connection) arrived; then StopReason/Result or Err are set.
+type Turn struct {
+	ID        string
+	SessionID string
+	SentAt    time.Time
+
+	done       chan struct{}
+	StopReason string
+	Result     json.RawMessage
+	Err        error
+}
+
+// Done is closed when the turn ended.
+func (t *Turn) Done() <-chan struct{} { return t.done }
+
+// Prompt queues text for the session: it waits (bounded by ctx) until the
+// session's previous prompt ended, writes session/prompt, and returns once
+// the request was written. A *NotWrittenError means it was never written.
+// The turn's outcome arrives on Turn.Done.
+func (c *Client) Prompt(ctx context.Context, sessionID, text string) (*Turn, error) {
+	s := c.lookup(sessionID)
+	if s == nil {
+		return nil, &NotWrittenError{Err: fmt.Errorf("session %s is not open in this agent process", sessionID)}
+	}
+	select {
+	case s.slot <- struct{}{}:
+	case <-ctx.Done():
+		return nil, &NotWrittenError{Err: fmt.Errorf("waiting for the session's previous prompt: %w", ctx.Err())}
+	case <-c.conn.Done():
+		return nil, &NotWrittenError{Err: fmt.Errorf("connection closed: %w", c.conn.Err())}
+	}
+	c.mu.Lock()
+	c.turnSeq++
+	t := &Turn{ID: fmt.Sprintf("%s-turn-%d", c.tag, c.turnSeq), SessionID: sessionID, done: make(chan struct{})}
+	c.mu.Unlock()
+
+	written := make(chan struct{})
+	failed := make(chan error, 1)
+	req := sdk.PromptRequest{SessionId: sdk.SessionId(sessionID), Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}
+	// The turn is current before the request leaves: the agent's first
+	// messages (cursor/* requests carry no sessionId) may be dispatched
+	// before the write call returns.
+	s.setTurn(t)
+	go func() {
+		raw, err := c.conn.Call(context.Background(), "session/prompt", req, func() {
+			t.SentAt = c.clock.Now()
+			close(written)
+		})
+		var nw *NotWrittenError
+		if errors.As(err, &nw) {
+			s.setTurn(nil)
+			<-s.slot
+			failed <- err
+			return
+		}
+		c.finishTurn(s, t, raw, err)
+	}()
+	select {
+	case <-written:
+		return t, nil
+	case err := <-failed:
+		return nil, err
+	}
+}
+
+func (c *Client) finishTurn(s *session, t *Turn, raw json.RawMessage, err error) {
+	t.Result, t.Err = raw, err
+	if err == nil {
+		var res struct {
+			StopReason string `json:"stopReason"`
+		}
+		_ = json.Unmarshal(raw, &res)
+		t.StopReason = res.StopReason
+	}
+	data := raw
+	if err != nil {
+		var re *RPCError
+		if errors.As(err, &re) {
+			data, _ = json.Marshal(map[string]any{"error": re})
+		} else {
+			data, _ = json.Marshal(map[string]any{"error": map[string]string{"message": err.Error()}})
+		}
+	}
+	// The prompt's answer is an event too, typed by its method: no
+	// session/update kind contains a slash, so it cannot be mistaken for one.
+	c.emit(s.id, "session/prompt", data)
+	s.setTurn(nil)
+	<-s.slot
+	close(t.done)
+}
+
+// Cancel sends session/cancel (a notification) and answers the session's
+// held permission requests with "cancelled", as the protocol requires.
+func (c *Client) Cancel(sessionID string) error {
+	if err := c.conn.Notify("session/cancel", sdk.CancelNotification{SessionId: sdk.SessionId(sessionID)}); err != nil {
+		return fmt.Errorf("session/cancel: %w", err)
+	}
+	c.cancelHeld(sessionID)
+	return nil
+}
+
+// Running returns the session's turn in flight, if any.
+func (c *Client) Running(sessionID string) *Turn {
+	if s := c.lookup(sessionID); s != nil {
+		return s.turn()
+	}
+	return nil
+}
+
+// --- configuration -------------------------------------------------------
+
+// UnsupportedError says the agent did not advertise what was asked.
+type UnsupportedError struct {
+	Operation string
+	Reason    string
+}
+
+func (e *UnsupportedError) Error() string { return e.Operation + ": " + e.Reason }
+
+// ChoiceError says a value is not one the agent offered (refused before
+// anything was written).
+type ChoiceError struct {
+	What    string
+	Value   string
+	Offered []string
+}
+
+func (e *ChoiceError) Error() string {
+	return fmt.Sprintf("%s %q is not offered by the agent; offered: %v", e.What, e.Value, e.Offered)
+}
+
+// SetConfigOption sets a config option and records the refreshed options.
+func (c *Client) SetConfigOption(ctx context.Context, sessionID, configID, value string) error {
+	s := c.lookup(sessionID)
+	if s == nil {
+		return &NotWrittenError{Err: fmt.Errorf("session %s is not open in this agent process", sessionID)}
+	}
+	req := sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+		SessionId: sdk.SessionId(sessionID), ConfigId: sdk.SessionConfigId(configID), Value: sdk.SessionConfigValueId(value)}}
+	raw, err := c.conn.Call(ctx, "session/set_config_option", req, nil)
+	if err != nil {
+		return fmt.Errorf("session/set_config_option %s: %w", configID, err)
+	}
+	var res struct {
+		ConfigOptions []json.RawMessage `json:"configOptions"`
+	}
+	if json.Unmarshal(raw, &res) == nil && res.ConfigOptions != nil {
+		s.setConfigOptions(decodeConfigOptions(res.ConfigOptions))
+	} else {
+		s.setConfigValue(configID, value)
+	}
+	return nil
+}
+
+// SetMode switches the session's mode: through the "mode" config option
+// when advertised, else session/set_mode when modes are advertised.
+func (c *Client) SetMode(ctx context.Context, sessionID, mode string) error {
+	v, ok := c.Session(sessionID)
+	if !ok {
+		return &NotWrittenError{Err: fmt.Errorf("session %s is not open in this agent process", sessionID)}
+	}
+	if o, ok := optionFor(v.ConfigOptions, "mode", "mode"); ok {
+		if !o.Offers(mode) {
+			return &ChoiceError{What: "mode", Value: mode, Offered: o.Values()}
+		}
+		return c.SetConfigOption(ctx, sessionID, o.ID, mode)
+	}
+	if v.Modes == nil {
+		return &UnsupportedError{Operation: "set mode", Reason: "the session advertises neither a mode config option nor modes"}
+	}
+	var offered []string
+	for _, m := range v.Modes.AvailableModes {
+		offered = append(offered, m.ID)
+	}
+	if !contains(offered, mode) {
+		return &ChoiceError{What: "mode", Value: mode, Offered: offered}
+	}
+	if _, err := c.conn.Call(ctx, "session/set_mode", sdk.SetSessionModeRequest{SessionId: sdk.SessionId(sessionID), ModeId: sdk.SessionModeId(mode)}, nil); err != nil {
+		return fmt.Errorf("session/set_mode: %w", err)
+	}
+	c.lookup(sessionID).setMode(mode)
+	return nil
+}
+
+// SetModel selects the session's model: through the "model" config option
+// when advertised, else session/set_model when models are advertised.
+func (c *Client) SetModel(ctx context.Context, sessionID, model string) error {
+	v, ok := c.Session(sessionID)
+	if !ok {
+		return &NotWrittenError{Err: fmt.Errorf("session %s is not open in this agent process", sessionID)}
+	}
+	if o, ok := optionFor(v.ConfigOptions, "model", "model"); ok {
+		if !o.Offers(model) {
+			return &ChoiceError{What: "model", Value: model, Offered: o.Values()}
+		}
+		return c.SetConfigOption(ctx, sessionID, o.ID, model)
+	}
+	if v.Models == nil {
+		return &UnsupportedError{Operation: "set model", Reason: "the session advertises neither a model config option nor models"}
+	}
+	if _, err := c.conn.Call(ctx, "session/set_model", sdk.UnstableSetSessionModelRequest{SessionId: sdk.SessionId(sessionID), ModelId: sdk.UnstableModelId(model)}, nil); err != nil {
+		return fmt.Errorf("session/set_model: %w", err)
+	}
+	c.lookup(sessionID).setModel(model)
+	return nil
+}
+
+// SetReasoning sets the thought level through a config option of category
+// thought_level (or id thought_level, reasoning, effort, thinking).
+func (c *Client) SetReasoning(ctx context.Context, sessionID, level string) error {
+	v, ok := c.Session(sessionID)
+	if !ok {
+		return &NotWrittenError{Err: fmt.Errorf("session %s is not open in this agent process", sessionID)}
+	}
+	o, ok := optionFor(v.ConfigOptions, "thought_level", "thought_level", "reasoning", "effort", "thinking")
+	if !ok {
+		return &UnsupportedError{Operation: "set reasoning", Reason: "the session advertises no thought_level config option"}
+	}
+	if !o.Offers(level) {
+		return &ChoiceError{What: "reasoning level", Value: level, Offered: o.Values()}
+	}
+	return c.SetConfigOption(ctx, sessionID, o.ID, level)
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

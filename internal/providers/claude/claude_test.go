@@ -1,0 +1,381 @@
+package claude_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/acp"
+	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/claude"
+	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
+	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+)
+
+var _ providers.Adapter = (*claude.Adapter)(nil)
+
+// host records reported outcomes.
+type host struct {
+	mu  sync.Mutex
+	out map[string]outcome
+}
+
+type outcome struct {
+	status providers.ReceiptStatus
+	reason string
+}
+
+func (h *host) ReportOutcome(_ providers.ID, _, ref string, status providers.ReceiptStatus, reason string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.out == nil {
+		h.out = map[string]outcome{}
+	}
+	h.out[ref] = outcome{status, reason}
+}
+
+func (h *host) await(t *testing.T, ref string) outcome {
+	t.Helper()
+	var o outcome
+	wait(t, 90*time.Second, "the outcome of "+ref, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		var ok bool
+		o, ok = h.out[ref]
+		return ok
+	})
+	return o
+}
+
+func wait(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func lookIn(path string) func(string) (string, error) {
+	return func(name string) (string, error) {
+		if name == "claude-agent-acp" {
+			return path, nil
+		}
+		return "", exec.ErrNotFound
+	}
+}
+
+func noEnv(string) string { return "" }
+
+func TestLocate(t *testing.T) {
+	look := func(name string) (string, error) {
+		if name == "claude-code-acp" || name == "my-acp" {
+			return "/bin/" + name, nil
+		}
+		return "", exec.ErrNotFound
+	}
+	l, err := claude.Locate(noEnv, look)
+	if err != nil || l.Label != "claude-code-acp" || l.Argv[0] != "/bin/claude-code-acp" {
+		t.Fatalf("fallback: %+v %v", l, err)
+	}
+	env := func(k string) string {
+		if k == claude.EnvCommand {
+			return "my-acp --flag"
+		}
+		return ""
+	}
+	l, err = claude.Locate(env, look)
+	if err != nil || strings.Join(l.Argv, " ") != "/bin/my-acp --flag" {
+		t.Fatalf("override: %+v %v", l, err)
+	}
+	none := func(string) (string, error) { return "", exec.ErrNotFound }
+	if _, err := claude.Locate(noEnv, none); err == nil || !strings.Contains(err.Error(), "claude-agent-acp") {
+		t.Fatalf("missing: %v", err)
+	}
+	a := claude.New(claude.Options{Getenv: noEnv, LookPath: none})
+	caps := a.Capabilities(context.Background())
+	if caps.SendMessage.State != providers.Unavailable || !strings.Contains(caps.SendMessage.Fix, claude.EnvCommand) {
+		t.Fatalf("capabilities without a program: %+v", caps.SendMessage)
+	}
+}
+
+// realClaude builds an adapter over the real claude-agent-acp; rootURL ""
+// leaves the ANTHROPIC_* variables unset.
+func realClaude(t *testing.T, h *host, rootURL string) (*claude.Adapter, string, *realpeers.Env) {
+	t.Helper()
+	bin := realpeers.Require(t, realpeers.ClaudeACP)
+	env := realpeers.ClaudeEnv(t, rootURL)
+	ws := filepath.Join(env.Root(), "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := claude.New(claude.Options{Host: h, Getenv: noEnv, LookPath: lookIn(bin), Env: env.Environ(), DefaultCWD: ws})
+	t.Cleanup(func() { _ = a.Close() })
+	return a, ws, env
+}
+
+type stream struct {
+	mu   sync.Mutex
+	list []providers.NativeEvent
+}
+
+func subscribe(t *testing.T, a providers.Adapter, id string) *stream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ch, err := a.Subscribe(ctx, id)
+	if err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	s := &stream{}
+	go func() {
+		for ev := range ch {
+			s.mu.Lock()
+			s.list = append(s.list, ev)
+			s.mu.Unlock()
+		}
+	}()
+	return s
+}
+
+func (s *stream) text(kind string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, ev := range s.list {
+		var u struct {
+			Content struct{ Text string } `json:"content"`
+		}
+		if ev.Type == kind && json.Unmarshal(ev.Data, &u) == nil {
+			b.WriteString(u.Content.Text)
+		}
+	}
+	return b.String()
+}
+
+func (s *stream) has(kind string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ev := range s.list {
+		if ev.Type == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRealClaude(t *testing.T) {
+	h := &host{}
+	fm := fakemodel.New(t)
+	a, ws, env := realClaude(t, h, fm.URL())
+	allowed, rejected := filepath.Join(ws, "allowed.txt"), filepath.Join(ws, "rejected.txt")
+	fm.SetDefault(fakemodel.Text("Hello from fake model."))
+	fm.On(fakemodel.Contains("WRITE-ALLOW"), fakemodel.WriteFile(allowed, "yes\n").WithFollowUp("Wrote it."))
+	fm.On(fakemodel.Contains("WRITE-REJECT"), fakemodel.WriteFile(rejected, "no\n").WithFollowUp("Could not write."))
+	fm.On(fakemodel.Contains("SLOWREPLY"), fakemodel.Text("late").WithDelay(5*time.Minute))
+
+	var sid string
+	var ev *stream
+	top := t
+	step := func(name string, f func(t *testing.T)) {
+		start := time.Now()
+		ok := t.Run(name, f)
+		t.Logf("%s: %s", name, time.Since(start).Round(time.Millisecond))
+		if !ok && sid != "" { // leave no prompt running for the next step
+			_, _ = a.Cancel(context.Background(), sid)
+		}
+		if !ok && sid == "" {
+			t.FailNow()
+		}
+	}
+	step("capabilities name the program and version", func(t *testing.T) {
+		caps := a.Capabilities(ctxT(t, 60*time.Second))
+		if caps.ProviderVersion != "0.49.0" || !strings.Contains(caps.Program, "claude-agent-acp") {
+			t.Fatalf("program %q version %q", caps.Program, caps.ProviderVersion)
+		}
+		if !strings.Contains(caps.SendMessage.Protocol, "claude-agent-acp") || caps.SendMessage.State != providers.Available {
+			t.Fatalf("send capability %+v", caps.SendMessage)
+		}
+	})
+	step("create", func(t *testing.T) {
+		s, err := a.CreateSession(ctxT(t, 60*time.Second), providers.CreateOptions{CWD: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.ID != "claude-code:"+s.NativeID || s.CWD != ws || s.Provider != providers.ClaudeCode {
+			t.Fatalf("session %+v", s)
+		}
+		sid = s.NativeID
+		ev = subscribe(top, a, sid)
+	})
+	step("prompt and stream", func(t *testing.T) {
+		r, err := a.Send(ctxT(t, 30*time.Second), sid, "hello there", providers.SendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Accepted || r.Status != providers.StatusQueued || r.Ref == "" {
+			t.Fatalf("receipt %+v", r)
+		}
+		if o := h.await(t, r.Ref); o.status != providers.StatusCompleted || o.reason != "stopReason: end_turn" {
+			t.Fatalf("outcome %+v", o)
+		}
+		wait(t, 5*time.Second, "streamed text", func() bool { return strings.Contains(ev.text("agent_message_chunk"), "Hello from fake model.") })
+		if n := fm.Count("hello there"); n != 1 {
+			t.Fatalf("model saw the prompt %d times", n)
+		}
+		if caps := a.Capabilities(ctxT(t, 10*time.Second)); caps.Authorization != "authorized" {
+			t.Fatalf("authorization %q after a completed turn", caps.Authorization)
+		}
+	})
+	for _, c := range []struct{ prompt, kind, file string }{
+		{"WRITE-ALLOW now", "allow_once", allowed},
+		{"WRITE-REJECT now", "reject_once", rejected},
+	} {
+		step("tool call permission "+c.kind, func(t *testing.T) {
+			r, err := a.Send(ctxT(t, 30*time.Second), sid, c.prompt, providers.SendOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var req providers.PermissionRequest
+			wait(t, 60*time.Second, "a permission request", func() bool {
+				p, _ := a.PendingPermissions(context.Background())
+				if len(p) > 0 {
+					req = p[0]
+				}
+				return len(p) > 0
+			})
+			if !ev.has("tool_call") || req.NativeID != sid || req.Title == "" {
+				t.Fatalf("request %+v", req)
+			}
+			if _, err := a.RespondPermission(ctxT(t, 5*time.Second), sid, req.RequestID, "allow"+"_forever"); err == nil ||
+				!strings.Contains(err.Error(), "allow_once") {
+				t.Fatalf("unoffered decision: %v", err)
+			} else {
+				var ns *providers.NotSentError
+				if !errors.As(err, &ns) {
+					t.Fatalf("unoffered decision is not a NotSentError: %v", err)
+				}
+			}
+			rr, err := a.RespondPermission(ctxT(t, 10*time.Second), sid, req.RequestID, c.kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rr.Status != providers.StatusCompleted || rr.ProviderState != "decision_sent" {
+				t.Fatalf("receipt %+v", rr)
+			}
+			if o := h.await(t, r.Ref); o.status != providers.StatusCompleted {
+				t.Fatalf("outcome %+v", o)
+			}
+			_, err = os.Stat(c.file)
+			if written := err == nil; written != (c.kind == "allow_once") {
+				t.Fatalf("%s: file written = %v", c.kind, written)
+			}
+		})
+	}
+	step("cancel during a slow reply", func(t *testing.T) {
+		r, err := a.Send(ctxT(t, 30*time.Second), sid, "SLOWREPLY please", providers.SendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fm.Await(ctxT(t, 60*time.Second), func(q fakemodel.Request) bool { return strings.Contains(q.LastUser, "SLOWREPLY") }); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		cr, err := a.Cancel(ctxT(t, 10*time.Second), sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cr.ProviderState != "cancel_notification_sent" || cr.Status != providers.StatusCompleted {
+			t.Fatalf("cancel receipt %+v", cr)
+		}
+		if o := h.await(t, r.Ref); o.status != providers.StatusCompleted || o.reason != "stopReason: cancelled" {
+			t.Fatalf("outcome %+v", o)
+		}
+		t.Logf("cancelled in %s", time.Since(start).Round(time.Millisecond))
+	})
+	step("load with history", func(t *testing.T) {
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		bin := realpeers.Require(t, realpeers.ClaudeACP)
+		b := claude.New(claude.Options{Host: h, Getenv: noEnv, LookPath: lookIn(bin), Env: env.Environ(), DefaultCWD: ws})
+		t.Cleanup(func() { _ = b.Close() })
+		list, err := b.ListSessions(ctxT(t, 60*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, s := range list {
+			found = found || s.NativeID == sid
+		}
+		if !found {
+			t.Fatalf("session %s not listed: %+v", sid, list)
+		}
+		s, err := b.ResumeSession(ctxT(t, 60*time.Second), sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.NativeID != sid || s.CWD != ws {
+			t.Fatalf("resumed %+v", s)
+		}
+		replay := subscribe(t, b, sid)
+		wait(t, 5*time.Second, "replayed history", func() bool {
+			return strings.Contains(replay.text("user_message_chunk"), "hello there") &&
+				strings.Contains(replay.text("agent_message_chunk"), "Hello from fake model.")
+		})
+		r, err := b.Send(ctxT(t, 30*time.Second), sid, "hello once more", providers.SendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := h.await(t, r.Ref); o.status != providers.StatusCompleted {
+			t.Fatalf("outcome after load %+v", o)
+		}
+	})
+}
+
+func TestRealClaudeNoCredentials(t *testing.T) {
+	h := &host{}
+	a, ws, env := realClaude(t, h, "")
+	for _, kv := range env.Environ() {
+		if strings.HasPrefix(kv, "ANTHROPIC_") {
+			t.Fatalf("environment carries %s", kv)
+		}
+	}
+	if env.Get("IS_SANDBOX") != "1" || !strings.HasPrefix(env.Home(), env.Root()) {
+		t.Fatal("not an isolated sandbox environment")
+	}
+	s, err := a.CreateSession(ctxT(t, 60*time.Second), providers.CreateOptions{CWD: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.Send(ctxT(t, 30*time.Second), s.NativeID, "hello", providers.SendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := h.await(t, r.Ref)
+	if o.status != providers.StatusRejected || !strings.HasPrefix(o.reason, "Authentication required") || !strings.Contains(o.reason, "ANTHROPIC_API_KEY") {
+		t.Fatalf("outcome %+v", o)
+	}
+	caps := a.Capabilities(ctxT(t, 10*time.Second))
+	if caps.Authorization != "unauthorized" || caps.SendMessage.State != providers.Degraded ||
+		!strings.HasPrefix(caps.SendMessage.Reason, "Authentication required") || caps.SendMessage.Fix != claude.AuthFix {
+		t.Fatalf("capabilities %+v / %+v", caps.Authorization, caps.SendMessage)
+	}
+}
+
+var _ acp.Clock = acp.SystemClock

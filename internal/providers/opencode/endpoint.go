@@ -1,0 +1,403 @@
+package opencode
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Endpoint sources, in the order they are tried.
+const (
+	sourceConfigured = "configured" // OPENCODE_SERVER_URL
+	sourceDefault    = "default"    // 127.0.0.1:4096
+	sourceDiscovered = "discovered" // a loopback listener found in /proc/net
+	sourceStarted    = "started"    // opencode serve started by this adapter
+)
+
+// endpoint is the server the adapter currently talks to.
+type endpoint struct {
+	base    string // URL without trailing slash
+	version string // from /global/health
+	source  string
+}
+
+// ConnectError says why no OpenCode server is usable, with a fix to try.
+type ConnectError struct {
+	Reason       string
+	Fix          string
+	Unauthorized bool
+}
+
+func (e *ConnectError) Error() string { return e.Reason }
+
+// health is the answer of GET /global/health.
+type health struct {
+	Healthy bool   `json:"healthy"`
+	Version string `json:"version"`
+}
+
+// probe checks that base is an OpenCode server and returns its version.
+func (a *Adapter) probe(ctx context.Context, base string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.ProbeTimeout)
+	defer cancel()
+	var h health
+	if _, err := a.do(ctx, base, request{method: http.MethodGet, path: "/global/health", out: &h}); err != nil {
+		return "", err
+	}
+	if !h.Healthy || h.Version == "" {
+		return "", fmt.Errorf("%s/global/health did not answer {healthy:true, version} (not an OpenCode server?)", base)
+	}
+	return h.Version, nil
+}
+
+func isUnauthorized(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Status == http.StatusUnauthorized
+}
+
+// current returns the endpoint, resolving it when there is none or when the
+// server this adapter started has died (it is then started again).
+func (a *Adapter) current(ctx context.Context) (*endpoint, error) {
+	a.epMu.Lock()
+	defer a.epMu.Unlock()
+	if a.closed.Load() {
+		return nil, errClosed
+	}
+	if a.ep != nil && (a.ep.source != sourceStarted || (a.managed != nil && a.managed.alive())) {
+		return a.ep, nil
+	}
+	a.ep = nil
+	ep, err := a.resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.ep = ep
+	return ep, nil
+}
+
+// invalidate forgets ep after a connection failure so the next call
+// resolves again.
+func (a *Adapter) invalidate(ep *endpoint) {
+	a.epMu.Lock()
+	defer a.epMu.Unlock()
+	if a.ep == ep {
+		a.ep = nil
+	}
+}
+
+// resolve finds a server: the configured URL (a remote one is never
+// replaced), the default URL, loopback listeners, then a started server.
+func (a *Adapter) resolve(ctx context.Context) (*endpoint, error) {
+	var tried []string
+	seen := map[string]bool{}
+	if a.cfg.ServerURL != "" {
+		base, loopback, err := normalizeURL(a.cfg.ServerURL, a.cfg.Password != "", a.cfg.AllowInsecureRemote)
+		if err != nil {
+			return nil, &ConnectError{Reason: err.Error(), Fix: "fix OPENCODE_SERVER_URL (and OPENCODE_SERVER_USERNAME/OPENCODE_SERVER_PASSWORD)"}
+		}
+		v, err := a.probe(ctx, base)
+		if err == nil {
+			return &endpoint{base: base, version: v, source: sourceConfigured}, nil
+		}
+		if !loopback || isUnauthorized(err) {
+			return nil, &ConnectError{
+				Reason:       fmt.Sprintf("OpenCode server %s from OPENCODE_SERVER_URL is not usable: %v; a configured server is never replaced by another one", base, err),
+				Fix:          "start the server at OPENCODE_SERVER_URL, fix OPENCODE_SERVER_USERNAME/OPENCODE_SERVER_PASSWORD, or unset OPENCODE_SERVER_URL",
+				Unauthorized: isUnauthorized(err),
+			}
+		}
+		tried = append(tried, fmt.Sprintf("%s (%v)", base, err))
+		seen[base] = true
+	}
+	if !seen[a.cfg.DefaultURL] {
+		v, err := a.probe(ctx, a.cfg.DefaultURL)
+		if err == nil {
+			return &endpoint{base: a.cfg.DefaultURL, version: v, source: sourceDefault}, nil
+		}
+		tried = append(tried, fmt.Sprintf("%s (%v)", a.cfg.DefaultURL, err))
+		seen[a.cfg.DefaultURL] = true
+	}
+	if !a.cfg.DisableScan {
+		if ep := a.scan(ctx, seen); ep != nil {
+			return ep, nil
+		}
+		tried = append(tried, "loopback listeners in "+strings.Join(a.cfg.ProcNetFiles, ", "))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("looking for an OpenCode server: %w", err)
+	}
+	none := "no OpenCode server answered at " + strings.Join(tried, "; ")
+	if a.cfg.DisableAutoStart {
+		return nil, &ConnectError{
+			Reason: none + "; automatic start is disabled (OPENCODE_AUTO_START=false)",
+			Fix:    "run `opencode serve --hostname 127.0.0.1 --port 4096` or set OPENCODE_SERVER_URL",
+		}
+	}
+	program, err := exec.LookPath(a.cfg.Program)
+	if err != nil {
+		return nil, &ConnectError{
+			Reason: fmt.Sprintf("%s, and the opencode program was not found (%v)", none, err),
+			Fix:    "npm i -g opencode-ai@" + PinnedVersion + " (or set OPENCODE_COMMAND or OPENCODE_SERVER_URL)",
+		}
+	}
+	return a.start(ctx, program)
+}
+
+// candidate is a loopback listener worth probing.
+type candidate struct {
+	port int
+	base string
+}
+
+// scan probes the loopback listeners of /proc/net/tcp{,6} and returns the
+// OpenCode server on the lowest port, if any.
+func (a *Adapter) scan(ctx context.Context, skip map[string]bool) *endpoint {
+	const maxProbes, parallel = 64, 8
+	var cands []candidate
+	for _, c := range listeningLoopback(a.cfg.ProcNetFiles) {
+		if !skip[c.base] && len(cands) < maxProbes {
+			cands = append(cands, c)
+		}
+	}
+	type found struct {
+		port    int
+		base    string
+		version string
+	}
+	var (
+		mu   sync.Mutex
+		best *found
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, parallel)
+	)
+	for _, c := range cands {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(c candidate) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			v, err := a.probe(ctx, c.base)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if best == nil || c.port < best.port {
+				best = &found{c.port, c.base, v}
+			}
+		}(c)
+	}
+	wg.Wait()
+	if best == nil {
+		return nil
+	}
+	return &endpoint{base: best.base, version: best.version, source: sourceDiscovered}
+}
+
+// listeningLoopback parses Linux listener tables and returns the listeners
+// reachable through loopback (bound to loopback or to every address),
+// sorted by port.
+func listeningLoopback(files []string) []candidate {
+	byBase := map[string]candidate{}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 4 || fields[3] != "0A" { // 0A = TCP_LISTEN
+				continue
+			}
+			hostHex, portHex, ok := strings.Cut(fields[1], ":")
+			if !ok {
+				continue
+			}
+			port, err := strconv.ParseUint(portHex, 16, 16)
+			if err != nil || port == 0 {
+				continue
+			}
+			ip := parseProcIP(hostHex)
+			if ip == nil || !(ip.IsLoopback() || ip.IsUnspecified()) {
+				continue
+			}
+			host := "127.0.0.1" // IPv4 loopback or 0.0.0.0 (and IPv4-mapped)
+			if ip.To4() == nil {
+				host = "[::1]" // ::1 or ::
+			}
+			base := "http://" + host + ":" + strconv.Itoa(int(port))
+			byBase[base] = candidate{port: int(port), base: base}
+		}
+		fh.Close()
+	}
+	out := make([]candidate, 0, len(byBase))
+	for _, c := range byBase {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].port != out[j].port {
+			return out[i].port < out[j].port
+		}
+		return out[i].base < out[j].base
+	})
+	return out
+}
+
+// parseProcIP decodes an address of /proc/net/tcp (8 hex digits) or tcp6
+// (32 hex digits), each 32-bit word in host (little-endian) order.
+func parseProcIP(s string) net.IP {
+	b, err := hex.DecodeString(s)
+	if err != nil || (len(b) != 4 && len(b) != 16) {
+		return nil
+	}
+	ip := make(net.IP, len(b))
+	for w := 0; w < len(b); w += 4 {
+		ip[w], ip[w+1], ip[w+2], ip[w+3] = b[w+3], b[w+2], b[w+1], b[w]
+	}
+	return ip
+}
+
+// managedServer is an `opencode serve` this adapter started.
+type managedServer struct {
+	cmd    *exec.Cmd
+	base   string
+	exited chan struct{}
+	output *tailBuffer
+	once   sync.Once
+}
+
+func (m *managedServer) alive() bool {
+	select {
+	case <-m.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop ends the server's process group: SIGTERM, then SIGKILL after 3 s.
+func (m *managedServer) stop() {
+	m.once.Do(func() {
+		pgid := m.cmd.Process.Pid
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		t := time.NewTimer(3 * time.Second)
+		defer t.Stop()
+		select {
+		case <-m.exited:
+		case <-t.C:
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-m.exited
+	})
+}
+
+// tailBuffer keeps the last bytes a child wrote, for error messages.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	const keep = 8 << 10
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > keep {
+		b.buf = append([]byte(nil), b.buf[len(b.buf)-keep:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.TrimSpace(string(b.buf))
+}
+
+// start runs `opencode serve --hostname 127.0.0.1 --port <free> --pure` in
+// its own process group and waits for /global/health.
+func (a *Adapter) start(ctx context.Context, program string) (*endpoint, error) {
+	if a.managed != nil {
+		a.managed.stop() // a dead or stale previous server
+		a.managed = nil
+	}
+	var lastErr error
+	for attempt := 0; attempt < 2; attempt++ {
+		ep, err := a.startOnce(ctx, program)
+		if err == nil {
+			return ep, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, &ConnectError{
+		Reason: fmt.Sprintf("starting `%s serve` failed: %v", program, lastErr),
+		Fix:    "run `opencode serve --hostname 127.0.0.1 --port 4096` yourself, or reinstall with npm i -g opencode-ai@" + PinnedVersion,
+	}
+}
+
+func (a *Adapter) startOnce(ctx context.Context, program string) (*endpoint, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("finding a free port: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+
+	cmd := exec.Command(program, "serve", "--hostname", "127.0.0.1", "--port", strconv.Itoa(port), "--pure")
+	cmd.Dir = a.cfg.ServeDir
+	env := a.cfg.ServeEnv
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append([]string(nil), env...)
+	if a.cfg.Password != "" {
+		// Protect the started server with the configured credentials.
+		env = append(env, "OPENCODE_SERVER_USERNAME="+a.cfg.Username, "OPENCODE_SERVER_PASSWORD="+a.cfg.Password)
+	}
+	cmd.Env = env
+	out := &tailBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", program, err)
+	}
+	m := &managedServer{cmd: cmd, base: "http://127.0.0.1:" + strconv.Itoa(port), exited: make(chan struct{}), output: out}
+	go func() { _ = cmd.Wait(); close(m.exited) }()
+
+	wait, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
+	defer cancel()
+	for {
+		if v, err := a.probe(wait, m.base); err == nil {
+			a.managed = m
+			return &endpoint{base: m.base, version: v, source: sourceStarted}, nil
+		}
+		tick := make(chan struct{})
+		t := a.clock.AfterFunc(250*time.Millisecond, func() { close(tick) })
+		select {
+		case <-m.exited:
+			t.Stop()
+			return nil, fmt.Errorf("exited before answering (%v): %s", cmd.ProcessState, truncate(out.String(), 500))
+		case <-wait.Done():
+			t.Stop()
+			m.stop()
+			return nil, fmt.Errorf("no answer on %s within %s: %s", m.base, a.cfg.StartTimeout, truncate(out.String(), 500))
+		case <-tick:
+		}
+	}
+}
