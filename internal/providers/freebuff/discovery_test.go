@@ -1,0 +1,150 @@
+package freebuff
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
+)
+
+// startFakeDesktop runs the Desktop simulator as its own process and waits
+// for its listening line.
+func startFakeDesktop(t *testing.T, exe string, env []string, args ...string) (url string, cmd *exec.Cmd, stdin io.WriteCloser) {
+	t.Helper()
+	cmd = exec.Command(exe, args...)
+	cmd.Env = env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("fakedesktop: %v", err)
+	}
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if !ok {
+		t.Fatalf("fakedesktop printed %q", line)
+	}
+	return url, cmd, stdin
+}
+
+func TestDiscoveryThroughProc(t *testing.T) {
+	if _, err := os.Stat("/proc/self/net/tcp"); err != nil {
+		t.Skip("no /proc on this system")
+	}
+	exe := program(t, "fakedesktop")
+	project := t.TempDir()
+	launch := "proc-launch-" + fmt.Sprint(os.Getpid())
+	url, cmd, _ := startFakeDesktop(t, exe, []string{"PORT=0", "FREEBUFF_LAUNCH_ID=" + launch}, "-project", project, "-thread", "From proc")
+
+	svc := New(Config{Env: newEnv(nil).lookup, HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock()})
+	defer svc.Close()
+	ctx := context.Background()
+	st := svc.Status(ctx)
+	if st.Product != "desktop" || st.ReadOnly || st.Endpoint != url {
+		t.Fatalf("status = %+v", st)
+	}
+	if !strings.Contains(strings.Join(st.Notes, " "), fmt.Sprintf("PID %d", cmd.Process.Pid)) {
+		t.Errorf("notes do not name the orchestrator pid: %q", st.Notes)
+	}
+	threads, err := svc.ListThreads(ctx, project)
+	if err != nil || len(threads) != 1 {
+		t.Fatalf("threads = %+v, %v", threads, err)
+	}
+	if _, err := svc.SendThreadMessage(ctx, threads[0].ID, "found through /proc"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDiscoveryOfBootstrappedOrchestratorIsReadOnlyWithReason(t *testing.T) {
+	if _, err := os.Stat("/proc/self/net/tcp"); err != nil {
+		t.Skip("no /proc on this system")
+	}
+	// Named like the real orchestrator, started without FREEBUFF_LAUNCH_ID:
+	// its launch id only arrives on stdin, so nothing can verify it.
+	exe := program(t, "fakedesktop")
+	dir := t.TempDir()
+	orch := filepath.Join(dir, "orchestrator.js")
+	must(t, os.Link(exe, orch))
+	_, _, stdin := startFakeDesktop(t, orch, []string{"PORT=0"}, "-project", t.TempDir())
+	defer stdin.Close()
+
+	svc := New(Config{Env: newEnv(nil).lookup, HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock()})
+	defer svc.Close()
+	_, err := svc.SendThreadMessage(context.Background(), "t-1", "hi")
+	var ns *providers.NotSentError
+	if !errors.As(err, &ns) || !strings.Contains(err.Error(), "requires a launch id") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestDiscoveryThroughReadinessFile(t *testing.T) {
+	sim, err := freebuffsim.NewDesktop(freebuffsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	sim.AddThread(t.TempDir(), "ready")
+	clock := newFakeClock()
+	file := filepath.Join(t.TempDir(), "readiness.json")
+	write := func(at time.Time) {
+		b, _ := json.Marshal(map[string]any{"port": sim.Port(), "launchId": sim.LaunchID(), "pid": 1, "updatedAt": at.Format(time.RFC3339Nano)})
+		must(t, os.WriteFile(file, b, 0o644))
+	}
+	write(clock.Now().Add(-time.Minute))
+	env := newEnv(map[string]string{EnvReadinessFile: file})
+	svc := New(Config{Env: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: clock})
+	defer svc.Close()
+	if st := svc.Status(context.Background()); st.Product != "desktop" || st.ReadOnly {
+		t.Fatalf("status = %+v", st)
+	}
+	// A stale record is ignored (after the cached connection expires).
+	write(clock.Now().Add(-11 * time.Minute))
+	clock.Advance(connectionTTL + time.Second)
+	st := svc.Status(context.Background())
+	if st.Product != "unknown" || !strings.Contains(strings.Join(st.Notes, " "), "older than 10 minutes") {
+		t.Fatalf("status with a stale record = %+v", st)
+	}
+}
+
+func TestDiscoveryThroughOrchestratorLog(t *testing.T) {
+	sim, err := freebuffsim.NewDesktop(freebuffsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	home := t.TempDir()
+	logs := filepath.Join(home, ".config", "Freebuff", "logs")
+	must(t, os.MkdirAll(logs, 0o755))
+	// Older lines are stale; the newest listening line wins.
+	body := "listening on http://127.0.0.1:1\nother line\nlistening on " + sim.URL() + "\n"
+	must(t, os.WriteFile(filepath.Join(logs, "orchestrator-stderr.log"), []byte(body), 0o644))
+	env := newEnv(map[string]string{EnvLaunchID: sim.LaunchID()})
+	svc := New(Config{Env: env.lookup, ProcDir: "-", HomeDir: home, WorkDir: t.TempDir(), Clock: newFakeClock()})
+	defer svc.Close()
+	if st := svc.Status(context.Background()); st.Product != "desktop" || st.ReadOnly || st.Endpoint != sim.URL() {
+		t.Fatalf("status = %+v", st)
+	}
+}

@@ -1,0 +1,113 @@
+package freebuff
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/security"
+)
+
+// Limits on tool input.
+const (
+	MaxMessageChars = 100_000
+	MaxModelChars   = 200
+)
+
+// Read-only reasons with the 0.3.x texts.
+const (
+	ReasonDesktopUnverified = "Freebuff Desktop writes are unavailable: no verified launch authorization contract"
+	ReasonUnavailable       = "Freebuff is unavailable or read-only"
+)
+
+// NotFoundError names an unknown thread or project.
+type NotFoundError struct {
+	Kind string // "thread" or "project"
+	ID   string
+}
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("Unknown Freebuff %s %s", e.Kind, e.ID) }
+
+// ReadOnlyError says why a write cannot be attempted. The service returns it
+// wrapped in a *providers.NotSentError.
+type ReadOnlyError struct{ Reason string }
+
+func (e *ReadOnlyError) Error() string { return e.Reason }
+
+// UnavailableError says Freebuff (Desktop or CLI) could not be reached for a
+// read, and what was checked.
+type UnavailableError struct{ Reason string }
+
+func (e *UnavailableError) Error() string { return e.Reason }
+
+// InputError is a rejected tool argument; it names the field and the rule.
+type InputError struct {
+	Field string
+	Msg   string
+}
+
+func (e *InputError) Error() string { return e.Msg }
+
+// notSent marks err as certainly not delivered.
+func notSent(err error) error {
+	var ns *providers.NotSentError
+	if errors.As(err, &ns) {
+		return err
+	}
+	return &providers.NotSentError{Err: err}
+}
+
+// validateThreadID checks a thread id.
+func validateThreadID(id string) error {
+	if err := security.ValidateID(id); err != nil {
+		return err
+	}
+	return nil
+}
+
+// validateText checks a message.
+func validateText(text string) error {
+	if strings.TrimSpace(text) == "" {
+		return &InputError{Field: "text", Msg: "Message text must not be blank"}
+	}
+	if n := len([]rune(text)); n > MaxMessageChars {
+		return &InputError{Field: "text", Msg: fmt.Sprintf("Message must be 1 to %d characters; received %d", MaxMessageChars, n)}
+	}
+	return nil
+}
+
+// validateModel checks a model id (0.3.x: over 200 characters is "Invalid model").
+func validateModel(model string) error {
+	if strings.TrimSpace(model) == "" {
+		return &InputError{Field: "model", Msg: "Model must not be blank"}
+	}
+	if len([]rune(model)) > MaxModelChars {
+		return &InputError{Field: "model", Msg: "Invalid model"}
+	}
+	for _, r := range model {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return &InputError{Field: "model", Msg: "Invalid model"}
+		}
+	}
+	return nil
+}
+
+// efforts are the reasoning efforts accepted by set_thread_reasoning (the
+// OpenRouter effort levels Freebuff's models use); null clears the effort.
+var efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
+
+// normalizeEffort validates an effort and returns its canonical form.
+func normalizeEffort(effort *string) (*string, error) {
+	if effort == nil {
+		return nil, nil
+	}
+	e := strings.ToLower(strings.TrimSpace(*effort))
+	for _, ok := range efforts {
+		if e == ok {
+			return &e, nil
+		}
+	}
+	return nil, &InputError{Field: "effort", Msg: fmt.Sprintf("Invalid reasoning effort %q; use one of %s, or null to clear it", *effort, strings.Join(efforts, ", "))}
+}

@@ -1,0 +1,89 @@
+package freebuff
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// parseLoopbackURL accepts an http(s) URL whose host is a loopback address
+// (or "localhost") and returns its scheme://host:port base.
+func parseLoopbackURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil, fmt.Errorf("invalid Freebuff Desktop URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("Freebuff Desktop URL %q must use http or https", raw)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("Freebuff Desktop URL must not carry credentials")
+	}
+	host := u.Hostname()
+	if !isLoopbackHost(host) {
+		return nil, fmt.Errorf("Freebuff Desktop URL %s is not a loopback address", u.Redacted())
+	}
+	if u.Port() == "" {
+		return nil, fmt.Errorf("Freebuff Desktop URL %s has no port", u.Redacted())
+	}
+	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+}
+
+// isLoopbackHost accepts loopback IP literals and "localhost". An IPv6
+// wildcard or any routable address is refused.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// newLoopbackClient returns an HTTP client that never follows redirects,
+// never uses a proxy and refuses to connect anywhere but a loopback address
+// (checked on the resolved address, so a hostile DNS answer cannot redirect
+// it). timeout 0 means no overall timeout (the SSE stream); keepAlive false
+// opens a new connection for every request.
+func newLoopbackClient(timeout time.Duration, keepAlive bool) *http.Client {
+	dialer := &net.Dialer{
+		Timeout: 3 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+				return fmt.Errorf("refusing to connect to non-loopback address %s", host)
+			}
+			return nil
+		},
+	}
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		MaxIdleConns:          4,
+		IdleConnTimeout:       30 * time.Second,
+		ResponseHeaderTimeout: 0,
+		DisableCompression:    true,
+		DisableKeepAlives:     !keepAlive,
+	}
+	return &http.Client{
+		Transport: tr,
+		Timeout:   timeout,
+		// A redirect is never followed: the 3xx answer itself is returned
+		// and treated as a refusal.
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// withTimeout derives a context bounded by d.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}

@@ -1,0 +1,361 @@
+package freebuff
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+
+	"github.com/agent-interop/runtime/internal/security"
+)
+
+// turnEnd reports that a Desktop thread finished a turn.
+type turnEnd struct {
+	ThreadID   string
+	Outcome    string // lastTurnOutcome: "closed", "error", …
+	FinishedAt int64  // lastTurnFinishedAt, Unix milliseconds
+	Error      string
+}
+
+// normalizer turns Desktop SSE frames into progress events. The Desktop
+// sends `data: <json>` frames of three kinds: {"type":"state","snapshot"},
+// {"type":"thread","thread"} and {"type":"agent","threadId","seq","event"}
+// whose inner event follows Codebuff's print-mode events (text,
+// reasoning_delta, tool_call, tool_result, start, finish, error, …). Frames
+// of other shapes that carry a top-level threadId are normalized by their
+// type as 0.3.x did.
+type normalizer struct {
+	clock Clock
+
+	mu     sync.Mutex
+	origin string
+	states map[string]*threadState
+}
+
+type threadState struct {
+	turnState  string
+	finishedAt int64
+	reasoning  bool   // the last agent event was reasoning
+	failed     bool   // the current turn already produced a failed event
+	failedText string // that event's error
+	agentSeq   int64  // the last agent frame seq seen from this origin
+}
+
+// setOrigin is called on every (re)connect with the orchestrator's
+// identity (base URL and launch id). The Desktop replays recent frames on
+// connect; agent frames already seen from the same origin are skipped by
+// their per-thread seq. A new origin (a restarted app numbers from 1 again)
+// forgets the seen sequences.
+func (n *normalizer) setOrigin(origin string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if origin == n.origin {
+		return
+	}
+	n.origin = origin
+	for _, st := range n.states {
+		st.agentSeq = 0
+	}
+}
+
+func newNormalizer(c Clock) *normalizer {
+	return &normalizer{clock: c, states: map[string]*threadState{}}
+}
+
+func (n *normalizer) state(id string) (*threadState, bool) {
+	s, ok := n.states[id]
+	if !ok {
+		s = &threadState{}
+		n.states[id] = s
+	}
+	return s, ok
+}
+
+// frame normalizes one SSE frame into progress events and the turn ends it
+// reports. Malformed frames yield nothing. Callbacks for the turn ends are
+// the caller's business, outside the normalizer's lock.
+func (n *normalizer) frame(eventName string, data []byte) ([]ProgressEvent, []turnEnd) {
+	v, err := decodeJSON(data)
+	if err != nil {
+		return nil, nil
+	}
+	m := asMap(v)
+	if m == nil {
+		return nil, nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var ends []turnEnd
+	evs := n.frameLocked(eventName, m, &ends)
+	return evs, ends
+}
+
+func (n *normalizer) frameLocked(eventName string, m map[string]any, ends *[]turnEnd) []ProgressEvent {
+	typ := strings.ToLower(str(m["type"]))
+	if eventName != "" && eventName != "message" {
+		typ = strings.ToLower(eventName)
+	}
+	switch typ {
+	case "state":
+		var out []ProgressEvent
+		snap := asMap(m["snapshot"])
+		for _, t := range threadsOf(snap) {
+			out = append(out, n.thread(t, ends)...)
+		}
+		return out
+	case "thread":
+		return n.thread(asMap(m["thread"]), ends)
+	case "agent":
+		id := firstStr(m, "threadId", "thread_id")
+		if seq, ok := num(m["seq"]); ok && security.ValidateID(id) == nil {
+			st, _ := n.state(id)
+			if seq <= st.agentSeq {
+				return nil // replayed on reconnect
+			}
+			st.agentSeq = seq
+		}
+		return n.agent(id, asMap(m["event"]))
+	default:
+		id := firstStr(m, "threadId", "thread_id", "thread")
+		if id == "" {
+			return nil
+		}
+		return n.agent(id, m)
+	}
+}
+
+// threadsOf collects the thread objects of a state snapshot.
+func threadsOf(snap map[string]any) []map[string]any {
+	var out []map[string]any
+	add := func(list any) {
+		arr, _ := list.([]any)
+		for _, t := range arr {
+			if tm := asMap(t); tm != nil {
+				out = append(out, tm)
+			}
+		}
+	}
+	add(snap["threads"])
+	if p := asMap(snap["project"]); p != nil {
+		add(p["threads"])
+	}
+	if ps, ok := snap["projects"].([]any); ok {
+		for _, p := range ps {
+			add(asMap(p)["threads"])
+		}
+	}
+	return out
+}
+
+// thread turns a thread update into a turn_state event when the turn state
+// changed, and reports a finished turn. A turn that ended in error puts the
+// error on that turn_state event (so it shows as lastError); failed events
+// come from the agent's own error frames only, because the Desktop's
+// connect-time snapshot may arrive before the replayed frames of the same
+// turn and must not duplicate them.
+func (n *normalizer) thread(t map[string]any, ends *[]turnEnd) []ProgressEvent {
+	id := str(t["id"])
+	if t == nil || security.ValidateID(id) != nil {
+		return nil
+	}
+	st, seen := n.state(id)
+	ev := ProgressEvent{ThreadID: id, Timestamp: isoTime(n.clock.Now()), Kind: KindTurnState}
+	emit := false
+	if state := str(t["turnState"]); state != "" && state != st.turnState {
+		st.turnState, ev.State, emit = state, state, true
+		if state == "running" {
+			st.failed = false
+		}
+	}
+	finished, _ := num(t["lastTurnFinishedAt"])
+	if finished > st.finishedAt {
+		outcome := str(t["lastTurnOutcome"])
+		errText := redactText(firstStr(t, "lastError", "error"))
+		if errText == "" && st.failed {
+			errText = st.failedText
+		}
+		if outcome == "error" && errText == "" {
+			errText = "The Freebuff turn ended with an error"
+		}
+		if seen && outcome == "error" && !st.failed {
+			ev.Error, ev.State, emit = errText, st.turnState, true
+		}
+		st.finishedAt, st.failed, st.failedText = finished, false, ""
+		*ends = append(*ends, turnEnd{ThreadID: id, Outcome: outcome, FinishedAt: finished, Error: errText})
+	}
+	if !emit {
+		return nil
+	}
+	return []ProgressEvent{ev}
+}
+
+// agent normalizes one agent event of a thread.
+func (n *normalizer) agent(id string, ev map[string]any) []ProgressEvent {
+	if ev == nil || security.ValidateID(id) != nil {
+		return nil
+	}
+	st, _ := n.state(id)
+	typ := strings.ToLower(strings.NewReplacer(" ", "_", "-", "_").Replace(firstStr(ev, "type", "kind", "event")))
+	out := ProgressEvent{ThreadID: id, Timestamp: firstStr(ev, "timestamp", "createdAt")}
+	if out.Timestamp == "" {
+		out.Timestamp = isoTime(n.clock.Now())
+	}
+	if strings.Contains(typ, "reasoning") || strings.Contains(typ, "thinking") {
+		// Reasoning text is never kept; a run of reasoning deltas becomes
+		// one planning marker.
+		if st.reasoning {
+			return nil
+		}
+		st.reasoning = true
+		out.Kind, out.Phase = KindUnknown, PhasePlanning
+		return []ProgressEvent{out}
+	}
+	st.reasoning = false
+	input := asMap(ev["input"])
+	if input == nil {
+		input = asMap(ev["args"])
+	}
+	switch typ {
+	case "text", "assistant", "assistant_text", "assistant_update", "message":
+		out.Kind = KindAssistantText
+		out.Text = redactText(firstStr(ev, "text", "delta", "content", "message"))
+	case "tool_call", "tool_start", "tool", "command":
+		out.Kind = KindToolStart
+		out.Tool = cut(firstStr(ev, "toolName", "tool", "name"), 200)
+		out.Command = redactText(firstStr(input, "command", "cmd"))
+		if out.Command == "" {
+			out.Command = redactText(str(ev["command"]))
+		}
+		out.Files = filesOf(input, ev)
+		out.Phase = toolPhase(out.Tool, out.Command)
+	case "tool_result", "tool_output":
+		out.Kind = KindToolOutput
+		out.Tool = cut(firstStr(ev, "toolName", "tool", "name"), 200)
+		out.Text = redactText(textOf(firstNonNil(ev["output"], ev["result"], ev["text"])))
+		out.Phase = toolPhase(out.Tool, "")
+	case "file", "file_change":
+		out.Kind = KindFileChange
+		out.Files = filesOf(input, ev)
+		out.Phase = PhaseEditingFiles
+	case "start", "running", "turn_running", "turn_state", "state":
+		out.Kind = KindTurnState
+		out.State = firstStr(ev, "state", "turnState", "status")
+		if out.State == "" && typ != "turn_state" && typ != "state" {
+			out.State = "running"
+		}
+	case "finish", "done", "complete", "completed":
+		out.Kind, out.Phase = KindCompleted, PhaseCompleted
+	case "error", "failed":
+		st.failed = true
+		out.Kind, out.Phase = KindFailed, PhaseFailed
+		out.Error = redactText(errorText(ev))
+		if out.Error == "" {
+			out.Error = "The Freebuff turn failed"
+		}
+		st.failedText = out.Error
+	case "subagent_start":
+		out.Kind = KindToolStart
+		out.Tool = cut("subagent:"+firstStr(ev, "agentType", "agentId", "name"), 200)
+	case "subagent_finish":
+		out.Kind = KindToolOutput
+		out.Tool = cut("subagent:"+firstStr(ev, "agentType", "agentId", "name"), 200)
+	default:
+		out.Kind = KindUnknown
+		out.Raw = security.SanitizeFreebuff(ev)
+		if t := textOf(ev["text"]); t != "" {
+			out.Text = redactText(t)
+		}
+	}
+	return []ProgressEvent{out}
+}
+
+func firstNonNil(vs ...any) any {
+	for _, v := range vs {
+		if v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// textOf renders a string or a JSON value as text.
+func textOf(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return t
+	default:
+		b, err := json.Marshal(security.SanitizeFreebuff(t))
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+}
+
+func errorText(ev map[string]any) string {
+	switch e := ev["error"].(type) {
+	case string:
+		return e
+	case map[string]any:
+		return firstStr(e, "message", "kind")
+	}
+	return firstStr(ev, "message", "text")
+}
+
+// redactText redacts and cuts a text field.
+func redactText(s string) string {
+	if s == "" {
+		return ""
+	}
+	return cut(security.RedactString(s), maxTextChars)
+}
+
+// filesOf collects file paths from a tool input or an event.
+func filesOf(maps ...map[string]any) []string {
+	var out []string
+	add := func(v any) {
+		switch t := v.(type) {
+		case string:
+			if t != "" && len(out) < maxFiles {
+				out = append(out, cut(t, maxFileChars))
+			}
+		case []any:
+			for _, x := range t {
+				if s, ok := x.(string); ok && s != "" && len(out) < maxFiles {
+					out = append(out, cut(s, maxFileChars))
+				}
+			}
+		}
+	}
+	for _, m := range maps {
+		if m == nil {
+			continue
+		}
+		for _, k := range []string{"path", "file", "filePath", "paths", "files"} {
+			add(m[k])
+		}
+	}
+	return out
+}
+
+// toolPhase maps a Codebuff tool name to a progress phase.
+func toolPhase(tool, command string) string {
+	t := strings.ToLower(tool)
+	switch {
+	case strings.Contains(t, "read") || strings.Contains(t, "search") || strings.Contains(t, "find") ||
+		strings.Contains(t, "glob") || strings.Contains(t, "list") || strings.Contains(t, "grep"):
+		return PhaseReadingFiles
+	case strings.Contains(t, "write") || strings.Contains(t, "edit") || strings.Contains(t, "replace") || strings.Contains(t, "patch"):
+		return PhaseEditingFiles
+	case strings.Contains(t, "terminal") || t == "shell" || t == "bash" || command != "":
+		return PhaseRunningTests
+	case strings.Contains(t, "plan") || strings.Contains(t, "think"):
+		return PhasePlanning
+	case strings.Contains(t, "review"):
+		return PhaseReviewing
+	case strings.Contains(t, "ask") || strings.Contains(t, "approval") || strings.Contains(t, "input"):
+		return PhaseWaitingInput
+	}
+	return ""
+}

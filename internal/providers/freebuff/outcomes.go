@@ -1,0 +1,191 @@
+package freebuff
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/providers"
+)
+
+// OutcomeFunc receives the observed outcome of a send whose receipt carried
+// ref: completed when the turn it started finished, rejected when that turn
+// ended in error.
+type OutcomeFunc func(threadID, ref string, status providers.ReceiptStatus, reason string)
+
+// cliPollInterval is how often a managed CLI's history is checked for the
+// end of a turn.
+const cliPollInterval = time.Second
+
+// maxOutcomeWait bounds how long a CLI send is tracked.
+const maxOutcomeWait = 2 * time.Hour
+
+// OnOutcome registers fn to be told when sends complete. Only sends made
+// after the call are tracked.
+func (s *Service) OnOutcome(fn OutcomeFunc) {
+	s.hookMu.Lock()
+	s.outcome = fn
+	s.hookMu.Unlock()
+}
+
+func (s *Service) hook() OutcomeFunc {
+	s.hookMu.Lock()
+	defer s.hookMu.Unlock()
+	return s.outcome
+}
+
+// expect registers a Desktop send before it is written, so that a turn that
+// ends before the HTTP answer arrives is not missed. It returns the ref the
+// receipt will carry.
+func (s *Service) expect(threadID string, baseline int64) *pendingTurn {
+	p := &pendingTurn{ref: "desktop:" + threadID + ":" + strconv.FormatInt(s.refs.Add(1), 10), baseline: baseline}
+	if s.hook() == nil {
+		return p
+	}
+	s.hookMu.Lock()
+	s.pending[threadID] = append(s.pending[threadID], p)
+	s.hookMu.Unlock()
+	return p
+}
+
+// settle is called when the send returned: a failed send is forgotten; an
+// accepted one whose turn already ended is reported now.
+func (s *Service) settle(threadID string, p *pendingTurn, accepted bool) {
+	s.hookMu.Lock()
+	if !accepted {
+		s.dropPendingLocked(threadID, p)
+		s.hookMu.Unlock()
+		return
+	}
+	p.accepted = true
+	resolved, status, reason := p.resolved, p.status, p.reason
+	if resolved {
+		s.dropPendingLocked(threadID, p)
+	}
+	fn := s.outcome
+	s.hookMu.Unlock()
+	if resolved && fn != nil {
+		// After the receipt is returned to the caller.
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			fn(threadID, p.ref, status, reason)
+		}()
+	}
+}
+
+func (s *Service) dropPendingLocked(threadID string, p *pendingTurn) {
+	list := s.pending[threadID]
+	out := list[:0]
+	for _, q := range list {
+		if q != p {
+			out = append(out, q)
+		}
+	}
+	if len(out) == 0 {
+		delete(s.pending, threadID)
+	} else {
+		s.pending[threadID] = out
+	}
+}
+
+// trackCLI watches the CLI history for the end of the turn a send started.
+func (s *Service) trackCLI(threadID string, r providers.Receipt) {
+	if s.hook() == nil || r.Ref == "" {
+		return
+	}
+	parts := strings.Split(r.Ref, ":")
+	if len(parts) != 3 {
+		return
+	}
+	key := parts[1]
+	base, _ := strconv.Atoi(parts[2])
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.watchCLI(threadID, r.Ref, key, base)
+	}()
+}
+
+// turnEnded resolves the Desktop sends a finished turn answers.
+func (s *Service) turnEnded(te turnEnd) {
+	status, reason := providers.StatusCompleted, ""
+	if te.Outcome == "error" {
+		status, reason = providers.StatusRejected, te.Error
+		if reason == "" {
+			reason = "The Freebuff turn ended with an error"
+		}
+	}
+	s.hookMu.Lock()
+	fn := s.outcome
+	var report []*pendingTurn
+	for _, p := range append([]*pendingTurn(nil), s.pending[te.ThreadID]...) {
+		if p.resolved || te.FinishedAt <= p.baseline {
+			continue
+		}
+		p.resolved, p.status, p.reason = true, status, reason
+		if p.accepted {
+			report = append(report, p)
+			s.dropPendingLocked(te.ThreadID, p)
+		}
+	}
+	s.hookMu.Unlock()
+	if fn == nil {
+		return
+	}
+	for _, p := range report {
+		fn(te.ThreadID, p.ref, status, reason)
+	}
+}
+
+// watchCLI polls the CLI history until the turn a send started has logged
+// "Main prompt finished", the session ends, or the service closes.
+func (s *Service) watchCLI(threadID, ref, key string, baseline int) {
+	start := s.cfg.Clock.Now()
+	for {
+		if !sleep(s.cfg.Clock, cliPollInterval, s.closeCh) {
+			return
+		}
+		_, finished, alive := s.cli.finishedTurns(key)
+		if finished > baseline {
+			if fn := s.hook(); fn != nil {
+				fn(threadID, ref, providers.StatusCompleted, "")
+			}
+			return
+		}
+		if !alive || s.cfg.Clock.Now().Sub(start) > maxOutcomeWait {
+			return
+		}
+	}
+}
+
+// finishedAt returns the last observed lastTurnFinishedAt of a thread and
+// whether the thread was observed at all.
+func (n *normalizer) finishedAt(threadID string) (int64, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if st, ok := n.states[threadID]; ok {
+		return st.finishedAt, true
+	}
+	return 0, false
+}
+
+// turnBaseline returns the lastTurnFinishedAt a new send must exceed to be
+// resolved: from the event stream when it has seen the thread, else from
+// GET /api/thread/:id.
+func (s *Service) turnBaseline(ctx context.Context, threadID string) int64 {
+	if at, ok := s.desktop.norm.finishedAt(threadID); ok {
+		return at
+	}
+	v, _, err := s.desktop.get(ctx, threadPath(threadID, ""))
+	if err != nil {
+		return 0
+	}
+	m := asMap(v)
+	if t := asMap(m["thread"]); t != nil {
+		m = t
+	}
+	at, _ := num(m["lastTurnFinishedAt"])
+	return at
+}

@@ -1,0 +1,196 @@
+package freebuff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// PTY geometry of a managed CLI (0.3.x: xterm-256color, 160×48).
+const (
+	ptyCols      = 160
+	ptyRows      = 48
+	killGrace    = 2 * time.Second
+	pasteStart   = "\x1b[200~"
+	pasteEnd     = "\x1b[201~"
+	keyClearLine = "\x15" // Ctrl-U
+	keyEnter     = "\r"
+	keyEsc       = "\x1b"
+)
+
+// ptySession is one freebuff process in a pseudo-terminal, in its own
+// session and process group (killed as a group).
+type ptySession struct {
+	key       string
+	root      string
+	continued string
+	pid       int
+	startedAt time.Time
+	before    map[string]struct{} // chat ids present before start
+
+	cmd   *exec.Cmd
+	tty   *os.File
+	clock Clock
+
+	writeMu sync.Mutex // one writer at a time (per-session write queue)
+
+	mu      sync.Mutex
+	vt      *vtScreen
+	changed chan struct{}
+	exited  bool
+	exitErr error
+	chatID  string
+	done    chan struct{}
+}
+
+// startPTY starts exe with args in a new PTY session.
+func startPTY(clock Clock, key, exe string, args []string, dir string, env []string) (*ptySession, error) {
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	// pty.StartWithSize sets Setsid and Setctty: the child leads its own
+	// session and process group, so the whole tree can be signalled as one.
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: ptyRows, Cols: ptyCols})
+	if err != nil {
+		return nil, fmt.Errorf("start %s in a PTY: %w", exe, err)
+	}
+	s := &ptySession{
+		key: key, root: dir, pid: cmd.Process.Pid, startedAt: clock.Now(),
+		cmd: cmd, tty: tty, clock: clock,
+		changed: make(chan struct{}), done: make(chan struct{}),
+		vt: newVTScreen(ptyRows, ptyCols),
+	}
+	go s.readLoop()
+	go s.waitLoop()
+	return s, nil
+}
+
+func (s *ptySession) readLoop() {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := s.tty.Read(buf)
+		if n > 0 {
+			s.mu.Lock()
+			s.vt.write(buf[:n])
+			s.signalLocked()
+			s.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *ptySession) waitLoop() {
+	err := s.cmd.Wait()
+	s.mu.Lock()
+	s.exited, s.exitErr = true, err
+	s.signalLocked()
+	s.mu.Unlock()
+	close(s.done)
+}
+
+// signalLocked wakes waiters; callers hold s.mu.
+func (s *ptySession) signalLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// state returns the current screen, the normalized visible text and the
+// channel closed on the next change.
+func (s *ptySession) state(classify func(string) string) (screen, text string, exited bool, changed <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	text = normalizeScreen(s.vt.text())
+	return classify(text), text, s.exited, s.changed
+}
+
+// tail returns the last n characters of the visible screen.
+func (s *ptySession) tail(n int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := normalizeScreen(s.vt.text())
+	if len(t) > n {
+		t = t[len(t)-n:]
+	}
+	return t
+}
+
+// write sends bytes to the terminal and reports how many were written.
+func (s *ptySession) write(p string) (int, error) {
+	s.mu.Lock()
+	exited := s.exited
+	s.mu.Unlock()
+	if exited {
+		return 0, errors.New("the Freebuff CLI process has exited")
+	}
+	return s.tty.Write([]byte(p))
+}
+
+// isExited reports whether the process ended.
+func (s *ptySession) isExited() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exited
+}
+
+// kill terminates the whole process group: SIGTERM, then SIGKILL after a
+// grace period, then closes the terminal.
+func (s *ptySession) kill() {
+	if !s.isExited() {
+		_ = syscall.Kill(-s.pid, syscall.SIGTERM)
+		if !waitDone(s.clock, s.done, killGrace) {
+			_ = syscall.Kill(-s.pid, syscall.SIGKILL)
+			<-s.done
+		}
+	}
+	// Reap anything left in the group (children that ignored SIGTERM).
+	_ = syscall.Kill(-s.pid, syscall.SIGKILL)
+	_ = s.tty.Close()
+}
+
+// waitDone waits for done up to d on clock c.
+func waitDone(c Clock, done <-chan struct{}, d time.Duration) bool {
+	t := c.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C():
+		return false
+	}
+}
+
+// probePTY opens and closes a PTY pair: the start-up probe.
+func probePTY() error {
+	master, slave, err := pty.Open()
+	if err != nil {
+		return err
+	}
+	_ = slave.Close()
+	return master.Close()
+}
+
+// waitScreen waits until cond accepts the screen, the process exits, the
+// timer fires or ctx ends.
+func (s *ptySession) waitChange(ctx context.Context, changed <-chan struct{}, timer Timer) error {
+	select {
+	case <-changed:
+		return nil
+	case <-s.done:
+		return nil
+	case <-timer.C():
+		return errTimeout
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+var errTimeout = errors.New("timed out")

@@ -1,0 +1,77 @@
+package freebuff
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+func trimSpace(s string) string { return strings.TrimSpace(s) }
+
+// cut returns s shortened to at most n runes.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n])
+}
+
+// asMap returns v as a JSON object.
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// str returns v as a non-empty string.
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// firstStr returns the first non-empty string among m's keys.
+func firstStr(m map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s := str(m[k]); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// num returns a JSON number as int64.
+func num(v any) (int64, bool) {
+	switch t := v.(type) {
+	case float64:
+		return int64(t), true
+	case json.Number:
+		i, err := t.Int64()
+		if err != nil {
+			f, ferr := t.Float64()
+			return int64(f), ferr == nil
+		}
+		return i, true
+	case int:
+		return int64(t), true
+	case int64:
+		return t, true
+	}
+	return 0, false
+}
+
+// decodeJSON decodes b with numbers kept as json.Number.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// isoTime formats t like JavaScript's toISOString.
+func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func ptr[T any](v T) *T { return &v }
