@@ -12,6 +12,7 @@ import (
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/providers/freebuff"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
@@ -22,6 +23,7 @@ type Handlers struct {
 	WorkflowTools
 	ClaimTools
 	ConversationTools
+	FreebuffTools
 	deps Deps
 }
 
@@ -35,6 +37,7 @@ type Deps struct {
 	Workflow      *workflow.Service
 	Claims        *claims.Service
 	Conversations *conversations.Service
+	Freebuff      *freebuff.Service
 }
 
 // RuntimeInfo describes the running server for get_runtime_status.
@@ -53,6 +56,7 @@ func New(deps Deps) *Handlers {
 		WorkflowTools:     WorkflowTools{Svc: deps.Workflow},
 		ClaimTools:        ClaimTools{Svc: deps.Claims},
 		ConversationTools: ConversationTools{Svc: deps.Conversations},
+		FreebuffTools:     FreebuffTools{Svc: deps.Freebuff},
 		deps:              deps,
 	}
 }

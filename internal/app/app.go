@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff"
+	"github.com/agent-interop/runtime/internal/security"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
@@ -33,6 +36,8 @@ type App struct {
 	Workflow      *workflow.Service
 	Claims        *claims.Service
 	Conversations *conversations.Service
+	Freebuff      *freebuff.Service
+	Roots         *security.Roots
 	Handlers      *handlers.Handlers
 	logger        *slog.Logger
 }
@@ -55,6 +60,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Workflow = workflow.New(st, workflow.Options{LookupEnv: workflow.LookupEnv(cfg.Env)})
 	a.Claims = claims.New(st.Client(), claims.WithTx(st.Tx))
 	a.Conversations = conversations.New(st.Client(), noProviders{}, conversations.WithTx(st.Tx), conversations.WithRead(st.Read))
+	a.Roots = security.NewRoots(security.LookupEnv(cfg.Env))
+	a.Freebuff = freebuff.New(freebuff.Config{Env: security.LookupEnv(cfg.Env), Roots: a.Roots, Logger: cfg.Logger})
 	cfg.Runtime.StorePath = path
 	a.Handlers = handlers.New(handlers.Deps{
 		Runtime:       cfg.Runtime,
@@ -62,6 +69,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Workflow:      a.Workflow,
 		Claims:        a.Claims,
 		Conversations: a.Conversations,
+		Freebuff:      a.Freebuff,
 	})
 	return a, nil
 }
@@ -80,8 +88,10 @@ func (a *App) AfterInitialize(ctx context.Context) {
 	}
 }
 
-// Close releases the store.
-func (a *App) Close() error { return a.Store.Close() }
+// Close stops the provider layer and releases the store.
+func (a *App) Close() error {
+	return errors.Join(a.Freebuff.Close(), a.Store.Close())
+}
 
 // noProviders refuses every dispatch: no provider adapter is wired into
 // this build, so nothing is sent and the message is recorded as rejected.

@@ -3,13 +3,16 @@ package security
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // credentialEnvName matches environment variable names that carry
 // credentials: any name containing TOKEN, SECRET, PASSWORD, PASSWD, API_KEY,
 // APIKEY, ACCESS_KEY, PRIVATE_KEY, CREDENTIAL, COOKIE or LAUNCH_ID, or having a
 // whole underscore-separated word AUTH, PASS, PAT, PWD-less KEY or SESSION.
-var credentialEnvName = regexp.MustCompile(`(?i)(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|COOKIE|LAUNCH_ID|(?:^|_)(?:AUTH|PASS|PAT|KEY|SESSION|SAS|DSN)(?:_|$))`)
+var credentialEnvName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|COOKIE|LAUNCH_ID|(?:^|_)(?:AUTH|PASS|PAT|KEY|SESSION|SAS|DSN)(?:_|$))`)
+})
 
 // credentialEnvExact are names that do not follow the pattern.
 var credentialEnvExact = map[string]struct{}{
@@ -24,7 +27,7 @@ func IsCredentialEnvName(name string) bool {
 	if _, ok := credentialEnvExact[strings.ToUpper(name)]; ok {
 		return true
 	}
-	return credentialEnvName.MatchString(name)
+	return credentialEnvName().MatchString(name)
 }
 
 // ScrubEnv returns env ("NAME=value" entries) without the entries whose name

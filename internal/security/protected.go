@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
@@ -12,15 +13,17 @@ import (
 // protectedName matches a single path component that names a credential
 // file. It is applied to the folded form of the name (see foldName), so case
 // variants, full-width look-alikes and trailing dots or spaces are caught.
-var protectedName = regexp.MustCompile(`^(?:` +
-	`\.env(?:\..*)?|\.envrc|` + // dotenv files
-	`id_(?:rsa|ed25519|ecdsa|dsa|ecdsa_sk|ed25519_sk)|` + // ssh private keys
-	`.*\.(?:pem|key|p12|pfx|keystore|jks|ppk|kdbx|gpg|age)|` + // key material
-	`\.npmrc|\.yarnrc\.yml|\.pypirc|\.netrc|_netrc|\.pgpass|\.htpasswd|` +
-	`\.git-credentials|\.?credentials\.json|auth\.json|secrets?\.(?:json|ya?ml|toml)|` +
-	`application_default_credentials\.json|service[-_]account.*\.json|` +
-	`\.ssh|\.gnupg|\.password-store` + // whole directories
-	`)$`)
+var protectedName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:` +
+		`\.env(?:\..*)?|\.envrc|` + // dotenv files
+		`id_(?:rsa|ed25519|ecdsa|dsa|ecdsa_sk|ed25519_sk)|` + // ssh private keys
+		`.*\.(?:pem|key|p12|pfx|keystore|jks|ppk|kdbx|gpg|age)|` + // key material
+		`\.npmrc|\.yarnrc\.yml|\.pypirc|\.netrc|_netrc|\.pgpass|\.htpasswd|` +
+		`\.git-credentials|\.?credentials\.json|auth\.json|secrets?\.(?:json|ya?ml|toml)|` +
+		`application_default_credentials\.json|service[-_]account.*\.json|` +
+		`\.ssh|\.gnupg|\.password-store` + // whole directories
+		`)$`)
+})
 
 // protectedSuffixes are multi-component locations: a path whose folded
 // components end with one of these sequences is protected wherever it sits.
@@ -68,11 +71,11 @@ func IsProtectedName(name string) bool {
 	if name == "" {
 		return false
 	}
-	if protectedName.MatchString(foldName(name)) {
+	if protectedName().MatchString(foldName(name)) {
 		return true
 	}
 	lower := strings.ToLower(norm.NFKC.String(name))
-	return protectedName.MatchString(lower)
+	return protectedName().MatchString(lower)
 }
 
 // IsProtectedPath reports whether a slash- or backslash-separated path has a
