@@ -12,7 +12,10 @@ import (
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/delivery"
+	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/providers/freebuff"
+	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
@@ -24,6 +27,7 @@ type Handlers struct {
 	ClaimTools
 	ConversationTools
 	FreebuffTools
+	SessionTools
 	deps Deps
 }
 
@@ -38,6 +42,9 @@ type Deps struct {
 	Claims        *claims.Service
 	Conversations *conversations.Service
 	Freebuff      *freebuff.Service
+	Registry      *registry.Registry
+	Delivery      *delivery.Service
+	Events        *events.Hub
 }
 
 // RuntimeInfo describes the running server for get_runtime_status.
@@ -57,6 +64,7 @@ func New(deps Deps) *Handlers {
 		ClaimTools:        ClaimTools{Svc: deps.Claims},
 		ConversationTools: ConversationTools{Svc: deps.Conversations},
 		FreebuffTools:     FreebuffTools{Svc: deps.Freebuff},
+		SessionTools:      SessionTools{Registry: deps.Registry, Delivery: deps.Delivery, Events: deps.Events},
 		deps:              deps,
 	}
 }

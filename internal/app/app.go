@@ -5,15 +5,24 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/agent-interop/runtime/handlers"
 	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/delivery"
+	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/claude"
+	"github.com/agent-interop/runtime/internal/providers/codex"
+	"github.com/agent-interop/runtime/internal/providers/cursor"
 	"github.com/agent-interop/runtime/internal/providers/freebuff"
+	"github.com/agent-interop/runtime/internal/providers/opencode"
+	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/security"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/workflow"
@@ -38,6 +47,9 @@ type App struct {
 	Conversations *conversations.Service
 	Freebuff      *freebuff.Service
 	Roots         *security.Roots
+	Registry      *registry.Registry
+	Delivery      *delivery.Service
+	Events        *events.Hub
 	Handlers      *handlers.Handlers
 	logger        *slog.Logger
 }
@@ -57,11 +69,49 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, fmt.Errorf("open the state store: %w", err)
 	}
 	a := &App{Store: st, logger: cfg.Logger}
-	a.Workflow = workflow.New(st, workflow.Options{LookupEnv: workflow.LookupEnv(cfg.Env)})
-	a.Claims = claims.New(st.Client(), claims.WithTx(st.Tx))
-	a.Conversations = conversations.New(st.Client(), noProviders{}, conversations.WithTx(st.Tx), conversations.WithRead(st.Read))
 	a.Roots = security.NewRoots(security.LookupEnv(cfg.Env))
+	getenv := func(k string) string { v, _ := cfg.Env(k); return v }
+
+	// The provider layer: adapters connect lazily, on first use, so
+	// opening the App starts no process and touches no network.
+	host := registry.NewHost()
 	a.Freebuff = freebuff.New(freebuff.Config{Env: security.LookupEnv(cfg.Env), Roots: a.Roots, Logger: cfg.Logger})
+	adapters := []providers.Adapter{
+		freebuff.NewAdapter(a.Freebuff, host),
+		opencode.New(opencode.ConfigFromEnv(getenv), host),
+		codex.New(codex.Config{Host: host, LookupEnv: cfg.Env}),
+		claude.New(claude.Options{Host: host, Getenv: getenv}),
+		cursor.New(cursor.Options{Host: host, Getenv: getenv}),
+	}
+	reg, err := registry.New(st, adapters, registry.Options{})
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("start the provider registry: %w", err)
+	}
+	a.Registry = reg
+	a.Delivery = delivery.New(st, reg, delivery.Options{})
+	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{}), events.HubOptions{Open: reg.Subscribe})
+	host.Attach(a.Delivery, a.Events)
+
+	a.Workflow = workflow.New(st, workflow.Options{LookupEnv: workflow.LookupEnv(cfg.Env), Sessions: sessionLookup{reg}})
+	a.Claims = claims.New(st.Client(), claims.WithTx(st.Tx))
+	a.Conversations = conversations.New(st.Client(), a.Delivery, conversations.WithTx(st.Tx), conversations.WithRead(st.Read))
+	// A conversation message's later outcome (completed, or rejected after
+	// acceptance) is copied from its delivery operation onto the message.
+	a.Delivery.OnOutcome(func(op delivery.Operation) {
+		key, ok := strings.CutPrefix(op.IdempotencyKey, delivery.ConversationKeyPrefix)
+		if !ok {
+			return
+		}
+		reason := ""
+		var detail struct{ Reason string }
+		if json.Unmarshal(op.Detail, &detail) == nil {
+			reason = detail.Reason
+		}
+		if _, err := a.Conversations.RecordOutcome(context.Background(), key, op.Status, reason); err != nil {
+			a.logger.Warn("recording a conversation message's outcome failed", "key", key, "err", err)
+		}
+	})
 	cfg.Runtime.StorePath = path
 	a.Handlers = handlers.New(handlers.Deps{
 		Runtime:       cfg.Runtime,
@@ -70,14 +120,23 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Claims:        a.Claims,
 		Conversations: a.Conversations,
 		Freebuff:      a.Freebuff,
+		Registry:      a.Registry,
+		Delivery:      a.Delivery,
+		Events:        a.Events,
 	})
 	return a, nil
 }
 
 // AfterInitialize is the start-up work that runs once the client's
-// initialize has been answered: sends left in flight by a crashed process
-// whose leases expired become delivery_unknown.
+// initialize has been answered: operations and conversation sends left in
+// flight by a crashed process, whose leases expired, become
+// delivery_unknown. Nothing is ever resent.
 func (a *App) AfterInitialize(ctx context.Context) {
+	if ops, err := a.Delivery.Recover(ctx); err != nil {
+		a.logger.Warn("start-up recovery of interrupted operations failed", "err", err)
+	} else if len(ops) > 0 {
+		a.logger.Info("start-up recovery", "operations", len(ops))
+	}
 	results, err := a.Conversations.ReconcileExpiredAtStartup(ctx)
 	if err != nil {
 		a.logger.Warn("start-up reconciliation of interrupted sends failed", "err", err)
@@ -90,13 +149,21 @@ func (a *App) AfterInitialize(ctx context.Context) {
 
 // Close stops the provider layer and releases the store.
 func (a *App) Close() error {
-	return errors.Join(a.Freebuff.Close(), a.Store.Close())
+	return errors.Join(a.Events.Close(), a.Delivery.Close(), a.Registry.Close(), a.Store.Close())
 }
 
-// noProviders refuses every dispatch: no provider adapter is wired into
-// this build, so nothing is sent and the message is recorded as rejected.
-type noProviders struct{}
+// sessionLookup gives the workflow service the workspace of a provider
+// session, as its provider reports it.
+type sessionLookup struct{ reg *registry.Registry }
 
-func (noProviders) Dispatch(_ context.Context, provider, nativeID, _ string, _ conversations.DispatchOptions) (providers.Receipt, error) {
-	return providers.Receipt{}, &providers.NotSentError{Err: fmt.Errorf("no provider adapter for %s is available to reach %s", provider, nativeID)}
+func (l sessionLookup) LookupSession(ctx context.Context, provider, nativeID string) (workflow.SessionInfo, bool, error) {
+	s, err := l.reg.GetSession(ctx, provider, nativeID)
+	if err != nil {
+		var unknown *registry.UnknownSessionError
+		if errors.As(err, &unknown) {
+			return workflow.SessionInfo{}, false, nil
+		}
+		return workflow.SessionInfo{}, false, err
+	}
+	return workflow.SessionInfo{Cwd: s.CWD}, true, nil
 }

@@ -1,0 +1,184 @@
+package handlers
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/delivery"
+	"github.com/agent-interop/runtime/internal/events"
+	"github.com/agent-interop/runtime/internal/progress"
+	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/registry"
+)
+
+// SessionTools answers the sessions and session-control tool groups over the
+// provider registry, the delivery log (every write is recorded before it is
+// dispatched) and the event hub.
+type SessionTools struct {
+	Registry *registry.Registry
+	Delivery *delivery.Service
+	Events   *events.Hub
+}
+
+// ProviderList is the answer of list_providers.
+type ProviderList struct {
+	Providers []providers.Capabilities `json:"providers"`
+}
+
+// DiffAnswer is the answer of get_session_diff.
+type DiffAnswer struct {
+	Provider string `json:"provider"`
+	NativeID string `json:"nativeId"`
+	Diff     any    `json:"diff"`
+}
+
+// PermissionRequests is the answer of list_permission_requests.
+type PermissionRequests struct {
+	Pending        []providers.PermissionRequest `json:"pending"`
+	ProviderErrors []registry.ProviderError      `json:"providerErrors"`
+}
+
+// DeliveryAnswer is the answer of the delivery-logged writes: the receipt
+// (0.3.x OperationReceipt) plus the stored operation's identity.
+type DeliveryAnswer struct {
+	providers.Receipt
+	OperationID    string `json:"operationId"`
+	IdempotencyKey string `json:"idempotencyKey"`
+}
+
+func deliveryAnswer(r delivery.Result) DeliveryAnswer {
+	return DeliveryAnswer{Receipt: r.Receipt, OperationID: r.Operation.ID, IdempotencyKey: r.Operation.IdempotencyKey}
+}
+
+// ListProviders answers list_providers.
+func (t SessionTools) ListProviders(ctx context.Context, _ *catalogs.ListProvidersInput) (any, error) {
+	return ProviderList{Providers: t.Registry.ListProviders(ctx)}, nil
+}
+
+// ListAgentSessions answers list_agent_sessions: every provider's sessions,
+// each provider's failure reported on its own.
+func (t SessionTools) ListAgentSessions(ctx context.Context, in *catalogs.ListAgentSessionsInput) (any, error) {
+	return t.Registry.ListSessions(ctx, optString(in.Provider))
+}
+
+// GetSessionDiff answers get_session_diff.
+func (t SessionTools) GetSessionDiff(ctx context.Context, in *catalogs.GetSessionDiffInput) (any, error) {
+	d, err := t.Registry.Diff(ctx, in.Provider, in.NativeID, providers.DiffOptions{MessageID: optString(in.MessageID)})
+	if err != nil {
+		return nil, err
+	}
+	return DiffAnswer{Provider: in.Provider, NativeID: in.NativeID, Diff: d}, nil
+}
+
+// ReadSessionEvents answers read_session_events: a page after the cursor,
+// waiting up to timeoutMs, with MCP progress while it waits.
+func (t SessionTools) ReadSessionEvents(ctx context.Context, in *catalogs.ReadSessionEventsInput) (any, error) {
+	id, err := providers.ParseID(in.Provider)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.Registry.Resolve(ctx, in.Provider, in.NativeID); err != nil {
+		return nil, err
+	}
+	req := events.ReadRequest{
+		Provider:      id,
+		NativeID:      in.NativeID,
+		AfterSequence: in.AfterSequence,
+		Limit:         int(in.Limit),
+		Timeout:       time.Duration(in.TimeoutMs) * time.Millisecond,
+	}
+	if progress.Requested(ctx) {
+		report := progress.From(ctx)
+		req.Progress = func(waited, total time.Duration) {
+			report(float64(waited.Milliseconds()), float64(total.Milliseconds()), "waiting for session events")
+		}
+	}
+	return t.Events.Read(ctx, req)
+}
+
+// SendSessionMessage answers send_session_message.
+func (t SessionTools) SendSessionMessage(ctx context.Context, in *catalogs.SendSessionMessageInput) (any, error) {
+	opts := providers.SendOptions{Mode: in.Mode, Agent: optString(in.Agent), Reasoning: optString(in.Reasoning)}
+	if in.Model != nil {
+		opts.Model = &providers.Model{ProviderID: in.Model.ProviderID, ModelID: in.Model.ModelID, Variant: optString(in.Model.Variant)}
+	}
+	r, err := t.Delivery.Send(ctx, delivery.SendRequest{
+		Provider: in.Provider, NativeID: in.NativeID, Text: in.Text, IdempotencyKey: optString(in.IdempotencyKey), Options: opts,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return deliveryAnswer(r), nil
+}
+
+// CancelSession answers cancel_session.
+func (t SessionTools) CancelSession(ctx context.Context, in *catalogs.CancelSessionInput) (any, error) {
+	r, err := t.Delivery.Cancel(ctx, delivery.CancelRequest{Provider: in.Provider, NativeID: in.NativeID, IdempotencyKey: optString(in.IdempotencyKey)})
+	if err != nil {
+		return nil, err
+	}
+	return deliveryAnswer(r), nil
+}
+
+// CreateSession answers create_session.
+func (t SessionTools) CreateSession(ctx context.Context, in *catalogs.CreateSessionInput) (any, error) {
+	return t.Registry.CreateSession(ctx, in.Provider, providers.CreateOptions{CWD: optString(in.CWD), Title: optString(in.Title)})
+}
+
+// ResumeSession answers resume_session.
+func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSessionInput) (any, error) {
+	return t.Registry.ResumeSession(ctx, in.Provider, in.NativeID)
+}
+
+// ListPermissionRequests answers list_permission_requests: every held
+// request of every provider (never auto-approved).
+func (t SessionTools) ListPermissionRequests(ctx context.Context, _ *catalogs.ListPermissionRequestsInput) (any, error) {
+	list, err := t.Registry.PendingPermissions(ctx, "", "")
+	if err != nil {
+		return nil, err
+	}
+	out := PermissionRequests{Pending: list.Requests, ProviderErrors: list.ProviderErrors}
+	if out.Pending == nil {
+		out.Pending = []providers.PermissionRequest{}
+	}
+	if out.ProviderErrors == nil {
+		out.ProviderErrors = []registry.ProviderError{}
+	}
+	return out, nil
+}
+
+// RespondToPermission answers respond_to_permission.
+func (t SessionTools) RespondToPermission(ctx context.Context, in *catalogs.RespondToPermissionInput) (any, error) {
+	r, err := t.Delivery.RespondPermission(ctx, delivery.PermissionResponse{
+		Provider: in.Provider, NativeID: in.NativeID, RequestID: in.RequestID, Decision: in.Decision, IdempotencyKey: optString(in.IdempotencyKey),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return deliveryAnswer(r), nil
+}
+
+// SetSessionModel answers set_session_model. A string names the model as
+// "providerID/modelID" or just "modelID".
+func (t SessionTools) SetSessionModel(ctx context.Context, in *catalogs.SetSessionModelInput) (any, error) {
+	var m providers.Model
+	switch {
+	case in.Model.Text != nil:
+		if p, id, ok := strings.Cut(*in.Model.Text, "/"); ok {
+			m = providers.Model{ProviderID: p, ModelID: id}
+		} else {
+			m = providers.Model{ModelID: *in.Model.Text}
+		}
+	case in.Model.Object != nil:
+		o := in.Model.Object
+		m = providers.Model{ProviderID: o.ProviderID, ModelID: o.ModelID, Variant: optString(o.Variant)}
+	}
+	return t.Registry.SetModel(ctx, in.Provider, in.NativeID, m)
+}
+
+// SetSessionReasoning answers set_session_reasoning.
+func (t SessionTools) SetSessionReasoning(ctx context.Context, in *catalogs.SetSessionReasoningInput) (any, error) {
+	return t.Registry.SetReasoning(ctx, in.Provider, in.NativeID, in.Effort)
+}

@@ -1,0 +1,161 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/operation"
+	"github.com/agent-interop/runtime/internal/providers"
+)
+
+var _ providers.Host = (*Service)(nil)
+
+// ReportOutcome implements providers.Host: the observed outcome of the
+// operations whose receipt carried ref. It returns at once; the record is
+// updated by the service's worker, in arrival order.
+func (s *Service) ReportOutcome(provider providers.ID, nativeID, ref string, status providers.ReceiptStatus, reason string) {
+	if ref == "" {
+		return
+	}
+	r := outcomeReport{k: refKey{provider, nativeID, ref}, status: status, reason: reason, at: s.opts.Now().UTC()}
+	select {
+	case s.queue <- r:
+	case <-s.stop:
+	}
+}
+
+// Sync waits until every outcome reported before the call was handled.
+func (s *Service) Sync(ctx context.Context) error {
+	ack := make(chan struct{})
+	select {
+	case s.queue <- outcomeReport{ack: ack}:
+	case <-s.stop:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-ack:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Service) worker() {
+	defer close(s.done)
+	handle := func(r outcomeReport) {
+		if r.ack != nil {
+			close(r.ack)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), outcomeWriteTimeout)
+		defer cancel()
+		s.mu.Lock()
+		matched := s.apply(ctx, r.k, r.status, r.reason, r.at)
+		if !matched {
+			s.stash(r)
+		}
+		s.mu.Unlock()
+	}
+	for {
+		select {
+		case r := <-s.queue:
+			handle(r)
+		case <-s.stop:
+			for {
+				select {
+				case r := <-s.queue:
+					handle(r)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// stash keeps an outcome whose receipt is not recorded yet. Caller holds s.mu.
+func (s *Service) stash(r outcomeReport) {
+	now := s.opts.Now()
+	if len(s.early) >= maxEarly {
+		for k, es := range s.early {
+			if len(es) == 0 || now.Sub(es[len(es)-1].at) > earlyTTL {
+				delete(s.early, k)
+			}
+		}
+		if len(s.early) >= maxEarly {
+			s.opts.Logf("delivery: dropping outcome for %s:%s ref %s (too many unmatched outcomes)", r.k.provider, r.k.nativeID, r.k.ref)
+			return
+		}
+	}
+	s.early[r.k] = append(s.early[r.k], earlyOutcome{status: r.status, reason: r.reason, at: r.at})
+}
+
+// allowed says whether an observed outcome may move an operation from one
+// status to another: queued moves anywhere; delivery_unknown only to an
+// observed result (evidence, never a resend); completed and rejected are
+// final.
+func allowed(from operation.Status, to providers.ReceiptStatus) bool {
+	switch from {
+	case operation.StatusQueued:
+		return to != providers.StatusQueued
+	case operation.StatusDeliveryUnknown:
+		return to == providers.StatusCompleted || to == providers.StatusRejected
+	}
+	return false
+}
+
+// apply records an observed outcome on the operations carrying k.ref and
+// reports whether any operation carries it. Caller holds s.mu.
+func (s *Service) apply(ctx context.Context, k refKey, status providers.ReceiptStatus, reason string, at time.Time) bool {
+	var matched bool
+	var changed []Operation
+	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
+		ops, err := tx.Operation.Query().
+			Where(operation.Provider(string(k.provider)), operation.NativeID(k.nativeID), operation.Ref(k.ref)).
+			All(ctx)
+		if err != nil {
+			return err
+		}
+		matched = len(ops) > 0
+		changed = changed[:0]
+		for _, o := range ops {
+			if !allowed(o.Status, status) {
+				continue
+			}
+			var d detail
+			_ = json.Unmarshal(o.Detail, &d)
+			d.Outcome = &outcomeDetail{Status: status, Reason: reason, At: at}
+			state := "outcome_observed"
+			if status == providers.StatusDeliveryUnknown {
+				state = "provider_lost"
+				d.Classification = "delivery_unknown"
+				d.Reason = reason
+			}
+			u, err := tx.Operation.UpdateOneID(o.ID).Where(operation.StatusEQ(o.Status)).
+				SetStatus(operation.Status(status)).SetProviderState(state).SetDetail(d.raw()).
+				SetUpdatedAt(s.opts.Now().UTC()).Save(ctx)
+			if ent.IsNotFound(err) {
+				continue // changed concurrently by another process
+			}
+			if err != nil {
+				return err
+			}
+			changed = append(changed, fromEnt(u))
+		}
+		return nil
+	})
+	if err != nil {
+		s.opts.Logf("delivery: record outcome %s for %s:%s ref %s: %v", status, k.provider, k.nativeID, k.ref, err)
+		return true // do not keep retrying it as an early outcome
+	}
+	for _, o := range changed {
+		for _, f := range s.listeners {
+			f(o)
+		}
+	}
+	return matched
+}

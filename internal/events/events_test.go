@@ -1,0 +1,350 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/store"
+)
+
+// fakeStreams is a provider whose streams the test feeds.
+type fakeStreams struct {
+	mu     sync.Mutex
+	opens  atomic.Int32
+	chans  []chan providers.NativeEvent
+	opened chan chan providers.NativeEvent
+	err    error
+}
+
+func newFakeStreams() *fakeStreams {
+	return &fakeStreams{opened: make(chan chan providers.NativeEvent, 16)}
+}
+
+func (f *fakeStreams) open(ctx context.Context, _ providers.ID, _ string) (<-chan providers.NativeEvent, error) {
+	f.opens.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	ch := make(chan providers.NativeEvent, 64)
+	f.chans = append(f.chans, ch)
+	f.opened <- ch
+	return ch, nil
+}
+
+func ev(typ string, n int) providers.NativeEvent {
+	return providers.NativeEvent{Type: typ, Timestamp: time.Date(2026, 11, 30, 6, 0, 0, n*1000, time.UTC), Data: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n))}
+}
+
+func waitOpen(t *testing.T, f *fakeStreams) chan providers.NativeEvent {
+	t.Helper()
+	select {
+	case ch := <-f.opened:
+		return ch
+	case <-time.After(5 * time.Second):
+		t.Fatal("stream not opened")
+		return nil
+	}
+}
+
+func newHub(t *testing.T, st *store.Store, f *fakeStreams, opts LogOptions) *Hub {
+	h := NewHub(NewLog(st, opts), HubOptions{Open: f.open, ReopenBackoff: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond})
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func TestOneSharedSubscriptionAndMonotonicSequenceAcrossReopen(t *testing.T) {
+	st := openStore(t)
+	f := newFakeStreams()
+	h := newHub(t, st, f, LogOptions{})
+	ctx := context.Background()
+	req := ReadRequest{Provider: providers.Codex, NativeID: "t1", Limit: 100}
+	// Many readers, many polls: one provider stream.
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 5; j++ {
+				if _, err := h.Read(ctx, req); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	ch := waitOpen(t, f)
+	wg.Wait()
+	if n := f.opens.Load(); n != 1 {
+		t.Fatalf("provider streams opened = %d, want 1", n)
+	}
+	ch <- ev("a", 1)
+	ch <- ev("b", 2)
+	req.Timeout = 5 * time.Second
+	p, err := h.Read(ctx, req)
+	for err == nil && len(p.Events) < 2 {
+		req.AfterSequence = p.Next
+		var more Page
+		more, err = h.Read(ctx, req)
+		p.Events = append(p.Events, more.Events...)
+		p.Next, p.Epoch = more.Next, more.Epoch
+	}
+	if err != nil || p.Epoch != 1 || p.Events[0].Sequence != 1 || p.Events[1].Sequence != 2 || p.Events[1].Type != "b" {
+		t.Fatalf("page = %+v, %v", p, err)
+	}
+	close(ch) // the provider stream ends: reopened with a new epoch
+	ch2 := waitOpen(t, f)
+	ch2 <- ev("c", 3)
+	req.AfterSequence = 2
+	p, err = h.Read(ctx, req)
+	if err != nil || len(p.Events) != 1 || p.Events[0].Sequence != 3 || p.Events[0].Epoch != 2 || p.Epoch != 2 {
+		t.Fatalf("after reopen = %+v, %v", p, err)
+	}
+	if string(p.Events[0].Data) != `{"n":3}` || !p.Events[0].Timestamp.Equal(ev("c", 3).Timestamp) {
+		t.Fatalf("event = %+v", p.Events[0])
+	}
+}
+
+func TestWaitWakesProgressAndCancel(t *testing.T) {
+	st := openStore(t)
+	f := newFakeStreams()
+	h := newHub(t, st, f, LogOptions{})
+	ctx := context.Background()
+	// Open the subscription.
+	if _, err := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	ch := waitOpen(t, f)
+	// A waiting read answers as soon as an event arrives.
+	var progress atomic.Int32
+	done := make(chan Page, 1)
+	go func() {
+		p, _ := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "t1", Timeout: 20 * time.Second,
+			Progress: func(waited, total time.Duration) { progress.Add(1) }})
+		done <- p
+	}()
+	time.Sleep(1200 * time.Millisecond) // let the wait run past a second
+	sent := time.Now()
+	ch <- ev("x", 1)
+	select {
+	case p := <-done:
+		if len(p.Events) != 1 {
+			t.Fatalf("page = %+v", p)
+		}
+		if d := time.Since(sent); d > time.Second {
+			t.Fatalf("woke after %v", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("wait not woken")
+	}
+	if progress.Load() < 2 {
+		t.Fatalf("progress called %d times in 1.2 s", progress.Load())
+	}
+	// Cancellation ends a wait within 100 ms.
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.Read(cctx, ReadRequest{Provider: providers.Codex, NativeID: "t1", AfterSequence: 1, Timeout: 20 * time.Second})
+		errc <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	t0 := time.Now()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+		if d := time.Since(t0); d > 100*time.Millisecond {
+			t.Fatalf("cancel took %v", d)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("cancel ignored")
+	}
+	// A bounded wait with nothing new returns an empty page at the cursor.
+	p, err := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "t1", AfterSequence: 1, Timeout: 150 * time.Millisecond})
+	if err != nil || len(p.Events) != 0 || p.Next != 1 {
+		t.Fatalf("timeout page = %+v, %v", p, err)
+	}
+}
+
+func TestRetentionGap(t *testing.T) {
+	st := openStore(t)
+	l := NewLog(st, LogOptions{Retention: 50})
+	ctx := context.Background()
+	for i := 1; i <= 120; i++ {
+		if _, err := l.Append(ctx, providers.Codex, "t1", 1, []providers.NativeEvent{ev("e", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := l.Page(ctx, providers.Codex, "t1", 0, 10)
+	if err != nil || p.Gap == nil || *p.Gap != (Gap{From: 1, To: 70}) || p.Events[0].Sequence != 71 || p.Next != 80 {
+		t.Fatalf("page = %+v gap %+v, %v", p, p.Gap, err)
+	}
+	p, _ = l.Page(ctx, providers.Codex, "t1", 75, 10)
+	if p.Gap != nil || p.Events[0].Sequence != 76 {
+		t.Fatalf("page inside window = %+v", p)
+	}
+	// Rows are trimmed in steps: never more than retention + slack remain.
+	var n int64
+	if err := st.DB().QueryRow("SELECT count(*) FROM session_events WHERE native_id = 't1'").Scan(&n); err != nil || n > 50+16 {
+		t.Fatalf("rows kept = %d, %v", n, err)
+	}
+	// A batch larger than the retention keeps only its newest events.
+	big := make([]providers.NativeEvent, 200)
+	for i := range big {
+		big[i] = ev("big", i)
+	}
+	last, err := l.Append(ctx, providers.Codex, "t2", 1, big)
+	if err != nil || last != 200 {
+		t.Fatal(last, err)
+	}
+	p, _ = l.Page(ctx, providers.Codex, "t2", 0, 100)
+	if p.Gap == nil || p.Gap.To != 150 || p.Events[0].Sequence != 151 || len(p.Events) != 50 {
+		t.Fatalf("big batch page = %+v", p)
+	}
+}
+
+func TestCursorSurvivesRestartAndTwoProcessesShareSequences(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "interop.db")
+	ctx := context.Background()
+	open := func() *store.Store {
+		st, err := store.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	a, b := open(), open() // two "runtime processes" on one file
+	la, lb := NewLog(a, LogOptions{}), NewLog(b, LogOptions{})
+	var wg sync.WaitGroup
+	for w, l := range []*Log{la, lb, la, lb} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				if _, err := l.Append(ctx, providers.Codex, "shared", 1, []providers.NativeEvent{ev(fmt.Sprint(w), i)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	a.Close()
+	b.Close()
+	c := open() // restart
+	defer c.Close()
+	lc := NewLog(c, LogOptions{})
+	seen := map[int64]bool{}
+	after := int64(0)
+	for {
+		p, err := lc.Page(ctx, providers.Codex, "shared", after, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Events) == 0 {
+			break
+		}
+		for _, e := range p.Events {
+			if seen[e.Sequence] || e.Sequence != after+1 {
+				t.Fatalf("sequence %d after %d (dup=%v)", e.Sequence, after, seen[e.Sequence])
+			}
+			seen[e.Sequence] = true
+			after = e.Sequence
+		}
+	}
+	if after != 200 {
+		t.Fatalf("last sequence %d, want 200", after)
+	}
+	// The cursor continues after the restart.
+	if _, err := lc.Append(ctx, providers.Codex, "shared", CurrentEpoch, []providers.NativeEvent{ev("later", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := lc.Page(ctx, providers.Codex, "shared", 200, 10)
+	if len(p.Events) != 1 || p.Events[0].Sequence != 201 {
+		t.Fatalf("after restart = %+v", p)
+	}
+}
+
+func TestWaitWakesOnAnotherProcessAppend(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "interop.db")
+	ctx := context.Background()
+	a, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	f := newFakeStreams()
+	h := newHub(t, a, f, LogOptions{})
+	other := NewLog(b, LogOptions{})
+	done := make(chan Page, 1)
+	go func() {
+		p, _ := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "x", Timeout: 10 * time.Second})
+		done <- p
+	}()
+	waitOpen(t, f)
+	time.Sleep(100 * time.Millisecond)
+	if _, err := other.Append(ctx, providers.Codex, "x", 1, []providers.NativeEvent{ev("from-b", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-done:
+		if len(p.Events) != 1 || p.Events[0].Type != "from-b" {
+			t.Fatalf("page = %+v", p)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("not woken by another process's append")
+	}
+}
+
+type notFound struct{}
+
+func (notFound) Error() string  { return "Unknown session codex:nope" }
+func (notFound) NotFound() bool { return true }
+
+func TestUnsupportedAndUnknownAreErrorsOtherFailuresWarn(t *testing.T) {
+	st := openStore(t)
+	f := newFakeStreams()
+	f.err = &providers.UnsupportedError{Provider: providers.Cursor, Operation: "events"}
+	h := newHub(t, st, f, LogOptions{})
+	_, err := h.Read(context.Background(), ReadRequest{Provider: providers.Cursor, NativeID: "s"})
+	if err == nil || err.Error() != "cursor does not expose native events: cursor does not support events" {
+		t.Fatalf("err = %v", err)
+	}
+	f.err = notFound{}
+	if _, err := h.Read(context.Background(), ReadRequest{Provider: providers.Codex, NativeID: "nope"}); err == nil || err.Error() != "Unknown session codex:nope" {
+		t.Fatalf("err = %v", err)
+	}
+	f.err = errors.New("codex app-server failed to start")
+	p, err := h.Read(context.Background(), ReadRequest{Provider: providers.Codex, NativeID: "s2"})
+	if err != nil || p.Warning == "" {
+		t.Fatalf("page = %+v, %v", p, err)
+	}
+}
+
+func TestTimeFormatRoundTrip(t *testing.T) {
+	for _, ts := range []time.Time{
+		time.Date(2026, 11, 30, 6, 1, 2, 0, time.UTC),
+		time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC),
+		time.Date(999, 1, 2, 3, 4, 5, 100, time.FixedZone("x", 3600)),
+	} {
+		s := string(appendStoredTime(nil, ts))
+		if got := parseStoredTime(s); !got.Equal(ts) {
+			t.Errorf("%v -> %q -> %v", ts, s, got)
+		}
+	}
+}

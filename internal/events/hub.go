@@ -1,0 +1,369 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/providers"
+)
+
+// MaxWait bounds one read's wait.
+const MaxWait = 30 * time.Second
+
+// openWait is how long a read waits for a session's first stream to open
+// (so a missing session or an unsupported provider is reported as such).
+const openWait = 3 * time.Second
+
+// Opener opens a session's provider event stream (the registry's routed
+// Subscribe).
+type Opener func(ctx context.Context, provider providers.ID, nativeID string) (<-chan providers.NativeEvent, error)
+
+// HubOptions configure a Hub.
+type HubOptions struct {
+	// Open opens provider streams (required for live events).
+	Open Opener
+	// IdleTimeout ends a subscription nobody read for this long (default 10 min).
+	IdleTimeout time.Duration
+	// PollInterval is how often a waiting read checks the database for
+	// events appended by another process (default 100 ms).
+	PollInterval time.Duration
+	// ProgressInterval is how often a waiting read reports progress
+	// (default 500 ms, so at least every second).
+	ProgressInterval time.Duration
+	// ReopenBackoff is the first delay before reopening a stream that
+	// failed or ended at once (default 250 ms, doubling to 10 s).
+	ReopenBackoff time.Duration
+	// Logf receives diagnostics (default: discarded).
+	Logf func(format string, args ...any)
+}
+
+// Hub shares one provider subscription per session among all readers.
+type Hub struct {
+	log  *Log
+	opts HubOptions
+
+	mu     sync.Mutex
+	subs   map[key]*subscription
+	closed bool
+	wg     sync.WaitGroup
+}
+
+type subscription struct {
+	k        key
+	cancel   context.CancelFunc
+	mu       sync.Mutex
+	lastRead time.Time
+	err      error // last open failure ("" while streaming)
+	opened   chan struct{}
+	openOnce sync.Once
+}
+
+// NewHub returns a hub over log.
+func NewHub(log *Log, opts HubOptions) *Hub {
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = 10 * time.Minute
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 100 * time.Millisecond
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = 500 * time.Millisecond
+	}
+	if opts.ReopenBackoff <= 0 {
+		opts.ReopenBackoff = 250 * time.Millisecond
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	return &Hub{log: log, opts: opts, subs: map[key]*subscription{}}
+}
+
+// Log returns the hub's log.
+func (h *Hub) Log() *Log { return h.log }
+
+// ReadRequest is one read_session_events call.
+type ReadRequest struct {
+	Provider      providers.ID
+	NativeID      string
+	AfterSequence int64
+	Limit         int           // 1..100 (default 50)
+	Timeout       time.Duration // 0..30 s; 0 answers at once
+	// Progress, when set, is called at least every second while the read
+	// waits, with the time waited so far and the wait's bound.
+	Progress func(waited, total time.Duration)
+}
+
+// Read answers one read: the events after the cursor, waiting up to
+// req.Timeout for the first one. It makes sure the session's shared
+// provider subscription is running; when it cannot be opened the stored
+// events are still served and Page.Warning says why.
+func (h *Hub) Read(ctx context.Context, req ReadRequest) (Page, error) {
+	if req.Limit <= 0 {
+		req.Limit = 50
+	}
+	if req.Limit > MaxPage {
+		req.Limit = MaxPage
+	}
+	if req.Timeout < 0 {
+		req.Timeout = 0
+	}
+	if req.Timeout > MaxWait {
+		req.Timeout = MaxWait
+	}
+	k := key{req.Provider, req.NativeID}
+	sub, err := h.ensure(k)
+	if err != nil {
+		return Page{}, err
+	}
+	warning := sub.wait(ctx, openWait)
+	var unsupported *providers.UnsupportedError
+	if errors.As(warning, &unsupported) {
+		return Page{}, fmt.Errorf("%s does not expose native events: %w", req.Provider, warning)
+	}
+	var nf interface{ NotFound() bool }
+	if errors.As(warning, &nf) && nf.NotFound() {
+		return Page{}, warning
+	}
+	page, err := h.read(ctx, k, req, time.Now())
+	if warning != nil {
+		page.Warning = "live events unavailable: " + warning.Error()
+	}
+	return page, err
+}
+
+func (h *Hub) read(ctx context.Context, k key, req ReadRequest, start time.Time) (Page, error) {
+	deadline := start.Add(req.Timeout)
+	progress := time.NewTicker(h.opts.ProgressInterval)
+	defer progress.Stop()
+	poll := time.NewTicker(h.opts.PollInterval)
+	defer poll.Stop()
+	var timer <-chan time.Time
+	for {
+		wake := h.log.notify.wait(k) // before reading: an append in between still wakes us
+		page, err := h.log.Page(ctx, k.provider, k.nativeID, req.AfterSequence, req.Limit)
+		if err != nil || len(page.Events) > 0 || page.Gap != nil {
+			return page, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return page, nil
+		}
+		if timer == nil {
+			t := time.NewTimer(left)
+			defer t.Stop()
+			timer = t.C
+		}
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				return page, ctx.Err()
+			case <-timer:
+				return h.log.Page(ctx, k.provider, k.nativeID, req.AfterSequence, req.Limit)
+			case <-wake:
+				break wait
+			case <-poll.C:
+				break wait
+			case <-progress.C:
+				if req.Progress != nil {
+					req.Progress(time.Since(start), req.Timeout)
+				}
+			}
+		}
+	}
+}
+
+// ensure returns the session's subscription, starting its pump when needed.
+func (h *Hub) ensure(k key) (*subscription, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errors.New("event hub is closed")
+	}
+	s := h.subs[k]
+	if s == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s = &subscription{k: k, cancel: cancel, opened: make(chan struct{}), lastRead: time.Now()}
+		h.subs[k] = s
+		h.wg.Add(1)
+		go h.pump(ctx, s)
+	}
+	s.mu.Lock()
+	s.lastRead = time.Now()
+	s.mu.Unlock()
+	return s, nil
+}
+
+// wait gives a new subscription a moment to open (bounded by d) and returns
+// its last open failure, if any.
+func (s *subscription) wait(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-s.opened:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *subscription) setErr(err error) {
+	s.mu.Lock()
+	s.err = err
+	s.mu.Unlock()
+	s.openOnce.Do(func() { close(s.opened) })
+}
+
+func (s *subscription) idleFor() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Since(s.lastRead)
+}
+
+// pump keeps the provider stream of one session flowing into the log,
+// reopening it (new epoch) whenever it ends, until the hub closes, the
+// subscription idles out, or the provider says it has no events.
+func (h *Hub) pump(ctx context.Context, s *subscription) {
+	defer h.wg.Done()
+	defer h.drop(s)
+	backoff := h.opts.ReopenBackoff
+	for ctx.Err() == nil {
+		if s.idleFor() > h.opts.IdleTimeout {
+			return
+		}
+		if h.opts.Open == nil {
+			s.setErr(errors.New("no provider stream opener configured"))
+			return
+		}
+		sctx, scancel := context.WithCancel(ctx)
+		ch, err := h.opts.Open(sctx, s.k.provider, s.k.nativeID)
+		if err != nil {
+			scancel()
+			s.setErr(err)
+			var nf interface{ NotFound() bool }
+			if errors.As(err, new(*providers.UnsupportedError)) || (errors.As(err, &nf) && nf.NotFound()) {
+				return
+			}
+			if !sleepCtx(ctx, backoff) {
+				return
+			}
+			backoff = min(backoff*2, 10*time.Second)
+			continue
+		}
+		epoch, err := h.log.NewEpoch(ctx, s.k.provider, s.k.nativeID)
+		if err != nil {
+			scancel()
+			s.setErr(err)
+			if !sleepCtx(ctx, backoff) {
+				return
+			}
+			continue
+		}
+		s.setErr(nil)
+		opened := time.Now()
+		h.drain(ctx, s, ch, epoch)
+		scancel()
+		if time.Since(opened) > 5*time.Second {
+			backoff = h.opts.ReopenBackoff
+		} else if !sleepCtx(ctx, backoff) { // ended at once: do not spin
+			return
+		} else {
+			backoff = min(backoff*2, 10*time.Second)
+		}
+	}
+}
+
+// drain appends events from ch until it closes, batching what is queued.
+func (h *Hub) drain(ctx context.Context, s *subscription, ch <-chan providers.NativeEvent, epoch int64) {
+	idle := time.NewTicker(time.Minute)
+	defer idle.Stop()
+	batch := make([]providers.NativeEvent, 0, 256)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-idle.C:
+			if s.idleFor() > h.opts.IdleTimeout {
+				return
+			}
+		case ev, ok := <-ch:
+			if !ok {
+				return
+			}
+			batch = append(batch[:0], ev)
+		more:
+			for len(batch) < cap(batch) {
+				select {
+				case ev, ok := <-ch:
+					if !ok {
+						break more
+					}
+					batch = append(batch, ev)
+				default:
+					break more
+				}
+			}
+			if _, err := h.log.Append(context.WithoutCancel(ctx), s.k.provider, s.k.nativeID, epoch, batch); err != nil {
+				h.opts.Logf("events: %v", err)
+				s.setErr(err)
+			}
+		}
+	}
+}
+
+func (h *Hub) drop(s *subscription) {
+	h.mu.Lock()
+	if h.subs[s.k] == s {
+		delete(h.subs, s.k)
+	}
+	h.mu.Unlock()
+	s.cancel()
+}
+
+// ReportEvent implements providers.EventReporter: an out-of-band event
+// (such as provider.restarted) is stored with the session's current epoch.
+func (h *Hub) ReportEvent(provider providers.ID, ev providers.NativeEvent) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := h.log.Append(ctx, provider, ev.NativeID, CurrentEpoch, []providers.NativeEvent{ev}); err != nil {
+		h.opts.Logf("events: report %s for %s:%s: %v", ev.Type, provider, ev.NativeID, err)
+	}
+}
+
+// Subscribed reports whether a subscription for the session is running.
+func (h *Hub) Subscribed(provider providers.ID, nativeID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.subs[key{provider, nativeID}]
+	return ok
+}
+
+// Close ends every subscription and waits for the pumps.
+func (h *Hub) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	for _, s := range h.subs {
+		s.cancel()
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,474 @@
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/jsonrpc"
+	"github.com/agent-interop/runtime/internal/providers"
+)
+
+const (
+	transport = "stdio"
+	protocol  = "codex-app-server-jsonrpc"
+	// subscriberBuffer bounds the events queued for one subscription; a
+	// subscriber that falls this far behind is ended (the registry reopens
+	// it, so the reader sees a new epoch rather than a silent hole).
+	subscriberBuffer = 4096
+	// recentTurns is how many finished turn ids (and diffs) a thread keeps.
+	recentTurns = 16
+)
+
+var errAdapterClosed = errors.New("codex adapter is closed")
+
+// Adapter is the Codex provider adapter. It is safe for concurrent use.
+type Adapter struct {
+	cfg      Config
+	argv     []string
+	argvErr  error
+	endpoint string
+	ids      atomic.Int64 // request ids, shared by every connection
+
+	startSem chan struct{} // one start at a time
+
+	mu      sync.Mutex
+	closed  bool
+	gen     *generation
+	genN    int
+	lastErr error
+	lastTry time.Time
+	threads map[string]*thread
+	perms   map[string]*permission // by public request id
+}
+
+// generation is one connection to one app-server process.
+type generation struct {
+	n      int
+	link   *Link
+	conn   *jsonrpc.Conn
+	loaded map[string]bool // threads started or resumed on this connection
+	// inflight counts requests about a thread that were written and not
+	// yet answered (turn/start, turn/interrupt).
+	inflight map[string]int
+	subs     map[string]map[*subscriber]struct{}
+	closing  bool // closed on purpose
+	dead     bool
+	ended    chan struct{} // closed after the death was handled
+
+	userAgent  string
+	codexHome  string
+	auth       string
+	authDetail string
+}
+
+type thread struct {
+	activeTurn string
+	turnGen    *generation
+	started    bool
+	startedCh  chan struct{}
+	finished   []string        // recently finished turn ids
+	interrupts map[string]bool // turn ids with an interrupt requested
+	diffs      []TurnDiff      // latest last
+	model      string          // override for the next turns
+	effort     string
+}
+
+// TurnDiff is the latest diff codex reported for one turn of a thread
+// (turn/diff/updated): a unified git-style diff of the workspace changes.
+type TurnDiff struct {
+	NativeID  string    `json:"nativeId"`
+	TurnID    string    `json:"turnId"`
+	Diff      string    `json:"diff"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// DiffResult is what Diff returns.
+type DiffResult struct {
+	NativeID string `json:"nativeId"`
+	TurnID   string `json:"turnId,omitempty"`
+	Diff     string `json:"diff"`
+	// Observed is false when no turn/diff/updated was seen for the thread
+	// since this runtime started (codex does not replay old diffs).
+	Observed  bool       `json:"observed"`
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+	Source    string     `json:"source"`
+}
+
+type permission struct {
+	req     providers.PermissionRequest
+	gen     *generation
+	rawID   jsonrpc.ID
+	answers map[string]json.RawMessage // option id -> response result
+	replied bool
+}
+
+type subscriber struct {
+	ch     chan providers.NativeEvent
+	done   chan struct{}
+	closed bool
+}
+
+// New returns an adapter; the app-server starts on first use.
+func New(cfg Config) *Adapter {
+	c := cfg.withDefaults()
+	a := &Adapter{
+		cfg:      c,
+		startSem: make(chan struct{}, 1),
+		threads:  map[string]*thread{},
+		perms:    map[string]*permission{},
+	}
+	a.argv, a.argvErr = c.command()
+	if a.argvErr == nil {
+		a.endpoint = c.endpoint(a.argv)
+	}
+	return a
+}
+
+// ID implements providers.Adapter.
+func (a *Adapter) ID() providers.ID { return providers.Codex }
+
+// Endpoint names the app-server this adapter drives ("" when codex is missing).
+func (a *Adapter) Endpoint() string { return a.endpoint }
+
+// ForEndpoint implements providers.EndpointRouter: a session is served only
+// by the app-server configuration that exposed it.
+func (a *Adapter) ForEndpoint(_ context.Context, endpoint string) (providers.Adapter, error) {
+	if endpoint == "" || endpoint == a.endpoint {
+		return a, nil
+	}
+	if a.endpoint == "" {
+		return nil, fmt.Errorf("session was exposed by %s, but codex is not available here: %w", endpoint, a.argvErr)
+	}
+	return nil, fmt.Errorf("session was exposed by %s, which is not this runtime's codex endpoint (%s)", endpoint, a.endpoint)
+}
+
+// PID returns the pid of the running app-server (0 when none).
+func (a *Adapter) PID() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.gen == nil || a.gen.dead {
+		return 0
+	}
+	return a.gen.link.PID
+}
+
+func (a *Adapter) thread(id string) *thread {
+	th := a.threads[id]
+	if th == nil {
+		th = &thread{interrupts: map[string]bool{}}
+		a.threads[id] = th
+	}
+	return th
+}
+
+// ensure returns a live, initialized connection, starting the app-server
+// when needed. Failed starts are retried at most every RetryAfter.
+func (a *Adapter) ensure(ctx context.Context) (*generation, error) {
+	check := func() (*generation, error, bool) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.closed {
+			return nil, errAdapterClosed, true
+		}
+		if g := a.gen; g != nil && !g.dead {
+			return g, nil, true
+		}
+		if a.lastErr != nil && a.cfg.Now().Sub(a.lastTry) < a.cfg.RetryAfter {
+			return nil, a.lastErr, true
+		}
+		return nil, nil, false
+	}
+	if g, err, done := check(); done {
+		return g, err
+	}
+	select {
+	case a.startSem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-a.startSem }()
+	if g, err, done := check(); done {
+		return g, err
+	}
+	g, err := a.start(ctx)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.lastTry = a.cfg.Now()
+	if err != nil {
+		a.lastErr = err
+		return nil, err
+	}
+	a.lastErr = nil
+	if a.closed {
+		g.closing = true
+		go g.conn.Close()
+		return nil, errAdapterClosed
+	}
+	a.gen = g
+	return g, nil
+}
+
+func (a *Adapter) start(ctx context.Context) (*generation, error) {
+	if a.argvErr != nil {
+		return nil, a.argvErr
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
+	defer cancel()
+	link, err := a.cfg.Dial(ctx, ProcessSpec{Argv: a.argv, Env: a.cfg.Env, Dir: a.cfg.Dir})
+	if err != nil {
+		return nil, fmt.Errorf("start codex app-server: %w", err)
+	}
+	a.mu.Lock()
+	a.genN++
+	g := &generation{
+		n:        a.genN,
+		link:     link,
+		loaded:   map[string]bool{},
+		inflight: map[string]int{},
+		subs:     map[string]map[*subscriber]struct{}{},
+		ended:    make(chan struct{}),
+		auth:     "unknown",
+	}
+	a.mu.Unlock()
+	g.conn = jsonrpc.NewConn(link, jsonrpc.Options{
+		Handler: func(r *jsonrpc.Request) { a.onMessage(g, r) },
+		NextID:  func() int64 { return a.ids.Add(1) },
+		OnClose: func(err error) { a.onConnClosed(g, err) },
+	})
+	if link.Exited != nil {
+		go func() {
+			select {
+			case <-link.Exited:
+				// Give the last messages a moment to be read, then end the
+				// connection even if a grandchild still holds the pipe.
+				select {
+				case <-g.conn.Done():
+				case <-time.After(250 * time.Millisecond):
+					g.conn.Close()
+				}
+			case <-g.conn.Done():
+			}
+		}()
+	}
+	var init struct {
+		UserAgent string `json:"userAgent"`
+		CodexHome string `json:"codexHome"`
+	}
+	err = g.conn.Call(ctx, "initialize", map[string]any{
+		"clientInfo": map[string]string{
+			"name":    "agent-interop-runtime",
+			"title":   "Agent Interop Runtime",
+			"version": a.cfg.ClientVersion,
+		},
+		"capabilities": map[string]any{},
+	}, &init)
+	var rpcErr *jsonrpc.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &rpcErr) && strings.Contains(strings.ToLower(rpcErr.Message), "already initialized"):
+		// A link re-attached to a server that is already initialized.
+	default:
+		g.closing = true
+		g.conn.Close()
+		return nil, fmt.Errorf("codex app-server initialize failed: %w%s", err, exitSuffix(link))
+	}
+	g.userAgent, g.codexHome = init.UserAgent, init.CodexHome
+	if err := g.conn.Notify("initialized", nil); err != nil {
+		g.closing = true
+		g.conn.Close()
+		return nil, fmt.Errorf("codex app-server initialized notification: %w%s", err, exitSuffix(link))
+	}
+	var acct struct {
+		Account            json.RawMessage `json:"account"`
+		RequiresOpenaiAuth bool            `json:"requiresOpenaiAuth"`
+	}
+	actx, acancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
+	defer acancel()
+	if err := g.conn.Call(actx, "account/read", map[string]any{"refreshToken": false}, &acct); err == nil {
+		switch {
+		case len(acct.Account) > 0 && string(acct.Account) != "null":
+			g.auth = "authorized"
+		case !acct.RequiresOpenaiAuth:
+			g.auth, g.authDetail = "authorized", "the configured model provider needs no OpenAI login"
+		default:
+			g.auth, g.authDetail = "unauthorized", "codex reports no login; turns on the OpenAI provider fail until `codex login`"
+		}
+	}
+	a.cfg.Logf("codex: app-server pid %d ready (%s)", link.PID, g.userAgent)
+	return g, nil
+}
+
+// exitSuffix describes how the process ended, if it did.
+func exitSuffix(link *Link) string {
+	if link.Exited == nil {
+		return ""
+	}
+	select {
+	case <-link.Exited:
+	case <-time.After(500 * time.Millisecond):
+		return ""
+	}
+	if r := link.ExitReason(); r != "" {
+		return " (process " + r + ")"
+	}
+	return ""
+}
+
+// Close stops the app-server (its whole process group).
+func (a *Adapter) Close() error {
+	a.mu.Lock()
+	a.closed = true
+	g := a.gen
+	a.gen = nil
+	if g != nil {
+		g.closing = true
+	}
+	a.mu.Unlock()
+	if g != nil {
+		g.conn.Close()
+		<-g.ended
+	}
+	return nil
+}
+
+// onConnClosed runs when a connection ends, on purpose or not.
+func (a *Adapter) onConnClosed(g *generation, reason error) {
+	a.mu.Lock()
+	g.dead = true
+	if a.gen == g {
+		a.gen = nil
+	}
+	intentional := g.closing || a.closed
+	type lost struct{ thread, turn string }
+	var turns []lost
+	var interrupts []lost
+	affected := map[string]bool{}
+	for id, th := range a.threads {
+		if th.turnGen != g || th.activeTurn == "" {
+			continue
+		}
+		turns = append(turns, lost{id, th.activeTurn})
+		if th.interrupts[th.activeTurn] {
+			interrupts = append(interrupts, lost{id, th.activeTurn})
+			delete(th.interrupts, th.activeTurn)
+		}
+		affected[id] = true
+		th.activeTurn, th.turnGen, th.started = "", nil, false
+		if th.startedCh != nil {
+			close(th.startedCh)
+			th.startedCh = nil
+		}
+	}
+	var answered []providers.PermissionRequest
+	dropped := map[string][]string{}
+	for rid, p := range a.perms {
+		if p.gen != g {
+			continue
+		}
+		delete(a.perms, rid)
+		affected[p.req.NativeID] = true
+		if p.replied {
+			answered = append(answered, p.req)
+		} else {
+			dropped[p.req.NativeID] = append(dropped[p.req.NativeID], rid)
+		}
+	}
+	inflight := map[string]int{}
+	for id, n := range g.inflight {
+		if n > 0 {
+			inflight[id] = n
+			affected[id] = true
+		}
+	}
+	var subs []*subscriber
+	for id, set := range g.subs {
+		affected[id] = true
+		for s := range set {
+			subs = append(subs, s)
+		}
+	}
+	g.subs = map[string]map[*subscriber]struct{}{}
+	a.mu.Unlock()
+
+	go func() {
+		defer close(g.ended)
+		if g.link.Kill != nil {
+			g.link.Kill()
+		}
+		closeSubs := func() {
+			a.mu.Lock()
+			for _, s := range subs {
+				if !s.closed {
+					s.closed = true
+					close(s.done)
+					close(s.ch)
+				}
+			}
+			a.mu.Unlock()
+		}
+		if intentional {
+			closeSubs()
+			return
+		}
+		why := "codex app-server connection lost: " + reason.Error() + exitSuffix(g.link)
+		a.cfg.Logf("codex: %s", why)
+		if h := a.cfg.Host; h != nil {
+			for _, t := range turns {
+				h.ReportOutcome(providers.Codex, t.thread, t.turn, providers.StatusDeliveryUnknown,
+					fmt.Sprintf("%s; turn %s had not completed and may have run in part; it is not resent", why, t.turn))
+			}
+			for _, t := range interrupts {
+				h.ReportOutcome(providers.Codex, t.thread, interruptRef(t.turn), providers.StatusDeliveryUnknown,
+					why+"; the interrupt's effect was not observed")
+			}
+			for _, p := range answered {
+				h.ReportOutcome(providers.Codex, p.NativeID, permissionRef(p.RequestID), providers.StatusDeliveryUnknown,
+					why+"; codex did not confirm the decision")
+			}
+		}
+		if rep, ok := a.cfg.Host.(providers.EventReporter); ok {
+			now := a.cfg.Now()
+			for id := range affected {
+				data := map[string]any{
+					"reason":      why,
+					"previousPid": g.link.PID,
+					"resent":      false,
+				}
+				for _, t := range turns {
+					if t.thread == id {
+						data["lostTurnId"] = t.turn
+					}
+				}
+				if n := inflight[id]; n > 0 {
+					data["unansweredRequests"] = n
+				}
+				if d := dropped[id]; len(d) > 0 {
+					data["droppedPermissionRequests"] = d
+				}
+				raw, _ := json.Marshal(data)
+				rep.ReportEvent(providers.Codex, providers.NativeEvent{
+					NativeID: id, Timestamp: now, Type: providers.EventProviderRestarted, Data: raw,
+				})
+			}
+		}
+		closeSubs()
+		// Start again right away; nothing that was in flight is replayed.
+		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.StartTimeout)
+		defer cancel()
+		if _, err := a.ensure(ctx); err != nil && !errors.Is(err, errAdapterClosed) {
+			a.cfg.Logf("codex: restart failed: %v", err)
+		}
+	}()
+}
+
+func interruptRef(turn string) string { return "interrupt:" + turn }
+func permissionRef(rid string) string { return "permission:" + rid }
+func requestKey(g *generation, raw jsonrpc.ID) string {
+	return fmt.Sprintf("%d-%s", g.n, strings.Trim(string(raw), `"`))
+}

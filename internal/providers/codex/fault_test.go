@@ -1,0 +1,398 @@
+package codex_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/ent/sessionevent"
+	"github.com/agent-interop/runtime/internal/delivery"
+	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/codex"
+	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
+	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+)
+
+// Sizes of the no-replay fault test (INTEROP_FAULT_SCALE=small shrinks them
+// for a quick local run).
+func faultSizes() (transport, kills, restarts, workers int) {
+	if os.Getenv("INTEROP_FAULT_SCALE") == "small" {
+		return 60, 3, 3, 4
+	}
+	return 1000, 20, 20, 6
+}
+
+// TestRealCodexNoReplayUnderFaults sends through the whole runtime stack to
+// the real codex app-server while the transport cuts connections after the
+// request left, drops answers and delays them past the timeout (without
+// restarting codex), while the codex process is killed mid-send, and while
+// the runtime itself is killed mid-send and restarted. Every send carries a
+// unique text; the fake model and the transport count each text. No text may
+// reach codex or the model twice, and every faulted send must end
+// delivery_unknown or rejected.
+func TestRealCodexNoReplayUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long fault test")
+	}
+	program := realpeers.Require(t, realpeers.Codex)
+	nTransport, nKills, nRestarts, workers := faultSizes()
+	fm := fakemodel.New(t)
+	fm.SetDefault(fakemodel.Text("ok"))
+	env := realpeers.CodexEnv(t, fm.BaseURL())
+	project := filepath.Join(env.Root(), "project")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(env.Root(), "interop.db")
+	const callTimeout = 300 * time.Millisecond
+
+	var planMu sync.Mutex
+	plan := map[string]faultKind{}
+	setPlan := func(text string, k faultKind) { planMu.Lock(); plan[text] = k; planMu.Unlock() }
+	hub := newFaultHub(2*callTimeout, func(text string) faultKind { planMu.Lock(); defer planMu.Unlock(); return plan[text] })
+	defer hub.Close()
+
+	s, err := buildStack(stackConfig{dbPath: dbPath, program: program, env: env.Environ(), dir: project, mutate: func(c *codex.Config) {
+		c.Dial = hub.Dial
+		c.CallTimeout = callTimeout
+		c.StartTimeout = 60 * time.Second
+		c.RetryAfter = 50 * time.Millisecond
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+
+	type sent struct {
+		text    string
+		key     string
+		faulted bool
+	}
+	var sentMu sync.Mutex
+	var all []sent
+	record := func(x sent) { sentMu.Lock(); all = append(all, x); sentMu.Unlock() }
+
+	// One thread per worker, each with one clean first turn (so it has a
+	// rollout and can be resumed by a restarted codex or runtime).
+	threads := make([]string, workers)
+	for i := range threads {
+		sess, err := s.reg.CreateSession(ctx, "codex", providers.CreateOptions{CWD: project})
+		if err != nil {
+			t.Fatal(err)
+		}
+		threads[i] = sess.NativeID
+		text := fmt.Sprintf("warmup-%d-%s", i, sess.NativeID)
+		res, err := s.del.Send(ctx, delivery.SendRequest{Provider: "codex", NativeID: sess.NativeID, Text: text, IdempotencyKey: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		record(sent{text: text, key: text})
+		if op := waitOp(t, s, res.Operation.ID); op.Status != providers.StatusCompleted {
+			t.Fatalf("warm-up op = %+v %s", op, op.Detail)
+		}
+	}
+	startProcs := hub.processes()
+
+	// Phase A: transport faults, without restarting codex: a third of them
+	// cut the connection after the request left, a third drop the answer
+	// and a third deliver it after the caller's timeout.
+	start := time.Now()
+	var next atomic.Int64
+	for _, kind := range []faultKind{faultCut, faultDrop, faultDelay} {
+		goal := hub.faults(kind) + nTransport/3 + 1
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for hub.faults(kind) < goal {
+					i := int(next.Add(1))
+					if i > 3*nTransport {
+						t.Errorf("%d sends did not inject %d faults", i, nTransport)
+						return
+					}
+					text := fmt.Sprintf("fault-%s-%04d", kind, i)
+					setPlan(text, kind)
+					_, err := s.del.Send(ctx, delivery.SendRequest{Provider: "codex", NativeID: threads[w], Text: text, IdempotencyKey: text})
+					record(sent{text: text, key: text, faulted: true})
+					if err != nil && !isDeliveryUnknown(err) {
+						t.Errorf("send %s: %v", text, err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	if hub.processes() != startProcs {
+		t.Errorf("codex restarted during transport faults: %d processes, want %d", hub.processes(), startProcs)
+	}
+	transportFaults := hub.faults(faultCut) + hub.faults(faultDrop) + hub.faults(faultDelay)
+	t.Logf("phase A: %d transport faults (cut %d, drop %d, delay %d) in %v over %d sends, one codex process",
+		transportFaults, hub.faults(faultCut), hub.faults(faultDrop), hub.faults(faultDelay), time.Since(start).Round(time.Millisecond), next.Load())
+
+	// Phase B: kill the codex process group right after turn/start left.
+	start = time.Now()
+	for i := 0; i < nKills; i++ {
+		// Kill a live process each time: wait for the restart that
+		// follows the previous kill.
+		waitLive(t, s.codex, hub)
+		text := fmt.Sprintf("kill-%02d", i)
+		setPlan(text, faultKill)
+		_, err := s.del.Send(ctx, delivery.SendRequest{Provider: "codex", NativeID: threads[i%workers], Text: text, IdempotencyKey: text})
+		record(sent{text: text, key: text, faulted: true})
+		if err != nil && !isDeliveryUnknown(err) {
+			t.Errorf("send %s: %v", text, err)
+		}
+	}
+	// Codex is back: a clean send completes.
+	waitLive(t, s.codex, hub)
+	clean := "after-kills"
+	res, err := s.del.Send(ctx, delivery.SendRequest{Provider: "codex", NativeID: threads[0], Text: clean, IdempotencyKey: clean})
+	if err != nil {
+		t.Fatalf("send after kills: %v", err)
+	}
+	record(sent{text: clean, key: clean})
+	if op := waitOp(t, s, res.Operation.ID); op.Status != providers.StatusCompleted {
+		t.Errorf("send after kills = %+v %s", op, op.Detail)
+	}
+	restartedEvents, err := s.st.Client().SessionEvent.Query().Where(sessionevent.Type(providers.EventProviderRestarted)).Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("phase B: %d codex kills mid-send, %d codex processes in all, %d provider.restarted events, in %v",
+		hub.faults(faultKill), hub.processes(), restartedEvents, time.Since(start).Round(time.Millisecond))
+	if restartedEvents < nKills {
+		t.Errorf("provider.restarted events = %d, want >= %d", restartedEvents, nKills)
+	}
+
+	// Phase C: the runtime itself is killed mid-send and restarted.
+	start = time.Now()
+	var childPIDs []int
+	points := []string{"resume", "turn/start", "answer"}
+	for i := 0; i < nRestarts; i++ {
+		text := fmt.Sprintf("runtime-kill-%02d", i)
+		pid := runChild(t, childSpec{
+			DB: dbPath, Program: program, Env: env.Environ(), Dir: project,
+			Thread: threads[i%workers], Text: text, Key: text, KillAt: points[i%len(points)],
+		})
+		if pid <= 0 {
+			t.Errorf("runtime child %d started no codex app-server", i)
+		}
+		childPIDs = append(childPIDs, pid)
+		record(sent{text: text, key: text, faulted: true})
+		// The restarted runtime: same store, clock past the dead lease.
+		later := func() time.Time { return time.Now().Add(delivery.DefaultLease + time.Minute) }
+		rs, err := buildStack(stackConfig{dbPath: dbPath, program: program, env: env.Environ(), dir: project, now: later})
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed, err := rs.del.Recover(ctx)
+		rs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, op := range changed {
+			found = found || op.IdempotencyKey == text
+		}
+		if !found {
+			op, _ := s.del.ByKey(ctx, text)
+			t.Errorf("restart %d (%s): operation not recovered as delivery_unknown: %+v %s", i, points[i%3], op, op.Detail)
+		}
+	}
+	t.Logf("phase C: %d runtime kills mid-send + restarts in %v", nRestarts, time.Since(start).Round(time.Millisecond))
+	// The orphaned app-servers of the killed runtimes exit on their own.
+	for _, pid := range childPIDs {
+		waitGone(t, pid)
+	}
+
+	// Verdict: no text reached codex or the model twice; faulted sends
+	// ended delivery_unknown or rejected.
+	if err := s.del.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	statuses := map[providers.ReceiptStatus]int{}
+	rejected := map[string]int{}
+	for _, x := range all {
+		if n := hub.count(x.text); n > 1 {
+			t.Errorf("%s written to codex %d times", x.text, n)
+		}
+		if n := fm.Count(x.text); n > 1 {
+			t.Errorf("%s reached the model %d times", x.text, n)
+		}
+		op, err := s.del.ByKey(ctx, x.key)
+		if err != nil {
+			t.Errorf("%s: %v", x.text, err)
+			continue
+		}
+		statuses[op.Status]++
+		if op.Status == providers.StatusRejected {
+			var d struct {
+				Reason string `json:"reason"`
+			}
+			_ = json.Unmarshal(op.Detail, &d)
+			r := d.Reason
+			if len(r) > 90 {
+				r = r[:90]
+			}
+			rejected[r]++
+		}
+		if x.faulted && op.Status != providers.StatusDeliveryUnknown && op.Status != providers.StatusRejected {
+			t.Errorf("faulted send %s ended %s: %s", x.text, op.Status, op.Detail)
+		}
+	}
+	t.Logf("%d sends: %v; model requests %d", len(all), statuses, fm.Total())
+	for r, n := range rejected {
+		t.Logf("rejected (certainly not sent) %d× %s", n, r)
+	}
+	if transportFaults < nTransport || hub.faults(faultKill) < nKills {
+		t.Errorf("faults injected: transport %d (want %d), kills %d (want %d)", transportFaults, nTransport, hub.faults(faultKill), nKills)
+	}
+}
+
+// waitLive waits until the adapter runs an app-server that the hub did not
+// kill.
+func waitLive(t *testing.T, a *codex.Adapter, hub *faultHub) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if pid := a.PID(); pid != 0 && hub.alive(pid) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("codex app-server did not come back")
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	if pid <= 0 {
+		return
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	t.Errorf("codex app-server %d outlived its killed runtime by 10 s", pid)
+}
+
+// --- the runtime child ---
+
+const childDBEnv = "FAULT_CHILD_SPEC"
+
+type childSpec struct {
+	DB      string
+	Program string
+	Env     []string
+	Dir     string
+	Thread  string
+	Text    string
+	Key     string
+	KillAt  string // "resume", "turn/start" (after the write) or "answer" (before the answer is handled)
+	PIDFile string
+}
+
+// runChild runs one runtime process that sends spec.Text and is SIGKILLed
+// at spec.KillAt. It returns the pid of the app-server it started.
+func runChild(t *testing.T, spec childSpec) int {
+	t.Helper()
+	spec.PIDFile = filepath.Join(t.TempDir(), "codex.pid")
+	raw, _ := json.Marshal(spec)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childDBEnv+"="+string(raw))
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("runtime child did not die by SIGKILL: %v\n%s", err, out)
+	}
+	b, _ := os.ReadFile(spec.PIDFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// runRuntimeChild is the child's main: build the stack, send, and die at
+// the chosen point.
+func runRuntimeChild() int {
+	var spec childSpec
+	if err := json.Unmarshal([]byte(os.Getenv(childDBEnv)), &spec); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	die := func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL); select {} }
+	dial := func(ctx context.Context, ps codex.ProcessSpec) (*codex.Link, error) {
+		link, err := codex.StartProcess(ctx, ps)
+		if err != nil {
+			return nil, err
+		}
+		_ = os.WriteFile(spec.PIDFile, []byte(strconv.Itoa(link.PID)), 0o600)
+		link.ReadWriteCloser = &killer{rwc: link.ReadWriteCloser, at: spec.KillAt, die: die}
+		return link, nil
+	}
+	s, err := buildStack(stackConfig{dbPath: spec.DB, program: spec.Program, env: spec.Env, dir: spec.Dir, mutate: func(c *codex.Config) {
+		c.Dial = dial
+	}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	_, err = s.del.Send(context.Background(), delivery.SendRequest{Provider: "codex", NativeID: spec.Thread, Text: spec.Text, IdempotencyKey: spec.Key})
+	fmt.Fprintf(os.Stderr, "runtime child survived its send (%v)\n", err)
+	return 3
+}
+
+// killer kills the runtime when the chosen message passes.
+type killer struct {
+	rwc interface {
+		Read([]byte) (int, error)
+		Write([]byte) (int, error)
+		Close() error
+	}
+	at      string
+	die     func()
+	started atomic.Bool
+}
+
+func (k *killer) Write(p []byte) (int, error) {
+	s := string(p)
+	if k.at == "resume" && strings.Contains(s, `"thread/resume"`) {
+		k.die()
+	}
+	n, err := k.rwc.Write(p)
+	if strings.Contains(s, `"turn/start"`) {
+		k.started.Store(true)
+		if k.at == "turn/start" {
+			k.die()
+		}
+	}
+	return n, err
+}
+
+func (k *killer) Read(p []byte) (int, error) {
+	n, err := k.rwc.Read(p)
+	if k.at == "answer" && k.started.Load() && strings.Contains(string(p[:n]), `"turn":{`) {
+		k.die()
+	}
+	return n, err
+}
+
+func (k *killer) Close() error { return k.rwc.Close() }

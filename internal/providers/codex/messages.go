@@ -1,0 +1,415 @@
+package codex
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/jsonrpc"
+	"github.com/agent-interop/runtime/internal/providers"
+)
+
+// notification holds the fields of app-server notifications the adapter
+// acts on; everything else is passed through as event data.
+type notification struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+	Turn     *struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	} `json:"turn"`
+	Thread *struct {
+		ID string `json:"id"`
+	} `json:"thread"`
+	RequestID json.RawMessage `json:"requestId"`
+	Diff      *string         `json:"diff"`
+}
+
+func (a *Adapter) onMessage(g *generation, req *jsonrpc.Request) {
+	if !req.IsNotification() {
+		a.onServerRequest(g, req)
+		return
+	}
+	var n notification
+	if len(req.Params) > 0 {
+		_ = json.Unmarshal(req.Params, &n)
+	}
+	threadID := n.ThreadID
+	if threadID == "" && n.Thread != nil {
+		threadID = n.Thread.ID
+	}
+	switch req.Method {
+	case "turn/started":
+		if n.Turn != nil && threadID != "" {
+			a.mu.Lock()
+			th := a.thread(threadID)
+			if !th.isFinished(n.Turn.ID) {
+				th.setActive(n.Turn.ID, g)
+				th.markStarted()
+			}
+			a.mu.Unlock()
+		}
+	case "turn/completed":
+		if n.Turn != nil && threadID != "" {
+			a.turnCompleted(threadID, n.Turn.ID, n.Turn.Status, n.Turn.Error)
+		}
+	case "turn/diff/updated":
+		if n.Diff != nil && threadID != "" {
+			a.mu.Lock()
+			a.thread(threadID).addDiff(TurnDiff{NativeID: threadID, TurnID: n.TurnID, Diff: *n.Diff, UpdatedAt: a.cfg.Now()})
+			a.mu.Unlock()
+		}
+	case "serverRequest/resolved":
+		if len(n.RequestID) > 0 {
+			a.permissionResolved(g, n.RequestID)
+		}
+	}
+	if threadID != "" {
+		a.fanout(g, threadID, req.Method, req.Params, req.Raw)
+	}
+}
+
+func (a *Adapter) turnCompleted(threadID, turnID, status string, turnErr *struct {
+	Message string `json:"message"`
+}) {
+	a.mu.Lock()
+	th := a.thread(threadID)
+	if th.activeTurn == turnID {
+		th.activeTurn, th.turnGen, th.started = "", nil, false
+		if th.startedCh != nil {
+			close(th.startedCh)
+			th.startedCh = nil
+		}
+	}
+	th.finish(turnID)
+	interrupted := th.interrupts[turnID]
+	delete(th.interrupts, turnID)
+	a.mu.Unlock()
+	h := a.cfg.Host
+	if h == nil {
+		return
+	}
+	reason := ""
+	if turnErr != nil {
+		reason = turnErr.Message
+	}
+	switch status {
+	case "completed":
+		h.ReportOutcome(providers.Codex, threadID, turnID, providers.StatusCompleted, "turn completed")
+	case "interrupted":
+		h.ReportOutcome(providers.Codex, threadID, turnID, providers.StatusCompleted, "turn interrupted")
+	case "failed":
+		if reason == "" {
+			reason = "turn failed"
+		}
+		h.ReportOutcome(providers.Codex, threadID, turnID, providers.StatusRejected, reason)
+	default:
+		h.ReportOutcome(providers.Codex, threadID, turnID, providers.StatusCompleted, "turn ended: "+status)
+	}
+	if interrupted {
+		if status == "interrupted" {
+			h.ReportOutcome(providers.Codex, threadID, interruptRef(turnID), providers.StatusCompleted, "turn interrupted")
+		} else {
+			h.ReportOutcome(providers.Codex, threadID, interruptRef(turnID), providers.StatusRejected,
+				"turn ended "+status+" before the interrupt took effect")
+		}
+	}
+}
+
+func (th *thread) setActive(turn string, g *generation) {
+	if th.activeTurn == turn && th.turnGen == g {
+		return
+	}
+	if th.startedCh != nil {
+		close(th.startedCh)
+	}
+	th.activeTurn, th.turnGen, th.started = turn, g, false
+	th.startedCh = make(chan struct{})
+}
+
+func (th *thread) markStarted() {
+	th.started = true
+	if th.startedCh != nil {
+		close(th.startedCh)
+		th.startedCh = nil
+	}
+}
+
+func (th *thread) finish(turn string) {
+	th.finished = append(th.finished, turn)
+	if len(th.finished) > recentTurns {
+		th.finished = th.finished[len(th.finished)-recentTurns:]
+	}
+}
+
+func (th *thread) isFinished(turn string) bool {
+	for _, t := range th.finished {
+		if t == turn {
+			return true
+		}
+	}
+	return false
+}
+
+func (th *thread) addDiff(d TurnDiff) {
+	for i := range th.diffs {
+		if th.diffs[i].TurnID == d.TurnID {
+			th.diffs = append(th.diffs[:i], th.diffs[i+1:]...)
+			break
+		}
+	}
+	th.diffs = append(th.diffs, d)
+	if len(th.diffs) > recentTurns {
+		th.diffs = th.diffs[len(th.diffs)-recentTurns:]
+	}
+}
+
+// fanout passes one message to the thread's subscribers without blocking.
+func (a *Adapter) fanout(g *generation, threadID, typ string, data json.RawMessage, raw []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	set := g.subs[threadID]
+	if len(set) == 0 {
+		return
+	}
+	ts := a.cfg.Now()
+	var meta struct {
+		EmittedAtMs int64 `json:"emittedAtMs"`
+	}
+	if len(raw) > 0 && json.Unmarshal(raw, &meta) == nil && meta.EmittedAtMs > 0 {
+		ts = time.UnixMilli(meta.EmittedAtMs)
+	}
+	ev := providers.NativeEvent{NativeID: threadID, Timestamp: ts, Type: typ, Data: data}
+	for s := range set {
+		select {
+		case s.ch <- ev:
+		default:
+			// Too far behind: end this subscription rather than drop events.
+			a.cfg.Logf("codex: subscriber of %s fell %d events behind; ending its stream", threadID, subscriberBuffer)
+			delete(set, s)
+			s.closed = true
+			close(s.done)
+			close(s.ch)
+		}
+	}
+}
+
+// approvalMethods are the server requests held as permission requests.
+var approvalMethods = map[string]bool{
+	"item/commandExecution/requestApproval": true,
+	"item/fileChange/requestApproval":       true,
+	"item/permissions/requestApproval":      true,
+	"applyPatchApproval":                    true,
+	"execCommandApproval":                   true,
+}
+
+type approvalParams struct {
+	ThreadID           string            `json:"threadId"`
+	ConversationID     string            `json:"conversationId"`
+	TurnID             string            `json:"turnId"`
+	ItemID             string            `json:"itemId"`
+	CallID             string            `json:"callId"`
+	Command            json.RawMessage   `json:"command"`
+	Cwd                string            `json:"cwd"`
+	Reason             string            `json:"reason"`
+	StartedAtMs        int64             `json:"startedAtMs"`
+	AvailableDecisions []json.RawMessage `json:"availableDecisions"`
+	Permissions        json.RawMessage   `json:"permissions"`
+}
+
+func (a *Adapter) onServerRequest(g *generation, req *jsonrpc.Request) {
+	if !approvalMethods[req.Method] {
+		// Questions to a user, dynamic tools, auth refresh: this runtime has
+		// no one to ask. Answer at once so the turn does not hang, and show
+		// the request in the session's events.
+		_ = g.conn.ReplyError(req.ID, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+			Message: "agent-interop-runtime does not handle " + req.Method})
+		var p approvalParams
+		_ = json.Unmarshal(req.Params, &p)
+		if p.ThreadID != "" {
+			a.fanout(g, p.ThreadID, req.Method, req.Params, req.Raw)
+		}
+		return
+	}
+	var p approvalParams
+	_ = json.Unmarshal(req.Params, &p)
+	threadID := p.ThreadID
+	if threadID == "" {
+		threadID = p.ConversationID
+	}
+	options, answers := approvalOptions(req.Method, p)
+	rid := requestKey(g, req.ID)
+	requested := a.cfg.Now()
+	if p.StartedAtMs > 0 {
+		requested = time.UnixMilli(p.StartedAtMs)
+	}
+	perm := &permission{
+		req: providers.PermissionRequest{
+			Provider:    providers.Codex,
+			RequestID:   rid,
+			NativeID:    threadID,
+			Method:      req.Method,
+			Title:       approvalTitle(req.Method, p),
+			Options:     options,
+			RequestedAt: requested,
+			Detail:      req.Params,
+		},
+		gen:     g,
+		rawID:   req.ID,
+		answers: answers,
+	}
+	a.mu.Lock()
+	dead := g.dead
+	if !dead {
+		a.perms[rid] = perm
+	}
+	a.mu.Unlock()
+	if threadID != "" {
+		data, _ := json.Marshal(map[string]any{"requestId": rid, "options": options, "params": req.Params})
+		a.fanout(g, threadID, req.Method, data, req.Raw)
+	}
+}
+
+func approvalTitle(method string, p approvalParams) string {
+	cmd := ""
+	if len(p.Command) > 0 {
+		var s string
+		if json.Unmarshal(p.Command, &s) == nil {
+			cmd = s
+		} else {
+			var parts []string
+			if json.Unmarshal(p.Command, &parts) == nil {
+				cmd = strings.Join(parts, " ")
+			}
+		}
+	}
+	var t string
+	switch method {
+	case "item/commandExecution/requestApproval", "execCommandApproval":
+		t = "Run command"
+		if cmd != "" {
+			t += ": " + cmd
+		}
+	case "item/fileChange/requestApproval", "applyPatchApproval":
+		t = "Apply file changes"
+	case "item/permissions/requestApproval":
+		t = "Grant additional permissions"
+	default:
+		t = method
+	}
+	if p.Reason != "" {
+		t += " (" + p.Reason + ")"
+	}
+	return t
+}
+
+// approvalOptions lists the decisions a request offers and the response
+// each one sends. Command approvals name their decisions in
+// availableDecisions; the others use the schema's fixed sets.
+func approvalOptions(method string, p approvalParams) ([]providers.PermissionOption, map[string]json.RawMessage) {
+	var opts []providers.PermissionOption
+	answers := map[string]json.RawMessage{}
+	add := func(id, name, kind string, result any) {
+		raw, _ := json.Marshal(result)
+		opts = append(opts, providers.PermissionOption{ID: id, Name: name, Kind: kind})
+		answers[id] = raw
+	}
+	standard := func() {
+		add("accept", "Accept", "allow_once", map[string]any{"decision": "accept"})
+		add("acceptForSession", "Accept for this session", "allow_always", map[string]any{"decision": "acceptForSession"})
+		add("decline", "Decline (the turn continues)", "reject_once", map[string]any{"decision": "decline"})
+		add("cancel", "Decline and interrupt the turn", "cancel", map[string]any{"decision": "cancel"})
+	}
+	switch method {
+	case "item/commandExecution/requestApproval":
+		if len(p.AvailableDecisions) == 0 {
+			standard()
+			break
+		}
+		for _, d := range p.AvailableDecisions {
+			var s string
+			if json.Unmarshal(d, &s) == nil {
+				name, kind := decisionLabel(s)
+				add(s, name, kind, map[string]any{"decision": s})
+				continue
+			}
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(d, &obj) == nil && len(obj) == 1 {
+				for k := range obj {
+					name, kind := decisionLabel(k)
+					add(k, name, kind, map[string]any{"decision": d})
+				}
+			}
+		}
+	case "item/fileChange/requestApproval":
+		standard()
+	case "item/permissions/requestApproval":
+		perms := p.Permissions
+		if len(perms) == 0 {
+			perms = json.RawMessage(`{}`)
+		}
+		add("accept", "Grant for this turn", "allow_once", map[string]any{"permissions": perms, "scope": "turn"})
+		add("acceptForSession", "Grant for this session", "allow_always", map[string]any{"permissions": perms, "scope": "session"})
+		add("decline", "Grant nothing", "reject_once", map[string]any{"permissions": map[string]any{}})
+	default: // legacy applyPatchApproval / execCommandApproval (ReviewDecision)
+		add("approved", "Approve", "allow_once", map[string]any{"decision": "approved"})
+		add("approved_for_session", "Approve for this session", "allow_always", map[string]any{"decision": "approved_for_session"})
+		add("denied", "Deny (the agent continues)", "reject_once",
+			map[string]any{"decision": map[string]any{"denied": map[string]string{"rejection": "declined through agent-interop-runtime"}}})
+		add("abort", "Deny and stop", "cancel", map[string]any{"decision": "abort"})
+	}
+	return opts, answers
+}
+
+func decisionLabel(id string) (name, kind string) {
+	switch id {
+	case "accept":
+		return "Accept", "allow_once"
+	case "acceptForSession":
+		return "Accept for this session", "allow_always"
+	case "acceptWithExecpolicyAmendment":
+		return "Accept and allow similar commands", "allow_always"
+	case "applyNetworkPolicyAmendment":
+		return "Apply the proposed network rule", "allow_always"
+	case "decline":
+		return "Decline (the turn continues)", "reject_once"
+	case "cancel":
+		return "Decline and interrupt the turn", "cancel"
+	}
+	return id, ""
+}
+
+// permissionResolved handles serverRequest/resolved.
+func (a *Adapter) permissionResolved(g *generation, raw json.RawMessage) {
+	rid := requestKey(g, raw)
+	a.mu.Lock()
+	p := a.perms[rid]
+	if p != nil {
+		delete(a.perms, rid)
+	}
+	a.mu.Unlock()
+	if p != nil && p.replied && a.cfg.Host != nil {
+		a.cfg.Host.ReportOutcome(providers.Codex, p.req.NativeID, permissionRef(rid), providers.StatusCompleted, "codex resolved the request")
+	}
+}
+
+func offeredIDs(opts []providers.PermissionOption) string {
+	ids := make([]string, len(opts))
+	for i, o := range opts {
+		ids[i] = o.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+func sortPermissions(ps []providers.PermissionRequest) {
+	sort.Slice(ps, func(i, j int) bool {
+		if !ps[i].RequestedAt.Equal(ps[j].RequestedAt) {
+			return ps[i].RequestedAt.Before(ps[j].RequestedAt)
+		}
+		return ps[i].RequestID < ps[j].RequestID
+	})
+}

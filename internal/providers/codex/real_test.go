@@ -1,0 +1,227 @@
+package codex_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/delivery"
+	"github.com/agent-interop/runtime/internal/events"
+	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/codex"
+	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
+)
+
+// These tests drive the real `codex app-server` (installed by
+// scripts/install-providers.sh) against the fake Responses endpoint.
+
+func TestRealCodexDiscoverCreateSendCompletes(t *testing.T) {
+	fm := fakemodel.New(t)
+	fm.SetDefault(fakemodel.Text("Hello from fake model."))
+	s, _ := realStack(t, fm, nil, nil)
+	ctx := ctxFor(t, 90*time.Second)
+
+	caps := s.reg.ListProviders(ctx)[2]
+	if caps.Provider != providers.Codex || caps.SendMessage.State != providers.Available || caps.ProviderVersion != "0.171.0" || caps.Authorization != "authorized" {
+		t.Fatalf("capabilities = %+v", caps)
+	}
+	sess, err := s.reg.CreateSession(ctx, "codex", providers.CreateOptions{CWD: s.project, Title: "interop probe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Endpoint == "" || sess.CWD != s.project || sess.Title != "interop probe" {
+		t.Fatalf("session = %+v", sess)
+	}
+	// Subscribe first (shared subscription), then send.
+	p, err := s.hub.Read(ctx, events.ReadRequest{Provider: providers.Codex, NativeID: sess.NativeID})
+	if err != nil || p.Warning != "" {
+		t.Fatalf("first read = %+v, %v", p, err)
+	}
+	res, err := s.del.Send(ctx, delivery.SendRequest{Provider: "codex", NativeID: sess.NativeID, Text: "say hello 7f3a", IdempotencyKey: "real-send-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Operation.Status != providers.StatusQueued || res.Operation.Ref == "" || res.Receipt.Status != providers.StatusQueued {
+		t.Fatalf("receipt = %+v", res)
+	}
+	done, _ := waitEvent(t, s, sess.NativeID, 0, ofType("turn/completed"))
+	if turnStatus(done) != "completed" || done.Epoch != 1 {
+		t.Fatalf("turn/completed = %s (epoch %d)", done.Data, done.Epoch)
+	}
+	delta, _ := waitEvent(t, s, sess.NativeID, 0, ofType("item/agentMessage/delta"))
+	if !strings.Contains(string(delta.Data), "Hello") {
+		t.Fatalf("delta = %s", delta.Data)
+	}
+	if op := waitOp(t, s, res.Operation.ID); op.Status != providers.StatusCompleted {
+		t.Fatalf("op = %+v", op)
+	}
+	if n := fm.Count("say hello 7f3a"); n != 1 {
+		t.Fatalf("model saw the prompt %d times", n)
+	}
+	// Discovery lists the thread, routed to this endpoint.
+	list, err := s.reg.ListSessions(ctx, "codex")
+	if err != nil || len(list.ProviderErrors) != 0 {
+		t.Fatalf("list = %+v, %v", list, err)
+	}
+	found := false
+	for _, x := range list.Sessions {
+		if x.NativeID == sess.NativeID {
+			found = x.Endpoint == sess.Endpoint && x.Title == "interop probe"
+		}
+	}
+	if !found {
+		t.Fatalf("created thread not listed: %+v", list.Sessions)
+	}
+}
+
+func TestRealCodexDiffAfterFileEdit(t *testing.T) {
+	fm := fakemodel.New(t)
+	patch := "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: hello.txt\n+hello world\n*** End Patch\nEOF\n"
+	fm.On(fakemodel.Contains("PATCHME"), fakemodel.RunCommand(patch).WithFollowUp("Patched."))
+	fm.SetDefault(fakemodel.Text("ok"))
+	s, _ := realStack(t, fm, nil, nil)
+	ctx := ctxFor(t, 90*time.Second)
+	sess, err := s.reg.CreateSession(ctx, "codex", providers.CreateOptions{CWD: s.project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.del.Send(ctx, delivery.SendRequest{Provider: "codex", NativeID: sess.NativeID, Text: "PATCHME please"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op := waitOp(t, s, res.Operation.ID); op.Status != providers.StatusCompleted {
+		t.Fatalf("op = %+v %s", op, op.Detail)
+	}
+	b, err := os.ReadFile(filepath.Join(s.project, "hello.txt"))
+	if err != nil || string(b) != "hello world\n" {
+		t.Fatalf("file = %q, %v", b, err)
+	}
+	d, err := s.reg.Diff(ctx, "codex", sess.NativeID, providers.DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(d)
+	if !contains(string(raw), `"observed":true`, "hello.txt", "+hello world", res.Operation.Ref) {
+		t.Fatalf("diff = %s", raw)
+	}
+}
+
+func TestRealCodexApprovalAskAndReply(t *testing.T) {
+	fm := fakemodel.New(t)
+	fm.On(fakemodel.Contains("RUNSHELL"), fakemodel.RunCommand("echo hi > shell.txt").WithFollowUp("Ran it."))
+	s, _ := realStack(t, fm, nil, func(c *codex.Config) {
+		c.ThreadParams = map[string]any{"approvalPolicy": "untrusted", "sandbox": "workspace-write"}
+	})
+	ctx := ctxFor(t, 90*time.Second)
+	sess, err := s.reg.CreateSession(ctx, "codex", providers.CreateOptions{CWD: s.project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.hub.Read(ctx, events.ReadRequest{Provider: providers.Codex, NativeID: sess.NativeID}); err != nil {
+		t.Fatal(err)
+	}
+	send, err := s.del.Send(ctx, delivery.SendRequest{Provider: "codex", NativeID: sess.NativeID, Text: "RUNSHELL now"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask, cursor := waitEvent(t, s, sess.NativeID, 0, ofType("item/commandExecution/requestApproval"))
+	var asked struct {
+		RequestID string `json:"requestId"`
+	}
+	_ = json.Unmarshal(ask.Data, &asked)
+	perms, err := s.reg.PendingPermissions(ctx, "codex", sess.NativeID)
+	if err != nil || len(perms.Requests) != 1 || perms.Requests[0].RequestID != asked.RequestID {
+		t.Fatalf("pending = %+v, %v", perms, err)
+	}
+	p := perms.Requests[0]
+	if !strings.Contains(p.Title, "echo hi > shell.txt") {
+		t.Fatalf("title = %q", p.Title)
+	}
+	var ids []string
+	for _, o := range p.Options {
+		ids = append(ids, o.ID)
+	}
+	// A decision the request did not offer is refused, naming the offered ones.
+	bad, err := s.del.RespondPermission(ctx, delivery.PermissionResponse{Provider: "codex", NativeID: sess.NativeID, RequestID: p.RequestID, Decision: "yolo"})
+	if err != nil || bad.Operation.Status != providers.StatusRejected || !strings.Contains(string(bad.Operation.Detail), "offered: "+strings.Join(ids, ", ")) {
+		t.Fatalf("bad decision = %+v %s, %v", bad.Operation, bad.Operation.Detail, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.project, "shell.txt")); err == nil {
+		t.Fatal("command ran before it was approved")
+	}
+	ok, err := s.del.RespondPermission(ctx, delivery.PermissionResponse{Provider: "codex", NativeID: sess.NativeID, RequestID: p.RequestID, Decision: "accept"})
+	if err != nil || ok.Operation.Status != providers.StatusQueued {
+		t.Fatalf("accept = %+v, %v", ok, err)
+	}
+	if op := waitOp(t, s, ok.Operation.ID); op.Status != providers.StatusCompleted {
+		t.Fatalf("permission op = %+v", op)
+	}
+	waitEvent(t, s, sess.NativeID, cursor, ofType("turn/completed"))
+	if op := waitOp(t, s, send.Operation.ID); op.Status != providers.StatusCompleted {
+		t.Fatalf("send op = %+v", op)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.project, "shell.txt")); err != nil || string(b) != "hi\n" {
+		t.Fatalf("shell.txt = %q, %v", b, err)
+	}
+}
+
+func TestRealCodexCancelDuringSlowReply(t *testing.T) {
+	fm := fakemodel.New(t)
+	fm.On(fakemodel.Contains("SLOWREPLY"), fakemodel.Text("too late").WithDelay(time.Minute))
+	s, _ := realStack(t, fm, nil, nil)
+	ctx := ctxFor(t, 90*time.Second)
+	sess, err := s.reg.CreateSession(ctx, "codex", providers.CreateOptions{CWD: s.project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send, err := s.del.Send(ctx, delivery.SendRequest{Provider: "codex", NativeID: sess.NativeID, Text: "SLOWREPLY please"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fm.Await(ctx, func(r fakemodel.Request) bool { return strings.Contains(r.LastUser, "SLOWREPLY") }); err != nil {
+		t.Fatal(err)
+	}
+	cancel, err := s.del.Cancel(ctx, delivery.CancelRequest{Provider: "codex", NativeID: sess.NativeID})
+	if err != nil || cancel.Operation.Status != providers.StatusQueued {
+		t.Fatalf("cancel = %+v, %v", cancel, err)
+	}
+	if op := waitOp(t, s, cancel.Operation.ID); op.Status != providers.StatusCompleted {
+		t.Fatalf("cancel op = %+v %s", op, op.Detail)
+	}
+	op := waitOp(t, s, send.Operation.ID)
+	if op.Status != providers.StatusCompleted || !strings.Contains(string(op.Detail), "turn interrupted") {
+		t.Fatalf("send op = %+v %s", op, op.Detail)
+	}
+	// Nothing left to cancel: refused before it reaches codex.
+	again, err := s.del.Cancel(ctx, delivery.CancelRequest{Provider: "codex", NativeID: sess.NativeID})
+	if err != nil || again.Operation.Status != providers.StatusRejected || !strings.Contains(string(again.Operation.Detail), "no active turn") {
+		t.Fatalf("second cancel = %+v %s, %v", again.Operation, again.Operation.Detail, err)
+	}
+}
+
+func TestRealCodexProvider401IsRejected(t *testing.T) {
+	fm := fakemodel.New(t)
+	fm.On(fakemodel.Contains("FAIL401"), fakemodel.Fail(401, "Incorrect API key provided"))
+	s, _ := realStack(t, fm, nil, nil)
+	ctx := ctxFor(t, 90*time.Second)
+	sess, err := s.reg.CreateSession(ctx, "codex", providers.CreateOptions{CWD: s.project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.del.Send(ctx, delivery.SendRequest{Provider: "codex", NativeID: sess.NativeID, Text: "FAIL401 please"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := waitOp(t, s, res.Operation.ID)
+	if op.Status != providers.StatusRejected || !contains(string(op.Detail), "401", "Incorrect API key provided") {
+		t.Fatalf("op = %+v %s", op, op.Detail)
+	}
+	if n := fm.Count("FAIL401 please"); n != 1 {
+		t.Fatalf("model saw it %d times (retried?)", n)
+	}
+	_ = context.Background
+}

@@ -1,0 +1,489 @@
+// Package registry is the runtime's view of the provider adapters: it lists
+// providers and sessions, records every session seen with the endpoint that
+// exposed it, and routes each operation on an existing session back to that
+// endpoint.
+//
+// The registry never fabricates a provider or a session. A provider whose
+// program is missing, whose handshake or login failed, is reported as it is
+// (capabilities with the exact reason; providerErrors in a session listing),
+// and one failing provider never empties another's answer.
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+
+	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/providersession"
+	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/store"
+)
+
+// Options configure a Registry.
+type Options struct {
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// CapabilityTimeout bounds one adapter's Capabilities or ListSessions
+	// call inside a listing of all providers (default 20 s).
+	CapabilityTimeout time.Duration
+}
+
+// Registry routes calls to provider adapters.
+type Registry struct {
+	st       *store.Store
+	adapters map[providers.ID]providers.Adapter
+	now      func() time.Time
+	timeout  time.Duration
+}
+
+// New returns a registry over the given adapters (at most one per provider).
+func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.CapabilityTimeout <= 0 {
+		opts.CapabilityTimeout = 20 * time.Second
+	}
+	r := &Registry{st: st, adapters: map[providers.ID]providers.Adapter{}, now: opts.Now, timeout: opts.CapabilityTimeout}
+	for _, a := range adapters {
+		id := a.ID()
+		if _, err := providers.ParseID(string(id)); err != nil {
+			return nil, fmt.Errorf("adapter for unknown provider %q", id)
+		}
+		if _, dup := r.adapters[id]; dup {
+			return nil, fmt.Errorf("two adapters for provider %s", id)
+		}
+		r.adapters[id] = a
+	}
+	return r, nil
+}
+
+// Close closes every adapter.
+func (r *Registry) Close() error {
+	var errs []error
+	for _, id := range providers.Order() {
+		if a := r.adapters[id]; a != nil {
+			if err := a.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close %s adapter: %w", id, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// UnknownProviderError is returned for a provider name the runtime does
+// not know.
+type UnknownProviderError struct{ Name string }
+
+func (e *UnknownProviderError) Error() string {
+	ids := make([]string, 0, 5)
+	for _, id := range providers.Order() {
+		ids = append(ids, string(id))
+	}
+	return fmt.Sprintf("Unknown provider %s. Supported providers: %s", e.Name, strings.Join(ids, ", "))
+}
+
+// NotFound marks the error as a lookup miss.
+func (e *UnknownProviderError) NotFound() bool { return true }
+
+// NotConfiguredError is returned for a known provider without an adapter.
+type NotConfiguredError struct{ Provider providers.ID }
+
+func (e *NotConfiguredError) Error() string {
+	return fmt.Sprintf("%s has no adapter configured in this runtime", e.Provider)
+}
+
+// UnknownSessionError is returned when a provider does not know a session.
+type UnknownSessionError struct {
+	Provider providers.ID
+	NativeID string
+	Endpoint string
+}
+
+func (e *UnknownSessionError) Error() string {
+	where := ""
+	if e.Endpoint != "" {
+		where = " at " + e.Endpoint
+	}
+	return fmt.Sprintf("Unknown session %s:%s (%s%s does not know it; list_agent_sessions shows the sessions it has)", e.Provider, e.NativeID, e.Provider, where)
+}
+
+// NotFound marks the error as a lookup miss.
+func (e *UnknownSessionError) NotFound() bool { return true }
+
+// Adapter returns the adapter for a provider name.
+func (r *Registry) Adapter(name string) (providers.Adapter, error) {
+	id, err := providers.ParseID(name)
+	if err != nil {
+		return nil, &UnknownProviderError{Name: name}
+	}
+	a := r.adapters[id]
+	if a == nil {
+		return nil, &NotConfiguredError{Provider: id}
+	}
+	return a, nil
+}
+
+// ListProviders returns every provider in registry order with its
+// capability record; a provider without an adapter is listed as
+// unavailable with the reason.
+func (r *Registry) ListProviders(ctx context.Context) []providers.Capabilities {
+	order := providers.Order()
+	out := make([]providers.Capabilities, len(order))
+	var wg sync.WaitGroup
+	for i, id := range order {
+		a := r.adapters[id]
+		if a == nil {
+			out[i] = unconfigured(id)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, r.timeout)
+			defer cancel()
+			out[i] = a.Capabilities(cctx)
+			out[i].Provider = id
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func unconfigured(id providers.ID) providers.Capabilities {
+	c := providers.Capability{Supported: false, State: providers.Unavailable, Reason: (&NotConfiguredError{Provider: id}).Error()}
+	return providers.Capabilities{
+		Provider: id, Authorization: "unknown",
+		Discovery: c, Sessions: c, SendMessage: c, Steer: c, Cancel: c, Events: c, Diff: c, Permissions: c, Model: c, Reasoning: c,
+		Limitations: []string{c.Reason},
+	}
+}
+
+// ProviderError is one provider's failure inside a listing.
+type ProviderError struct {
+	Provider providers.ID `json:"provider"`
+	Error    string       `json:"error"`
+}
+
+// SessionList is the answer of list_agent_sessions.
+type SessionList struct {
+	Sessions       []providers.Session `json:"sessions"`
+	ProviderErrors []ProviderError     `json:"providerErrors,omitempty"`
+}
+
+// ListSessions lists the sessions of one provider (name non-empty) or of
+// every configured provider, records them, and reports each provider's
+// failure separately. Only an unknown provider name is an error.
+func (r *Registry) ListSessions(ctx context.Context, name string) (SessionList, error) {
+	ids := providers.Order()
+	if name != "" {
+		id, err := providers.ParseID(name)
+		if err != nil {
+			return SessionList{}, &UnknownProviderError{Name: name}
+		}
+		ids = []providers.ID{id}
+	}
+	type result struct {
+		sessions []providers.Session
+		err      error
+	}
+	results := make([]result, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		a := r.adapters[id]
+		if a == nil {
+			if name != "" {
+				results[i].err = &NotConfiguredError{Provider: id}
+			}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, r.timeout)
+			defer cancel()
+			ss, err := a.ListSessions(cctx)
+			if err == nil {
+				ss, err = r.record(cctx, id, ss)
+			}
+			results[i] = result{ss, err}
+		}()
+	}
+	wg.Wait()
+	out := SessionList{Sessions: []providers.Session{}}
+	for i, res := range results {
+		if res.err != nil {
+			out.ProviderErrors = append(out.ProviderErrors, ProviderError{Provider: ids[i], Error: res.err.Error()})
+			continue
+		}
+		out.Sessions = append(out.Sessions, res.sessions...)
+	}
+	return out, nil
+}
+
+// record upserts the sessions one provider exposed and returns them with
+// the endpoint each was first seen on (a session keeps it for life).
+func (r *Registry) record(ctx context.Context, id providers.ID, ss []providers.Session) ([]providers.Session, error) {
+	if len(ss) == 0 {
+		return ss, nil
+	}
+	now := r.now().UTC()
+	byNative := map[string]int{}
+	for i := range ss {
+		ss[i].Provider = id
+		if ss[i].ID == "" {
+			ss[i].ID = string(id) + ":" + ss[i].NativeID
+		}
+		byNative[ss[i].NativeID] = i
+	}
+	endpoints := map[string]string{}
+	err := r.st.Tx(ctx, func(tx *ent.Tx) error {
+		const chunk = 500
+		for start := 0; start < len(ss); start += chunk {
+			part := ss[start:min(start+chunk, len(ss))]
+			builders := make([]*ent.ProviderSessionCreate, 0, len(part))
+			natives := make([]string, 0, len(part))
+			for _, s := range part {
+				if s.NativeID == "" {
+					continue
+				}
+				natives = append(natives, s.NativeID)
+				builders = append(builders, tx.ProviderSession.Create().
+					SetProvider(string(id)).SetNativeID(s.NativeID).SetEndpoint(s.Endpoint).
+					SetCwd(s.CWD).SetTitle(s.Title).SetState(s.State).
+					SetFirstSeenAt(now).SetLastSeenAt(now))
+			}
+			err := tx.ProviderSession.CreateBulk(builders...).
+				OnConflict(entsql.ConflictColumns(providersession.FieldProvider, providersession.FieldNativeID),
+					entsql.ResolveWith(func(u *entsql.UpdateSet) {
+						u.SetExcluded(providersession.FieldCwd)
+						u.SetExcluded(providersession.FieldTitle)
+						u.SetExcluded(providersession.FieldState)
+						u.SetExcluded(providersession.FieldLastSeenAt)
+						// The first endpoint sticks; only an empty one is filled in.
+						u.Set(providersession.FieldEndpoint, entsql.Expr(
+							"CASE WHEN "+providersession.Table+"."+providersession.FieldEndpoint+" = '' THEN excluded."+
+								providersession.FieldEndpoint+" ELSE "+providersession.Table+"."+providersession.FieldEndpoint+" END"))
+					})).Exec(ctx)
+			if err != nil {
+				return err
+			}
+			rows, err := tx.ProviderSession.Query().
+				Where(providersession.Provider(string(id)), providersession.NativeIDIn(natives...)).
+				Select(providersession.FieldNativeID, providersession.FieldEndpoint).All(ctx)
+			if err != nil {
+				return err
+			}
+			for _, row := range rows {
+				endpoints[row.NativeID] = row.Endpoint
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record %s sessions: %w", id, err)
+	}
+	for native, ep := range endpoints {
+		if i, ok := byNative[native]; ok {
+			ss[i].Endpoint = ep
+		}
+	}
+	return ss, nil
+}
+
+// Route is where an operation on a session goes.
+type Route struct {
+	Provider providers.ID
+	NativeID string
+	Endpoint string
+	Adapter  providers.Adapter
+}
+
+// Resolve finds the adapter serving an existing session: the one bound to
+// the endpoint that first exposed it. A session never seen before is looked
+// up with the provider (and recorded) first.
+func (r *Registry) Resolve(ctx context.Context, name, nativeID string) (Route, error) {
+	a, err := r.Adapter(name)
+	if err != nil {
+		return Route{}, err
+	}
+	id := a.ID()
+	if strings.TrimSpace(nativeID) == "" {
+		return Route{}, fmt.Errorf("a %s native session id is required", id)
+	}
+	row, err := r.st.Client().ProviderSession.Query().
+		Where(providersession.Provider(string(id)), providersession.NativeID(nativeID)).
+		Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
+		s, gerr := a.GetSession(ctx, nativeID)
+		if gerr != nil {
+			return Route{}, fmt.Errorf("look up %s session %s: %w", id, nativeID, gerr)
+		}
+		if s == nil {
+			return Route{}, &UnknownSessionError{Provider: id, NativeID: nativeID}
+		}
+		if _, err := r.record(ctx, id, []providers.Session{*s}); err != nil {
+			return Route{}, err
+		}
+		return r.route(ctx, a, id, nativeID, s.Endpoint)
+	case err != nil:
+		return Route{}, fmt.Errorf("look up %s session %s: %w", id, nativeID, err)
+	}
+	return r.route(ctx, a, id, nativeID, row.Endpoint)
+}
+
+func (r *Registry) route(ctx context.Context, a providers.Adapter, id providers.ID, nativeID, endpoint string) (Route, error) {
+	rt := Route{Provider: id, NativeID: nativeID, Endpoint: endpoint, Adapter: a}
+	if er, ok := a.(providers.EndpointRouter); ok && endpoint != "" {
+		bound, err := er.ForEndpoint(ctx, endpoint)
+		if err != nil {
+			return Route{}, fmt.Errorf("%s session %s cannot be reached: %w", id, nativeID, err)
+		}
+		rt.Adapter = bound
+	}
+	return rt, nil
+}
+
+// GetSession returns a session as its provider reports it now, with the
+// endpoint it is routed to.
+func (r *Registry) GetSession(ctx context.Context, name, nativeID string) (providers.Session, error) {
+	rt, err := r.Resolve(ctx, name, nativeID)
+	if err != nil {
+		return providers.Session{}, err
+	}
+	s, err := rt.Adapter.GetSession(ctx, nativeID)
+	if err != nil {
+		return providers.Session{}, fmt.Errorf("read %s session %s: %w", rt.Provider, nativeID, err)
+	}
+	if s == nil {
+		return providers.Session{}, &UnknownSessionError{Provider: rt.Provider, NativeID: nativeID, Endpoint: rt.Endpoint}
+	}
+	s.Endpoint = rt.Endpoint
+	return *s, nil
+}
+
+// CreateSession creates a session with the provider and records it.
+func (r *Registry) CreateSession(ctx context.Context, name string, opts providers.CreateOptions) (providers.Session, error) {
+	a, err := r.Adapter(name)
+	if err != nil {
+		return providers.Session{}, err
+	}
+	s, err := a.CreateSession(ctx, opts)
+	if err != nil {
+		return providers.Session{}, fmt.Errorf("create %s session: %w", a.ID(), err)
+	}
+	ss, err := r.record(ctx, a.ID(), []providers.Session{s})
+	if err != nil {
+		return s, err
+	}
+	return ss[0], nil
+}
+
+// ResumeSession resumes a session on the endpoint that exposed it.
+func (r *Registry) ResumeSession(ctx context.Context, name, nativeID string) (providers.Session, error) {
+	rt, err := r.Resolve(ctx, name, nativeID)
+	if err != nil {
+		return providers.Session{}, err
+	}
+	s, err := rt.Adapter.ResumeSession(ctx, nativeID)
+	if err != nil {
+		return providers.Session{}, fmt.Errorf("resume %s session %s: %w", rt.Provider, nativeID, err)
+	}
+	ss, err := r.record(ctx, rt.Provider, []providers.Session{s})
+	if err != nil {
+		return s, err
+	}
+	return ss[0], nil
+}
+
+// Subscribe opens a session's native event stream (the events hub's Opener).
+func (r *Registry) Subscribe(ctx context.Context, provider providers.ID, nativeID string) (<-chan providers.NativeEvent, error) {
+	rt, err := r.Resolve(ctx, string(provider), nativeID)
+	if err != nil {
+		return nil, err
+	}
+	return rt.Adapter.Subscribe(ctx, nativeID)
+}
+
+// Diff reads a session's diff from its endpoint.
+func (r *Registry) Diff(ctx context.Context, name, nativeID string, opts providers.DiffOptions) (any, error) {
+	rt, err := r.Resolve(ctx, name, nativeID)
+	if err != nil {
+		return nil, err
+	}
+	d, err := rt.Adapter.Diff(ctx, nativeID, opts)
+	if err != nil {
+		var un *providers.UnsupportedError
+		if errors.As(err, &un) {
+			return nil, fmt.Errorf("%s does not expose native diff: %w", rt.Provider, err)
+		}
+		return nil, fmt.Errorf("read %s diff of %s: %w", rt.Provider, nativeID, err)
+	}
+	return d, nil
+}
+
+// PermissionList is the answer of list_permission_requests.
+type PermissionList struct {
+	Requests       []providers.PermissionRequest `json:"requests"`
+	ProviderErrors []ProviderError               `json:"providerErrors,omitempty"`
+}
+
+// PendingPermissions lists held permission requests of one provider (name
+// non-empty) or all, optionally of one session.
+func (r *Registry) PendingPermissions(ctx context.Context, name, nativeID string) (PermissionList, error) {
+	ids := providers.Order()
+	if name != "" {
+		a, err := r.Adapter(name)
+		if err != nil {
+			return PermissionList{}, err
+		}
+		ids = []providers.ID{a.ID()}
+	}
+	out := PermissionList{Requests: []providers.PermissionRequest{}}
+	for _, id := range ids {
+		a := r.adapters[id]
+		if a == nil {
+			continue
+		}
+		ps, err := a.PendingPermissions(ctx)
+		if err != nil {
+			var un *providers.UnsupportedError
+			if errors.As(err, &un) && name == "" {
+				continue
+			}
+			out.ProviderErrors = append(out.ProviderErrors, ProviderError{Provider: id, Error: err.Error()})
+			continue
+		}
+		for _, p := range ps {
+			if nativeID == "" || p.NativeID == nativeID {
+				out.Requests = append(out.Requests, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+// SetModel applies a model selection on the session's endpoint.
+func (r *Registry) SetModel(ctx context.Context, name, nativeID string, m providers.Model) (providers.Receipt, error) {
+	rt, err := r.Resolve(ctx, name, nativeID)
+	if err != nil {
+		return providers.Receipt{}, err
+	}
+	return rt.Adapter.SetModel(ctx, nativeID, m)
+}
+
+// SetReasoning applies a reasoning effort on the session's endpoint.
+func (r *Registry) SetReasoning(ctx context.Context, name, nativeID, effort string) (providers.Receipt, error) {
+	rt, err := r.Resolve(ctx, name, nativeID)
+	if err != nil {
+		return providers.Receipt{}, err
+	}
+	return rt.Adapter.SetReasoning(ctx, nativeID, effort)
+}
