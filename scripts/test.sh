@@ -34,4 +34,4 @@ step "go test"
 go test -count=1 ./...
 
 step "fuzz the generated validators against santhosh-tekuri/jsonschema (${FUZZTIME:-60s})"
-go test -run '^$' -fuzz '^FuzzValidators$' -fuzztime "${FUZZTIME:-60s}" ./internal/catalogtest
+go test -run '^$' -fuzz '^FuzzValidators$' -fuzztime "${FUZZTIME:-60s}" -fuzzminimizetime 200x ./internal/catalogtest
