@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/catalogs"
@@ -43,6 +44,7 @@ type Options struct {
 type Server struct {
 	mcp     *mcp.Server
 	entries []*catalogs.Entry
+	byName  map[string]mcp.ToolHandler
 	opts    Options
 
 	listOnce sync.Once
@@ -51,26 +53,25 @@ type Server struct {
 	initOnce sync.Once
 }
 
-// New builds the server and registers the profile's tools.
+// New builds the server over the profile's tools. Tools are not registered
+// with the SDK one by one (its AddTool re-parses every schema, about 1 ms
+// for the full profile on every spawn): tools/list and tools/call are
+// answered by a receiving middleware from the generated table.
 func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, entries: opts.Profile.Entries(opts.ReadOnly)}
+	s.byName = make(map[string]mcp.ToolHandler, len(s.entries))
+	for _, e := range s.entries {
+		s.byName[e.Name] = s.handler(e)
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Version: opts.Version}, &mcp.ServerOptions{
 		Logger:             opts.Logger,
 		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		InitializedHandler: s.initialized,
 	})
-	for _, e := range s.entries {
-		s.mcp.AddTool(&mcp.Tool{
-			Name:        e.Name,
-			Description: e.Description,
-			InputSchema: json.RawMessage(e.InputSchema),
-			Annotations: annotations(e.Annotations),
-		}, s.handler(e))
-	}
-	s.mcp.AddReceivingMiddleware(s.cachedToolsList)
+	s.mcp.AddReceivingMiddleware(s.tools)
 	return s
 }
 
@@ -92,15 +93,6 @@ func (s *Server) initialized(ctx context.Context, _ *mcp.InitializedRequest) {
 	s.initOnce.Do(func() {
 		go s.opts.AfterInitialize(context.WithoutCancel(ctx))
 	})
-}
-
-func annotations(a catalogs.Annotations) *mcp.ToolAnnotations {
-	return &mcp.ToolAnnotations{
-		ReadOnlyHint:    a.ReadOnly,
-		DestructiveHint: &a.Destructive,
-		IdempotentHint:  a.Idempotent,
-		OpenWorldHint:   &a.OpenWorld,
-	}
 }
 
 // handler decodes, validates and answers one tool call. Every failure the
@@ -242,22 +234,37 @@ func (r *cachedList) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// cachedToolsList answers tools/list from bytes built once. Paginated
-// requests go to the SDK.
-func (s *Server) cachedToolsList(next mcp.MethodHandler) mcp.MethodHandler {
+// tools answers tools/list from bytes built once (paginated requests are
+// not expected: the list is one page) and tools/call from the generated
+// table; every other method goes to the SDK.
+func (s *Server) tools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/list" {
-			return next(ctx, method, req)
+		switch method {
+		case "tools/list":
+			lr, ok := req.(*mcp.ListToolsRequest)
+			if !ok {
+				break
+			}
+			if lr.Params != nil && lr.Params.Cursor != "" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor: the tool list has a single page"}
+			}
+			list, err := s.ToolsList()
+			if err != nil {
+				return nil, err
+			}
+			return &cachedList{tools: list, current: isCurrentProtocol(lr)}, nil
+		case "tools/call":
+			cr, ok := req.(*mcp.CallToolRequest)
+			if !ok || cr.Params == nil {
+				break
+			}
+			h, ok := s.byName[cr.Params.Name]
+			if !ok {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", cr.Params.Name)}
+			}
+			return h(ctx, cr)
 		}
-		lr, ok := req.(*mcp.ListToolsRequest)
-		if !ok || (lr.Params != nil && lr.Params.Cursor != "") {
-			return next(ctx, method, req)
-		}
-		list, err := s.ToolsList()
-		if err != nil {
-			return next(ctx, method, req)
-		}
-		return &cachedList{tools: list, current: isCurrentProtocol(lr)}, nil
+		return next(ctx, method, req)
 	}
 }
 
