@@ -19,6 +19,7 @@ type redactPatterns struct {
 	privateKeyBlock *regexp.Regexp
 	authHeader      *regexp.Regexp
 	kvDoubleQuoted  *regexp.Regexp
+	kvEscapedQuoted *regexp.Regexp
 	kvSingleQuoted  *regexp.Regexp
 	kvBare          *regexp.Regexp
 	bearerWord      *regexp.Regexp
@@ -44,8 +45,11 @@ var redactRx = sync.OnceValue(func() *redactPatterns {
 		secretKeyName = `[A-Za-z0-9_.-]*(?:auth[_-]?token|access[_-]?token|refresh[_-]?token|session[_-]?token|id[_-]?token|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret|password|passwd|credential|bearer|cookie|launch[_-]?id)[A-Za-z0-9_.-]*`
 
 		kvDoubleQuoted = regexp.MustCompile(`(?i)(` + secretKeyName + `["']?\s*[:=]\s*)"(?:[^"\\\n]|\\.)*"`)
-		kvSingleQuoted = regexp.MustCompile(`(?i)(` + secretKeyName + `["']?\s*[:=]\s*)'[^'\n]*'`)
-		kvBare         = regexp.MustCompile("(?i)(" + secretKeyName + "[\"']?\\s*[:=]\\s*)([^\\s,\"'`}\\\\{]+)")
+		// kvEscapedQuoted is the same pair inside a JSON string, where the
+		// quotes arrive escaped: \"apiKey\": \"value\".
+		kvEscapedQuoted = regexp.MustCompile(`(?i)(` + secretKeyName + `(?:\\?["'])?\s*[:=]\s*)\\"(?:[^\\\n]|\\[^"\n])*\\"`)
+		kvSingleQuoted  = regexp.MustCompile(`(?i)(` + secretKeyName + `["']?\s*[:=]\s*)'[^'\n]*'`)
+		kvBare          = regexp.MustCompile("(?i)(" + secretKeyName + "[\"']?\\s*[:=]\\s*)([^\\s,\"'`}\\\\{]+)")
 
 		// bearerWord catches "Bearer <token>" outside an Authorization header.
 		bearerWord = regexp.MustCompile(`\b([Bb]earer\s+)[A-Za-z0-9._~+/-]{12,}=*`)
@@ -86,7 +90,7 @@ var redactRx = sync.OnceValue(func() *redactPatterns {
 		// secretJSONKey is upstream's key-based JSON rule.
 		secretJSONKey = regexp.MustCompile(`(?i)token|secret|password|passwd|cookie|fingerprinthash|authorization|api[-_]?key|private[-_]?key|credential|launch[-_]?id`)
 	)
-	return &redactPatterns{privateKeyBlock: privateKeyBlock, authHeader: authHeader, kvDoubleQuoted: kvDoubleQuoted, kvSingleQuoted: kvSingleQuoted, kvBare: kvBare, bearerWord: bearerWord, urlCredentials: urlCredentials, tokenShapes: tokenShapes, secretJSONKey: secretJSONKey}
+	return &redactPatterns{privateKeyBlock: privateKeyBlock, authHeader: authHeader, kvDoubleQuoted: kvDoubleQuoted, kvEscapedQuoted: kvEscapedQuoted, kvSingleQuoted: kvSingleQuoted, kvBare: kvBare, bearerWord: bearerWord, urlCredentials: urlCredentials, tokenShapes: tokenShapes, secretJSONKey: secretJSONKey}
 })
 
 // RedactString removes credential-shaped content from text: private-key
@@ -106,6 +110,7 @@ func RedactString(s string) string {
 		}
 		return sub[1] + Redacted
 	})
+	s = redactRx().kvEscapedQuoted.ReplaceAllString(s, `${1}\"`+Redacted+`\"`)
 	s = redactRx().kvDoubleQuoted.ReplaceAllString(s, `${1}"`+Redacted+`"`)
 	s = redactRx().kvSingleQuoted.ReplaceAllString(s, `${1}'`+Redacted+`'`)
 	s = redactRx().kvBare.ReplaceAllStringFunc(s, func(m string) string {

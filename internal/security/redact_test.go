@@ -56,6 +56,8 @@ func secretCorpus() []secretCase {
 		{"bare token=", "release token=synthetic-mcp-secret", "synthetic-mcp-secret"},
 		{"password json", `{"user":"a","password":"hunter2-hunter2"}`, "hunter2-hunter2"},
 		{"password yaml quoted", "db:\n  password: 'correct horse battery'", "correct horse battery"},
+		{"api key inside an escaped JSON string", `{"message":"upstream said: apiKey: \"abc123def-secret\""}`, "abc123def-secret"},
+		{"escaped JSON key and value", `"{\"apiKey\":\"escaped-json-secret\"}"`, "escaped-json-secret"},
 		{"client secret", `client_secret = "s3cr3t-value-with spaces"`, "s3cr3t-value-with spaces"},
 		{"api key env", "export MY_SERVICE_API_KEY=abcDEF123456ghi", "abcDEF123456ghi"},
 		{"freebuff authToken", `{"default":{"name":"n","authToken":"fb-auth-7788-9900"}}`, "fb-auth-7788-9900"},

@@ -112,6 +112,18 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 	return caps
 }
 
+// Probe runs Freebuff discovery (the Desktop orchestrator answering
+// /healthz, else a freebuff CLI executable) and returns why nothing usable
+// was found: the handshake `interop-runtime doctor` reports. It starts no
+// CLI session.
+func (a *Adapter) Probe(ctx context.Context) error {
+	st := a.svc.Status(ctx)
+	if st.Product == "unknown" {
+		return fmt.Errorf("freebuff discovery: %s", strings.Join(st.Notes, " "))
+	}
+	return nil
+}
+
 // session maps a thread.
 func (a *Adapter) session(ctx context.Context, t ThreadSummary) providers.Session {
 	transport, endpoint, source := a.svc.transportInfo(ctx)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -148,7 +149,7 @@ func readReadiness(file string, now time.Time) (candidate, error) {
 	}, nil
 }
 
-var listeningLine = regexp.MustCompile(`listening on https?://127\.0\.0\.1:(\d{1,5})`)
+var listeningLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`listening on https?://127\.0\.0\.1:(\d{1,5})`) })
 
 // logPort returns the port of the last listening line in the first
 // orchestrator stderr log found.
@@ -175,7 +176,7 @@ func (d *desktopBackend) logPort() (int, string) {
 		buf := make([]byte, 64*1024)
 		n, _ := f.Read(buf)
 		f.Close()
-		ms := listeningLine.FindAllSubmatch(buf[:n], -1)
+		ms := listeningLine().FindAllSubmatch(buf[:n], -1)
 		if len(ms) == 0 {
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // orchestratorProc is a process that looks like the Freebuff Desktop
@@ -23,7 +24,7 @@ type orchestratorProc struct {
 	Ports    []int // listening loopback (or wildcard) TCP ports
 }
 
-var portFlag = regexp.MustCompile(`--port[= ](\d{1,5})`)
+var portFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`--port[= ](\d{1,5})`) })
 
 // scanProc looks through procDir (normally /proc) for orchestrator
 // processes and their listening ports, skipping self. Unreadable processes
@@ -63,7 +64,7 @@ func scanProc(procDir string, self int) []orchestratorProc {
 		if p, err := strconv.Atoi(strings.TrimSpace(portEnv)); err == nil && p > 0 && p < 65536 {
 			ports = append(ports, p)
 		}
-		if m := portFlag.FindStringSubmatch(cmd); m != nil {
+		if m := portFlag().FindStringSubmatch(cmd); m != nil {
 			if p, _ := strconv.Atoi(m[1]); p > 0 && p < 65536 {
 				ports = append(ports, p)
 			}

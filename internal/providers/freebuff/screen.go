@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -279,10 +280,10 @@ func (s *vtScreen) text() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-var spaceRun = regexp.MustCompile(`\s+`)
+var spaceRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s+`) })
 
 // normalizeScreen collapses whitespace.
-func normalizeScreen(s string) string { return strings.TrimSpace(spaceRun.ReplaceAllString(s, " ")) }
+func normalizeScreen(s string) string { return strings.TrimSpace(spaceRun().ReplaceAllString(s, " ")) }
 
 // CLI screens recognised on the visible screen.
 const (
@@ -297,23 +298,27 @@ const (
 
 // screenMarkers in priority order: the first whose marker is visible wins
 // (a running turn outranks the input placeholder drawn beside it).
-var screenMarkers = []struct {
+type screenMarker struct {
 	screen string
 	re     *regexp.Regexp
-}{
-	{screenLogin, regexp.MustCompile(`(?i)Press ENTER to login|Not authenticated`)},
-	{screenLock, regexp.MustCompile(`(?i)Freebuff is already running|Only one freebuff instance is allowed at a time`)},
-	{screenExpired, regexp.MustCompile(`(?i)Session ended|Press Enter to continue in a new session`)},
-	{screenWorking, regexp.MustCompile(`(?i)\bworking ·`)},
-	{screenPicker, regexp.MustCompile(`(?i)Start coding for free`)},
-	{screenReady, regexp.MustCompile(`(?i)Enter a coding task`)},
-	{screenConnecting, regexp.MustCompile(`(?i)\bConnecting\b`)},
 }
+
+var screenMarkers = sync.OnceValue(func() []screenMarker {
+	return []screenMarker{
+		{screenLogin, regexp.MustCompile(`(?i)Press ENTER to login|Not authenticated`)},
+		{screenLock, regexp.MustCompile(`(?i)Freebuff is already running|Only one freebuff instance is allowed at a time`)},
+		{screenExpired, regexp.MustCompile(`(?i)Session ended|Press Enter to continue in a new session`)},
+		{screenWorking, regexp.MustCompile(`(?i)\bworking ·`)},
+		{screenPicker, regexp.MustCompile(`(?i)Start coding for free`)},
+		{screenReady, regexp.MustCompile(`(?i)Enter a coding task`)},
+		{screenConnecting, regexp.MustCompile(`(?i)\bConnecting\b`)},
+	}
+})
 
 // classifyScreen returns the screen shown by the (normalized) visible text;
 // ready, when set, replaces the default ready marker.
 func classifyScreen(text string, ready *regexp.Regexp) string {
-	for _, m := range screenMarkers {
+	for _, m := range screenMarkers() {
 		re := m.re
 		if m.screen == screenReady && ready != nil {
 			re = ready

@@ -176,6 +176,17 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 	return c
 }
 
+// Probe finds a usable server the way every call does (and starts one
+// unless starting is disabled) and checks it with GET /global/health: the
+// handshake `interop-runtime doctor` reports. A server the adapter started
+// is stopped by Close.
+func (a *Adapter) Probe(ctx context.Context) error {
+	if _, err := a.current(ctx); err != nil {
+		return fmt.Errorf("opencode: %w", err)
+	}
+	return nil
+}
+
 // programPath is the path of the server program this adapter started, else
 // the one it would start, if found.
 func (a *Adapter) programPath() string {

@@ -32,6 +32,10 @@ type Config struct {
 	AllowInsecureRemote bool
 	// DisableAutoStart is OPENCODE_AUTO_START=false.
 	DisableAutoStart bool
+	// NoStartReason, when set, also keeps the adapter from starting a
+	// server and is the reason it gives for not starting one (doctor sets
+	// it: it probes servers that run but never starts one).
+	NoStartReason string
 	// Program is the opencode executable to start (OPENCODE_COMMAND, else
 	// "opencode" from PATH).
 	Program string

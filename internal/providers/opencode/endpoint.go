@@ -38,9 +38,18 @@ type ConnectError struct {
 	Reason       string
 	Fix          string
 	Unauthorized bool
+	// NotStarted says no server answered and none was started because
+	// starting one is disabled (OPENCODE_AUTO_START=false or
+	// Config.NoStartReason).
+	NotStarted bool
 }
 
 func (e *ConnectError) Error() string { return e.Reason }
+
+// HandshakeSkipped reports whether the handshake was not attempted because
+// no server runs and starting one is disabled (doctor reports it as
+// skipped rather than failed).
+func (e *ConnectError) HandshakeSkipped() bool { return e.NotStarted }
 
 // health is the answer of GET /global/health.
 type health struct {
@@ -139,11 +148,16 @@ func (a *Adapter) resolve(ctx context.Context) (*endpoint, error) {
 		return nil, fmt.Errorf("looking for an OpenCode server: %w", err)
 	}
 	none := "no OpenCode server answered at " + strings.Join(tried, "; ")
-	if a.cfg.DisableAutoStart {
-		return nil, &ConnectError{
-			Reason: none + "; automatic start is disabled (OPENCODE_AUTO_START=false)",
-			Fix:    "run `opencode serve --hostname 127.0.0.1 --port 4096` or set OPENCODE_SERVER_URL",
+	if a.cfg.DisableAutoStart || a.cfg.NoStartReason != "" {
+		why := "automatic start is disabled (OPENCODE_AUTO_START=false)"
+		if a.cfg.NoStartReason != "" {
+			why = a.cfg.NoStartReason
 		}
+		fix := "run `opencode serve --hostname 127.0.0.1 --port 4096` or set OPENCODE_SERVER_URL"
+		if _, err := exec.LookPath(a.cfg.Program); err != nil {
+			fix = "npm i -g opencode-ai@" + PinnedVersion + " (or set OPENCODE_COMMAND), then " + fix
+		}
+		return nil, &ConnectError{Reason: none + "; " + why, Fix: fix, NotStarted: true}
 	}
 	program, err := exec.LookPath(a.cfg.Program)
 	if err != nil {

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agent-interop/runtime/internal/security"
 	"net/http"
-	"regexp"
 	"strings"
 )
 
@@ -141,33 +141,13 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// secretPatterns match credentials that may appear in error details, such as
-// a model provider's echoed request or response headers.
-var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)\b(Basic|Bearer)\s+[A-Za-z0-9._~+/=-]{6,}`),
-	regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_-]{6,}`),
-	regexp.MustCompile(`(?i)((?:api[_-]?key|x-api-key|access[_-]?token|refresh[_-]?token|token|secret|password|authorization)(?:\\?")?\s*[:=]\s*(?:\\?"|')?)([^"'\\\s,}&]+)`),
-}
-
-// redact removes the given secrets and anything that looks like a
-// credential from s.
+// redact removes the given secrets (the configured password) and anything
+// credential-shaped (security.RedactString) from s.
 func redact(s string, secrets []string) string {
 	for _, sec := range secrets {
 		if len(sec) >= 3 {
-			s = strings.ReplaceAll(s, sec, "[REDACTED]")
+			s = strings.ReplaceAll(s, sec, security.Redacted)
 		}
 	}
-	for i, re := range secretPatterns {
-		if i == 2 {
-			s = re.ReplaceAllString(s, "${1}[REDACTED]")
-			continue
-		}
-		s = re.ReplaceAllStringFunc(s, func(m string) string {
-			if sp := strings.IndexAny(m, " \t"); sp > 0 && i == 0 {
-				return m[:sp] + " [REDACTED]"
-			}
-			return "[REDACTED]"
-		})
-	}
-	return s
+	return security.RedactString(s)
 }

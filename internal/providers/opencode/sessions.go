@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
@@ -42,9 +43,9 @@ type ocSession struct {
 }
 
 // sessionIDPattern is the shape of OpenCode session ids ("ses_…").
-var sessionIDPattern = regexp.MustCompile(`^ses[A-Za-z0-9_-]{1,120}$`)
+var sessionIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ses[A-Za-z0-9_-]{1,120}$`) })
 
-func validSessionID(id string) bool { return sessionIDPattern.MatchString(id) }
+func validSessionID(id string) bool { return sessionIDPattern().MatchString(id) }
 
 func sessionPath(id string, suffix string) string {
 	return "/session/" + url.PathEscape(id) + suffix
