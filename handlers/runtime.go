@@ -3,8 +3,10 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
 )
 
@@ -28,11 +30,14 @@ type StoreStatus struct {
 	StateRecoveryRequired *store.Recovery `json:"stateRecoveryRequired"`
 }
 
-// ProviderBrief is one provider's line in the status.
+// ProviderBrief is one provider's line in the status: what the runtime
+// last learned, without contacting the provider (list_providers checks).
 type ProviderBrief struct {
-	Provider string `json:"provider"`
-	State    string `json:"state"`
-	Reason   string `json:"reason,omitempty"`
+	Provider  string     `json:"provider"`
+	State     string     `json:"state"`
+	Reason    string     `json:"reason,omitempty"`
+	Program   string     `json:"program,omitempty"`
+	CheckedAt *time.Time `json:"checkedAt,omitempty"`
 }
 
 // GetRuntimeStatus answers get_runtime_status.
@@ -47,6 +52,20 @@ func (h *Handlers) GetRuntimeStatus(ctx context.Context, _ *catalogs.GetRuntimeS
 		Tools:              r.Tools,
 		Store:              StoreStatus{Path: r.StorePath, SchemaVersion: store.SchemaVersion()},
 		Providers:          []ProviderBrief{},
+	}
+	for _, id := range providers.Order() {
+		b := ProviderBrief{Provider: string(id), State: string(providers.Unknown), Reason: "not checked yet; list_providers checks it"}
+		if h.deps.Registry != nil {
+			if k, ok := h.deps.Registry.LastKnown(id); ok {
+				c := k.Capabilities
+				b.State, b.Reason, b.Program = string(c.Sessions.State), c.Sessions.Reason, c.Program
+				if !k.CheckedAt.IsZero() {
+					t := k.CheckedAt.UTC()
+					b.CheckedAt = &t
+				}
+			}
+		}
+		st.Providers = append(st.Providers, b)
 	}
 	if h.deps.Store != nil {
 		rec, err := h.deps.Store.Recovery(ctx)

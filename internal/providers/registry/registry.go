@@ -40,6 +40,15 @@ type Registry struct {
 	adapters map[providers.ID]providers.Adapter
 	now      func() time.Time
 	timeout  time.Duration
+
+	mu    sync.Mutex
+	known map[providers.ID]Known // the last capability record seen per provider
+}
+
+// Known is the last capability record the registry saw for a provider.
+type Known struct {
+	Capabilities providers.Capabilities
+	CheckedAt    time.Time
 }
 
 // New returns a registry over the given adapters (at most one per provider).
@@ -50,7 +59,7 @@ func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry
 	if opts.CapabilityTimeout <= 0 {
 		opts.CapabilityTimeout = 20 * time.Second
 	}
-	r := &Registry{st: st, adapters: map[providers.ID]providers.Adapter{}, now: opts.Now, timeout: opts.CapabilityTimeout}
+	r := &Registry{st: st, adapters: map[providers.ID]providers.Adapter{}, now: opts.Now, timeout: opts.CapabilityTimeout, known: map[providers.ID]Known{}}
 	for _, a := range adapters {
 		id := a.ID()
 		if _, err := providers.ParseID(string(id)); err != nil {
@@ -153,7 +162,26 @@ func (r *Registry) ListProviders(ctx context.Context) []providers.Capabilities {
 		}()
 	}
 	wg.Wait()
+	now := r.now()
+	r.mu.Lock()
+	for _, c := range out {
+		r.known[c.Provider] = Known{Capabilities: c, CheckedAt: now}
+	}
+	r.mu.Unlock()
 	return out
+}
+
+// LastKnown returns the capability record of each provider from the last
+// ListProviders, without contacting any provider; ok is false for a
+// provider not checked yet. A provider without an adapter is always known.
+func (r *Registry) LastKnown(id providers.ID) (Known, bool) {
+	if r.adapters[id] == nil {
+		return Known{Capabilities: unconfigured(id)}, true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k, ok := r.known[id]
+	return k, ok
 }
 
 func unconfigured(id providers.ID) providers.Capabilities {

@@ -180,3 +180,27 @@ func TestHostKeepsEarlyReports(t *testing.T) {
 		t.Fatalf("reports = %+v", r)
 	}
 }
+
+func TestLastKnownNeverContactsTheProvider(t *testing.T) {
+	st := openStore(t)
+	calls := 0
+	cx := &registrytest.Adapter{Provider: providers.Codex, CapsFunc: func(context.Context) providers.Capabilities {
+		calls++
+		return providers.Capabilities{Provider: providers.Codex, Sessions: providers.Capability{Supported: true, State: providers.Degraded, Reason: "slow"}}
+	}}
+	r, err := New(st, []providers.Adapter{cx}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.LastKnown(providers.Codex); ok || calls != 0 {
+		t.Fatalf("known before any check (calls %d)", calls)
+	}
+	if k, ok := r.LastKnown(providers.Cursor); !ok || k.Capabilities.Sessions.State != providers.Unavailable {
+		t.Fatalf("a provider without adapter must be known unavailable: %+v", k)
+	}
+	r.ListProviders(context.Background())
+	k, ok := r.LastKnown(providers.Codex)
+	if !ok || k.Capabilities.Sessions.Reason != "slow" || k.CheckedAt.IsZero() || calls != 1 {
+		t.Fatalf("after list: %+v %v calls %d", k, ok, calls)
+	}
+}
