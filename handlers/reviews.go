@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/workflow"
@@ -38,9 +37,18 @@ func (t WorkflowTools) RecordReview(ctx context.Context, in *catalogs.RecordRevi
 	})
 }
 
-// RequestReview answers request_review. It needs the subject's diff and a
-// send to the reviewer session, which only a provider adapter can do; until
-// the provider layer is wired in, it says so instead of pretending.
-func (t WorkflowTools) RequestReview(_ context.Context, in *catalogs.RequestReviewInput) (any, error) {
-	return nil, fmt.Errorf("request_review needs a provider adapter for %s; none is available", in.SubjectProvider)
+// RequestReview answers request_review with {handoff, packet, evidence,
+// receipt}: the subject's diff is stored as evidence, a handoff to the
+// reviewer is created, and the reviewer is sent the review request through
+// the delivery log (see workflow.Service.RequestReview).
+func (t WorkflowTools) RequestReview(ctx context.Context, in *catalogs.RequestReviewInput) (any, error) {
+	return t.Svc.RequestReview(ctx, workflow.RequestReviewInput{
+		WorkID:             in.WorkID,
+		SubjectProvider:    in.SubjectProvider,
+		SubjectNativeID:    in.SubjectNativeID,
+		ReviewerProvider:   in.ReviewerProvider,
+		ReviewerNativeID:   in.ReviewerNativeID,
+		Objective:          in.Objective,
+		AcceptanceCriteria: in.AcceptanceCriteria,
+	})
 }

@@ -93,7 +93,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{}), events.HubOptions{Open: reg.Subscribe})
 	host.Attach(a.Delivery, a.Events)
 
-	a.Workflow = workflow.New(st, workflow.Options{LookupEnv: workflow.LookupEnv(cfg.Env), Sessions: sessionLookup{reg}})
+	a.Workflow = workflow.New(st, workflow.Options{LookupEnv: workflow.LookupEnv(cfg.Env), Sessions: sessionLookup{reg},
+		Reviews: reviewProviders{reg: reg, del: a.Delivery}})
 	a.Claims = claims.New(st.Client(), claims.WithTx(st.Tx))
 	a.Conversations = conversations.New(st.Client(), a.Delivery, conversations.WithTx(st.Tx), conversations.WithRead(st.Read))
 	// A conversation message's later outcome (completed, or rejected after

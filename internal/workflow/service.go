@@ -50,6 +50,9 @@ type Options struct {
 	Environ func() []string
 	// Sessions resolves session workspaces; nil means none are known.
 	Sessions SessionLookup
+	// Reviews gives request_review native diffs, workspaces and sends;
+	// nil makes request_review refuse with the reason.
+	Reviews ReviewProviders
 	// VerifyTimeout bounds each verification command (default 5 minutes).
 	VerifyTimeout time.Duration
 	// KillGrace is the wait between SIGTERM and SIGKILL (default 250 ms).
@@ -75,6 +78,7 @@ type Service struct {
 	env      LookupEnv
 	environ  func() []string
 	sessions SessionLookup
+	reviews  ReviewProviders
 	tokens   TokenCounter
 	ids      *idSource
 	verify   verifyLimits
@@ -98,6 +102,7 @@ func New(st Store, o Options) *Service {
 		env:      o.LookupEnv,
 		environ:  o.Environ,
 		sessions: o.Sessions,
+		reviews:  o.Reviews,
 		tokens:   o.Tokens,
 		ids:      newIDSource(),
 		verify:   verifyLimits{timeout: o.VerifyTimeout, killGrace: o.KillGrace, outputCap: o.OutputCap},

@@ -17,6 +17,19 @@ import (
 // command line.
 const EnvCommand = "CODEX_APP_SERVER_COMMAND"
 
+// EnvApprovalPolicy and EnvSandbox set the "approvalPolicy" and "sandbox"
+// parameters of every thread/start and thread/resume (for example
+// CODEX_APPROVAL_POLICY=untrusted, CODEX_SANDBOX_MODE=workspace-write), so
+// an operator can make codex ask before it runs commands without editing
+// codex's config.toml, which no longer accepts approval_policy =
+// "untrusted". A key already in Config.ThreadParams wins; an unset or blank
+// variable adds nothing. The values are passed to codex as given; codex
+// refuses one it does not know.
+const (
+	EnvApprovalPolicy = "CODEX_APPROVAL_POLICY"
+	EnvSandbox        = "CODEX_SANDBOX_MODE"
+)
+
 // AdapterVersion is reported in the capability record.
 const AdapterVersion = "1.0.0"
 
@@ -31,7 +44,8 @@ type Config struct {
 	// ThreadParams are extra parameters of every thread/start and
 	// thread/resume, e.g. {"approvalPolicy": "untrusted", "sandbox":
 	// "workspace-write"} (codex's own config.toml no longer accepts
-	// approval_policy = "untrusted").
+	// approval_policy = "untrusted"). [EnvApprovalPolicy] and [EnvSandbox]
+	// fill in the keys it does not set.
 	ThreadParams map[string]any
 	// Env is the environment of the process (nil: this process's).
 	Env []string
@@ -70,6 +84,7 @@ func (c *Config) withDefaults() Config {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	cfg.ThreadParams = threadParamsFromEnv(cfg.ThreadParams, cfg.LookupEnv)
 	if cfg.ClientVersion == "" {
 		cfg.ClientVersion = AdapterVersion
 	}
@@ -94,13 +109,40 @@ func (c *Config) withDefaults() Config {
 	return cfg
 }
 
+// threadParamsFromEnv returns params plus the thread parameters named by
+// [EnvApprovalPolicy] and [EnvSandbox] that params does not set. params
+// itself is never modified.
+func threadParamsFromEnv(params map[string]any, lookup func(string) (string, bool)) map[string]any {
+	out := params
+	for _, kv := range [...]struct{ env, key string }{{EnvApprovalPolicy, "approvalPolicy"}, {EnvSandbox, "sandbox"}} {
+		if _, set := params[kv.key]; set {
+			continue
+		}
+		v, ok := lookup(kv.env)
+		if v = strings.TrimSpace(v); !ok || v == "" {
+			continue
+		}
+		if len(out) == len(params) { // copy before the first addition
+			out = make(map[string]any, len(params)+2)
+			for k, x := range params {
+				out[k] = x
+			}
+		}
+		out[kv.key] = v
+	}
+	return out
+}
+
 // errProgramMissing says codex could not be found; its text is the reason
 // reported in the capability record.
 type errProgramMissing struct{ detail string }
 
 func (e *errProgramMissing) Error() string { return e.detail }
 
-const installFix = "npm install -g @openai/codex (or set " + EnvCommand + " to the codex program)"
+// PinnedVersion is the codex release the adapter is tested against.
+const PinnedVersion = "0.171.0"
+
+const installFix = "npm install -g @openai/codex@" + PinnedVersion + " (or set " + EnvCommand + "=/path/to/codex)"
 
 // command resolves the app-server command line.
 func (c *Config) command() ([]string, error) {

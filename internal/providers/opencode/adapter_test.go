@@ -488,8 +488,12 @@ func TestEventsFanOutAttributionAndOutcomes(t *testing.T) {
 	f.push("/tmp/a", map[string]any{"type": "message.updated", "properties": map[string]any{"sessionID": "ses_a", "info": map[string]any{"id": "msg_u1", "role": "user", "sessionID": "ses_a"}}})
 	f.push("/tmp/a", map[string]any{"type": "message.part.updated", "properties": map[string]any{"part": map[string]any{"sessionID": "ses_a", "messageID": "msg_u1", "type": "text", "text": "first prompt"}}})
 	f.push("/tmp/a", map[string]any{"type": "server.heartbeat", "properties": map[string]any{}})
-	f.push("/tmp/a", map[string]any{"type": "session.error", "properties": map[string]any{"sessionID": "ses_a", "error": map[string]any{
-		"name": "APIError", "data": map[string]any{"message": "Incorrect API key provided", "statusCode": 401, "isRetryable": false}}}})
+	// As OpenCode does: the failed answer carries the error, then the
+	// session reports it and goes idle.
+	apiErr := map[string]any{"name": "APIError", "data": map[string]any{"message": "Incorrect API key provided", "statusCode": 401, "isRetryable": false}}
+	f.push("/tmp/a", map[string]any{"type": "message.updated", "properties": map[string]any{"sessionID": "ses_a", "info": map[string]any{
+		"id": "msg_a1", "role": "assistant", "parentID": "msg_u1", "error": apiErr, "time": map[string]any{"created": 1}}}})
+	f.push("/tmp/a", map[string]any{"type": "session.error", "properties": map[string]any{"sessionID": "ses_a", "error": apiErr}})
 	f.push("/tmp/a", map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}})
 
 	o := host.wait(t, rc1.Ref, 10*time.Second)
@@ -504,24 +508,61 @@ func TestEventsFanOutAttributionAndOutcomes(t *testing.T) {
 		typesA = append(typesA, ev.Type)
 		return ev.Type == "session.idle"
 	})
-	if strings.Join(typesA, ",") != "message.updated,message.part.updated,session.error,session.idle" {
+	if strings.Join(typesA, ",") != "message.updated,message.part.updated,message.updated,session.error,session.idle" {
 		t.Fatalf("events of ses_a: %v", typesA)
 	}
 	if ev := waitEvent(t, evB, 10*time.Second, func(providers.NativeEvent) bool { return true }); ev.Type != "session.status" || ev.NativeID != "ses_b" {
 		t.Fatalf("event of ses_b: %+v", ev)
 	}
 
-	// A second prompt completes on idle.
+	// A second prompt completes when its answer finishes.
 	rc2, err := a.Send(ctx, "ses_a", "second prompt", providers.SendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.push("/tmp/a", map[string]any{"type": "message.part.updated", "properties": map[string]any{"part": map[string]any{"sessionID": "ses_a", "messageID": "msg_u2", "type": "text", "text": "second prompt"}}})
 	f.push("/tmp/a", map[string]any{"type": "message.updated", "properties": map[string]any{"sessionID": "ses_a", "info": map[string]any{
-		"id": "msg_a2", "role": "assistant", "parentID": "msg_u2", "finish": "tool-calls", "time": map[string]any{"created": 1, "completed": 2}}}})
+		"id": "msg_a2", "role": "assistant", "parentID": "msg_u2", "finish": "stop", "time": map[string]any{"created": 1, "completed": 2}}}})
 	f.push("/tmp/a", map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}})
 	if o := host.wait(t, rc2.Ref, 10*time.Second); o.status != providers.StatusCompleted {
 		t.Fatalf("second outcome %+v", o)
+	}
+
+	// A third prompt OpenCode stores but never answers (it went idle): the
+	// idle does not complete it. The adapter reads the stored messages,
+	// finds no answer, and leaves the receipt queued.
+	lookups := make(chan struct{}, 4)
+	f.handle("GET /session/ses_a/message", func(w http.ResponseWriter, r *http.Request) {
+		writeJSONResp(w, 200, []map[string]any{{"info": map[string]any{"id": "msg_u3", "role": "user"}, "parts": []map[string]any{{"type": "text", "text": "third prompt"}}}})
+		lookups <- struct{}{}
+	})
+	rc3, err := a.Send(ctx, "ses_a", "third prompt", providers.SendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.push("/tmp/a", map[string]any{"type": "message.part.updated", "properties": map[string]any{"part": map[string]any{"sessionID": "ses_a", "messageID": "msg_u3", "type": "text", "text": "third prompt"}}})
+	f.push("/tmp/a", map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}})
+	select {
+	case <-lookups:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle did not make the adapter read the stored messages")
+	}
+	// Wait until the lookup has been applied, then check nothing settled.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a.hub.mu.Lock()
+		busy := a.hub.catchingUp["ses_a"]
+		a.hub.mu.Unlock()
+		if !busy {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stored-message lookup did not finish")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if host.count(rc3.Ref) != 0 {
+		t.Fatal("a prompt OpenCode never answered was settled; it must stay queued")
 	}
 	if host.count(rc1.Ref) != 1 || host.count(rc2.Ref) != 1 {
 		t.Fatal("an outcome was reported twice")

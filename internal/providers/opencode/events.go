@@ -472,43 +472,22 @@ func (h *hub) observeLocked(sid string, p *eventPayload) []report {
 				break
 			}
 		}
-	case "session.error":
-		reason := errorReason(props.Error)
-		var target *pendingSend
-		for _, ps := range list {
-			if !ps.resolved && ps.msgID != "" {
-				target = ps
-				break
-			}
-		}
-		if target == nil {
-			for _, ps := range list {
-				if !ps.resolved {
-					target = ps
-					break
-				}
-			}
-		}
-		if target != nil {
-			out = h.resolveLocked(sid, target, providers.StatusRejected, reason, out)
-		}
-	case "session.idle", "session.status":
+	case "session.error", "session.idle", "session.status":
 		if p.Type == "session.status" && (props.Status == nil || props.Status.Type != "idle") {
 			return nil
 		}
-		unattached := false
+		// Neither event names the prompt it concerns: an idle or an error
+		// of the previous turn can arrive after the next prompt's user
+		// message. So nothing is settled from them directly; the session's
+		// stored messages are read instead, and a prompt is completed only
+		// when an assistant message answering it finished (or rejected when
+		// that answer failed). A prompt OpenCode stored but never ran stays
+		// queued: accepted is never reported as completed.
 		for _, ps := range list {
-			switch {
-			case ps.resolved:
-			case ps.msgID != "":
-				out = h.resolveLocked(sid, ps, providers.StatusCompleted, "", out)
-			default:
-				unattached = true
+			if !ps.resolved {
+				h.reconcileLocked(sid)
+				break
 			}
-		}
-		if unattached {
-			// Its user message went by unseen: look it up.
-			h.reconcileLocked(sid)
 		}
 	}
 	return out
