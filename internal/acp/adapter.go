@@ -134,6 +134,16 @@ func (a *Adapter) Client(ctx context.Context) (*Client, error) {
 	return c, nil
 }
 
+// Probe starts the agent when it is not running and completes initialize
+// (and authenticate, when configured and advertised): the handshake
+// `interop-runtime doctor` reports. Close stops the agent.
+func (a *Adapter) Probe(ctx context.Context) error {
+	if _, err := a.Client(ctx); err != nil {
+		return fmt.Errorf("%s ACP handshake: %w", a.cfg.Provider, err)
+	}
+	return nil
+}
+
 func (a *Adapter) setStart(c *Client, l Launch, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -99,6 +99,19 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Conversations = conversations.New(st.Client(), a.Delivery, conversations.WithTx(st.Tx), conversations.WithRead(st.Read))
 	// A conversation message's later outcome (completed, or rejected after
 	// acceptance) is copied from its delivery operation onto the message.
+	// A later outcome of any recorded operation also goes into the
+	// session's event log (type interop.operation), so read_session_events
+	// shows a queued send becoming completed or rejected.
+	a.Delivery.OnOutcome(func(op delivery.Operation) {
+		data, err := json.Marshal(operationEvent{
+			OperationID: op.ID, IdempotencyKey: op.IdempotencyKey, Operation: op.Operation,
+			Status: op.Status, ProviderState: op.ProviderState, Detail: op.Detail,
+		})
+		if err != nil {
+			return
+		}
+		a.Events.ReportEvent(op.Provider, providers.NativeEvent{NativeID: op.NativeID, Timestamp: op.UpdatedAt, Type: EventOperation, Data: data})
+	})
 	a.Delivery.OnOutcome(func(op delivery.Operation) {
 		key, ok := strings.CutPrefix(op.IdempotencyKey, delivery.ConversationKeyPrefix)
 		if !ok {
@@ -167,4 +180,18 @@ func (l sessionLookup) LookupSession(ctx context.Context, provider, nativeID str
 		return workflow.SessionInfo{}, false, err
 	}
 	return workflow.SessionInfo{Cwd: s.CWD}, true, nil
+}
+
+// EventOperation is the event type under which a recorded operation's later
+// outcome appears in its session's event log.
+const EventOperation = "interop.operation"
+
+// operationEvent is the data of an interop.operation event.
+type operationEvent struct {
+	OperationID    string                  `json:"operationId"`
+	IdempotencyKey string                  `json:"idempotencyKey"`
+	Operation      string                  `json:"operation"`
+	Status         providers.ReceiptStatus `json:"status"`
+	ProviderState  string                  `json:"providerState,omitempty"`
+	Detail         json.RawMessage         `json:"detail,omitempty"`
 }

@@ -41,6 +41,9 @@ const usage = `usage: interop-runtime [command]
 commands:
   serve [--profile P] [--read-only]   serve MCP over stdio (default)
   work list|show <id>|graph [--json]  inspect the coordination store
+  doctor [--json] [--timeout D]       check providers (program, handshake, capabilities) and the store
+  providers [--json]                  list the providers' capabilities, with reasons and fixes
+  sessions [--provider P] [--json]    list the provider sessions (list_agent_sessions)
   version                             print the version
 `
 
@@ -55,6 +58,12 @@ func Do(ctx context.Context, args []string, env Env, stdio IO) int {
 		return serve(ctx, args, env, stdio)
 	case "work":
 		return work(ctx, args, env, stdio)
+	case "doctor":
+		return doctor(ctx, args, env, stdio)
+	case "providers":
+		return providersCmd(ctx, args, env, stdio)
+	case "sessions":
+		return sessions(ctx, args, env, stdio)
 	case "version", "--version":
 		fmt.Fprintln(stdio.Stdout, version.Version)
 		return 0

@@ -317,6 +317,15 @@ func awaitOpenCodeTurn(t *testing.T, cs *mcp.ClientSession, nativeID string, aft
 // same key names it ("..., status <status>)"), and is never dispatched.
 func awaitOperationStatus(t *testing.T, p *peers, nativeID, text, key, status string) {
 	t.Helper()
+	// The session's event log carries the outcome as an interop.operation
+	// event naming the operation's key and its new status.
+	ev := awaitEvent(t, p.cs, "opencode", nativeID, 0, 30*time.Second, "interop.operation "+key+" "+status, func(ev sessionEvent) bool {
+		var d struct{ IdempotencyKey, Status string }
+		return ev.Type == "interop.operation" && json.Unmarshal(ev.Data, &d) == nil && d.IdempotencyKey == key && d.Status == status
+	})
+	if !strings.Contains(string(ev.Data), `"operationId":"op`) && !strings.Contains(string(ev.Data), `"operationId":"`) {
+		t.Fatalf("interop.operation event without an operation id: %s", ev.Data)
+	}
 	before := p.fm.Count(text)
 	var msg string
 	eventually(t, 30*time.Second, "operation "+key+" to be "+status, func() bool {

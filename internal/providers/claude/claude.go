@@ -36,8 +36,12 @@ const AdapterVersion = "0.1.0"
 // AuthFix is the remedy shown when Claude Code has no credentials.
 const AuthFix = "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the runtime's environment, or log in once with `claude /login`"
 
+// PinnedVersion is the claude-agent-acp release the adapter is tested
+// against (the newest one that installs on Node 20).
+const PinnedVersion = "0.49.0"
+
 // MissingFix is the remedy shown when no adapter program is found.
-const MissingFix = "npm install -g @agentclientprotocol/claude-agent-acp (or set " + EnvCommand + ")"
+const MissingFix = "npm install -g @agentclientprotocol/claude-agent-acp@" + PinnedVersion + " (or set " + EnvCommand + "=/path/to/claude-agent-acp)"
 
 // Options configure the adapter. Zero values use the process environment,
 // exec.LookPath and the wall clock.

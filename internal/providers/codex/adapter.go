@@ -158,6 +158,16 @@ func (a *Adapter) PID() int {
 	return a.gen.link.PID
 }
 
+// Probe starts the app-server when none runs and completes the initialize
+// handshake (at most one start every RetryAfter after a failure): the
+// handshake `interop-runtime doctor` reports. Close stops the process.
+func (a *Adapter) Probe(ctx context.Context) error {
+	if _, err := a.ensure(ctx); err != nil {
+		return fmt.Errorf("codex app-server handshake: %w", err)
+	}
+	return nil
+}
+
 func (a *Adapter) thread(id string) *thread {
 	th := a.threads[id]
 	if th == nil {

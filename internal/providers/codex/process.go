@@ -167,9 +167,18 @@ func StartProcess(_ context.Context, spec ProcessSpec) (*Link, error) {
 	}, nil
 }
 
-// lastLine returns the last non-empty line of s, bounded in length.
+// lastLine returns the last line of s that reports an error ("Error: …",
+// as codex prints before a stack backtrace), else the last non-empty line,
+// bounded in length.
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "Error:") || strings.HasPrefix(l, "error:") {
+			s = l
+			break
+		}
+	}
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}

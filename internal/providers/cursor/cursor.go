@@ -39,7 +39,7 @@ const AuthMethod = "cursor_login"
 const AuthFix = "run `agent login` once, or set CURSOR_API_KEY in the runtime's environment"
 
 // MissingFix is the remedy shown when the Cursor CLI is not found.
-const MissingFix = "install the Cursor CLI (curl https://cursor.com/install -fsS | bash) or set " + EnvCommand
+const MissingFix = "install the Cursor CLI (curl https://cursor.com/install -fsS | bash) or set " + EnvCommand + "=/path/to/agent"
 
 // Modes are Cursor's session modes.
 var Modes = []string{"agent", "plan", "ask"}

@@ -113,13 +113,18 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 }
 
 // Probe runs Freebuff discovery (the Desktop orchestrator answering
-// /healthz, else a freebuff CLI executable) and returns why nothing usable
-// was found: the handshake `interop-runtime doctor` reports. It starts no
-// CLI session.
+// /healthz, else a freebuff CLI executable and the PTY start-up probe) and
+// returns why nothing usable was found: the handshake `interop-runtime
+// doctor` reports. A Desktop reached without a verified launch id passes
+// (its capabilities say read-only); a CLI that cannot be driven does not.
+// It starts no CLI session.
 func (a *Adapter) Probe(ctx context.Context) error {
 	st := a.svc.Status(ctx)
-	if st.Product == "unknown" {
+	switch {
+	case st.Product == "unknown":
 		return fmt.Errorf("freebuff discovery: %s", strings.Join(st.Notes, " "))
+	case st.Product == "cli" && st.ReadOnly:
+		return fmt.Errorf("freebuff CLI: %s", st.ReadOnlyReason)
 	}
 	return nil
 }

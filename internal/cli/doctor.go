@@ -1,0 +1,252 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agent-interop/runtime/handlers"
+	"github.com/agent-interop/runtime/internal/app"
+	doctorpkg "github.com/agent-interop/runtime/internal/doctor"
+	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/claude"
+	"github.com/agent-interop/runtime/internal/providers/codex"
+	"github.com/agent-interop/runtime/internal/providers/cursor"
+	"github.com/agent-interop/runtime/internal/providers/freebuff"
+	"github.com/agent-interop/runtime/internal/providers/opencode"
+	"github.com/agent-interop/runtime/internal/providers/registry"
+	"github.com/agent-interop/runtime/internal/security"
+	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/version"
+)
+
+// openCodeNoStart is why doctor reports OpenCode's handshake as skipped
+// when no server runs: doctor never starts a long-lived server.
+const openCodeNoStart = "doctor does not start opencode serve; set OPENCODE_SERVER_URL or run opencode serve"
+
+// doctorSeams are what tests of the doctor command replace.
+type doctorSeams struct {
+	// freebuffProcDir is the proc file system the Freebuff Desktop
+	// discovery scans ("" = /proc, "-" = no scan).
+	freebuffProcDir string
+}
+
+// doctor is `interop-runtime doctor [--json] [--timeout D]`: it checks every
+// provider (program, a bounded handshake, capabilities with reasons and
+// fixes) and the store, prints the report, and stops every process it
+// started. The exit code is 1 when the store exists but does not open.
+func doctor(ctx context.Context, args []string, env Env, stdio IO) int {
+	return runDoctor(ctx, args, env, stdio, doctorSeams{})
+}
+
+func runDoctor(ctx context.Context, args []string, env Env, stdio IO, seams doctorSeams) int {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(stdio.Stderr)
+	jsonOut := fs.Bool("json", false, "print the report as compact JSON")
+	timeout := fs.Duration("timeout", doctorpkg.DefaultTimeout, "bound on the whole check, cleanup included")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime doctor: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *timeout <= 0 {
+		fmt.Fprintln(stdio.Stderr, "interop-runtime doctor: --timeout must be positive")
+		return 2
+	}
+	providerTimeout := min(doctorpkg.DefaultProviderTimeout, *timeout*3/4)
+	rep := doctorpkg.Run(ctx, doctorpkg.Options{
+		Runtime:         version.Version,
+		Adapters:        doctorAdapters(env, seams),
+		Store:           doctorpkg.CheckStore(store.LookupEnv(env), nil),
+		Timeout:         *timeout,
+		ProviderTimeout: providerTimeout,
+	})
+	var err error
+	if *jsonOut {
+		err = doctorpkg.RenderJSON(stdio.Stdout, rep)
+	} else {
+		err = doctorpkg.Render(stdio.Stdout, rep)
+	}
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime doctor: %v\n", err)
+		return 1
+	}
+	if rep.Store.Exists && !rep.Store.Opens {
+		return 1
+	}
+	return 0
+}
+
+// doctorAdapters builds the five adapters the way the runtime does
+// (internal/app), except that OpenCode never starts a server: doctor
+// checks a server that runs, it does not leave one behind. No host is
+// attached: doctor sends nothing.
+func doctorAdapters(env Env, seams doctorSeams) []providers.Adapter {
+	getenv := env.get
+	fb := freebuff.New(freebuff.Config{Env: security.LookupEnv(env), ProcDir: seams.freebuffProcDir})
+	oc := opencode.ConfigFromEnv(getenv)
+	if !oc.DisableAutoStart {
+		oc.NoStartReason = openCodeNoStart
+	}
+	return []providers.Adapter{
+		freebuff.NewAdapter(fb, nil),
+		opencode.New(oc, nil),
+		codex.New(codex.Config{LookupEnv: env}),
+		claude.New(claude.Options{Getenv: getenv}),
+		cursor.New(cursor.Options{Getenv: getenv}),
+	}
+}
+
+// providersCmd is `interop-runtime providers [--json]`: the capability
+// records list_providers answers, as a table. No separate handshake is
+// made, but an adapter may start its program to learn what is true now
+// (as list_providers does); everything is stopped before it returns.
+func providersCmd(ctx context.Context, args []string, env Env, stdio IO) int {
+	fs := flag.NewFlagSet("providers", flag.ContinueOnError)
+	fs.SetOutput(stdio.Stderr)
+	jsonOut := fs.Bool("json", false, "print compact JSON ({\"providers\":[...]}, as list_providers)")
+	timeout := fs.Duration("timeout", 20*time.Second, "bound on the listing")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime providers: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	a, err := app.Open(ctx, app.Config{Env: app.Env(env)})
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime: %v\n", err)
+		return 1
+	}
+	defer a.Close()
+	lctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	list := a.Registry.ListProviders(lctx)
+	if *jsonOut {
+		err = writeJSON(stdio.Stdout, handlers.ProviderList{Providers: list})
+	} else {
+		err = doctorpkg.RenderProviders(stdio.Stdout, list)
+	}
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime providers: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// sessions is `interop-runtime sessions [--provider P] [--json]`: what
+// list_agent_sessions answers, as a table. Each provider's failure is
+// printed on its own; only an unknown provider name is an error.
+func sessions(ctx context.Context, args []string, env Env, stdio IO) int {
+	fs := flag.NewFlagSet("sessions", flag.ContinueOnError)
+	fs.SetOutput(stdio.Stderr)
+	provider := fs.String("provider", "", "only this provider: "+strings.Join(providerNames(), ", "))
+	jsonOut := fs.Bool("json", false, "print compact JSON, as list_agent_sessions")
+	timeout := fs.Duration("timeout", 30*time.Second, "bound on the listing")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime sessions: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	a, err := app.Open(ctx, app.Config{Env: app.Env(env)})
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime: %v\n", err)
+		return 1
+	}
+	defer a.Close()
+	lctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	list, err := a.Registry.ListSessions(lctx, *provider)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime sessions: %v\n", err)
+		var unknown *registry.UnknownProviderError
+		if errors.As(err, &unknown) {
+			return 2
+		}
+		return 1
+	}
+	if *jsonOut {
+		err = writeJSON(stdio.Stdout, list)
+	} else {
+		err = renderSessions(stdio.Stdout, list)
+	}
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime sessions: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func providerNames() []string {
+	var out []string
+	for _, id := range providers.Order() {
+		out = append(out, string(id))
+	}
+	return out
+}
+
+// writeJSON writes v as one line of compact JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	return nil
+}
+
+// renderSessions prints a session listing: one row per session, then each
+// provider's failure.
+func renderSessions(w io.Writer, list registry.SessionList) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if len(list.Sessions) == 0 {
+		fmt.Fprintln(tw, "no sessions")
+	} else {
+		fmt.Fprintln(tw, "SESSION\tSTATE\tTITLE\tMODEL\tCWD")
+		for _, s := range list.Sessions {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, dash(s.State), dash(clip(s.Title, 48)), dash(s.Model), dash(s.CWD))
+		}
+	}
+	if len(list.ProviderErrors) > 0 {
+		fmt.Fprintln(tw, "\nnot listed:")
+		for _, e := range list.ProviderErrors {
+			fmt.Fprintf(tw, "  %s: %s\n", e.Provider, oneLine(e.Error))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write sessions: %w", err)
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// clip shortens s to n runes, single line.
+func clip(s string, n int) string {
+	s = oneLine(s)
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// oneLine folds line breaks and tabs (a tab would break the table).
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
