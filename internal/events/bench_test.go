@@ -129,3 +129,53 @@ func BenchmarkAppendBatched(b *testing.B) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "appends/s")
 	reportCPU(b, c0, float64(n), "appends")
 }
+
+// BenchmarkWaitWakeAndCancel measures how long a waiting read takes to
+// answer once an event arrives (wake-ns/op) and to return once its caller
+// cancels (cancel-ns/op). DESIGN.md's bound for cancellation is 100 ms.
+func BenchmarkWaitWakeAndCancel(b *testing.B) {
+	st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "interop.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	f := newFakeStreams()
+	h := NewHub(NewLog(st, LogOptions{}), HubOptions{Open: f.open})
+	defer h.Close()
+	ctx := context.Background()
+	if _, err := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "w"}); err != nil {
+		b.Fatal(err)
+	}
+	var ch chan providers.NativeEvent
+	select {
+	case ch = <-f.opened:
+	case <-time.After(10 * time.Second):
+		b.Fatal("stream not opened")
+	}
+	var wake, cancelled time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		after := int64(i)
+		done := make(chan time.Time, 1)
+		go func() {
+			_, _ = h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "w", AfterSequence: after, Timeout: 10 * time.Second})
+			done <- time.Now()
+		}()
+		time.Sleep(2 * time.Millisecond) // let the read start waiting
+		sent := time.Now()
+		ch <- providers.NativeEvent{NativeID: "w", Type: "tick", Data: []byte(`{}`)}
+		wake += (<-done).Sub(sent)
+
+		cctx, cancel := context.WithCancel(ctx)
+		go func() {
+			_, _ = h.Read(cctx, ReadRequest{Provider: providers.Codex, NativeID: "w", AfterSequence: after + 1, Timeout: 10 * time.Second})
+			done <- time.Now()
+		}()
+		time.Sleep(2 * time.Millisecond)
+		t0 := time.Now()
+		cancel()
+		cancelled += (<-done).Sub(t0)
+	}
+	b.ReportMetric(float64(wake.Nanoseconds())/float64(b.N), "wake-ns/op")
+	b.ReportMetric(float64(cancelled.Nanoseconds())/float64(b.N), "cancel-ns/op")
+}
