@@ -41,7 +41,7 @@ func TestClaimTools(t *testing.T) {
 	st.Client().WorkItem.Create().SetID("work_1").SetObjective("o").SetAcceptanceCriteria([]string{}).
 		SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{}).
 		SetCreatedAt(now).SetUpdatedAt(now).ExecX(ctx)
-	tools := ClaimTools{Svc: claims.New(st.Client(), claims.WithTx(st.Tx))}
+	tools := ClaimTools{Svc: claims.New(st)}
 
 	in, err := catalogs.DecodeAcquireClaim(json.RawMessage(`{"workId":"work_1","sessionId":"codex:a","resource":"src/auth"}`))
 	if err != nil {

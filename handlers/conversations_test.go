@@ -25,7 +25,7 @@ func TestConversationTools(t *testing.T) {
 		}
 		return providers.Receipt{Accepted: true, Status: providers.StatusQueued}, nil
 	})
-	tools := ConversationTools{Svc: conversations.New(st.Client(), d, conversations.WithTx(st.Tx), conversations.WithRead(st.Read))}
+	tools := ConversationTools{Svc: conversations.New(st, d)}
 
 	created, err := tools.CreateConversation(ctx, &catalogs.CreateConversationInput{Title: " Pairing "})
 	if err != nil {

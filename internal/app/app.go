@@ -95,8 +95,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 
 	a.Workflow = workflow.New(st, workflow.Options{LookupEnv: workflow.LookupEnv(cfg.Env), Sessions: sessionLookup{reg},
 		Reviews: reviewProviders{reg: reg, del: a.Delivery}})
-	a.Claims = claims.New(st.Client(), claims.WithTx(st.Tx))
-	a.Conversations = conversations.New(st.Client(), a.Delivery, conversations.WithTx(st.Tx), conversations.WithRead(st.Read))
+	a.Claims = claims.New(st)
+	a.Conversations = conversations.New(st, a.Delivery)
 	// A conversation message's later outcome (completed, or rejected after
 	// acceptance) is copied from its delivery operation onto the message.
 	// A later outcome of any recorded operation also goes into the

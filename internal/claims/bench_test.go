@@ -24,7 +24,7 @@ func benchAcquireRelease(b *testing.B, active int) {
 	ctx := context.Background()
 	st := newStore(b)
 	seedWork(b, st.Client(), "work_bench")
-	s := claims.New(st.Client(), claims.WithTx(st.Tx))
+	s := claims.New(st)
 	for i := range active {
 		if _, err := s.Acquire(ctx, claims.AcquireInput{WorkID: "work_bench", SessionID: "codex:other",
 			Resource: "held/" + strconv.Itoa(i), TTLSeconds: 3600}); err != nil {

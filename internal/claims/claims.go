@@ -2,7 +2,6 @@ package claims
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -74,9 +73,15 @@ type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
+// Store is the part of *store.Store the service needs: the ent client and
+// one write transaction (BEGIN IMMEDIATE, so check-and-insert is atomic
+// across processes).
+type Store interface {
+	Client() *ent.Client
+	Tx(ctx context.Context, fn func(tx *ent.Tx) error) error
+}
+
 // TxFunc runs fn in one write transaction and commits when fn returns nil.
-// internal/store's Tx has this shape; the default uses ent's client.Tx,
-// which is BEGIN IMMEDIATE when the store was opened with _txlock=immediate.
 type TxFunc func(ctx context.Context, fn func(tx *ent.Tx) error) error
 
 // Service records and checks claims.
@@ -93,24 +98,19 @@ type Option func(*Service)
 // WithClock sets the clock (default: the system clock).
 func WithClock(c Clock) Option { return func(s *Service) { s.clock = c } }
 
-// WithTx sets how write transactions are run (default: client.Tx).
-func WithTx(tx TxFunc) Option { return func(s *Service) { s.tx = tx } }
-
 // WithIDs sets the generator of claim IDs (default: "claim_<uuid>").
 func WithIDs(newID func() string) Option { return func(s *Service) { s.newID = newID } }
 
-// New returns a Service over client.
-func New(client *ent.Client, opts ...Option) *Service {
+// New returns a Service over the store.
+func New(st Store, opts ...Option) *Service {
 	s := &Service{
-		client: client,
+		client: st.Client(),
 		clock:  systemClock{},
+		tx:     st.Tx,
 		newID:  func() string { return "claim_" + uuid.NewString() },
 	}
 	for _, o := range opts {
 		o(s)
-	}
-	if s.tx == nil {
-		s.tx = clientTx(client)
 	}
 	return s
 }
@@ -121,28 +121,3 @@ func (s *Service) now() time.Time {
 	return s.clock.Now().UTC().Truncate(time.Millisecond)
 }
 
-// clientTx runs fn in a transaction begun with client.Tx.
-func clientTx(client *ent.Client) TxFunc {
-	return func(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
-		tx, err := client.Tx(ctx)
-		if err != nil {
-			return fmt.Errorf("begin transaction: %w", err)
-		}
-		defer func() {
-			if p := recover(); p != nil {
-				_ = tx.Rollback()
-				panic(p)
-			}
-		}()
-		if err := fn(tx); err != nil {
-			if rerr := tx.Rollback(); rerr != nil {
-				return fmt.Errorf("%w (rollback: %v)", err, rerr)
-			}
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("commit transaction: %w", err)
-		}
-		return nil
-	}
-}

@@ -16,7 +16,7 @@ func newService(t testing.TB) (*claims.Service, *ent.Client, *fakeClock) {
 	st := newStore(t)
 	seedWork(t, st.Client(), "work_a", "work_b")
 	clock := newClock()
-	return claims.New(st.Client(), claims.WithClock(clock), claims.WithTx(st.Tx)), st.Client(), clock
+	return claims.New(st, claims.WithClock(clock)), st.Client(), clock
 }
 
 func mustAcquire(t *testing.T, s *claims.Service, in claims.AcquireInput) claims.Claim {

@@ -66,7 +66,7 @@ func raceChild() int {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-	s := claims.New(client, claims.WithTx(st.Tx))
+	s := claims.New(st)
 	results := make([]raceResult, len(sessions))
 	var wg sync.WaitGroup
 	for i, sess := range sessions {

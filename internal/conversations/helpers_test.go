@@ -161,8 +161,8 @@ func newEnv(t testing.TB, steps ...step) *env {
 // service returns another Service (as another process would have) over
 // the same store and clock.
 func (e *env) service(d conversations.Dispatcher, opts ...conversations.Option) *conversations.Service {
-	base := []conversations.Option{conversations.WithClock(e.clock), conversations.WithTx(e.st.Tx), conversations.WithRead(e.st.Read)}
-	return conversations.New(e.c, d, append(base, opts...)...)
+	base := []conversations.Option{conversations.WithClock(e.clock)}
+	return conversations.New(e.st, d, append(base, opts...)...)
 }
 
 // conv creates a conversation with participants codex:a and

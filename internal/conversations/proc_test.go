@@ -67,7 +67,7 @@ func raceChild() int {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-	svc := conversations.New(st.Client(), script(), conversations.WithTx(st.Tx), conversations.WithRead(st.Read))
+	svc := conversations.New(st, script())
 	keys := strings.Split(os.Getenv(envKeys), ",")
 	results := make([]raceResult, len(keys))
 	var wg sync.WaitGroup

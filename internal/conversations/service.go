@@ -2,8 +2,6 @@ package conversations
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"sync"
 	"time"
 
@@ -43,8 +41,15 @@ type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
-// TxFunc runs fn in one transaction; internal/store's Tx (write) and Read
-// (read snapshot) have this shape.
+// Store is the part of *store.Store the service needs: the ent client, one
+// write transaction (BEGIN IMMEDIATE) and one read snapshot.
+type Store interface {
+	Client() *ent.Client
+	Tx(ctx context.Context, fn func(tx *ent.Tx) error) error
+	Read(ctx context.Context, fn func(tx *ent.Tx) error) error
+}
+
+// TxFunc runs fn in one transaction.
 type TxFunc func(ctx context.Context, fn func(tx *ent.Tx) error) error
 
 // Service records conversations and delivers their messages.
@@ -68,13 +73,6 @@ type Option func(*Service)
 // WithClock sets the clock (default: the system clock).
 func WithClock(c Clock) Option { return func(s *Service) { s.clock = c } }
 
-// WithTx sets how write transactions run (default: client.Tx, which is
-// BEGIN IMMEDIATE on a store opened with _txlock=immediate).
-func WithTx(tx TxFunc) Option { return func(s *Service) { s.tx = tx } }
-
-// WithRead sets how read snapshots run (default: a read-only transaction).
-func WithRead(read TxFunc) Option { return func(s *Service) { s.read = read } }
-
 // WithIDs sets the ID generator; it receives the prefix ("conversation",
 // "message", "dispatch", "outbound") and returns a complete ID
 // (default "<prefix>_<uuid>").
@@ -86,10 +84,12 @@ func WithLease(ttl, renewEvery time.Duration) Option {
 	return func(s *Service) { s.leaseTTL, s.renewEvery = ttl, renewEvery }
 }
 
-// New returns a Service over client that delivers through d.
-func New(client *ent.Client, d Dispatcher, opts ...Option) *Service {
+// New returns a Service over the store that delivers through d.
+func New(st Store, d Dispatcher, opts ...Option) *Service {
 	s := &Service{
-		client:     client,
+		client:     st.Client(),
+		tx:         st.Tx,
+		read:       st.Read,
 		dispatcher: d,
 		clock:      systemClock{},
 		newID:      func(prefix string) string { return prefix + "_" + uuid.NewString() },
@@ -99,12 +99,6 @@ func New(client *ent.Client, d Dispatcher, opts ...Option) *Service {
 	}
 	for _, o := range opts {
 		o(s)
-	}
-	if s.tx == nil {
-		s.tx = clientTx(client, nil)
-	}
-	if s.read == nil {
-		s.read = clientTx(client, &sql.TxOptions{ReadOnly: true})
 	}
 	return s
 }
@@ -132,32 +126,4 @@ func (s *Service) isInflight(id string) bool {
 	defer s.mu.Unlock()
 	_, ok := s.inflight[id]
 	return ok
-}
-
-// clientTx runs fn in a transaction begun with opts; a read-only
-// transaction is always rolled back.
-func clientTx(client *ent.Client, opts *sql.TxOptions) TxFunc {
-	readOnly := opts != nil && opts.ReadOnly
-	return func(ctx context.Context, fn func(tx *ent.Tx) error) error {
-		tx, err := client.BeginTx(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("begin transaction: %w", err)
-		}
-		defer func() {
-			if p := recover(); p != nil {
-				_ = tx.Rollback()
-				panic(p)
-			}
-		}()
-		if err := fn(tx); err != nil || readOnly {
-			if rerr := tx.Rollback(); rerr != nil && err != nil {
-				return fmt.Errorf("%w (rollback: %v)", err, rerr)
-			}
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("commit transaction: %w", err)
-		}
-		return nil
-	}
 }
