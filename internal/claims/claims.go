@@ -120,4 +120,3 @@ func New(st Store, opts ...Option) *Service {
 func (s *Service) now() time.Time {
 	return s.clock.Now().UTC().Truncate(time.Millisecond)
 }
-
