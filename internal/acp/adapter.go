@@ -498,6 +498,9 @@ func (a *Adapter) watch(t *Turn) {
 	var reason string
 	var re *RPCError
 	switch {
+	case t.Err == nil && (t.StopReason == "cancelled" || t.StopReason == "refusal"):
+		// The turn ended without doing the prompt's work: never completed.
+		status, reason = providers.StatusRejected, "stopReason: "+t.StopReason
 	case t.Err == nil:
 		status, reason = providers.StatusCompleted, "stopReason: "+t.StopReason
 		a.mu.Lock()

@@ -303,7 +303,7 @@ func TestRealClaude(t *testing.T) {
 		if cr.ProviderState != "cancel_notification_sent" || cr.Status != providers.StatusCompleted {
 			t.Fatalf("cancel receipt %+v", cr)
 		}
-		if o := h.await(t, r.Ref); o.status != providers.StatusCompleted || o.reason != "stopReason: cancelled" {
+		if o := h.await(t, r.Ref); o.status != providers.StatusRejected || o.reason != "stopReason: cancelled" {
 			t.Fatalf("outcome %+v", o)
 		}
 		t.Logf("cancelled in %s", time.Since(start).Round(time.Millisecond))

@@ -261,7 +261,7 @@ func TestSimCancelWaitsForTurnStart(t *testing.T) {
 	if o := h.waitOutcome(t, cr.Ref); o.status != providers.StatusCompleted {
 		t.Fatalf("interrupt outcome = %+v", o)
 	}
-	if o := h.waitOutcome(t, rc.Ref); o.status != providers.StatusCompleted || o.reason != "turn interrupted" {
+	if o := h.waitOutcome(t, rc.Ref); o.status != providers.StatusRejected || o.reason != "turn interrupted" {
 		t.Fatalf("send outcome = %+v", o)
 	}
 }

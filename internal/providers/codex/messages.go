@@ -101,14 +101,16 @@ func (a *Adapter) turnCompleted(threadID, turnID, status string, turnErr *struct
 	case "completed":
 		h.ReportOutcome(providers.Codex, threadID, turnID, providers.StatusCompleted, "turn completed")
 	case "interrupted":
-		h.ReportOutcome(providers.Codex, threadID, turnID, providers.StatusCompleted, "turn interrupted")
+		// The prompt's work did not finish: an interrupted turn is never
+		// reported as completed.
+		h.ReportOutcome(providers.Codex, threadID, turnID, providers.StatusRejected, "turn interrupted")
 	case "failed":
 		if reason == "" {
 			reason = "turn failed"
 		}
 		h.ReportOutcome(providers.Codex, threadID, turnID, providers.StatusRejected, reason)
 	default:
-		h.ReportOutcome(providers.Codex, threadID, turnID, providers.StatusCompleted, "turn ended: "+status)
+		// An unknown end state proves nothing: the receipt stays queued.
 	}
 	if interrupted {
 		if status == "interrupted" {

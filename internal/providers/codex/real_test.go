@@ -186,14 +186,15 @@ func TestRealCodexCancelDuringSlowReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel, err := s.del.Cancel(ctx, delivery.CancelRequest{Provider: "codex", NativeID: sess.NativeID})
-	if err != nil || cancel.Operation.Status != providers.StatusQueued {
+	// The interrupt may already be observed when Cancel returns.
+	if err != nil || (cancel.Operation.Status != providers.StatusQueued && cancel.Operation.Status != providers.StatusCompleted) {
 		t.Fatalf("cancel = %+v, %v", cancel, err)
 	}
 	if op := waitOp(t, s, cancel.Operation.ID); op.Status != providers.StatusCompleted {
 		t.Fatalf("cancel op = %+v %s", op, op.Detail)
 	}
 	op := waitOp(t, s, send.Operation.ID)
-	if op.Status != providers.StatusCompleted || !strings.Contains(string(op.Detail), "turn interrupted") {
+	if op.Status != providers.StatusRejected || !strings.Contains(string(op.Detail), "turn interrupted") {
 		t.Fatalf("send op = %+v %s", op, op.Detail)
 	}
 	// Nothing left to cancel: refused before it reaches codex.

@@ -379,7 +379,7 @@ func TestCursorCancelAnswersHeldPermission(t *testing.T) {
 	if _, err := s.a.Cancel(ctxT(t), sid); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.h.await(t, r.Ref); got != "completed: stopReason: cancelled" {
+	if got := s.h.await(t, r.Ref); got != "rejected: stopReason: cancelled" {
 		t.Fatalf("outcome %q", got)
 	}
 	if list, _ := s.a.PendingPermissions(ctxT(t)); len(list) != 0 {
@@ -410,7 +410,7 @@ func TestCursorSlowReplyCancel(t *testing.T) {
 	if err != nil || cr.Detail.(map[string]any)["promptRunning"] != true {
 		t.Fatalf("cancel %+v %v", cr, err)
 	}
-	if got := s.h.await(t, r.Ref); got != "completed: stopReason: cancelled" {
+	if got := s.h.await(t, r.Ref); got != "rejected: stopReason: cancelled" {
 		t.Fatalf("outcome %q", got)
 	}
 	if got := s.send(t, sid, "hello", providers.SendOptions{}); got != "completed: stopReason: end_turn" {
@@ -492,7 +492,7 @@ func TestCursorAskQuestionSkipAndRejectPlan(t *testing.T) {
 	if _, err := s.a.Cancel(ctxT(t), sid); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.h.await(t, r.Ref); got != "completed: stopReason: cancelled" {
+	if got := s.h.await(t, r.Ref); got != "rejected: stopReason: cancelled" {
 		t.Fatalf("outcome %q", got)
 	}
 	s.close(t)
