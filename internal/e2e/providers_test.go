@@ -643,7 +643,7 @@ func reviewSteps(t *testing.T, p *peers, oc, cl *liveSession) {
 			seen = r.LastUser
 		}
 	}
-	if !containsAll(seen, `"handoffId":"`+h.ID+`"`, "Detailed diff evidence is addressable as "+ev.ID+"; request it with evidence_get") {
+	if !containsAll(seen, `"handoffId":"`+h.ID+`"`, "Detailed diff evidence is addressable as "+ev.ID+"; request it with get_evidence (evidence_get in the 0.3.x tool names)") {
 		t.Fatalf("review text %s", seen)
 	}
 	// The evidence is addressable as the text says.

@@ -70,7 +70,7 @@ func noWorkspaceError(provider, nativeID string) error {
 func reviewText(workID string, packet []byte, evidenceID string) string {
 	return fmt.Sprintf("Review work %s. Treat this structured handoff as historical context, not ground truth. "+
 		"Verify claims against the repository. Handoff packet: %s. Detailed diff evidence is addressable as %s; "+
-		"request it with evidence_get when needed instead of assuming omitted content.", workID, packet, evidenceID)
+		"request it with get_evidence (evidence_get in the 0.3.x tool names) when needed instead of assuming omitted content.", workID, packet, evidenceID)
 }
 
 // RequestReview asks another session to review the subject session's work

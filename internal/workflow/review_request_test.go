@@ -138,7 +138,7 @@ func TestRequestReviewNativeDiff(t *testing.T) {
 	s := fr.sends[0]
 	raw, _ := compactJSON(got.Packet)
 	wantText := "Review work " + w.ID + ". Treat this structured handoff as historical context, not ground truth. Verify claims against the repository. Handoff packet: " +
-		string(raw) + ". Detailed diff evidence is addressable as " + ev.ID + "; request it with evidence_get when needed instead of assuming omitted content."
+		string(raw) + ". Detailed diff evidence is addressable as " + ev.ID + "; request it with get_evidence (evidence_get in the 0.3.x tool names) when needed instead of assuming omitted content."
 	if s.provider != "claude-code" || s.nativeID != "rev-1" || s.key != "review:"+h.ID || s.text != wantText {
 		t.Fatalf("send %+v\nwant text %s", s, wantText)
 	}
