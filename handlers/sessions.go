@@ -22,6 +22,10 @@ type SessionTools struct {
 	Events   *events.Hub
 }
 
+// watchBeforeSend bounds how long a send waits for the session's event
+// stream to open before it dispatches anyway.
+const watchBeforeSend = 3 * time.Second
+
 // ProviderList is the answer of list_providers.
 type ProviderList struct {
 	Providers []providers.Capabilities `json:"providers"`
@@ -103,6 +107,12 @@ func (t SessionTools) SendSessionMessage(ctx context.Context, in *catalogs.SendS
 	opts := providers.SendOptions{Mode: in.Mode, Agent: optString(in.Agent), Reasoning: optString(in.Reasoning)}
 	if in.Model != nil {
 		opts.Model = &providers.Model{ProviderID: in.Model.ProviderID, ModelID: in.Model.ModelID, Variant: optString(in.Model.Variant)}
+	}
+	// Open the session's event stream before the prompt leaves, so the
+	// turn's events are in the log from its first one (best effort: the
+	// send does not depend on it).
+	if id, err := providers.ParseID(in.Provider); err == nil && t.Events != nil {
+		_ = t.Events.Watch(ctx, id, in.NativeID, watchBeforeSend)
 	}
 	r, err := t.Delivery.Send(ctx, delivery.SendRequest{
 		Provider: in.Provider, NativeID: in.NativeID, Text: in.Text, IdempotencyKey: optString(in.IdempotencyKey), Options: opts,

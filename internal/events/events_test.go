@@ -345,3 +345,33 @@ func TestTimeFormatRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchOpensTheStreamBeforeATurn: Watch starts the shared subscription
+// and returns once the provider stream is open, so an event sent right
+// after it is logged in the first epoch.
+func TestWatchOpensTheStreamBeforeATurn(t *testing.T) {
+	st := openStore(t)
+	f := newFakeStreams()
+	h := newHub(t, st, f, LogOptions{})
+	ctx := context.Background()
+	if err := h.Watch(ctx, providers.Codex, "w1", 10*time.Second); err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	ch := waitOpen(t, f)
+	if !h.Subscribed(providers.Codex, "w1") {
+		t.Fatal("no subscription after Watch")
+	}
+	ch <- ev("first", 1)
+	p, err := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "w1", Timeout: 10 * time.Second})
+	if err != nil || len(p.Events) != 1 || p.Events[0].Type != "first" || p.Events[0].Epoch != 1 {
+		t.Fatalf("page = %+v, %v", p, err)
+	}
+	if err := h.Watch(ctx, providers.Codex, "w1", time.Second); err != nil {
+		t.Fatalf("second watch: %v", err)
+	}
+	select {
+	case <-f.opened:
+		t.Fatal("a second Watch opened a second provider stream")
+	default:
+	}
+}

@@ -176,6 +176,18 @@ func (h *Hub) read(ctx context.Context, k key, req ReadRequest, start time.Time)
 	}
 }
 
+// Watch makes sure the session's shared subscription is running and waits
+// (at most within) until its provider stream is open, so that events of a
+// turn about to start are captured from its first one. It returns the
+// stream's open failure, if any; callers treat it as best effort.
+func (h *Hub) Watch(ctx context.Context, provider providers.ID, nativeID string, within time.Duration) error {
+	s, err := h.ensure(key{provider, nativeID})
+	if err != nil {
+		return err
+	}
+	return s.wait(ctx, within)
+}
+
 // ensure returns the session's subscription, starting its pump when needed.
 func (h *Hub) ensure(k key) (*subscription, error) {
 	h.mu.Lock()
