@@ -99,6 +99,11 @@ type agent struct {
 
 	wmu sync.Mutex
 
+	// afters tracks the notifications a reply promised (like the
+	// available_commands_update after session/new): the next request is
+	// handled only once they are out, so the transcript order is fixed.
+	afters sync.WaitGroup
+
 	mu        sync.Mutex
 	nextID    int
 	pending   map[string]chan *message
@@ -142,6 +147,7 @@ func (a *agent) run() {
 			}
 		case m.ID != nil:
 			mm := m
+			a.afters.Wait()
 			go a.serve(&mm)
 		default:
 			a.notification(&m)
@@ -196,6 +202,10 @@ func (a *agent) serve(m *message) {
 	} else {
 		b, _ := json.Marshal(result)
 		reply.Result = b
+	}
+	if after != nil {
+		a.afters.Add(1) // before the reply: the client's next request cannot precede it
+		defer a.afters.Done()
 	}
 	a.send(reply)
 	if after != nil {
