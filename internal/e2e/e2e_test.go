@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/testutil/realpeers"
 )
 
 var binary string
@@ -295,5 +296,50 @@ func TestVersion(t *testing.T) {
 	out, err := exec.Command(binary, "version").Output()
 	if err != nil || len(bytes.TrimSpace(out)) == 0 {
 		t.Fatalf("version: %q %v", out, err)
+	}
+}
+
+// children lists the processes whose parent is pid.
+func children(t *testing.T, pid int) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var out []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may contain spaces, so split after ")".
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == fmt.Sprint(pid) {
+			out = append(out, s[:i+1])
+		}
+	}
+	return out
+}
+
+// TestStartupStartsNoProviderProcess: answering initialize (and the
+// start-up reconciliation after it) starts no provider program, even when
+// every provider program is on PATH.
+func TestStartupStartsNoProviderProcess(t *testing.T) {
+	path := "/usr/local/bin:/usr/bin:/bin"
+	for _, p := range []realpeers.Program{realpeers.OpenCode, realpeers.Codex, realpeers.ClaudeACP} {
+		bin := realpeers.Require(t, p)
+		path = filepath.Dir(bin) + ":" + path
+	}
+	r := startRaw(t, []string{"serve"}, isolatedEnv(t, "PATH="+path))
+	r.initialize()
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_runtime_status","arguments":{}}}`)
+	r.recv()
+	if kids := children(t, r.cmd.Process.Pid); len(kids) > 0 {
+		t.Fatalf("the server started processes before any provider tool was called: %v", kids)
 	}
 }
