@@ -5,7 +5,6 @@
 package gen
 
 import (
-	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -529,6 +528,4 @@ func goName(s string) string {
 	return b.String()
 }
 
-var initialisms = map[string]bool{"id": true, "url": true, "cwd": true, "json": true, "http": true, "ttl": true, "uuid": true, "api": true, "ms": false}
-
-func fail(format string, args ...any) error { return fmt.Errorf(format, args...) }
+var initialisms = map[string]bool{"id": true, "url": true, "cwd": true, "json": true, "http": true, "ttl": true, "uuid": true, "api": true}

@@ -114,22 +114,15 @@ func providersCmd(ctx context.Context, args []string, env Env, stdio IO) int {
 	fs.SetOutput(stdio.Stderr)
 	jsonOut := fs.Bool("json", false, "print compact JSON ({\"providers\":[...]}, as list_providers)")
 	timeout := fs.Duration("timeout", 20*time.Second, "bound on the listing")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stdio.Stderr, "interop-runtime providers: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	a, err := app.Open(ctx, app.Config{Env: app.Env(env)})
-	if err != nil {
-		fmt.Fprintf(stdio.Stderr, "interop-runtime: %v\n", err)
-		return 1
+	a, code := openForCommand(ctx, fs, args, env, stdio)
+	if a == nil {
+		return code
 	}
 	defer a.Close()
 	lctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	list := a.Registry.ListProviders(lctx)
+	var err error
 	if *jsonOut {
 		err = writeJSON(stdio.Stdout, handlers.ProviderList{Providers: list})
 	} else {
@@ -151,17 +144,9 @@ func sessions(ctx context.Context, args []string, env Env, stdio IO) int {
 	provider := fs.String("provider", "", "only this provider: "+strings.Join(providerNames(), ", "))
 	jsonOut := fs.Bool("json", false, "print compact JSON, as list_agent_sessions")
 	timeout := fs.Duration("timeout", 30*time.Second, "bound on the listing")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stdio.Stderr, "interop-runtime sessions: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	a, err := app.Open(ctx, app.Config{Env: app.Env(env)})
-	if err != nil {
-		fmt.Fprintf(stdio.Stderr, "interop-runtime: %v\n", err)
-		return 1
+	a, code := openForCommand(ctx, fs, args, env, stdio)
+	if a == nil {
+		return code
 	}
 	defer a.Close()
 	lctx, cancel := context.WithTimeout(ctx, *timeout)
@@ -249,4 +234,22 @@ func clip(s string, n int) string {
 // oneLine folds line breaks and tabs (a tab would break the table).
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// openForCommand parses a subcommand's flags (no positional arguments) and
+// opens the App; on failure it returns nil and the exit code.
+func openForCommand(ctx context.Context, fs *flag.FlagSet, args []string, env Env, stdio IO) (*app.App, int) {
+	if err := fs.Parse(args); err != nil {
+		return nil, 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return nil, 2
+	}
+	a, err := app.Open(ctx, app.Config{Env: app.Env(env)})
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime: %v\n", err)
+		return nil, 1
+	}
+	return a, 0
 }

@@ -75,12 +75,6 @@ func New(opts Options) *Server {
 	return s
 }
 
-// MCP returns the underlying go-sdk server.
-func (s *Server) MCP() *mcp.Server { return s.mcp }
-
-// Entries returns the served tools in tools/list order.
-func (s *Server) Entries() []*catalogs.Entry { return s.entries }
-
 // Run serves on t until the client disconnects or ctx ends.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return s.mcp.Run(ctx, t)
