@@ -51,6 +51,12 @@ type Server struct {
 	list     []byte
 	listErr  error
 	initOnce sync.Once
+
+	// background is the context of the start-up work; Run cancels it and
+	// waits for that work before it returns.
+	background context.Context
+	stopBg     context.CancelFunc
+	bg         sync.WaitGroup
 }
 
 // New builds the server over the profile's tools. Tools are not registered
@@ -62,6 +68,7 @@ func New(opts Options) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, entries: opts.Profile.Entries(opts.ReadOnly)}
+	s.background, s.stopBg = context.WithCancel(context.Background())
 	s.byName = make(map[string]mcp.ToolHandler, len(s.entries))
 	for _, e := range s.entries {
 		s.byName[e.Name] = s.handler(e)
@@ -75,24 +82,42 @@ func New(opts Options) *Server {
 	return s
 }
 
-// Run serves on t until the client disconnects or ctx ends.
+// Run serves on t until the client disconnects or ctx ends. Before it
+// returns, the start-up work (AfterInitialize) is cancelled and waited for,
+// so the caller may close what that work uses.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	return s.mcp.Run(ctx, t)
+	err := s.mcp.Run(ctx, t)
+	s.initOnce.Do(func() {}) // no start-up work begins after this point
+	s.stopBg()
+	s.bg.Wait()
+	return err
 }
 
-func (s *Server) initialized(ctx context.Context, _ *mcp.InitializedRequest) {
+func (s *Server) initialized(context.Context, *mcp.InitializedRequest) {
 	if s.opts.AfterInitialize == nil {
 		return
 	}
 	s.initOnce.Do(func() {
-		go s.opts.AfterInitialize(context.WithoutCancel(ctx))
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			s.opts.AfterInitialize(s.background)
+		}()
 	})
 }
 
 // handler decodes, validates and answers one tool call. Every failure the
 // caller can act on is a tool error (isError), never a protocol error.
 func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		defer func() {
+			// A bug in a handler must not end the process (and with it every
+			// session): it becomes this call's tool error.
+			if p := recover(); p != nil {
+				s.opts.Logger.Error("tool panicked", "tool", e.Name, "panic", fmt.Sprint(p))
+				res, err = toolError(fmt.Sprintf("%s failed: internal error (%v)", e.Name, p)), nil
+			}
+		}()
 		raw := req.Params.Arguments
 		if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			raw = json.RawMessage("{}")
@@ -117,12 +142,12 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 			}
 			return toolError(err.Error()), nil
 		}
-		res, err := answer(out, e.Response)
-		if err != nil {
-			s.opts.Logger.Error("tool answer not encodable", "tool", e.Name, "err", err)
-			return toolError(fmt.Sprintf("%s produced an answer that cannot be encoded: %v", e.Name, err)), nil
+		encoded, eerr := answer(out, e.Response)
+		if eerr != nil {
+			s.opts.Logger.Error("tool answer not encodable", "tool", e.Name, "err", eerr)
+			return toolError(fmt.Sprintf("%s produced an answer that cannot be encoded: %v", e.Name, eerr)), nil
 		}
-		return res, nil
+		return encoded, nil
 	}
 }
 
