@@ -150,9 +150,8 @@ func (s *Service) Get(ctx context.Context, id string, detail bool) (Conversation
 			if err != nil {
 				return fmt.Errorf("read messages: %w", err)
 			}
-			out.Messages = make([]Message, 0, len(rows))
-			for _, m := range rows {
-				out.Messages = append(out.Messages, messageView(m))
+			if out.Messages, err = messageViews(ctx, tx, rows); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -194,9 +193,13 @@ func (s *Service) List(ctx context.Context, detail bool) ([]Conversation, error)
 		if err != nil {
 			return fmt.Errorf("read messages: %w", err)
 		}
-		for _, m := range msgs {
+		views, err := messageViews(ctx, tx, msgs)
+		if err != nil {
+			return err
+		}
+		for _, m := range views {
 			if i, ok := index[m.ConversationID]; ok {
-				out[i].Messages = append(out[i].Messages, messageView(m))
+				out[i].Messages = append(out[i].Messages, m)
 			}
 		}
 		return nil

@@ -53,9 +53,11 @@ func (s *Service) Read(ctx context.Context, in ReadInput) (Page, error) {
 			Next:           after,
 			LatestSequence: conv.LastSequence,
 		}
-		for _, r := range rows {
-			page.Messages = append(page.Messages, messageView(r))
-			page.Next = r.Sequence
+		if page.Messages, err = messageViews(ctx, tx, rows); err != nil {
+			return err
+		}
+		if len(rows) > 0 {
+			page.Next = rows[len(rows)-1].Sequence
 		}
 		if after+1 < first {
 			page.Gap = &Gap{From: after + 1, To: first - 1}

@@ -28,6 +28,9 @@ type Event struct {
 	Timestamp time.Time       `json:"timestamp"`
 	Type      string          `json:"type"`
 	Data      json.RawMessage `json:"data"`
+	// TurnID is the native turn the event belongs to (the nativeTurnId of
+	// the receipt that started it), when the adapter knows it.
+	TurnID string `json:"turnId,omitempty"`
 }
 
 // Gap reports events that were deleted by retention before the reader saw
@@ -260,7 +263,7 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, provider providers.ID, n
 }
 
 func insertArgs(provider providers.ID, nativeID string, epoch, first int64, evs []providers.NativeEvent, now time.Time) []any {
-	args := make([]any, 0, 3+len(evs)*4)
+	args := make([]any, 0, 3+len(evs)*5)
 	args = append(args, string(provider), nativeID, epoch)
 	var buf []byte
 	for i, ev := range evs {
@@ -273,7 +276,7 @@ func insertArgs(provider providers.ID, nativeID string, epoch, first int64, evs 
 			data = string(ev.Data)
 		}
 		buf = appendStoredTime(buf[:0], ts)
-		args = append(args, first+int64(i), ev.Type, data, string(buf))
+		args = append(args, first+int64(i), ev.Type, data, string(buf), ev.TurnID)
 	}
 	return args
 }
@@ -317,7 +320,7 @@ func (l *Log) Page(ctx context.Context, provider providers.ID, nativeID string, 
 		ev := Event{Provider: provider, NativeID: nativeID}
 		var ts string
 		var data []byte
-		if err := rows.Scan(&ev.Sequence, &ev.Epoch, &ev.Type, &data, &ts); err != nil {
+		if err := rows.Scan(&ev.Sequence, &ev.Epoch, &ev.Type, &data, &ts, &ev.TurnID); err != nil {
 			return p, fmt.Errorf("read events of %s:%s: %w", provider, nativeID, err)
 		}
 		ev.Timestamp = parseStoredTime(ts)

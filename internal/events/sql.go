@@ -44,7 +44,7 @@ RETURNING epoch`,
 	stHead: `SELECT last_sequence, epoch, oldest_retained FROM session_streams WHERE provider = ? AND native_id = ?`,
 	// CAST keeps the driver from parsing every timestamp with time.Parse;
 	// parseStoredTime reads the store's fixed format.
-	stPage: `SELECT sequence, epoch, type, data, CAST(timestamp AS TEXT) FROM session_events
+	stPage: `SELECT sequence, epoch, type, data, CAST(timestamp AS TEXT), turn_id FROM session_events
 WHERE provider = ? AND native_id = ? AND sequence > ? ORDER BY sequence LIMIT ?`,
 }
 
@@ -83,19 +83,19 @@ func (s *statements) insert(ctx context.Context, rows int) (*sql.Stmt, error) {
 		return st, nil
 	}
 	// ?1 provider, ?2 native id, ?3 epoch, then (sequence, type, data,
-	// timestamp) per row: the repeated values are bound once.
+	// timestamp, turn id) per row: the repeated values are bound once.
 	var b strings.Builder
-	b.WriteString("INSERT INTO session_events (provider, native_id, sequence, epoch, type, data, timestamp) ")
+	b.WriteString("INSERT INTO session_events (provider, native_id, sequence, epoch, type, data, timestamp, turn_id) ")
 	if rows == 1 {
-		b.WriteString("VALUES (?1, ?2, ?4, ?3, ?5, ?6, ?7)")
+		b.WriteString("VALUES (?1, ?2, ?4, ?3, ?5, ?6, ?7, ?8)")
 	} else {
-		b.WriteString("SELECT ?1, ?2, column1, ?3, column2, column3, column4 FROM (VALUES ")
+		b.WriteString("SELECT ?1, ?2, column1, ?3, column2, column3, column4, column5 FROM (VALUES ")
 		for i := 0; i < rows; i++ {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			n := 4 + 4*i
-			fmt.Fprintf(&b, "(?%d, ?%d, ?%d, ?%d)", n, n+1, n+2, n+3)
+			n := 4 + 5*i
+			fmt.Fprintf(&b, "(?%d, ?%d, ?%d, ?%d, ?%d)", n, n+1, n+2, n+3, n+4)
 		}
 		b.WriteString(")")
 	}

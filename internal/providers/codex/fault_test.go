@@ -192,13 +192,13 @@ func TestRealCodexNoReplayUnderFaults(t *testing.T) {
 		}
 		childPIDs = append(childPIDs, pid)
 		record(sent{text: text, key: text, faulted: true})
-		// The restarted runtime: same store, clock past the dead lease.
-		later := func() time.Time { return time.Now().Add(delivery.DefaultLease + time.Minute) }
-		rs, err := buildStack(stackConfig{dbPath: dbPath, program: program, env: env.Environ(), dir: project, now: later})
+		// The restarted runtime: same store; the killed runtime's pid is
+		// gone, so its open operation is settled at once.
+		rs, err := buildStack(stackConfig{dbPath: dbPath, program: program, env: env.Environ(), dir: project})
 		if err != nil {
 			t.Fatal(err)
 		}
-		changed, err := rs.del.Recover(ctx)
+		changed, err := rs.del.Settle(ctx)
 		rs.Close()
 		if err != nil {
 			t.Fatal(err)
