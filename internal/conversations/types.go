@@ -231,4 +231,3 @@ func conversationView(c *ent.Conversation, messageCount int) Conversation {
 	}
 	return v
 }
-
