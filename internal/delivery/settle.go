@@ -177,6 +177,9 @@ func (s *Service) settleOne(ctx context.Context, o orphan) (*Operation, error) {
 		reason = fmt.Sprintf("%s while it was in flight, and %s has no record of it; it may or may not have reached %s and is not resent",
 			o.why, found.Source, op.Provider)
 	}
+	if lookupErr == nil && found.Found && found.Following {
+		return s.follow(ctx, o, rec, found)
+	}
 	rec.Result = string(status)
 	d := decodeDetail(op.Detail)
 	d.Reconciliation = &rec
@@ -213,6 +216,57 @@ func (s *Service) settleOne(ctx context.Context, o orphan) (*Operation, error) {
 	}
 	out := fromEnt(saved)
 	s.opts.Logf("delivery: settled %s %s %s:%s as %s: %s", out.ID, out.Operation, out.Provider, out.NativeID, out.Status, reason)
+	return &out, nil
+}
+
+// follow records that the adapter follows a still-running turn for this
+// process: the operation stays open, owned here, under the adapter's ref.
+func (s *Service) follow(ctx context.Context, o orphan, rec reconciliation, found providers.TurnRecord) (*Operation, error) {
+	op := o.op
+	rec.Result = "following"
+	d := decodeDetail(op.Detail)
+	d.Reconciliation = &rec
+	ref := op.Ref
+	if found.Ref != "" {
+		ref = found.Ref
+	}
+	turn := op.NativeTurn
+	if found.NativeTurnID != "" {
+		turn = found.NativeTurnID
+	}
+	var saved *ent.Operation
+	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
+		var err error
+		saved, err = tx.Operation.UpdateOneID(op.ID).
+			Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.me.ID)).
+			SetProviderState("following").SetDetail(d.raw()).SetRef(ref).SetNativeTurn(turn).
+			SetUpdatedAt(s.opts.Now().UTC()).Save(ctx)
+		if ent.IsNotFound(err) {
+			saved, err = nil, nil
+		}
+		return err
+	})
+	if err != nil || saved == nil {
+		return nil, err
+	}
+	out := fromEnt(saved)
+	s.opts.Logf("delivery: %s %s:%s is still running; this process follows it (%s)", out.ID, out.Provider, out.NativeID, found.Reason)
+	// The adapter may have seen the result before the ref was stored.
+	k := refKey{out.Provider, out.NativeID, ref}
+	s.mu.Lock()
+	early := s.early[k]
+	delete(s.early, k)
+	var changed []Operation
+	for _, e := range early {
+		_, c := s.apply(ctx, k, e.status, e.reason, e.at)
+		changed = append(changed, c...)
+	}
+	s.mu.Unlock()
+	for _, c := range changed {
+		if c.ID == out.ID {
+			out = c
+		}
+	}
 	return &out, nil
 }
 

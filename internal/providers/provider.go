@@ -369,6 +369,11 @@ type TurnRecord struct {
 	NativeTurnID string
 	// Source names what was read (e.g. "codex thread/read").
 	Source string
+	// Following says the turn is still running and the adapter now follows
+	// it: it reports the outcome through Host.ReportOutcome with Ref, so the
+	// operation stays open, owned by this process.
+	Following bool
+	Ref       string
 }
 
 // TurnLookup is optionally implemented by an [Adapter] whose provider keeps

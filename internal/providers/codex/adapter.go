@@ -45,6 +45,7 @@ type Adapter struct {
 	lastTry time.Time
 	threads map[string]*thread
 	perms   map[string]*permission // by public request id
+	last    *generation            // the last connection that ended
 }
 
 // generation is one connection to one app-server process.
@@ -59,6 +60,8 @@ type generation struct {
 	subs     map[string]map[*subscriber]struct{}
 	closing  bool // closed on purpose
 	dead     bool
+	diedAt   time.Time
+	why      string        // why the connection ended, when it was lost
 	ended    chan struct{} // closed after the death was handled
 
 	userAgent  string
@@ -77,6 +80,7 @@ type thread struct {
 	diffs      []TurnDiff      // latest last
 	model      string          // override for the next turns
 	effort     string
+	seen       time.Time // last message about the thread
 }
 
 // TurnDiff is the latest diff codex reported for one turn of a thread
@@ -350,7 +354,11 @@ func (a *Adapter) Close() error {
 // onConnClosed runs when a connection ends, on purpose or not.
 func (a *Adapter) onConnClosed(g *generation, reason error) {
 	a.mu.Lock()
-	g.dead = true
+	g.dead, g.diedAt = true, a.cfg.Now()
+	if reason != nil {
+		g.why = "codex app-server connection lost: " + reason.Error()
+	}
+	a.last = g
 	if a.gen == g {
 		a.gen = nil
 	}

@@ -355,6 +355,7 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 	a.mu.Lock()
 	th := a.thread(nativeID)
 	model, effort := th.model, th.effort
+	th.seen = a.cfg.Now()
 	a.mu.Unlock()
 	if opts.Model != nil && opts.Model.ModelID != "" {
 		model = opts.Model.ModelID
@@ -371,6 +372,11 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 	}
 	if effort != "" {
 		params["effort"] = effort
+	}
+	if opts.CorrelationID != "" {
+		// Stored with the user message (clientId), so a runtime that
+		// restarts finds this turn in thread/read (LookupTurn).
+		params["clientUserMessageId"] = opts.CorrelationID
 	}
 	var res struct {
 		Turn struct {
@@ -394,6 +400,7 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 		Status:        providers.StatusQueued,
 		ProviderState: "turn_" + res.Turn.Status,
 		Detail:        map[string]any{"turnId": res.Turn.ID, "delivery": "transport_accepted", "completion": "not_observed"},
+		NativeTurnID:  res.Turn.ID,
 		Ref:           res.Turn.ID,
 	}, nil
 }
