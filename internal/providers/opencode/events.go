@@ -40,16 +40,16 @@ type hub struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 
-	mu      sync.Mutex
-	closing bool
-	running bool
-	att     *attempt
-	holds   int
-	subs    map[string]map[*subscriber]struct{}
-	pending map[string][]*pendingSend
-	assist  map[string][]string // session → recent assistant message ids
-	turnOf  map[string]string   // assistant message id → the user message (turn) it answers
-	live    map[string]*liveState
+	mu       sync.Mutex
+	closing  bool
+	running  bool
+	att      *attempt
+	holds    int
+	subs     map[string]map[*subscriber]struct{}
+	pending  map[string][]*pendingSend
+	assist   map[string][]string // session → recent assistant message ids
+	turnOf   map[string]string   // assistant message id → the user message (turn) it answers
+	live     map[string]*liveState
 	down     *serverDown // the server was found gone and not reached since
 	lastBase string      // the endpoint of the last stream attempt
 
