@@ -160,8 +160,12 @@ func (b *diffBook) observe(sessionID, kind string, update json.RawMessage, turn 
 		tc.status = *u.Status
 	}
 	if len(u.Content) > 0 && string(u.Content) != "null" {
-		// "Replace the content collection."
-		tc.edits = decodeEdits(u.Content, u.Locations)
+		// "Replace the content collection." A replacement without diff
+		// items (a failed call's error text, a tool's output) keeps the
+		// last diff seen: it is what the call would change, or changed.
+		if edits := decodeEdits(u.Content, u.Locations); len(edits) > 0 {
+			tc.edits = edits
+		}
 	}
 }
 

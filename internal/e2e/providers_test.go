@@ -82,7 +82,8 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 		fm.On(fakemodel.Exact(text), fakemodel.Text("Hi from the fake."))
 		key := unique("key")
 		r := send(t, cs, "opencode", s.NativeID, text, key)
-		if !r.Accepted || r.Status != "queued" || r.ProviderState != "transport_accepted" || r.OperationID == "" || r.IdempotencyKey != key {
+		if !r.Accepted || !queuedOr(r.Status, "completed") || r.OperationID == "" || r.IdempotencyKey != key ||
+			(r.Status == "queued" && r.ProviderState != "transport_accepted") {
 			t.Fatalf("receipt %+v", r)
 		}
 		// Each read waits up to timeoutMs for the next events; the cursor
@@ -216,8 +217,10 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 		text := unique("FAIL401")
 		fm.On(fakemodel.Exact(text), fakemodel.Fail(401, "Incorrect API key provided"))
 		key := unique("k401")
-		if r := send(t, cs, "opencode", s.NativeID, text, key); !r.Accepted || r.Status != "queued" {
-			t.Fatalf("receipt %+v", r) // the transport accepted it; the outcome comes later
+		// The transport accepted it; the outcome comes later (or was seen
+		// already: a fast provider may fail the turn before the receipt).
+		if r := send(t, cs, "opencode", s.NativeID, text, key); !queuedOr(r.Status, "rejected") || (r.Status == "queued" && !r.Accepted) {
+			t.Fatalf("receipt %+v", r)
 		}
 		ev := awaitEvent(t, cs, "opencode", s.NativeID, cursor, turnTimeout, "session.error", ofType("session.error"))
 		if !containsAll(string(ev.Data), "Incorrect API key provided", "401") {
@@ -241,7 +244,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 			"provider": "opencode", "nativeId": s.NativeID, "text": text,
 			"model": map[string]any{"providerID": realpeers.FakeProvider, "modelID": realpeers.FakeModel},
 		}, &r)
-		if r.Status != "queued" {
+		if !queuedOr(r.Status, "completed") {
 			t.Fatalf("receipt %+v", r)
 		}
 		cursor = awaitOpenCodeTurn(t, cs, s.NativeID, cursor, text)
@@ -352,7 +355,7 @@ func codexSteps(t *testing.T, p *peers) {
 		cursor = openEvents(t, cs, "codex", s.NativeID)
 		text := unique("say hello")
 		r := send(t, cs, "codex", s.NativeID, text, "")
-		if !r.Accepted || r.Status != "queued" || r.OperationID == "" {
+		if !r.Accepted || !queuedOr(r.Status, "completed") || r.OperationID == "" || r.NativeTurnID == "" {
 			t.Fatalf("receipt %+v", r)
 		}
 		done := awaitEvent(t, cs, "codex", s.NativeID, cursor, turnTimeout, "turn/completed", ofType("turn/completed"))
@@ -414,7 +417,7 @@ func claudeSteps(t *testing.T, p *peers, ws string) *liveSession {
 		cursor = openEvents(t, cs, "claude-code", s.NativeID)
 		text := unique("hello there")
 		r := send(t, cs, "claude-code", s.NativeID, text, "")
-		if !r.Accepted || r.Status != "queued" {
+		if !r.Accepted || !queuedOr(r.Status, "completed") {
 			t.Fatalf("receipt %+v", r)
 		}
 		var chunks strings.Builder
@@ -537,7 +540,7 @@ func conversationSteps(t *testing.T, p *peers, oc, cl *liveSession) {
 		Receipt receipt `json:"receipt"`
 	}
 	call(t, cs, "send_conversation_message", map[string]any{"conversationId": conv.ID, "sender": sender, "recipient": recipient, "text": text}, &sent)
-	if sent.Message.Delivery != "queued" || !sent.Receipt.Accepted || sent.Receipt.Provider != "claude-code" || sent.Receipt.NativeID != cl.NativeID {
+	if !queuedOr(sent.Message.Delivery, "completed") || !sent.Receipt.Accepted || sent.Receipt.Provider != "claude-code" || sent.Receipt.NativeID != cl.NativeID {
 		t.Fatalf("send_conversation_message = %+v", sent)
 	}
 	// The message's delivery moves to completed once Claude Code reports
@@ -628,7 +631,7 @@ func reviewSteps(t *testing.T, p *peers, oc, cl *liveSession) {
 		len(h.AuthorityBoundaries) != 1 || h.AuthorityBoundaries[0] != "Reviewer may report findings but may not mutate the subject session" {
 		t.Fatalf("handoff %+v packet %+v", h, rr.Packet)
 	}
-	if !rr.Receipt.Accepted || rr.Receipt.Status != "queued" || rr.Receipt.NativeID != cl.NativeID {
+	if !rr.Receipt.Accepted || !queuedOr(rr.Receipt.Status, "completed") || rr.Receipt.NativeID != cl.NativeID {
 		t.Fatalf("receipt %+v", rr.Receipt)
 	}
 	// The reviewer's turn ends; its model saw the review text exactly once.
@@ -789,4 +792,19 @@ func TestFreebuffToolsOverMCP(t *testing.T) {
 	if msg := callFail(t, legacy, "read_project_file", map[string]any{"projectId": project, "path": ".env"}); !strings.Contains(msg, "Protected file access denied") {
 		t.Fatalf("legacy read_project_file(.env) = %s", msg)
 	}
+}
+
+// queuedOr reports a receipt status a fast provider may legitimately show
+// when the send returns: queued (transport accepted), or the outcome
+// already observed.
+func queuedOr(status string, outcomes ...string) bool {
+	if status == "queued" {
+		return true
+	}
+	for _, o := range outcomes {
+		if status == o {
+			return true
+		}
+	}
+	return false
 }
