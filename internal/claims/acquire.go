@@ -41,7 +41,7 @@ func (s *Service) Acquire(ctx context.Context, in AcquireInput) (Claim, error) {
 		if !ok {
 			return &NotFoundError{What: "work", ID: req.WorkID}
 		}
-		if err := s.checkConflicts(ctx, tx, req, now); err != nil {
+		if err := checkConflicts(ctx, tx, req, now); err != nil {
 			return err
 		}
 		row, err := tx.Claim.Create().
@@ -71,7 +71,7 @@ func (s *Service) Acquire(ctx context.Context, in AcquireInput) (Claim, error) {
 // session overlaps it. The query narrows the rows to possible conflicts
 // (see candidates); conflicts then decides exactly, and the clock is
 // checked again so the rule does not depend on how the driver stores times.
-func (s *Service) checkConflicts(ctx context.Context, tx *ent.Tx, req Claim, now time.Time) error {
+func checkConflicts(ctx context.Context, tx *ent.Tx, req Claim, now time.Time) error {
 	q := tx.Claim.Query().Where(claim.StatusEQ(claim.StatusActive), claim.ExpiresAtGT(now))
 	if p := candidates(req); p != nil {
 		q = q.Where(p)
