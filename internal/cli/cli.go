@@ -44,6 +44,7 @@ commands:
   doctor [--json] [--timeout D]       check providers (program, handshake, capabilities) and the store
   providers [--json]                  list the providers' capabilities, with reasons and fixes
   sessions [--provider P] [--json]    list the provider sessions (list_agent_sessions)
+  migrate import-state [--dry-run]    bring a 0.3.x state.json and conversations.json into the store
   version                             print the version
 `
 
@@ -64,6 +65,8 @@ func Do(ctx context.Context, args []string, env Env, stdio IO) int {
 		return providersCmd(ctx, args, env, stdio)
 	case "sessions":
 		return sessions(ctx, args, env, stdio)
+	case "migrate":
+		return migrate(ctx, args, env, stdio)
 	case "version", "--version":
 		fmt.Fprintln(stdio.Stdout, version.Version)
 		return 0
