@@ -84,7 +84,7 @@ func Import(ctx context.Context, st Store, snap *Snapshot, opts Options) (*Repor
 		}
 		return rep, err
 	case err != nil:
-		return rep, fmt.Errorf("import into the store: %w", err)
+		return nil, fmt.Errorf("import into the store: %w", err)
 	}
 	rep.Written = true
 	return rep, nil
