@@ -57,6 +57,14 @@ func (c *checker) id(path, v string) string {
 	return v
 }
 
+// unique refuses an id that seen already has (the record at path).
+func (c *checker) unique(seen map[string]bool, path, kind, id string) {
+	if id != "" && seen[id] {
+		c.fail(path+".id", "%s %q appears twice", kind, id)
+	}
+	seen[id] = true
+}
+
 // required checks a required string of at most maxBytes bytes (0: no bound).
 func (c *checker) required(path, v string, maxBytes int) string {
 	switch {

@@ -51,10 +51,7 @@ func parseConversations(src *source, snap *Snapshot, now time.Time) error {
 	keys := map[string]string{}     // idempotency key -> message path
 	for i, conv := range f.Conversations {
 		p := index("conversations", i)
-		if conv.ID != "" && convs[conv.ID] {
-			c.fail(p+".id", "conversation %q appears twice", conv.ID)
-		}
-		convs[conv.ID] = true
+		c.unique(convs, p, "conversation", conv.ID)
 		var rawConv []rawMessage
 		if i < len(raw.Conversations) {
 			rawConv = raw.Conversations[i].Messages

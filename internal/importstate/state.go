@@ -35,19 +35,12 @@ func parseState(src *source, snap *Snapshot, now time.Time) error {
 		return err
 	}
 	c := &checker{src: src}
-	works := map[string]bool{}
+	works, evidence := map[string]bool{}, map[string]bool{}
 	for i, w := range f.Works {
-		if w.ID != "" && works[w.ID] {
-			c.fail(index("works", i)+".id", "work %q appears twice", w.ID)
-		}
-		works[w.ID] = true
+		c.unique(works, index("works", i), "work", w.ID)
 	}
-	evidence := map[string]bool{}
 	for i, e := range f.Evidence {
-		if e.ID != "" && evidence[e.ID] {
-			c.fail(index("evidence", i)+".id", "evidence %q appears twice", e.ID)
-		}
-		evidence[e.ID] = true
+		c.unique(evidence, index("evidence", i), "evidence", e.ID)
 	}
 	// A work's evidenceIds are derived from the evidence records here; an
 	// evidence record without a workId takes the one work listing it.
@@ -65,33 +58,21 @@ func parseState(src *source, snap *Snapshot, now time.Time) error {
 	for i, e := range f.Evidence {
 		snap.Evidence = append(snap.Evidence, c.evidence(snap, index("evidence", i), e, works, listedBy[e.ID]))
 	}
-	handoffs := map[string]bool{}
+	seen := map[string]bool{}
 	for i, h := range f.Handoffs {
-		p := index("handoffs", i)
-		if h.ID != "" && handoffs[h.ID] {
-			c.fail(p+".id", "handoff %q appears twice", h.ID)
-		}
-		handoffs[h.ID] = true
-		snap.Handoffs = append(snap.Handoffs, c.handoff(snap, p, h, works, evidence))
+		c.unique(seen, index("handoffs", i), "handoff", h.ID)
+		snap.Handoffs = append(snap.Handoffs, c.handoff(snap, index("handoffs", i), h, works, evidence))
 	}
-	reviews := map[string]bool{}
+	seen = map[string]bool{}
 	reviewEvidence := reviewEvidenceByReview(f.Evidence)
 	for i, r := range f.Reviews {
-		p := index("reviews", i)
-		if r.ID != "" && reviews[r.ID] {
-			c.fail(p+".id", "review %q appears twice", r.ID)
-		}
-		reviews[r.ID] = true
-		snap.Reviews = append(snap.Reviews, c.review(p, r, works, evidence, reviewEvidence[r.ID]))
+		c.unique(seen, index("reviews", i), "review", r.ID)
+		snap.Reviews = append(snap.Reviews, c.review(index("reviews", i), r, works, evidence, reviewEvidence[r.ID]))
 	}
-	seenClaims := map[string]bool{}
+	seen = map[string]bool{}
 	for i, cl := range f.Claims {
-		p := index("claims", i)
-		if cl.ID != "" && seenClaims[cl.ID] {
-			c.fail(p+".id", "claim %q appears twice", cl.ID)
-		}
-		seenClaims[cl.ID] = true
-		snap.Claims = append(snap.Claims, c.claim(snap, p, cl, works, now))
+		c.unique(seen, index("claims", i), "claim", cl.ID)
+		snap.Claims = append(snap.Claims, c.claim(snap, index("claims", i), cl, works, now))
 	}
 	return c.err()
 }
