@@ -30,8 +30,9 @@ type span struct {
 	start, end int
 }
 
-// walk lists every value of a syntactically valid JSON document, outermost
-// first. It stops early when visit returns false.
+// walk lists every value of a syntactically valid JSON document, each
+// after the values inside it (so in one pass, however deep the document).
+// It stops early when visit returns false.
 func walk(data []byte, visit func(s span) bool) {
 	w := walker{data: data, visit: visit}
 	w.skipSpace()
@@ -56,26 +57,21 @@ func (w *walker) skipSpace() {
 	}
 }
 
-// value scans the value at w.pos (whitespace already skipped).
+// value scans the value at w.pos (whitespace already skipped) and reports
+// it once its end is known.
 func (w *walker) value(path string) {
 	if w.done || w.pos >= len(w.data) {
 		return
 	}
 	start := w.pos
-	// The span's end is known only after the value; visit it afterwards
-	// but report outer values before inner ones by visiting with a
-	// provisional end first when the value is a container.
 	switch w.data[w.pos] {
 	case '{':
-		if !w.report(span{path, start, w.containerEnd()}) {
-			return
-		}
 		w.pos++
 		for !w.done {
 			w.skipSpace()
 			if w.pos >= len(w.data) || w.data[w.pos] == '}' {
 				w.pos++
-				return
+				break
 			}
 			if w.data[w.pos] == ',' {
 				w.pos++
@@ -88,15 +84,12 @@ func (w *walker) value(path string) {
 			w.value(joinKey(path, key))
 		}
 	case '[':
-		if !w.report(span{path, start, w.containerEnd()}) {
-			return
-		}
 		w.pos++
 		for i := 0; !w.done; {
 			w.skipSpace()
 			if w.pos >= len(w.data) || w.data[w.pos] == ']' {
 				w.pos++
-				return
+				break
 			}
 			if w.data[w.pos] == ',' {
 				w.pos++
@@ -107,40 +100,14 @@ func (w *walker) value(path string) {
 		}
 	case '"':
 		w.str()
-		w.report(span{path, start, w.pos})
 	default:
 		for w.pos < len(w.data) && !strings.ContainsRune(" \t\r\n,]}", rune(w.data[w.pos])) {
 			w.pos++
 		}
-		w.report(span{path, start, w.pos})
 	}
-}
-
-func (w *walker) report(s span) bool {
-	if !w.visit(s) {
+	if !w.done && !w.visit(span{path, start, min(w.pos, len(w.data))}) {
 		w.done = true
 	}
-	return !w.done
-}
-
-// containerEnd finds the end of the object or array at w.pos without
-// moving.
-func (w *walker) containerEnd() int {
-	depth := 0
-	for i := w.pos; i < len(w.data); i++ {
-		switch w.data[i] {
-		case '"':
-			i = stringEnd(w.data, i) - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		}
-	}
-	return len(w.data)
 }
 
 // str scans the string at w.pos and returns its decoded text.
@@ -175,15 +142,14 @@ func joinKey(path, key string) string {
 	return path + "." + key
 }
 
-// pathAt returns the innermost value that contains byte off.
+// pathAt returns the innermost value that contains byte off: the first
+// one reported, since inner values are reported before outer ones.
 func pathAt(data []byte, off int) span {
 	var best span
 	walk(data, func(s span) bool {
-		if s.start > off {
-			return false
-		}
-		if off < s.end {
+		if s.start <= off && off < s.end {
 			best = s
+			return false
 		}
 		return true
 	})
