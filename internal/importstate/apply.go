@@ -439,7 +439,6 @@ func (w *writer) conversations(ctx context.Context, snap *Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("read conversations: %w", err)
 	}
-	conflicted := map[string]bool{}
 	for _, r := range snap.Conversations {
 		cur, present := have[r.ID]
 		var id, mut comparer
@@ -451,7 +450,6 @@ func (w *writer) conversations(ctx context.Context, snap *Snapshot) error {
 			}
 		}
 		if !w.outcome(KindConversation, r.origin, r.ID, present, id.diffs, mut.diffs) {
-			conflicted[r.ID] = len(id.diffs) > 0
 			continue
 		}
 		err := w.tx.Conversation.Create().SetID(r.ID).SetTitle(r.Title).
@@ -463,7 +461,7 @@ func (w *writer) conversations(ctx context.Context, snap *Snapshot) error {
 	if err := w.participants(ctx, snap, ids); err != nil {
 		return err
 	}
-	return w.messages(ctx, snap, ids, conflicted)
+	return w.messages(ctx, snap, ids)
 }
 
 func (w *writer) participants(ctx context.Context, snap *Snapshot, convIDs []string) error {
@@ -514,7 +512,7 @@ func (w *writer) participants(ctx context.Context, snap *Snapshot, convIDs []str
 	return nil
 }
 
-func (w *writer) messages(ctx context.Context, snap *Snapshot, convIDs []string, conflicted map[string]bool) error {
+func (w *writer) messages(ctx context.Context, snap *Snapshot, convIDs []string) error {
 	ids := make([]string, len(snap.Messages))
 	keys := make([]string, len(snap.Messages))
 	for i, r := range snap.Messages {
@@ -570,8 +568,6 @@ func (w *writer) messages(ctx context.Context, snap *Snapshot, convIDs []string,
 			id.str("idempotencyKey", cur.IdempotencyKey, r.IdempotencyKey)
 		} else {
 			switch {
-			case conflicted[r.ConversationID]:
-				continue // its conversation conflicts; reported there
 			case taken[seqKey{r.ConversationID, r.Sequence}] != "":
 				w.collision(KindMessage, r.origin, r.ID, "sequence", fmt.Sprintf("sequence %d of %s is message %s in the store", r.Sequence, r.ConversationID, taken[seqKey{r.ConversationID, r.Sequence}]))
 				continue
