@@ -115,7 +115,7 @@ func (a *Adapter) LookupTurn(ctx context.Context, q providers.TurnQuery) (provid
 			rec.Reason = "turn " + t.ID + " runs on this runtime's app-server"
 			break
 		}
-		rec.Reason = fmt.Sprintf("turn %s is recorded as %s, but the app-server that ran it is gone, so its result was never recorded", t.ID, t.Status)
+		rec.Reason = fmt.Sprintf("turn %s is recorded as %s, and the runtime process whose app-server ran it is gone, so its result is not observed", t.ID, t.Status)
 	}
 	return rec, nil
 }
