@@ -439,12 +439,15 @@ func claudeSteps(t *testing.T, p *peers, ws string) *liveSession {
 		}
 	})
 
+	turns := map[string]string{} // decision kind -> the turn it answered
+	files := map[string]string{}
 	for _, c := range []struct{ kind, word string }{{"allow_once", "WRITE-ALLOW"}, {"reject_once", "WRITE-REJECT"}} {
 		step(t, "permission asked and answered "+c.kind, func(t *testing.T) {
 			tag := unique(c.word)
 			file := filepath.Join(ws, tag+".txt")
+			files[c.kind] = tag + ".txt"
 			fm.On(fakemodel.Contains(tag), fakemodel.WriteFile(file, "content\n").WithFollowUp("Done writing."))
-			send(t, cs, "claude-code", s.NativeID, tag+" now", "")
+			turns[c.kind] = send(t, cs, "claude-code", s.NativeID, tag+" now", "").NativeTurnID
 			req := awaitPermission(t, cs, "claude-code", s.NativeID, turnTimeout)
 			kinds := map[string]bool{}
 			for _, o := range req.Options {
@@ -469,10 +472,31 @@ func claudeSteps(t *testing.T, p *peers, ws string) *liveSession {
 		})
 	}
 
-	step(t, "no native diff", func(t *testing.T) {
-		msg := callFail(t, cs, "get_session_diff", map[string]any{"provider": "claude-code", "nativeId": s.NativeID})
-		if !strings.Contains(msg, "claude-code does not expose native diff") {
-			t.Fatalf("get_session_diff = %s", msg)
+	step(t, "native diff from the completed tool calls", func(t *testing.T) {
+		type acpDiff struct {
+			Diff struct {
+				TurnID   string `json:"turnId"`
+				Observed bool   `json:"observed"`
+				Files    []struct {
+					Path  string `json:"path"`
+					Patch string `json:"patch"`
+				} `json:"files"`
+				Skipped []struct {
+					Status string `json:"status"`
+				} `json:"skipped"`
+			} `json:"diff"`
+		}
+		// The latest turn's write was rejected: no change, the call skipped.
+		var latest acpDiff
+		call(t, cs, "get_session_diff", map[string]any{"provider": "claude-code", "nativeId": s.NativeID}, &latest)
+		if d := latest.Diff; d.TurnID != turns["reject_once"] || d.Observed || len(d.Files) != 0 || len(d.Skipped) != 1 || d.Skipped[0].Status != "failed" {
+			t.Fatalf("diff of the rejected turn = %+v", d)
+		}
+		// The allowed write's turn, named by its receipt's nativeTurnId.
+		var allowed acpDiff
+		call(t, cs, "get_session_diff", map[string]any{"provider": "claude-code", "nativeId": s.NativeID, "messageId": turns["allow_once"]}, &allowed)
+		if d := allowed.Diff; !d.Observed || len(d.Files) != 1 || d.Files[0].Path != files["allow_once"] || !strings.Contains(d.Files[0].Patch, "+content") {
+			t.Fatalf("diff of the allowed turn = %+v", d)
 		}
 	})
 	return &liveSession{session: s, cursor: cursor}
