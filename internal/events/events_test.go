@@ -340,15 +340,19 @@ func TestWaitWakesOnAnotherProcessAppend(t *testing.T) {
 	}
 	defer b.Close()
 	f := newFakeStreams()
-	h := newHub(t, a, f, LogOptions{})
+	h := NewHub(NewLog(a, LogOptions{}), HubOptions{Open: f.open, ReopenBackoff: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond, ProgressInterval: 5 * time.Millisecond})
+	t.Cleanup(func() { h.Close() })
 	other := NewLog(b, LogOptions{})
 	done := make(chan Page, 1)
+	waiting := make(chan struct{})
+	var once sync.Once
 	go func() {
-		p, _ := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "x", Timeout: 10 * time.Second})
+		p, _ := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "x", Timeout: MaxWait,
+			Progress: func(time.Duration, time.Duration) { once.Do(func() { close(waiting) }) }})
 		done <- p
 	}()
 	waitOpen(t, f)
-	time.Sleep(100 * time.Millisecond)
+	<-waiting // the read reports progress: it is waiting
 	if _, err := other.Append(ctx, providers.Codex, "x", 1, []providers.NativeEvent{ev("from-b", 1)}); err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +361,7 @@ func TestWaitWakesOnAnotherProcessAppend(t *testing.T) {
 		if len(p.Events) != 1 || p.Events[0].Type != "from-b" {
 			t.Fatalf("page = %+v", p)
 		}
-	case <-time.After(3 * time.Second):
+	case <-time.After(MaxWait - 5*time.Second): // a bound below the wait's own
 		t.Fatal("not woken by another process's append")
 	}
 }

@@ -179,7 +179,7 @@ func TestRealDiffAfterToolEdit(t *testing.T) {
 	}
 	// The turn summary is written just after the turn ends; poll for it.
 	var res DiffResult
-	eventually(t, 20*time.Second, "the turn's diff", func() bool {
+	eventually(t, turnTimeout, "the turn's diff", func() bool {
 		d, err := a.Diff(ctx, s.NativeID, providers.DiffOptions{})
 		if err != nil {
 			t.Fatal(err)
