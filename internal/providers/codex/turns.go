@@ -2,8 +2,6 @@ package codex
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -152,8 +150,7 @@ func findTurn(turns []historyTurn, q providers.TurnQuery) *historyTurn {
 					text.WriteString(c.Text)
 				}
 			}
-			sum := sha256.Sum256([]byte(text.String()))
-			if hex.EncodeToString(sum[:]) == q.TextSHA256 {
+			if q.Matches(text.String()) {
 				return t
 			}
 		}
