@@ -2,8 +2,6 @@ package acp
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -189,8 +187,7 @@ func (a *Adapter) LookupTurn(ctx context.Context, q providers.TurnQuery) (provid
 	defer r.mu.Unlock()
 	for i := len(r.prompts) - 1; i >= 0; i-- {
 		p := &r.prompts[i]
-		text := p.text.String()
-		if sameHash(text, q.TextSHA256) {
+		if q.Matches(p.text.String()) {
 			rec.Found = true
 			if p.replied {
 				rec.Reason = "the replay shows the prompt and a reply, but ACP history carries no stop reason, so whether the turn completed is not known"
@@ -201,17 +198,4 @@ func (a *Adapter) LookupTurn(ctx context.Context, q providers.TurnQuery) (provid
 		}
 	}
 	return rec, nil
-}
-
-func sameHash(text, want string) bool {
-	if want == "" {
-		return false
-	}
-	for _, t := range []string{text, strings.TrimSpace(text)} {
-		sum := sha256.Sum256([]byte(t))
-		if hex.EncodeToString(sum[:]) == want {
-			return true
-		}
-	}
-	return false
 }

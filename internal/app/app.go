@@ -88,8 +88,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, fmt.Errorf("start the provider registry: %w", err)
 	}
 	a.Registry = reg
-	a.Delivery = delivery.New(st, reg, delivery.Options{})
-	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{}), events.HubOptions{Open: reg.Subscribe})
+	a.Delivery = delivery.New(st, reg, delivery.Options{Logf: func(format string, args ...any) {
+		cfg.Logger.Info(fmt.Sprintf(format, args...))
+	}})
+	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{}), events.HubOptions{Open: reg.Subscribe, Liveness: reg.Liveness})
 	host.Attach(a.Delivery, a.Events)
 
 	a.Workflow = workflow.New(st, workflow.Options{LookupEnv: workflow.LookupEnv(cfg.Env), Sessions: sessionLookup{reg},

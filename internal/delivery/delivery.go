@@ -247,7 +247,12 @@ func (o Operation) Receipt() providers.Receipt {
 		Accepted: o.Status == providers.StatusQueued || o.Status == providers.StatusCompleted, ProviderState: o.ProviderState,
 		NativeTurnID: o.NativeTurnID,
 	}
-	var d detail
+	// Only the fields the receipt shows are decoded (reads render many).
+	var d struct {
+		Receipt        json.RawMessage `json:"receipt"`
+		Reason         string          `json:"reason"`
+		Classification string          `json:"classification"`
+	}
 	if json.Unmarshal(o.Detail, &d) == nil {
 		switch {
 		case d.Reason != "" || d.Classification != "":
@@ -259,7 +264,7 @@ func (o Operation) Receipt() providers.Receipt {
 				m["classification"] = d.Classification
 			}
 			r.Detail = m
-		case d.Receipt != nil:
+		case len(d.Receipt) > 0 && string(d.Receipt) != "null":
 			r.Detail = d.Receipt
 		}
 	}

@@ -130,15 +130,15 @@ func (s *Service) apply(ctx context.Context, k refKey, status providers.ReceiptS
 			d := decodeDetail(o.Detail)
 			d.Outcome = &outcomeDetail{Status: status, Reason: reason, At: at}
 			state := stateObserved
-			if status == providers.StatusDeliveryUnknown {
+			d.Reason = reason // the latest observation is the reason
+			switch status {
+			case providers.StatusDeliveryUnknown:
 				state = stateLost
 				d.Classification = "delivery_unknown"
-				d.Reason = reason
-			} else if o.Status == operation.StatusDeliveryUnknown {
-				// Evidence after an uncertain outcome: the reason is the
-				// observation now.
+			case providers.StatusRejected:
+				d.Classification = "rejected"
+			default:
 				d.Classification = ""
-				d.Reason = reason
 			}
 			u, err := tx.Operation.UpdateOneID(o.ID).Where(operation.StatusEQ(o.Status)).
 				SetStatus(operation.Status(status)).SetProviderState(state).SetDetail(d.raw()).

@@ -166,27 +166,25 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 				}
 				t.Fatalf("the wait sent no progress: %+v %v", r.res, r.err)
 			}
-			cancelled := time.Now()
 			cancel()
+			// Bounds, not measures: the wait itself lasts 30 s, so a call
+			// that returns well before that was cancelled.
 			var r result
 			select {
 			case r = <-done:
-			case <-time.After(5 * time.Second):
-				t.Fatal("the cancelled call did not return within 5 s")
+			case <-time.After(20 * time.Second):
+				t.Fatal("the cancelled call did not return")
 			}
-			if !errors.Is(r.err, context.Canceled) || r.at.Sub(cancelled) > 2*time.Second {
-				t.Fatalf("cancelled call returned %v after %s", r.err, r.at.Sub(cancelled))
+			if !errors.Is(r.err, context.Canceled) {
+				t.Fatalf("cancelled call returned %v", r.err)
 			}
 			// The server stopped waiting too: its progress for this call
-			// stops, and it answers the next call at once.
-			if !p.progress.quiet(token, 1500*time.Millisecond, 8*time.Second) {
+			// stops (a 30 s wait reports every 500 ms), and it goes on
+			// answering calls.
+			if !p.progress.quiet(token, 1500*time.Millisecond, 20*time.Second) {
 				t.Fatal("progress notifications went on after the call was cancelled")
 			}
-			t0 := time.Now()
 			call(t, cs, "get_runtime_status", map[string]any{}, nil)
-			if d := time.Since(t0); d > 5*time.Second {
-				t.Fatalf("the runtime took %s to answer after the cancellation", d)
-			}
 			return true
 		})
 	})
@@ -439,12 +437,15 @@ func claudeSteps(t *testing.T, p *peers, ws string) *liveSession {
 		}
 	})
 
+	turns := map[string]string{} // decision kind -> the turn it answered
+	files := map[string]string{}
 	for _, c := range []struct{ kind, word string }{{"allow_once", "WRITE-ALLOW"}, {"reject_once", "WRITE-REJECT"}} {
 		step(t, "permission asked and answered "+c.kind, func(t *testing.T) {
 			tag := unique(c.word)
 			file := filepath.Join(ws, tag+".txt")
+			files[c.kind] = tag + ".txt"
 			fm.On(fakemodel.Contains(tag), fakemodel.WriteFile(file, "content\n").WithFollowUp("Done writing."))
-			send(t, cs, "claude-code", s.NativeID, tag+" now", "")
+			turns[c.kind] = send(t, cs, "claude-code", s.NativeID, tag+" now", "").NativeTurnID
 			req := awaitPermission(t, cs, "claude-code", s.NativeID, turnTimeout)
 			kinds := map[string]bool{}
 			for _, o := range req.Options {
@@ -469,10 +470,31 @@ func claudeSteps(t *testing.T, p *peers, ws string) *liveSession {
 		})
 	}
 
-	step(t, "no native diff", func(t *testing.T) {
-		msg := callFail(t, cs, "get_session_diff", map[string]any{"provider": "claude-code", "nativeId": s.NativeID})
-		if !strings.Contains(msg, "claude-code does not expose native diff") {
-			t.Fatalf("get_session_diff = %s", msg)
+	step(t, "native diff from the completed tool calls", func(t *testing.T) {
+		type acpDiff struct {
+			Diff struct {
+				TurnID   string `json:"turnId"`
+				Observed bool   `json:"observed"`
+				Files    []struct {
+					Path  string `json:"path"`
+					Patch string `json:"patch"`
+				} `json:"files"`
+				Skipped []struct {
+					Status string `json:"status"`
+				} `json:"skipped"`
+			} `json:"diff"`
+		}
+		// The latest turn's write was rejected: no change, the call skipped.
+		var latest acpDiff
+		call(t, cs, "get_session_diff", map[string]any{"provider": "claude-code", "nativeId": s.NativeID}, &latest)
+		if d := latest.Diff; d.TurnID != turns["reject_once"] || d.Observed || len(d.Files) != 0 || len(d.Skipped) != 1 || d.Skipped[0].Status != "failed" {
+			t.Fatalf("diff of the rejected turn = %+v", d)
+		}
+		// The allowed write's turn, named by its receipt's nativeTurnId.
+		var allowed acpDiff
+		call(t, cs, "get_session_diff", map[string]any{"provider": "claude-code", "nativeId": s.NativeID, "messageId": turns["allow_once"]}, &allowed)
+		if d := allowed.Diff; !d.Observed || len(d.Files) != 1 || d.Files[0].Path != files["allow_once"] || !strings.Contains(d.Files[0].Patch, "+content") {
+			t.Fatalf("diff of the allowed turn = %+v", d)
 		}
 	})
 	return &liveSession{session: s, cursor: cursor}

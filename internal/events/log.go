@@ -51,7 +51,17 @@ type Page struct {
 	// Warning says why live events may be missing (the provider stream
 	// could not be opened); stored events are still served.
 	Warning string `json:"warning,omitempty"`
+	// Liveness is what the runtime knows of the session now.
+	Liveness *providers.Liveness `json:"liveness,omitempty"`
+	// WaitEnded says why a read that waited for events returned without
+	// any: "timeout" (timeoutMs passed), "waiting_on_approval" (the
+	// session is parked on a permission request, so no event comes until
+	// it is answered) or "dead" (its provider process is gone).
+	WaitEnded string `json:"waitEnded,omitempty"`
 }
+
+// WaitTimeout is Page.WaitEnded when the wait's bound passed.
+const WaitTimeout = "timeout"
 
 // Log is the durable per-session event log in the store. Sequences are
 // allocated in the transaction that inserts the events, so two runtime

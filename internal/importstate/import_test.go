@@ -91,7 +91,7 @@ func TestImportReadsBackThroughTheServices(t *testing.T) {
 		state    string
 		detail   string
 	}{
-		{1, "message_11111111-1111-4111-8111-111111111111", "outbound_aaaa", conversations.DeliveryQueued, "transport_accepted", `{"completion":"not_observed","delivery":"transport_accepted"}`},
+		{1, "message_11111111-1111-4111-8111-111111111111", "outbound_aaaa", conversations.DeliveryQueued, "transport_accepted", `{"delivery":"transport_accepted","completion":"not_observed"}`},
 		{2, "message_22222222-2222-4222-8222-222222222222", "review-reply-1", conversations.DeliveryCompleted, "turn_completed", ``},
 		{3, "message_33333333-3333-4333-8333-333333333333", "outbound_cccc", conversations.DeliveryRejected, "", `{"classification":"rejected","reason":"opencode serve is not running"}`},
 	}

@@ -9,9 +9,12 @@ package providers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -356,6 +359,22 @@ type TurnQuery struct {
 	// the search to turns that started after the operation was recorded.
 	TextSHA256 string
 	SentAfter  time.Time
+}
+
+// Matches reports whether text is the prompt q names by its SHA-256
+// (exactly, or once surrounding blanks are trimmed: a history may store the
+// prompt trimmed).
+func (q TurnQuery) Matches(text string) bool {
+	if q.TextSHA256 == "" {
+		return false
+	}
+	for _, t := range []string{text, strings.TrimSpace(text)} {
+		sum := sha256.Sum256([]byte(t))
+		if hex.EncodeToString(sum[:]) == q.TextSHA256 {
+			return true
+		}
+	}
+	return false
 }
 
 // TurnRecord is what the provider's native history says about a turn.

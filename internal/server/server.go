@@ -93,7 +93,12 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return err
 }
 
-func (s *Server) initialized(context.Context, *mcp.InitializedRequest) {
+func (s *Server) initialized(context.Context, *mcp.InitializedRequest) { s.startBackground() }
+
+// startBackground starts the start-up work once: after the client's
+// initialized notification, or after the first other request was answered
+// (a client on the sessionless protocol revision sends no initialize).
+func (s *Server) startBackground() {
 	if s.opts.AfterInitialize == nil {
 		return
 	}
@@ -258,6 +263,9 @@ func (r *cachedList) MarshalJSON() ([]byte, error) {
 // table; every other method goes to the SDK.
 func (s *Server) tools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "initialize" && !strings.HasPrefix(method, "notifications/") {
+			defer s.startBackground()
+		}
 		switch method {
 		case "tools/list":
 			lr, ok := req.(*mcp.ListToolsRequest)

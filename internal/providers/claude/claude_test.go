@@ -236,7 +236,7 @@ func TestRealClaude(t *testing.T) {
 		if o := h.await(t, r.Ref); o.status != providers.StatusCompleted || o.reason != "stopReason: end_turn" {
 			t.Fatalf("outcome %+v", o)
 		}
-		wait(t, 5*time.Second, "streamed text", func() bool { return strings.Contains(ev.text("agent_message_chunk"), "Hello from fake model.") })
+		wait(t, 60*time.Second, "streamed text", func() bool { return strings.Contains(ev.text("agent_message_chunk"), "Hello from fake model.") })
 		if n := fm.Count("hello there"); n != 1 {
 			t.Fatalf("model saw the prompt %d times", n)
 		}
@@ -368,7 +368,7 @@ func TestRealClaude(t *testing.T) {
 			t.Fatalf("resumed %+v", s)
 		}
 		replay := subscribe(t, b, sid)
-		wait(t, 5*time.Second, "replayed history", func() bool {
+		wait(t, 60*time.Second, "replayed history", func() bool {
 			return strings.Contains(replay.text("user_message_chunk"), "hello there") &&
 				strings.Contains(replay.text("agent_message_chunk"), "Hello from fake model.")
 		})

@@ -2,8 +2,6 @@ package codex
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -115,7 +113,7 @@ func (a *Adapter) LookupTurn(ctx context.Context, q providers.TurnQuery) (provid
 			rec.Reason = "turn " + t.ID + " runs on this runtime's app-server"
 			break
 		}
-		rec.Reason = fmt.Sprintf("turn %s is recorded as %s, but the app-server that ran it is gone, so its result was never recorded", t.ID, t.Status)
+		rec.Reason = fmt.Sprintf("turn %s is recorded as %s, and the runtime process whose app-server ran it is gone, so its result is not observed", t.ID, t.Status)
 	}
 	return rec, nil
 }
@@ -152,8 +150,7 @@ func findTurn(turns []historyTurn, q providers.TurnQuery) *historyTurn {
 					text.WriteString(c.Text)
 				}
 			}
-			sum := sha256.Sum256([]byte(text.String()))
-			if hex.EncodeToString(sum[:]) == q.TextSHA256 {
+			if q.Matches(text.String()) {
 				return t
 			}
 		}

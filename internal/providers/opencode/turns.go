@@ -3,7 +3,6 @@ package opencode
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -190,8 +189,7 @@ func findPrompt(msgs []ocTurnMessage, q providers.TurnQuery) string {
 				text.WriteString(p.Text)
 			}
 		}
-		sum := sha256.Sum256([]byte(text.String()))
-		if hex.EncodeToString(sum[:]) == q.TextSHA256 {
+		if q.Matches(text.String()) {
 			return m.Info.ID
 		}
 	}
