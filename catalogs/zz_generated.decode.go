@@ -739,6 +739,7 @@ func decodeLegacyListProjects(raw json.RawMessage) (*ListProjectsInput, error) {
 		if o == nil {
 			return nil
 		}
+		out.Limit = 50
 		return out
 	}()
 	if err := d.Err("list_projects"); err != nil {
@@ -767,6 +768,7 @@ func decodeLegacyListThreads(raw json.RawMessage) (*ListThreadsInput, error) {
 				out.ProjectID = &v
 			}
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("list_threads"); err != nil {
@@ -823,6 +825,7 @@ func decodeLegacyGetThreadMessages(raw json.RawMessage) (*GetThreadMessagesInput
 				out.ThreadID = v
 			}
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("get_thread_messages"); err != nil {
@@ -1000,6 +1003,7 @@ func decodeLegacyWatchActiveThreads(raw json.RawMessage) (*ListActiveThreadsInpu
 		if o == nil {
 			return nil
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("watch_active_threads"); err != nil {
@@ -1035,6 +1039,7 @@ func decodeLegacyListProjectFiles(raw json.RawMessage) (*ListProjectFilesInput, 
 		} else {
 			out.Relative = "."
 		}
+		out.Limit = 100
 		return out
 	}()
 	if err := d.Err("list_project_files"); err != nil {
@@ -1142,6 +1147,7 @@ func decodeLegacyListAgentSessions(raw json.RawMessage) (*ListAgentSessionsInput
 				out.Provider = &v
 			}
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("list_agent_sessions"); err != nil {
@@ -1165,6 +1171,8 @@ func decodeLegacyGetWorkGraph(raw json.RawMessage) (*GetWorkGraphInput, error) {
 		if o == nil {
 			return nil
 		}
+		out.Depth = 1
+		out.Limit = 10
 		return out
 	}()
 	if err := d.Err("get_work_graph"); err != nil {
@@ -1334,6 +1342,7 @@ func decodeLegacyEvidenceList(raw json.RawMessage) (*ListEvidenceInput, error) {
 				out.WorkID = &v
 			}
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("evidence_list"); err != nil {
@@ -1385,6 +1394,7 @@ func decodeLegacyWorkList(raw json.RawMessage) (*ListWorkItemsInput, error) {
 		if o == nil {
 			return nil
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("work_list"); err != nil {
@@ -1413,6 +1423,7 @@ func decodeLegacyWorkGet(raw json.RawMessage) (*GetWorkItemInput, error) {
 				out.WorkID = v
 			}
 		}
+		out.Limit = 10
 		return out
 	}()
 	if err := d.Err("work_get"); err != nil {
@@ -1471,6 +1482,7 @@ func decodeLegacyConversationList(raw json.RawMessage) (*ListConversationsInput,
 		} else {
 			out.Detail = false
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("conversation_list"); err != nil {
@@ -1548,6 +1560,7 @@ func decodeLegacyClaimList(raw json.RawMessage) (*ListClaimsInput, error) {
 		} else {
 			out.ActiveOnly = false
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("claim_list"); err != nil {
@@ -1571,6 +1584,7 @@ func decodeLegacyPermissionPending(raw json.RawMessage) (*ListPermissionRequests
 		if o == nil {
 			return nil
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("permission_pending"); err != nil {
@@ -2749,6 +2763,7 @@ func decodeLegacyWorkVerify(raw json.RawMessage) (*VerifyWorkItemInput, error) {
 var enum2e759ba = []string{"freebuff", "opencode", "codex", "claude-code", "cursor"}
 var enum314f8d8a = []string{"created", "accepted", "applied", "verified", "completed", "blocked", "superseded"}
 var enum38073489 = []string{"not_started", "in_progress", "needs_completion", "likely_complete", "existing_behavior_broken"}
+var enum60067303 = []string{"open", "in_progress", "blocked", "accepted", "rejected"}
 var enumApproveChangesRequestedBlocked = []string{"approve", "changes_requested", "blocked"}
 var enumBlockingMajorMinorNote = []string{"blocking", "major", "minor", "note"}
 var enumExclusiveSharedRead = []string{"exclusive", "shared_read"}

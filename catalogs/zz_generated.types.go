@@ -536,17 +536,32 @@ func decodeGetThreadInput(d *argv.Decoder, v any, path string) *GetThreadInput {
 // GetThreadMessagesInput is a decoded argument object.
 type GetThreadMessagesInput struct {
 	ThreadID string `json:"threadId,omitempty"`
+	Limit    int64  `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThreadMessagesInput {
 	out := new(GetThreadMessagesInput)
-	o := d.Object(v, path, []string{"threadId"}, []string{"threadId"})
+	o := d.Object(v, path, []string{"threadId", "limit", "cursor"}, []string{"threadId"})
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.ThreadID = v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
 		}
 	}
 	return out
@@ -605,13 +620,54 @@ func decodeGetThreadProgressInput(d *argv.Decoder, v any, path string) *GetThrea
 
 // GetWorkGraphInput is a decoded argument object.
 type GetWorkGraphInput struct {
+	WorkID  *string `json:"workId,omitempty"`
+	Depth   int64   `json:"depth,omitempty"`
+	Status  *string `json:"status,omitempty"`
+	Session *string `json:"session,omitempty"`
+	Limit   int64   `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphInput {
 	out := new(GetWorkGraphInput)
-	o := d.Object(v, path, nil, nil)
+	o := d.Object(v, path, []string{"workId", "depth", "status", "session", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["workId"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.WorkID = &v
+		}
+	}
+	if x, ok := o["depth"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "depth"), argv.IntRule{Min: 0, Max: 3}); ok {
+			out.Depth = v
+		}
+	} else {
+		out.Depth = 1
+	}
+	if x, ok := o["status"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "status"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum60067303}); ok {
+			out.Status = &v
+		}
+	}
+	if x, ok := o["session"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Session = &v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 10
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
@@ -619,17 +675,32 @@ func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphI
 // GetWorkItemInput is a decoded argument object.
 type GetWorkItemInput struct {
 	WorkID string `json:"workId,omitempty"`
+	Limit  int64  `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeGetWorkItemInput(d *argv.Decoder, v any, path string) *GetWorkItemInput {
 	out := new(GetWorkItemInput)
-	o := d.Object(v, path, []string{"workId"}, []string{"workId"})
+	o := d.Object(v, path, []string{"workId", "limit", "cursor"}, []string{"workId"})
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.WorkID = v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 10
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
 		}
 	}
 	return out
@@ -680,13 +751,28 @@ func decodeJoinConversationInput(d *argv.Decoder, v any, path string) *JoinConve
 
 // ListActiveThreadsInput is a decoded argument object.
 type ListActiveThreadsInput struct {
+	Limit int64 `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListActiveThreadsInput(d *argv.Decoder, v any, path string) *ListActiveThreadsInput {
 	out := new(ListActiveThreadsInput)
-	o := d.Object(v, path, nil, nil)
+	o := d.Object(v, path, []string{"limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
@@ -694,11 +780,14 @@ func decodeListActiveThreadsInput(d *argv.Decoder, v any, path string) *ListActi
 // ListAgentSessionsInput is a decoded argument object.
 type ListAgentSessionsInput struct {
 	Provider *string `json:"provider,omitempty"`
+	Limit    int64   `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgentSessionsInput {
 	out := new(ListAgentSessionsInput)
-	o := d.Object(v, path, []string{"provider"}, nil)
+	o := d.Object(v, path, []string{"provider", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
@@ -707,24 +796,45 @@ func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgen
 			out.Provider = &v
 		}
 	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
+	}
 	return out
 }
 
 // ListClaimsInput is a decoded argument object.
 type ListClaimsInput struct {
 	WorkID     *string `json:"workId,omitempty"`
+	Session    *string `json:"session,omitempty"`
 	ActiveOnly bool    `json:"activeOnly,omitempty"`
+	Limit      int64   `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput {
 	out := new(ListClaimsInput)
-	o := d.Object(v, path, []string{"workId", "activeOnly"}, nil)
+	o := d.Object(v, path, []string{"workId", "session", "activeOnly", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.WorkID = &v
+		}
+	}
+	if x, ok := o["session"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Session = &v
 		}
 	}
 	if x, ok := o["activeOnly"]; ok {
@@ -734,17 +844,35 @@ func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput
 	} else {
 		out.ActiveOnly = false
 	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
+	}
 	return out
 }
 
 // ListConversationsInput is a decoded argument object.
 type ListConversationsInput struct {
-	Detail bool `json:"detail,omitempty"`
+	Detail  bool    `json:"detail,omitempty"`
+	Session *string `json:"session,omitempty"`
+	// RFC 3339 time
+	UpdatedSince *string `json:"updatedSince,omitempty"`
+	Limit        int64   `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConversationsInput {
 	out := new(ListConversationsInput)
-	o := d.Object(v, path, []string{"detail"}, nil)
+	o := d.Object(v, path, []string{"detail", "session", "updatedSince", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
@@ -755,23 +883,66 @@ func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConv
 	} else {
 		out.Detail = false
 	}
+	if x, ok := o["session"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Session = &v
+		}
+	}
+	if x, ok := o["updatedSince"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "updatedSince"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.UpdatedSince = &v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
+	}
 	return out
 }
 
 // ListEvidenceInput is a decoded argument object.
 type ListEvidenceInput struct {
-	WorkID *string `json:"workId,omitempty"`
+	WorkID  *string `json:"workId,omitempty"`
+	Session *string `json:"session,omitempty"`
+	Limit   int64   `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListEvidenceInput(d *argv.Decoder, v any, path string) *ListEvidenceInput {
 	out := new(ListEvidenceInput)
-	o := d.Object(v, path, []string{"workId"}, nil)
+	o := d.Object(v, path, []string{"workId", "session", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.WorkID = &v
+		}
+	}
+	if x, ok := o["session"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Session = &v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
 		}
 	}
 	return out
@@ -792,13 +963,34 @@ func decodeListModelsInput(d *argv.Decoder, v any, path string) *ListModelsInput
 
 // ListPermissionRequestsInput is a decoded argument object.
 type ListPermissionRequestsInput struct {
+	Session *string `json:"session,omitempty"`
+	Limit   int64   `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListPermissionRequestsInput(d *argv.Decoder, v any, path string) *ListPermissionRequestsInput {
 	out := new(ListPermissionRequestsInput)
-	o := d.Object(v, path, nil, nil)
+	o := d.Object(v, path, []string{"session", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["session"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Session = &v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
@@ -807,11 +999,14 @@ func decodeListPermissionRequestsInput(d *argv.Decoder, v any, path string) *Lis
 type ListProjectFilesInput struct {
 	ProjectID string `json:"projectId,omitempty"`
 	Relative  string `json:"relative,omitempty"`
+	Limit     int64  `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProjectFilesInput {
 	out := new(ListProjectFilesInput)
-	o := d.Object(v, path, []string{"projectId", "relative"}, []string{"projectId"})
+	o := d.Object(v, path, []string{"projectId", "relative", "limit", "cursor"}, []string{"projectId"})
 	if o == nil {
 		return nil
 	}
@@ -827,18 +1022,45 @@ func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProje
 	} else {
 		out.Relative = "."
 	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 100
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
+	}
 	return out
 }
 
 // ListProjectsInput is a decoded argument object.
 type ListProjectsInput struct {
+	Limit int64 `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListProjectsInput(d *argv.Decoder, v any, path string) *ListProjectsInput {
 	out := new(ListProjectsInput)
-	o := d.Object(v, path, nil, nil)
+	o := d.Object(v, path, []string{"limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 50
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
@@ -859,11 +1081,14 @@ func decodeListProvidersInput(d *argv.Decoder, v any, path string) *ListProvider
 // ListThreadsInput is a decoded argument object.
 type ListThreadsInput struct {
 	ProjectID *string `json:"projectId,omitempty"`
+	Limit     int64   `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListThreadsInput(d *argv.Decoder, v any, path string) *ListThreadsInput {
 	out := new(ListThreadsInput)
-	o := d.Object(v, path, []string{"projectId"}, nil)
+	o := d.Object(v, path, []string{"projectId", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
@@ -872,18 +1097,64 @@ func decodeListThreadsInput(d *argv.Decoder, v any, path string) *ListThreadsInp
 			out.ProjectID = &v
 		}
 	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
+	}
 	return out
 }
 
 // ListWorkItemsInput is a decoded argument object.
 type ListWorkItemsInput struct {
+	Status  *string `json:"status,omitempty"`
+	Session *string `json:"session,omitempty"`
+	// RFC 3339 time
+	UpdatedSince *string `json:"updatedSince,omitempty"`
+	Limit        int64   `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListWorkItemsInput(d *argv.Decoder, v any, path string) *ListWorkItemsInput {
 	out := new(ListWorkItemsInput)
-	o := d.Object(v, path, nil, nil)
+	o := d.Object(v, path, []string{"status", "session", "updatedSince", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["status"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "status"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum60067303}); ok {
+			out.Status = &v
+		}
+	}
+	if x, ok := o["session"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Session = &v
+		}
+	}
+	if x, ok := o["updatedSince"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "updatedSince"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.UpdatedSince = &v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
@@ -969,11 +1240,13 @@ type ReadConversationInput struct {
 	ConversationID string `json:"conversationId,omitempty"`
 	After          int64  `json:"after,omitempty"`
 	Limit          int64  `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConversationInput {
 	out := new(ReadConversationInput)
-	o := d.Object(v, path, []string{"conversationId", "after", "limit"}, []string{"conversationId"})
+	o := d.Object(v, path, []string{"conversationId", "after", "limit", "cursor"}, []string{"conversationId"})
 	if o == nil {
 		return nil
 	}
@@ -994,7 +1267,12 @@ func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConve
 			out.Limit = v
 		}
 	} else {
-		out.Limit = 100
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
@@ -1030,12 +1308,14 @@ type ReadSessionEventsInput struct {
 	NativeID      string `json:"nativeId,omitempty"`
 	AfterSequence int64  `json:"afterSequence,omitempty"`
 	Limit         int64  `json:"limit,omitempty"`
-	TimeoutMs     int64  `json:"timeoutMs,omitempty"`
+	// nextCursor of the previous page
+	Cursor    *string `json:"cursor,omitempty"`
+	TimeoutMs int64   `json:"timeoutMs,omitempty"`
 }
 
 func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSessionEventsInput {
 	out := new(ReadSessionEventsInput)
-	o := d.Object(v, path, []string{"provider", "nativeId", "afterSequence", "limit", "timeoutMs"}, []string{"provider", "nativeId"})
+	o := d.Object(v, path, []string{"provider", "nativeId", "afterSequence", "limit", "cursor", "timeoutMs"}, []string{"provider", "nativeId"})
 	if o == nil {
 		return nil
 	}
@@ -1061,7 +1341,12 @@ func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSess
 			out.Limit = v
 		}
 	} else {
-		out.Limit = 50
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	if x, ok := o["timeoutMs"]; ok {
 		if v, ok := d.Integer(x, argv.Join(path, "timeoutMs"), argv.IntRule{Min: 0, Max: 30000}); ok {

@@ -8,6 +8,7 @@ import (
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
+	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/progress"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
@@ -38,12 +39,6 @@ type DiffAnswer struct {
 	Diff     any    `json:"diff"`
 }
 
-// PermissionRequests is the answer of list_permission_requests.
-type PermissionRequests struct {
-	Pending        []providers.PermissionRequest `json:"pending"`
-	ProviderErrors []registry.ProviderError      `json:"providerErrors"`
-}
-
 // DeliveryAnswer is the answer of the delivery-logged writes: the receipt
 // (0.3.x OperationReceipt) plus the stored operation's identity.
 type DeliveryAnswer struct {
@@ -61,10 +56,10 @@ func (t SessionTools) ListProviders(ctx context.Context, _ *catalogs.ListProvide
 	return ProviderList{Providers: t.Registry.ListProviders(ctx)}, nil
 }
 
-// ListAgentSessions answers list_agent_sessions: every provider's sessions,
-// each provider's failure reported on its own.
+// ListAgentSessions answers list_agent_sessions: a page of the providers'
+// sessions, each provider's failure reported on its own.
 func (t SessionTools) ListAgentSessions(ctx context.Context, in *catalogs.ListAgentSessionsInput) (any, error) {
-	return t.Registry.ListSessions(ctx, optString(in.Provider))
+	return t.Registry.ListSessionPage(ctx, registry.SessionQuery{Provider: optString(in.Provider), Limit: in.Limit, Cursor: optString(in.Cursor)})
 }
 
 // GetSessionDiff answers get_session_diff.
@@ -83,13 +78,22 @@ func (t SessionTools) ReadSessionEvents(ctx context.Context, in *catalogs.ReadSe
 	if err != nil {
 		return nil, err
 	}
+	after := in.AfterSequence
+	if seq, ok, err := events.CursorSequence(id, in.NativeID, optString(in.Cursor)); err != nil {
+		return nil, err
+	} else if ok {
+		if in.AfterSequence != 0 {
+			return nil, paging.Invalid("read_session_events", "cursor", "replaces afterSequence; pass one of them")
+		}
+		after = seq
+	}
 	if _, err := t.Registry.Resolve(ctx, in.Provider, in.NativeID); err != nil {
 		return nil, err
 	}
 	req := events.ReadRequest{
 		Provider:      id,
 		NativeID:      in.NativeID,
-		AfterSequence: in.AfterSequence,
+		AfterSequence: after,
 		Limit:         int(in.Limit),
 		Timeout:       time.Duration(in.TimeoutMs) * time.Millisecond,
 	}
@@ -142,21 +146,11 @@ func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSess
 	return t.Registry.ResumeSession(ctx, in.Provider, in.NativeID)
 }
 
-// ListPermissionRequests answers list_permission_requests: every held
-// request of every provider (never auto-approved).
-func (t SessionTools) ListPermissionRequests(ctx context.Context, _ *catalogs.ListPermissionRequestsInput) (any, error) {
-	list, err := t.Registry.PendingPermissions(ctx, "", "")
-	if err != nil {
-		return nil, err
-	}
-	out := PermissionRequests{Pending: list.Requests, ProviderErrors: list.ProviderErrors}
-	if out.Pending == nil {
-		out.Pending = []providers.PermissionRequest{}
-	}
-	if out.ProviderErrors == nil {
-		out.ProviderErrors = []registry.ProviderError{}
-	}
-	return out, nil
+// ListPermissionRequests answers list_permission_requests: a page of the
+// held requests of every provider or one session, oldest first (never
+// auto-approved).
+func (t SessionTools) ListPermissionRequests(ctx context.Context, in *catalogs.ListPermissionRequestsInput) (any, error) {
+	return t.Registry.PendingPermissionPage(ctx, registry.PermissionQuery{Session: optString(in.Session), Limit: in.Limit, Cursor: optString(in.Cursor)})
 }
 
 // RespondToPermission answers respond_to_permission.

@@ -100,7 +100,7 @@ func TestJoin(t *testing.T) {
 func TestListAndGet(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	if got, err := e.svc.List(ctx, false); err != nil || len(got) != 0 {
+	if got, err := e.svc.List(ctx, conversations.ListInput{}); err != nil || len(got.Conversations) != 0 {
 		t.Fatalf("empty list = %v, %v", got, err)
 	}
 	first := e.conv(t)
@@ -111,7 +111,8 @@ func TestListAndGet(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	list, err := e.svc.List(ctx, false)
+	page, err := e.svc.List(ctx, conversations.ListInput{})
+	list := page.Conversations
 	if err != nil || len(list) != 2 || list[0].ID != first || list[1].ID != second.ID {
 		t.Fatalf("list order = %+v, %v (want most recently updated first)", list, err)
 	}
@@ -123,7 +124,8 @@ func TestListAndGet(t *testing.T) {
 		t.Fatalf("summary without detail carries messages: %s", raw)
 	}
 
-	detail, err := e.svc.List(ctx, true)
+	detailPage, err := e.svc.List(ctx, conversations.ListInput{Detail: true})
+	detail := detailPage.Conversations
 	if err != nil || len(detail[0].Messages) != 1 || detail[0].Messages[0].Text != "hello" || detail[1].Messages == nil {
 		t.Fatalf("detail list = %+v, %v", detail, err)
 	}

@@ -29,7 +29,9 @@ func TestRunWorkCLI(t *testing.T) {
 		{[]string{"show", a.ID}, 0, []string{"Work", a.ID, "Acceptance criteria:", "  - it works", "Evidence:", "provider_observed"}, false},
 		{[]string{"show", b.ID, "--json"}, 0, []string{`"work":{"id":"` + b.ID, `"dependsOn":["` + a.ID + `"]`}, true},
 		{[]string{"graph"}, 0, []string{"1 sessions, 2 works, 1 evidence", "depends_on", "blocks"}, false},
-		{[]string{"graph", "--json"}, 0, []string{`"stateRecoveryRequired":null`}, true},
+		{[]string{"graph", "--work", b.ID, "--json"}, 0, []string{`"stateRecoveryRequired":null`, `"works":[{"id":"` + b.ID}, true},
+		{[]string{"graph", "--dot"}, 0, []string{"digraph work {", `"` + b.ID + `" -> "` + a.ID + `" [label="depends_on"];`}, false},
+		{[]string{"graph", "--mermaid"}, 0, []string{"flowchart LR", "-->|blocks|"}, false},
 	}
 	for _, tt := range tests {
 		code, out, errs := run(tt.args...)
@@ -43,6 +45,17 @@ func TestRunWorkCLI(t *testing.T) {
 		}
 		if tt.json && (!jsonValid(out) || strings.Count(out, "\n") != 1) {
 			t.Errorf("%v: not one line of JSON: %s", tt.args, out)
+		}
+	}
+	// The streamed JSON graph is one record per line, recovery first.
+	_, out, _ := run("graph", "--json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[0] != `{"stateRecoveryRequired":null}` || len(lines) != 8 {
+		t.Errorf("graph --json lines = %q", lines)
+	}
+	for _, l := range lines {
+		if !jsonValid(l) {
+			t.Errorf("graph --json line is not JSON: %s", l)
 		}
 	}
 	if code, _, errs := run("show", "work_missing"); code != 1 || !strings.Contains(errs, "Unknown work work_missing") {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"entgo.io/ent/dialect"
@@ -39,6 +40,7 @@ func Generate(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ent tables: %w", err)
 	}
+	addJoinIndexes(tables)
 	db, err := sql.Open("sqlite", "file:schemagen?mode=memory&_pragma=foreign_keys(1)")
 	if err != nil {
 		return nil, fmt.Errorf("open in-memory sqlite: %w", err)
@@ -65,6 +67,35 @@ func Generate(ctx context.Context) ([]byte, error) {
 		b.WriteByte('\n')
 	}
 	return b.Bytes(), nil
+}
+
+// JoinIndexes are the indexes ent's schema cannot declare: on the join
+// table of an M2M edge, ent creates only the primary key (owner, target),
+// which serves one direction. Keyed by table, then index name.
+var JoinIndexes = map[string]map[string][]string{
+	// The works that depend on a work (the dependents edge, graph
+	// neighbourhoods) are found by the target column.
+	"work_item_depends_on": {"work_item_depends_on_by_dependent": {"dependent_id", "work_item_id"}},
+}
+
+func addJoinIndexes(tables []*schema.Table) {
+	for _, t := range tables {
+		idx := JoinIndexes[t.Name]
+		names := make([]string, 0, len(idx))
+		for name := range idx {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			ix := &schema.Index{Name: name}
+			for _, c := range idx[name] {
+				if col, ok := t.Column(c); ok {
+					ix.Columns = append(ix.Columns, col)
+				}
+			}
+			t.Indexes = append(t.Indexes, ix)
+		}
+	}
 }
 
 // moduleRoot walks up from the working directory to go.mod.
