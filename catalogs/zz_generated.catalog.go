@@ -120,7 +120,7 @@ type Handlers interface {
 	ListAgentSessions(ctx context.Context, in *ListAgentSessionsInput) (any, error)
 	// GetSessionDiff answers get_session_diff: A session's native diff, or one message's (messageId, OpenCode).
 	GetSessionDiff(ctx context.Context, in *GetSessionDiffInput) (any, error)
-	// ReadSessionEvents answers read_session_events: Session events after afterSequence or cursor, waiting up to timeoutMs for new ones; pass next back.
+	// ReadSessionEvents answers read_session_events: A session's events after afterSequence, waiting up to timeoutMs; pass next back.
 	ReadSessionEvents(ctx context.Context, in *ReadSessionEventsInput) (any, error)
 	// SendSessionMessage answers send_session_message: Prompt or steer a session; the reply arrives in read_session_events.
 	SendSessionMessage(ctx context.Context, in *SendSessionMessageInput) (any, error)
@@ -130,7 +130,7 @@ type Handlers interface {
 	CreateSession(ctx context.Context, in *CreateSessionInput) (any, error)
 	// ResumeSession answers resume_session: Reopen an existing native session.
 	ResumeSession(ctx context.Context, in *ResumeSessionInput) (any, error)
-	// ListPermissionRequests answers list_permission_requests: Pending permission requests and their options; answer with respond_to_permission.
+	// ListPermissionRequests answers list_permission_requests: Pending permission requests; answer with respond_to_permission.
 	ListPermissionRequests(ctx context.Context, in *ListPermissionRequestsInput) (any, error)
 	// RespondToPermission answers respond_to_permission: Answer a pending permission request.
 	RespondToPermission(ctx context.Context, in *RespondToPermissionInput) (any, error)
@@ -138,17 +138,17 @@ type Handlers interface {
 	SetSessionModel(ctx context.Context, in *SetSessionModelInput) (any, error)
 	// SetSessionReasoning answers set_session_reasoning: Set a session's reasoning effort for its next turns.
 	SetSessionReasoning(ctx context.Context, in *SetSessionReasoningInput) (any, error)
-	// GetWorkGraph answers get_work_graph: A bounded part of the coordination graph: workId's neighbourhood (depth), or a page of works with their records.
+	// GetWorkGraph answers get_work_graph: A work's neighbourhood (workId, depth) or a page of works, with their records and edges.
 	GetWorkGraph(ctx context.Context, in *GetWorkGraphInput) (any, error)
 	// ListWorkItems answers list_work_items: Work item previews, newest first; get_work_item gives one in full.
 	ListWorkItems(ctx context.Context, in *ListWorkItemsInput) (any, error)
-	// GetWorkItem answers get_work_item: One work item with pages of its evidence (metadata), handoffs and reviews.
+	// GetWorkItem answers get_work_item: A work item with pages of its evidence, handoffs and reviews.
 	GetWorkItem(ctx context.Context, in *GetWorkItemInput) (any, error)
 	// CreateWorkItem answers create_work_item: Create a work item; dependsOn lists the work IDs it waits for.
 	CreateWorkItem(ctx context.Context, in *CreateWorkItemInput) (any, error)
-	// VerifyWorkItem answers verify_work_item: Run 1-8 commands (no shell) in the work's workspace as evidence; needs INTEROP_ALLOW_VERIFICATION=1.
+	// VerifyWorkItem answers verify_work_item: Run commands (no shell) in the work's workspace as evidence; needs INTEROP_ALLOW_VERIFICATION=1.
 	VerifyWorkItem(ctx context.Context, in *VerifyWorkItemInput) (any, error)
-	// ListEvidence answers list_evidence: Evidence metadata, newest first; get_evidence returns data and contentHash.
+	// ListEvidence answers list_evidence: Evidence metadata, newest first; get_evidence has the data.
 	ListEvidence(ctx context.Context, in *ListEvidenceInput) (any, error)
 	// GetEvidence answers get_evidence: One evidence record with its data and SHA-256 contentHash.
 	GetEvidence(ctx context.Context, in *GetEvidenceInput) (any, error)
@@ -162,7 +162,7 @@ type Handlers interface {
 	RecordReview(ctx context.Context, in *RecordReviewInput) (any, error)
 	// RequestReview answers request_review: Send a reviewer session the subject's diff in a handoff packet.
 	RequestReview(ctx context.Context, in *RequestReviewInput) (any, error)
-	// ListClaims answers list_claims: Claims, newest first, of all work or one item; activeOnly hides ended ones.
+	// ListClaims answers list_claims: Claims, newest first; activeOnly hides ended ones.
 	ListClaims(ctx context.Context, in *ListClaimsInput) (any, error)
 	// AcquireClaim answers acquire_claim: Lease a resource to a session; refused if it overlaps another session's exclusive claim.
 	AcquireClaim(ctx context.Context, in *AcquireClaimInput) (any, error)
@@ -190,7 +190,7 @@ type Handlers interface {
 	GetThreadMessages(ctx context.Context, in *GetThreadMessagesInput) (any, error)
 	// GetActiveWork answers get_active_work: Non-idle threads, or one thread, with live progress.
 	GetActiveWork(ctx context.Context, in *GetActiveWorkInput) (any, error)
-	// GetThreadProgress answers get_thread_progress: A thread's progress events after afterSequence, waiting up to timeoutMs; summary omits events.
+	// GetThreadProgress answers get_thread_progress: A thread's progress events, waiting up to timeoutMs; summary omits events.
 	GetThreadProgress(ctx context.Context, in *GetThreadProgressInput) (any, error)
 	// ListActiveThreads answers list_active_threads: Latest progress of each running thread; get_thread_progress pages one.
 	ListActiveThreads(ctx context.Context, in *ListActiveThreadsInput) (any, error)
@@ -514,8 +514,8 @@ var entries = [...]Entry{
 		Description: "Native sessions of all providers or one; failures go to providerErrors.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_agent_sessions\",\"description\":\"Native sessions of all providers or one; failures go to providerErrors.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"list_agent_sessions\",\"description\":\"Native sessions of all providers or one; failures go to providerErrors.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "list_agent_sessions",
 		Budget:      8000,
 		Paged:       true,
@@ -539,11 +539,11 @@ var entries = [...]Entry{
 	{
 		Name:        "read_session_events",
 		Group:       "sessions",
-		Description: "Session events after afterSequence or cursor, waiting up to timeoutMs for new ones; pass next back.",
+		Description: "A session's events after afterSequence, waiting up to timeoutMs; pass next back.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"read_session_events\",\"description\":\"Session events after afterSequence or cursor, waiting up to timeoutMs for new ones; pass next back.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"read_session_events\",\"description\":\"A session's events after afterSequence, waiting up to timeoutMs; pass next back.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "read_session_events",
 		Budget:      8000,
 		Paged:       true,
@@ -609,11 +609,11 @@ var entries = [...]Entry{
 	{
 		Name:        "list_permission_requests",
 		Group:       "session-control",
-		Description: "Pending permission requests and their options; answer with respond_to_permission.",
+		Description: "Pending permission requests; answer with respond_to_permission.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"session\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_permission_requests\",\"description\":\"Pending permission requests and their options; answer with respond_to_permission.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"session\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"list_permission_requests\",\"description\":\"Pending permission requests; answer with respond_to_permission.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "list_permission_requests",
 		Budget:      8000,
 		Paged:       true,
@@ -626,8 +626,8 @@ var entries = [...]Entry{
 		Description: "Answer a pending permission request.",
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"Offered option kind or id, e.g. allow_once, reject_once, accept, decline, cancel.\"},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"respond_to_permission\",\"description\":\"Answer a pending permission request.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"Offered option kind or id, e.g. allow_once, reject_once, accept, decline, cancel.\"},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"An offered option's kind or id, e.g. allow_once.\"},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"respond_to_permission\",\"description\":\"Answer a pending permission request.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"An offered option's kind or id, e.g. allow_once.\"},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
 		Target:      "respond_to_permission",
 		Budget:      1500,
 		Paged:       false,
@@ -665,11 +665,11 @@ var entries = [...]Entry{
 	{
 		Name:        "get_work_graph",
 		Group:       "work",
-		Description: "A bounded part of the coordination graph: workId's neighbourhood (depth), or a page of works with their records.",
+		Description: "A work's neighbourhood (workId, depth) or a page of works, with their records and edges.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"depth\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3,\"default\":1},\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"session\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":10},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_work_graph\",\"description\":\"A bounded part of the coordination graph: workId's neighbourhood (depth), or a page of works with their records.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"depth\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3,\"default\":1},\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"session\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":10},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"depth\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3,\"default\":1},\"session\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"get_work_graph\",\"description\":\"A work's neighbourhood (workId, depth) or a page of works, with their records and edges.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"depth\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3,\"default\":1},\"session\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "get_work_graph",
 		Budget:      8000,
 		Paged:       true,
@@ -682,8 +682,8 @@ var entries = [...]Entry{
 		Description: "Work item previews, newest first; get_work_item gives one in full.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"session\":{\"type\":\"string\"},\"updatedSince\":{\"type\":\"string\",\"description\":\"RFC 3339 time\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_work_items\",\"description\":\"Work item previews, newest first; get_work_item gives one in full.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"session\":{\"type\":\"string\"},\"updatedSince\":{\"type\":\"string\",\"description\":\"RFC 3339 time\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"session\":{\"type\":\"string\"},\"updatedSince\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"list_work_items\",\"description\":\"Work item previews, newest first; get_work_item gives one in full.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"session\":{\"type\":\"string\"},\"updatedSince\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "list_work_items",
 		Budget:      8000,
 		Paged:       true,
@@ -693,11 +693,11 @@ var entries = [...]Entry{
 	{
 		Name:        "get_work_item",
 		Group:       "work",
-		Description: "One work item with pages of its evidence (metadata), handoffs and reviews.",
+		Description: "A work item with pages of its evidence, handoffs and reviews.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":10},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"required\":[\"workId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_work_item\",\"description\":\"One work item with pages of its evidence (metadata), handoffs and reviews.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":10},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"required\":[\"workId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"workId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"get_work_item\",\"description\":\"A work item with pages of its evidence, handoffs and reviews.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"workId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "get_work_item",
 		Budget:      8000,
 		Paged:       true,
@@ -721,11 +721,11 @@ var entries = [...]Entry{
 	{
 		Name:        "verify_work_item",
 		Group:       "work",
-		Description: "Run 1-8 commands (no shell) in the work's workspace as evidence; needs INTEROP_ALLOW_VERIFICATION=1.",
+		Description: "Run commands (no shell) in the work's workspace as evidence; needs INTEROP_ALLOW_VERIFICATION=1.",
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
 		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"verify_work_item\",\"description\":\"Run 1-8 commands (no shell) in the work's workspace as evidence; needs INTEROP_ALLOW_VERIFICATION=1.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Listing:     "{\"name\":\"verify_work_item\",\"description\":\"Run commands (no shell) in the work's workspace as evidence; needs INTEROP_ALLOW_VERIFICATION=1.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
 		Target:      "verify_work_item",
 		Budget:      8000,
 		Paged:       false,
@@ -735,11 +735,11 @@ var entries = [...]Entry{
 	{
 		Name:        "list_evidence",
 		Group:       "evidence",
-		Description: "Evidence metadata, newest first; get_evidence returns data and contentHash.",
+		Description: "Evidence metadata, newest first; get_evidence has the data.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"session\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_evidence\",\"description\":\"Evidence metadata, newest first; get_evidence returns data and contentHash.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"session\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"list_evidence\",\"description\":\"Evidence metadata, newest first; get_evidence has the data.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "list_evidence",
 		Budget:      8000,
 		Paged:       true,
@@ -752,8 +752,8 @@ var entries = [...]Entry{
 		Description: "One evidence record with its data and SHA-256 contentHash.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"evidenceId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_evidence\",\"description\":\"One evidence record with its data and SHA-256 contentHash.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"evidenceId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\"}},\"required\":[\"evidenceId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"get_evidence\",\"description\":\"One evidence record with its data and SHA-256 contentHash.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\"}},\"required\":[\"evidenceId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "get_evidence",
 		Budget:      8000,
 		Paged:       false,
@@ -794,8 +794,8 @@ var entries = [...]Entry{
 		Description: "Advance a handoff one lifecycle step, or mark it blocked or superseded.",
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\",\"minLength\":1},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"update_handoff_status\",\"description\":\"Advance a handoff one lifecycle step, or mark it blocked or superseded.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\",\"minLength\":1},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"update_handoff_status\",\"description\":\"Advance a handoff one lifecycle step, or mark it blocked or superseded.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
 		Target:      "update_handoff_status",
 		Budget:      8000,
 		Paged:       false,
@@ -808,8 +808,8 @@ var entries = [...]Entry{
 		Description: "Record your own review verdict as agent_claim evidence; request_review asks another session.",
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"record_review\",\"description\":\"Record your own review verdict as agent_claim evidence; request_review asks another session.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"record_review\",\"description\":\"Record your own review verdict as agent_claim evidence; request_review asks another session.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
 		Target:      "record_review",
 		Budget:      8000,
 		Paged:       false,
@@ -833,11 +833,11 @@ var entries = [...]Entry{
 	{
 		Name:        "list_claims",
 		Group:       "claims",
-		Description: "Claims, newest first, of all work or one item; activeOnly hides ended ones.",
+		Description: "Claims, newest first; activeOnly hides ended ones.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"session\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\",\"default\":false},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_claims\",\"description\":\"Claims, newest first, of all work or one item; activeOnly hides ended ones.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"session\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\",\"default\":false},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"list_claims\",\"description\":\"Claims, newest first; activeOnly hides ended ones.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "list_claims",
 		Budget:      8000,
 		Paged:       true,
@@ -850,8 +850,8 @@ var entries = [...]Entry{
 		Description: "Lease a resource to a session; refused if it overlaps another session's exclusive claim.",
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"acquire_claim\",\"description\":\"Lease a resource to a session; refused if it overlaps another session's exclusive claim.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"acquire_claim\",\"description\":\"Lease a resource to a session; refused if it overlaps another session's exclusive claim.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
 		Target:      "acquire_claim",
 		Budget:      1000,
 		Paged:       false,
@@ -864,8 +864,8 @@ var entries = [...]Entry{
 		Description: "Release a claim; with sessionId, only if that session holds it.",
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\",\"minLength\":1},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"release_claim\",\"description\":\"Release a claim; with sessionId, only if that session holds it.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\",\"minLength\":1},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"release_claim\",\"description\":\"Release a claim; with sessionId, only if that session holds it.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
 		Target:      "release_claim",
 		Budget:      1000,
 		Paged:       false,
@@ -878,8 +878,8 @@ var entries = [...]Entry{
 		Description: "Conversations, newest first; read_conversation pages one.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\",\"default\":false},\"session\":{\"type\":\"string\"},\"updatedSince\":{\"type\":\"string\",\"description\":\"RFC 3339 time\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_conversations\",\"description\":\"Conversations, newest first; read_conversation pages one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\",\"default\":false},\"session\":{\"type\":\"string\"},\"updatedSince\":{\"type\":\"string\",\"description\":\"RFC 3339 time\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"list_conversations\",\"description\":\"Conversations, newest first; read_conversation pages one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "list_conversations",
 		Budget:      8000,
 		Paged:       true,
@@ -892,8 +892,8 @@ var entries = [...]Entry{
 		Description: "A conversation's messages after sequence `after`; pass next back.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"required\":[\"conversationId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"read_conversation\",\"description\":\"A conversation's messages after sequence `after`; pass next back.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"required\":[\"conversationId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"conversationId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"read_conversation\",\"description\":\"A conversation's messages after sequence `after`; pass next back.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"conversationId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "read_conversation",
 		Budget:      8000,
 		Paged:       true,
@@ -962,8 +962,8 @@ var entries = [...]Entry{
 		Description: "Freebuff projects; list_threads gives their threads.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":50},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_projects\",\"description\":\"Freebuff projects; list_threads gives their threads.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":50},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"list_projects\",\"description\":\"Freebuff projects; list_threads gives their threads.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "list_projects",
 		Budget:      8000,
 		Paged:       true,
@@ -976,8 +976,8 @@ var entries = [...]Entry{
 		Description: "Freebuff threads, of all projects or one.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_threads\",\"description\":\"Freebuff threads, of all projects or one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"list_threads\",\"description\":\"Freebuff threads, of all projects or one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "list_threads",
 		Budget:      8000,
 		Paged:       true,
@@ -1004,8 +1004,8 @@ var entries = [...]Entry{
 		Description: "A thread's messages, sanitized.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_thread_messages\",\"description\":\"A thread's messages, sanitized.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"get_thread_messages\",\"description\":\"A thread's messages, sanitized.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "get_thread_messages",
 		Budget:      8000,
 		Paged:       true,
@@ -1029,11 +1029,11 @@ var entries = [...]Entry{
 	{
 		Name:        "get_thread_progress",
 		Group:       "freebuff",
-		Description: "A thread's progress events after afterSequence, waiting up to timeoutMs; summary omits events.",
+		Description: "A thread's progress events, waiting up to timeoutMs; summary omits events.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":50},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0},\"summary\":{\"type\":\"boolean\",\"default\":false}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_thread_progress\",\"description\":\"A thread's progress events after afterSequence, waiting up to timeoutMs; summary omits events.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":50},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0},\"summary\":{\"type\":\"boolean\",\"default\":false}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0},\"summary\":{\"type\":\"boolean\",\"default\":false}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"get_thread_progress\",\"description\":\"A thread's progress events, waiting up to timeoutMs; summary omits events.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0},\"summary\":{\"type\":\"boolean\",\"default\":false}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "get_thread_progress",
 		Budget:      8000,
 		Paged:       false,
@@ -1046,8 +1046,8 @@ var entries = [...]Entry{
 		Description: "Latest progress of each running thread; get_thread_progress pages one.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_active_threads\",\"description\":\"Latest progress of each running thread; get_thread_progress pages one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"list_active_threads\",\"description\":\"Latest progress of each running thread; get_thread_progress pages one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "list_active_threads",
 		Budget:      8000,
 		Paged:       true,
@@ -1060,8 +1060,8 @@ var entries = [...]Entry{
 		Description: "Files in one project directory, not recursive; read_project_file reads one.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"relative\":{\"type\":\"string\",\"default\":\".\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":100},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"required\":[\"projectId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_project_files\",\"description\":\"Files in one project directory, not recursive; read_project_file reads one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"relative\":{\"type\":\"string\",\"default\":\".\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":100},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"required\":[\"projectId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"relative\":{\"type\":\"string\",\"default\":\".\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"projectId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"list_project_files\",\"description\":\"Files in one project directory, not recursive; read_project_file reads one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"relative\":{\"type\":\"string\",\"default\":\".\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"projectId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "list_project_files",
 		Budget:      8000,
 		Paged:       true,
@@ -1268,8 +1268,8 @@ var entries = [...]Entry{
 		Description: "A thread's progress events after afterSequence, without waiting; watch_thread waits.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":50}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_thread_progress\",\"description\":\"A thread's progress events after afterSequence, without waiting; watch_thread waits.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":50}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"get_thread_progress\",\"description\":\"A thread's progress events after afterSequence, without waiting; watch_thread waits.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "get_thread_progress",
 		Legacy:      true,
 		Response:    Response{},
@@ -1284,8 +1284,8 @@ var entries = [...]Entry{
 		Description: "Wait up to timeoutMs (default 30000) for a thread's progress events after afterSequence.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":50},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":30000}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"watch_thread\",\"description\":\"Wait up to timeoutMs (default 30000) for a thread's progress events after afterSequence.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":50},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":30000}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":30000}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"watch_thread\",\"description\":\"Wait up to timeoutMs (default 30000) for a thread's progress events after afterSequence.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":30000}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "get_thread_progress",
 		Legacy:      true,
 		Response:    Response{},
@@ -1444,8 +1444,8 @@ var entries = [...]Entry{
 		Description: "A session's events after afterSequence, waiting up to timeoutMs (default 5000), as a bare array; events_page adds cursor metadata.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":50},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"events_read\",\"description\":\"A session's events after afterSequence, waiting up to timeoutMs (default 5000), as a bare array; events_page adds cursor metadata.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":50},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"events_read\",\"description\":\"A session's events after afterSequence, waiting up to timeoutMs (default 5000), as a bare array; events_page adds cursor metadata.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "read_session_events",
 		Legacy:      true,
 		Response:    Response{Unwrap: "events", WrapArray: false},
@@ -1460,8 +1460,8 @@ var entries = [...]Entry{
 		Description: "A page of a session's events after afterSequence with next, epoch and gap; waits up to timeoutMs (default 5000).",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":50},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"events_page\",\"description\":\"A page of a session's events after afterSequence with next, epoch and gap; waits up to timeoutMs (default 5000).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":50},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"events_page\",\"description\":\"A page of a session's events after afterSequence with next, epoch and gap; waits up to timeoutMs (default 5000).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "read_session_events",
 		Legacy:      true,
 		Response:    Response{},
@@ -1492,8 +1492,8 @@ var entries = [...]Entry{
 		Description: "One evidence record with its data and SHA-256 contentHash.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"evidenceId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"evidence_get\",\"description\":\"One evidence record with its data and SHA-256 contentHash.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"evidenceId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\"}},\"required\":[\"evidenceId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"evidence_get\",\"description\":\"One evidence record with its data and SHA-256 contentHash.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\"}},\"required\":[\"evidenceId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "get_evidence",
 		Legacy:      true,
 		Response:    Response{},
@@ -1556,8 +1556,8 @@ var entries = [...]Entry{
 		Description: "Conversations, newest first, as a bare array; messages only with detail.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\",\"default\":false}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"conversation_list\",\"description\":\"Conversations, newest first, as a bare array; messages only with detail.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\",\"default\":false}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"conversation_list\",\"description\":\"Conversations, newest first, as a bare array; messages only with detail.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "list_conversations",
 		Legacy:      true,
 		Response:    Response{Unwrap: "conversations", WrapArray: false},
@@ -1572,8 +1572,8 @@ var entries = [...]Entry{
 		Description: "A conversation's messages after sequence `after`; pass next back.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":100}},\"required\":[\"conversationId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"conversation_read\",\"description\":\"A conversation's messages after sequence `after`; pass next back.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":100}},\"required\":[\"conversationId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"conversationId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"conversation_read\",\"description\":\"A conversation's messages after sequence `after`; pass next back.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"conversationId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "read_conversation",
 		Legacy:      true,
 		Response:    Response{},
@@ -1588,8 +1588,8 @@ var entries = [...]Entry{
 		Description: "Claims of all work or one item, as a bare array.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\",\"default\":false}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"claim_list\",\"description\":\"Claims of all work or one item, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\",\"default\":false}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"claim_list\",\"description\":\"Claims of all work or one item, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "list_claims",
 		Legacy:      true,
 		Response:    Response{Unwrap: "claims", WrapArray: false},
@@ -1764,8 +1764,8 @@ var entries = [...]Entry{
 		Description: "Answer a pending permission request.",
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"Offered option kind or id, e.g. allow_once, reject_once, accept, decline, cancel.\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"permission_respond\",\"description\":\"Answer a pending permission request.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"Offered option kind or id, e.g. allow_once, reject_once, accept, decline, cancel.\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"An offered option's kind or id, e.g. allow_once.\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"permission_respond\",\"description\":\"Answer a pending permission request.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"An offered option's kind or id, e.g. allow_once.\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
 		Target:      "respond_to_permission",
 		Legacy:      true,
 		Response:    Response{},
@@ -1908,8 +1908,8 @@ var entries = [...]Entry{
 		Description: "Advance a handoff's status, or mark it blocked or superseded.",
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\",\"minLength\":1},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"handoff_update_status\",\"description\":\"Advance a handoff's status, or mark it blocked or superseded.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\",\"minLength\":1},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"handoff_update_status\",\"description\":\"Advance a handoff's status, or mark it blocked or superseded.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
 		Target:      "update_handoff_status",
 		Legacy:      true,
 		Response:    Response{},
@@ -1924,8 +1924,8 @@ var entries = [...]Entry{
 		Description: "Record your review verdict and findings as agent_claim evidence.",
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"review_create\",\"description\":\"Record your review verdict and findings as agent_claim evidence.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"review_create\",\"description\":\"Record your review verdict and findings as agent_claim evidence.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
 		Target:      "record_review",
 		Legacy:      true,
 		Response:    Response{},
@@ -1940,8 +1940,8 @@ var entries = [...]Entry{
 		Description: "Lease a resource to a session for a work item.",
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"claim_acquire\",\"description\":\"Lease a resource to a session for a work item.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"claim_acquire\",\"description\":\"Lease a resource to a session for a work item.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
 		Target:      "acquire_claim",
 		Legacy:      true,
 		Response:    Response{},
@@ -1956,8 +1956,8 @@ var entries = [...]Entry{
 		Description: "Release a claim.",
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\",\"minLength\":1},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"claim_release\",\"description\":\"Release a claim.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\",\"minLength\":1},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"claim_release\",\"description\":\"Release a claim.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
 		Target:      "release_claim",
 		Legacy:      true,
 		Response:    Response{},

@@ -883,11 +883,9 @@ func decodeLegacyGetThreadProgress(raw json.RawMessage) (*GetThreadProgressInput
 			}
 		}
 		if x, ok := o["afterSequence"]; ok {
-			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-				out.AfterSequence = v
+			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+				out.AfterSequence = &v
 			}
-		} else {
-			out.AfterSequence = 0
 		}
 		if x, ok := o["limit"]; ok {
 			if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -927,11 +925,9 @@ func decodeLegacyWatchThread(raw json.RawMessage) (*GetThreadProgressInput, erro
 			}
 		}
 		if x, ok := o["afterSequence"]; ok {
-			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-				out.AfterSequence = v
+			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+				out.AfterSequence = &v
 			}
-		} else {
-			out.AfterSequence = 0
 		}
 		if x, ok := o["limit"]; ok {
 			if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -976,7 +972,6 @@ func decodeLegacyGetThreadProgressSummary(raw json.RawMessage) (*GetThreadProgre
 				out.ThreadID = v
 			}
 		}
-		out.AfterSequence = 0
 		out.Limit = 50
 		out.Summary = true
 		out.TimeoutMs = 0
@@ -1240,11 +1235,9 @@ func decodeLegacyEventsRead(raw json.RawMessage) (*ReadSessionEventsInput, error
 			}
 		}
 		if x, ok := o["afterSequence"]; ok {
-			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-				out.AfterSequence = v
+			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+				out.AfterSequence = &v
 			}
-		} else {
-			out.AfterSequence = 0
 		}
 		if x, ok := o["limit"]; ok {
 			if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -1294,11 +1287,9 @@ func decodeLegacyEventsPage(raw json.RawMessage) (*ReadSessionEventsInput, error
 			}
 		}
 		if x, ok := o["afterSequence"]; ok {
-			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-				out.AfterSequence = v
+			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+				out.AfterSequence = &v
 			}
-		} else {
-			out.AfterSequence = 0
 		}
 		if x, ok := o["limit"]; ok {
 			if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -1367,7 +1358,7 @@ func decodeLegacyEvidenceGet(raw json.RawMessage) (*GetEvidenceInput, error) {
 			return nil
 		}
 		if x, ok := o["evidenceId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "evidenceId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "evidenceId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 				out.EvidenceID = v
 			}
 		}
@@ -1477,10 +1468,8 @@ func decodeLegacyConversationList(raw json.RawMessage) (*ListConversationsInput,
 		}
 		if x, ok := o["detail"]; ok {
 			if v, ok := d.Bool(x, argv.Join(path, "detail")); ok {
-				out.Detail = v
+				out.Detail = &v
 			}
-		} else {
-			out.Detail = false
 		}
 		out.Limit = 20
 		return out
@@ -1512,11 +1501,9 @@ func decodeLegacyConversationRead(raw json.RawMessage) (*ReadConversationInput, 
 			}
 		}
 		if x, ok := o["after"]; ok {
-			if v, ok := d.Integer(x, argv.Join(path, "after"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-				out.After = v
+			if v, ok := d.Integer(x, argv.Join(path, "after"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+				out.After = &v
 			}
-		} else {
-			out.After = 0
 		}
 		if x, ok := o["limit"]; ok {
 			if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -1555,10 +1542,8 @@ func decodeLegacyClaimList(raw json.RawMessage) (*ListClaimsInput, error) {
 		}
 		if x, ok := o["activeOnly"]; ok {
 			if v, ok := d.Bool(x, argv.Join(path, "activeOnly")); ok {
-				out.ActiveOnly = v
+				out.ActiveOnly = &v
 			}
-		} else {
-			out.ActiveOnly = false
 		}
 		out.Limit = 20
 		return out
@@ -2469,7 +2454,7 @@ func decodeLegacyHandoffUpdateStatus(raw json.RawMessage) (*UpdateHandoffStatusI
 			return nil
 		}
 		if x, ok := o["handoffId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 				out.HandoffID = v
 			}
 		}
@@ -2572,7 +2557,7 @@ func decodeLegacyClaimAcquire(raw json.RawMessage) (*AcquireClaimInput, error) {
 			}
 		}
 		if x, ok := o["sessionId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 				out.SessionID = v
 			}
 		}
@@ -2626,7 +2611,7 @@ func decodeLegacyClaimRelease(raw json.RawMessage) (*ReleaseClaimInput, error) {
 			return nil
 		}
 		if x, ok := o["claimId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "claimId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "claimId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 				out.ClaimID = v
 			}
 		}

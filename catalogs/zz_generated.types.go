@@ -32,7 +32,7 @@ func decodeAcquireClaimInput(d *argv.Decoder, v any, path string) *AcquireClaimI
 		}
 	}
 	if x, ok := o["sessionId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.SessionID = v
 		}
 	}
@@ -444,7 +444,7 @@ func decodeGetEvidenceInput(d *argv.Decoder, v any, path string) *GetEvidenceInp
 		return nil
 	}
 	if x, ok := o["evidenceId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "evidenceId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "evidenceId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.EvidenceID = v
 		}
 	}
@@ -535,10 +535,9 @@ func decodeGetThreadInput(d *argv.Decoder, v any, path string) *GetThreadInput {
 
 // GetThreadMessagesInput is a decoded argument object.
 type GetThreadMessagesInput struct {
-	ThreadID string `json:"threadId,omitempty"`
-	Limit    int64  `json:"limit,omitempty"`
-	// nextCursor of the previous page
-	Cursor *string `json:"cursor,omitempty"`
+	ThreadID string  `json:"threadId,omitempty"`
+	Limit    int64   `json:"limit,omitempty"`
+	Cursor   *string `json:"cursor,omitempty"`
 }
 
 func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThreadMessagesInput {
@@ -570,7 +569,7 @@ func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThrea
 // GetThreadProgressInput is a decoded argument object.
 type GetThreadProgressInput struct {
 	ThreadID      string `json:"threadId,omitempty"`
-	AfterSequence int64  `json:"afterSequence,omitempty"`
+	AfterSequence *int64 `json:"afterSequence,omitempty"`
 	Limit         int64  `json:"limit,omitempty"`
 	TimeoutMs     int64  `json:"timeoutMs,omitempty"`
 	Summary       bool   `json:"summary,omitempty"`
@@ -588,11 +587,9 @@ func decodeGetThreadProgressInput(d *argv.Decoder, v any, path string) *GetThrea
 		}
 	}
 	if x, ok := o["afterSequence"]; ok {
-		if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-			out.AfterSequence = v
+		if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+			out.AfterSequence = &v
 		}
-	} else {
-		out.AfterSequence = 0
 	}
 	if x, ok := o["limit"]; ok {
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -622,16 +619,14 @@ func decodeGetThreadProgressInput(d *argv.Decoder, v any, path string) *GetThrea
 type GetWorkGraphInput struct {
 	WorkID  *string `json:"workId,omitempty"`
 	Depth   int64   `json:"depth,omitempty"`
-	Status  *string `json:"status,omitempty"`
 	Session *string `json:"session,omitempty"`
 	Limit   int64   `json:"limit,omitempty"`
-	// nextCursor of the previous page
-	Cursor *string `json:"cursor,omitempty"`
+	Cursor  *string `json:"cursor,omitempty"`
 }
 
 func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphInput {
 	out := new(GetWorkGraphInput)
-	o := d.Object(v, path, []string{"workId", "depth", "status", "session", "limit", "cursor"}, nil)
+	o := d.Object(v, path, []string{"workId", "depth", "session", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
@@ -646,11 +641,6 @@ func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphI
 		}
 	} else {
 		out.Depth = 1
-	}
-	if x, ok := o["status"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "status"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum60067303}); ok {
-			out.Status = &v
-		}
 	}
 	if x, ok := o["session"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
@@ -674,9 +664,8 @@ func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphI
 
 // GetWorkItemInput is a decoded argument object.
 type GetWorkItemInput struct {
-	WorkID string `json:"workId,omitempty"`
-	Limit  int64  `json:"limit,omitempty"`
-	// nextCursor of the previous page
+	WorkID string  `json:"workId,omitempty"`
+	Limit  int64   `json:"limit,omitempty"`
 	Cursor *string `json:"cursor,omitempty"`
 }
 
@@ -751,8 +740,7 @@ func decodeJoinConversationInput(d *argv.Decoder, v any, path string) *JoinConve
 
 // ListActiveThreadsInput is a decoded argument object.
 type ListActiveThreadsInput struct {
-	Limit int64 `json:"limit,omitempty"`
-	// nextCursor of the previous page
+	Limit  int64   `json:"limit,omitempty"`
 	Cursor *string `json:"cursor,omitempty"`
 }
 
@@ -781,8 +769,7 @@ func decodeListActiveThreadsInput(d *argv.Decoder, v any, path string) *ListActi
 type ListAgentSessionsInput struct {
 	Provider *string `json:"provider,omitempty"`
 	Limit    int64   `json:"limit,omitempty"`
-	// nextCursor of the previous page
-	Cursor *string `json:"cursor,omitempty"`
+	Cursor   *string `json:"cursor,omitempty"`
 }
 
 func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgentSessionsInput {
@@ -814,16 +801,14 @@ func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgen
 // ListClaimsInput is a decoded argument object.
 type ListClaimsInput struct {
 	WorkID     *string `json:"workId,omitempty"`
-	Session    *string `json:"session,omitempty"`
-	ActiveOnly bool    `json:"activeOnly,omitempty"`
+	ActiveOnly *bool   `json:"activeOnly,omitempty"`
 	Limit      int64   `json:"limit,omitempty"`
-	// nextCursor of the previous page
-	Cursor *string `json:"cursor,omitempty"`
+	Cursor     *string `json:"cursor,omitempty"`
 }
 
 func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput {
 	out := new(ListClaimsInput)
-	o := d.Object(v, path, []string{"workId", "session", "activeOnly", "limit", "cursor"}, nil)
+	o := d.Object(v, path, []string{"workId", "activeOnly", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
@@ -832,17 +817,10 @@ func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput
 			out.WorkID = &v
 		}
 	}
-	if x, ok := o["session"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
-			out.Session = &v
-		}
-	}
 	if x, ok := o["activeOnly"]; ok {
 		if v, ok := d.Bool(x, argv.Join(path, "activeOnly")); ok {
-			out.ActiveOnly = v
+			out.ActiveOnly = &v
 		}
-	} else {
-		out.ActiveOnly = false
 	}
 	if x, ok := o["limit"]; ok {
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -861,36 +839,20 @@ func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput
 
 // ListConversationsInput is a decoded argument object.
 type ListConversationsInput struct {
-	Detail  bool    `json:"detail,omitempty"`
-	Session *string `json:"session,omitempty"`
-	// RFC 3339 time
-	UpdatedSince *string `json:"updatedSince,omitempty"`
-	Limit        int64   `json:"limit,omitempty"`
-	// nextCursor of the previous page
+	Detail *bool   `json:"detail,omitempty"`
+	Limit  int64   `json:"limit,omitempty"`
 	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConversationsInput {
 	out := new(ListConversationsInput)
-	o := d.Object(v, path, []string{"detail", "session", "updatedSince", "limit", "cursor"}, nil)
+	o := d.Object(v, path, []string{"detail", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["detail"]; ok {
 		if v, ok := d.Bool(x, argv.Join(path, "detail")); ok {
-			out.Detail = v
-		}
-	} else {
-		out.Detail = false
-	}
-	if x, ok := o["session"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
-			out.Session = &v
-		}
-	}
-	if x, ok := o["updatedSince"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "updatedSince"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
-			out.UpdatedSince = &v
+			out.Detail = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
@@ -910,27 +872,20 @@ func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConv
 
 // ListEvidenceInput is a decoded argument object.
 type ListEvidenceInput struct {
-	WorkID  *string `json:"workId,omitempty"`
-	Session *string `json:"session,omitempty"`
-	Limit   int64   `json:"limit,omitempty"`
-	// nextCursor of the previous page
+	WorkID *string `json:"workId,omitempty"`
+	Limit  int64   `json:"limit,omitempty"`
 	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListEvidenceInput(d *argv.Decoder, v any, path string) *ListEvidenceInput {
 	out := new(ListEvidenceInput)
-	o := d.Object(v, path, []string{"workId", "session", "limit", "cursor"}, nil)
+	o := d.Object(v, path, []string{"workId", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.WorkID = &v
-		}
-	}
-	if x, ok := o["session"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
-			out.Session = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
@@ -963,22 +918,15 @@ func decodeListModelsInput(d *argv.Decoder, v any, path string) *ListModelsInput
 
 // ListPermissionRequestsInput is a decoded argument object.
 type ListPermissionRequestsInput struct {
-	Session *string `json:"session,omitempty"`
-	Limit   int64   `json:"limit,omitempty"`
-	// nextCursor of the previous page
+	Limit  int64   `json:"limit,omitempty"`
 	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListPermissionRequestsInput(d *argv.Decoder, v any, path string) *ListPermissionRequestsInput {
 	out := new(ListPermissionRequestsInput)
-	o := d.Object(v, path, []string{"session", "limit", "cursor"}, nil)
+	o := d.Object(v, path, []string{"limit", "cursor"}, nil)
 	if o == nil {
 		return nil
-	}
-	if x, ok := o["session"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
-			out.Session = &v
-		}
 	}
 	if x, ok := o["limit"]; ok {
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -997,11 +945,10 @@ func decodeListPermissionRequestsInput(d *argv.Decoder, v any, path string) *Lis
 
 // ListProjectFilesInput is a decoded argument object.
 type ListProjectFilesInput struct {
-	ProjectID string `json:"projectId,omitempty"`
-	Relative  string `json:"relative,omitempty"`
-	Limit     int64  `json:"limit,omitempty"`
-	// nextCursor of the previous page
-	Cursor *string `json:"cursor,omitempty"`
+	ProjectID string  `json:"projectId,omitempty"`
+	Relative  string  `json:"relative,omitempty"`
+	Limit     int64   `json:"limit,omitempty"`
+	Cursor    *string `json:"cursor,omitempty"`
 }
 
 func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProjectFilesInput {
@@ -1039,8 +986,7 @@ func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProje
 
 // ListProjectsInput is a decoded argument object.
 type ListProjectsInput struct {
-	Limit int64 `json:"limit,omitempty"`
-	// nextCursor of the previous page
+	Limit  int64   `json:"limit,omitempty"`
 	Cursor *string `json:"cursor,omitempty"`
 }
 
@@ -1082,8 +1028,7 @@ func decodeListProvidersInput(d *argv.Decoder, v any, path string) *ListProvider
 type ListThreadsInput struct {
 	ProjectID *string `json:"projectId,omitempty"`
 	Limit     int64   `json:"limit,omitempty"`
-	// nextCursor of the previous page
-	Cursor *string `json:"cursor,omitempty"`
+	Cursor    *string `json:"cursor,omitempty"`
 }
 
 func decodeListThreadsInput(d *argv.Decoder, v any, path string) *ListThreadsInput {
@@ -1114,13 +1059,11 @@ func decodeListThreadsInput(d *argv.Decoder, v any, path string) *ListThreadsInp
 
 // ListWorkItemsInput is a decoded argument object.
 type ListWorkItemsInput struct {
-	Status  *string `json:"status,omitempty"`
-	Session *string `json:"session,omitempty"`
-	// RFC 3339 time
+	Status       *string `json:"status,omitempty"`
+	Session      *string `json:"session,omitempty"`
 	UpdatedSince *string `json:"updatedSince,omitempty"`
 	Limit        int64   `json:"limit,omitempty"`
-	// nextCursor of the previous page
-	Cursor *string `json:"cursor,omitempty"`
+	Cursor       *string `json:"cursor,omitempty"`
 }
 
 func decodeListWorkItemsInput(d *argv.Decoder, v any, path string) *ListWorkItemsInput {
@@ -1237,11 +1180,10 @@ func decodeModelSelectionObject(d *argv.Decoder, v any, path string) *ModelSelec
 
 // ReadConversationInput is a decoded argument object.
 type ReadConversationInput struct {
-	ConversationID string `json:"conversationId,omitempty"`
-	After          int64  `json:"after,omitempty"`
-	Limit          int64  `json:"limit,omitempty"`
-	// nextCursor of the previous page
-	Cursor *string `json:"cursor,omitempty"`
+	ConversationID string  `json:"conversationId,omitempty"`
+	After          *int64  `json:"after,omitempty"`
+	Limit          int64   `json:"limit,omitempty"`
+	Cursor         *string `json:"cursor,omitempty"`
 }
 
 func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConversationInput {
@@ -1256,11 +1198,9 @@ func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConve
 		}
 	}
 	if x, ok := o["after"]; ok {
-		if v, ok := d.Integer(x, argv.Join(path, "after"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-			out.After = v
+		if v, ok := d.Integer(x, argv.Join(path, "after"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+			out.After = &v
 		}
-	} else {
-		out.After = 0
 	}
 	if x, ok := o["limit"]; ok {
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -1304,13 +1244,12 @@ func decodeReadProjectFileInput(d *argv.Decoder, v any, path string) *ReadProjec
 
 // ReadSessionEventsInput is a decoded argument object.
 type ReadSessionEventsInput struct {
-	Provider      string `json:"provider,omitempty"`
-	NativeID      string `json:"nativeId,omitempty"`
-	AfterSequence int64  `json:"afterSequence,omitempty"`
-	Limit         int64  `json:"limit,omitempty"`
-	// nextCursor of the previous page
-	Cursor    *string `json:"cursor,omitempty"`
-	TimeoutMs int64   `json:"timeoutMs,omitempty"`
+	Provider      string  `json:"provider,omitempty"`
+	NativeID      string  `json:"nativeId,omitempty"`
+	AfterSequence *int64  `json:"afterSequence,omitempty"`
+	Limit         int64   `json:"limit,omitempty"`
+	Cursor        *string `json:"cursor,omitempty"`
+	TimeoutMs     int64   `json:"timeoutMs,omitempty"`
 }
 
 func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSessionEventsInput {
@@ -1330,11 +1269,9 @@ func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSess
 		}
 	}
 	if x, ok := o["afterSequence"]; ok {
-		if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-			out.AfterSequence = v
+		if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+			out.AfterSequence = &v
 		}
-	} else {
-		out.AfterSequence = 0
 	}
 	if x, ok := o["limit"]; ok {
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -1564,7 +1501,7 @@ func decodeRecordReviewInputFindingsItem(d *argv.Decoder, v any, path string) *R
 		}
 	}
 	if x, ok := o["line"]; ok {
-		if v, ok := d.Integer(x, argv.Join(path, "line"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
+		if v, ok := d.Integer(x, argv.Join(path, "line"), argv.IntRule{Min: 0, Max: 1000000000}); ok {
 			out.Line = &v
 		}
 	}
@@ -1621,7 +1558,7 @@ func decodeReleaseClaimInput(d *argv.Decoder, v any, path string) *ReleaseClaimI
 		return nil
 	}
 	if x, ok := o["claimId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "claimId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "claimId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.ClaimID = v
 		}
 	}
@@ -1699,7 +1636,7 @@ type RespondToPermissionInput struct {
 	Provider  string `json:"provider,omitempty"`
 	NativeID  string `json:"nativeId,omitempty"`
 	RequestID string `json:"requestId,omitempty"`
-	// Offered option kind or id, e.g. allow_once, reject_once, accept, decline, cancel.
+	// An offered option's kind or id, e.g. allow_once.
 	Decision       string  `json:"decision,omitempty"`
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
@@ -2092,7 +2029,7 @@ func decodeUpdateHandoffStatusInput(d *argv.Decoder, v any, path string) *Update
 		return nil
 	}
 	if x, ok := o["handoffId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.HandoffID = v
 		}
 	}

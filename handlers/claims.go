@@ -35,9 +35,20 @@ func (t ClaimTools) ReleaseClaim(ctx context.Context, in *catalogs.ReleaseClaimI
 // claim_list unwraps the first page to the bare array).
 func (t ClaimTools) ListClaims(ctx context.Context, in *catalogs.ListClaimsInput) (any, error) {
 	return t.Svc.List(ctx, claims.ListInput{
-		WorkID: optString(in.WorkID), Session: optString(in.Session), ActiveOnly: in.ActiveOnly,
+		WorkID: optString(in.WorkID), ActiveOnly: optBool(in.ActiveOnly),
 		Limit: in.Limit, Cursor: optString(in.Cursor),
 	})
+}
+
+// optBool returns *p, or false for nil.
+func optBool(p *bool) bool { return p != nil && *p }
+
+// optInt returns *p, or 0 for nil.
+func optInt(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // optString returns *p, or "" for nil.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/conversations"
-	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -26,19 +25,15 @@ type ReconcileResults struct {
 // nextCursor?} (the legacy conversation_list unwraps the first page to the
 // bare array).
 func (t ConversationTools) ListConversations(ctx context.Context, in *catalogs.ListConversationsInput) (any, error) {
-	since, err := paging.Since("list_conversations", "updatedSince", in.UpdatedSince)
-	if err != nil {
-		return nil, err
-	}
 	return t.Svc.List(ctx, conversations.ListInput{
-		Detail: in.Detail, Session: optString(in.Session), UpdatedSince: since, Limit: in.Limit, Cursor: optString(in.Cursor),
+		Detail: optBool(in.Detail), Limit: in.Limit, Cursor: optString(in.Cursor),
 	})
 }
 
 // ReadConversation answers read_conversation with one page.
 func (t ConversationTools) ReadConversation(ctx context.Context, in *catalogs.ReadConversationInput) (any, error) {
 	return t.Svc.Read(ctx, conversations.ReadInput{
-		ConversationID: in.ConversationID, After: in.After, Limit: int(in.Limit), Cursor: optString(in.Cursor),
+		ConversationID: in.ConversationID, After: optInt(in.After), Limit: int(in.Limit), Cursor: optString(in.Cursor),
 	})
 }
 

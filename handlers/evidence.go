@@ -11,7 +11,7 @@ import (
 // evidence_list unwraps it to the bare array).
 func (t WorkflowTools) ListEvidence(ctx context.Context, in *catalogs.ListEvidenceInput) (any, error) {
 	return t.Svc.ListEvidence(ctx, workflow.ListEvidenceInput{
-		WorkID: in.WorkID, Session: optString(in.Session), Limit: in.Limit, Cursor: optString(in.Cursor),
+		WorkID: in.WorkID, Limit: in.Limit, Cursor: optString(in.Cursor),
 	})
 }
 

@@ -70,7 +70,7 @@ func (t FreebuffTools) GetActiveWork(ctx context.Context, in *catalogs.GetActive
 func (t FreebuffTools) GetThreadProgress(ctx context.Context, in *catalogs.GetThreadProgressInput) (any, error) {
 	return t.Svc.GetThreadProgress(ctx, freebuff.ProgressQuery{
 		ThreadID:      in.ThreadID,
-		AfterSequence: in.AfterSequence,
+		AfterSequence: optInt(in.AfterSequence),
 		Limit:         int(in.Limit),
 		TimeoutMs:     int(in.TimeoutMs),
 		Summary:       in.Summary,

@@ -78,11 +78,11 @@ func (t SessionTools) ReadSessionEvents(ctx context.Context, in *catalogs.ReadSe
 	if err != nil {
 		return nil, err
 	}
-	after := in.AfterSequence
+	after := optInt(in.AfterSequence)
 	if seq, ok, err := events.CursorSequence(id, in.NativeID, optString(in.Cursor)); err != nil {
 		return nil, err
 	} else if ok {
-		if in.AfterSequence != 0 {
+		if after != 0 {
 			return nil, paging.Invalid("read_session_events", "cursor", "replaces afterSequence; pass one of them")
 		}
 		after = seq
@@ -150,7 +150,7 @@ func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSess
 // held requests of every provider or one session, oldest first (never
 // auto-approved).
 func (t SessionTools) ListPermissionRequests(ctx context.Context, in *catalogs.ListPermissionRequestsInput) (any, error) {
-	return t.Registry.PendingPermissionPage(ctx, registry.PermissionQuery{Session: optString(in.Session), Limit: in.Limit, Cursor: optString(in.Cursor)})
+	return t.Registry.PendingPermissionPage(ctx, registry.PermissionQuery{Limit: in.Limit, Cursor: optString(in.Cursor)})
 }
 
 // RespondToPermission answers respond_to_permission.

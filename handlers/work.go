@@ -22,7 +22,7 @@ func (t WorkflowTools) GetWorkGraph(ctx context.Context, in *catalogs.GetWorkGra
 	return t.Svc.WorkGraph(ctx, workflow.GraphInput{
 		WorkID:     optString(in.WorkID),
 		Depth:      &in.Depth,
-		WorkFilter: workflow.WorkFilter{Status: optString(in.Status), Session: optString(in.Session)},
+		WorkFilter: workflow.WorkFilter{Session: optString(in.Session)},
 		Limit:      in.Limit,
 		Cursor:     optString(in.Cursor),
 	})
