@@ -47,6 +47,9 @@ func (s *Service) Overlapping(ctx context.Context, q OverlapQuery) ([]Claim, err
 	return overlapping(ctx, s.client, q, s.now())
 }
 
+// scanCap bounds the conflicting rows one lookup reads unordered.
+const scanCap = 1000
+
 // overlapping runs the lookup on c (a client or a transaction's client).
 func overlapping(ctx context.Context, c *ent.Client, q OverlapQuery, now time.Time) ([]Claim, error) {
 	limit := max(q.Limit, 1)
@@ -64,16 +67,19 @@ func overlapping(ctx context.Context, c *ent.Client, q OverlapQuery, now time.Ti
 	switch q.Kind {
 	case KindWorkspace:
 		with()
+	// The resource lookups do not filter on kind in SQL: a kind condition
+	// tempts the planner to walk every active claim of that kind instead
+	// of the resource index. The rule below drops the few rows of another
+	// kind that share a name.
 	case KindInterface:
 		with(claim.KindEQ(claim.KindWorkspace))
-		with(claim.ResourceEQ(q.Resource), claim.KindEQ(claim.KindInterface))
+		with(claim.ResourceEQ(q.Resource))
 	default:
 		with(claim.KindEQ(claim.KindWorkspace))
 		exact, ranges := pathSpans(q.Resource)
-		paths := claim.KindIn(claim.KindFile, claim.KindDirectory)
-		with(claim.ResourceIn(exact...), paths)
+		with(claim.ResourceIn(exact...))
 		for _, r := range ranges {
-			ps := []predicate.Claim{paths}
+			var ps []predicate.Claim
 			if q.Resource == "." {
 				// "." holds relative paths but not ".." or what is below it.
 				ps = append(ps, claim.Not(claim.Or(claim.ResourceEQ(".."),
@@ -95,9 +101,14 @@ func overlapping(ctx context.Context, c *ent.Client, q OverlapQuery, now time.Ti
 	var found []Claim
 	seen := map[string]bool{}
 	for _, ps := range lookups {
-		rows, err := c.Claim.Query().Where(ps...).
-			Order(claim.ByAcquiredAt(), claim.ByID()).
-			Limit(limit).All(ctx)
+		// Unordered, so the planner searches the resource (or kind) index
+		// instead of walking the acquisition order; every row found is a
+		// conflict, so there are few. Only a lookup with more than
+		// scanCap conflicts asks the database for the oldest ones.
+		rows, err := c.Claim.Query().Where(ps...).Limit(scanCap + 1).All(ctx)
+		if err == nil && len(rows) > scanCap {
+			rows, err = c.Claim.Query().Where(ps...).Order(claim.ByAcquiredAt(), claim.ByID()).Limit(limit).All(ctx)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("read active claims: %w", err)
 		}
