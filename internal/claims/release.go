@@ -162,3 +162,5 @@ func (s *Service) List(ctx context.Context, in ListInput) (Page, error) {
 	}
 	return out, nil
 }
+
+var _ paging.Cuttable = Page{}

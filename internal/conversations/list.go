@@ -185,3 +185,8 @@ func messageCounts(ctx context.Context, c *ent.Client, ids []string) (map[string
 	}
 	return out, nil
 }
+
+var (
+	_ paging.Cuttable = List{}
+	_ paging.Cuttable = Page{}
+)

@@ -39,3 +39,5 @@ func (p Page) CutPage(n int) any {
 	p.NextCursor = eventCursor(p.session, p.Next)
 	return p
 }
+
+var _ paging.Cuttable = Page{}

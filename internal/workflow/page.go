@@ -69,3 +69,11 @@ func sinceKey(t *time.Time) string {
 	}
 	return keyTime(*t)
 }
+
+// The paged answers of this package can be cut by the server's guard.
+var (
+	_ paging.Cuttable = WorkList{}
+	_ paging.Cuttable = WorkDetail{}
+	_ paging.Cuttable = EvidenceList{}
+	_ paging.Cuttable = Graph{}
+)

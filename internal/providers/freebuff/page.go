@@ -197,3 +197,5 @@ func marshalCompact(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
+
+var _ paging.Cuttable = Page[any]{}

@@ -228,3 +228,8 @@ func (r *Registry) PendingPermissionPage(ctx context.Context, q PermissionQuery)
 	}
 	return out, nil
 }
+
+var (
+	_ paging.Cuttable = SessionPage{}
+	_ paging.Cuttable = PermissionPage{}
+)
