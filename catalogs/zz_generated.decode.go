@@ -1167,7 +1167,7 @@ func decodeLegacyGetWorkGraph(raw json.RawMessage) (*GetWorkGraphInput, error) {
 			return nil
 		}
 		out.Depth = 1
-		out.Limit = 10
+		out.Limit = 5
 		return out
 	}()
 	if err := d.Err("get_work_graph"); err != nil {
@@ -1385,7 +1385,7 @@ func decodeLegacyWorkList(raw json.RawMessage) (*ListWorkItemsInput, error) {
 		if o == nil {
 			return nil
 		}
-		out.Limit = 20
+		out.Limit = 15
 		return out
 	}()
 	if err := d.Err("work_list"); err != nil {
@@ -1471,7 +1471,7 @@ func decodeLegacyConversationList(raw json.RawMessage) (*ListConversationsInput,
 				out.Detail = &v
 			}
 		}
-		out.Limit = 20
+		out.Limit = 15
 		return out
 	}()
 	if err := d.Err("conversation_list"); err != nil {

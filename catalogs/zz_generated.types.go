@@ -652,7 +652,7 @@ func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphI
 			out.Limit = v
 		}
 	} else {
-		out.Limit = 10
+		out.Limit = 5
 	}
 	if x, ok := o["cursor"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
@@ -860,7 +860,7 @@ func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConv
 			out.Limit = v
 		}
 	} else {
-		out.Limit = 20
+		out.Limit = 15
 	}
 	if x, ok := o["cursor"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
@@ -1092,7 +1092,7 @@ func decodeListWorkItemsInput(d *argv.Decoder, v any, path string) *ListWorkItem
 			out.Limit = v
 		}
 	} else {
-		out.Limit = 20
+		out.Limit = 15
 	}
 	if x, ok := o["cursor"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
@@ -1207,7 +1207,7 @@ func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConve
 			out.Limit = v
 		}
 	} else {
-		out.Limit = 20
+		out.Limit = 10
 	}
 	if x, ok := o["cursor"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	stdsql "database/sql"
+
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/agent-interop/runtime/ent"
@@ -17,7 +19,7 @@ import (
 
 // Page sizes of List, and the messages a detailed listing embeds.
 const (
-	DefaultListLimit = 20
+	DefaultListLimit = 15
 	MaxListLimit     = 100
 	// DetailMessages is how many of its newest retained messages each
 	// conversation of a detailed listing carries; read_conversation pages
@@ -121,11 +123,7 @@ func (s *Service) List(ctx context.Context, in ListInput) (List, error) {
 		}
 		more := len(rows) > limit
 		rows = rows[:min(len(rows), limit)]
-		ids := make([]string, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
-		}
-		counts, err := messageCounts(ctx, tx.Client(), ids)
+		counts, err := messageCounts(ctx, tx, rows)
 		if err != nil {
 			return err
 		}
@@ -163,25 +161,47 @@ func newestMessages(ctx context.Context, tx *ent.Tx, id string, n int) ([]Messag
 }
 
 // messageCounts returns the retained message count of each of the given
-// conversations (at most one page of them).
-func messageCounts(ctx context.Context, c *ent.Client, ids []string) (map[string]int, error) {
-	out := make(map[string]int, len(ids))
-	if len(ids) == 0 {
+// conversations (one page of them). Trimming turns a conversation's oldest
+// messages into tombstones and sequences are handed out one per message,
+// so the retained messages are the sequences from the first retained one
+// to the conversation's last: one index seek per conversation (all in one
+// statement) instead of counting up to 500 rows each.
+func messageCounts(ctx context.Context, tx *ent.Tx, convs []*ent.Conversation) (map[string]int, error) {
+	out := make(map[string]int, len(convs))
+	if len(convs) == 0 {
 		return out, nil
 	}
-	var rows []struct {
-		ConversationID string `json:"conversation_id"`
-		Count          int    `json:"count"`
+	var q strings.Builder
+	args := make([]any, 0, 2*len(convs))
+	for i, c := range convs {
+		if i > 0 {
+			q.WriteString(" UNION ALL ")
+		}
+		fmt.Fprintf(&q, "SELECT ? AS id, MIN(%s) AS first FROM %s WHERE %s = ? AND %s IS NULL",
+			message.FieldSequence, message.Table, message.FieldConversationID, message.FieldTrimmedAt)
+		args = append(args, c.ID, c.ID)
 	}
-	err := c.Message.Query().Where(message.ConversationIDIn(ids...), message.TrimmedAtIsNil()).
-		GroupBy(message.FieldConversationID).
-		Aggregate(ent.Count()).
-		Scan(ctx, &rows)
+	rows, err := tx.QueryContext(ctx, q.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("count messages: %w", err)
 	}
-	for _, r := range rows {
-		out[r.ConversationID] = r.Count
+	defer rows.Close()
+	last := make(map[string]int64, len(convs))
+	for _, c := range convs {
+		last[c.ID] = c.LastSequence
+	}
+	for rows.Next() {
+		var id string
+		var first stdsql.NullInt64
+		if err := rows.Scan(&id, &first); err != nil {
+			return nil, fmt.Errorf("count messages: %w", err)
+		}
+		if first.Valid {
+			out[id] = int(last[id] - first.Int64 + 1)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count messages: %w", err)
 	}
 	return out, nil
 }

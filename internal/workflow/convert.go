@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sort"
 	"strings"
 
 	"entgo.io/ent/dialect/sql"
@@ -36,10 +37,46 @@ type evidenceCounts map[string]int
 
 // embedEvidenceIDs loads each work's newest MaxEmbeddedEvidenceIDs
 // evidence IDs into w.Edges.Evidence (oldest first, as 0.3.x lists them)
-// with one index range scan per work, and returns the total of the works
-// that have more.
+// and returns the totals of the works that have more. One query serves the
+// whole page when its works hold few records together (the common case);
+// otherwise each work is read with its own bounded range scan, so a work
+// with a huge history never costs more than a page of it.
 func embedEvidenceIDs(ctx context.Context, tx *ent.Tx, works []*ent.WorkItem) (evidenceCounts, error) {
 	counts := evidenceCounts{}
+	if len(works) == 0 {
+		return counts, nil
+	}
+	ids := make([]string, len(works))
+	for i, w := range works {
+		ids[i] = w.ID
+	}
+	bound := MaxEmbeddedEvidenceIDs * len(works)
+	rows, err := tx.Evidence.Query().Where(evidence.WorkIDIn(ids...)).
+		Select(evidence.FieldID, evidence.FieldWorkID, evidence.FieldCapturedAt).Limit(bound + 1).All(ctx)
+	if err != nil {
+		return nil, wrapStore("read evidence ids", err)
+	}
+	if len(rows) <= bound {
+		byWork := map[string][]*ent.Evidence{}
+		for _, e := range rows {
+			byWork[*e.WorkID] = append(byWork[*e.WorkID], e)
+		}
+		for _, w := range works {
+			list := byWork[w.ID]
+			sort.Slice(list, func(i, j int) bool {
+				if !list[i].CapturedAt.Equal(list[j].CapturedAt) {
+					return list[i].CapturedAt.Before(list[j].CapturedAt)
+				}
+				return list[i].ID < list[j].ID
+			})
+			if n := len(list); n > MaxEmbeddedEvidenceIDs {
+				counts[w.ID] = n
+				list = list[n-MaxEmbeddedEvidenceIDs:]
+			}
+			w.Edges.Evidence = list
+		}
+		return counts, nil
+	}
 	for _, w := range works {
 		rows, err := tx.Evidence.Query().Where(evidence.WorkID(w.ID)).
 			Select(evidence.FieldID, evidence.FieldWorkID, evidence.FieldCapturedAt).

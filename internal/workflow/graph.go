@@ -42,7 +42,7 @@ type Graph struct {
 }
 
 // GraphOmitted counts what the scope holds beyond the answer. Counts stop
-// at 10,000 (AtLeast is then set), so counting never reads the whole store.
+// at 1,000 (AtLeast is then set), so counting never reads the whole store.
 type GraphOmitted struct {
 	Works    int  `json:"works"`
 	Evidence int  `json:"evidence"`
@@ -108,7 +108,7 @@ type Edge struct {
 // Graph bounds.
 const (
 	// DefaultGraphLimit is the number of works of one graph answer.
-	DefaultGraphLimit = 10
+	DefaultGraphLimit = 5
 	// DefaultGraphDepth is the neighbourhood depth from a workId.
 	DefaultGraphDepth = 1
 	// MaxGraphDepth bounds the depth.

@@ -17,13 +17,14 @@ const (
 // Page sizes (the spec's limit defaults; the maximum is paging's).
 const (
 	DefaultListLimit = 20
+	DefaultWorksLimit = 15
 	DefaultWorkLimit = 10
 	MaxPageLimit     = 100
 )
 
 // countCap bounds the counts of omitted records: counting stops there, so
 // a count costs at most that many index entries however large the store.
-const countCap = 10000
+const countCap = 1000
 
 // keyTime is the cursor form of a timestamp: exact to the nanosecond.
 func keyTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,8 +57,11 @@ func TestListWorksStableUnderConcurrentInserts(t *testing.T) {
 		}
 		before[f.work(fmt.Sprintf("existing %d", i)).ID] = true
 	}
+	// created holds the works whose creation started after the first page
+	// was answered: none of them may show up behind the cursor.
 	created := map[string]bool{}
 	var mu sync.Mutex
+	var firstDone atomic.Bool
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -69,14 +73,17 @@ func TestListWorksStableUnderConcurrentInserts(t *testing.T) {
 			default:
 			}
 			f.clock.advance(time.Millisecond)
+			after := firstDone.Load()
 			w, err := f.svc.CreateWork(f.ctx, CreateWorkInput{Objective: fmt.Sprintf("concurrent %d", i), AcceptanceCriteria: []string{"x"}})
 			if err != nil {
 				t.Errorf("concurrent create: %v", err)
 				return
 			}
-			mu.Lock()
-			created[w.ID] = true
-			mu.Unlock()
+			if after {
+				mu.Lock()
+				created[w.ID] = true
+				mu.Unlock()
+			}
 		}
 	}()
 	// One synchronous insert between every two pages, so the test does not
@@ -94,6 +101,7 @@ func TestListWorksStableUnderConcurrentInserts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	firstDone.Store(true)
 	seen := map[string]bool{}
 	var order []string
 	for _, w := range first.Works {

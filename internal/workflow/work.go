@@ -149,7 +149,7 @@ func workCursor(f paging.Filter, updatedAt, id string) string {
 // while a caller pages appear before its cursor, never twice; a work
 // updated meanwhile moves to the front.
 func (s *Service) ListWorks(ctx context.Context, in ListWorksInput) (WorkList, error) {
-	limit, err := paging.Limit(toolListWorks, in.Limit, DefaultListLimit, MaxPageLimit)
+	limit, err := paging.Limit(toolListWorks, in.Limit, DefaultWorksLimit, MaxPageLimit)
 	if err != nil {
 		return WorkList{}, err
 	}
