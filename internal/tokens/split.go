@@ -234,7 +234,9 @@ func isSpace(r rune) bool {
 // U+007F (DEL) out of both negated classes, so DEL starts no piece and is
 // not encoded at all; it is matched the same way here, or counts would
 // differ from the codec's.
-func isPrefix(r rune) bool { return r != '\r' && r != '\n' && r != 0x7f && !isLetter(r) && !isNumber(r) }
+func isPrefix(r rune) bool {
+	return r != '\r' && r != '\n' && r != 0x7f && !isLetter(r) && !isNumber(r)
+}
 
 // isPunct is [^\s\p{L}\p{N}] (without DEL, as isPrefix).
 func isPunct(r rune) bool { return r != 0x7f && !isSpace(r) && !isLetter(r) && !isNumber(r) }

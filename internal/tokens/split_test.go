@@ -133,7 +133,7 @@ func BenchmarkCount(b *testing.B) {
 	for i := range 100 {
 		works = append(works, map[string]any{"id": "work_seed_00" + string(rune('0'+i%10)), "status": "open",
 			"objectivePreview": strings.Repeat("Make the importer idempotent and cover it with tests. ", 3),
-			"createdAt": "2026-01-02T03:04:05.678Z", "evidenceIds": []string{"evidence_seed_0001"}, "changedFiles": []string{"src/importer.go"}})
+			"createdAt":        "2026-01-02T03:04:05.678Z", "evidenceIds": []string{"evidence_seed_0001"}, "changedFiles": []string{"src/importer.go"}})
 	}
 	doc, _ := json.Marshal(map[string]any{"works": works})
 	text := string(doc)

@@ -16,10 +16,10 @@ const (
 
 // Page sizes (the spec's limit defaults; the maximum is paging's).
 const (
-	DefaultListLimit = 20
+	DefaultListLimit  = 20
 	DefaultWorksLimit = 15
-	DefaultWorkLimit = 10
-	MaxPageLimit     = 100
+	DefaultWorkLimit  = 10
+	MaxPageLimit      = 100
 )
 
 // countCap bounds the counts of omitted records: counting stops there, so
