@@ -33,5 +33,8 @@ fi
 step "go test"
 go test -count=1 ./...
 
+step "handoff benchmark gate: three tasks on the real providers, zero duplicate sends, deliveries or event reads"
+go run ./cmd/interop-bench check -q
+
 step "fuzz the generated validators against santhosh-tekuri/jsonschema (${FUZZTIME:-60s})"
 go test -run '^$' -fuzz '^FuzzValidators$' -fuzztime "${FUZZTIME:-60s}" -fuzzminimizetime 200x ./internal/catalogtest

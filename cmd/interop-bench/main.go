@@ -37,6 +37,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case "scale":
 			return runScale(ctx, args[1:], stdout, stderr)
+		case "handoff":
+			return runHandoff(ctx, args[1:], stdout, stderr, false)
+		case "check":
+			return runHandoff(ctx, args[1:], stdout, stderr, true)
 		}
 	}
 	fs := flag.NewFlagSet("interop-bench", flag.ContinueOnError)
@@ -163,6 +167,61 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		fmt.Fprintf(stderr, "interop-bench scale: %v\n", err)
 		return 1
+	}
+	return 0
+}
+
+// runHandoff is `interop-bench handoff` (the report) and `interop-bench
+// check` (the same run as a gate: exit 1 on any duplicate provider send,
+// delivery or event read, or a task that failed; in CI also on a task
+// skipped for a missing provider program).
+func runHandoff(ctx context.Context, args []string, stdout, stderr io.Writer, gate bool) int {
+	name := "interop-bench handoff"
+	if gate {
+		name = "interop-bench check"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: go run ./cmd/%s [flags]\n\nRuns three handoff tasks (implement-and-hand-off codex → claude-code,\nreview-hotfix opencode → claude-code, blocked-then-resume codex → claude-code)\nthrough the built runtime against the real provider programs on the fake\nmodel, and reports steps, payload bytes and o200k tokens, prompts at the model\nand duplicates. check exits 1 on any duplicate. Flags:\n", strings.ReplaceAll(name, " ", " "))
+		fs.PrintDefaults()
+	}
+	c := bench.HandoffConfig{}
+	fs.DurationVar(&c.TurnTimeout, "turn-timeout", 60*time.Second, "how long one provider turn may take")
+	dir := fs.String("C", ".", "a directory inside the module to build")
+	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if !*quiet {
+		c.Progress = stderr
+	}
+	root, err := bench.ModuleRoot(ctx, *dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	c.ModuleDir = root
+	rep, err := bench.RunHandoff(ctx, c)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	if *jsonOut {
+		err = rep.WriteJSON(stdout)
+	} else {
+		err = rep.WriteTable(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	if gate {
+		if fails := rep.Gate(); len(fails) > 0 {
+			fmt.Fprintf(stderr, "%s: FAIL\n  %s\n", name, strings.Join(fails, "\n  "))
+			return 1
+		}
 	}
 	return 0
 }

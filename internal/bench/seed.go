@@ -30,11 +30,12 @@ type Seed struct {
 
 // Seeding shape: every size in n.
 const (
-	seedChunk          = 1000 // rows per bulk insert (ent binds about 12 values per row)
-	seedSessions       = 50   // sessions that own works and claims
-	seedChain          = 10   // works per dependency chain
-	seedMessagesPerCov = 250  // messages per conversation (below the 500 retained)
-	seedEventsPerSes   = 5000 // events per session (below the 10,000 retained)
+	seedChunk            = 1000 // rows per bulk insert (ent binds about 12 values per row)
+	seedSessions         = 50   // sessions that own works and claims
+	seedChain            = 10   // works per dependency chain
+	seedMessagesPerCov   = 250  // messages per conversation (below the 500 retained)
+	seedEventsPerSes     = 5000 // events per session (below the 10,000 retained)
+	seedMinConversations = 40   // conversations at the smallest sizes
 )
 
 // SeedStore opens (creating) the store at path and writes n work items
@@ -122,7 +123,9 @@ func SeedStore(ctx context.Context, path string, n int, now time.Time, progress 
 	if err != nil {
 		return sd, err
 	}
-	sd.Conversations = max(1, n/seedMessagesPerCov)
+	// At least a few pages of conversations at every size, so a listing
+	// page does the same work at 1,000 records as at 100,000.
+	sd.Conversations = max(seedMinConversations, n/seedMessagesPerCov)
 	sd.Sender, sd.Recipient = "codex:seed-00", "claude-code:seed-reviewer"
 	convID := func(i int) string { return fmt.Sprintf("conversation_seed_%05d", i) }
 	sd.ConversationID = convID(sd.Conversations / 2)
