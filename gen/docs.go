@@ -196,8 +196,17 @@ func migrationDoc(c *Catalog) []byte {
 		b.WriteString("| 0.3.x name | answers at most | page the rest with |\n|---|---|---|\n")
 		for _, a := range capped {
 			t := a.Target
-			fmt.Fprintf(&b, "| `%s` | %v of `%s` (%d o200k tokens) | `%s` with `cursor` = its `nextCursor` |\n",
-				a.Name, t.Schema.Properties["limit"].Default, strings.Join(t.Answer.Page, "`, `"), t.Answer.Budget, t.Name)
+			most := fmt.Sprintf("%v of `%s`", t.Schema.Properties["limit"].Default, strings.Join(t.Answer.Page, "`, `"))
+			if l := a.Schema.Properties["limit"]; l != nil {
+				most = fmt.Sprintf("`limit` (default %v, at most %v) of `%s`", l.Default, *l.Maximum, strings.Join(t.Answer.Page, "`, `"))
+			}
+			rest := fmt.Sprintf("`%s` with `cursor` = its `nextCursor`", t.Name)
+			for _, seq := range []string{"afterSequence", "after"} {
+				if a.Schema.Properties[seq] != nil {
+					rest = fmt.Sprintf("`%s` itself with `%s` = the last sequence read, or %s", a.Name, seq, rest)
+				}
+			}
+			fmt.Fprintf(&b, "| `%s` | %s (%d o200k tokens) | %s |\n", a.Name, most, t.Answer.Budget, rest)
 		}
 	}
 	var notes []*Alias

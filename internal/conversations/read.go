@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/conversation"
 	"github.com/agent-interop/runtime/ent/message"
+	"github.com/agent-interop/runtime/ent/participant"
 	"github.com/agent-interop/runtime/internal/paging"
 )
 
@@ -64,9 +66,14 @@ func (s *Service) Read(ctx context.Context, in ReadInput) (Page, error) {
 	limit = min(max(limit, 1), MaxReadLimit)
 	var page Page
 	err = s.read(ctx, func(tx *ent.Tx) error {
-		conv, err := summary(ctx, tx.Client(), id)
+		row, err := tx.Conversation.Query().Where(conversation.ID(id)).
+			WithParticipants(func(q *ent.ParticipantQuery) { q.Order(ent.Asc(participant.FieldID)) }).
+			Only(ctx)
+		if ent.IsNotFound(err) {
+			return unknownConversation(id)
+		}
 		if err != nil {
-			return err
+			return fmt.Errorf("read conversation %s: %w", id, err)
 		}
 		rows, err := tx.Message.Query().
 			Where(message.ConversationID(id), message.TrimmedAtIsNil(), message.SequenceGT(after)).
@@ -76,10 +83,13 @@ func (s *Service) Read(ctx context.Context, in ReadInput) (Page, error) {
 		if err != nil {
 			return fmt.Errorf("read messages: %w", err)
 		}
-		first, err := firstRetained(ctx, tx, id, conv.LastSequence)
+		first, err := firstRetained(ctx, tx, id, row.LastSequence)
 		if err != nil {
 			return err
 		}
+		// The retained messages are the sequences first..last (see
+		// messageCounts): no need to count them.
+		conv := conversationView(row, int(row.LastSequence-first+1))
 		page = Page{
 			Conversation:   conv,
 			Messages:       make([]Message, 0, len(rows)),
