@@ -64,12 +64,12 @@ func (g *guard) fit(out any, body []byte, budget int) (fitResult, error) {
 		bodies[k] = b
 		return b, nil
 	}
-	if wireSize(body) > MaxAnswerBytes && n > 1 {
+	if !wireFits(body) && n > 1 {
 		// Over the wire cap: nothing longer than the longest prefix under
 		// it can fit, so the search below starts from that prefix.
 		k, err := largest(1, n-1, func(k int) (bool, error) {
 			b, err := page(k)
-			return err == nil && wireSize(b) <= MaxAnswerBytes, err
+			return err == nil && wireFits(b), err
 		})
 		if err != nil {
 			return res, err
@@ -85,7 +85,7 @@ func (g *guard) fit(out any, body []byte, budget int) (fitResult, error) {
 	// The longest prefix that fits by bytes alone needs no counting.
 	best, err := largest(1, n-1, func(k int) (bool, error) {
 		b, err := page(k)
-		return err == nil && len(b) <= budget && wireSize(b) <= MaxAnswerBytes, err
+		return err == nil && len(b) <= budget && wireFits(b), err
 	})
 	if err != nil {
 		return res, err
@@ -98,7 +98,7 @@ func (g *guard) fit(out any, body []byte, budget int) (fitResult, error) {
 			target := float64(budget) * (0.97 - 0.04*float64(attempt))
 			k, err := largest(best+1, n-1, func(k int) (bool, error) {
 				b, err := page(k)
-				return err == nil && float64(len(b))*ratio <= target && wireSize(b) <= MaxAnswerBytes, err
+				return err == nil && float64(len(b))*ratio <= target && wireFits(b), err
 			})
 			if err != nil {
 				return res, err
@@ -131,7 +131,7 @@ func (g *guard) fit(out any, body []byte, budget int) (fitResult, error) {
 // tokens only when its size in bytes makes the budget reachable. tok is
 // the count when one was made, else 0.
 func (g *guard) within(body []byte, budget int, res *fitResult) (ok bool, tok int, err error) {
-	if wireSize(body) > MaxAnswerBytes {
+	if !wireFits(body) {
 		return false, 0, nil
 	}
 	if len(body) <= budget {
@@ -170,6 +170,17 @@ func largest(lo, hi int, ok func(int) (bool, error)) (int, error) {
 		}
 	}
 	return best, nil
+}
+
+// wireFits reports whether an answer whose body is b fits the wire cap. A
+// body byte takes at most 7 bytes on the wire (6 as an escape in the text
+// copy, 1 in structuredContent), so only bodies within a seventh of the cap
+// of it need the exact count.
+func wireFits(b []byte) bool {
+	if 7*len(b)+wireOverhead <= MaxAnswerBytes {
+		return true
+	}
+	return wireSize(b) <= MaxAnswerBytes
 }
 
 // wireSize is the size of a tools/call answer whose compact JSON is body

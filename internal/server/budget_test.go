@@ -207,3 +207,31 @@ func TestServerCutsAPageAndAnswersTheCut(t *testing.T) {
 		t.Fatalf("legacy answer: %d records, %v", len(bare), err)
 	}
 }
+
+// BenchmarkGuard measures what the budget guard adds to an answer: nothing
+// to count when the page is within its budget in bytes, one count when it
+// is larger in bytes but within tokens, a few counts when it is cut.
+func BenchmarkGuard(b *testing.B) {
+	g := guard{counter: tokens.NewO200k()}
+	for _, bc := range []struct {
+		name string
+		p    testPage
+	}{
+		{"within bytes (20 records, 5 KB)", page(20, 200)},
+		{"within tokens (60 records, 26 KB)", page(60, 400)},
+		{"cut (200 records, 86 KB)", page(200, 400)},
+	} {
+		body, _ := marshal(bc.p)
+		if _, err := g.fit(bc.p, body, 8000); err != nil { // warm the piece cache
+			b.Fatal(err)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, err := g.fit(bc.p, body, 8000); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
