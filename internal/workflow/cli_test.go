@@ -47,8 +47,23 @@ func TestRunWorkCLI(t *testing.T) {
 			t.Errorf("%v: not one line of JSON: %s", tt.args, out)
 		}
 	}
+	// One page at a time, or every page with --all.
+	code, out, _ := run("list", "--limit", "1")
+	if code != 0 || !strings.Contains(out, b.ID) || strings.Contains(out, a.ID) || !strings.Contains(out, "More: --cursor ") {
+		t.Errorf("list --limit 1: %d\n%s", code, out)
+	}
+	cursor := strings.Fields(out[strings.Index(out, "More: --cursor ")+len("More: --cursor "):])[0]
+	if code, out, _ := run("list", "--limit", "1", "--cursor", cursor); code != 0 || !strings.Contains(out, a.ID) || strings.Contains(out, b.ID) {
+		t.Errorf("list --cursor: %d\n%s", code, out)
+	}
+	if code, out, _ := run("list", "--all", "--json"); code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, a.ID) || !strings.Contains(out, b.ID) {
+		t.Errorf("list --all --json: %d\n%s", code, out)
+	}
+	if code, _, errs := run("list", "--cursor", "bogus"); code != 1 || !strings.Contains(errs, "cursor") {
+		t.Errorf("list with a bad cursor: %d %s", code, errs)
+	}
 	// The streamed JSON graph is one record per line, recovery first.
-	_, out, _ := run("graph", "--json")
+	_, out, _ = run("graph", "--json")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if lines[0] != `{"stateRecoveryRequired":null}` || len(lines) != 8 {
 		t.Errorf("graph --json lines = %q", lines)
