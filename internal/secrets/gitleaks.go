@@ -85,6 +85,9 @@ func gitleaksRules() ([]*rule, []*allowlist, error) {
 			entropy:     gr.Entropy,
 			keywords:    lowerAll(gr.Keywords),
 		}
+		if len(r.keywords) > 0 && strings.Contains(gr.Regex, assignmentOperator) {
+			r.gate = operatorAfter
+		}
 		if gr.Allowlist != nil {
 			gr.Allowlists = append([]gitleaksAllowlist{*gr.Allowlist}, gr.Allowlists...)
 		}

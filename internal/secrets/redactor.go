@@ -88,35 +88,32 @@ func (r *Redactor) Check() error {
 	return nil
 }
 
-// selected returns the indexes of the rules to run on s, in rule order.
+// selected returns the indexes of the rules to run on s, in rule order:
+// those with a keyword in s whose gate (if any) holds, and the unkeyed ones
+// whose trigger (if any) fires.
 func (r *Redactor) selected(s string) []int {
-	lower := lowerASCII(s)
-	var pick []bool
-	mark := func(i int) {
-		if pick == nil {
-			pick = make([]bool, len(r.rules))
-		}
-		pick[i] = true
-	}
-	for _, m := range r.keywords.FindAllOverlapping(lower) {
+	matches := r.keywords.FindAllOverlapping(lowerASCII(s))
+	var ends map[int][]int // rule index -> keyword end offsets
+	for _, m := range matches {
 		for _, i := range r.byKeyword[m.PatternID] {
-			mark(i)
+			if ends == nil {
+				ends = map[int][]int{}
+			}
+			ends[i] = append(ends[i], m.End)
+		}
+	}
+	var out []int
+	for i, e := range ends {
+		if g := r.rules[i].gate; g == nil || g(s, e) {
+			out = append(out, i)
 		}
 	}
 	for _, i := range r.unkeyed {
 		if t := r.rules[i].trigger; t == nil || t(s) {
-			mark(i)
-		}
-	}
-	if pick == nil {
-		return nil
-	}
-	out := make([]int, 0, 8)
-	for i, ok := range pick {
-		if ok {
 			out = append(out, i)
 		}
 	}
+	sort.Ints(out)
 	return out
 }
 

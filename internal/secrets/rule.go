@@ -26,6 +26,10 @@ type rule struct {
 	// only on texts for which it returns true.
 	trigger func(string) bool
 	allow   []*allowlist
+	// gate, when set, is a necessary condition checked before the regular
+	// expression runs: ends are the offsets just after each occurrence of
+	// one of the rule's keywords.
+	gate func(s string, ends []int) bool
 	// reject, when set, drops a match (the whole match text and the secret).
 	reject func(match, secret string) bool
 	// replacement is the text a secret becomes ([Redacted] if empty).
@@ -39,6 +43,47 @@ type rule struct {
 func (r *rule) regexp() (*regexp.Regexp, error) {
 	r.once.Do(func() { r.re, r.err = regexp.Compile(r.pattern) })
 	return r.re, r.err
+}
+
+// assignmentOperator is gitleaks' operator group of its "semi-generic"
+// rules: keyword, up to 23 name characters, then one of these operators.
+const assignmentOperator = `(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
+
+// operatorAfter gates a semi-generic rule: an operator character must follow
+// some keyword occurrence within 64 bytes (the template allows 23; the
+// margin covers keywords that are a prefix of the word the rule matches).
+func operatorAfter(s string, ends []int) bool {
+	for _, e := range ends {
+		window := s[e:min(len(s), e+64)]
+		if strings.ContainsAny(window, "=>:|,") {
+			return true
+		}
+	}
+	return false
+}
+
+// assignedAfter gates the key=value rules: after a keyword, the rest of the
+// key name, an optional (escaped) quote and blanks, then ':' or '='.
+func assignedAfter(s string, ends []int) bool {
+	for _, e := range ends {
+		i := e
+		for i < len(s) && (isTokenChar(s[i]) || s[i] == '.') {
+			i++
+		}
+		if i < len(s) && s[i] == '\\' {
+			i++
+		}
+		if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+			i++
+		}
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+			i++
+		}
+		if i < len(s) && (s[i] == ':' || s[i] == '=') {
+			return true
+		}
+	}
+	return false
 }
 
 // span is a byte range of the text to replace.
@@ -64,12 +109,16 @@ func (r *rule) find(s string, global []*allowlist, out []span) []span {
 				continue
 			}
 			start, end = m[2*g], m[2*g+1]
-		} else {
+		} else if len(m) > 2 {
+			found := false
 			for g := 1; 2*g+1 < len(m); g++ {
 				if m[2*g] >= 0 && m[2*g+1] > m[2*g] {
-					start, end = m[2*g], m[2*g+1]
+					start, end, found = m[2*g], m[2*g+1], true
 					break
 				}
+			}
+			if !found && r.source == sourceInterop {
+				continue // an empty value: nothing to hide
 			}
 		}
 		if end <= start || alreadyRedacted(s[start:end]) {

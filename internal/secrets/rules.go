@@ -24,7 +24,7 @@ var kvKeywords = []string{"token", "key", "secret", "password", "passwd", "passp
 // only finds next to a keyword or not at all.
 func interopRules() []*rule {
 	kv := func(id, pattern string) *rule {
-		return &rule{id: id, source: sourceInterop, pattern: pattern, secretGroup: 2, keywords: kvKeywords, reject: countValue}
+		return &rule{id: id, source: sourceInterop, pattern: pattern, keywords: kvKeywords, gate: assignedAfter, reject: countValue}
 	}
 	shape := func(id, pattern string, keywords ...string) *rule {
 		return &rule{id: id, source: sourceInterop, pattern: pattern, keywords: keywords}
@@ -48,13 +48,12 @@ func interopRules() []*rule {
 			pattern:  "(?i)((?:proxy-)?authorization\\s*[:=]\\s*)(bearer|basic|token|digest|bot)?[ \\t]*([^\\s,;}\"'`]+(?:[ \\t]+[^\\s,;}\"'`]+)*)",
 			keywords: []string{"authorization"},
 		},
-		kv("kv-double-quoted", `(?i)(`+secretKeyName+`["']?\s*[:=]\s*)"((?:[^"\\\n]|\\.)*)"`),
-		// The same pair inside a JSON string, where the quotes arrive escaped.
-		kv("kv-escaped-quoted", `(?i)(`+secretKeyName+`(?:\\?["'])?\s*[:=]\s*)\\"((?:[^\\\n]|\\[^"\n])*)\\"`),
-		kv("kv-single-quoted", `(?i)(`+secretKeyName+`["']?\s*[:=]\s*)'([^'\n]*)'`),
-		kv("kv-bare", "(?i)("+secretKeyName+"[\"']?\\s*[:=]\\s*)([^\\s,\"'`}\\\\{]+)"),
+		// One pass for every quoting of the value: "double", \"escaped\"
+		// (the pair inside a JSON string), 'single', or bare.
+		kv("kv-pair", "(?i)"+secretKeyName+"(?:\\\\?[\"'])?\\s*[:=]\\s*"+
+			"(?:\"((?:[^\"\\\\\\n]|\\\\.)*)\"|\\\\\"((?:[^\\\\\\n]|\\\\[^\"\\n])*)\\\\\"|'([^'\\n]*)'|([^\\s,\"'`}\\\\{]+))"),
 		// A bare PASS= or PWD= (only with "=": "PASS: TestName" is test output).
-		kv("kv-pass", "(?i)(\\b(?:pass|pwd)\\s*=\\s*)([^\\s,\"'`}\\\\{]+)"),
+		kv("kv-pass", "(?i)\\b(?:pass|pwd)\\s*=\\s*([^\\s,\"'`}\\\\{]+)"),
 		{
 			// netrc-style "login USER password PW" lines.
 			id: "netrc-password", source: sourceInterop, secretGroup: 1,
@@ -177,21 +176,27 @@ func countValue(match, secret string) bool {
 	return false
 }
 
-// hasDottedTriple reports whether s has a '.', exactly six token characters
-// and another '.': the middle of a Discord bot token. It scans in one pass
-// so the Discord rule costs nothing on texts without that shape.
+// hasDottedTriple reports whether s has at least 23 token characters, a
+// '.', exactly six token characters and another '.': the first two parts
+// of a Discord bot token. It scans in one pass so the Discord rule costs
+// nothing on texts without that shape.
 func hasDottedTriple(s string) bool {
-	for i := 0; i+7 < len(s); i++ {
-		if s[i] != '.' {
+	run := 0 // token characters just before i
+	for i := 0; i < len(s); i++ {
+		if isTokenChar(s[i]) {
+			run++
 			continue
 		}
-		j := i + 1
-		for j < len(s) && j-i <= 7 && isTokenChar(s[j]) {
-			j++
+		if s[i] == '.' && run >= 23 && i+7 < len(s) && s[i+7] == '.' {
+			j := i + 1
+			for j < i+7 && isTokenChar(s[j]) {
+				j++
+			}
+			if j == i+7 {
+				return true
+			}
 		}
-		if j-i == 7 && j < len(s) && s[j] == '.' {
-			return true
-		}
+		run = 0
 	}
 	return false
 }

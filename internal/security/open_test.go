@@ -96,7 +96,7 @@ func TestSwapRace(t *testing.T) {
 			}
 			write(filepath.Join(outDir, "target.txt"), secretMarker)
 			write(filepath.Join(root, "d", "target.txt"), "inside")
-					write(filepath.Join(root, "target.txt"), "inside")
+			write(filepath.Join(root, "target.txt"), "inside")
 
 			stop := make(chan struct{})
 			var swaps atomic.Int64

@@ -1,6 +1,7 @@
 package security
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -285,5 +286,35 @@ func TestRootsFromEnv(t *testing.T) {
 	}
 	if NewRoots(nil).List() == nil {
 		t.Fatal("nil lookup must give an empty list")
+	}
+}
+
+func TestRootsDirectory(t *testing.T) {
+	base := t.TempDir()
+	approved := filepath.Join(base, "approved")
+	session := filepath.Join(base, "session")
+	other := filepath.Join(base, "other")
+	for _, d := range []string{filepath.Join(approved, "sub"), session, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(other, filepath.Join(approved, "out")); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRoots(func(k string) (string, bool) { return approved, k == EnvProjectRoots })
+	r.SetWorkspaceLookup(func(_ context.Context, dir string) (bool, error) { return dir == session, nil })
+	ctx := context.Background()
+	for dir, ok := range map[string]bool{
+		approved: true, filepath.Join(approved, "sub"): true, session: true,
+		other: false, filepath.Join(approved, "out"): false, filepath.Join(approved, ".."): false, "relative": false, "/": false,
+	} {
+		got, err := r.Directory(ctx, dir)
+		if ok && err != nil {
+			t.Errorf("Directory(%q) = %v, want approved", dir, err)
+		}
+		if !ok && !errors.Is(err, ErrNotApproved) {
+			t.Errorf("Directory(%q) = %q, %v; want %v", dir, got, err, ErrNotApproved)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package freebuff
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -264,6 +266,18 @@ func (s *Service) ReadProjectFile(ctx context.Context, projectID, path string) (
 func (s *Service) root(ctx context.Context, projectID string) (string, error) {
 	if strings.TrimSpace(projectID) == "" {
 		return "", &InputError{Field: "projectId", Msg: "projectId must not be blank"}
+	}
+	// An absolute path names an approved root (INTEROP_PROJECT_ROOTS, or a
+	// known session's working directory) directly; no Freebuff is needed.
+	if filepath.IsAbs(projectID) {
+		if s.cfg.Roots == nil {
+			return "", &InputError{Field: "projectId", Msg: security.ErrNotApproved.Error()}
+		}
+		root, err := s.cfg.Roots.Directory(ctx, projectID)
+		if errors.Is(err, security.ErrNotApproved) {
+			return "", &InputError{Field: "projectId", Msg: fmt.Sprintf("%s: %s is neither a Freebuff project nor inside an approved root (INTEROP_PROJECT_ROOTS or a known session's cwd)", err, projectID)}
+		}
+		return root, err
 	}
 	b, err := s.pick(ctx)
 	if err != nil {

@@ -325,6 +325,16 @@ func (r *Registry) record(ctx context.Context, id providers.ID, ss []providers.S
 	return ss, nil
 }
 
+// IsWorkspace reports whether dir is the working directory of a session
+// some runtime process recorded in the store: such a directory is an
+// approved root for file reads (security.Roots.SetWorkspaceLookup).
+func (r *Registry) IsWorkspace(ctx context.Context, dir string) (bool, error) {
+	if dir == "" {
+		return false, nil
+	}
+	return r.st.Client().ProviderSession.Query().Where(providersession.Cwd(dir)).Exist(ctx)
+}
+
 // Route is where an operation on a session goes.
 type Route struct {
 	Provider providers.ID
