@@ -14,7 +14,7 @@ const (
 // names a secret; a prefix and suffix of name characters is allowed, so
 // GITHUB_TOKEN=, aws_secret_access_key = and "client_secret": are covered,
 // as are DB_PASS= and PGPWD= (pass and pwd only as a whole word part).
-const secretKeyName = `(?:[A-Za-z0-9_.-]*(?:auth[_-]?token|access[_-]?token|refresh[_-]?token|session[_-]?token|id[_-]?token|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret|password|passwd|passphrase|credential|bearer|cookie|launch[_-]?id|_auth)[A-Za-z0-9_.-]*|[A-Za-z0-9_.-]*[_.-](?:pass|pwd))`
+const secretKeyName = `(?:[A-Za-z0-9_.-]*(?:auth[_-]?token|access[_-]?token|refresh[_-]?token|session[_-]?token|id[_-]?token|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret|password|passwd|passphrase|credential|bearer|cookie|launch[_-]?id)[A-Za-z0-9_.-]*|[A-Za-z0-9_.-]*[_.-](?:pass|pwd)|[A-Za-z0-9_.-]*_auth)`
 
 // kvKeywords are the prefilter keywords of the key=value rules.
 var kvKeywords = []string{"token", "key", "secret", "password", "passwd", "passphrase", "credential", "bearer", "cookie", "launch", "_auth", "pass", "pwd"}

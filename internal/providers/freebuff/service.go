@@ -267,20 +267,19 @@ func (s *Service) root(ctx context.Context, projectID string) (string, error) {
 	if strings.TrimSpace(projectID) == "" {
 		return "", &InputError{Field: "projectId", Msg: "projectId must not be blank"}
 	}
-	// An absolute path names an approved root (INTEROP_PROJECT_ROOTS, or a
-	// known session's working directory) directly; no Freebuff is needed.
-	if filepath.IsAbs(projectID) {
-		if s.cfg.Roots == nil {
-			return "", &InputError{Field: "projectId", Msg: security.ErrNotApproved.Error()}
-		}
+	// An absolute path may name an approved root (INTEROP_PROJECT_ROOTS, or
+	// a known session's working directory) directly; no Freebuff is needed.
+	if filepath.IsAbs(projectID) && s.cfg.Roots != nil {
 		root, err := s.cfg.Roots.Directory(ctx, projectID)
-		if errors.Is(err, security.ErrNotApproved) {
-			return "", &InputError{Field: "projectId", Msg: fmt.Sprintf("%s: %s is neither a Freebuff project nor inside an approved root (INTEROP_PROJECT_ROOTS or a known session's cwd)", err, projectID)}
+		if err == nil || !errors.Is(err, security.ErrNotApproved) {
+			return root, err
 		}
-		return root, err
 	}
 	b, err := s.pick(ctx)
 	if err != nil {
+		if filepath.IsAbs(projectID) {
+			return "", &InputError{Field: "projectId", Msg: fmt.Sprintf("%s: %s is not inside an approved root (INTEROP_PROJECT_ROOTS or a known session's cwd), and no Freebuff project can be looked up: %v", security.ErrNotApproved, projectID, err)}
+		}
 		return "", err
 	}
 	root, err := b.projectRoot(ctx, projectID)
