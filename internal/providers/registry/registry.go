@@ -335,6 +335,21 @@ func (r *Registry) IsWorkspace(ctx context.Context, dir string) (bool, error) {
 	return r.st.Client().ProviderSession.Query().Where(providersession.Cwd(dir)).Exist(ctx)
 }
 
+// Workspace returns the working directory recorded for a session ("" when
+// the session was never seen or reported none).
+func (r *Registry) Workspace(ctx context.Context, provider providers.ID, nativeID string) (string, error) {
+	row, err := r.st.Client().ProviderSession.Query().
+		Where(providersession.Provider(string(provider)), providersession.NativeID(nativeID)).
+		Only(ctx)
+	if ent.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("look up the workspace of %s session %s: %w", provider, nativeID, err)
+	}
+	return row.Cwd, nil
+}
+
 // Route is where an operation on a session goes.
 type Route struct {
 	Provider providers.ID
