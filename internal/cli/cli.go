@@ -47,7 +47,6 @@ commands:
   setup claude|opencode|codex|cursor [--profile P] [--read-only] [--http] [--write]   print or write a client's MCP entry
   install [--write]                   the Codex entry (= setup codex)
   cursor-setup [--project] [--read-only] [--write]   the Cursor entry (= setup cursor)
-  migrate import-state [--state F] [--conversations F] [--dry-run]   import a 0.3.x state.json/conversations.json
   version                             print the version
 `
 
