@@ -173,7 +173,7 @@ func waitDone(c Clock, done <-chan struct{}, d time.Duration) bool {
 func probePTY() error {
 	master, slave, err := pty.Open()
 	if err != nil {
-		return err
+		return explainPTY(err)
 	}
 	_ = slave.Close()
 	return master.Close()
