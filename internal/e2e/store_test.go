@@ -7,11 +7,12 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-interop/runtime/internal/procgroup"
 )
 
 func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, out any) (bool, string) {
@@ -98,7 +99,7 @@ func TestKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T) {
 	env := isolatedEnv(t)
 	cmd := exec.Command(binary, "serve", "--profile", "core")
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Set(cmd)
 	client := mcp.NewClient(&mcp.Implementation{Name: "writer", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -131,7 +132,7 @@ func TestKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = procgroup.Kill(cmd.Process.Pid)
 	<-done
 	cs.Close()
 	mu.Lock()

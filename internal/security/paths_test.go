@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -79,13 +78,11 @@ func newFixture(t *testing.T) fixture {
 	link("loop2", "loop1")
 	link("loop1", "loop2")
 	link("missing-target", "dangling")
-	must(syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644))
+	must(makeFIFO(filepath.Join(root, "fifo")))
 	if l, err := net.Listen("unix", filepath.Join(root, "sock")); err == nil {
 		t.Cleanup(func() { l.Close() })
 	}
-	// A character device inside the project needs CAP_MKNOD; without it the
-	// entry simply does not exist and is still unreadable.
-	_ = syscall.Mknod(filepath.Join(root, "devnull"), syscall.S_IFCHR|0o666, 1<<8|3)
+	makeCharDevice(filepath.Join(root, "devnull"))
 	return fixture{root: root, outside: outside}
 }
 
