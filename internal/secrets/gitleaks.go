@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // GitleaksVersion is the gitleaks release data/gitleaks.toml was copied
@@ -60,7 +60,7 @@ func gitleaksRules() ([]*rule, []*allowlist, error) {
 		return nil, nil, fmt.Errorf("embedded gitleaks rules: SHA-256 %s, want %s for %s", got, gitleaksSHA256, GitleaksVersion)
 	}
 	var f gitleaksFile
-	if _, err := toml.Decode(string(gitleaksTOML), &f); err != nil {
+	if err := toml.Unmarshal(gitleaksTOML, &f); err != nil {
 		return nil, nil, fmt.Errorf("parse embedded gitleaks rules: %w", err)
 	}
 	var global []*allowlist
