@@ -44,4 +44,3 @@ func (g *Guard) ReadBody(w http.ResponseWriter, r *http.Request) (body []byte, o
 
 // MaxBodyBytes is the body limit the guard applies.
 func (g *Guard) MaxBodyBytes() int64 { return g.maxBody }
-
