@@ -104,7 +104,7 @@ func Do(ctx context.Context, args []string, env Env, stdio IO) int {
 
 // help prints every command with its one line, or one command's help.
 func help(_ context.Context, args []string, _ Env, stdio IO) int {
-	if len(args) > 0 {
+	if len(args) > 0 && !isHelpFlag(args[0]) {
 		c, ok := lookupCommand(args[0])
 		if !ok {
 			fmt.Fprintf(stdio.Stderr, "interop-runtime help: unknown command %q\n%s\n", args[0], usageLine())
