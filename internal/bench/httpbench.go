@@ -205,7 +205,9 @@ func LoadHTTP(ctx context.Context, s *HTTPServer, protocol string, sessions, cal
 				}
 				lat = append(lat, Micros(ex.Latency()))
 				var res toolResult
-				var got struct{ Work struct{ ID, Objective string } }
+				var got struct {
+					Work struct{ ID, Objective string }
+				}
 				if json.Unmarshal(ex.Result, &res) != nil || res.IsError {
 					mu.Lock()
 					rep.ToolErrors++
