@@ -7,11 +7,11 @@
 //
 // MCP over HTTP (internal/httpserve) uses it; a read-only web page served
 // beside it can reuse the same Guard and add its own [Credential] (for
-// example an HttpOnly, SameSite=Strict session cookie obtained through a
-// one-time login link), so every route is screened by the same rules:
+// [Cookie] over a [SessionCookie] obtained through a one-time login link),
+// so every route is screened by the same rules:
 //
 //	if !g.Screen(w, r) { return }                       // Host, Origin, rate
-//	if !g.Authorize(w, r, httpguard.Bearer(token), cookie) { return }
+//	if !g.Authorize(w, r, httpguard.Bearer(token), httpguard.Cookie("desk", session)) { return }
 //	body, ok := g.ReadBody(w, r)                        // size and time bound
 //
 // Every refusal is a small JSON object {"error": "<code>"} with the status

@@ -164,19 +164,6 @@ func TestAuthorize(t *testing.T) {
 	}
 }
 
-func TestAuthorizeAcceptsAnyGivenCredential(t *testing.T) {
-	g := New(Options{})
-	cookie := CredentialFunc(func(r *http.Request) bool {
-		c, err := r.Cookie("desk")
-		return err == nil && NewSecret("cookie-value").Matches(c.Value)
-	})
-	r := httptest.NewRequest(http.MethodGet, "/desk", nil)
-	r.AddCookie(&http.Cookie{Name: "desk", Value: "cookie-value"})
-	if !g.Authorize(httptest.NewRecorder(), r, Bearer(NewSecret("t")), cookie) {
-		t.Fatal("a request the cookie credential accepts was refused")
-	}
-}
-
 func TestGenerateToken(t *testing.T) {
 	a, err := GenerateToken()
 	if err != nil {
@@ -308,6 +295,34 @@ func TestTokenFile(t *testing.T) {
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			t.Fatalf("temporary file left behind: %s", e.Name())
+		}
+	}
+}
+
+func TestCookieCredential(t *testing.T) {
+	c := SessionCookie("desk", "v4lue", false)
+	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.Secure {
+		t.Fatalf("cookie %+v", c)
+	}
+	if !strings.Contains(c.String(), "HttpOnly") || !strings.Contains(c.String(), "SameSite=Strict") {
+		t.Fatalf("Set-Cookie %q", c.String())
+	}
+	cred := Cookie("desk", NewSecret("v4lue"))
+	for _, tt := range []struct {
+		cookie *http.Cookie
+		want   bool
+	}{
+		{c, true},
+		{&http.Cookie{Name: "desk", Value: "v4luf"}, false},
+		{&http.Cookie{Name: "other", Value: "v4lue"}, false},
+		{nil, false},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/desk", nil)
+		if tt.cookie != nil {
+			r.AddCookie(tt.cookie)
+		}
+		if got := cred.Verify(r); got != tt.want {
+			t.Errorf("cookie %v: %v, want %v", tt.cookie, got, tt.want)
 		}
 	}
 }
