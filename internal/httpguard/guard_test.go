@@ -326,3 +326,15 @@ func TestCookieCredential(t *testing.T) {
 		}
 	}
 }
+
+func TestAuthorizeAcceptsAnyGivenCredential(t *testing.T) {
+	g := New(Options{})
+	r := httptest.NewRequest(http.MethodGet, "/desk", nil)
+	r.AddCookie(SessionCookie("desk", "cookie-value", false))
+	if !g.Authorize(httptest.NewRecorder(), r, Bearer(NewSecret("t")), Cookie("desk", NewSecret("cookie-value"))) {
+		t.Fatal("a request the cookie credential accepts was refused")
+	}
+	if g.Authorize(httptest.NewRecorder(), r, Bearer(NewSecret("t"))) {
+		t.Fatal("the bearer credential alone accepted a cookie")
+	}
+}
