@@ -151,7 +151,12 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func (r *httpRuntime) connect(t *testing.T) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, nil)
+	return r.connectWith(t, nil)
+}
+
+func (r *httpRuntime) connectWith(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: bearerTransport{r.token}}}, nil)
@@ -426,7 +431,9 @@ func TestHTTPHostRules(t *testing.T) {
 
 // TestHTTPSessionsShareProviderProcesses: two HTTP sessions that both ask
 // Codex for its sessions at once are served by one Codex app-server
-// process, because every session shares the server's one App.
+// process, because every session shares the server's one App; a Codex
+// session one client creates is read by the other, with MCP progress
+// notifications arriving on the call's own SSE stream while it waits.
 func TestHTTPSessionsShareProviderProcesses(t *testing.T) {
 	codex := realpeers.Require(t, realpeers.Codex)
 	fm := fakemodel.New(t)
@@ -449,7 +456,8 @@ func TestHTTPSessionsShareProviderProcesses(t *testing.T) {
 		Set("CODEX_APP_SERVER_COMMAND", wrapper+" app-server --disable plugins").
 		Set("AGENT_INTEROP_HTTP_TOKEN", "shared-token")
 	r := startHTTP(t, nil, env.Environ())
-	a, b := r.connect(t), r.connect(t)
+	progress := newProgressLog()
+	a, b := r.connect(t), r.connectWith(t, &mcp.ClientOptions{ProgressNotificationHandler: progress.handle})
 	if a.ID() == b.ID() {
 		t.Fatalf("two clients got one session %s", a.ID())
 	}
@@ -484,5 +492,28 @@ func TestHTTPSessionsShareProviderProcesses(t *testing.T) {
 	}
 	if n := len(strings.Fields(string(b2))); n != 1 {
 		t.Fatalf("codex app-server started %d times for two HTTP sessions, want 1", n)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	created, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "create_session", Arguments: map[string]any{"provider": "codex", "cwd": t.TempDir(), "title": "http e2e"}})
+	if err != nil || created.IsError {
+		t.Fatalf("create_session: %v %+v", err, created)
+	}
+	var s struct{ NativeID string }
+	structured(t, created, &s)
+	cursor := openEvents(t, b, "codex", s.NativeID) // through the other session
+	params := &mcp.CallToolParams{Name: "read_session_events", Arguments: map[string]any{"provider": "codex", "nativeId": s.NativeID, "afterSequence": cursor, "timeoutMs": 1500}}
+	params.SetProgressToken("http-wait")
+	page, err := b.CallTool(ctx, params)
+	if err != nil || page.IsError {
+		t.Fatalf("read_session_events through the other session: %v %+v", err, page)
+	}
+	if !progress.await("http-wait", 1, 10*time.Second) {
+		t.Fatal("no progress notification reached the HTTP client while read_session_events waited")
+	}
+	b3, _ := os.ReadFile(spawns)
+	if n := len(strings.Fields(string(b3))); n != 1 {
+		t.Fatalf("codex app-server started %d times in all, want 1", n)
 	}
 }
