@@ -50,6 +50,8 @@ type testServer struct {
 	base  string
 	h     *Handler
 	clock *fakeClock
+	stop  context.CancelFunc // ends Serve
+	done  chan error         // Serve's result
 }
 
 type testOptions struct {
@@ -57,6 +59,7 @@ type testOptions struct {
 	serve   ServeOptions
 	token   string
 	noToken bool
+	server  *mcp.Server // echoServer() when nil
 }
 
 // start serves h on a loopback port until the test ends.
@@ -77,7 +80,10 @@ func start(t *testing.T, o testOptions) *testServer {
 	if o.noToken {
 		token = ""
 	}
-	srv := echoServer()
+	srv := o.server
+	if srv == nil {
+		srv = echoServer()
+	}
 	h := NewHandler(Options{
 		MCP:   mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{DisableLocalhostProtection: true}),
 		Guard: httpguard.New(o.guard),
@@ -91,14 +97,17 @@ func start(t *testing.T, o testOptions) *testServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, ln, h, o.serve) }()
+	s := &testServer{h: h, clock: clock, stop: cancel, done: make(chan error, 1)}
+	go func() { err := <-done; s.done <- err; close(s.done) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
+		if err := <-s.done; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	base := "http://" + ln.Addr().String()
-	return &testServer{url: base + "/mcp", base: base, h: h, clock: clock}
+	s.base = "http://" + ln.Addr().String()
+	s.url = s.base + "/mcp"
+	return s
 }
 
 // bearer adds the token to every request of an http.Client.
@@ -408,5 +417,63 @@ func TestNewHTTPServerBoundsReads(t *testing.T) {
 	}
 	if srv.WriteTimeout != 0 || srv.ReadTimeout != 0 {
 		t.Fatalf("WriteTimeout/ReadTimeout would cut off streamed answers: %v %v", srv.WriteTimeout, srv.ReadTimeout)
+	}
+}
+
+// TestShutdownDrainsInFlightCalls: when Serve's context ends, it stops
+// accepting connections but lets a call in flight finish and deliver its
+// answer before it returns.
+func TestShutdownDrainsInFlightCalls(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		close(started)
+		select {
+		case <-release:
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "finished"}}}, nil, nil
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	})
+	s := start(t, testOptions{server: srv})
+	cs := connect(t, s.url, testToken)
+	answer := make(chan string, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{}})
+		if err != nil {
+			answer <- "error: " + err.Error()
+			return
+		}
+		answer <- res.Content[0].(*mcp.TextContent).Text
+	}()
+	<-started
+	s.stop()
+	// The listener closes: a new connection is refused (polled, bounded).
+	addr := strings.TrimPrefix(s.base, "http://")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the server still accepts connections after shutdown began")
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the deadline
+	}
+	select {
+	case err := <-s.done:
+		t.Fatalf("Serve returned (%v) while a call was in flight", err)
+	default:
+	}
+	close(release)
+	if got := <-answer; got != "finished" {
+		t.Fatalf("the in-flight call got %q, want its answer", got)
+	}
+	if err := <-s.done; err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 }
