@@ -167,7 +167,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdio IO) (code int, ok bool) {
 // commandHelp prints a command's synopsis, its line of help and its flags.
 func commandHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	c, _ := lookupCommand(name)
-	fmt.Fprintf(w, "usage: interop-runtime %s %s\n\n%s\n", name, c.args, c.help)
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.TrimSpace("interop-runtime "+name+" "+c.args), c.help)
 	if fs == nil {
 		return
 	}

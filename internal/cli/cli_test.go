@@ -53,7 +53,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 				}
 				continue
 			}
-			if code != 0 || !strings.HasPrefix(out, "usage: interop-runtime "+c.name+" ") || !strings.Contains(out, c.help) {
+			synopsis := strings.TrimSpace("usage: interop-runtime " + c.name + " " + c.args)
+			if code != 0 || !strings.HasPrefix(out, synopsis+"\n") || !strings.Contains(out, c.help) {
 				t.Errorf("%v: exit %d\nstdout %q\nstderr %q", args, code, out, errOut)
 			}
 		}
