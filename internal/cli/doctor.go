@@ -46,12 +46,11 @@ func doctor(ctx context.Context, args []string, env Env, stdio IO) int {
 }
 
 func runDoctor(ctx context.Context, args []string, env Env, stdio IO, seams doctorSeams) int {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
+	fs := newFlagSet("doctor")
 	jsonOut := fs.Bool("json", false, "print the report as compact JSON")
 	timeout := fs.Duration("timeout", doctorpkg.DefaultTimeout, "bound on the whole check, cleanup included")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdio); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime doctor: unexpected argument %q\n", fs.Arg(0))
@@ -110,8 +109,7 @@ func doctorAdapters(env Env, seams doctorSeams) []providers.Adapter {
 // made, but an adapter may start its program to learn what is true now
 // (as list_providers does); everything is stopped before it returns.
 func providersCmd(ctx context.Context, args []string, env Env, stdio IO) int {
-	fs := flag.NewFlagSet("providers", flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
+	fs := newFlagSet("providers")
 	jsonOut := fs.Bool("json", false, "print compact JSON ({\"providers\":[...]}, as list_providers)")
 	timeout := fs.Duration("timeout", 20*time.Second, "bound on the listing")
 	a, code := openForCommand(ctx, fs, args, env, stdio)
@@ -139,8 +137,7 @@ func providersCmd(ctx context.Context, args []string, env Env, stdio IO) int {
 // list_agent_sessions answers, as a table. Each provider's failure is
 // printed on its own; only an unknown provider name is an error.
 func sessions(ctx context.Context, args []string, env Env, stdio IO) int {
-	fs := flag.NewFlagSet("sessions", flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
+	fs := newFlagSet("sessions")
 	provider := fs.String("provider", "", "only this provider: "+strings.Join(providerNames(), ", "))
 	jsonOut := fs.Bool("json", false, "print compact JSON, as list_agent_sessions")
 	timeout := fs.Duration("timeout", 30*time.Second, "bound on the listing")
@@ -239,8 +236,8 @@ func oneLine(s string) string {
 // openForCommand parses a subcommand's flags (no positional arguments) and
 // opens the App; on failure it returns nil and the exit code.
 func openForCommand(ctx context.Context, fs *flag.FlagSet, args []string, env Env, stdio IO) (*app.App, int) {
-	if err := fs.Parse(args); err != nil {
-		return nil, 2
+	if code, ok := parseFlags(fs, args, stdio); !ok {
+		return nil, code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))

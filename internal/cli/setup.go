@@ -1,19 +1,22 @@
 package cli
 
 import (
-	"flag"
+	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/agent-interop/runtime/internal/clientsetup"
+	"github.com/agent-interop/runtime/internal/httpserve"
 )
 
-// setupCmd is `setup claude|opencode|codex|cursor [flags]`: print the
+// setupCommand is `setup claude|opencode|codex|cursor [flags]`: print the
 // client's entry, or write it with --write.
-func setupCmd(args []string, env Env, stdio IO) int {
+func setupCommand(_ context.Context, args []string, env Env, stdio IO) int {
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		return runSetup("setup", clientsetup.Codex, args, env, stdio)
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintln(stdio.Stderr, "usage: interop-runtime setup claude|opencode|codex|cursor [--profile P] [--read-only] [--http] [--url U] [--project] [--command PATH] [--write]")
 		return 2
@@ -26,19 +29,18 @@ func setupCmd(args []string, env Env, stdio IO) int {
 	return runSetup("setup "+args[0], client, args[1:], env, stdio)
 }
 
-// installCmd is 0.3.x's `install [--write]`: the Codex entry.
-func installCmd(args []string, env Env, stdio IO) int {
+// installCommand is 0.3.x's `install [--write]`: the Codex entry.
+func installCommand(_ context.Context, args []string, env Env, stdio IO) int {
 	return runSetup("install", clientsetup.Codex, args, env, stdio)
 }
 
-// cursorSetupCmd is 0.3.x's `cursor-setup [--project] [--read-only] [--write]`.
-func cursorSetupCmd(args []string, env Env, stdio IO) int {
+// cursorSetupCommand is 0.3.x's `cursor-setup [--project] [--read-only] [--write]`.
+func cursorSetupCommand(_ context.Context, args []string, env Env, stdio IO) int {
 	return runSetup("cursor-setup", clientsetup.Cursor, args, env, stdio)
 }
 
 func runSetup(name string, client clientsetup.Client, args []string, env Env, stdio IO) int {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
+	fs := newFlagSet(strings.Fields(name)[0])
 	write := fs.Bool("write", false, "write the entry into the client's configuration (default: print it)")
 	profile := fs.String("profile", "", "tool profile the client gets: minimal, core, freebuff, legacy or full")
 	readOnly := fs.Bool("read-only", false, "give the client the read tools only (INTEROP_READ_ONLY=1 in its environment)")
@@ -46,8 +48,8 @@ func runSetup(name string, client clientsetup.Client, args []string, env Env, st
 	url := fs.String("url", "", "the HTTP endpoint (default http://127.0.0.1:8788/mcp, or AGENT_INTEROP_HTTP_HOST/PORT)")
 	project := fs.Bool("project", false, "Cursor: write <current directory>/.cursor/mcp.json instead of ~/.cursor/mcp.json")
 	command := fs.String("command", "", "the interop-runtime executable the client runs (default: this one)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdio); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: unexpected argument %q\n", name, fs.Arg(0))
@@ -79,7 +81,7 @@ func runSetup(name string, client clientsetup.Client, args []string, env Env, st
 			entry.URL = httpURLFromEnv(env)
 		}
 	} else {
-		exe, err := setupCommand(*command)
+		exe, err := entryExecutable(*command)
 		if err != nil {
 			fmt.Fprintf(stdio.Stderr, "interop-runtime %s: %v\n", name, err)
 			return 1
@@ -137,9 +139,9 @@ func runSetup(name string, client clientsetup.Client, args []string, env Env, st
 	return 0
 }
 
-// setupCommand is the executable the entry runs: the flag, else this
+// entryExecutable is the executable the entry runs: the flag, else this
 // program (symlinks resolved).
-func setupCommand(flagValue string) (string, error) {
+func entryExecutable(flagValue string) (string, error) {
 	exe := flagValue
 	if exe == "" {
 		var err error
@@ -157,32 +159,12 @@ func setupCommand(flagValue string) (string, error) {
 	return abs, nil
 }
 
-func homeDir(env Env) string {
-	if h := env.get("HOME"); h != "" {
-		return h
-	}
-	return env.get("USERPROFILE")
-}
-
 // httpURLFromEnv is the endpoint serve --http would listen on with this
-// environment (host and port variables, canonical names first).
+// environment (httpserve's host and port variables, canonical names first).
 func httpURLFromEnv(env Env) string {
-	pick := func(a, b string) string {
-		if v := env.get(a); v != "" {
-			return v
-		}
-		return env.get(b)
-	}
-	host := pick("AGENT_INTEROP_HTTP_HOST", "FREEBUFF_MCP_HOST")
-	port := pick("AGENT_INTEROP_HTTP_PORT", "FREEBUFF_MCP_PORT")
-	if host == "" && port == "" {
+	c, err := httpserve.ConfigFromEnv(env)
+	if err != nil {
 		return clientsetup.DefaultURL
 	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	if port == "" {
-		port = "8788"
-	}
-	return "http://" + net.JoinHostPort(host, port) + "/mcp"
+	return httpserve.EndpointURL(c.Host, c.Port)
 }

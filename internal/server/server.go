@@ -42,6 +42,8 @@ type Options struct {
 	// initialized notification: start-up work that must not delay
 	// initialize (reconciliation of interrupted sends, provider warm-up).
 	AfterInitialize func(context.Context)
+	// SessionID names each new HTTP session (the SDK's default when nil).
+	SessionID func() string
 }
 
 // Server is one MCP server over one profile.
@@ -77,6 +79,7 @@ func New(opts Options) *Server {
 		Logger:             opts.Logger,
 		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		InitializedHandler: s.initialized,
+		GetSessionID:       opts.SessionID,
 	})
 	s.mcp.AddReceivingMiddleware(s.tools)
 	return s
