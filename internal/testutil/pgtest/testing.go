@@ -1,0 +1,97 @@
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var shared struct {
+	once    sync.Once
+	cluster *Cluster
+	err     error
+}
+
+// Shared returns the test binary's cluster, starting it on first use. When
+// PostgreSQL is not installed the test is skipped with how to install it,
+// except under CI=true, where it fails: CI runs every test.
+func Shared(t testing.TB) *Cluster {
+	t.Helper()
+	shared.once.Do(func() {
+		shared.cluster, shared.err = Start(context.Background(), Options{})
+	})
+	if shared.err != nil {
+		if os.Getenv("CI") == "true" || !strings.Contains(shared.err.Error(), ErrNotInstalled.Error()) {
+			t.Fatalf("PostgreSQL cluster: %v", shared.err)
+		}
+		t.Skipf("PostgreSQL tests skipped: %v", shared.err)
+	}
+	return shared.cluster
+}
+
+// StopShared stops the shared cluster if one was started. Call it from
+// TestMain after m.Run; the server also dies with the test binary.
+func StopShared() {
+	if shared.cluster != nil {
+		_ = shared.cluster.Stop()
+	}
+}
+
+// Main runs the tests and stops the shared cluster: func TestMain(m
+// *testing.M) { os.Exit(pgtest.Main(m)) }.
+func Main(m *testing.M) int {
+	code := m.Run()
+	StopShared()
+	return code
+}
+
+// Database returns the URL of a new, empty database on the shared cluster.
+func Database(t testing.TB) string {
+	t.Helper()
+	c := Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dsn, err := c.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+// DatabaseName returns the database name of a URL made by this package.
+func DatabaseName(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(u.Path, "/")
+}
+
+// Dialects are the subtest names of EachDialect.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+// EachDialect runs f once per store dialect, as subtests "sqlite" (with a
+// new file in t.TempDir) and "postgres" (with a new database on the shared
+// cluster); location is what store.Open and INTEROP_DB take.
+func EachDialect(t *testing.T, f func(t *testing.T, location string)) {
+	t.Helper()
+	t.Run(SQLite, func(t *testing.T) { f(t, filepath.Join(t.TempDir(), "interop.db")) })
+	t.Run(Postgres, func(t *testing.T) { f(t, Database(t)) })
+}
+
+// Describe names a location for a failure message without its password.
+func Describe(location string) string {
+	if u, err := url.Parse(location); err == nil && u.User != nil {
+		return fmt.Sprintf("postgres database %s", strings.TrimPrefix(u.Path, "/"))
+	}
+	return location
+}
