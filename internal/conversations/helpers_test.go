@@ -152,7 +152,13 @@ func openStore(t testing.TB, path string) *store.Store {
 
 func newEnv(t testing.TB, steps ...step) *env {
 	t.Helper()
-	st := openStore(t, filepath.Join(t.TempDir(), "interop.db"))
+	return newEnvAt(t, filepath.Join(t.TempDir(), "interop.db"), steps...)
+}
+
+// newEnvAt is newEnv on the store at location (a file or a PostgreSQL URL).
+func newEnvAt(t testing.TB, location string, steps ...step) *env {
+	t.Helper()
+	st := openStore(t, location)
 	e := &env{st: st, c: st.Client(), clock: newClock(), disp: script(steps...)}
 	e.svc = e.service(e.disp)
 	return e

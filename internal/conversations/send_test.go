@@ -10,6 +10,7 @@ import (
 	"github.com/agent-interop/runtime/ent/message"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // TestSendRoutesToRecipientSession checks the envelope, the options and
@@ -248,7 +249,9 @@ func TestSendRejections(t *testing.T) {
 
 // TestPersistBeforeDispatch checks that the message is recorded, queued
 // and leased for 120 s before the dispatcher is called.
-func TestPersistBeforeDispatch(t *testing.T) {
+func TestPersistBeforeDispatch(t *testing.T) { pgtest.EachDialect(t, testPersistBeforeDispatch) }
+
+func testPersistBeforeDispatch(t *testing.T, location string) {
 	var seen string
 	var e *env
 	st := acceptQueued()
@@ -262,7 +265,7 @@ func TestPersistBeforeDispatch(t *testing.T) {
 		}
 		seen = "ok"
 	}
-	e = newEnv(t, st)
+	e = newEnvAt(t, location, st)
 	id := e.conv(t)
 	if _, err := e.send(t, id, "hi", ""); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,13 @@ import (
 
 func openStore(tb testing.TB) *store.Store {
 	tb.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "interop.db"))
+	return openAt(tb, filepath.Join(tb.TempDir(), "interop.db"))
+}
+
+// openAt opens the store at a location (a file path or a PostgreSQL URL).
+func openAt(tb testing.TB, location string) *store.Store {
+	tb.Helper()
+	st, err := store.Open(context.Background(), location)
 	if err != nil {
 		tb.Fatal(err)
 	}
