@@ -17,6 +17,7 @@ import (
 	"github.com/agent-interop/runtime/internal/app"
 	"github.com/agent-interop/runtime/internal/server"
 	stdiotransport "github.com/agent-interop/runtime/internal/stdio"
+	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/version"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
@@ -45,6 +46,9 @@ commands:
   providers [--json]                  list the providers' capabilities, with reasons and fixes
   sessions [--provider P] [--json]    list the provider sessions (list_agent_sessions)
   version                             print the version
+
+serve, doctor, providers and sessions take --db FILE|postgres://URL (as INTEROP_DB;
+a URL given there must not carry a password: docs/team.md)
 `
 
 // Do runs the command line and returns the exit code.
@@ -102,7 +106,13 @@ func serve(ctx context.Context, args []string, env Env, stdio IO) int {
 	fs.SetOutput(stdio.Stderr)
 	profileFlag := fs.String("profile", "", "tool profile: minimal, core, freebuff, legacy or full")
 	readOnlyFlag := fs.Bool("read-only", false, "serve read tools only (also INTEROP_READ_ONLY=1)")
+	db := dbFlag(fs)
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	env, err := withDB(env, *db)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime serve: %v\n", err)
 		return 2
 	}
 	profile, err := ResolveProfile(*profileFlag, env)
@@ -138,6 +148,31 @@ func serve(ctx context.Context, args []string, env Env, stdio IO) int {
 		return 1
 	}
 	return 0
+}
+
+// dbFlag adds --db, which overrides INTEROP_DB.
+func dbFlag(fs *flag.FlagSet) *string {
+	return fs.String("db", "", "the store: a SQLite file, or a postgres:// URL of a team store (overrides "+store.EnvDB+
+		"; no password here, it would show in the process list)")
+}
+
+// withDB returns env with INTEROP_DB set to db (when given). A PostgreSQL
+// URL carrying a password is refused: command lines are visible to every
+// user of the machine.
+func withDB(env Env, db string) (Env, error) {
+	if db == "" {
+		return env, nil
+	}
+	if store.IsPostgres(db) && store.HasPassword(db) {
+		return nil, fmt.Errorf("--db %s carries a password, which would show in the process list; "+
+			"put the URL in %s, or keep the password in PGPASSFILE (~/.pgpass) or PGPASSWORD", store.RedactDSN(db), store.EnvDB)
+	}
+	return func(key string) (string, bool) {
+		if key == store.EnvDB {
+			return db, true
+		}
+		return env(key)
+	}, nil
 }
 
 func logLevel(env Env) slog.Level {

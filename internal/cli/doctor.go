@@ -50,7 +50,13 @@ func runDoctor(ctx context.Context, args []string, env Env, stdio IO, seams doct
 	fs.SetOutput(stdio.Stderr)
 	jsonOut := fs.Bool("json", false, "print the report as compact JSON")
 	timeout := fs.Duration("timeout", doctorpkg.DefaultTimeout, "bound on the whole check, cleanup included")
+	db := dbFlag(fs)
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	env, err := withDB(env, *db)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime doctor: %v\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -69,7 +75,6 @@ func runDoctor(ctx context.Context, args []string, env Env, stdio IO, seams doct
 		Timeout:         *timeout,
 		ProviderTimeout: providerTimeout,
 	})
-	var err error
 	if *jsonOut {
 		err = doctorpkg.RenderJSON(stdio.Stdout, rep)
 	} else {
@@ -197,9 +202,21 @@ func renderSessions(w io.Writer, list registry.SessionList) error {
 	if len(list.Sessions) == 0 {
 		fmt.Fprintln(tw, "no sessions")
 	} else {
-		fmt.Fprintln(tw, "SESSION\tSTATE\tTITLE\tMODEL\tCWD")
+		hosts := false
 		for _, s := range list.Sessions {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, dash(s.State), dash(clip(s.Title, 48)), dash(s.Model), dash(s.CWD))
+			hosts = hosts || s.Host != ""
+		}
+		if hosts { // a team store: say which machine runs each session
+			fmt.Fprintln(tw, "SESSION\tHOST\tSTATE\tTITLE\tMODEL\tCWD")
+		} else {
+			fmt.Fprintln(tw, "SESSION\tSTATE\tTITLE\tMODEL\tCWD")
+		}
+		for _, s := range list.Sessions {
+			host := ""
+			if hosts {
+				host = dash(s.Host) + "\t"
+			}
+			fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\n", s.ID, host, dash(s.State), dash(clip(s.Title, 48)), dash(s.Model), dash(s.CWD))
 		}
 	}
 	if len(list.ProviderErrors) > 0 {
@@ -239,7 +256,13 @@ func oneLine(s string) string {
 // openForCommand parses a subcommand's flags (no positional arguments) and
 // opens the App; on failure it returns nil and the exit code.
 func openForCommand(ctx context.Context, fs *flag.FlagSet, args []string, env Env, stdio IO) (*app.App, int) {
+	db := dbFlag(fs)
 	if err := fs.Parse(args); err != nil {
+		return nil, 2
+	}
+	env, err := withDB(env, *db)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: %v\n", fs.Name(), err)
 		return nil, 2
 	}
 	if fs.NArg() > 0 {

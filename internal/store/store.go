@@ -452,3 +452,18 @@ func checkTables(path string, tables []string) error {
 	}
 	return nil
 }
+
+// Clock returns the clock the coordination services should stamp records
+// with: the store's clock, cut to the precision the dialect stores
+// (PostgreSQL keeps microseconds), so a record answered right after a write
+// carries the same times as when it is read back later.
+func (s *Store) Clock() Clock {
+	if s.pg != nil {
+		return microClock{s.clock}
+	}
+	return s.clock
+}
+
+type microClock struct{ c Clock }
+
+func (m microClock) Now() time.Time { return m.c.Now().Truncate(time.Microsecond) }
