@@ -84,6 +84,7 @@ func raceChild() int {
 		}()
 	}
 	wg.Wait()
+	fmt.Fprintf(os.Stderr, "race child %d: %d write transactions retried after serialization failures\n", os.Getpid(), st.Retries())
 	enc := json.NewEncoder(os.Stdout)
 	for _, r := range results {
 		_ = enc.Encode(r)

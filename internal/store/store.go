@@ -87,6 +87,7 @@ type Store struct {
 	checkpointDone chan struct{}
 	closeOnce      sync.Once
 	checkpoints    atomic.Int64 // background checkpoints run (for tests)
+	retries        atomic.Int64 // write transactions run again (PostgreSQL)
 
 	mu             sync.Mutex // guards the recovery fields
 	recovery       *Recovery
@@ -365,6 +366,10 @@ func (s *Store) Migrated() bool {
 	}
 	return s.migrated
 }
+
+// Retries reports how many times this Store ran a write transaction again
+// after PostgreSQL aborted it for a serialization failure or a deadlock.
+func (s *Store) Retries() int64 { return s.retries.Load() }
 
 // Check reports whether the store can be used now: on PostgreSQL it
 // connects (checking the schema on a first connection) within ctx and

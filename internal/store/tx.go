@@ -50,6 +50,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
 		if attempt == maxTxAttempts {
 			return &BusyError{Attempts: attempt, Err: err}
 		}
+		s.retries.Add(1)
 		// Full jitter: concurrent losers spread out instead of colliding again.
 		wait := time.Duration(rand.Int64N(int64(min(retryCap, retryBase<<attempt)))) + time.Millisecond
 		select {
