@@ -40,6 +40,7 @@ func TestResolvePath(t *testing.T) {
 		err  string
 	}{
 		{name: "override", env: map[string]string{"INTEROP_DB": "/tmp/x.db", "HOME": "/home/u"}, want: "/tmp/x.db"},
+		{name: "team store URL kept as is", env: map[string]string{"INTEROP_DB": " postgres://app@db:5432/interop ", "HOME": "/home/u"}, want: "postgres://app@db:5432/interop"},
 		{name: "blank override ignored", env: map[string]string{"INTEROP_DB": "", "HOME": "/home/u"}, want: "/home/u/.agent-interop-runtime/interop.db"},
 		{name: "default", env: map[string]string{"HOME": "/home/u"}, want: "/home/u/.agent-interop-runtime/interop.db"},
 		{name: "userprofile", env: map[string]string{"USERPROFILE": "/users/u"}, want: "/users/u/.agent-interop-runtime/interop.db"},
