@@ -88,14 +88,24 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 
 	// The provider layer: adapters connect lazily, on first use, so
 	// opening the App starts no process and touches no network.
+	// On a team store the provider programs (and the agents they run) get
+	// this process's environment without the store's credentials.
+	var childEnv []string
+	var childEnviron func() []string
+	if st.Shared() {
+		childEnv = providerEnv(os.Environ())
+		childEnviron = func() []string { return providerEnv(os.Environ()) }
+	}
 	host := registry.NewHost()
-	a.Freebuff = freebuff.New(freebuff.Config{Env: security.LookupEnv(cfg.Env), Roots: a.Roots, Logger: cfg.Logger})
+	a.Freebuff = freebuff.New(freebuff.Config{Env: security.LookupEnv(cfg.Env), Roots: a.Roots, Logger: cfg.Logger, Environ: childEnviron})
+	oc := opencode.ConfigFromEnv(getenv)
+	oc.ServeEnv = childEnv
 	adapters := []providers.Adapter{
 		freebuff.NewAdapter(a.Freebuff, host),
-		opencode.New(opencode.ConfigFromEnv(getenv), host),
-		codex.New(codex.Config{Host: host, LookupEnv: cfg.Env}),
-		claude.New(claude.Options{Host: host, Getenv: getenv}),
-		cursor.New(cursor.Options{Host: host, Getenv: getenv}),
+		opencode.New(oc, host),
+		codex.New(codex.Config{Host: host, LookupEnv: cfg.Env, Env: childEnv}),
+		claude.New(claude.Options{Host: host, Getenv: getenv, Env: childEnv}),
+		cursor.New(cursor.Options{Host: host, Getenv: getenv, Env: childEnv}),
 	}
 	reg, err := registry.New(st, adapters, registry.Options{Host: machine, Now: clock.Now})
 	if err != nil {
@@ -179,6 +189,25 @@ func (a *App) AfterInitialize(ctx context.Context) {
 // Close stops the provider layer and releases the store.
 func (a *App) Close() error {
 	return errors.Join(a.Events.Close(), a.Delivery.Close(), a.Registry.Close(), a.Store.Close())
+}
+
+// providerEnv is environ without a team store's credentials: INTEROP_DB
+// when its URL carries a password, and PGPASSWORD. The provider programs
+// run agents that read their environment; a password file (PGPASSFILE)
+// stays usable by a runtime such an agent starts.
+func providerEnv(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "PGPASSWORD":
+			continue
+		case name == store.EnvDB && store.IsPostgres(value) && store.HasPassword(value):
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // hostName is this machine's name on a team store: INTEROP_HOST, else the
