@@ -82,7 +82,7 @@ func TestTeamStoreUnreachableAtStartup(t *testing.T) {
 	var status struct {
 		Store struct {
 			Path, Dialect, Host, Error string
-			Reachable              *bool
+			Reachable                  *bool
 		}
 		Notes []string
 	}
@@ -144,7 +144,9 @@ func TestTeamStoreSharedAcrossMachines(t *testing.T) {
 	if ok, text := callJSON(t, alpha, "create_work_item", map[string]any{"objective": "Shared", "acceptanceCriteria": []string{"seen by beta"}}, &work); !ok {
 		t.Fatal(text)
 	}
-	var got struct{ Work struct{ ID, Objective string } }
+	var got struct {
+		Work struct{ ID, Objective string }
+	}
 	if ok, text := callJSON(t, beta, "get_work_item", map[string]any{"workId": work.ID}, &got); !ok || got.Work.Objective != "Shared" {
 		t.Fatalf("beta reading alpha's work item: %s", text)
 	}
