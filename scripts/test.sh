@@ -43,5 +43,9 @@ fi
 step "go test"
 go test -count=1 ./...
 
+step "store-backed suites once more on a PostgreSQL team store (INTEROP_TEST_STORE=postgres)"
+INTEROP_TEST_STORE=postgres go test -count=1 ./internal/workflow ./internal/conversations ./internal/claims \
+	./internal/events ./internal/delivery ./internal/providers/registry
+
 step "fuzz the generated validators against santhosh-tekuri/jsonschema (${FUZZTIME:-60s})"
 go test -run '^$' -fuzz '^FuzzValidators$' -fuzztime "${FUZZTIME:-60s}" -fuzzminimizetime 200x ./internal/catalogtest

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/message"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/providers"
@@ -326,13 +327,13 @@ func TestIdempotencyKeyUniqueInDatabase(t *testing.T) {
 	err := e.c.Message.Create().SetID("message_dup").SetConversationID(id).SetSequence(99).
 		SetSender("codex:a").SetRecipient("claude-code:b").SetText("x").SetCreatedAt(t0).
 		SetIdempotencyKey("k").Exec(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "UNIQUE") {
+	if !ent.IsConstraintError(err) {
 		t.Fatalf("duplicate key insert: %v", err)
 	}
 	err = e.c.Message.Create().SetID("message_dup").SetConversationID(id).SetSequence(1).
 		SetSender("codex:a").SetRecipient("claude-code:b").SetText("x").SetCreatedAt(t0).
 		SetIdempotencyKey("k2").Exec(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "UNIQUE") {
+	if !ent.IsConstraintError(err) {
 		t.Fatalf("duplicate sequence insert: %v", err)
 	}
 }

@@ -46,7 +46,7 @@ type env struct {
 func newEnv(t *testing.T, path string) *env {
 	t.Helper()
 	if path == "" {
-		path = filepath.Join(t.TempDir(), "interop.db")
+		path = pgtest.StoreLocation(t)
 	}
 	st, err := store.Open(context.Background(), path)
 	if err != nil {

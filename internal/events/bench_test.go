@@ -11,11 +11,12 @@ import (
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 func openStore(tb testing.TB) *store.Store {
 	tb.Helper()
-	return openAt(tb, filepath.Join(tb.TempDir(), "interop.db"))
+	return openAt(tb, pgtest.StoreLocation(tb))
 }
 
 // openAt opens the store at a location (a file path or a PostgreSQL URL).

@@ -2,7 +2,6 @@ package pgtest
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,13 +17,18 @@ var shared struct {
 	err     error
 }
 
+// testSettings are the shared test cluster's settings: the tests check
+// what the runtime does when its process or connection dies, never a power
+// loss of the database server, so the server does not flush to disk.
+var testSettings = map[string]string{"fsync": "off", "full_page_writes": "off"}
+
 // Shared returns the test binary's cluster, starting it on first use. When
 // PostgreSQL is not installed the test is skipped with how to install it,
 // except under CI=true, where it fails: CI runs every test.
 func Shared(t testing.TB) *Cluster {
 	t.Helper()
 	shared.once.Do(func() {
-		shared.cluster, shared.err = Start(context.Background(), Options{})
+		shared.cluster, shared.err = Start(context.Background(), Options{Settings: testSettings})
 	})
 	if shared.err != nil {
 		if os.Getenv("CI") == "true" || !strings.Contains(shared.err.Error(), ErrNotInstalled.Error()) {
@@ -88,10 +92,18 @@ func EachDialect(t *testing.T, f func(t *testing.T, location string)) {
 	t.Run(Postgres, func(t *testing.T) { f(t, Database(t)) })
 }
 
-// Describe names a location for a failure message without its password.
-func Describe(location string) string {
-	if u, err := url.Parse(location); err == nil && u.User != nil {
-		return fmt.Sprintf("postgres database %s", strings.TrimPrefix(u.Path, "/"))
+// EnvTestStore set to "postgres" makes StoreLocation hand out PostgreSQL
+// databases, so a package's whole suite runs on a team store
+// (scripts/test.sh runs the store-backed packages once more that way).
+const EnvTestStore = "INTEROP_TEST_STORE"
+
+// StoreLocation is where a test's store lives: a new SQLite file in
+// t.TempDir, or a new database on the shared cluster when
+// INTEROP_TEST_STORE=postgres.
+func StoreLocation(t testing.TB) string {
+	t.Helper()
+	if os.Getenv(EnvTestStore) == Postgres {
+		return Database(t)
 	}
-	return location
+	return filepath.Join(t.TempDir(), "interop.db")
 }
