@@ -361,3 +361,25 @@ func tail(b []byte, n int) string {
 	}
 	return s
 }
+
+// ThrowAwayDatabase starts a cluster with one empty database owned by the
+// application role and returns its URL and the function that stops the
+// cluster (and removes its files). For a benchmark that wants PostgreSQL
+// beside SQLite:
+//
+//	dsn, stop, err := pgtest.ThrowAwayDatabase(ctx, pgtest.Options{})
+//	if err != nil { ... }
+//	defer stop()
+//	st, err := store.Open(ctx, dsn)
+func ThrowAwayDatabase(ctx context.Context, opts Options) (dsn string, stop func() error, err error) {
+	c, err := Start(ctx, opts)
+	if err != nil {
+		return "", nil, err
+	}
+	dsn, err = c.NewDatabase(ctx)
+	if err != nil {
+		_ = c.Stop()
+		return "", nil, err
+	}
+	return dsn, c.Stop, nil
+}
