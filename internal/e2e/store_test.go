@@ -34,7 +34,11 @@ func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 }
 
 func TestCoordinationToolsPersistAcrossRestarts(t *testing.T) {
-	env := isolatedEnv(t)
+	pgtest.EachDialect(t, testCoordinationToolsPersistAcrossRestarts)
+}
+
+func testCoordinationToolsPersistAcrossRestarts(t *testing.T, location string) {
+	env := isolatedEnv(t, "INTEROP_DB="+location)
 	cs := connect(t, []string{"serve", "--profile", "core"}, env)
 	var work struct{ ID string }
 	if ok, text := callJSON(t, cs, "create_work_item", map[string]any{"objective": "Fix the login bug", "acceptanceCriteria": []string{"tests pass"}}, &work); !ok {
