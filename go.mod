@@ -7,12 +7,14 @@ require (
 	entgo.io/ent v0.14.5
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/coder/acp-go-sdk v0.13.0
+	github.com/coregx/ahocorasick v0.3.1
 	github.com/creack/pty v1.1.24
 	github.com/google/go-cmp v0.7.0
 	github.com/google/uuid v1.6.0
 	github.com/invopop/jsonschema v0.14.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/tiktoken-go/tokenizer v0.10.0
 	golang.org/x/sys v0.49.0

@@ -68,7 +68,7 @@ func New(deps Deps) *Handlers {
 		ClaimTools:        ClaimTools{Svc: deps.Claims},
 		ConversationTools: ConversationTools{Svc: deps.Conversations},
 		FreebuffTools:     FreebuffTools{Svc: deps.Freebuff},
-		SessionTools:      SessionTools{Registry: deps.Registry, Delivery: deps.Delivery, Events: deps.Events},
+		SessionTools:      SessionTools{Registry: deps.Registry, Delivery: deps.Delivery, Events: deps.Events, Claims: deps.Claims, Workflow: deps.Workflow},
 		deps:              deps,
 	}
 }

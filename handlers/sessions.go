@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/progress"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
+	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 // SessionTools answers the sessions and session-control tool groups over the
@@ -20,6 +22,10 @@ type SessionTools struct {
 	Registry *registry.Registry
 	Delivery *delivery.Service
 	Events   *events.Hub
+	// Claims and Workflow enforce claims at permission requests (see
+	// permissions.go); without Claims no request is checked.
+	Claims   *claims.Service
+	Workflow *workflow.Service
 }
 
 // watchBeforeSend bounds how long a send waits for the session's event
@@ -40,8 +46,8 @@ type DiffAnswer struct {
 
 // PermissionRequests is the answer of list_permission_requests.
 type PermissionRequests struct {
-	Pending        []providers.PermissionRequest `json:"pending"`
-	ProviderErrors []registry.ProviderError      `json:"providerErrors"`
+	Pending        []PendingPermission      `json:"pending"`
+	ProviderErrors []registry.ProviderError `json:"providerErrors"`
 }
 
 // DeliveryAnswer is the answer of the delivery-logged writes: the receipt
@@ -149,9 +155,13 @@ func (t SessionTools) ListPermissionRequests(ctx context.Context, _ *catalogs.Li
 	if err != nil {
 		return nil, err
 	}
-	out := PermissionRequests{Pending: list.Requests, ProviderErrors: list.ProviderErrors}
-	if out.Pending == nil {
-		out.Pending = []providers.PermissionRequest{}
+	out := PermissionRequests{Pending: make([]PendingPermission, 0, len(list.Requests)), ProviderErrors: list.ProviderErrors}
+	for _, req := range list.Requests {
+		conflicts, err := t.editConflicts(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		out.Pending = append(out.Pending, PendingPermission{PermissionRequest: req, Conflicts: conflicts})
 	}
 	if out.ProviderErrors == nil {
 		out.ProviderErrors = []registry.ProviderError{}
@@ -159,8 +169,13 @@ func (t SessionTools) ListPermissionRequests(ctx context.Context, _ *catalogs.Li
 	return out, nil
 }
 
-// RespondToPermission answers respond_to_permission.
+// RespondToPermission answers respond_to_permission. An allow of a request
+// that would edit a path another session holds an exclusive claim on is
+// refused unless override is set; an override is recorded as evidence.
 func (t SessionTools) RespondToPermission(ctx context.Context, in *catalogs.RespondToPermissionInput) (any, error) {
+	if err := t.checkClaims(ctx, in); err != nil {
+		return nil, err
+	}
 	r, err := t.Delivery.RespondPermission(ctx, delivery.PermissionResponse{
 		Provider: in.Provider, NativeID: in.NativeID, RequestID: in.RequestID, Decision: in.Decision, IdempotencyKey: optString(in.IdempotencyKey),
 	})

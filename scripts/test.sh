@@ -25,6 +25,14 @@ fi
 step "go vet"
 go vet ./...
 
+step "cross-build, vet and compile the tests for Windows and macOS"
+for goos in windows darwin; do
+	GOOS=$goos go build ./...
+	GOOS=$goos go vet ./...
+	# Links every test binary without running it (-exec /bin/true).
+	GOOS=$goos go test -count=1 -run '^$' -exec /bin/true ./... >/dev/null
+done
+
 step "interopgen check (generated code, snapshots, docs, budgets)"
 go run ./cmd/interopgen check
 

@@ -113,6 +113,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, fmt.Errorf("start the provider registry: %w", err)
 	}
 	a.Registry = reg
+	a.Roots.SetWorkspaceLookup(reg.IsWorkspace)
 	a.Delivery = delivery.New(st, reg, delivery.Options{Now: clock.Now})
 	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{Now: clock.Now}), events.HubOptions{Open: reg.Subscribe})
 	host.Attach(a.Delivery, a.Events)

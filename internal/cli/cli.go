@@ -45,6 +45,9 @@ commands:
   doctor [--json] [--timeout D]       check providers (program, handshake, capabilities) and the store
   providers [--json]                  list the providers' capabilities, with reasons and fixes
   sessions [--provider P] [--json]    list the provider sessions (list_agent_sessions)
+  setup claude|opencode|codex|cursor [--profile P] [--read-only] [--http] [--write]   print or write a client's MCP entry
+  install [--write]                   the Codex entry (= setup codex)
+  cursor-setup [--project] [--read-only] [--write]   the Cursor entry (= setup cursor)
   version                             print the version
 
 serve, doctor, providers and sessions take --db FILE|postgres://URL (as INTEROP_DB;
@@ -68,6 +71,12 @@ func Do(ctx context.Context, args []string, env Env, stdio IO) int {
 		return providersCmd(ctx, args, env, stdio)
 	case "sessions":
 		return sessions(ctx, args, env, stdio)
+	case "setup":
+		return setupCmd(args, env, stdio)
+	case "install":
+		return installCmd(args, env, stdio)
+	case "cursor-setup":
+		return cursorSetupCmd(args, env, stdio)
 	case "version", "--version":
 		fmt.Fprintln(stdio.Stdout, version.Version)
 		return 0

@@ -7,12 +7,12 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-interop/runtime/internal/procgroup"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
@@ -116,7 +116,7 @@ func testKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T, location string
 	env := isolatedEnv(t, "INTEROP_DB="+location)
 	cmd := exec.Command(binary, "serve", "--profile", "core")
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Set(cmd)
 	client := mcp.NewClient(&mcp.Implementation{Name: "writer", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -149,7 +149,7 @@ func testKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T, location string
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = procgroup.Kill(cmd.Process.Pid)
 	<-done
 	cs.Close()
 	mu.Lock()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,11 +34,7 @@ var benchData = []byte(`{"threadId":"01a22b15-980c-7983-b68d-47d09f412ced","turn
 // cpuTime is this process's user+system CPU time. The benchmarks report
 // CPU per operation too: on a shared machine wall-clock figures mostly
 // measure the neighbours.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return processCPUTime() }
 
 func reportCPU(b *testing.B, start time.Duration, units float64, unit string) {
 	cpu := cpuTime() - start

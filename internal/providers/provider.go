@@ -188,6 +188,10 @@ type PermissionRequest struct {
 	Options     []PermissionOption `json:"options"`
 	RequestedAt time.Time          `json:"requestedAt"`
 	Detail      any                `json:"detail,omitempty"`
+	// Paths are the files the request would edit, as the provider named
+	// them (absolute, or relative to the session's cwd); empty when the
+	// request edits no file or the provider does not say.
+	Paths []string `json:"paths,omitempty"`
 }
 
 // DiffOptions selects which diff to read; the zero value means the latest turn's.

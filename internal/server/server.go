@@ -19,6 +19,7 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/progress"
+	"github.com/agent-interop/runtime/internal/secrets"
 )
 
 // Name is the MCP server name.
@@ -34,6 +35,9 @@ type Options struct {
 	Version  string
 	Handlers catalogs.Handlers
 	Logger   *slog.Logger
+	// Redactor is the one redactor every answer and tool error passes
+	// through (default: secrets.Default, built on the first call).
+	Redactor func() *secrets.Redactor
 	// AfterInitialize runs once, in its own goroutine, after the client's
 	// initialized notification: start-up work that must not delay
 	// initialize (reconciliation of interrupted sends, provider warm-up).
@@ -60,6 +64,9 @@ type Server struct {
 func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Redactor == nil {
+		opts.Redactor = secrets.Default
 	}
 	s := &Server{opts: opts, entries: opts.Profile.Entries(opts.ReadOnly)}
 	s.byName = make(map[string]mcp.ToolHandler, len(s.entries))
@@ -98,11 +105,11 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 			raw = json.RawMessage("{}")
 		}
 		if len(raw) > MaxArgumentBytes {
-			return toolError(fmt.Sprintf("invalid arguments for %s: arguments are %d bytes; the limit is %d", e.Name, len(raw), MaxArgumentBytes)), nil
+			return s.toolError(fmt.Sprintf("invalid arguments for %s: arguments are %d bytes; the limit is %d", e.Name, len(raw), MaxArgumentBytes)), nil
 		}
 		in, err := e.Decode(raw)
 		if err != nil {
-			return toolError(err.Error()), nil
+			return s.toolError(err.Error()), nil
 		}
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			ctx = progress.With(ctx, func(p, total float64, msg string) {
@@ -112,32 +119,39 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 		out, err := e.Call(ctx, s.opts.Handlers, in)
 		if err != nil {
 			var ni *catalogs.NotImplementedError
+			msg := s.opts.Redactor().String(err.Error())
 			if !errors.As(err, &ni) && ctx.Err() == nil {
-				s.opts.Logger.Debug("tool failed", "tool", e.Name, "err", err)
+				s.opts.Logger.Debug("tool failed", "tool", e.Name, "err", msg)
 			}
-			return toolError(err.Error()), nil
+			return s.toolError(msg), nil
 		}
-		res, err := answer(out, e.Response)
+		res, err := answer(out, e.Response, s.opts.Redactor())
 		if err != nil {
 			s.opts.Logger.Error("tool answer not encodable", "tool", e.Name, "err", err)
-			return toolError(fmt.Sprintf("%s produced an answer that cannot be encoded: %v", e.Name, err)), nil
+			return s.toolError(fmt.Sprintf("%s produced an answer that cannot be encoded: %v", e.Name, err)), nil
 		}
 		return res, nil
 	}
 }
 
-func toolError(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+// toolError is a tool error whose text went through the redactor: provider
+// error texts quote what the provider saw.
+func (s *Server) toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s.opts.Redactor().String(msg)}}}
 }
 
 // answer encodes a handler's value as compact JSON text and as
 // structuredContent (always an object). A legacy alias gets its 0.3.x
-// shape in the text.
-func answer(out any, r catalogs.Response) (*mcp.CallToolResult, error) {
+// shape in the text. This is the choke point of secret redaction: every
+// string of every answer (file text, verification output, diffs, event data,
+// provider texts) passes through red before it leaves, whichever tool built
+// it.
+func answer(out any, r catalogs.Response, red *secrets.Redactor) (*mcp.CallToolResult, error) {
 	body, err := marshal(out)
 	if err != nil {
 		return nil, err
 	}
+	body = red.JSON(body)
 	if len(body) == 0 || body[0] != '{' {
 		return nil, errors.New("answer is not a JSON object")
 	}

@@ -102,3 +102,24 @@ func TestLocalStoreSessionsCarryNoHost(t *testing.T) {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
 }
+
+// TestOtherHostsDirectoriesAreNotWorkspaces: on a team store, a directory
+// another machine's session works in is no approved root on this machine.
+func TestOtherHostsDirectoriesAreNotWorkspaces(t *testing.T) {
+	ctx := context.Background()
+	location := pgtest.Database(t)
+	alpha := newMachine(t, location, "alpha")
+	beta := newMachine(t, location, "beta")
+	s := beta.codex.Session("b1", "on beta")
+	s.CWD = "/srv/beta-only"
+	beta.codex.SetSessions([]providers.Session{s}, nil)
+	if _, err := beta.reg.ListSessions(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := beta.reg.IsWorkspace(ctx, "/srv/beta-only"); err != nil || !ok {
+		t.Fatalf("beta's own session directory: %v, %v", ok, err)
+	}
+	if ok, err := alpha.reg.IsWorkspace(ctx, "/srv/beta-only"); err != nil || ok {
+		t.Fatalf("alpha treats beta's session directory as a workspace: %v, %v", ok, err)
+	}
+}

@@ -404,6 +404,37 @@ func stickyColumn(col string) entsql.Querier {
 	return entsql.Expr("CASE WHEN " + stored + " = '' THEN excluded." + col + " ELSE " + stored + " END")
 }
 
+// IsWorkspace reports whether dir is the working directory of a session
+// some runtime process recorded in the store: such a directory is an
+// approved root for file reads (security.Roots.SetWorkspaceLookup). On a
+// team store only this host's sessions count: another machine's directory
+// names nothing on this one.
+func (r *Registry) IsWorkspace(ctx context.Context, dir string) (bool, error) {
+	if dir == "" {
+		return false, nil
+	}
+	q := r.st.Client().ProviderSession.Query().Where(providersession.Cwd(dir))
+	if r.host != "" {
+		q = q.Where(providersession.Host(r.host))
+	}
+	return q.Exist(ctx)
+}
+
+// Workspace returns the working directory recorded for a session ("" when
+// the session was never seen or reported none).
+func (r *Registry) Workspace(ctx context.Context, provider providers.ID, nativeID string) (string, error) {
+	row, err := r.st.Client().ProviderSession.Query().
+		Where(providersession.Provider(string(provider)), providersession.NativeID(nativeID)).
+		Only(ctx)
+	if ent.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("look up the workspace of %s session %s: %w", provider, nativeID, err)
+	}
+	return row.Cwd, nil
+}
+
 // Route is where an operation on a session goes.
 type Route struct {
 	Provider providers.ID
