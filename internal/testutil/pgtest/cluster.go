@@ -19,7 +19,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -31,6 +30,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agent-interop/runtime/internal/procgroup"
 )
 
 // EnvBinDir overrides where the PostgreSQL server programs are looked up.
@@ -128,7 +129,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
-	cred, err := serverCredential()
+	user, err := serverUser()
 	if err != nil {
 		return nil, err
 	}
@@ -145,18 +146,17 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := os.WriteFile(pwfile, []byte(c.adminPW+"\n"), 0o600); err != nil {
 		return fail(fmt.Errorf("pgtest: %w", err))
 	}
-	if cred != nil {
-		for _, p := range []string{dir, pwfile} {
-			if err := os.Chown(p, int(cred.Uid), int(cred.Gid)); err != nil {
-				return fail(fmt.Errorf("pgtest: hand %s to the server user: %w", p, err))
-			}
+	for _, p := range []string{dir, pwfile} {
+		if err := user.own(p); err != nil {
+			return fail(fmt.Errorf("pgtest: hand %s to the server user: %w", p, err))
 		}
 	}
 	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", c.dataDir(), "-U", "postgres",
 		"--pwfile="+pwfile, "--auth-host=scram-sha-256", "--auth-local=scram-sha-256",
 		"--encoding=UTF8", "--no-locale", "--no-sync", "--no-instructions")
 	initdb.Env = serverEnv()
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+	procgroup.Set(initdb)
+	user.apply(initdb)
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("pgtest: initdb: %v\n%s", err, out))
 	}
@@ -168,7 +168,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			return fail(err)
 		}
 		c.Port = port
-		if lastErr = c.run(ctx, cred, opts.Settings); lastErr == nil {
+		if lastErr = c.run(ctx, user, opts.Settings); lastErr == nil {
 			break
 		}
 		if ctx.Err() != nil {
@@ -188,7 +188,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
 
 // run starts the server on c.Port and waits until it accepts connections.
-func (c *Cluster) run(ctx context.Context, cred *syscall.Credential, settings map[string]string) error {
+func (c *Cluster) run(ctx context.Context, user *osUser, settings map[string]string) error {
 	args := []string{"-D", c.dataDir(), "-h", "127.0.0.1", "-p", strconv.Itoa(c.Port), "-k", c.dir,
 		"-c", "max_connections=200", "-c", "shared_buffers=32MB", "-c", "log_min_messages=warning"}
 	for k, v := range settings {
@@ -202,10 +202,11 @@ func (c *Cluster) run(ctx context.Context, cred *syscall.Credential, settings ma
 	cmd := exec.Command(filepath.Join(c.bin, "postgres"), args...)
 	cmd.Env = serverEnv()
 	cmd.Stdout, cmd.Stderr = logf, logf
-	// The server dies with this process: SIGQUIT (immediate shutdown) when
-	// the thread that started it exits, and that thread lives until the
-	// server has exited.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGQUIT}
+	// The server dies with this process (on Linux): SIGQUIT (immediate
+	// shutdown) when the thread that started it exits, and that thread
+	// lives until the server has exited.
+	procgroup.SetWithParentDeath(cmd, syscall.SIGQUIT)
+	user.apply(cmd)
 	done := make(chan struct{})
 	started := make(chan error, 1)
 	go func() {
@@ -304,7 +305,7 @@ func (c *Cluster) admin(ctx context.Context, db, stmt string) error {
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
 		if c.cmd != nil && c.cmd.Process != nil {
-			_ = c.cmd.Process.Signal(syscall.SIGINT)
+			_ = interrupt(c.cmd.Process)
 			select {
 			case <-c.done:
 			case <-time.After(10 * time.Second):
@@ -315,24 +316,6 @@ func (c *Cluster) Stop() error {
 		c.stopErr = os.RemoveAll(c.dir)
 	})
 	return c.stopErr
-}
-
-// serverCredential is the user the server programs run as: the current
-// one, or "nobody" for root.
-func serverCredential() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup("nobody")
-	if err != nil {
-		return &syscall.Credential{Uid: 65534, Gid: 65534}, nil
-	}
-	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("pgtest: user nobody has ids %s:%s", u.Uid, u.Gid)
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
 func serverEnv() []string {
