@@ -54,7 +54,11 @@ type RuntimeInfo struct {
 	ProfileDescription string
 	ReadOnly           bool
 	Tools              int
-	StorePath          string
+	// StorePath names the store: its file, or a team store's URL without
+	// the password.
+	StorePath string
+	// Host is this machine's name on a team store ("" on a local store).
+	Host string
 }
 
 // New returns handlers over deps.

@@ -20,6 +20,7 @@ import (
 	"github.com/agent-interop/runtime/internal/app"
 	"github.com/agent-interop/runtime/internal/server"
 	stdiotransport "github.com/agent-interop/runtime/internal/stdio"
+	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/version"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
@@ -234,11 +235,17 @@ func runServe(ctx context.Context, args []string, env Env, stdio IO, httpMode bo
 		fs.BoolVar(&f.http, "http", false, "serve Streamable HTTP instead of stdio (as serve-http)")
 	}
 	f.httpFlags.register(fs)
+	db := dbFlag(fs)
 	if code, ok := parseFlags(fs, args, stdio); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: unexpected argument %q\n", name, fs.Arg(0))
+		return 2
+	}
+	env, err := withDB(env, *db)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: %v\n", name, err)
 		return 2
 	}
 	profile, err := ResolveProfile(f.profile, env)
@@ -276,6 +283,31 @@ func runServe(ctx context.Context, args []string, env Env, stdio IO, httpMode bo
 		return 1
 	}
 	return 0
+}
+
+// dbFlag adds --db, which overrides INTEROP_DB.
+func dbFlag(fs *flag.FlagSet) *string {
+	return fs.String("db", "", "the store: a SQLite file, or a postgres:// URL of a team store (overrides "+store.EnvDB+
+		"; no password here, it would show in the process list)")
+}
+
+// withDB returns env with INTEROP_DB set to db (when given). A PostgreSQL
+// URL carrying a password is refused: command lines are visible to every
+// user of the machine.
+func withDB(env Env, db string) (Env, error) {
+	if db == "" {
+		return env, nil
+	}
+	if store.IsPostgres(db) && store.HasPassword(db) {
+		return nil, fmt.Errorf("--db %s carries a password, which would show in the process list; "+
+			"put the URL in %s, or keep the password in PGPASSFILE (~/.pgpass) or PGPASSWORD", store.RedactDSN(db), store.EnvDB)
+	}
+	return func(key string) (string, bool) {
+		if key == store.EnvDB {
+			return db, true
+		}
+		return env(key)
+	}, nil
 }
 
 // runtimeInfo describes the server for get_runtime_status.

@@ -49,8 +49,14 @@ func runDoctor(ctx context.Context, args []string, env Env, stdio IO, seams doct
 	fs := newFlagSet("doctor")
 	jsonOut := fs.Bool("json", false, "print the report as compact JSON")
 	timeout := fs.Duration("timeout", doctorpkg.DefaultTimeout, "bound on the whole check, cleanup included")
+	db := dbFlag(fs)
 	if code, ok := parseFlags(fs, args, stdio); !ok {
 		return code
+	}
+	env, err := withDB(env, *db)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime doctor: %v\n", err)
+		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime doctor: unexpected argument %q\n", fs.Arg(0))
@@ -68,7 +74,6 @@ func runDoctor(ctx context.Context, args []string, env Env, stdio IO, seams doct
 		Timeout:         *timeout,
 		ProviderTimeout: providerTimeout,
 	})
-	var err error
 	if *jsonOut {
 		err = doctorpkg.RenderJSON(stdio.Stdout, rep)
 	} else {
@@ -194,9 +199,21 @@ func renderSessions(w io.Writer, list registry.SessionList) error {
 	if len(list.Sessions) == 0 {
 		fmt.Fprintln(tw, "no sessions")
 	} else {
-		fmt.Fprintln(tw, "SESSION\tSTATE\tTITLE\tMODEL\tCWD")
+		hosts := false
 		for _, s := range list.Sessions {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, dash(s.State), dash(clip(s.Title, 48)), dash(s.Model), dash(s.CWD))
+			hosts = hosts || s.Host != ""
+		}
+		if hosts { // a team store: say which machine runs each session
+			fmt.Fprintln(tw, "SESSION\tHOST\tSTATE\tTITLE\tMODEL\tCWD")
+		} else {
+			fmt.Fprintln(tw, "SESSION\tSTATE\tTITLE\tMODEL\tCWD")
+		}
+		for _, s := range list.Sessions {
+			host := ""
+			if hosts {
+				host = dash(s.Host) + "\t"
+			}
+			fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\n", s.ID, host, dash(s.State), dash(clip(s.Title, 48)), dash(s.Model), dash(s.CWD))
 		}
 	}
 	if len(list.ProviderErrors) > 0 {
@@ -236,8 +253,14 @@ func oneLine(s string) string {
 // openForCommand parses a subcommand's flags (no positional arguments) and
 // opens the App; on failure it returns nil and the exit code.
 func openForCommand(ctx context.Context, fs *flag.FlagSet, args []string, env Env, stdio IO) (*app.App, int) {
+	db := dbFlag(fs)
 	if code, ok := parseFlags(fs, args, stdio); !ok {
 		return nil, code
+	}
+	env, err := withDB(env, *db)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: %v\n", fs.Name(), err)
+		return nil, 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))

@@ -38,6 +38,7 @@ type httpRuntime struct {
 	exited    chan error
 }
 
+// lockedBuffer collects a child's stderr while it runs.
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -10,11 +10,18 @@ import (
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 func openStore(tb testing.TB) *store.Store {
 	tb.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "interop.db"))
+	return openAt(tb, pgtest.StoreLocation(tb))
+}
+
+// openAt opens the store at a location (a file path or a PostgreSQL URL).
+func openAt(tb testing.TB, location string) *store.Store {
+	tb.Helper()
+	st, err := store.Open(context.Background(), location)
 	if err != nil {
 		tb.Fatal(err)
 	}
