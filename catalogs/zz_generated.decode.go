@@ -1915,7 +1915,7 @@ func decodeLegacyPermissionRespond(raw json.RawMessage) (*RespondToPermissionInp
 	path := ""
 	in := func() *RespondToPermissionInput {
 		out := new(RespondToPermissionInput)
-		o := d.Object(v, path, []string{"provider", "nativeId", "requestId", "decision"}, []string{"provider", "nativeId", "requestId", "decision"})
+		o := d.Object(v, path, []string{"provider", "nativeId", "requestId", "decision", "override"}, []string{"provider", "nativeId", "requestId", "decision"})
 		if o == nil {
 			return nil
 		}
@@ -1937,6 +1937,11 @@ func decodeLegacyPermissionRespond(raw json.RawMessage) (*RespondToPermissionInp
 		if x, ok := o["decision"]; ok {
 			if v, ok := d.String(x, argv.Join(path, "decision"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 				out.Decision = v
+			}
+		}
+		if x, ok := o["override"]; ok {
+			if v, ok := d.Bool(x, argv.Join(path, "override")); ok {
+				out.Override = &v
 			}
 		}
 		return out

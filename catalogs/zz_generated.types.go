@@ -1636,14 +1636,15 @@ type RespondToPermissionInput struct {
 	Provider  string `json:"provider,omitempty"`
 	NativeID  string `json:"nativeId,omitempty"`
 	RequestID string `json:"requestId,omitempty"`
-	// An offered option's kind or id, e.g. allow_once.
+	// Option kind/id: allow_once, reject_once, accept, decline, cancel.
 	Decision       string  `json:"decision,omitempty"`
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	Override       *bool   `json:"override,omitempty"`
 }
 
 func decodeRespondToPermissionInput(d *argv.Decoder, v any, path string) *RespondToPermissionInput {
 	out := new(RespondToPermissionInput)
-	o := d.Object(v, path, []string{"provider", "nativeId", "requestId", "decision", "idempotencyKey"}, []string{"provider", "nativeId", "requestId", "decision"})
+	o := d.Object(v, path, []string{"provider", "nativeId", "requestId", "decision", "idempotencyKey", "override"}, []string{"provider", "nativeId", "requestId", "decision"})
 	if o == nil {
 		return nil
 	}
@@ -1670,6 +1671,11 @@ func decodeRespondToPermissionInput(d *argv.Decoder, v any, path string) *Respon
 	if x, ok := o["idempotencyKey"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.IdempotencyKey = &v
+		}
+	}
+	if x, ok := o["override"]; ok {
+		if v, ok := d.Bool(x, argv.Join(path, "override")); ok {
+			out.Override = &v
 		}
 	}
 	return out

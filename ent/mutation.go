@@ -7470,6 +7470,7 @@ type ProviderSessionMutation struct {
 	provider      *string
 	native_id     *string
 	endpoint      *string
+	host          *string
 	cwd           *string
 	title         *string
 	state         *string
@@ -7687,6 +7688,42 @@ func (m *ProviderSessionMutation) ResetEndpoint() {
 	m.endpoint = nil
 }
 
+// SetHost sets the "host" field.
+func (m *ProviderSessionMutation) SetHost(s string) {
+	m.host = &s
+}
+
+// Host returns the value of the "host" field in the mutation.
+func (m *ProviderSessionMutation) Host() (r string, exists bool) {
+	v := m.host
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHost returns the old "host" field's value of the ProviderSession entity.
+// If the ProviderSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProviderSessionMutation) OldHost(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHost is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHost requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHost: %w", err)
+	}
+	return oldValue.Host, nil
+}
+
+// ResetHost resets all changes to the "host" field.
+func (m *ProviderSessionMutation) ResetHost() {
+	m.host = nil
+}
+
 // SetCwd sets the "cwd" field.
 func (m *ProviderSessionMutation) SetCwd(s string) {
 	m.cwd = &s
@@ -7901,7 +7938,7 @@ func (m *ProviderSessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ProviderSessionMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.provider != nil {
 		fields = append(fields, providersession.FieldProvider)
 	}
@@ -7910,6 +7947,9 @@ func (m *ProviderSessionMutation) Fields() []string {
 	}
 	if m.endpoint != nil {
 		fields = append(fields, providersession.FieldEndpoint)
+	}
+	if m.host != nil {
+		fields = append(fields, providersession.FieldHost)
 	}
 	if m.cwd != nil {
 		fields = append(fields, providersession.FieldCwd)
@@ -7940,6 +7980,8 @@ func (m *ProviderSessionMutation) Field(name string) (ent.Value, bool) {
 		return m.NativeID()
 	case providersession.FieldEndpoint:
 		return m.Endpoint()
+	case providersession.FieldHost:
+		return m.Host()
 	case providersession.FieldCwd:
 		return m.Cwd()
 	case providersession.FieldTitle:
@@ -7965,6 +8007,8 @@ func (m *ProviderSessionMutation) OldField(ctx context.Context, name string) (en
 		return m.OldNativeID(ctx)
 	case providersession.FieldEndpoint:
 		return m.OldEndpoint(ctx)
+	case providersession.FieldHost:
+		return m.OldHost(ctx)
 	case providersession.FieldCwd:
 		return m.OldCwd(ctx)
 	case providersession.FieldTitle:
@@ -8004,6 +8048,13 @@ func (m *ProviderSessionMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetEndpoint(v)
+		return nil
+	case providersession.FieldHost:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHost(v)
 		return nil
 	case providersession.FieldCwd:
 		v, ok := value.(string)
@@ -8097,6 +8148,9 @@ func (m *ProviderSessionMutation) ResetField(name string) error {
 		return nil
 	case providersession.FieldEndpoint:
 		m.ResetEndpoint()
+		return nil
+	case providersession.FieldHost:
+		m.ResetHost()
 		return nil
 	case providersession.FieldCwd:
 		m.ResetCwd()

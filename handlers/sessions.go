@@ -6,12 +6,14 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/progress"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
+	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 // SessionTools answers the sessions and session-control tool groups over the
@@ -21,6 +23,10 @@ type SessionTools struct {
 	Registry *registry.Registry
 	Delivery *delivery.Service
 	Events   *events.Hub
+	// Claims and Workflow enforce claims at permission requests (see
+	// permissions.go); without Claims no request is checked.
+	Claims   *claims.Service
+	Workflow *workflow.Service
 }
 
 // watchBeforeSend bounds how long a send waits for the session's event
@@ -38,6 +44,28 @@ type DiffAnswer struct {
 	NativeID string `json:"nativeId"`
 	Diff     any    `json:"diff"`
 }
+
+// PermissionRequests is the answer of list_permission_requests: one page
+// of held requests, each with the claims it would break.
+type PermissionRequests struct {
+	Pending        []PendingPermission      `json:"pending"`
+	ProviderErrors []registry.ProviderError `json:"providerErrors"`
+	NextCursor     string                   `json:"nextCursor,omitempty"`
+
+	page registry.PermissionPage
+}
+
+// PageLen implements paging.Cuttable.
+func (p PermissionRequests) PageLen() int { return len(p.Pending) }
+
+// CutPage implements paging.Cuttable.
+func (p PermissionRequests) CutPage(n int) any {
+	p.NextCursor = p.page.CutPage(n).(registry.PermissionPage).NextCursor
+	p.Pending = p.Pending[:n]
+	return p
+}
+
+var _ paging.Cuttable = PermissionRequests{}
 
 // DeliveryAnswer is the answer of the delivery-logged writes: the receipt
 // (0.3.x OperationReceipt) plus the stored operation's identity.
@@ -147,14 +175,32 @@ func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSess
 }
 
 // ListPermissionRequests answers list_permission_requests: a page of the
-// held requests of every provider or one session, oldest first (never
-// auto-approved).
+// held requests of every provider, oldest first (never auto-approved), each
+// with the claims it would break (looked up for the page only).
 func (t SessionTools) ListPermissionRequests(ctx context.Context, in *catalogs.ListPermissionRequestsInput) (any, error) {
-	return t.Registry.PendingPermissionPage(ctx, registry.PermissionQuery{Limit: in.Limit, Cursor: optString(in.Cursor)})
+	page, err := t.Registry.PendingPermissionPage(ctx, registry.PermissionQuery{Limit: in.Limit, Cursor: optString(in.Cursor)})
+	if err != nil {
+		return nil, err
+	}
+	out := PermissionRequests{Pending: make([]PendingPermission, 0, len(page.Pending)), ProviderErrors: page.ProviderErrors,
+		NextCursor: page.NextCursor, page: page}
+	for _, req := range page.Pending {
+		conflicts, err := t.editConflicts(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		out.Pending = append(out.Pending, PendingPermission{PermissionRequest: req, Conflicts: conflicts})
+	}
+	return out, nil
 }
 
-// RespondToPermission answers respond_to_permission.
+// RespondToPermission answers respond_to_permission. An allow of a request
+// that would edit a path another session holds an exclusive claim on is
+// refused unless override is set; an override is recorded as evidence.
 func (t SessionTools) RespondToPermission(ctx context.Context, in *catalogs.RespondToPermissionInput) (any, error) {
+	if err := t.checkClaims(ctx, in); err != nil {
+		return nil, err
+	}
 	r, err := t.Delivery.RespondPermission(ctx, delivery.PermissionResponse{
 		Provider: in.Provider, NativeID: in.NativeID, RequestID: in.RequestID, Decision: in.Decision, IdempotencyKey: optString(in.IdempotencyKey),
 	})

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh is the project's one test command (README): it installs what the
-# tests need (the pinned provider programs, via npm), then runs every check
-# CI runs. .ci/run calls exactly this script.
+# tests need (the pinned provider programs, via npm; PostgreSQL's server
+# programs, via apt, for the team-store tests), then runs every check CI
+# runs. .ci/run calls exactly this script.
 #
 #   FUZZTIME=60s   how long the validator fuzz target runs (default 60s)
 set -euo pipefail
@@ -12,6 +13,9 @@ step() { printf '\n== %s\n' "$*"; }
 step "install pinned provider programs"
 scripts/install-providers.sh
 
+step "PostgreSQL server programs (team-store tests start throw-away clusters)"
+scripts/install-postgres.sh
+
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files -co --exclude-standard '*.go'))
 if [[ -n "$unformatted" ]]; then
@@ -20,6 +24,14 @@ fi
 
 step "go vet"
 go vet ./...
+
+step "cross-build, vet and compile the tests for Windows and macOS"
+for goos in windows darwin; do
+	GOOS=$goos go build ./...
+	GOOS=$goos go vet ./...
+	# Links every test binary without running it (-exec /bin/true).
+	GOOS=$goos go test -count=1 -run '^$' -exec /bin/true ./... >/dev/null
+done
 
 step "interopgen check (generated code, snapshots, docs, budgets)"
 go run ./cmd/interopgen check
@@ -30,8 +42,18 @@ if [[ -n "$(git status --porcelain -- ent)" ]]; then
 	echo "ent/ drifted from ent/schema; run: go generate ./ent"; git status --short -- ent; exit 1
 fi
 
+step "store DDL is current (schema.sql, schema_postgres.sql)"
+go generate ./internal/store
+if [[ -n "$(git status --porcelain -- internal/store)" ]]; then
+	echo "internal/store DDL drifted from ent/schema; run: go generate ./internal/store"; git status --short -- internal/store; exit 1
+fi
+
 step "go test"
 go test -count=1 ./...
+
+step "store-backed suites once more on a PostgreSQL team store (INTEROP_TEST_STORE=postgres)"
+INTEROP_TEST_STORE=postgres go test -count=1 ./internal/workflow ./internal/conversations ./internal/claims \
+	./internal/events ./internal/delivery ./internal/providers/registry
 
 step "handoff benchmark gate: three tasks on the real providers, zero duplicate sends, deliveries or event reads"
 go run ./cmd/interop-bench check -q

@@ -2,10 +2,11 @@
 // it: it builds the runtime and a minimal go-sdk server, spawns each over
 // stdio many times, and prints the medians of spawn → initialize, tools/list
 // latency and size, trivial-call latency and peak RSS, with every figure's
-// ratio to the minimal server measured in the same run. See
-// docs/benchmarks.md.
+// ratio to the minimal server measured in the same run; it also measures
+// serve-http against stdio and, with -http-load, loads one HTTP server with
+// concurrent sessions. See docs/benchmarks.md.
 //
-//	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-json]
+//	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-http-load] [-json]
 //	go run ./cmd/interop-bench scale [-sizes 1000,10000,100000] [-calls 30] [-json]
 //	go run ./cmd/interop-bench handoff [-json]   |   go run ./cmd/interop-bench check
 package main
@@ -60,6 +61,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "how long to wait for each answer")
 	fs.BoolVar(&c.InitTrace, "inittrace", true, "one extra GODEBUG=inittrace=1 run of each binary for the package init figure")
 	fs.StringVar(&c.Machine, "machine", "", "a description of the machine, printed with the figures")
+	fs.BoolVar(&c.HTTP, "http", true, "also measure serve-http (full profile): a new session per round on one server, the same trivial calls, compared with stdio")
+	load := fs.Bool("http-load", false, "also run the HTTP load test (-load-sessions concurrent sessions × -load-calls get_work_item calls)")
+	fs.IntVar(&c.LoadSessions, "load-sessions", 16, "concurrent sessions of the HTTP load test")
+	fs.IntVar(&c.LoadCalls, "load-calls", 1000, "calls per session of the HTTP load test")
 	dir := fs.String("C", ".", "a directory inside the module to build")
 	jsonOut := fs.Bool("json", false, "print the report as JSON (with every spawn's figures) instead of tables")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
@@ -70,6 +75,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Visit(func(f *flag.Flag) { protocolSet = protocolSet || f.Name == "protocol" })
 	if c.Discover && !protocolSet {
 		c.Protocol = "2026-07-28"
+	}
+	if !*load {
+		c.LoadSessions, c.LoadCalls = 0, 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "interop-bench: unexpected arguments %q\n", fs.Args())

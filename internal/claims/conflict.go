@@ -85,11 +85,14 @@ func overlapping(ctx context.Context, c *ent.Client, q OverlapQuery, now time.Ti
 				ps = append(ps, claim.Not(claim.Or(claim.ResourceEQ(".."),
 					claim.And(claim.ResourceGTE("../"), claim.ResourceLT("..0")))))
 			}
-			if r[0] != "" {
-				ps = append(ps, claim.ResourceGTE(r[0]))
+			switch {
+			case r.loOpen:
+				ps = append(ps, claim.ResourceGT(r.lo))
+			case r.lo != "":
+				ps = append(ps, claim.ResourceGTE(r.lo))
 			}
-			if r[1] != "" {
-				ps = append(ps, claim.ResourceLT(r[1]))
+			if r.hi != "" {
+				ps = append(ps, claim.ResourceLT(r.hi))
 			}
 			with(ps...)
 		}

@@ -196,6 +196,9 @@ func (r recordingStore) Tx(ctx context.Context, fn func(tx *ent.Tx) error) error
 func TestOverlapLookupNeverScansClaims(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
+	if st.Dialect() != dialect.SQLite {
+		t.Skip("asks SQLite for query plans; on PostgreSQL the same statements run against the same indexes")
+	}
 	seedWork(t, st.Client(), "work_a")
 	clock := newClock()
 	err := st.Tx(ctx, func(tx *ent.Tx) error {

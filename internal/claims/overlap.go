@@ -77,14 +77,21 @@ func ancestors(p string) []string {
 	}
 }
 
+// span is a key range of the resource index: lo (exclusive when loOpen)
+// up to hi (exclusive; "" for no bound).
+type span struct {
+	lo     string
+	loOpen bool
+	hi     string
+}
+
 // pathSpans are the index lookups that find every path claim overlapping
 // a path resource p: exact matches of p and of its ancestors that contain
-// it, and key ranges [lo, hi) holding exactly the paths below p. Byte
-// order makes p+"/" .. p+"0" the paths below p ('0' follows '/'); "/"
-// holds "/" .. "0" (without "/" itself); "." holds every relative path:
-// everything before "/" and from "0" on (parent paths are filtered out
-// by the rule).
-func pathSpans(p string) (exact []string, ranges [][2]string) {
+// it, and key ranges holding exactly the paths below p. Byte order makes
+// [p+"/", p+"0") the paths below p ('0' follows '/'); "/" holds ("/", "0");
+// "." holds every relative path: everything before "/" and from "0" on
+// (parent paths are filtered out by the rule).
+func pathSpans(p string) (exact []string, ranges []span) {
 	exact = []string{p}
 	for _, a := range ancestors(p) {
 		if a != p && within(p, a) {
@@ -93,11 +100,11 @@ func pathSpans(p string) (exact []string, ranges [][2]string) {
 	}
 	switch p {
 	case "/":
-		ranges = [][2]string{{"/\x00", "0"}}
+		ranges = []span{{lo: "/", loOpen: true, hi: "0"}}
 	case ".":
-		ranges = [][2]string{{"", "/"}, {"0", ""}}
+		ranges = []span{{hi: "/"}, {lo: "0"}}
 	default:
-		ranges = [][2]string{{p + "/", p + "0"}}
+		ranges = []span{{lo: p + "/", hi: p + "0"}}
 	}
 	return exact, ranges
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	stdsql "database/sql"
-
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/agent-interop/runtime/ent"
@@ -164,44 +162,18 @@ func newestMessages(ctx context.Context, tx *ent.Tx, id string, n int) ([]Messag
 // conversations (one page of them). Trimming turns a conversation's oldest
 // messages into tombstones and sequences are handed out one per message,
 // so the retained messages are the sequences from the first retained one
-// to the conversation's last: one index seek per conversation (all in one
-// statement) instead of counting up to 500 rows each.
+// to the conversation's last: one index seek per conversation instead of
+// counting up to 500 rows each.
 func messageCounts(ctx context.Context, tx *ent.Tx, convs []*ent.Conversation) (map[string]int, error) {
 	out := make(map[string]int, len(convs))
-	if len(convs) == 0 {
-		return out, nil
-	}
-	var q strings.Builder
-	args := make([]any, 0, 2*len(convs))
-	for i, c := range convs {
-		if i > 0 {
-			q.WriteString(" UNION ALL ")
-		}
-		fmt.Fprintf(&q, "SELECT ? AS id, MIN(%s) AS first FROM %s WHERE %s = ? AND %s IS NULL",
-			message.FieldSequence, message.Table, message.FieldConversationID, message.FieldTrimmedAt)
-		args = append(args, c.ID, c.ID)
-	}
-	rows, err := tx.QueryContext(ctx, q.String(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("count messages: %w", err)
-	}
-	defer rows.Close()
-	last := make(map[string]int64, len(convs))
 	for _, c := range convs {
-		last[c.ID] = c.LastSequence
-	}
-	for rows.Next() {
-		var id string
-		var first stdsql.NullInt64
-		if err := rows.Scan(&id, &first); err != nil {
-			return nil, fmt.Errorf("count messages: %w", err)
+		first, err := firstRetained(ctx, tx, c.ID, c.LastSequence)
+		if err != nil {
+			return nil, err
 		}
-		if first.Valid {
-			out[id] = int(last[id] - first.Int64 + 1)
+		if n := c.LastSequence - first + 1; n > 0 {
+			out[c.ID] = int(n)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("count messages: %w", err)
 	}
 	return out, nil
 }

@@ -45,6 +45,7 @@ func (s *Service) Reconcile(ctx context.Context, in ReconcileInput) ([]Reconcile
 	}
 	out := []ReconcileResult{}
 	err := s.tx(ctx, func(tx *ent.Tx) error {
+		out = out[:0] // a team store may run the transaction again
 		where := []predicate.Message{message.Or(
 			message.DeliveryEQ(message.DeliveryDeliveryUnknown),
 			message.And(message.DeliveryEQ(message.DeliveryQueued), message.ReceiptIsNil()),

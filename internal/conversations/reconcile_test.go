@@ -7,6 +7,7 @@ import (
 
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 func observed(key string, accepted bool, status providers.ReceiptStatus) conversations.ObservedReceipt {
@@ -206,8 +207,12 @@ func TestInFlightNotReclassified(t *testing.T) {
 // new service marks expired in-flight sends delivery_unknown and leaves a
 // send still leased by a live process alone.
 func TestReconcileExpiredAtStartup(t *testing.T) {
+	pgtest.EachDialect(t, testReconcileExpiredAtStartup)
+}
+
+func testReconcileExpiredAtStartup(t *testing.T, location string) {
 	ctx := context.Background()
-	e := newEnv(t)
+	e := newEnvAt(t, location)
 	id := e.conv(t)
 	dead := e.interrupted(t, id, "dead", t0.Add(-time.Second))
 	live := e.interrupted(t, id, "live", t0.Add(time.Minute))

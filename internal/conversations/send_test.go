@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/message"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // TestSendRoutesToRecipientSession checks the envelope, the options and
@@ -248,7 +250,9 @@ func TestSendRejections(t *testing.T) {
 
 // TestPersistBeforeDispatch checks that the message is recorded, queued
 // and leased for 120 s before the dispatcher is called.
-func TestPersistBeforeDispatch(t *testing.T) {
+func TestPersistBeforeDispatch(t *testing.T) { pgtest.EachDialect(t, testPersistBeforeDispatch) }
+
+func testPersistBeforeDispatch(t *testing.T, location string) {
 	var seen string
 	var e *env
 	st := acceptQueued()
@@ -262,7 +266,7 @@ func TestPersistBeforeDispatch(t *testing.T) {
 		}
 		seen = "ok"
 	}
-	e = newEnv(t, st)
+	e = newEnvAt(t, location, st)
 	id := e.conv(t)
 	if _, err := e.send(t, id, "hi", ""); err != nil {
 		t.Fatal(err)
@@ -323,13 +327,13 @@ func TestIdempotencyKeyUniqueInDatabase(t *testing.T) {
 	err := e.c.Message.Create().SetID("message_dup").SetConversationID(id).SetSequence(99).
 		SetSender("codex:a").SetRecipient("claude-code:b").SetText("x").SetCreatedAt(t0).
 		SetIdempotencyKey("k").Exec(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "UNIQUE") {
+	if !ent.IsConstraintError(err) {
 		t.Fatalf("duplicate key insert: %v", err)
 	}
 	err = e.c.Message.Create().SetID("message_dup").SetConversationID(id).SetSequence(1).
 		SetSender("codex:a").SetRecipient("claude-code:b").SetText("x").SetCreatedAt(t0).
 		SetIdempotencyKey("k2").Exec(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "UNIQUE") {
+	if !ent.IsConstraintError(err) {
 		t.Fatalf("duplicate sequence insert: %v", err)
 	}
 }

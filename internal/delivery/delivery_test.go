@@ -18,6 +18,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // clock is a settable clock.
@@ -45,7 +46,7 @@ type env struct {
 func newEnv(t *testing.T, path string) *env {
 	t.Helper()
 	if path == "" {
-		path = filepath.Join(t.TempDir(), "interop.db")
+		path = pgtest.StoreLocation(t)
 	}
 	st, err := store.Open(context.Background(), path)
 	if err != nil {
@@ -70,7 +71,11 @@ func queued(ref string) (providers.Receipt, error) {
 }
 
 func TestSendIsRecordedBeforeDispatch(t *testing.T) {
-	e := newEnv(t, "")
+	pgtest.EachDialect(t, testSendIsRecordedBeforeDispatch)
+}
+
+func testSendIsRecordedBeforeDispatch(t *testing.T, location string) {
+	e := newEnv(t, location)
 	ctx := context.Background()
 	e.fake.SendFunc = func(ctx context.Context, nativeID, text string, _ providers.SendOptions) (providers.Receipt, error) {
 		ops, err := e.st.Client().Operation.Query().Where(operation.StatusEQ(operation.StatusQueued)).All(ctx)
@@ -204,7 +209,11 @@ func TestProviderLossMovesQueuedToDeliveryUnknownAndEvidenceResolves(t *testing.
 }
 
 func TestRecoverMarksExpiredLeasesDeliveryUnknown(t *testing.T) {
-	e := newEnv(t, "")
+	pgtest.EachDialect(t, testRecoverMarksExpiredLeasesDeliveryUnknown)
+}
+
+func testRecoverMarksExpiredLeasesDeliveryUnknown(t *testing.T, location string) {
+	e := newEnv(t, location)
 	ctx := context.Background()
 	release := make(chan struct{})
 	started := make(chan struct{})
@@ -294,7 +303,11 @@ func TestRefusedBeforeRecording(t *testing.T) {
 }
 
 func TestTwoProcessesSameKeyDispatchOnce(t *testing.T) {
-	a := newEnv(t, "")
+	pgtest.EachDialect(t, testTwoProcessesSameKeyDispatchOnce)
+}
+
+func testTwoProcessesSameKeyDispatchOnce(t *testing.T, location string) {
+	a := newEnv(t, location)
 	b := newEnv(t, a.path)
 	var sends atomic.Int32
 	send := func(context.Context, string, string, providers.SendOptions) (providers.Receipt, error) {

@@ -101,7 +101,7 @@ func NewLog(st *store.Store, opts LogOptions) *Log {
 		slack:     max(16, r/100),
 		now:       opts.Now,
 		notify:    newNotifier(),
-		stmts:     newStatements(st.DB()),
+		stmts:     newStatements(st.DB(), st.Rebind),
 		trimmed:   map[key]int64{},
 	}
 }

@@ -42,10 +42,11 @@ type fitResult struct {
 }
 
 // fit returns the answer body (compact JSON) of out within budget tokens
-// and the wire cap. A cuttable page over either is cut to its longest
-// prefix that fits (at least one record, which is never cut in part); any
-// other answer is returned as it is.
-func (g *guard) fit(out any, body []byte, budget int) (fitResult, error) {
+// and the wire cap; body is encode(out), and shorter pages are encoded the
+// same way. A cuttable page over either is cut to its longest prefix that
+// fits (at least one record, which is never cut in part); any other answer
+// is returned as it is.
+func (g *guard) fit(out any, body []byte, budget int, encode func(any) ([]byte, error)) (fitResult, error) {
 	res := fitResult{body: body}
 	c, ok := out.(paging.Cuttable)
 	if !ok || budget <= 0 {
@@ -57,7 +58,7 @@ func (g *guard) fit(out any, body []byte, budget int) (fitResult, error) {
 		if b, ok := bodies[k]; ok {
 			return b, nil
 		}
-		b, err := marshal(c.CutPage(k))
+		b, err := encode(c.CutPage(k))
 		if err != nil {
 			return nil, err
 		}

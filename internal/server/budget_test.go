@@ -74,7 +74,7 @@ func TestGuardCutsPagesToTheirBudget(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := g.fit(tt.page, body, tt.budget)
+			res, err := g.fit(tt.page, body, tt.budget, marshal)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +129,7 @@ func TestGuardKeepsAnswersUnderOneMiB(t *testing.T) {
 		p.Records = append(p.Records, record{ID: i, Text: strings.Repeat(`"<&>\`, 10000)})
 	}
 	body, _ := marshal(p)
-	res, err := g.fit(p, body, 8000)
+	res, err := g.fit(p, body, 8000, marshal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,13 +222,13 @@ func BenchmarkGuard(b *testing.B) {
 		{"cut (200 records, 86 KB)", page(200, 400)},
 	} {
 		body, _ := marshal(bc.p)
-		if _, err := g.fit(bc.p, body, 8000); err != nil { // warm the piece cache
+		if _, err := g.fit(bc.p, body, 8000, marshal); err != nil { // warm the piece cache
 			b.Fatal(err)
 		}
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				if _, err := g.fit(bc.p, body, 8000); err != nil {
+				if _, err := g.fit(bc.p, body, 8000, marshal); err != nil {
 					b.Fatal(err)
 				}
 			}

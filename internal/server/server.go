@@ -20,6 +20,7 @@ import (
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/callinfo"
 	"github.com/agent-interop/runtime/internal/progress"
+	"github.com/agent-interop/runtime/internal/secrets"
 	"github.com/agent-interop/runtime/internal/tokens"
 )
 
@@ -36,6 +37,9 @@ type Options struct {
 	Version  string
 	Handlers catalogs.Handlers
 	Logger   *slog.Logger
+	// Redactor is the one redactor every answer and tool error passes
+	// through (default: secrets.Default, built on the first call).
+	Redactor func() *secrets.Redactor
 	// AfterInitialize runs once, in its own goroutine, after the client's
 	// initialized notification: start-up work that must not delay
 	// initialize (reconciliation of interrupted sends, provider warm-up).
@@ -43,6 +47,8 @@ type Options struct {
 	// Tokens counts o200k tokens for the answer budgets; defaults to the
 	// lazily loaded tiktoken-go codec (never loaded at start-up).
 	Tokens tokens.Counter
+	// SessionID names each new HTTP session (the SDK's default when nil).
+	SessionID func() string
 }
 
 // Server is one MCP server over one profile.
@@ -70,6 +76,9 @@ func New(opts Options) *Server {
 	if opts.Tokens == nil {
 		opts.Tokens = tokens.NewO200k()
 	}
+	if opts.Redactor == nil {
+		opts.Redactor = secrets.Default
+	}
 	s := &Server{opts: opts, entries: opts.Profile.Entries(opts.ReadOnly), guard: guard{counter: opts.Tokens}}
 	s.byName = make(map[string]mcp.ToolHandler, len(s.entries))
 	for _, e := range s.entries {
@@ -79,6 +88,7 @@ func New(opts Options) *Server {
 		Logger:             opts.Logger,
 		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		InitializedHandler: s.initialized,
+		GetSessionID:       opts.SessionID,
 	})
 	s.mcp.AddReceivingMiddleware(s.tools)
 	return s
@@ -107,11 +117,11 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 			raw = json.RawMessage("{}")
 		}
 		if len(raw) > MaxArgumentBytes {
-			return toolError(fmt.Sprintf("invalid arguments for %s: arguments are %d bytes; the limit is %d", e.Name, len(raw), MaxArgumentBytes)), nil
+			return s.toolError(fmt.Sprintf("invalid arguments for %s: arguments are %d bytes; the limit is %d", e.Name, len(raw), MaxArgumentBytes)), nil
 		}
 		in, err := e.Decode(raw)
 		if err != nil {
-			return toolError(err.Error()), nil
+			return s.toolError(err.Error()), nil
 		}
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			ctx = progress.With(ctx, func(p, total float64, msg string) {
@@ -124,37 +134,52 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 		out, err := e.Call(ctx, s.opts.Handlers, in)
 		if err != nil {
 			var ni *catalogs.NotImplementedError
+			msg := s.opts.Redactor().String(err.Error())
 			if !errors.As(err, &ni) && ctx.Err() == nil {
-				s.opts.Logger.Debug("tool failed", "tool", e.Name, "err", err)
+				s.opts.Logger.Debug("tool failed", "tool", e.Name, "err", msg)
 			}
-			return toolError(err.Error()), nil
+			return s.toolError(msg), nil
 		}
 		res, err := s.answer(out, e)
 		if err != nil {
 			s.opts.Logger.Error("tool answer not encodable", "tool", e.Name, "err", err)
-			return toolError(fmt.Sprintf("%s produced an answer that cannot be encoded: %v", e.Name, err)), nil
+			return s.toolError(fmt.Sprintf("%s produced an answer that cannot be encoded: %v", e.Name, err)), nil
 		}
 		return res, nil
 	}
 }
 
-func toolError(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+// toolError is a tool error whose text went through the redactor: provider
+// error texts quote what the provider saw.
+func (s *Server) toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s.opts.Redactor().String(msg)}}}
 }
 
 // answer encodes a handler's value as compact JSON text and as
 // structuredContent (always an object), within the tool's answer budget
 // and the wire cap: a page that would pass either is cut short with
 // nextCursor (see guard). A legacy alias gets its 0.3.x shape in the text.
+// This is the choke point of secret redaction: every string of every answer
+// (file text, verification output, diffs, event data, provider texts)
+// passes through the redactor before it leaves, whichever tool built it;
+// the guard measures redacted pages.
 func (s *Server) answer(out any, e *catalogs.Entry) (*mcp.CallToolResult, error) {
-	body, err := marshal(out)
+	red := s.opts.Redactor()
+	encode := func(v any) ([]byte, error) {
+		b, err := marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return red.JSON(b), nil
+	}
+	body, err := encode(out)
 	if err != nil {
 		return nil, err
 	}
 	if len(body) == 0 || body[0] != '{' {
 		return nil, errors.New("answer is not a JSON object")
 	}
-	fit, err := s.guard.fit(out, body, e.Budget)
+	fit, err := s.guard.fit(out, body, e.Budget, encode)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +205,7 @@ func (s *Server) answer(out any, e *catalogs.Entry) (*mcp.CallToolResult, error)
 	}
 	text, structured, err := capWire(text, body)
 	if err != nil {
-		return toolError(fmt.Sprintf("%s: %v", e.Name, err)), nil
+		return s.toolError(fmt.Sprintf("%s: %v", e.Name, err)), nil
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
 	if structured != nil {

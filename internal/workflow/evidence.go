@@ -58,6 +58,7 @@ func (s *Service) AddEvidenceBatch(ctx context.Context, in []AddEvidenceInput) (
 	now := s.now()
 	out := make([]Evidence, 0, len(in))
 	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
+		out = out[:0] // a team store may run the transaction again
 		rows, err := s.insertEvidenceBulk(ctx, tx, recs, now)
 		if err != nil {
 			return err

@@ -3,13 +3,13 @@ package workflow
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // frozenClock never moves unless told to.
@@ -56,8 +56,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, mod ...func(*Options)) *fixture {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "interop.db")
-	st, err := store.Open(context.Background(), path)
+	st, err := store.Open(context.Background(), pgtest.StoreLocation(t))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

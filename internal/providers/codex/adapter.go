@@ -45,6 +45,8 @@ type Adapter struct {
 	lastTry time.Time
 	threads map[string]*thread
 	perms   map[string]*permission // by public request id
+	// itemPaths are the files of recent fileChange items, by item id.
+	itemPaths map[string][]string
 }
 
 // generation is one connection to one app-server process.

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/procgroup"
 )
 
 // Endpoint sources, in the order they are tried.
@@ -142,7 +144,7 @@ func (a *Adapter) resolve(ctx context.Context) (*endpoint, error) {
 		if ep := a.scan(ctx, seen); ep != nil {
 			return ep, nil
 		}
-		tried = append(tried, "loopback listeners in "+strings.Join(a.cfg.ProcNetFiles, ", "))
+		tried = append(tried, listenerSource(a.cfg.ProcNetFiles))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("looking for an OpenCode server: %w", err)
@@ -180,7 +182,7 @@ type candidate struct {
 func (a *Adapter) scan(ctx context.Context, skip map[string]bool) *endpoint {
 	const maxProbes, parallel = 64, 8
 	var cands []candidate
-	for _, c := range listeningLoopback(a.cfg.ProcNetFiles) {
+	for _, c := range loopbackListeners(ctx, a.cfg.ProcNetFiles) {
 		if !skip[c.base] && len(cands) < maxProbes {
 			cands = append(cands, c)
 		}
@@ -306,14 +308,14 @@ func (m *managedServer) alive() bool {
 func (m *managedServer) stop() {
 	m.once.Do(func() {
 		pgid := m.cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		_ = procgroup.Terminate(pgid)
 		t := time.NewTimer(3 * time.Second)
 		defer t.Stop()
 		select {
 		case <-m.exited:
 		case <-t.C:
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = procgroup.Kill(pgid)
 		<-m.exited
 	})
 }
@@ -387,7 +389,7 @@ func (a *Adapter) startOnce(ctx context.Context, program string) (*endpoint, err
 	cmd.Env = env
 	out := &tailBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	procgroup.SetWithParentDeath(cmd, syscall.SIGTERM)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", program, err)
 	}

@@ -7,10 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/procgroup"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
@@ -358,7 +358,7 @@ func TestRealAutoStartAndRestart(t *testing.T) {
 	a.epMu.Lock()
 	m := a.managed
 	a.epMu.Unlock()
-	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+	_ = procgroup.Kill(m.cmd.Process.Pid)
 	<-m.exited
 
 	// The next call starts a new server, which finds the session in the
