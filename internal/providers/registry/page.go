@@ -41,6 +41,7 @@ type SessionPage struct {
 	NextCursor     string              `json:"nextCursor,omitempty"`
 
 	filter paging.Filter
+	host   string // this runtime's host on a team store
 }
 
 // PageLen implements paging.Cuttable.
@@ -50,7 +51,11 @@ func (p SessionPage) PageLen() int { return len(p.Sessions) }
 func (p SessionPage) CutPage(n int) any {
 	last := p.Sessions[n-1]
 	p.Sessions = p.Sessions[:n]
-	p.NextCursor = paging.Encode(toolSessions, p.filter, string(last.Provider), last.NativeID)
+	if p.host != "" && last.Host != "" && last.Host != p.host {
+		p.NextCursor = paging.Encode(toolSessions, p.filter, remoteKey, last.ID)
+	} else {
+		p.NextCursor = paging.Encode(toolSessions, p.filter, string(last.Provider), last.NativeID)
+	}
 	return p
 }
 
@@ -77,13 +82,20 @@ func (r *Registry) ListSessionPage(ctx context.Context, q SessionQuery) (Session
 		}
 		ids = []providers.ID{id}
 	}
-	afterNative := ""
+	all := ids
+	afterNative, inRemote := "", false
 	if keys != nil {
 		at := slices.Index(ids, providers.ID(keys[0]))
-		if at < 0 || keys[1] == "" {
+		inRemote = keys[0] == remoteKey && r.host != ""
+		if (at < 0 && !inRemote) || keys[1] == "" {
 			return SessionPage{}, paging.Invalid(toolSessions, "cursor", "is malformed; pass nextCursor back unchanged or omit cursor")
 		}
-		ids, afterNative = ids[at:], keys[1]
+		afterNative = keys[1]
+		if inRemote {
+			ids = nil
+		} else {
+			ids = ids[at:]
+		}
 	}
 	type result struct {
 		sessions []providers.Session
@@ -109,7 +121,7 @@ func (r *Registry) ListSessionPage(ctx context.Context, q SessionQuery) (Session
 		}()
 	}
 	wg.Wait()
-	out := SessionPage{Sessions: []providers.Session{}, ProviderErrors: []ProviderError{}, filter: f}
+	out := SessionPage{Sessions: []providers.Session{}, ProviderErrors: []ProviderError{}, filter: f, host: r.host}
 	more := false
 	for i, res := range results {
 		if res.err != nil {
@@ -146,9 +158,40 @@ func (r *Registry) ListSessionPage(ctx context.Context, q SessionQuery) (Session
 	if more {
 		last := out.Sessions[len(out.Sessions)-1]
 		out.NextCursor = paging.Encode(toolSessions, f, string(last.Provider), last.NativeID)
+		return out, nil
+	}
+	if r.host == "" {
+		return out, nil
+	}
+	// On a team store the sessions other hosts recorded follow the local
+	// ones (most recently seen first, bounded as ListSessions bounds them).
+	remote, err := r.remoteSessions(ctx, all, out.Sessions)
+	if err != nil {
+		return SessionPage{}, err
+	}
+	after := ""
+	if inRemote && afterNative != remoteStart {
+		after = afterNative
+	}
+	page, more, found := paging.AfterKey(remote, func(s providers.Session) string { return s.ID }, after, limit-len(out.Sessions))
+	if !found {
+		return SessionPage{}, paging.Stale(toolSessions)
+	}
+	out.Sessions = append(out.Sessions, page...)
+	switch {
+	case more && len(page) > 0:
+		out.NextCursor = paging.Encode(toolSessions, f, remoteKey, page[len(page)-1].ID)
+	case more: // the local sessions filled the page
+		out.NextCursor = paging.Encode(toolSessions, f, remoteKey, remoteStart)
 	}
 	return out, nil
 }
+
+// remoteStart is the cursor key of the first session of other hosts.
+const remoteStart = "^"
+
+// remoteKey is the cursor's provider key for the sessions of other hosts.
+const remoteKey = "~other-hosts"
 
 // PermissionQuery pages list_permission_requests.
 type PermissionQuery struct {
