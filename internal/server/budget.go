@@ -22,12 +22,16 @@ const wireOverhead = 1024
 
 // guard keeps answers within their token budget and the wire cap.
 //
-// Counting o200k tokens costs about 0.1-0.2 ms per KiB, so it is done only
-// when the budget is reachable: a token is at least one byte, so an answer
-// of at most budget bytes is within budget without counting. Only a page
-// larger than that is counted, and only a page over its budget is cut: by
-// bytes first (free), then from the measured bytes-per-token ratio, with
-// the candidate counted once more to make the cut exact.
+// Counting o200k tokens costs about 0.02-0.03 ms per KiB, so it is done
+// only when the budget is reachable: a token is at least one byte, so an
+// answer of at most budget bytes is within budget without counting. Only a
+// page larger than that is counted, and only a page over its budget is
+// cut. Encoding a shorter page (with redaction) costs about as much as
+// counting it, so the cut probes few prefixes: records of one page are
+// alike in size, so the prefix that fits a size is found by interpolation
+// (two or three encodings; bisection takes over for very uneven records),
+// at a size taken from the page's measured bytes per token, and the
+// candidate is counted to make the cut exact.
 type guard struct {
 	counter tokens.Counter
 }
@@ -37,15 +41,16 @@ type fitResult struct {
 	body []byte
 	// cut reports a page cut short by the guard.
 	cut bool
-	// counted is how many times the guard ran the tokenizer.
-	counted int
+	// counted is how many times the guard ran the tokenizer, encoded how
+	// many shorter pages it encoded.
+	counted, encoded int
 }
 
 // fit returns the answer body (compact JSON) of out within budget tokens
 // and the wire cap; body is encode(out), and shorter pages are encoded the
-// same way. A cuttable page over either is cut to its longest prefix that
-// fits (at least one record, which is never cut in part); any other answer
-// is returned as it is.
+// same way. A cuttable page over either is cut to a prefix that fits (at
+// least one record, which is never cut in part), close to the longest
+// one; any other answer is returned as it is.
 func (g *guard) fit(out any, body []byte, budget int, encode func(any) ([]byte, error)) (fitResult, error) {
 	res := fitResult{body: body}
 	c, ok := out.(paging.Cuttable)
@@ -58,6 +63,7 @@ func (g *guard) fit(out any, body []byte, budget int, encode func(any) ([]byte, 
 		if b, ok := bodies[k]; ok {
 			return b, nil
 		}
+		res.encoded++
 		b, err := encode(c.CutPage(k))
 		if err != nil {
 			return nil, err
@@ -68,9 +74,9 @@ func (g *guard) fit(out any, body []byte, budget int, encode func(any) ([]byte, 
 	if !wireFits(body) && n > 1 {
 		// Over the wire cap: nothing longer than the longest prefix under
 		// it can fit, so the search below starts from that prefix.
-		k, err := largest(1, n-1, func(k int) (bool, error) {
+		k, err := longest(n, wireSize(body), MaxAnswerBytes, func(k int) (int, error) {
 			b, err := page(k)
-			return err == nil && wireFits(b), err
+			return wireSize(b), err
 		})
 		if err != nil {
 			return res, err
@@ -83,44 +89,46 @@ func (g *guard) fit(out any, body []byte, budget int, encode func(any) ([]byte, 
 	if err != nil || within || n <= 1 {
 		return res, err
 	}
-	// The longest prefix that fits by bytes alone needs no counting.
-	best, err := largest(1, n-1, func(k int) (bool, error) {
+	// Aim at a size a little under the budget from the page's bytes per
+	// token; count the candidate and aim lower if it is still over.
+	ratio := float64(tok) / float64(len(body))
+	for attempt := 0; attempt < 3; attempt++ {
+		target := float64(budget) * (0.97 - 0.05*float64(attempt)) / ratio
+		k, err := longest(n, len(body), int(target), func(k int) (int, error) {
+			b, err := page(k)
+			return len(b), err
+		})
+		if err != nil {
+			return res, err
+		}
+		if k < 1 {
+			break
+		}
+		b, _ := page(k)
+		if len(b) <= budget {
+			res.body, res.cut = b, true // within budget by bytes alone
+			return res, nil
+		}
+		t, err := g.count(b, &res)
+		if err != nil {
+			return res, err
+		}
+		if t <= budget {
+			res.body, res.cut = b, true
+			return res, nil
+		}
+		ratio = float64(t) / float64(len(b))
+	}
+	// Text that tokenizes far worse than the page's average: the longest
+	// prefix within budget by bytes alone needs no count.
+	k, err := longest(n, len(body), budget, func(k int) (int, error) {
 		b, err := page(k)
-		return err == nil && len(b) <= budget && wireFits(b), err
+		return len(b), err
 	})
 	if err != nil {
 		return res, err
 	}
-	// With the page's measured bytes per token, try a longer prefix and
-	// count it; shrink by the ratio until it fits (a few counts at most).
-	if tok > 0 {
-		ratio := float64(tok) / float64(len(body))
-		for attempt := 0; attempt < 3; attempt++ {
-			target := float64(budget) * (0.97 - 0.04*float64(attempt))
-			k, err := largest(best+1, n-1, func(k int) (bool, error) {
-				b, err := page(k)
-				return err == nil && float64(len(b))*ratio <= target && wireFits(b), err
-			})
-			if err != nil {
-				return res, err
-			}
-			if k <= best {
-				break
-			}
-			b, _ := page(k)
-			t, err := g.count(b, &res)
-			if err != nil {
-				return res, err
-			}
-			if t <= budget {
-				best = k
-				break
-			}
-			ratio = float64(t) / float64(len(b))
-		}
-	}
-	best = max(best, 1)
-	b, err := page(best)
+	b, err := page(max(k, 1))
 	if err != nil {
 		return res, err
 	}
@@ -154,23 +162,31 @@ func (g *guard) count(b []byte, res *fitResult) (int, error) {
 	return n, nil
 }
 
-// largest is the largest k in lo..hi for which ok(k) holds, assuming ok is
-// monotone (true up to some k, false after); lo-1 when none.
-func largest(lo, hi int, ok func(int) (bool, error)) (int, error) {
-	best := lo - 1
-	for lo <= hi {
-		mid := (lo + hi) / 2
-		yes, err := ok(mid)
+// longest is the largest k in 1..n-1 whose prefix page has size(k) ≤
+// limit, 0 when none; size(n) is sizeN, over limit, and size grows with k.
+// It probes where the size line between the known bounds crosses limit
+// (records of one page are alike, so that is the answer or next to it)
+// and bisects after three probes, so uneven records cost log2(n) more.
+func longest(n, sizeN, limit int, size func(int) (int, error)) (int, error) {
+	lo, hi := 0, n
+	sLo, sHi := 0, sizeN
+	for probes := 0; hi-lo > 1; probes++ {
+		k := (lo + hi) / 2
+		if probes < 3 && sHi > sLo {
+			k = lo + int(float64(hi-lo)*float64(limit-sLo)/float64(sHi-sLo))
+		}
+		k = min(max(k, lo+1), hi-1)
+		s, err := size(k)
 		if err != nil {
 			return 0, err
 		}
-		if yes {
-			best, lo = mid, mid+1
+		if s <= limit {
+			lo, sLo = k, s
 		} else {
-			hi = mid - 1
+			hi, sHi = k, s
 		}
 	}
-	return best, nil
+	return lo, nil
 }
 
 // wireFits reports whether an answer whose body is b fits the wire cap. A
