@@ -162,15 +162,18 @@ func (g *guard) count(b []byte, res *fitResult) (int, error) {
 	return n, nil
 }
 
-// longest is the largest k in 1..n-1 whose prefix page has size(k) ≤
-// limit, 0 when none; size(n) is sizeN, over limit, and size grows with k.
-// It probes where the size line between the known bounds crosses limit
-// (records of one page are alike, so that is the answer or next to it)
-// and bisects after three probes, so uneven records cost log2(n) more.
+// longest is a k in 1..n-1 whose prefix page has size(k) ≤ limit, 0 when
+// none; size(n) is sizeN, over limit, and size grows with k. It probes
+// where the size line between the known bounds crosses limit (records of
+// one page are alike, so that is the answer or next to it) and bisects
+// after three probes, so uneven records cost log2(n) more. A prefix within
+// an average record of limit is taken as it is: one more record would
+// pass limit or as good as, and proving which costs another encoding.
 func longest(n, sizeN, limit int, size func(int) (int, error)) (int, error) {
 	lo, hi := 0, n
 	sLo, sHi := 0, sizeN
-	for probes := 0; hi-lo > 1; probes++ {
+	slack := sizeN / n
+	for probes := 0; hi-lo > 1 && (lo == 0 || limit-sLo >= slack); probes++ {
 		k := (lo + hi) / 2
 		if probes < 3 && sHi > sLo {
 			k = lo + int(float64(hi-lo)*float64(limit-sLo)/float64(sHi-sLo))
