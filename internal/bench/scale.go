@@ -140,7 +140,7 @@ func scaleCalls() []scaleCall {
 	}
 }
 
-// RunScale seeds one store per size, spawns the built runtime on it (full
+// RunScale seeds one store per size, spawns the built runtime on each (full
 // profile, isolated environment, no provider program on PATH) and
 // measures every call shape through MCP.
 func RunScale(ctx context.Context, c ScaleConfig) (*ScaleReport, error) {
@@ -175,10 +175,6 @@ func RunScale(ctx context.Context, c ScaleConfig) (*ScaleReport, error) {
 	}
 	for _, n := range c.Sizes {
 		dir := filepath.Join(tmp, fmt.Sprint("n", n))
-		env, err := IsolatedEnv(dir)
-		if err != nil {
-			return nil, err
-		}
 		fmt.Fprintf(progress, "seeding %d of each record kind…\n", n)
 		start := time.Now()
 		sd, err := SeedStore(ctx, filepath.Join(dir, "interop.db"), n, time.Now(), progress)
@@ -189,79 +185,109 @@ func RunScale(ctx context.Context, c ScaleConfig) (*ScaleReport, error) {
 		if fi, err := os.Stat(filepath.Join(dir, "interop.db")); err == nil {
 			size.StoreMiB = Figure(MiB(fi.Size()))
 		}
-		if err := measureSize(ctx, c, runtimeBin, env, dir, &size, counter, budgets, progress); err != nil {
-			return nil, fmt.Errorf("size %d: %w", n, err)
-		}
 		rep.Sizes = append(rep.Sizes, size)
+	}
+	if err := measureSizes(ctx, c, runtimeBin, tmp, rep.Sizes, counter, budgets, progress); err != nil {
+		return nil, err
 	}
 	rep.check()
 	return rep, nil
 }
 
-func measureSize(ctx context.Context, c ScaleConfig, bin string, env []string, dir string, size *ScaleSize, counter Counter, budgets map[string]int, progress io.Writer) error {
-	t := Target{Name: fmt.Sprintf("full on %d", size.N), Path: bin, Args: []string{"serve", "--profile", "full"}}
-	o := SpawnOptions{Env: env, Dir: dir, Protocol: "2025-06-18", Timeout: c.Timeout}
-	p, err := startProcess(t, o)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = p.stop(ctx, min(o.Timeout, stopGrace)) }()
-	if _, err := p.initialize(ctx, o); err != nil {
-		return fmt.Errorf("initialize: %w%s", err, p.diagnosis())
-	}
-	if err := p.conn.Notify("notifications/initialized", nil); err != nil {
-		return err
+// scaleServer is the runtime spawned on one size's store.
+type scaleServer struct {
+	size *ScaleSize
+	p    *process
+	lat  []float64
+	cpu  time.Duration
+	last json.RawMessage
+}
+
+// measureSizes spawns one server per size and measures every call shape
+// on all of them in turn, one call each per round, so a burst of load from
+// elsewhere on the machine falls on every size alike and the ratio of
+// sizes stays fair.
+func measureSizes(ctx context.Context, c ScaleConfig, bin, tmp string, sizes []ScaleSize, counter Counter, budgets map[string]int, progress io.Writer) error {
+	servers := make([]*scaleServer, len(sizes))
+	for j := range sizes {
+		size := &sizes[j]
+		dir := filepath.Join(tmp, fmt.Sprint("n", size.N))
+		env, err := IsolatedEnv(dir)
+		if err != nil {
+			return err
+		}
+		t := Target{Name: fmt.Sprintf("full on %d", size.N), Path: bin, Args: []string{"serve", "--profile", "full"}}
+		o := SpawnOptions{Env: env, Dir: dir, Protocol: "2025-06-18", Timeout: c.Timeout}
+		p, err := startProcess(t, o)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = p.stop(ctx, min(o.Timeout, stopGrace)) }()
+		if _, err := p.initialize(ctx, o); err != nil {
+			return fmt.Errorf("size %d: initialize: %w%s", size.N, err, p.diagnosis())
+		}
+		if err := p.conn.Notify("notifications/initialized", nil); err != nil {
+			return err
+		}
+		servers[j] = &scaleServer{size: size, p: p}
 	}
 	i := 0
 	for _, sc := range scaleCalls() {
-		fmt.Fprintf(progress, "  n=%d %s…\n", size.N, sc.label)
-		row := ScaleRow{Label: sc.label, Tool: sc.tool, Budget: budgets[sc.tool], Provider: sc.provider}
-		var lat []float64
-		var cpu time.Duration
-		var last json.RawMessage
+		fmt.Fprintf(progress, "  %s…\n", sc.label)
+		for _, s := range servers {
+			s.lat, s.cpu, s.last = nil, 0, nil
+		}
 		for k := 0; k < c.Warmup+c.Calls; k++ {
 			i++
-			args := sc.args(size.Seed, i)
-			if args == nil {
-				args = map[string]any{}
+			for _, s := range servers {
+				args := sc.args(s.size.Seed, i)
+				if args == nil {
+					args = map[string]any{}
+				}
+				pid := s.p.cmd.Process.Pid
+				before, _ := ProcessCPU(pid)
+				ex, err := s.p.call(ctx, c.Timeout, "tools/call", map[string]any{"name": sc.tool, "arguments": args})
+				after, _ := ProcessCPU(pid)
+				if err != nil {
+					return fmt.Errorf("size %d: %s: %w%s", s.size.N, sc.label, err, s.p.diagnosis())
+				}
+				if k < c.Warmup {
+					continue
+				}
+				s.lat = append(s.lat, Micros(ex.Latency()))
+				s.cpu += after - before
+				s.last = ex.Result
 			}
-			before, _ := ProcessCPU(p.cmd.Process.Pid)
-			ex, err := p.call(ctx, c.Timeout, "tools/call", map[string]any{"name": sc.tool, "arguments": args})
-			after, _ := ProcessCPU(p.cmd.Process.Pid)
+		}
+		for _, s := range servers {
+			row := ScaleRow{Label: sc.label, Tool: sc.tool, Budget: budgets[sc.tool], Provider: sc.provider}
+			row.P50Us, row.P99Us = Figure(Percentile(s.lat, 50)), Figure(Percentile(s.lat, 99))
+			row.CPUUs = Figure(Micros(s.cpu) / float64(c.Calls))
+			if runtime.GOOS != "linux" {
+				row.CPUUs = Figure(math.NaN())
+			}
+			text, isErr, err := toolText(s.last)
 			if err != nil {
-				return fmt.Errorf("%s: %w%s", sc.label, err, p.diagnosis())
+				return fmt.Errorf("size %d: %s: %w", s.size.N, sc.label, err)
 			}
-			if k < c.Warmup {
-				continue
+			if isErr {
+				row.Error = truncate([]byte(text), 160)
 			}
-			lat = append(lat, Micros(ex.Latency()))
-			cpu += after - before
-			last = ex.Result
+			row.Bytes = len(text)
+			if row.Tokens, err = counter.Count(text); err != nil {
+				return err
+			}
+			row.NextCursor = strings.Contains(text, `"nextCursor":`)
+			s.size.Rows = append(s.size.Rows, row)
 		}
-		row.P50Us, row.P99Us = Figure(Percentile(lat, 50)), Figure(Percentile(lat, 99))
-		row.CPUUs = Figure(Micros(cpu) / float64(c.Calls))
-		if runtime.GOOS != "linux" {
-			row.CPUUs = Figure(math.NaN())
-		}
-		text, isErr, err := toolText(last)
+	}
+	for _, s := range servers {
+		rss, err := s.p.peakRSS()
 		if err != nil {
-			return fmt.Errorf("%s: %w", sc.label, err)
-		}
-		if isErr {
-			row.Error = truncate([]byte(text), 160)
-		}
-		row.Bytes = len(text)
-		if row.Tokens, err = counter.Count(text); err != nil {
 			return err
 		}
-		row.NextCursor = strings.Contains(text, `"nextCursor":`)
-		size.Rows = append(size.Rows, row)
+		s.size.PeakRSSMiB = rss
 	}
-	rss, err := p.peakRSS()
-	if err != nil {
-		return err
-	}
-	size.PeakRSSMiB = rss
 	return nil
 }
 
