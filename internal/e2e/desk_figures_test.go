@@ -99,4 +99,3 @@ new MutationObserver(() => { for (const c of document.querySelectorAll("#claims-
 	t.Logf("desk figure: store write to live update (%d claims, change feed polling every 100 ms): from the acquire_claim call median %.0f ms (min %.0f, max %.0f); from its answer median %.0f ms (min %.0f, max %.0f)",
 		len(fromCall), median(fromCall), slices.Min(fromCall), slices.Max(fromCall), median(fromCommit), slices.Min(fromCommit), slices.Max(fromCommit))
 }
-
