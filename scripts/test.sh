@@ -15,6 +15,22 @@ scripts/install-providers.sh
 
 step "PostgreSQL server programs (team-store tests start throw-away clusters)"
 scripts/install-postgres.sh
+# The desk's browser tests drive Debian's headless Chromium. Install it when
+# missing (as root, through apt-get); when that is not possible, the tests
+# skip with how to install it, except with CI=true, where they fail.
+step "headless Chromium for the desk's browser tests"
+if command -v chromium >/dev/null 2>&1 || [[ -n "${INTEROP_TEST_CHROMIUM:-}" ]]; then
+	echo "chromium: $(command -v chromium || echo "$INTEROP_TEST_CHROMIUM")"
+elif [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+	echo "chromium: $(command -v chromium)"
+elif [[ "${CI:-}" == "true" ]]; then
+	echo "chromium is missing and cannot be installed here (needs root and apt-get); the desk's browser tests need it" >&2
+	exit 1
+else
+	echo "chromium is missing: the desk's browser tests will skip (install it with: apt-get install -y chromium)"
+fi
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files -co --exclude-standard '*.go'))

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/app"
+	"github.com/agent-interop/runtime/internal/desk"
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/httpserve"
 	"github.com/agent-interop/runtime/internal/server"
@@ -162,6 +164,22 @@ func serveHTTP(ctx context.Context, fs *flag.FlagSet, f serveFlags, profile cata
 		LoopbackHostOnly: cfg.Loopback() && !cfg.AllowRemote,
 		RateLimit:        rate,
 	})
+	// The traffic desk at /desk, over the same store and token. Its
+	// Liveness hook can take the registry's in-memory liveness of the
+	// sessions this process serves, once the registry reports one; until
+	// then the desk infers liveness from the store.
+	base := "http://" + net.JoinHostPort(trimBrackets(cfg.Host), strconv.Itoa(port))
+	dk, err := desk.New(desk.Options{
+		Store: a.Store, Token: httpguard.NewSecret(token), Port: port, URL: base, RateLimit: rate, Logger: logger,
+		LoginLink: func(link string) {
+			fmt.Fprintf(stdio.Stderr, "agent-interop-runtime desk login link (works once): %s\n", link)
+		},
+	})
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	defer dk.Close()
+	go func() { <-ctx.Done(); dk.Close() }() // end the desk's live streams, so shutdown does not wait for them
 	h := httpserve.NewHandler(httpserve.Options{
 		MCP: srv.StreamableHTTPHandler(&mcp.StreamableHTTPOptions{
 			Logger: logger,
@@ -174,6 +192,7 @@ func serveHTTP(ctx context.Context, fs *flag.FlagSet, f serveFlags, profile cata
 		HealthNeedsToken: !cfg.Loopback(),
 		ReadOnly:         readOnly,
 		Logger:           logger,
+		Desk:             dk,
 	})
 	fmt.Fprintf(stdio.Stderr, "agent-interop-runtime HTTP listening on %s\n", httpserve.EndpointURL(cfg.Host, port))
 	if err := httpserve.Serve(ctx, ln, h, httpserve.ServeOptions{}); err != nil && !errors.Is(err, net.ErrClosed) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/httpguard"
@@ -47,6 +48,13 @@ type Options struct {
 	// Now is the clock of the session table (time.Now when nil).
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Desk, when set, serves /desk and every path below it (the traffic
+	// desk, internal/desk). It is handed the request before this
+	// handler's guard: the desk screens its own requests with its own
+	// guard, whose allowed origins are the server's own address, and
+	// admits them with its own credentials (the same token, or its
+	// cookie).
+	Desk http.Handler
 }
 
 // Handler is the HTTP face of the MCP server: routes, guard and sessions.
@@ -60,6 +68,7 @@ type Handler struct {
 	now      func() time.Time
 	log      *slog.Logger
 	sessions *sessionTable
+	desk     http.Handler
 }
 
 // NewHandler builds the Handler.
@@ -78,7 +87,7 @@ func NewHandler(o Options) *Handler {
 	}
 	return &Handler{
 		mcp: o.MCP, guard: o.Guard, bearer: httpguard.Bearer(o.Token), health: o.HealthNeedsToken,
-		readOnly: o.ReadOnly, idle: o.IdleAfter, now: o.Now, log: o.Logger, sessions: newSessionTable(),
+		readOnly: o.ReadOnly, idle: o.IdleAfter, now: o.Now, log: o.Logger, sessions: newSessionTable(), desk: o.Desk,
 	}
 }
 
@@ -86,6 +95,10 @@ func NewHandler(o Options) *Handler {
 // /healthz, /mcp with POST and DELETE only, the bearer token, then the
 // session rules.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.desk != nil && (r.URL.Path == "/desk" || strings.HasPrefix(r.URL.Path, "/desk/")) {
+		h.desk.ServeHTTP(w, r)
+		return
+	}
 	if !h.guard.Screen(w, r) {
 		return
 	}
