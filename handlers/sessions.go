@@ -9,6 +9,7 @@ import (
 	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
+	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/progress"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
@@ -44,11 +45,27 @@ type DiffAnswer struct {
 	Diff     any    `json:"diff"`
 }
 
-// PermissionRequests is the answer of list_permission_requests.
+// PermissionRequests is the answer of list_permission_requests: one page
+// of held requests, each with the claims it would break.
 type PermissionRequests struct {
 	Pending        []PendingPermission      `json:"pending"`
 	ProviderErrors []registry.ProviderError `json:"providerErrors"`
+	NextCursor     string                   `json:"nextCursor,omitempty"`
+
+	page registry.PermissionPage
 }
+
+// PageLen implements paging.Cuttable.
+func (p PermissionRequests) PageLen() int { return len(p.Pending) }
+
+// CutPage implements paging.Cuttable.
+func (p PermissionRequests) CutPage(n int) any {
+	p.NextCursor = p.page.CutPage(n).(registry.PermissionPage).NextCursor
+	p.Pending = p.Pending[:n]
+	return p
+}
+
+var _ paging.Cuttable = PermissionRequests{}
 
 // DeliveryAnswer is the answer of the delivery-logged writes: the receipt
 // (0.3.x OperationReceipt) plus the stored operation's identity.
@@ -67,10 +84,10 @@ func (t SessionTools) ListProviders(ctx context.Context, _ *catalogs.ListProvide
 	return ProviderList{Providers: t.Registry.ListProviders(ctx)}, nil
 }
 
-// ListAgentSessions answers list_agent_sessions: every provider's sessions,
-// each provider's failure reported on its own.
+// ListAgentSessions answers list_agent_sessions: a page of the providers'
+// sessions, each provider's failure reported on its own.
 func (t SessionTools) ListAgentSessions(ctx context.Context, in *catalogs.ListAgentSessionsInput) (any, error) {
-	return t.Registry.ListSessions(ctx, optString(in.Provider))
+	return t.Registry.ListSessionPage(ctx, registry.SessionQuery{Provider: optString(in.Provider), Limit: in.Limit, Cursor: optString(in.Cursor)})
 }
 
 // GetSessionDiff answers get_session_diff.
@@ -89,13 +106,22 @@ func (t SessionTools) ReadSessionEvents(ctx context.Context, in *catalogs.ReadSe
 	if err != nil {
 		return nil, err
 	}
+	after := optInt(in.AfterSequence)
+	if seq, ok, err := events.CursorSequence(id, in.NativeID, optString(in.Cursor)); err != nil {
+		return nil, err
+	} else if ok {
+		if after != 0 {
+			return nil, paging.Invalid("read_session_events", "cursor", "replaces afterSequence; pass one of them")
+		}
+		after = seq
+	}
 	if _, err := t.Registry.Resolve(ctx, in.Provider, in.NativeID); err != nil {
 		return nil, err
 	}
 	req := events.ReadRequest{
 		Provider:      id,
 		NativeID:      in.NativeID,
-		AfterSequence: in.AfterSequence,
+		AfterSequence: after,
 		Limit:         int(in.Limit),
 		Timeout:       time.Duration(in.TimeoutMs) * time.Millisecond,
 	}
@@ -148,23 +174,22 @@ func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSess
 	return t.Registry.ResumeSession(ctx, in.Provider, in.NativeID)
 }
 
-// ListPermissionRequests answers list_permission_requests: every held
-// request of every provider (never auto-approved).
-func (t SessionTools) ListPermissionRequests(ctx context.Context, _ *catalogs.ListPermissionRequestsInput) (any, error) {
-	list, err := t.Registry.PendingPermissions(ctx, "", "")
+// ListPermissionRequests answers list_permission_requests: a page of the
+// held requests of every provider, oldest first (never auto-approved), each
+// with the claims it would break (looked up for the page only).
+func (t SessionTools) ListPermissionRequests(ctx context.Context, in *catalogs.ListPermissionRequestsInput) (any, error) {
+	page, err := t.Registry.PendingPermissionPage(ctx, registry.PermissionQuery{Limit: in.Limit, Cursor: optString(in.Cursor)})
 	if err != nil {
 		return nil, err
 	}
-	out := PermissionRequests{Pending: make([]PendingPermission, 0, len(list.Requests)), ProviderErrors: list.ProviderErrors}
-	for _, req := range list.Requests {
+	out := PermissionRequests{Pending: make([]PendingPermission, 0, len(page.Pending)), ProviderErrors: page.ProviderErrors,
+		NextCursor: page.NextCursor, page: page}
+	for _, req := range page.Pending {
 		conflicts, err := t.editConflicts(ctx, req)
 		if err != nil {
 			return nil, err
 		}
 		out.Pending = append(out.Pending, PendingPermission{PermissionRequest: req, Conflicts: conflicts})
-	}
-	if out.ProviderErrors == nil {
-		out.ProviderErrors = []registry.ProviderError{}
 	}
 	return out, nil
 }

@@ -71,5 +71,8 @@ step "store-backed suites once more on a PostgreSQL team store (INTEROP_TEST_STO
 INTEROP_TEST_STORE=postgres go test -count=1 ./internal/workflow ./internal/conversations ./internal/claims \
 	./internal/events ./internal/delivery ./internal/providers/registry
 
+step "handoff benchmark gate: three tasks on the real providers, zero duplicate sends, deliveries or event reads"
+go run ./cmd/interop-bench check -q
+
 step "fuzz the generated validators against santhosh-tekuri/jsonschema (${FUZZTIME:-60s})"
 go test -run '^$' -fuzz '^FuzzValidators$' -fuzztime "${FUZZTIME:-60s}" -fuzzminimizetime 200x ./internal/catalogtest

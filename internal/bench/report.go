@@ -214,7 +214,9 @@ func (r *Report) Check() {
 			atMost(target, s3, limit, "", Figure(math.NaN()), "profile "+profile+" not measured")
 		}
 	}
-	budget("full tools/list ≤ 5,000 o200k tokens", 5000, "full", func(x *Row) float64 { return float64(x.List.Tokens) })
+	// spec/profiles.yaml: 5,000 in DESIGN.md §3, raised to 5,300 for the
+	// paging arguments of 15 collection tools (issue 8).
+	budget("full tools/list ≤ 5,300 o200k tokens", 5300, "full", func(x *Row) float64 { return float64(x.List.Tokens) })
 	budget("minimal tools/list ≤ 1,200 o200k tokens", 1200, "minimal", func(x *Row) float64 { return float64(x.List.Tokens) })
 	name, v = r.worst(func(x *Row) Figure { return Figure(x.List.MaxToolTokens) })
 	note := ""

@@ -108,24 +108,17 @@ func recordConflict(ctx context.Context, tx *ent.Tx, req Claim, c *ConflictError
 }
 
 // checkConflicts refuses req when an unexpired active claim of another
-// session overlaps it. The query narrows the rows to possible conflicts
-// (see candidates); conflicts then decides exactly, and the clock is
-// checked again so the rule does not depend on how the driver stores times.
+// session overlaps it, naming the oldest such claim (see Overlapping).
 func (s *Service) checkConflicts(ctx context.Context, tx *ent.Tx, req Claim, now time.Time) error {
-	q := tx.Claim.Query().Where(claim.StatusEQ(claim.StatusActive), claim.ExpiresAtGT(now))
-	if p := candidates(req); p != nil {
-		q = q.Where(p)
-	}
-	held, err := q.Order(ent.Asc(claim.FieldAcquiredAt), ent.Asc(claim.FieldID)).All(ctx)
+	held, err := overlapping(ctx, tx.Client(), OverlapQuery{
+		Kind: req.Kind, Resource: req.Resource, ExcludeSession: req.SessionID,
+		ExclusiveOnly: req.Mode == ModeSharedRead, Limit: 1,
+	}, now)
 	if err != nil {
-		return fmt.Errorf("read active claims: %w", err)
+		return err
 	}
-	for _, h := range held {
-		hv := view(h, now)
-		if hv.Status != StatusActive || !conflicts(req, hv) {
-			continue
-		}
-		return &ConflictError{Kind: req.Kind, Resource: req.Resource, Mode: req.Mode, Held: hv}
+	if len(held) > 0 {
+		return &ConflictError{Kind: req.Kind, Resource: req.Resource, Mode: req.Mode, Held: held[0]}
 	}
 	return nil
 }

@@ -2,9 +2,13 @@ package claims
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
+
+	"github.com/agent-interop/runtime/ent/claim"
 )
 
 // EditConflict is an active exclusive claim of another session that covers
@@ -27,11 +31,18 @@ type EditConflict struct {
 // resolving symlinks, so /tmp/x and /private/tmp/x, or a symlinked
 // checkout, are the same file. The path overlap rule is the one claims use
 // among themselves.
+//
+// The claims compared are found by index, not by reading every active
+// claim: the relative claims (and workspace claims) that overlap a path's
+// workspace-relative form, through the overlap lookup of Acquire; and the
+// absolute exclusive claims (a key range of the resource index), whose
+// symlinks must be resolved before they can be compared.
 func (s *Service) EditConflicts(ctx context.Context, sessionID, workspace string, paths []string) ([]EditConflict, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	held, err := s.List(ctx, ListInput{ActiveOnly: true})
+	now := s.now()
+	absolute, err := s.absoluteExclusive(ctx, sessionID, now)
 	if err != nil {
 		return nil, err
 	}
@@ -39,13 +50,49 @@ func (s *Service) EditConflicts(ctx context.Context, sessionID, workspace string
 	var out []EditConflict
 	for _, p := range paths {
 		abs, rel := editTarget(ws, p)
+		held := absolute
+		if rel != "" {
+			near, err := overlapping(ctx, s.client, OverlapQuery{Kind: KindFile, Resource: normalizeResource(KindFile, rel),
+				ExcludeSession: sessionID, ExclusiveOnly: true, Limit: scanCap}, now)
+			if err != nil {
+				return nil, err
+			}
+			held = append(append([]Claim(nil), absolute...), near...)
+		}
+		seen := map[string]bool{}
 		for _, c := range held {
-			if c.SessionID == sessionID || c.Mode != ModeExclusive || c.Kind == KindInterface {
+			if seen[c.ID] || c.SessionID == sessionID || c.Mode != ModeExclusive || c.Kind == KindInterface {
 				continue
 			}
+			seen[c.ID] = true
 			if claimCovers(c, abs, rel) {
 				out = append(out, EditConflict{ClaimID: c.ID, WorkID: c.WorkID, Holder: c.SessionID, Resource: c.Resource, Kind: c.Kind, ExpiresAt: c.ExpiresAt, Path: p})
 			}
+		}
+	}
+	return out, nil
+}
+
+// absoluteExclusive reads the active exclusive claims of other sessions on
+// absolute resources: the key range of "/..." in the resource index (and,
+// on Windows, drive paths).
+func (s *Service) absoluteExclusive(ctx context.Context, sessionID string, now time.Time) ([]Claim, error) {
+	abs := claim.And(claim.ResourceGTE("/"), claim.ResourceLT("0"))
+	if runtime.GOOS == "windows" {
+		abs = claim.Or(abs, claim.ResourceContains(":/"))
+	}
+	q := s.client.Claim.Query().Where(claim.StatusEQ(claim.StatusActive), claim.ExpiresAtGT(now), abs, claim.ModeEQ(claim.ModeExclusive))
+	if sessionID != "" {
+		q = q.Where(claim.SessionIDNEQ(sessionID))
+	}
+	rows, err := q.All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read absolute claims: %w", err)
+	}
+	out := make([]Claim, 0, len(rows))
+	for _, r := range rows {
+		if v := view(r, now); v.Status == StatusActive {
+			out = append(out, v)
 		}
 	}
 	return out, nil

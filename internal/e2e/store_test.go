@@ -159,11 +159,27 @@ func testKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T, location string
 	}
 
 	cs2 := connect(t, []string{"serve", "--profile", "core"}, env)
+	// Page through every work (list_work_items answers pages).
 	var list struct{ Works []struct{ ID string } }
-	if ok, text := callJSON(t, cs2, "list_work_items", map[string]any{}, &list); !ok {
-		t.Fatal(text)
-	}
 	seen := map[string]int{}
+	for cursor := ""; ; {
+		var page struct {
+			Works      []struct{ ID string }
+			NextCursor string
+		}
+		args := map[string]any{"limit": 100}
+		if cursor != "" {
+			args["cursor"] = cursor
+		}
+		if ok, text := callJSON(t, cs2, "list_work_items", args, &page); !ok {
+			t.Fatal(text)
+		}
+		list.Works = append(list.Works, page.Works...)
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
 	for _, w := range list.Works {
 		seen[w.ID]++
 	}

@@ -48,6 +48,11 @@ type Page struct {
 	// Warning says why live events may be missing (the provider stream
 	// could not be opened); stored events are still served.
 	Warning string `json:"warning,omitempty"`
+	// NextCursor is set while stored events follow this page (read them
+	// now); when it is absent, poll with afterSequence = next.
+	NextCursor string `json:"nextCursor,omitempty"`
+
+	session key
 }
 
 // Log is the durable per-session event log in the store. Sequences are
@@ -287,7 +292,7 @@ func (l *Log) Page(ctx context.Context, provider providers.ID, nativeID string, 
 	if afterSequence < 0 {
 		afterSequence = 0
 	}
-	p := Page{Next: afterSequence, Events: []Event{}}
+	p := Page{Next: afterSequence, Events: []Event{}, session: key{provider, nativeID}}
 	head, err := l.stmts.get(ctx, stHead)
 	if err != nil {
 		return p, err
@@ -335,6 +340,9 @@ func (l *Log) Page(ctx context.Context, provider providers.ID, nativeID string, 
 	// deleted what lay between.
 	if n := len(p.Events); n > 0 {
 		p.Next = p.Events[n-1].Sequence
+		if p.Next < last {
+			p.NextCursor = eventCursor(p.session, p.Next)
+		}
 		if first := p.Events[0].Sequence; first > afterSequence+1 {
 			p.Gap = &Gap{From: afterSequence + 1, To: first - 1}
 		}

@@ -18,8 +18,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/callinfo"
 	"github.com/agent-interop/runtime/internal/progress"
 	"github.com/agent-interop/runtime/internal/secrets"
+	"github.com/agent-interop/runtime/internal/tokens"
 )
 
 // Name is the MCP server name.
@@ -42,6 +44,9 @@ type Options struct {
 	// initialized notification: start-up work that must not delay
 	// initialize (reconciliation of interrupted sends, provider warm-up).
 	AfterInitialize func(context.Context)
+	// Tokens counts o200k tokens for the answer budgets; defaults to the
+	// lazily loaded tiktoken-go codec (never loaded at start-up).
+	Tokens tokens.Counter
 	// SessionID names each new HTTP session (the SDK's default when nil).
 	SessionID func() string
 }
@@ -52,6 +57,7 @@ type Server struct {
 	entries []*catalogs.Entry
 	byName  map[string]mcp.ToolHandler
 	opts    Options
+	guard   guard
 
 	listOnce sync.Once
 	list     []byte
@@ -67,10 +73,13 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Tokens == nil {
+		opts.Tokens = tokens.NewO200k()
+	}
 	if opts.Redactor == nil {
 		opts.Redactor = secrets.Default
 	}
-	s := &Server{opts: opts, entries: opts.Profile.Entries(opts.ReadOnly)}
+	s := &Server{opts: opts, entries: opts.Profile.Entries(opts.ReadOnly), guard: guard{counter: opts.Tokens}}
 	s.byName = make(map[string]mcp.ToolHandler, len(s.entries))
 	for _, e := range s.entries {
 		s.byName[e.Name] = s.handler(e)
@@ -119,6 +128,9 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: total, Message: msg})
 			})
 		}
+		if e.Legacy {
+			ctx = callinfo.WithLegacy(ctx)
+		}
 		out, err := e.Call(ctx, s.opts.Handlers, in)
 		if err != nil {
 			var ni *catalogs.NotImplementedError
@@ -128,7 +140,7 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 			}
 			return s.toolError(msg), nil
 		}
-		res, err := answer(out, e.Response, s.opts.Redactor())
+		res, err := s.answer(out, e)
 		if err != nil {
 			s.opts.Logger.Error("tool answer not encodable", "tool", e.Name, "err", err)
 			return s.toolError(fmt.Sprintf("%s produced an answer that cannot be encoded: %v", e.Name, err)), nil
@@ -144,20 +156,38 @@ func (s *Server) toolError(msg string) *mcp.CallToolResult {
 }
 
 // answer encodes a handler's value as compact JSON text and as
-// structuredContent (always an object). A legacy alias gets its 0.3.x
-// shape in the text. This is the choke point of secret redaction: every
-// string of every answer (file text, verification output, diffs, event data,
-// provider texts) passes through red before it leaves, whichever tool built
-// it.
-func answer(out any, r catalogs.Response, red *secrets.Redactor) (*mcp.CallToolResult, error) {
-	body, err := marshal(out)
+// structuredContent (always an object), within the tool's answer budget
+// and the wire cap: a page that would pass either is cut short with
+// nextCursor (see guard). A legacy alias gets its 0.3.x shape in the text.
+// This is the choke point of secret redaction: every string of every answer
+// (file text, verification output, diffs, event data, provider texts)
+// passes through the redactor before it leaves, whichever tool built it;
+// the guard measures redacted pages.
+func (s *Server) answer(out any, e *catalogs.Entry) (*mcp.CallToolResult, error) {
+	red := s.opts.Redactor()
+	encode := func(v any) ([]byte, error) {
+		b, err := marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return red.JSON(b), nil
+	}
+	body, err := encode(out)
 	if err != nil {
 		return nil, err
 	}
-	body = red.JSON(body)
 	if len(body) == 0 || body[0] != '{' {
 		return nil, errors.New("answer is not a JSON object")
 	}
+	fit, err := s.guard.fit(out, body, e.Budget, encode)
+	if err != nil {
+		return nil, err
+	}
+	if fit.cut {
+		s.opts.Logger.Debug("answer page cut to its budget", "tool", e.Name, "budget", e.Budget, "bytes", len(fit.body), "tokenized", fit.counted)
+	}
+	body = fit.body
+	r := e.Response
 	text := body
 	switch {
 	case r.Unwrap != "":
@@ -173,10 +203,15 @@ func answer(out any, r catalogs.Response, red *secrets.Redactor) (*mcp.CallToolR
 	case r.WrapArray:
 		text = append(append([]byte{'['}, body...), ']')
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
-		StructuredContent: json.RawMessage(body),
-	}, nil
+	text, structured, err := capWire(text, body)
+	if err != nil {
+		return s.toolError(fmt.Sprintf("%s: %v", e.Name, err)), nil
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+	if structured != nil {
+		res.StructuredContent = structured
+	}
+	return res, nil
 }
 
 func marshal(v any) ([]byte, error) {

@@ -86,7 +86,7 @@ func (f *fixture) counts() map[string]int {
 // snapshot is a cheap fingerprint of the whole store's contents.
 func (f *fixture) snapshot() string {
 	f.t.Helper()
-	g, err := f.svc.WorkGraph(f.ctx)
+	g, err := f.svc.WorkGraph(f.ctx, GraphInput{Limit: 100})
 	if err != nil {
 		f.t.Fatalf("graph: %v", err)
 	}

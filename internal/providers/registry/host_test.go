@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 
@@ -122,4 +123,39 @@ func TestOtherHostsDirectoriesAreNotWorkspaces(t *testing.T) {
 	if ok, err := alpha.reg.IsWorkspace(ctx, "/srv/beta-only"); err != nil || ok {
 		t.Fatalf("alpha treats beta's session directory as a workspace: %v, %v", ok, err)
 	}
+}
+
+// TestSessionPagesIncludeOtherHosts: the paged listing continues from this
+// host's sessions into the other hosts' recorded ones, each once, also when
+// the local sessions fill a page exactly.
+func TestSessionPagesIncludeOtherHosts(t *testing.T) {
+	pgtest.EachDialect(t, func(t *testing.T, location string) {
+		ctx := context.Background()
+		alpha := newMachine(t, location, "alpha", "a1", "a2")
+		beta := newMachine(t, location, "beta", "b1", "b2", "b3")
+		if _, err := beta.reg.ListSessions(ctx, ""); err != nil { // beta records its sessions
+			t.Fatal(err)
+		}
+		for _, limit := range []int64{1, 2, 3, 10} {
+			var got []string
+			cursor := ""
+			for pages := 0; pages < 20; pages++ {
+				p, err := alpha.reg.ListSessionPage(ctx, SessionQuery{Limit: limit, Cursor: cursor})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range p.Sessions {
+					got = append(got, s.NativeID+"@"+s.Host)
+				}
+				if p.NextCursor == "" {
+					break
+				}
+				cursor = p.NextCursor
+			}
+			sort.Strings(got)
+			if strings.Join(got, ",") != "a1@alpha,a2@alpha,b1@beta,b2@beta,b3@beta" {
+				t.Fatalf("limit %d: pages list %v", limit, got)
+			}
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"ariga.io/atlas/sql/postgres"
@@ -73,6 +74,7 @@ func loadTables() ([]*schema.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ent tables: %w", err)
 	}
+	addJoinIndexes(tables)
 	return tables, nil
 }
 
@@ -127,6 +129,7 @@ func renderPostgres(ctx context.Context, tables []*schema.Table) ([]string, erro
 	if err != nil {
 		return nil, fmt.Errorf("convert ent tables: %w", err)
 	}
+	byteOrderColumns(realm)
 	changes, err := postgres.DefaultDiff.RealmDiff(atlasschema.NewRealm(), realm)
 	if err != nil {
 		return nil, fmt.Errorf("diff ent tables: %w", err)
@@ -197,6 +200,53 @@ func (r *versionRow) Scan(dest ...any) error {
 	}
 	*p = "130000"
 	return nil
+}
+
+// ByteOrder are the columns whose index range scans assume byte order
+// (claims.resource: the overlap lookup scans 'dir/' .. 'dir0'). SQLite
+// compares text bytewise by default; PostgreSQL compares by the database's
+// collation, so these columns get COLLATE "C" there.
+var ByteOrder = map[string][]string{"claims": {"resource"}}
+
+func byteOrderColumns(realm *atlasschema.Realm) {
+	for _, sch := range realm.Schemas {
+		for _, t := range sch.Tables {
+			for _, name := range ByteOrder[t.Name] {
+				if c, ok := t.Column(name); ok {
+					c.Attrs = append(c.Attrs, &atlasschema.Collation{V: "C"})
+				}
+			}
+		}
+	}
+}
+
+// JoinIndexes are the indexes ent's schema cannot declare: on the join
+// table of an M2M edge, ent creates only the primary key (owner, target),
+// which serves one direction. Keyed by table, then index name.
+var JoinIndexes = map[string]map[string][]string{
+	// The works that depend on a work (the dependents edge, graph
+	// neighbourhoods) are found by the target column.
+	"work_item_depends_on": {"work_item_depends_on_by_dependent": {"dependent_id", "work_item_id"}},
+}
+
+func addJoinIndexes(tables []*schema.Table) {
+	for _, t := range tables {
+		idx := JoinIndexes[t.Name]
+		names := make([]string, 0, len(idx))
+		for name := range idx {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			ix := &schema.Index{Name: name}
+			for _, c := range idx[name] {
+				if col, ok := t.Column(c); ok {
+					ix.Columns = append(ix.Columns, col)
+				}
+			}
+			t.Indexes = append(t.Indexes, ix)
+		}
+	}
 }
 
 // moduleRoot walks up from the working directory to go.mod.
