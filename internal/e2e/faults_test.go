@@ -512,10 +512,14 @@ func TestFaultsOpenCode(t *testing.T) {
 			r.t.Fatalf("settled = %s: %s", o.Status, o.Detail)
 		}
 		open()
-		eventually(r.t, faultTimeout, "the followed reply to complete", func() bool {
-			o = r.op(o.IdempotencyKey)
-			return o.Status == operation.StatusCompleted
-		})
+		key := o.IdempotencyKey
+		deadline := time.Now().Add(faultTimeout)
+		for o = r.op(key); o.Status != operation.StatusCompleted; o = r.op(key) {
+			if time.Now().After(deadline) {
+				r.t.Fatalf("the followed reply did not complete: %s (%s) %s", o.Status, o.ProviderState, o.Detail)
+			}
+			time.Sleep(100 * time.Millisecond) // polling interval
+		}
 		if !strings.Contains(string(o.Detail), `"result":"following"`) {
 			r.t.Fatalf("completed without following the reply: %s", o.Detail)
 		}
