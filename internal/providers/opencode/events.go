@@ -19,15 +19,15 @@ import (
 
 // Event stream bounds.
 const (
-	subscriberBuffer   = 512      // events buffered per subscriber before it is closed
-	maxEventBytes      = 16 << 20 // largest single SSE event
-	maxStreamFailures  = 3        // consecutive failed connections before the hub stops (no prompt followed)
+	subscriberBuffer  = 512      // events buffered per subscriber before it is closed
+	maxEventBytes     = 16 << 20 // largest single SSE event
+	maxStreamFailures = 3        // consecutive failed connections before the hub stops (no prompt followed)
 	// followPatience is how long the hub keeps trying to reconnect while it
 	// follows prompts and nothing proved the server gone (a busy server on a
 	// loaded machine can be slow to answer); then they are reported lost.
-	followPatience = 2 * time.Minute
-	maxPendingPerSess  = 256      // queued receipts followed per session
-	maxAssistantMemory = 64       // assistant message ids remembered per session
+	followPatience     = 2 * time.Minute
+	maxPendingPerSess  = 256 // queued receipts followed per session
+	maxAssistantMemory = 64  // assistant message ids remembered per session
 
 	minReconnectDelay = 250 * time.Millisecond
 	maxReconnectDelay = 8 * time.Second
