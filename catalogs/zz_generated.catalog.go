@@ -118,7 +118,7 @@ type Handlers interface {
 	ListProviders(ctx context.Context, in *ListProvidersInput) (any, error)
 	// ListAgentSessions answers list_agent_sessions: Native sessions of all providers or one; failures go to providerErrors.
 	ListAgentSessions(ctx context.Context, in *ListAgentSessionsInput) (any, error)
-	// GetSessionDiff answers get_session_diff: A session's native diff, or one message's (messageId, OpenCode).
+	// GetSessionDiff answers get_session_diff: A session's native diff, or one turn's (messageId).
 	GetSessionDiff(ctx context.Context, in *GetSessionDiffInput) (any, error)
 	// ReadSessionEvents answers read_session_events: A session's events after afterSequence, waiting up to timeoutMs; pass next back.
 	ReadSessionEvents(ctx context.Context, in *ReadSessionEventsInput) (any, error)
@@ -525,11 +525,11 @@ var entries = [...]Entry{
 	{
 		Name:        "get_session_diff",
 		Group:       "sessions",
-		Description: "A session's native diff, or one message's (messageId, OpenCode).",
+		Description: "A session's native diff, or one turn's (messageId).",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
 		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"messageId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_session_diff\",\"description\":\"A session's native diff, or one message's (messageId, OpenCode).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"messageId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Listing:     "{\"name\":\"get_session_diff\",\"description\":\"A session's native diff, or one turn's (messageId).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"messageId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "get_session_diff",
 		Budget:      8000,
 		Paged:       false,

@@ -23,6 +23,7 @@ import (
 	"github.com/agent-interop/runtime/ent/participant"
 	"github.com/agent-interop/runtime/ent/providersession"
 	"github.com/agent-interop/runtime/ent/review"
+	"github.com/agent-interop/runtime/ent/runtimeowner"
 	"github.com/agent-interop/runtime/ent/sessionevent"
 	"github.com/agent-interop/runtime/ent/sessionstream"
 	"github.com/agent-interop/runtime/ent/workitem"
@@ -53,6 +54,8 @@ type Client struct {
 	ProviderSession *ProviderSessionClient
 	// Review is the client for interacting with the Review builders.
 	Review *ReviewClient
+	// RuntimeOwner is the client for interacting with the RuntimeOwner builders.
+	RuntimeOwner *RuntimeOwnerClient
 	// SessionEvent is the client for interacting with the SessionEvent builders.
 	SessionEvent *SessionEventClient
 	// SessionStream is the client for interacting with the SessionStream builders.
@@ -79,6 +82,7 @@ func (c *Client) init() {
 	c.Participant = NewParticipantClient(c.config)
 	c.ProviderSession = NewProviderSessionClient(c.config)
 	c.Review = NewReviewClient(c.config)
+	c.RuntimeOwner = NewRuntimeOwnerClient(c.config)
 	c.SessionEvent = NewSessionEventClient(c.config)
 	c.SessionStream = NewSessionStreamClient(c.config)
 	c.WorkItem = NewWorkItemClient(c.config)
@@ -184,6 +188,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Participant:     NewParticipantClient(cfg),
 		ProviderSession: NewProviderSessionClient(cfg),
 		Review:          NewReviewClient(cfg),
+		RuntimeOwner:    NewRuntimeOwnerClient(cfg),
 		SessionEvent:    NewSessionEventClient(cfg),
 		SessionStream:   NewSessionStreamClient(cfg),
 		WorkItem:        NewWorkItemClient(cfg),
@@ -216,6 +221,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Participant:     NewParticipantClient(cfg),
 		ProviderSession: NewProviderSessionClient(cfg),
 		Review:          NewReviewClient(cfg),
+		RuntimeOwner:    NewRuntimeOwnerClient(cfg),
 		SessionEvent:    NewSessionEventClient(cfg),
 		SessionStream:   NewSessionStreamClient(cfg),
 		WorkItem:        NewWorkItemClient(cfg),
@@ -249,8 +255,8 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Claim, c.ClaimConflict, c.Conversation, c.Evidence, c.Handoff, c.Message,
-		c.Operation, c.Participant, c.ProviderSession, c.Review, c.SessionEvent,
-		c.SessionStream, c.WorkItem,
+		c.Operation, c.Participant, c.ProviderSession, c.Review, c.RuntimeOwner,
+		c.SessionEvent, c.SessionStream, c.WorkItem,
 	} {
 		n.Use(hooks...)
 	}
@@ -261,8 +267,8 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Claim, c.ClaimConflict, c.Conversation, c.Evidence, c.Handoff, c.Message,
-		c.Operation, c.Participant, c.ProviderSession, c.Review, c.SessionEvent,
-		c.SessionStream, c.WorkItem,
+		c.Operation, c.Participant, c.ProviderSession, c.Review, c.RuntimeOwner,
+		c.SessionEvent, c.SessionStream, c.WorkItem,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -291,6 +297,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.ProviderSession.mutate(ctx, m)
 	case *ReviewMutation:
 		return c.Review.mutate(ctx, m)
+	case *RuntimeOwnerMutation:
+		return c.RuntimeOwner.mutate(ctx, m)
 	case *SessionEventMutation:
 		return c.SessionEvent.mutate(ctx, m)
 	case *SessionStreamMutation:
@@ -1171,6 +1179,22 @@ func (c *MessageClient) QueryConversation(_m *Message) *ConversationQuery {
 	return query
 }
 
+// QueryOperation queries the operation edge of a Message.
+func (c *MessageClient) QueryOperation(_m *Message) *OperationQuery {
+	query := (&OperationClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(message.Table, message.FieldID, id),
+			sqlgraph.To(operation.Table, operation.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, message.OperationTable, message.OperationColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *MessageClient) Hooks() []Hook {
 	return c.hooks.Message
@@ -1760,6 +1784,139 @@ func (c *ReviewClient) mutate(ctx context.Context, m *ReviewMutation) (Value, er
 	}
 }
 
+// RuntimeOwnerClient is a client for the RuntimeOwner schema.
+type RuntimeOwnerClient struct {
+	config
+}
+
+// NewRuntimeOwnerClient returns a client for the RuntimeOwner from the given config.
+func NewRuntimeOwnerClient(c config) *RuntimeOwnerClient {
+	return &RuntimeOwnerClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `runtimeowner.Hooks(f(g(h())))`.
+func (c *RuntimeOwnerClient) Use(hooks ...Hook) {
+	c.hooks.RuntimeOwner = append(c.hooks.RuntimeOwner, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `runtimeowner.Intercept(f(g(h())))`.
+func (c *RuntimeOwnerClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RuntimeOwner = append(c.inters.RuntimeOwner, interceptors...)
+}
+
+// Create returns a builder for creating a RuntimeOwner entity.
+func (c *RuntimeOwnerClient) Create() *RuntimeOwnerCreate {
+	mutation := newRuntimeOwnerMutation(c.config, OpCreate)
+	return &RuntimeOwnerCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of RuntimeOwner entities.
+func (c *RuntimeOwnerClient) CreateBulk(builders ...*RuntimeOwnerCreate) *RuntimeOwnerCreateBulk {
+	return &RuntimeOwnerCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RuntimeOwnerClient) MapCreateBulk(slice any, setFunc func(*RuntimeOwnerCreate, int)) *RuntimeOwnerCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RuntimeOwnerCreateBulk{err: fmt.Errorf("calling to RuntimeOwnerClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RuntimeOwnerCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RuntimeOwnerCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for RuntimeOwner.
+func (c *RuntimeOwnerClient) Update() *RuntimeOwnerUpdate {
+	mutation := newRuntimeOwnerMutation(c.config, OpUpdate)
+	return &RuntimeOwnerUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RuntimeOwnerClient) UpdateOne(_m *RuntimeOwner) *RuntimeOwnerUpdateOne {
+	mutation := newRuntimeOwnerMutation(c.config, OpUpdateOne, withRuntimeOwner(_m))
+	return &RuntimeOwnerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RuntimeOwnerClient) UpdateOneID(id string) *RuntimeOwnerUpdateOne {
+	mutation := newRuntimeOwnerMutation(c.config, OpUpdateOne, withRuntimeOwnerID(id))
+	return &RuntimeOwnerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for RuntimeOwner.
+func (c *RuntimeOwnerClient) Delete() *RuntimeOwnerDelete {
+	mutation := newRuntimeOwnerMutation(c.config, OpDelete)
+	return &RuntimeOwnerDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RuntimeOwnerClient) DeleteOne(_m *RuntimeOwner) *RuntimeOwnerDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RuntimeOwnerClient) DeleteOneID(id string) *RuntimeOwnerDeleteOne {
+	builder := c.Delete().Where(runtimeowner.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RuntimeOwnerDeleteOne{builder}
+}
+
+// Query returns a query builder for RuntimeOwner.
+func (c *RuntimeOwnerClient) Query() *RuntimeOwnerQuery {
+	return &RuntimeOwnerQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRuntimeOwner},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a RuntimeOwner entity by its id.
+func (c *RuntimeOwnerClient) Get(ctx context.Context, id string) (*RuntimeOwner, error) {
+	return c.Query().Where(runtimeowner.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RuntimeOwnerClient) GetX(ctx context.Context, id string) *RuntimeOwner {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RuntimeOwnerClient) Hooks() []Hook {
+	return c.hooks.RuntimeOwner
+}
+
+// Interceptors returns the client interceptors.
+func (c *RuntimeOwnerClient) Interceptors() []Interceptor {
+	return c.inters.RuntimeOwner
+}
+
+func (c *RuntimeOwnerClient) mutate(ctx context.Context, m *RuntimeOwnerMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RuntimeOwnerCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RuntimeOwnerUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RuntimeOwnerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RuntimeOwnerDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown RuntimeOwner mutation op: %q", m.Op())
+	}
+}
+
 // SessionEventClient is a client for the SessionEvent schema.
 type SessionEventClient struct {
 	config
@@ -2243,13 +2400,13 @@ func (c *WorkItemClient) mutate(ctx context.Context, m *WorkItemMutation) (Value
 type (
 	hooks struct {
 		Claim, ClaimConflict, Conversation, Evidence, Handoff, Message, Operation,
-		Participant, ProviderSession, Review, SessionEvent, SessionStream,
-		WorkItem []ent.Hook
+		Participant, ProviderSession, Review, RuntimeOwner, SessionEvent,
+		SessionStream, WorkItem []ent.Hook
 	}
 	inters struct {
 		Claim, ClaimConflict, Conversation, Evidence, Handoff, Message, Operation,
-		Participant, ProviderSession, Review, SessionEvent, SessionStream,
-		WorkItem []ent.Interceptor
+		Participant, ProviderSession, Review, RuntimeOwner, SessionEvent,
+		SessionStream, WorkItem []ent.Interceptor
 	}
 )
 

@@ -22,6 +22,7 @@ import (
 	"github.com/agent-interop/runtime/ent/participant"
 	"github.com/agent-interop/runtime/ent/providersession"
 	"github.com/agent-interop/runtime/ent/review"
+	"github.com/agent-interop/runtime/ent/runtimeowner"
 	"github.com/agent-interop/runtime/ent/sessionevent"
 	"github.com/agent-interop/runtime/ent/sessionstream"
 	"github.com/agent-interop/runtime/ent/workitem"
@@ -95,6 +96,7 @@ func checkColumn(t, c string) error {
 			participant.Table:     participant.ValidColumn,
 			providersession.Table: providersession.ValidColumn,
 			review.Table:          review.ValidColumn,
+			runtimeowner.Table:    runtimeowner.ValidColumn,
 			sessionevent.Table:    sessionevent.ValidColumn,
 			sessionstream.Table:   sessionstream.ValidColumn,
 			workitem.Table:        workitem.ValidColumn,

@@ -3,7 +3,6 @@
 package ent
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -12,7 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/agent-interop/runtime/ent/conversation"
 	"github.com/agent-interop/runtime/ent/message"
-	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/ent/operation"
 )
 
 // Message is the model entity for the Message schema.
@@ -35,20 +34,10 @@ type Message struct {
 	ReplyTo *string `json:"reply_to,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
-	// Delivery holds the value of the "delivery" field.
-	Delivery message.Delivery `json:"delivery,omitempty"`
-	// DeliveryUnknownAt holds the value of the "delivery_unknown_at" field.
-	DeliveryUnknownAt *time.Time `json:"delivery_unknown_at,omitempty"`
 	// IdempotencyKey holds the value of the "idempotency_key" field.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
-	// Receipt holds the value of the "receipt" field.
-	Receipt *providers.Receipt `json:"receipt,omitempty"`
-	// DispatchLeaseID holds the value of the "dispatch_lease_id" field.
-	DispatchLeaseID *string `json:"dispatch_lease_id,omitempty"`
-	// DispatchStartedAt holds the value of the "dispatch_started_at" field.
-	DispatchStartedAt *time.Time `json:"dispatch_started_at,omitempty"`
-	// DispatchExpiresAt holds the value of the "dispatch_expires_at" field.
-	DispatchExpiresAt *time.Time `json:"dispatch_expires_at,omitempty"`
+	// OperationID holds the value of the "operation_id" field.
+	OperationID string `json:"operation_id,omitempty"`
 	// TrimmedAt holds the value of the "trimmed_at" field.
 	TrimmedAt *time.Time `json:"trimmed_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -61,9 +50,11 @@ type Message struct {
 type MessageEdges struct {
 	// Conversation holds the value of the conversation edge.
 	Conversation *Conversation `json:"conversation,omitempty"`
+	// Operation holds the value of the operation edge.
+	Operation *Operation `json:"operation,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [1]bool
+	loadedTypes [2]bool
 }
 
 // ConversationOrErr returns the Conversation value or an error if the edge
@@ -77,18 +68,27 @@ func (e MessageEdges) ConversationOrErr() (*Conversation, error) {
 	return nil, &NotLoadedError{edge: "conversation"}
 }
 
+// OperationOrErr returns the Operation value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e MessageEdges) OperationOrErr() (*Operation, error) {
+	if e.Operation != nil {
+		return e.Operation, nil
+	} else if e.loadedTypes[1] {
+		return nil, &NotFoundError{label: operation.Label}
+	}
+	return nil, &NotLoadedError{edge: "operation"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Message) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case message.FieldReceipt:
-			values[i] = new([]byte)
 		case message.FieldSequence:
 			values[i] = new(sql.NullInt64)
-		case message.FieldID, message.FieldConversationID, message.FieldSender, message.FieldRecipient, message.FieldText, message.FieldReplyTo, message.FieldDelivery, message.FieldIdempotencyKey, message.FieldDispatchLeaseID:
+		case message.FieldID, message.FieldConversationID, message.FieldSender, message.FieldRecipient, message.FieldText, message.FieldReplyTo, message.FieldIdempotencyKey, message.FieldOperationID:
 			values[i] = new(sql.NullString)
-		case message.FieldCreatedAt, message.FieldDeliveryUnknownAt, message.FieldDispatchStartedAt, message.FieldDispatchExpiresAt, message.FieldTrimmedAt:
+		case message.FieldCreatedAt, message.FieldTrimmedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -154,53 +154,17 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
 			}
-		case message.FieldDelivery:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field delivery", values[i])
-			} else if value.Valid {
-				_m.Delivery = message.Delivery(value.String)
-			}
-		case message.FieldDeliveryUnknownAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field delivery_unknown_at", values[i])
-			} else if value.Valid {
-				_m.DeliveryUnknownAt = new(time.Time)
-				*_m.DeliveryUnknownAt = value.Time
-			}
 		case message.FieldIdempotencyKey:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field idempotency_key", values[i])
 			} else if value.Valid {
 				_m.IdempotencyKey = value.String
 			}
-		case message.FieldReceipt:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field receipt", values[i])
-			} else if value != nil && len(*value) > 0 {
-				if err := json.Unmarshal(*value, &_m.Receipt); err != nil {
-					return fmt.Errorf("unmarshal field receipt: %w", err)
-				}
-			}
-		case message.FieldDispatchLeaseID:
+		case message.FieldOperationID:
 			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field dispatch_lease_id", values[i])
+				return fmt.Errorf("unexpected type %T for field operation_id", values[i])
 			} else if value.Valid {
-				_m.DispatchLeaseID = new(string)
-				*_m.DispatchLeaseID = value.String
-			}
-		case message.FieldDispatchStartedAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field dispatch_started_at", values[i])
-			} else if value.Valid {
-				_m.DispatchStartedAt = new(time.Time)
-				*_m.DispatchStartedAt = value.Time
-			}
-		case message.FieldDispatchExpiresAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field dispatch_expires_at", values[i])
-			} else if value.Valid {
-				_m.DispatchExpiresAt = new(time.Time)
-				*_m.DispatchExpiresAt = value.Time
+				_m.OperationID = value.String
 			}
 		case message.FieldTrimmedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -225,6 +189,11 @@ func (_m *Message) Value(name string) (ent.Value, error) {
 // QueryConversation queries the "conversation" edge of the Message entity.
 func (_m *Message) QueryConversation() *ConversationQuery {
 	return NewMessageClient(_m.config).QueryConversation(_m)
+}
+
+// QueryOperation queries the "operation" edge of the Message entity.
+func (_m *Message) QueryOperation() *OperationQuery {
+	return NewMessageClient(_m.config).QueryOperation(_m)
 }
 
 // Update returns a builder for updating this Message.
@@ -273,34 +242,11 @@ func (_m *Message) String() string {
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")
-	builder.WriteString("delivery=")
-	builder.WriteString(fmt.Sprintf("%v", _m.Delivery))
-	builder.WriteString(", ")
-	if v := _m.DeliveryUnknownAt; v != nil {
-		builder.WriteString("delivery_unknown_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
-	builder.WriteString(", ")
 	builder.WriteString("idempotency_key=")
 	builder.WriteString(_m.IdempotencyKey)
 	builder.WriteString(", ")
-	builder.WriteString("receipt=")
-	builder.WriteString(fmt.Sprintf("%v", _m.Receipt))
-	builder.WriteString(", ")
-	if v := _m.DispatchLeaseID; v != nil {
-		builder.WriteString("dispatch_lease_id=")
-		builder.WriteString(*v)
-	}
-	builder.WriteString(", ")
-	if v := _m.DispatchStartedAt; v != nil {
-		builder.WriteString("dispatch_started_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
-	builder.WriteString(", ")
-	if v := _m.DispatchExpiresAt; v != nil {
-		builder.WriteString("dispatch_expires_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
+	builder.WriteString("operation_id=")
+	builder.WriteString(_m.OperationID)
 	builder.WriteString(", ")
 	if v := _m.TrimmedAt; v != nil {
 		builder.WriteString("trimmed_at=")

@@ -14,7 +14,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/agent-interop/runtime/ent/conversation"
 	"github.com/agent-interop/runtime/ent/message"
-	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/ent/operation"
 )
 
 // MessageCreate is the builder for creating a Message entity.
@@ -75,85 +75,15 @@ func (_c *MessageCreate) SetCreatedAt(v time.Time) *MessageCreate {
 	return _c
 }
 
-// SetDelivery sets the "delivery" field.
-func (_c *MessageCreate) SetDelivery(v message.Delivery) *MessageCreate {
-	_c.mutation.SetDelivery(v)
-	return _c
-}
-
-// SetNillableDelivery sets the "delivery" field if the given value is not nil.
-func (_c *MessageCreate) SetNillableDelivery(v *message.Delivery) *MessageCreate {
-	if v != nil {
-		_c.SetDelivery(*v)
-	}
-	return _c
-}
-
-// SetDeliveryUnknownAt sets the "delivery_unknown_at" field.
-func (_c *MessageCreate) SetDeliveryUnknownAt(v time.Time) *MessageCreate {
-	_c.mutation.SetDeliveryUnknownAt(v)
-	return _c
-}
-
-// SetNillableDeliveryUnknownAt sets the "delivery_unknown_at" field if the given value is not nil.
-func (_c *MessageCreate) SetNillableDeliveryUnknownAt(v *time.Time) *MessageCreate {
-	if v != nil {
-		_c.SetDeliveryUnknownAt(*v)
-	}
-	return _c
-}
-
 // SetIdempotencyKey sets the "idempotency_key" field.
 func (_c *MessageCreate) SetIdempotencyKey(v string) *MessageCreate {
 	_c.mutation.SetIdempotencyKey(v)
 	return _c
 }
 
-// SetReceipt sets the "receipt" field.
-func (_c *MessageCreate) SetReceipt(v *providers.Receipt) *MessageCreate {
-	_c.mutation.SetReceipt(v)
-	return _c
-}
-
-// SetDispatchLeaseID sets the "dispatch_lease_id" field.
-func (_c *MessageCreate) SetDispatchLeaseID(v string) *MessageCreate {
-	_c.mutation.SetDispatchLeaseID(v)
-	return _c
-}
-
-// SetNillableDispatchLeaseID sets the "dispatch_lease_id" field if the given value is not nil.
-func (_c *MessageCreate) SetNillableDispatchLeaseID(v *string) *MessageCreate {
-	if v != nil {
-		_c.SetDispatchLeaseID(*v)
-	}
-	return _c
-}
-
-// SetDispatchStartedAt sets the "dispatch_started_at" field.
-func (_c *MessageCreate) SetDispatchStartedAt(v time.Time) *MessageCreate {
-	_c.mutation.SetDispatchStartedAt(v)
-	return _c
-}
-
-// SetNillableDispatchStartedAt sets the "dispatch_started_at" field if the given value is not nil.
-func (_c *MessageCreate) SetNillableDispatchStartedAt(v *time.Time) *MessageCreate {
-	if v != nil {
-		_c.SetDispatchStartedAt(*v)
-	}
-	return _c
-}
-
-// SetDispatchExpiresAt sets the "dispatch_expires_at" field.
-func (_c *MessageCreate) SetDispatchExpiresAt(v time.Time) *MessageCreate {
-	_c.mutation.SetDispatchExpiresAt(v)
-	return _c
-}
-
-// SetNillableDispatchExpiresAt sets the "dispatch_expires_at" field if the given value is not nil.
-func (_c *MessageCreate) SetNillableDispatchExpiresAt(v *time.Time) *MessageCreate {
-	if v != nil {
-		_c.SetDispatchExpiresAt(*v)
-	}
+// SetOperationID sets the "operation_id" field.
+func (_c *MessageCreate) SetOperationID(v string) *MessageCreate {
+	_c.mutation.SetOperationID(v)
 	return _c
 }
 
@@ -182,6 +112,11 @@ func (_c *MessageCreate) SetConversation(v *Conversation) *MessageCreate {
 	return _c.SetConversationID(v.ID)
 }
 
+// SetOperation sets the "operation" edge to the Operation entity.
+func (_c *MessageCreate) SetOperation(v *Operation) *MessageCreate {
+	return _c.SetOperationID(v.ID)
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_c *MessageCreate) Mutation() *MessageMutation {
 	return _c.mutation
@@ -189,7 +124,6 @@ func (_c *MessageCreate) Mutation() *MessageMutation {
 
 // Save creates the Message in the database.
 func (_c *MessageCreate) Save(ctx context.Context) (*Message, error) {
-	_c.defaults()
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -212,14 +146,6 @@ func (_c *MessageCreate) Exec(ctx context.Context) error {
 func (_c *MessageCreate) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
 		panic(err)
-	}
-}
-
-// defaults sets the default values of the builder before save.
-func (_c *MessageCreate) defaults() {
-	if _, ok := _c.mutation.Delivery(); !ok {
-		v := message.DefaultDelivery
-		_c.mutation.SetDelivery(v)
 	}
 }
 
@@ -268,20 +194,20 @@ func (_c *MessageCreate) check() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Message.created_at"`)}
 	}
-	if _, ok := _c.mutation.Delivery(); !ok {
-		return &ValidationError{Name: "delivery", err: errors.New(`ent: missing required field "Message.delivery"`)}
-	}
-	if v, ok := _c.mutation.Delivery(); ok {
-		if err := message.DeliveryValidator(v); err != nil {
-			return &ValidationError{Name: "delivery", err: fmt.Errorf(`ent: validator failed for field "Message.delivery": %w`, err)}
-		}
-	}
 	if _, ok := _c.mutation.IdempotencyKey(); !ok {
 		return &ValidationError{Name: "idempotency_key", err: errors.New(`ent: missing required field "Message.idempotency_key"`)}
 	}
 	if v, ok := _c.mutation.IdempotencyKey(); ok {
 		if err := message.IdempotencyKeyValidator(v); err != nil {
 			return &ValidationError{Name: "idempotency_key", err: fmt.Errorf(`ent: validator failed for field "Message.idempotency_key": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.OperationID(); !ok {
+		return &ValidationError{Name: "operation_id", err: errors.New(`ent: missing required field "Message.operation_id"`)}
+	}
+	if v, ok := _c.mutation.OperationID(); ok {
+		if err := message.OperationIDValidator(v); err != nil {
+			return &ValidationError{Name: "operation_id", err: fmt.Errorf(`ent: validator failed for field "Message.operation_id": %w`, err)}
 		}
 	}
 	if v, ok := _c.mutation.ID(); ok {
@@ -291,6 +217,9 @@ func (_c *MessageCreate) check() error {
 	}
 	if len(_c.mutation.ConversationIDs()) == 0 {
 		return &ValidationError{Name: "conversation", err: errors.New(`ent: missing required edge "Message.conversation"`)}
+	}
+	if len(_c.mutation.OperationIDs()) == 0 {
+		return &ValidationError{Name: "operation", err: errors.New(`ent: missing required edge "Message.operation"`)}
 	}
 	return nil
 }
@@ -352,33 +281,9 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 		_spec.SetField(message.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
-	if value, ok := _c.mutation.Delivery(); ok {
-		_spec.SetField(message.FieldDelivery, field.TypeEnum, value)
-		_node.Delivery = value
-	}
-	if value, ok := _c.mutation.DeliveryUnknownAt(); ok {
-		_spec.SetField(message.FieldDeliveryUnknownAt, field.TypeTime, value)
-		_node.DeliveryUnknownAt = &value
-	}
 	if value, ok := _c.mutation.IdempotencyKey(); ok {
 		_spec.SetField(message.FieldIdempotencyKey, field.TypeString, value)
 		_node.IdempotencyKey = value
-	}
-	if value, ok := _c.mutation.Receipt(); ok {
-		_spec.SetField(message.FieldReceipt, field.TypeJSON, value)
-		_node.Receipt = value
-	}
-	if value, ok := _c.mutation.DispatchLeaseID(); ok {
-		_spec.SetField(message.FieldDispatchLeaseID, field.TypeString, value)
-		_node.DispatchLeaseID = &value
-	}
-	if value, ok := _c.mutation.DispatchStartedAt(); ok {
-		_spec.SetField(message.FieldDispatchStartedAt, field.TypeTime, value)
-		_node.DispatchStartedAt = &value
-	}
-	if value, ok := _c.mutation.DispatchExpiresAt(); ok {
-		_spec.SetField(message.FieldDispatchExpiresAt, field.TypeTime, value)
-		_node.DispatchExpiresAt = &value
 	}
 	if value, ok := _c.mutation.TrimmedAt(); ok {
 		_spec.SetField(message.FieldTrimmedAt, field.TypeTime, value)
@@ -399,6 +304,23 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
 		_node.ConversationID = nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.OperationIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   message.OperationTable,
+			Columns: []string{message.OperationColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(operation.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.OperationID = nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec
@@ -465,108 +387,6 @@ func (u *MessageUpsert) UpdateText() *MessageUpsert {
 	return u
 }
 
-// SetDelivery sets the "delivery" field.
-func (u *MessageUpsert) SetDelivery(v message.Delivery) *MessageUpsert {
-	u.Set(message.FieldDelivery, v)
-	return u
-}
-
-// UpdateDelivery sets the "delivery" field to the value that was provided on create.
-func (u *MessageUpsert) UpdateDelivery() *MessageUpsert {
-	u.SetExcluded(message.FieldDelivery)
-	return u
-}
-
-// SetDeliveryUnknownAt sets the "delivery_unknown_at" field.
-func (u *MessageUpsert) SetDeliveryUnknownAt(v time.Time) *MessageUpsert {
-	u.Set(message.FieldDeliveryUnknownAt, v)
-	return u
-}
-
-// UpdateDeliveryUnknownAt sets the "delivery_unknown_at" field to the value that was provided on create.
-func (u *MessageUpsert) UpdateDeliveryUnknownAt() *MessageUpsert {
-	u.SetExcluded(message.FieldDeliveryUnknownAt)
-	return u
-}
-
-// ClearDeliveryUnknownAt clears the value of the "delivery_unknown_at" field.
-func (u *MessageUpsert) ClearDeliveryUnknownAt() *MessageUpsert {
-	u.SetNull(message.FieldDeliveryUnknownAt)
-	return u
-}
-
-// SetReceipt sets the "receipt" field.
-func (u *MessageUpsert) SetReceipt(v *providers.Receipt) *MessageUpsert {
-	u.Set(message.FieldReceipt, v)
-	return u
-}
-
-// UpdateReceipt sets the "receipt" field to the value that was provided on create.
-func (u *MessageUpsert) UpdateReceipt() *MessageUpsert {
-	u.SetExcluded(message.FieldReceipt)
-	return u
-}
-
-// ClearReceipt clears the value of the "receipt" field.
-func (u *MessageUpsert) ClearReceipt() *MessageUpsert {
-	u.SetNull(message.FieldReceipt)
-	return u
-}
-
-// SetDispatchLeaseID sets the "dispatch_lease_id" field.
-func (u *MessageUpsert) SetDispatchLeaseID(v string) *MessageUpsert {
-	u.Set(message.FieldDispatchLeaseID, v)
-	return u
-}
-
-// UpdateDispatchLeaseID sets the "dispatch_lease_id" field to the value that was provided on create.
-func (u *MessageUpsert) UpdateDispatchLeaseID() *MessageUpsert {
-	u.SetExcluded(message.FieldDispatchLeaseID)
-	return u
-}
-
-// ClearDispatchLeaseID clears the value of the "dispatch_lease_id" field.
-func (u *MessageUpsert) ClearDispatchLeaseID() *MessageUpsert {
-	u.SetNull(message.FieldDispatchLeaseID)
-	return u
-}
-
-// SetDispatchStartedAt sets the "dispatch_started_at" field.
-func (u *MessageUpsert) SetDispatchStartedAt(v time.Time) *MessageUpsert {
-	u.Set(message.FieldDispatchStartedAt, v)
-	return u
-}
-
-// UpdateDispatchStartedAt sets the "dispatch_started_at" field to the value that was provided on create.
-func (u *MessageUpsert) UpdateDispatchStartedAt() *MessageUpsert {
-	u.SetExcluded(message.FieldDispatchStartedAt)
-	return u
-}
-
-// ClearDispatchStartedAt clears the value of the "dispatch_started_at" field.
-func (u *MessageUpsert) ClearDispatchStartedAt() *MessageUpsert {
-	u.SetNull(message.FieldDispatchStartedAt)
-	return u
-}
-
-// SetDispatchExpiresAt sets the "dispatch_expires_at" field.
-func (u *MessageUpsert) SetDispatchExpiresAt(v time.Time) *MessageUpsert {
-	u.Set(message.FieldDispatchExpiresAt, v)
-	return u
-}
-
-// UpdateDispatchExpiresAt sets the "dispatch_expires_at" field to the value that was provided on create.
-func (u *MessageUpsert) UpdateDispatchExpiresAt() *MessageUpsert {
-	u.SetExcluded(message.FieldDispatchExpiresAt)
-	return u
-}
-
-// ClearDispatchExpiresAt clears the value of the "dispatch_expires_at" field.
-func (u *MessageUpsert) ClearDispatchExpiresAt() *MessageUpsert {
-	u.SetNull(message.FieldDispatchExpiresAt)
-	return u
-}
-
 // SetTrimmedAt sets the "trimmed_at" field.
 func (u *MessageUpsert) SetTrimmedAt(v time.Time) *MessageUpsert {
 	u.Set(message.FieldTrimmedAt, v)
@@ -623,6 +443,9 @@ func (u *MessageUpsertOne) UpdateNewValues() *MessageUpsertOne {
 		if _, exists := u.create.mutation.IdempotencyKey(); exists {
 			s.SetIgnore(message.FieldIdempotencyKey)
 		}
+		if _, exists := u.create.mutation.OperationID(); exists {
+			s.SetIgnore(message.FieldOperationID)
+		}
 	}))
 	return u
 }
@@ -665,125 +488,6 @@ func (u *MessageUpsertOne) SetText(v string) *MessageUpsertOne {
 func (u *MessageUpsertOne) UpdateText() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.UpdateText()
-	})
-}
-
-// SetDelivery sets the "delivery" field.
-func (u *MessageUpsertOne) SetDelivery(v message.Delivery) *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.SetDelivery(v)
-	})
-}
-
-// UpdateDelivery sets the "delivery" field to the value that was provided on create.
-func (u *MessageUpsertOne) UpdateDelivery() *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.UpdateDelivery()
-	})
-}
-
-// SetDeliveryUnknownAt sets the "delivery_unknown_at" field.
-func (u *MessageUpsertOne) SetDeliveryUnknownAt(v time.Time) *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.SetDeliveryUnknownAt(v)
-	})
-}
-
-// UpdateDeliveryUnknownAt sets the "delivery_unknown_at" field to the value that was provided on create.
-func (u *MessageUpsertOne) UpdateDeliveryUnknownAt() *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.UpdateDeliveryUnknownAt()
-	})
-}
-
-// ClearDeliveryUnknownAt clears the value of the "delivery_unknown_at" field.
-func (u *MessageUpsertOne) ClearDeliveryUnknownAt() *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.ClearDeliveryUnknownAt()
-	})
-}
-
-// SetReceipt sets the "receipt" field.
-func (u *MessageUpsertOne) SetReceipt(v *providers.Receipt) *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.SetReceipt(v)
-	})
-}
-
-// UpdateReceipt sets the "receipt" field to the value that was provided on create.
-func (u *MessageUpsertOne) UpdateReceipt() *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.UpdateReceipt()
-	})
-}
-
-// ClearReceipt clears the value of the "receipt" field.
-func (u *MessageUpsertOne) ClearReceipt() *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.ClearReceipt()
-	})
-}
-
-// SetDispatchLeaseID sets the "dispatch_lease_id" field.
-func (u *MessageUpsertOne) SetDispatchLeaseID(v string) *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.SetDispatchLeaseID(v)
-	})
-}
-
-// UpdateDispatchLeaseID sets the "dispatch_lease_id" field to the value that was provided on create.
-func (u *MessageUpsertOne) UpdateDispatchLeaseID() *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.UpdateDispatchLeaseID()
-	})
-}
-
-// ClearDispatchLeaseID clears the value of the "dispatch_lease_id" field.
-func (u *MessageUpsertOne) ClearDispatchLeaseID() *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.ClearDispatchLeaseID()
-	})
-}
-
-// SetDispatchStartedAt sets the "dispatch_started_at" field.
-func (u *MessageUpsertOne) SetDispatchStartedAt(v time.Time) *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.SetDispatchStartedAt(v)
-	})
-}
-
-// UpdateDispatchStartedAt sets the "dispatch_started_at" field to the value that was provided on create.
-func (u *MessageUpsertOne) UpdateDispatchStartedAt() *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.UpdateDispatchStartedAt()
-	})
-}
-
-// ClearDispatchStartedAt clears the value of the "dispatch_started_at" field.
-func (u *MessageUpsertOne) ClearDispatchStartedAt() *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.ClearDispatchStartedAt()
-	})
-}
-
-// SetDispatchExpiresAt sets the "dispatch_expires_at" field.
-func (u *MessageUpsertOne) SetDispatchExpiresAt(v time.Time) *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.SetDispatchExpiresAt(v)
-	})
-}
-
-// UpdateDispatchExpiresAt sets the "dispatch_expires_at" field to the value that was provided on create.
-func (u *MessageUpsertOne) UpdateDispatchExpiresAt() *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.UpdateDispatchExpiresAt()
-	})
-}
-
-// ClearDispatchExpiresAt clears the value of the "dispatch_expires_at" field.
-func (u *MessageUpsertOne) ClearDispatchExpiresAt() *MessageUpsertOne {
-	return u.Update(func(s *MessageUpsert) {
-		s.ClearDispatchExpiresAt()
 	})
 }
 
@@ -865,7 +569,6 @@ func (_c *MessageCreateBulk) Save(ctx context.Context) ([]*Message, error) {
 	for i := range _c.builders {
 		func(i int, root context.Context) {
 			builder := _c.builders[i]
-			builder.defaults()
 			var mut Mutator = MutateFunc(func(ctx context.Context, m Mutation) (Value, error) {
 				mutation, ok := m.(*MessageMutation)
 				if !ok {
@@ -1012,6 +715,9 @@ func (u *MessageUpsertBulk) UpdateNewValues() *MessageUpsertBulk {
 			if _, exists := b.mutation.IdempotencyKey(); exists {
 				s.SetIgnore(message.FieldIdempotencyKey)
 			}
+			if _, exists := b.mutation.OperationID(); exists {
+				s.SetIgnore(message.FieldOperationID)
+			}
 		}
 	}))
 	return u
@@ -1055,125 +761,6 @@ func (u *MessageUpsertBulk) SetText(v string) *MessageUpsertBulk {
 func (u *MessageUpsertBulk) UpdateText() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.UpdateText()
-	})
-}
-
-// SetDelivery sets the "delivery" field.
-func (u *MessageUpsertBulk) SetDelivery(v message.Delivery) *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.SetDelivery(v)
-	})
-}
-
-// UpdateDelivery sets the "delivery" field to the value that was provided on create.
-func (u *MessageUpsertBulk) UpdateDelivery() *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.UpdateDelivery()
-	})
-}
-
-// SetDeliveryUnknownAt sets the "delivery_unknown_at" field.
-func (u *MessageUpsertBulk) SetDeliveryUnknownAt(v time.Time) *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.SetDeliveryUnknownAt(v)
-	})
-}
-
-// UpdateDeliveryUnknownAt sets the "delivery_unknown_at" field to the value that was provided on create.
-func (u *MessageUpsertBulk) UpdateDeliveryUnknownAt() *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.UpdateDeliveryUnknownAt()
-	})
-}
-
-// ClearDeliveryUnknownAt clears the value of the "delivery_unknown_at" field.
-func (u *MessageUpsertBulk) ClearDeliveryUnknownAt() *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.ClearDeliveryUnknownAt()
-	})
-}
-
-// SetReceipt sets the "receipt" field.
-func (u *MessageUpsertBulk) SetReceipt(v *providers.Receipt) *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.SetReceipt(v)
-	})
-}
-
-// UpdateReceipt sets the "receipt" field to the value that was provided on create.
-func (u *MessageUpsertBulk) UpdateReceipt() *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.UpdateReceipt()
-	})
-}
-
-// ClearReceipt clears the value of the "receipt" field.
-func (u *MessageUpsertBulk) ClearReceipt() *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.ClearReceipt()
-	})
-}
-
-// SetDispatchLeaseID sets the "dispatch_lease_id" field.
-func (u *MessageUpsertBulk) SetDispatchLeaseID(v string) *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.SetDispatchLeaseID(v)
-	})
-}
-
-// UpdateDispatchLeaseID sets the "dispatch_lease_id" field to the value that was provided on create.
-func (u *MessageUpsertBulk) UpdateDispatchLeaseID() *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.UpdateDispatchLeaseID()
-	})
-}
-
-// ClearDispatchLeaseID clears the value of the "dispatch_lease_id" field.
-func (u *MessageUpsertBulk) ClearDispatchLeaseID() *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.ClearDispatchLeaseID()
-	})
-}
-
-// SetDispatchStartedAt sets the "dispatch_started_at" field.
-func (u *MessageUpsertBulk) SetDispatchStartedAt(v time.Time) *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.SetDispatchStartedAt(v)
-	})
-}
-
-// UpdateDispatchStartedAt sets the "dispatch_started_at" field to the value that was provided on create.
-func (u *MessageUpsertBulk) UpdateDispatchStartedAt() *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.UpdateDispatchStartedAt()
-	})
-}
-
-// ClearDispatchStartedAt clears the value of the "dispatch_started_at" field.
-func (u *MessageUpsertBulk) ClearDispatchStartedAt() *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.ClearDispatchStartedAt()
-	})
-}
-
-// SetDispatchExpiresAt sets the "dispatch_expires_at" field.
-func (u *MessageUpsertBulk) SetDispatchExpiresAt(v time.Time) *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.SetDispatchExpiresAt(v)
-	})
-}
-
-// UpdateDispatchExpiresAt sets the "dispatch_expires_at" field to the value that was provided on create.
-func (u *MessageUpsertBulk) UpdateDispatchExpiresAt() *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.UpdateDispatchExpiresAt()
-	})
-}
-
-// ClearDispatchExpiresAt clears the value of the "dispatch_expires_at" field.
-func (u *MessageUpsertBulk) ClearDispatchExpiresAt() *MessageUpsertBulk {
-	return u.Update(func(s *MessageUpsert) {
-		s.ClearDispatchExpiresAt()
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/agent-interop/runtime/ent/conversation"
 	"github.com/agent-interop/runtime/ent/message"
+	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/ent/predicate"
 )
 
@@ -25,6 +26,7 @@ type MessageQuery struct {
 	inters           []Interceptor
 	predicates       []predicate.Message
 	withConversation *ConversationQuery
+	withOperation    *OperationQuery
 	modifiers        []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -77,6 +79,28 @@ func (_q *MessageQuery) QueryConversation() *ConversationQuery {
 			sqlgraph.From(message.Table, message.FieldID, selector),
 			sqlgraph.To(conversation.Table, conversation.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, true, message.ConversationTable, message.ConversationColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryOperation chains the current query on the "operation" edge.
+func (_q *MessageQuery) QueryOperation() *OperationQuery {
+	query := (&OperationClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(message.Table, message.FieldID, selector),
+			sqlgraph.To(operation.Table, operation.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, message.OperationTable, message.OperationColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -277,6 +301,7 @@ func (_q *MessageQuery) Clone() *MessageQuery {
 		inters:           append([]Interceptor{}, _q.inters...),
 		predicates:       append([]predicate.Message{}, _q.predicates...),
 		withConversation: _q.withConversation.Clone(),
+		withOperation:    _q.withOperation.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -292,6 +317,17 @@ func (_q *MessageQuery) WithConversation(opts ...func(*ConversationQuery)) *Mess
 		opt(query)
 	}
 	_q.withConversation = query
+	return _q
+}
+
+// WithOperation tells the query-builder to eager-load the nodes that are connected to
+// the "operation" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *MessageQuery) WithOperation(opts ...func(*OperationQuery)) *MessageQuery {
+	query := (&OperationClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withOperation = query
 	return _q
 }
 
@@ -373,8 +409,9 @@ func (_q *MessageQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Mess
 	var (
 		nodes       = []*Message{}
 		_spec       = _q.querySpec()
-		loadedTypes = [1]bool{
+		loadedTypes = [2]bool{
 			_q.withConversation != nil,
+			_q.withOperation != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -404,6 +441,12 @@ func (_q *MessageQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Mess
 			return nil, err
 		}
 	}
+	if query := _q.withOperation; query != nil {
+		if err := _q.loadOperation(ctx, query, nodes, nil,
+			func(n *Message, e *Operation) { n.Edges.Operation = e }); err != nil {
+			return nil, err
+		}
+	}
 	return nodes, nil
 }
 
@@ -429,6 +472,35 @@ func (_q *MessageQuery) loadConversation(ctx context.Context, query *Conversatio
 		nodes, ok := nodeids[n.ID]
 		if !ok {
 			return fmt.Errorf(`unexpected foreign-key "conversation_id" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *MessageQuery) loadOperation(ctx context.Context, query *OperationQuery, nodes []*Message, init func(*Message), assign func(*Message, *Operation)) error {
+	ids := make([]string, 0, len(nodes))
+	nodeids := make(map[string][]*Message)
+	for i := range nodes {
+		fk := nodes[i].OperationID
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(operation.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "operation_id" returned %v`, n.ID)
 		}
 		for i := range nodes {
 			assign(nodes[i], n)
@@ -467,6 +539,9 @@ func (_q *MessageQuery) querySpec() *sqlgraph.QuerySpec {
 		}
 		if _q.withConversation != nil {
 			_spec.Node.AddColumnOnce(message.FieldConversationID)
+		}
+		if _q.withOperation != nil {
+			_spec.Node.AddColumnOnce(message.FieldOperationID)
 		}
 	}
 	if ps := _q.predicates; len(ps) > 0 {

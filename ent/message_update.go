@@ -13,7 +13,6 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/agent-interop/runtime/ent/message"
 	"github.com/agent-interop/runtime/ent/predicate"
-	"github.com/agent-interop/runtime/internal/providers"
 )
 
 // MessageUpdate is the builder for updating Message entities.
@@ -41,112 +40,6 @@ func (_u *MessageUpdate) SetNillableText(v *string) *MessageUpdate {
 	if v != nil {
 		_u.SetText(*v)
 	}
-	return _u
-}
-
-// SetDelivery sets the "delivery" field.
-func (_u *MessageUpdate) SetDelivery(v message.Delivery) *MessageUpdate {
-	_u.mutation.SetDelivery(v)
-	return _u
-}
-
-// SetNillableDelivery sets the "delivery" field if the given value is not nil.
-func (_u *MessageUpdate) SetNillableDelivery(v *message.Delivery) *MessageUpdate {
-	if v != nil {
-		_u.SetDelivery(*v)
-	}
-	return _u
-}
-
-// SetDeliveryUnknownAt sets the "delivery_unknown_at" field.
-func (_u *MessageUpdate) SetDeliveryUnknownAt(v time.Time) *MessageUpdate {
-	_u.mutation.SetDeliveryUnknownAt(v)
-	return _u
-}
-
-// SetNillableDeliveryUnknownAt sets the "delivery_unknown_at" field if the given value is not nil.
-func (_u *MessageUpdate) SetNillableDeliveryUnknownAt(v *time.Time) *MessageUpdate {
-	if v != nil {
-		_u.SetDeliveryUnknownAt(*v)
-	}
-	return _u
-}
-
-// ClearDeliveryUnknownAt clears the value of the "delivery_unknown_at" field.
-func (_u *MessageUpdate) ClearDeliveryUnknownAt() *MessageUpdate {
-	_u.mutation.ClearDeliveryUnknownAt()
-	return _u
-}
-
-// SetReceipt sets the "receipt" field.
-func (_u *MessageUpdate) SetReceipt(v *providers.Receipt) *MessageUpdate {
-	_u.mutation.SetReceipt(v)
-	return _u
-}
-
-// ClearReceipt clears the value of the "receipt" field.
-func (_u *MessageUpdate) ClearReceipt() *MessageUpdate {
-	_u.mutation.ClearReceipt()
-	return _u
-}
-
-// SetDispatchLeaseID sets the "dispatch_lease_id" field.
-func (_u *MessageUpdate) SetDispatchLeaseID(v string) *MessageUpdate {
-	_u.mutation.SetDispatchLeaseID(v)
-	return _u
-}
-
-// SetNillableDispatchLeaseID sets the "dispatch_lease_id" field if the given value is not nil.
-func (_u *MessageUpdate) SetNillableDispatchLeaseID(v *string) *MessageUpdate {
-	if v != nil {
-		_u.SetDispatchLeaseID(*v)
-	}
-	return _u
-}
-
-// ClearDispatchLeaseID clears the value of the "dispatch_lease_id" field.
-func (_u *MessageUpdate) ClearDispatchLeaseID() *MessageUpdate {
-	_u.mutation.ClearDispatchLeaseID()
-	return _u
-}
-
-// SetDispatchStartedAt sets the "dispatch_started_at" field.
-func (_u *MessageUpdate) SetDispatchStartedAt(v time.Time) *MessageUpdate {
-	_u.mutation.SetDispatchStartedAt(v)
-	return _u
-}
-
-// SetNillableDispatchStartedAt sets the "dispatch_started_at" field if the given value is not nil.
-func (_u *MessageUpdate) SetNillableDispatchStartedAt(v *time.Time) *MessageUpdate {
-	if v != nil {
-		_u.SetDispatchStartedAt(*v)
-	}
-	return _u
-}
-
-// ClearDispatchStartedAt clears the value of the "dispatch_started_at" field.
-func (_u *MessageUpdate) ClearDispatchStartedAt() *MessageUpdate {
-	_u.mutation.ClearDispatchStartedAt()
-	return _u
-}
-
-// SetDispatchExpiresAt sets the "dispatch_expires_at" field.
-func (_u *MessageUpdate) SetDispatchExpiresAt(v time.Time) *MessageUpdate {
-	_u.mutation.SetDispatchExpiresAt(v)
-	return _u
-}
-
-// SetNillableDispatchExpiresAt sets the "dispatch_expires_at" field if the given value is not nil.
-func (_u *MessageUpdate) SetNillableDispatchExpiresAt(v *time.Time) *MessageUpdate {
-	if v != nil {
-		_u.SetDispatchExpiresAt(*v)
-	}
-	return _u
-}
-
-// ClearDispatchExpiresAt clears the value of the "dispatch_expires_at" field.
-func (_u *MessageUpdate) ClearDispatchExpiresAt() *MessageUpdate {
-	_u.mutation.ClearDispatchExpiresAt()
 	return _u
 }
 
@@ -204,13 +97,11 @@ func (_u *MessageUpdate) ExecX(ctx context.Context) {
 
 // check runs all checks and user-defined validators on the builder.
 func (_u *MessageUpdate) check() error {
-	if v, ok := _u.mutation.Delivery(); ok {
-		if err := message.DeliveryValidator(v); err != nil {
-			return &ValidationError{Name: "delivery", err: fmt.Errorf(`ent: validator failed for field "Message.delivery": %w`, err)}
-		}
-	}
 	if _u.mutation.ConversationCleared() && len(_u.mutation.ConversationIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Message.conversation"`)
+	}
+	if _u.mutation.OperationCleared() && len(_u.mutation.OperationIDs()) > 0 {
+		return errors.New(`ent: clearing a required unique edge "Message.operation"`)
 	}
 	return nil
 }
@@ -238,39 +129,6 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ReplyToCleared() {
 		_spec.ClearField(message.FieldReplyTo, field.TypeString)
-	}
-	if value, ok := _u.mutation.Delivery(); ok {
-		_spec.SetField(message.FieldDelivery, field.TypeEnum, value)
-	}
-	if value, ok := _u.mutation.DeliveryUnknownAt(); ok {
-		_spec.SetField(message.FieldDeliveryUnknownAt, field.TypeTime, value)
-	}
-	if _u.mutation.DeliveryUnknownAtCleared() {
-		_spec.ClearField(message.FieldDeliveryUnknownAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.Receipt(); ok {
-		_spec.SetField(message.FieldReceipt, field.TypeJSON, value)
-	}
-	if _u.mutation.ReceiptCleared() {
-		_spec.ClearField(message.FieldReceipt, field.TypeJSON)
-	}
-	if value, ok := _u.mutation.DispatchLeaseID(); ok {
-		_spec.SetField(message.FieldDispatchLeaseID, field.TypeString, value)
-	}
-	if _u.mutation.DispatchLeaseIDCleared() {
-		_spec.ClearField(message.FieldDispatchLeaseID, field.TypeString)
-	}
-	if value, ok := _u.mutation.DispatchStartedAt(); ok {
-		_spec.SetField(message.FieldDispatchStartedAt, field.TypeTime, value)
-	}
-	if _u.mutation.DispatchStartedAtCleared() {
-		_spec.ClearField(message.FieldDispatchStartedAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.DispatchExpiresAt(); ok {
-		_spec.SetField(message.FieldDispatchExpiresAt, field.TypeTime, value)
-	}
-	if _u.mutation.DispatchExpiresAtCleared() {
-		_spec.ClearField(message.FieldDispatchExpiresAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.TrimmedAt(); ok {
 		_spec.SetField(message.FieldTrimmedAt, field.TypeTime, value)
@@ -311,112 +169,6 @@ func (_u *MessageUpdateOne) SetNillableText(v *string) *MessageUpdateOne {
 	if v != nil {
 		_u.SetText(*v)
 	}
-	return _u
-}
-
-// SetDelivery sets the "delivery" field.
-func (_u *MessageUpdateOne) SetDelivery(v message.Delivery) *MessageUpdateOne {
-	_u.mutation.SetDelivery(v)
-	return _u
-}
-
-// SetNillableDelivery sets the "delivery" field if the given value is not nil.
-func (_u *MessageUpdateOne) SetNillableDelivery(v *message.Delivery) *MessageUpdateOne {
-	if v != nil {
-		_u.SetDelivery(*v)
-	}
-	return _u
-}
-
-// SetDeliveryUnknownAt sets the "delivery_unknown_at" field.
-func (_u *MessageUpdateOne) SetDeliveryUnknownAt(v time.Time) *MessageUpdateOne {
-	_u.mutation.SetDeliveryUnknownAt(v)
-	return _u
-}
-
-// SetNillableDeliveryUnknownAt sets the "delivery_unknown_at" field if the given value is not nil.
-func (_u *MessageUpdateOne) SetNillableDeliveryUnknownAt(v *time.Time) *MessageUpdateOne {
-	if v != nil {
-		_u.SetDeliveryUnknownAt(*v)
-	}
-	return _u
-}
-
-// ClearDeliveryUnknownAt clears the value of the "delivery_unknown_at" field.
-func (_u *MessageUpdateOne) ClearDeliveryUnknownAt() *MessageUpdateOne {
-	_u.mutation.ClearDeliveryUnknownAt()
-	return _u
-}
-
-// SetReceipt sets the "receipt" field.
-func (_u *MessageUpdateOne) SetReceipt(v *providers.Receipt) *MessageUpdateOne {
-	_u.mutation.SetReceipt(v)
-	return _u
-}
-
-// ClearReceipt clears the value of the "receipt" field.
-func (_u *MessageUpdateOne) ClearReceipt() *MessageUpdateOne {
-	_u.mutation.ClearReceipt()
-	return _u
-}
-
-// SetDispatchLeaseID sets the "dispatch_lease_id" field.
-func (_u *MessageUpdateOne) SetDispatchLeaseID(v string) *MessageUpdateOne {
-	_u.mutation.SetDispatchLeaseID(v)
-	return _u
-}
-
-// SetNillableDispatchLeaseID sets the "dispatch_lease_id" field if the given value is not nil.
-func (_u *MessageUpdateOne) SetNillableDispatchLeaseID(v *string) *MessageUpdateOne {
-	if v != nil {
-		_u.SetDispatchLeaseID(*v)
-	}
-	return _u
-}
-
-// ClearDispatchLeaseID clears the value of the "dispatch_lease_id" field.
-func (_u *MessageUpdateOne) ClearDispatchLeaseID() *MessageUpdateOne {
-	_u.mutation.ClearDispatchLeaseID()
-	return _u
-}
-
-// SetDispatchStartedAt sets the "dispatch_started_at" field.
-func (_u *MessageUpdateOne) SetDispatchStartedAt(v time.Time) *MessageUpdateOne {
-	_u.mutation.SetDispatchStartedAt(v)
-	return _u
-}
-
-// SetNillableDispatchStartedAt sets the "dispatch_started_at" field if the given value is not nil.
-func (_u *MessageUpdateOne) SetNillableDispatchStartedAt(v *time.Time) *MessageUpdateOne {
-	if v != nil {
-		_u.SetDispatchStartedAt(*v)
-	}
-	return _u
-}
-
-// ClearDispatchStartedAt clears the value of the "dispatch_started_at" field.
-func (_u *MessageUpdateOne) ClearDispatchStartedAt() *MessageUpdateOne {
-	_u.mutation.ClearDispatchStartedAt()
-	return _u
-}
-
-// SetDispatchExpiresAt sets the "dispatch_expires_at" field.
-func (_u *MessageUpdateOne) SetDispatchExpiresAt(v time.Time) *MessageUpdateOne {
-	_u.mutation.SetDispatchExpiresAt(v)
-	return _u
-}
-
-// SetNillableDispatchExpiresAt sets the "dispatch_expires_at" field if the given value is not nil.
-func (_u *MessageUpdateOne) SetNillableDispatchExpiresAt(v *time.Time) *MessageUpdateOne {
-	if v != nil {
-		_u.SetDispatchExpiresAt(*v)
-	}
-	return _u
-}
-
-// ClearDispatchExpiresAt clears the value of the "dispatch_expires_at" field.
-func (_u *MessageUpdateOne) ClearDispatchExpiresAt() *MessageUpdateOne {
-	_u.mutation.ClearDispatchExpiresAt()
 	return _u
 }
 
@@ -487,13 +239,11 @@ func (_u *MessageUpdateOne) ExecX(ctx context.Context) {
 
 // check runs all checks and user-defined validators on the builder.
 func (_u *MessageUpdateOne) check() error {
-	if v, ok := _u.mutation.Delivery(); ok {
-		if err := message.DeliveryValidator(v); err != nil {
-			return &ValidationError{Name: "delivery", err: fmt.Errorf(`ent: validator failed for field "Message.delivery": %w`, err)}
-		}
-	}
 	if _u.mutation.ConversationCleared() && len(_u.mutation.ConversationIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Message.conversation"`)
+	}
+	if _u.mutation.OperationCleared() && len(_u.mutation.OperationIDs()) > 0 {
+		return errors.New(`ent: clearing a required unique edge "Message.operation"`)
 	}
 	return nil
 }
@@ -538,39 +288,6 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.ReplyToCleared() {
 		_spec.ClearField(message.FieldReplyTo, field.TypeString)
-	}
-	if value, ok := _u.mutation.Delivery(); ok {
-		_spec.SetField(message.FieldDelivery, field.TypeEnum, value)
-	}
-	if value, ok := _u.mutation.DeliveryUnknownAt(); ok {
-		_spec.SetField(message.FieldDeliveryUnknownAt, field.TypeTime, value)
-	}
-	if _u.mutation.DeliveryUnknownAtCleared() {
-		_spec.ClearField(message.FieldDeliveryUnknownAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.Receipt(); ok {
-		_spec.SetField(message.FieldReceipt, field.TypeJSON, value)
-	}
-	if _u.mutation.ReceiptCleared() {
-		_spec.ClearField(message.FieldReceipt, field.TypeJSON)
-	}
-	if value, ok := _u.mutation.DispatchLeaseID(); ok {
-		_spec.SetField(message.FieldDispatchLeaseID, field.TypeString, value)
-	}
-	if _u.mutation.DispatchLeaseIDCleared() {
-		_spec.ClearField(message.FieldDispatchLeaseID, field.TypeString)
-	}
-	if value, ok := _u.mutation.DispatchStartedAt(); ok {
-		_spec.SetField(message.FieldDispatchStartedAt, field.TypeTime, value)
-	}
-	if _u.mutation.DispatchStartedAtCleared() {
-		_spec.ClearField(message.FieldDispatchStartedAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.DispatchExpiresAt(); ok {
-		_spec.SetField(message.FieldDispatchExpiresAt, field.TypeTime, value)
-	}
-	if _u.mutation.DispatchExpiresAtCleared() {
-		_spec.ClearField(message.FieldDispatchExpiresAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.TrimmedAt(); ok {
 		_spec.SetField(message.FieldTrimmedAt, field.TypeTime, value)

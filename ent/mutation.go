@@ -23,11 +23,11 @@ import (
 	"github.com/agent-interop/runtime/ent/predicate"
 	"github.com/agent-interop/runtime/ent/providersession"
 	"github.com/agent-interop/runtime/ent/review"
+	"github.com/agent-interop/runtime/ent/runtimeowner"
 	"github.com/agent-interop/runtime/ent/schema"
 	"github.com/agent-interop/runtime/ent/sessionevent"
 	"github.com/agent-interop/runtime/ent/sessionstream"
 	"github.com/agent-interop/runtime/ent/workitem"
-	"github.com/agent-interop/runtime/internal/providers"
 )
 
 const (
@@ -49,6 +49,7 @@ const (
 	TypeParticipant     = "Participant"
 	TypeProviderSession = "ProviderSession"
 	TypeReview          = "Review"
+	TypeRuntimeOwner    = "RuntimeOwner"
 	TypeSessionEvent    = "SessionEvent"
 	TypeSessionStream   = "SessionStream"
 	TypeWorkItem        = "WorkItem"
@@ -5137,17 +5138,13 @@ type MessageMutation struct {
 	text                *string
 	reply_to            *string
 	created_at          *time.Time
-	delivery            *message.Delivery
-	delivery_unknown_at *time.Time
 	idempotency_key     *string
-	receipt             **providers.Receipt
-	dispatch_lease_id   *string
-	dispatch_started_at *time.Time
-	dispatch_expires_at *time.Time
 	trimmed_at          *time.Time
 	clearedFields       map[string]struct{}
 	conversation        *string
 	clearedconversation bool
+	operation           *string
+	clearedoperation    bool
 	done                bool
 	oldValue            func(context.Context) (*Message, error)
 	predicates          []predicate.Message
@@ -5542,91 +5539,6 @@ func (m *MessageMutation) ResetCreatedAt() {
 	m.created_at = nil
 }
 
-// SetDelivery sets the "delivery" field.
-func (m *MessageMutation) SetDelivery(value message.Delivery) {
-	m.delivery = &value
-}
-
-// Delivery returns the value of the "delivery" field in the mutation.
-func (m *MessageMutation) Delivery() (r message.Delivery, exists bool) {
-	v := m.delivery
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldDelivery returns the old "delivery" field's value of the Message entity.
-// If the Message object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *MessageMutation) OldDelivery(ctx context.Context) (v message.Delivery, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldDelivery is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldDelivery requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldDelivery: %w", err)
-	}
-	return oldValue.Delivery, nil
-}
-
-// ResetDelivery resets all changes to the "delivery" field.
-func (m *MessageMutation) ResetDelivery() {
-	m.delivery = nil
-}
-
-// SetDeliveryUnknownAt sets the "delivery_unknown_at" field.
-func (m *MessageMutation) SetDeliveryUnknownAt(t time.Time) {
-	m.delivery_unknown_at = &t
-}
-
-// DeliveryUnknownAt returns the value of the "delivery_unknown_at" field in the mutation.
-func (m *MessageMutation) DeliveryUnknownAt() (r time.Time, exists bool) {
-	v := m.delivery_unknown_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldDeliveryUnknownAt returns the old "delivery_unknown_at" field's value of the Message entity.
-// If the Message object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *MessageMutation) OldDeliveryUnknownAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldDeliveryUnknownAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldDeliveryUnknownAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldDeliveryUnknownAt: %w", err)
-	}
-	return oldValue.DeliveryUnknownAt, nil
-}
-
-// ClearDeliveryUnknownAt clears the value of the "delivery_unknown_at" field.
-func (m *MessageMutation) ClearDeliveryUnknownAt() {
-	m.delivery_unknown_at = nil
-	m.clearedFields[message.FieldDeliveryUnknownAt] = struct{}{}
-}
-
-// DeliveryUnknownAtCleared returns if the "delivery_unknown_at" field was cleared in this mutation.
-func (m *MessageMutation) DeliveryUnknownAtCleared() bool {
-	_, ok := m.clearedFields[message.FieldDeliveryUnknownAt]
-	return ok
-}
-
-// ResetDeliveryUnknownAt resets all changes to the "delivery_unknown_at" field.
-func (m *MessageMutation) ResetDeliveryUnknownAt() {
-	m.delivery_unknown_at = nil
-	delete(m.clearedFields, message.FieldDeliveryUnknownAt)
-}
-
 // SetIdempotencyKey sets the "idempotency_key" field.
 func (m *MessageMutation) SetIdempotencyKey(s string) {
 	m.idempotency_key = &s
@@ -5663,200 +5575,40 @@ func (m *MessageMutation) ResetIdempotencyKey() {
 	m.idempotency_key = nil
 }
 
-// SetReceipt sets the "receipt" field.
-func (m *MessageMutation) SetReceipt(pr *providers.Receipt) {
-	m.receipt = &pr
+// SetOperationID sets the "operation_id" field.
+func (m *MessageMutation) SetOperationID(s string) {
+	m.operation = &s
 }
 
-// Receipt returns the value of the "receipt" field in the mutation.
-func (m *MessageMutation) Receipt() (r *providers.Receipt, exists bool) {
-	v := m.receipt
+// OperationID returns the value of the "operation_id" field in the mutation.
+func (m *MessageMutation) OperationID() (r string, exists bool) {
+	v := m.operation
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldReceipt returns the old "receipt" field's value of the Message entity.
+// OldOperationID returns the old "operation_id" field's value of the Message entity.
 // If the Message object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *MessageMutation) OldReceipt(ctx context.Context) (v *providers.Receipt, err error) {
+func (m *MessageMutation) OldOperationID(ctx context.Context) (v string, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldReceipt is only allowed on UpdateOne operations")
+		return v, errors.New("OldOperationID is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldReceipt requires an ID field in the mutation")
+		return v, errors.New("OldOperationID requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldReceipt: %w", err)
+		return v, fmt.Errorf("querying old value for OldOperationID: %w", err)
 	}
-	return oldValue.Receipt, nil
+	return oldValue.OperationID, nil
 }
 
-// ClearReceipt clears the value of the "receipt" field.
-func (m *MessageMutation) ClearReceipt() {
-	m.receipt = nil
-	m.clearedFields[message.FieldReceipt] = struct{}{}
-}
-
-// ReceiptCleared returns if the "receipt" field was cleared in this mutation.
-func (m *MessageMutation) ReceiptCleared() bool {
-	_, ok := m.clearedFields[message.FieldReceipt]
-	return ok
-}
-
-// ResetReceipt resets all changes to the "receipt" field.
-func (m *MessageMutation) ResetReceipt() {
-	m.receipt = nil
-	delete(m.clearedFields, message.FieldReceipt)
-}
-
-// SetDispatchLeaseID sets the "dispatch_lease_id" field.
-func (m *MessageMutation) SetDispatchLeaseID(s string) {
-	m.dispatch_lease_id = &s
-}
-
-// DispatchLeaseID returns the value of the "dispatch_lease_id" field in the mutation.
-func (m *MessageMutation) DispatchLeaseID() (r string, exists bool) {
-	v := m.dispatch_lease_id
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldDispatchLeaseID returns the old "dispatch_lease_id" field's value of the Message entity.
-// If the Message object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *MessageMutation) OldDispatchLeaseID(ctx context.Context) (v *string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldDispatchLeaseID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldDispatchLeaseID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldDispatchLeaseID: %w", err)
-	}
-	return oldValue.DispatchLeaseID, nil
-}
-
-// ClearDispatchLeaseID clears the value of the "dispatch_lease_id" field.
-func (m *MessageMutation) ClearDispatchLeaseID() {
-	m.dispatch_lease_id = nil
-	m.clearedFields[message.FieldDispatchLeaseID] = struct{}{}
-}
-
-// DispatchLeaseIDCleared returns if the "dispatch_lease_id" field was cleared in this mutation.
-func (m *MessageMutation) DispatchLeaseIDCleared() bool {
-	_, ok := m.clearedFields[message.FieldDispatchLeaseID]
-	return ok
-}
-
-// ResetDispatchLeaseID resets all changes to the "dispatch_lease_id" field.
-func (m *MessageMutation) ResetDispatchLeaseID() {
-	m.dispatch_lease_id = nil
-	delete(m.clearedFields, message.FieldDispatchLeaseID)
-}
-
-// SetDispatchStartedAt sets the "dispatch_started_at" field.
-func (m *MessageMutation) SetDispatchStartedAt(t time.Time) {
-	m.dispatch_started_at = &t
-}
-
-// DispatchStartedAt returns the value of the "dispatch_started_at" field in the mutation.
-func (m *MessageMutation) DispatchStartedAt() (r time.Time, exists bool) {
-	v := m.dispatch_started_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldDispatchStartedAt returns the old "dispatch_started_at" field's value of the Message entity.
-// If the Message object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *MessageMutation) OldDispatchStartedAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldDispatchStartedAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldDispatchStartedAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldDispatchStartedAt: %w", err)
-	}
-	return oldValue.DispatchStartedAt, nil
-}
-
-// ClearDispatchStartedAt clears the value of the "dispatch_started_at" field.
-func (m *MessageMutation) ClearDispatchStartedAt() {
-	m.dispatch_started_at = nil
-	m.clearedFields[message.FieldDispatchStartedAt] = struct{}{}
-}
-
-// DispatchStartedAtCleared returns if the "dispatch_started_at" field was cleared in this mutation.
-func (m *MessageMutation) DispatchStartedAtCleared() bool {
-	_, ok := m.clearedFields[message.FieldDispatchStartedAt]
-	return ok
-}
-
-// ResetDispatchStartedAt resets all changes to the "dispatch_started_at" field.
-func (m *MessageMutation) ResetDispatchStartedAt() {
-	m.dispatch_started_at = nil
-	delete(m.clearedFields, message.FieldDispatchStartedAt)
-}
-
-// SetDispatchExpiresAt sets the "dispatch_expires_at" field.
-func (m *MessageMutation) SetDispatchExpiresAt(t time.Time) {
-	m.dispatch_expires_at = &t
-}
-
-// DispatchExpiresAt returns the value of the "dispatch_expires_at" field in the mutation.
-func (m *MessageMutation) DispatchExpiresAt() (r time.Time, exists bool) {
-	v := m.dispatch_expires_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldDispatchExpiresAt returns the old "dispatch_expires_at" field's value of the Message entity.
-// If the Message object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *MessageMutation) OldDispatchExpiresAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldDispatchExpiresAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldDispatchExpiresAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldDispatchExpiresAt: %w", err)
-	}
-	return oldValue.DispatchExpiresAt, nil
-}
-
-// ClearDispatchExpiresAt clears the value of the "dispatch_expires_at" field.
-func (m *MessageMutation) ClearDispatchExpiresAt() {
-	m.dispatch_expires_at = nil
-	m.clearedFields[message.FieldDispatchExpiresAt] = struct{}{}
-}
-
-// DispatchExpiresAtCleared returns if the "dispatch_expires_at" field was cleared in this mutation.
-func (m *MessageMutation) DispatchExpiresAtCleared() bool {
-	_, ok := m.clearedFields[message.FieldDispatchExpiresAt]
-	return ok
-}
-
-// ResetDispatchExpiresAt resets all changes to the "dispatch_expires_at" field.
-func (m *MessageMutation) ResetDispatchExpiresAt() {
-	m.dispatch_expires_at = nil
-	delete(m.clearedFields, message.FieldDispatchExpiresAt)
+// ResetOperationID resets all changes to the "operation_id" field.
+func (m *MessageMutation) ResetOperationID() {
+	m.operation = nil
 }
 
 // SetTrimmedAt sets the "trimmed_at" field.
@@ -5935,6 +5687,33 @@ func (m *MessageMutation) ResetConversation() {
 	m.clearedconversation = false
 }
 
+// ClearOperation clears the "operation" edge to the Operation entity.
+func (m *MessageMutation) ClearOperation() {
+	m.clearedoperation = true
+	m.clearedFields[message.FieldOperationID] = struct{}{}
+}
+
+// OperationCleared reports if the "operation" edge to the Operation entity was cleared.
+func (m *MessageMutation) OperationCleared() bool {
+	return m.clearedoperation
+}
+
+// OperationIDs returns the "operation" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// OperationID instead. It exists only for internal usage by the builders.
+func (m *MessageMutation) OperationIDs() (ids []string) {
+	if id := m.operation; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetOperation resets all changes to the "operation" edge.
+func (m *MessageMutation) ResetOperation() {
+	m.operation = nil
+	m.clearedoperation = false
+}
+
 // Where appends a list predicates to the MessageMutation builder.
 func (m *MessageMutation) Where(ps ...predicate.Message) {
 	m.predicates = append(m.predicates, ps...)
@@ -5969,7 +5748,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 10)
 	if m.conversation != nil {
 		fields = append(fields, message.FieldConversationID)
 	}
@@ -5991,26 +5770,11 @@ func (m *MessageMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, message.FieldCreatedAt)
 	}
-	if m.delivery != nil {
-		fields = append(fields, message.FieldDelivery)
-	}
-	if m.delivery_unknown_at != nil {
-		fields = append(fields, message.FieldDeliveryUnknownAt)
-	}
 	if m.idempotency_key != nil {
 		fields = append(fields, message.FieldIdempotencyKey)
 	}
-	if m.receipt != nil {
-		fields = append(fields, message.FieldReceipt)
-	}
-	if m.dispatch_lease_id != nil {
-		fields = append(fields, message.FieldDispatchLeaseID)
-	}
-	if m.dispatch_started_at != nil {
-		fields = append(fields, message.FieldDispatchStartedAt)
-	}
-	if m.dispatch_expires_at != nil {
-		fields = append(fields, message.FieldDispatchExpiresAt)
+	if m.operation != nil {
+		fields = append(fields, message.FieldOperationID)
 	}
 	if m.trimmed_at != nil {
 		fields = append(fields, message.FieldTrimmedAt)
@@ -6037,20 +5801,10 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.ReplyTo()
 	case message.FieldCreatedAt:
 		return m.CreatedAt()
-	case message.FieldDelivery:
-		return m.Delivery()
-	case message.FieldDeliveryUnknownAt:
-		return m.DeliveryUnknownAt()
 	case message.FieldIdempotencyKey:
 		return m.IdempotencyKey()
-	case message.FieldReceipt:
-		return m.Receipt()
-	case message.FieldDispatchLeaseID:
-		return m.DispatchLeaseID()
-	case message.FieldDispatchStartedAt:
-		return m.DispatchStartedAt()
-	case message.FieldDispatchExpiresAt:
-		return m.DispatchExpiresAt()
+	case message.FieldOperationID:
+		return m.OperationID()
 	case message.FieldTrimmedAt:
 		return m.TrimmedAt()
 	}
@@ -6076,20 +5830,10 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldReplyTo(ctx)
 	case message.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
-	case message.FieldDelivery:
-		return m.OldDelivery(ctx)
-	case message.FieldDeliveryUnknownAt:
-		return m.OldDeliveryUnknownAt(ctx)
 	case message.FieldIdempotencyKey:
 		return m.OldIdempotencyKey(ctx)
-	case message.FieldReceipt:
-		return m.OldReceipt(ctx)
-	case message.FieldDispatchLeaseID:
-		return m.OldDispatchLeaseID(ctx)
-	case message.FieldDispatchStartedAt:
-		return m.OldDispatchStartedAt(ctx)
-	case message.FieldDispatchExpiresAt:
-		return m.OldDispatchExpiresAt(ctx)
+	case message.FieldOperationID:
+		return m.OldOperationID(ctx)
 	case message.FieldTrimmedAt:
 		return m.OldTrimmedAt(ctx)
 	}
@@ -6150,20 +5894,6 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCreatedAt(v)
 		return nil
-	case message.FieldDelivery:
-		v, ok := value.(message.Delivery)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetDelivery(v)
-		return nil
-	case message.FieldDeliveryUnknownAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetDeliveryUnknownAt(v)
-		return nil
 	case message.FieldIdempotencyKey:
 		v, ok := value.(string)
 		if !ok {
@@ -6171,33 +5901,12 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetIdempotencyKey(v)
 		return nil
-	case message.FieldReceipt:
-		v, ok := value.(*providers.Receipt)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetReceipt(v)
-		return nil
-	case message.FieldDispatchLeaseID:
+	case message.FieldOperationID:
 		v, ok := value.(string)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetDispatchLeaseID(v)
-		return nil
-	case message.FieldDispatchStartedAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetDispatchStartedAt(v)
-		return nil
-	case message.FieldDispatchExpiresAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetDispatchExpiresAt(v)
+		m.SetOperationID(v)
 		return nil
 	case message.FieldTrimmedAt:
 		v, ok := value.(time.Time)
@@ -6254,21 +5963,6 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldReplyTo) {
 		fields = append(fields, message.FieldReplyTo)
 	}
-	if m.FieldCleared(message.FieldDeliveryUnknownAt) {
-		fields = append(fields, message.FieldDeliveryUnknownAt)
-	}
-	if m.FieldCleared(message.FieldReceipt) {
-		fields = append(fields, message.FieldReceipt)
-	}
-	if m.FieldCleared(message.FieldDispatchLeaseID) {
-		fields = append(fields, message.FieldDispatchLeaseID)
-	}
-	if m.FieldCleared(message.FieldDispatchStartedAt) {
-		fields = append(fields, message.FieldDispatchStartedAt)
-	}
-	if m.FieldCleared(message.FieldDispatchExpiresAt) {
-		fields = append(fields, message.FieldDispatchExpiresAt)
-	}
 	if m.FieldCleared(message.FieldTrimmedAt) {
 		fields = append(fields, message.FieldTrimmedAt)
 	}
@@ -6288,21 +5982,6 @@ func (m *MessageMutation) ClearField(name string) error {
 	switch name {
 	case message.FieldReplyTo:
 		m.ClearReplyTo()
-		return nil
-	case message.FieldDeliveryUnknownAt:
-		m.ClearDeliveryUnknownAt()
-		return nil
-	case message.FieldReceipt:
-		m.ClearReceipt()
-		return nil
-	case message.FieldDispatchLeaseID:
-		m.ClearDispatchLeaseID()
-		return nil
-	case message.FieldDispatchStartedAt:
-		m.ClearDispatchStartedAt()
-		return nil
-	case message.FieldDispatchExpiresAt:
-		m.ClearDispatchExpiresAt()
 		return nil
 	case message.FieldTrimmedAt:
 		m.ClearTrimmedAt()
@@ -6336,26 +6015,11 @@ func (m *MessageMutation) ResetField(name string) error {
 	case message.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
-	case message.FieldDelivery:
-		m.ResetDelivery()
-		return nil
-	case message.FieldDeliveryUnknownAt:
-		m.ResetDeliveryUnknownAt()
-		return nil
 	case message.FieldIdempotencyKey:
 		m.ResetIdempotencyKey()
 		return nil
-	case message.FieldReceipt:
-		m.ResetReceipt()
-		return nil
-	case message.FieldDispatchLeaseID:
-		m.ResetDispatchLeaseID()
-		return nil
-	case message.FieldDispatchStartedAt:
-		m.ResetDispatchStartedAt()
-		return nil
-	case message.FieldDispatchExpiresAt:
-		m.ResetDispatchExpiresAt()
+	case message.FieldOperationID:
+		m.ResetOperationID()
 		return nil
 	case message.FieldTrimmedAt:
 		m.ResetTrimmedAt()
@@ -6366,9 +6030,12 @@ func (m *MessageMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *MessageMutation) AddedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 2)
 	if m.conversation != nil {
 		edges = append(edges, message.EdgeConversation)
+	}
+	if m.operation != nil {
+		edges = append(edges, message.EdgeOperation)
 	}
 	return edges
 }
@@ -6381,13 +6048,17 @@ func (m *MessageMutation) AddedIDs(name string) []ent.Value {
 		if id := m.conversation; id != nil {
 			return []ent.Value{*id}
 		}
+	case message.EdgeOperation:
+		if id := m.operation; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *MessageMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 2)
 	return edges
 }
 
@@ -6399,9 +6070,12 @@ func (m *MessageMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *MessageMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 2)
 	if m.clearedconversation {
 		edges = append(edges, message.EdgeConversation)
+	}
+	if m.clearedoperation {
+		edges = append(edges, message.EdgeOperation)
 	}
 	return edges
 }
@@ -6412,6 +6086,8 @@ func (m *MessageMutation) EdgeCleared(name string) bool {
 	switch name {
 	case message.EdgeConversation:
 		return m.clearedconversation
+	case message.EdgeOperation:
+		return m.clearedoperation
 	}
 	return false
 }
@@ -6422,6 +6098,9 @@ func (m *MessageMutation) ClearEdge(name string) error {
 	switch name {
 	case message.EdgeConversation:
 		m.ClearConversation()
+		return nil
+	case message.EdgeOperation:
+		m.ClearOperation()
 		return nil
 	}
 	return fmt.Errorf("unknown Message unique edge %s", name)
@@ -6434,6 +6113,9 @@ func (m *MessageMutation) ResetEdge(name string) error {
 	case message.EdgeConversation:
 		m.ResetConversation()
 		return nil
+	case message.EdgeOperation:
+		m.ResetOperation()
+		return nil
 	}
 	return fmt.Errorf("unknown Message edge %s", name)
 }
@@ -6441,26 +6123,27 @@ func (m *MessageMutation) ResetEdge(name string) error {
 // OperationMutation represents an operation that mutates the Operation nodes in the graph.
 type OperationMutation struct {
 	config
-	op               Op
-	typ              string
-	id               *string
-	idempotency_key  *string
-	provider         *string
-	native_id        *string
-	operation        *string
-	text_sha256      *string
-	status           *operation.Status
-	provider_state   *string
-	detail           *json.RawMessage
-	appenddetail     json.RawMessage
-	ref              *string
-	lease_expires_at *time.Time
-	created_at       *time.Time
-	updated_at       *time.Time
-	clearedFields    map[string]struct{}
-	done             bool
-	oldValue         func(context.Context) (*Operation, error)
-	predicates       []predicate.Operation
+	op              Op
+	typ             string
+	id              *string
+	idempotency_key *string
+	provider        *string
+	native_id       *string
+	operation       *string
+	text_sha256     *string
+	status          *operation.Status
+	provider_state  *string
+	detail          *json.RawMessage
+	appenddetail    json.RawMessage
+	ref             *string
+	native_turn     *string
+	owner           *string
+	created_at      *time.Time
+	updated_at      *time.Time
+	clearedFields   map[string]struct{}
+	done            bool
+	oldValue        func(context.Context) (*Operation, error)
+	predicates      []predicate.Operation
 }
 
 var _ ent.Mutation = (*OperationMutation)(nil)
@@ -6920,53 +6603,76 @@ func (m *OperationMutation) ResetRef() {
 	m.ref = nil
 }
 
-// SetLeaseExpiresAt sets the "lease_expires_at" field.
-func (m *OperationMutation) SetLeaseExpiresAt(t time.Time) {
-	m.lease_expires_at = &t
+// SetNativeTurn sets the "native_turn" field.
+func (m *OperationMutation) SetNativeTurn(s string) {
+	m.native_turn = &s
 }
 
-// LeaseExpiresAt returns the value of the "lease_expires_at" field in the mutation.
-func (m *OperationMutation) LeaseExpiresAt() (r time.Time, exists bool) {
-	v := m.lease_expires_at
+// NativeTurn returns the value of the "native_turn" field in the mutation.
+func (m *OperationMutation) NativeTurn() (r string, exists bool) {
+	v := m.native_turn
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldLeaseExpiresAt returns the old "lease_expires_at" field's value of the Operation entity.
+// OldNativeTurn returns the old "native_turn" field's value of the Operation entity.
 // If the Operation object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *OperationMutation) OldLeaseExpiresAt(ctx context.Context) (v *time.Time, err error) {
+func (m *OperationMutation) OldNativeTurn(ctx context.Context) (v string, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldLeaseExpiresAt is only allowed on UpdateOne operations")
+		return v, errors.New("OldNativeTurn is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldLeaseExpiresAt requires an ID field in the mutation")
+		return v, errors.New("OldNativeTurn requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldLeaseExpiresAt: %w", err)
+		return v, fmt.Errorf("querying old value for OldNativeTurn: %w", err)
 	}
-	return oldValue.LeaseExpiresAt, nil
+	return oldValue.NativeTurn, nil
 }
 
-// ClearLeaseExpiresAt clears the value of the "lease_expires_at" field.
-func (m *OperationMutation) ClearLeaseExpiresAt() {
-	m.lease_expires_at = nil
-	m.clearedFields[operation.FieldLeaseExpiresAt] = struct{}{}
+// ResetNativeTurn resets all changes to the "native_turn" field.
+func (m *OperationMutation) ResetNativeTurn() {
+	m.native_turn = nil
 }
 
-// LeaseExpiresAtCleared returns if the "lease_expires_at" field was cleared in this mutation.
-func (m *OperationMutation) LeaseExpiresAtCleared() bool {
-	_, ok := m.clearedFields[operation.FieldLeaseExpiresAt]
-	return ok
+// SetOwner sets the "owner" field.
+func (m *OperationMutation) SetOwner(s string) {
+	m.owner = &s
 }
 
-// ResetLeaseExpiresAt resets all changes to the "lease_expires_at" field.
-func (m *OperationMutation) ResetLeaseExpiresAt() {
-	m.lease_expires_at = nil
-	delete(m.clearedFields, operation.FieldLeaseExpiresAt)
+// Owner returns the value of the "owner" field in the mutation.
+func (m *OperationMutation) Owner() (r string, exists bool) {
+	v := m.owner
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOwner returns the old "owner" field's value of the Operation entity.
+// If the Operation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OperationMutation) OldOwner(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOwner is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOwner requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOwner: %w", err)
+	}
+	return oldValue.Owner, nil
+}
+
+// ResetOwner resets all changes to the "owner" field.
+func (m *OperationMutation) ResetOwner() {
+	m.owner = nil
 }
 
 // SetCreatedAt sets the "created_at" field.
@@ -7075,7 +6781,7 @@ func (m *OperationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OperationMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.idempotency_key != nil {
 		fields = append(fields, operation.FieldIdempotencyKey)
 	}
@@ -7103,8 +6809,11 @@ func (m *OperationMutation) Fields() []string {
 	if m.ref != nil {
 		fields = append(fields, operation.FieldRef)
 	}
-	if m.lease_expires_at != nil {
-		fields = append(fields, operation.FieldLeaseExpiresAt)
+	if m.native_turn != nil {
+		fields = append(fields, operation.FieldNativeTurn)
+	}
+	if m.owner != nil {
+		fields = append(fields, operation.FieldOwner)
 	}
 	if m.created_at != nil {
 		fields = append(fields, operation.FieldCreatedAt)
@@ -7138,8 +6847,10 @@ func (m *OperationMutation) Field(name string) (ent.Value, bool) {
 		return m.Detail()
 	case operation.FieldRef:
 		return m.Ref()
-	case operation.FieldLeaseExpiresAt:
-		return m.LeaseExpiresAt()
+	case operation.FieldNativeTurn:
+		return m.NativeTurn()
+	case operation.FieldOwner:
+		return m.Owner()
 	case operation.FieldCreatedAt:
 		return m.CreatedAt()
 	case operation.FieldUpdatedAt:
@@ -7171,8 +6882,10 @@ func (m *OperationMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldDetail(ctx)
 	case operation.FieldRef:
 		return m.OldRef(ctx)
-	case operation.FieldLeaseExpiresAt:
-		return m.OldLeaseExpiresAt(ctx)
+	case operation.FieldNativeTurn:
+		return m.OldNativeTurn(ctx)
+	case operation.FieldOwner:
+		return m.OldOwner(ctx)
 	case operation.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case operation.FieldUpdatedAt:
@@ -7249,12 +6962,19 @@ func (m *OperationMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRef(v)
 		return nil
-	case operation.FieldLeaseExpiresAt:
-		v, ok := value.(time.Time)
+	case operation.FieldNativeTurn:
+		v, ok := value.(string)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetLeaseExpiresAt(v)
+		m.SetNativeTurn(v)
+		return nil
+	case operation.FieldOwner:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOwner(v)
 		return nil
 	case operation.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -7303,9 +7023,6 @@ func (m *OperationMutation) ClearedFields() []string {
 	if m.FieldCleared(operation.FieldDetail) {
 		fields = append(fields, operation.FieldDetail)
 	}
-	if m.FieldCleared(operation.FieldLeaseExpiresAt) {
-		fields = append(fields, operation.FieldLeaseExpiresAt)
-	}
 	return fields
 }
 
@@ -7322,9 +7039,6 @@ func (m *OperationMutation) ClearField(name string) error {
 	switch name {
 	case operation.FieldDetail:
 		m.ClearDetail()
-		return nil
-	case operation.FieldLeaseExpiresAt:
-		m.ClearLeaseExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Operation nullable field %s", name)
@@ -7361,8 +7075,11 @@ func (m *OperationMutation) ResetField(name string) error {
 	case operation.FieldRef:
 		m.ResetRef()
 		return nil
-	case operation.FieldLeaseExpiresAt:
-		m.ResetLeaseExpiresAt()
+	case operation.FieldNativeTurn:
+		m.ResetNativeTurn()
+		return nil
+	case operation.FieldOwner:
+		m.ResetOwner()
 		return nil
 	case operation.FieldCreatedAt:
 		m.ResetCreatedAt()
@@ -9797,6 +9514,666 @@ func (m *ReviewMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Review edge %s", name)
 }
 
+// RuntimeOwnerMutation represents an operation that mutates the RuntimeOwner nodes in the graph.
+type RuntimeOwnerMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	host          *string
+	boot          *string
+	pid           *int
+	addpid        *int
+	started_at    *time.Time
+	heartbeat_at  *time.Time
+	stopped_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*RuntimeOwner, error)
+	predicates    []predicate.RuntimeOwner
+}
+
+var _ ent.Mutation = (*RuntimeOwnerMutation)(nil)
+
+// runtimeownerOption allows management of the mutation configuration using functional options.
+type runtimeownerOption func(*RuntimeOwnerMutation)
+
+// newRuntimeOwnerMutation creates new mutation for the RuntimeOwner entity.
+func newRuntimeOwnerMutation(c config, op Op, opts ...runtimeownerOption) *RuntimeOwnerMutation {
+	m := &RuntimeOwnerMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRuntimeOwner,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRuntimeOwnerID sets the ID field of the mutation.
+func withRuntimeOwnerID(id string) runtimeownerOption {
+	return func(m *RuntimeOwnerMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *RuntimeOwner
+		)
+		m.oldValue = func(ctx context.Context) (*RuntimeOwner, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().RuntimeOwner.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRuntimeOwner sets the old RuntimeOwner of the mutation.
+func withRuntimeOwner(node *RuntimeOwner) runtimeownerOption {
+	return func(m *RuntimeOwnerMutation) {
+		m.oldValue = func(context.Context) (*RuntimeOwner, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RuntimeOwnerMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RuntimeOwnerMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of RuntimeOwner entities.
+func (m *RuntimeOwnerMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RuntimeOwnerMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RuntimeOwnerMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().RuntimeOwner.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetHost sets the "host" field.
+func (m *RuntimeOwnerMutation) SetHost(s string) {
+	m.host = &s
+}
+
+// Host returns the value of the "host" field in the mutation.
+func (m *RuntimeOwnerMutation) Host() (r string, exists bool) {
+	v := m.host
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHost returns the old "host" field's value of the RuntimeOwner entity.
+// If the RuntimeOwner object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuntimeOwnerMutation) OldHost(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHost is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHost requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHost: %w", err)
+	}
+	return oldValue.Host, nil
+}
+
+// ResetHost resets all changes to the "host" field.
+func (m *RuntimeOwnerMutation) ResetHost() {
+	m.host = nil
+}
+
+// SetBoot sets the "boot" field.
+func (m *RuntimeOwnerMutation) SetBoot(s string) {
+	m.boot = &s
+}
+
+// Boot returns the value of the "boot" field in the mutation.
+func (m *RuntimeOwnerMutation) Boot() (r string, exists bool) {
+	v := m.boot
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBoot returns the old "boot" field's value of the RuntimeOwner entity.
+// If the RuntimeOwner object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuntimeOwnerMutation) OldBoot(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBoot is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBoot requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBoot: %w", err)
+	}
+	return oldValue.Boot, nil
+}
+
+// ResetBoot resets all changes to the "boot" field.
+func (m *RuntimeOwnerMutation) ResetBoot() {
+	m.boot = nil
+}
+
+// SetPid sets the "pid" field.
+func (m *RuntimeOwnerMutation) SetPid(i int) {
+	m.pid = &i
+	m.addpid = nil
+}
+
+// Pid returns the value of the "pid" field in the mutation.
+func (m *RuntimeOwnerMutation) Pid() (r int, exists bool) {
+	v := m.pid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPid returns the old "pid" field's value of the RuntimeOwner entity.
+// If the RuntimeOwner object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuntimeOwnerMutation) OldPid(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPid: %w", err)
+	}
+	return oldValue.Pid, nil
+}
+
+// AddPid adds i to the "pid" field.
+func (m *RuntimeOwnerMutation) AddPid(i int) {
+	if m.addpid != nil {
+		*m.addpid += i
+	} else {
+		m.addpid = &i
+	}
+}
+
+// AddedPid returns the value that was added to the "pid" field in this mutation.
+func (m *RuntimeOwnerMutation) AddedPid() (r int, exists bool) {
+	v := m.addpid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPid resets all changes to the "pid" field.
+func (m *RuntimeOwnerMutation) ResetPid() {
+	m.pid = nil
+	m.addpid = nil
+}
+
+// SetStartedAt sets the "started_at" field.
+func (m *RuntimeOwnerMutation) SetStartedAt(t time.Time) {
+	m.started_at = &t
+}
+
+// StartedAt returns the value of the "started_at" field in the mutation.
+func (m *RuntimeOwnerMutation) StartedAt() (r time.Time, exists bool) {
+	v := m.started_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartedAt returns the old "started_at" field's value of the RuntimeOwner entity.
+// If the RuntimeOwner object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuntimeOwnerMutation) OldStartedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartedAt: %w", err)
+	}
+	return oldValue.StartedAt, nil
+}
+
+// ResetStartedAt resets all changes to the "started_at" field.
+func (m *RuntimeOwnerMutation) ResetStartedAt() {
+	m.started_at = nil
+}
+
+// SetHeartbeatAt sets the "heartbeat_at" field.
+func (m *RuntimeOwnerMutation) SetHeartbeatAt(t time.Time) {
+	m.heartbeat_at = &t
+}
+
+// HeartbeatAt returns the value of the "heartbeat_at" field in the mutation.
+func (m *RuntimeOwnerMutation) HeartbeatAt() (r time.Time, exists bool) {
+	v := m.heartbeat_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHeartbeatAt returns the old "heartbeat_at" field's value of the RuntimeOwner entity.
+// If the RuntimeOwner object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuntimeOwnerMutation) OldHeartbeatAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHeartbeatAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHeartbeatAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHeartbeatAt: %w", err)
+	}
+	return oldValue.HeartbeatAt, nil
+}
+
+// ResetHeartbeatAt resets all changes to the "heartbeat_at" field.
+func (m *RuntimeOwnerMutation) ResetHeartbeatAt() {
+	m.heartbeat_at = nil
+}
+
+// SetStoppedAt sets the "stopped_at" field.
+func (m *RuntimeOwnerMutation) SetStoppedAt(t time.Time) {
+	m.stopped_at = &t
+}
+
+// StoppedAt returns the value of the "stopped_at" field in the mutation.
+func (m *RuntimeOwnerMutation) StoppedAt() (r time.Time, exists bool) {
+	v := m.stopped_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoppedAt returns the old "stopped_at" field's value of the RuntimeOwner entity.
+// If the RuntimeOwner object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuntimeOwnerMutation) OldStoppedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoppedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoppedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoppedAt: %w", err)
+	}
+	return oldValue.StoppedAt, nil
+}
+
+// ClearStoppedAt clears the value of the "stopped_at" field.
+func (m *RuntimeOwnerMutation) ClearStoppedAt() {
+	m.stopped_at = nil
+	m.clearedFields[runtimeowner.FieldStoppedAt] = struct{}{}
+}
+
+// StoppedAtCleared returns if the "stopped_at" field was cleared in this mutation.
+func (m *RuntimeOwnerMutation) StoppedAtCleared() bool {
+	_, ok := m.clearedFields[runtimeowner.FieldStoppedAt]
+	return ok
+}
+
+// ResetStoppedAt resets all changes to the "stopped_at" field.
+func (m *RuntimeOwnerMutation) ResetStoppedAt() {
+	m.stopped_at = nil
+	delete(m.clearedFields, runtimeowner.FieldStoppedAt)
+}
+
+// Where appends a list predicates to the RuntimeOwnerMutation builder.
+func (m *RuntimeOwnerMutation) Where(ps ...predicate.RuntimeOwner) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RuntimeOwnerMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RuntimeOwnerMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.RuntimeOwner, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RuntimeOwnerMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RuntimeOwnerMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (RuntimeOwner).
+func (m *RuntimeOwnerMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RuntimeOwnerMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.host != nil {
+		fields = append(fields, runtimeowner.FieldHost)
+	}
+	if m.boot != nil {
+		fields = append(fields, runtimeowner.FieldBoot)
+	}
+	if m.pid != nil {
+		fields = append(fields, runtimeowner.FieldPid)
+	}
+	if m.started_at != nil {
+		fields = append(fields, runtimeowner.FieldStartedAt)
+	}
+	if m.heartbeat_at != nil {
+		fields = append(fields, runtimeowner.FieldHeartbeatAt)
+	}
+	if m.stopped_at != nil {
+		fields = append(fields, runtimeowner.FieldStoppedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RuntimeOwnerMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case runtimeowner.FieldHost:
+		return m.Host()
+	case runtimeowner.FieldBoot:
+		return m.Boot()
+	case runtimeowner.FieldPid:
+		return m.Pid()
+	case runtimeowner.FieldStartedAt:
+		return m.StartedAt()
+	case runtimeowner.FieldHeartbeatAt:
+		return m.HeartbeatAt()
+	case runtimeowner.FieldStoppedAt:
+		return m.StoppedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RuntimeOwnerMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case runtimeowner.FieldHost:
+		return m.OldHost(ctx)
+	case runtimeowner.FieldBoot:
+		return m.OldBoot(ctx)
+	case runtimeowner.FieldPid:
+		return m.OldPid(ctx)
+	case runtimeowner.FieldStartedAt:
+		return m.OldStartedAt(ctx)
+	case runtimeowner.FieldHeartbeatAt:
+		return m.OldHeartbeatAt(ctx)
+	case runtimeowner.FieldStoppedAt:
+		return m.OldStoppedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown RuntimeOwner field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RuntimeOwnerMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case runtimeowner.FieldHost:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHost(v)
+		return nil
+	case runtimeowner.FieldBoot:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBoot(v)
+		return nil
+	case runtimeowner.FieldPid:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPid(v)
+		return nil
+	case runtimeowner.FieldStartedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartedAt(v)
+		return nil
+	case runtimeowner.FieldHeartbeatAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHeartbeatAt(v)
+		return nil
+	case runtimeowner.FieldStoppedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoppedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RuntimeOwner field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RuntimeOwnerMutation) AddedFields() []string {
+	var fields []string
+	if m.addpid != nil {
+		fields = append(fields, runtimeowner.FieldPid)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RuntimeOwnerMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case runtimeowner.FieldPid:
+		return m.AddedPid()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RuntimeOwnerMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case runtimeowner.FieldPid:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPid(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RuntimeOwner numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RuntimeOwnerMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(runtimeowner.FieldStoppedAt) {
+		fields = append(fields, runtimeowner.FieldStoppedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RuntimeOwnerMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RuntimeOwnerMutation) ClearField(name string) error {
+	switch name {
+	case runtimeowner.FieldStoppedAt:
+		m.ClearStoppedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown RuntimeOwner nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RuntimeOwnerMutation) ResetField(name string) error {
+	switch name {
+	case runtimeowner.FieldHost:
+		m.ResetHost()
+		return nil
+	case runtimeowner.FieldBoot:
+		m.ResetBoot()
+		return nil
+	case runtimeowner.FieldPid:
+		m.ResetPid()
+		return nil
+	case runtimeowner.FieldStartedAt:
+		m.ResetStartedAt()
+		return nil
+	case runtimeowner.FieldHeartbeatAt:
+		m.ResetHeartbeatAt()
+		return nil
+	case runtimeowner.FieldStoppedAt:
+		m.ResetStoppedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown RuntimeOwner field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RuntimeOwnerMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RuntimeOwnerMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RuntimeOwnerMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RuntimeOwnerMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RuntimeOwnerMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RuntimeOwnerMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RuntimeOwnerMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown RuntimeOwner unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RuntimeOwnerMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown RuntimeOwner edge %s", name)
+}
+
 // SessionEventMutation represents an operation that mutates the SessionEvent nodes in the graph.
 type SessionEventMutation struct {
 	config
@@ -9812,6 +10189,7 @@ type SessionEventMutation struct {
 	_type         *string
 	data          *json.RawMessage
 	appenddata    json.RawMessage
+	turn_id       *string
 	timestamp     *time.Time
 	clearedFields map[string]struct{}
 	done          bool
@@ -10202,6 +10580,42 @@ func (m *SessionEventMutation) ResetData() {
 	delete(m.clearedFields, sessionevent.FieldData)
 }
 
+// SetTurnID sets the "turn_id" field.
+func (m *SessionEventMutation) SetTurnID(s string) {
+	m.turn_id = &s
+}
+
+// TurnID returns the value of the "turn_id" field in the mutation.
+func (m *SessionEventMutation) TurnID() (r string, exists bool) {
+	v := m.turn_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTurnID returns the old "turn_id" field's value of the SessionEvent entity.
+// If the SessionEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionEventMutation) OldTurnID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTurnID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTurnID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTurnID: %w", err)
+	}
+	return oldValue.TurnID, nil
+}
+
+// ResetTurnID resets all changes to the "turn_id" field.
+func (m *SessionEventMutation) ResetTurnID() {
+	m.turn_id = nil
+}
+
 // SetTimestamp sets the "timestamp" field.
 func (m *SessionEventMutation) SetTimestamp(t time.Time) {
 	m.timestamp = &t
@@ -10272,7 +10686,7 @@ func (m *SessionEventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SessionEventMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.provider != nil {
 		fields = append(fields, sessionevent.FieldProvider)
 	}
@@ -10290,6 +10704,9 @@ func (m *SessionEventMutation) Fields() []string {
 	}
 	if m.data != nil {
 		fields = append(fields, sessionevent.FieldData)
+	}
+	if m.turn_id != nil {
+		fields = append(fields, sessionevent.FieldTurnID)
 	}
 	if m.timestamp != nil {
 		fields = append(fields, sessionevent.FieldTimestamp)
@@ -10314,6 +10731,8 @@ func (m *SessionEventMutation) Field(name string) (ent.Value, bool) {
 		return m.GetType()
 	case sessionevent.FieldData:
 		return m.Data()
+	case sessionevent.FieldTurnID:
+		return m.TurnID()
 	case sessionevent.FieldTimestamp:
 		return m.Timestamp()
 	}
@@ -10337,6 +10756,8 @@ func (m *SessionEventMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldType(ctx)
 	case sessionevent.FieldData:
 		return m.OldData(ctx)
+	case sessionevent.FieldTurnID:
+		return m.OldTurnID(ctx)
 	case sessionevent.FieldTimestamp:
 		return m.OldTimestamp(ctx)
 	}
@@ -10389,6 +10810,13 @@ func (m *SessionEventMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetData(v)
+		return nil
+	case sessionevent.FieldTurnID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTurnID(v)
 		return nil
 	case sessionevent.FieldTimestamp:
 		v, ok := value.(time.Time)
@@ -10499,6 +10927,9 @@ func (m *SessionEventMutation) ResetField(name string) error {
 		return nil
 	case sessionevent.FieldData:
 		m.ResetData()
+		return nil
+	case sessionevent.FieldTurnID:
+		m.ResetTurnID()
 		return nil
 	case sessionevent.FieldTimestamp:
 		m.ResetTimestamp()

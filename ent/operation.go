@@ -36,8 +36,10 @@ type Operation struct {
 	Detail json.RawMessage `json:"detail,omitempty"`
 	// Ref holds the value of the "ref" field.
 	Ref string `json:"ref,omitempty"`
-	// LeaseExpiresAt holds the value of the "lease_expires_at" field.
-	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
+	// NativeTurn holds the value of the "native_turn" field.
+	NativeTurn string `json:"native_turn,omitempty"`
+	// Owner holds the value of the "owner" field.
+	Owner string `json:"owner,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -52,9 +54,9 @@ func (*Operation) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case operation.FieldDetail:
 			values[i] = new([]byte)
-		case operation.FieldID, operation.FieldIdempotencyKey, operation.FieldProvider, operation.FieldNativeID, operation.FieldOperation, operation.FieldTextSha256, operation.FieldStatus, operation.FieldProviderState, operation.FieldRef:
+		case operation.FieldID, operation.FieldIdempotencyKey, operation.FieldProvider, operation.FieldNativeID, operation.FieldOperation, operation.FieldTextSha256, operation.FieldStatus, operation.FieldProviderState, operation.FieldRef, operation.FieldNativeTurn, operation.FieldOwner:
 			values[i] = new(sql.NullString)
-		case operation.FieldLeaseExpiresAt, operation.FieldCreatedAt, operation.FieldUpdatedAt:
+		case operation.FieldCreatedAt, operation.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -133,12 +135,17 @@ func (_m *Operation) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Ref = value.String
 			}
-		case operation.FieldLeaseExpiresAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field lease_expires_at", values[i])
+		case operation.FieldNativeTurn:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field native_turn", values[i])
 			} else if value.Valid {
-				_m.LeaseExpiresAt = new(time.Time)
-				*_m.LeaseExpiresAt = value.Time
+				_m.NativeTurn = value.String
+			}
+		case operation.FieldOwner:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field owner", values[i])
+			} else if value.Valid {
+				_m.Owner = value.String
 			}
 		case operation.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -215,10 +222,11 @@ func (_m *Operation) String() string {
 	builder.WriteString("ref=")
 	builder.WriteString(_m.Ref)
 	builder.WriteString(", ")
-	if v := _m.LeaseExpiresAt; v != nil {
-		builder.WriteString("lease_expires_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
+	builder.WriteString("native_turn=")
+	builder.WriteString(_m.NativeTurn)
+	builder.WriteString(", ")
+	builder.WriteString("owner=")
+	builder.WriteString(_m.Owner)
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -110,16 +110,30 @@ func (_c *OperationCreate) SetNillableRef(v *string) *OperationCreate {
 	return _c
 }
 
-// SetLeaseExpiresAt sets the "lease_expires_at" field.
-func (_c *OperationCreate) SetLeaseExpiresAt(v time.Time) *OperationCreate {
-	_c.mutation.SetLeaseExpiresAt(v)
+// SetNativeTurn sets the "native_turn" field.
+func (_c *OperationCreate) SetNativeTurn(v string) *OperationCreate {
+	_c.mutation.SetNativeTurn(v)
 	return _c
 }
 
-// SetNillableLeaseExpiresAt sets the "lease_expires_at" field if the given value is not nil.
-func (_c *OperationCreate) SetNillableLeaseExpiresAt(v *time.Time) *OperationCreate {
+// SetNillableNativeTurn sets the "native_turn" field if the given value is not nil.
+func (_c *OperationCreate) SetNillableNativeTurn(v *string) *OperationCreate {
 	if v != nil {
-		_c.SetLeaseExpiresAt(*v)
+		_c.SetNativeTurn(*v)
+	}
+	return _c
+}
+
+// SetOwner sets the "owner" field.
+func (_c *OperationCreate) SetOwner(v string) *OperationCreate {
+	_c.mutation.SetOwner(v)
+	return _c
+}
+
+// SetNillableOwner sets the "owner" field if the given value is not nil.
+func (_c *OperationCreate) SetNillableOwner(v *string) *OperationCreate {
+	if v != nil {
+		_c.SetOwner(*v)
 	}
 	return _c
 }
@@ -193,6 +207,14 @@ func (_c *OperationCreate) defaults() {
 		v := operation.DefaultRef
 		_c.mutation.SetRef(v)
 	}
+	if _, ok := _c.mutation.NativeTurn(); !ok {
+		v := operation.DefaultNativeTurn
+		_c.mutation.SetNativeTurn(v)
+	}
+	if _, ok := _c.mutation.Owner(); !ok {
+		v := operation.DefaultOwner
+		_c.mutation.SetOwner(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -245,6 +267,12 @@ func (_c *OperationCreate) check() error {
 	}
 	if _, ok := _c.mutation.Ref(); !ok {
 		return &ValidationError{Name: "ref", err: errors.New(`ent: missing required field "Operation.ref"`)}
+	}
+	if _, ok := _c.mutation.NativeTurn(); !ok {
+		return &ValidationError{Name: "native_turn", err: errors.New(`ent: missing required field "Operation.native_turn"`)}
+	}
+	if _, ok := _c.mutation.Owner(); !ok {
+		return &ValidationError{Name: "owner", err: errors.New(`ent: missing required field "Operation.owner"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Operation.created_at"`)}
@@ -329,9 +357,13 @@ func (_c *OperationCreate) createSpec() (*Operation, *sqlgraph.CreateSpec) {
 		_spec.SetField(operation.FieldRef, field.TypeString, value)
 		_node.Ref = value
 	}
-	if value, ok := _c.mutation.LeaseExpiresAt(); ok {
-		_spec.SetField(operation.FieldLeaseExpiresAt, field.TypeTime, value)
-		_node.LeaseExpiresAt = &value
+	if value, ok := _c.mutation.NativeTurn(); ok {
+		_spec.SetField(operation.FieldNativeTurn, field.TypeString, value)
+		_node.NativeTurn = value
+	}
+	if value, ok := _c.mutation.Owner(); ok {
+		_spec.SetField(operation.FieldOwner, field.TypeString, value)
+		_node.Owner = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(operation.FieldCreatedAt, field.TypeTime, value)
@@ -447,21 +479,27 @@ func (u *OperationUpsert) UpdateRef() *OperationUpsert {
 	return u
 }
 
-// SetLeaseExpiresAt sets the "lease_expires_at" field.
-func (u *OperationUpsert) SetLeaseExpiresAt(v time.Time) *OperationUpsert {
-	u.Set(operation.FieldLeaseExpiresAt, v)
+// SetNativeTurn sets the "native_turn" field.
+func (u *OperationUpsert) SetNativeTurn(v string) *OperationUpsert {
+	u.Set(operation.FieldNativeTurn, v)
 	return u
 }
 
-// UpdateLeaseExpiresAt sets the "lease_expires_at" field to the value that was provided on create.
-func (u *OperationUpsert) UpdateLeaseExpiresAt() *OperationUpsert {
-	u.SetExcluded(operation.FieldLeaseExpiresAt)
+// UpdateNativeTurn sets the "native_turn" field to the value that was provided on create.
+func (u *OperationUpsert) UpdateNativeTurn() *OperationUpsert {
+	u.SetExcluded(operation.FieldNativeTurn)
 	return u
 }
 
-// ClearLeaseExpiresAt clears the value of the "lease_expires_at" field.
-func (u *OperationUpsert) ClearLeaseExpiresAt() *OperationUpsert {
-	u.SetNull(operation.FieldLeaseExpiresAt)
+// SetOwner sets the "owner" field.
+func (u *OperationUpsert) SetOwner(v string) *OperationUpsert {
+	u.Set(operation.FieldOwner, v)
+	return u
+}
+
+// UpdateOwner sets the "owner" field to the value that was provided on create.
+func (u *OperationUpsert) UpdateOwner() *OperationUpsert {
+	u.SetExcluded(operation.FieldOwner)
 	return u
 }
 
@@ -606,24 +644,31 @@ func (u *OperationUpsertOne) UpdateRef() *OperationUpsertOne {
 	})
 }
 
-// SetLeaseExpiresAt sets the "lease_expires_at" field.
-func (u *OperationUpsertOne) SetLeaseExpiresAt(v time.Time) *OperationUpsertOne {
+// SetNativeTurn sets the "native_turn" field.
+func (u *OperationUpsertOne) SetNativeTurn(v string) *OperationUpsertOne {
 	return u.Update(func(s *OperationUpsert) {
-		s.SetLeaseExpiresAt(v)
+		s.SetNativeTurn(v)
 	})
 }
 
-// UpdateLeaseExpiresAt sets the "lease_expires_at" field to the value that was provided on create.
-func (u *OperationUpsertOne) UpdateLeaseExpiresAt() *OperationUpsertOne {
+// UpdateNativeTurn sets the "native_turn" field to the value that was provided on create.
+func (u *OperationUpsertOne) UpdateNativeTurn() *OperationUpsertOne {
 	return u.Update(func(s *OperationUpsert) {
-		s.UpdateLeaseExpiresAt()
+		s.UpdateNativeTurn()
 	})
 }
 
-// ClearLeaseExpiresAt clears the value of the "lease_expires_at" field.
-func (u *OperationUpsertOne) ClearLeaseExpiresAt() *OperationUpsertOne {
+// SetOwner sets the "owner" field.
+func (u *OperationUpsertOne) SetOwner(v string) *OperationUpsertOne {
 	return u.Update(func(s *OperationUpsert) {
-		s.ClearLeaseExpiresAt()
+		s.SetOwner(v)
+	})
+}
+
+// UpdateOwner sets the "owner" field to the value that was provided on create.
+func (u *OperationUpsertOne) UpdateOwner() *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.UpdateOwner()
 	})
 }
 
@@ -937,24 +982,31 @@ func (u *OperationUpsertBulk) UpdateRef() *OperationUpsertBulk {
 	})
 }
 
-// SetLeaseExpiresAt sets the "lease_expires_at" field.
-func (u *OperationUpsertBulk) SetLeaseExpiresAt(v time.Time) *OperationUpsertBulk {
+// SetNativeTurn sets the "native_turn" field.
+func (u *OperationUpsertBulk) SetNativeTurn(v string) *OperationUpsertBulk {
 	return u.Update(func(s *OperationUpsert) {
-		s.SetLeaseExpiresAt(v)
+		s.SetNativeTurn(v)
 	})
 }
 
-// UpdateLeaseExpiresAt sets the "lease_expires_at" field to the value that was provided on create.
-func (u *OperationUpsertBulk) UpdateLeaseExpiresAt() *OperationUpsertBulk {
+// UpdateNativeTurn sets the "native_turn" field to the value that was provided on create.
+func (u *OperationUpsertBulk) UpdateNativeTurn() *OperationUpsertBulk {
 	return u.Update(func(s *OperationUpsert) {
-		s.UpdateLeaseExpiresAt()
+		s.UpdateNativeTurn()
 	})
 }
 
-// ClearLeaseExpiresAt clears the value of the "lease_expires_at" field.
-func (u *OperationUpsertBulk) ClearLeaseExpiresAt() *OperationUpsertBulk {
+// SetOwner sets the "owner" field.
+func (u *OperationUpsertBulk) SetOwner(v string) *OperationUpsertBulk {
 	return u.Update(func(s *OperationUpsert) {
-		s.ClearLeaseExpiresAt()
+		s.SetOwner(v)
+	})
+}
+
+// UpdateOwner sets the "owner" field to the value that was provided on create.
+func (u *OperationUpsertBulk) UpdateOwner() *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.UpdateOwner()
 	})
 }
 

@@ -91,23 +91,31 @@ func (_u *OperationUpdate) SetNillableRef(v *string) *OperationUpdate {
 	return _u
 }
 
-// SetLeaseExpiresAt sets the "lease_expires_at" field.
-func (_u *OperationUpdate) SetLeaseExpiresAt(v time.Time) *OperationUpdate {
-	_u.mutation.SetLeaseExpiresAt(v)
+// SetNativeTurn sets the "native_turn" field.
+func (_u *OperationUpdate) SetNativeTurn(v string) *OperationUpdate {
+	_u.mutation.SetNativeTurn(v)
 	return _u
 }
 
-// SetNillableLeaseExpiresAt sets the "lease_expires_at" field if the given value is not nil.
-func (_u *OperationUpdate) SetNillableLeaseExpiresAt(v *time.Time) *OperationUpdate {
+// SetNillableNativeTurn sets the "native_turn" field if the given value is not nil.
+func (_u *OperationUpdate) SetNillableNativeTurn(v *string) *OperationUpdate {
 	if v != nil {
-		_u.SetLeaseExpiresAt(*v)
+		_u.SetNativeTurn(*v)
 	}
 	return _u
 }
 
-// ClearLeaseExpiresAt clears the value of the "lease_expires_at" field.
-func (_u *OperationUpdate) ClearLeaseExpiresAt() *OperationUpdate {
-	_u.mutation.ClearLeaseExpiresAt()
+// SetOwner sets the "owner" field.
+func (_u *OperationUpdate) SetOwner(v string) *OperationUpdate {
+	_u.mutation.SetOwner(v)
+	return _u
+}
+
+// SetNillableOwner sets the "owner" field if the given value is not nil.
+func (_u *OperationUpdate) SetNillableOwner(v *string) *OperationUpdate {
+	if v != nil {
+		_u.SetOwner(*v)
+	}
 	return _u
 }
 
@@ -205,11 +213,11 @@ func (_u *OperationUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Ref(); ok {
 		_spec.SetField(operation.FieldRef, field.TypeString, value)
 	}
-	if value, ok := _u.mutation.LeaseExpiresAt(); ok {
-		_spec.SetField(operation.FieldLeaseExpiresAt, field.TypeTime, value)
+	if value, ok := _u.mutation.NativeTurn(); ok {
+		_spec.SetField(operation.FieldNativeTurn, field.TypeString, value)
 	}
-	if _u.mutation.LeaseExpiresAtCleared() {
-		_spec.ClearField(operation.FieldLeaseExpiresAt, field.TypeTime)
+	if value, ok := _u.mutation.Owner(); ok {
+		_spec.SetField(operation.FieldOwner, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(operation.FieldUpdatedAt, field.TypeTime, value)
@@ -296,23 +304,31 @@ func (_u *OperationUpdateOne) SetNillableRef(v *string) *OperationUpdateOne {
 	return _u
 }
 
-// SetLeaseExpiresAt sets the "lease_expires_at" field.
-func (_u *OperationUpdateOne) SetLeaseExpiresAt(v time.Time) *OperationUpdateOne {
-	_u.mutation.SetLeaseExpiresAt(v)
+// SetNativeTurn sets the "native_turn" field.
+func (_u *OperationUpdateOne) SetNativeTurn(v string) *OperationUpdateOne {
+	_u.mutation.SetNativeTurn(v)
 	return _u
 }
 
-// SetNillableLeaseExpiresAt sets the "lease_expires_at" field if the given value is not nil.
-func (_u *OperationUpdateOne) SetNillableLeaseExpiresAt(v *time.Time) *OperationUpdateOne {
+// SetNillableNativeTurn sets the "native_turn" field if the given value is not nil.
+func (_u *OperationUpdateOne) SetNillableNativeTurn(v *string) *OperationUpdateOne {
 	if v != nil {
-		_u.SetLeaseExpiresAt(*v)
+		_u.SetNativeTurn(*v)
 	}
 	return _u
 }
 
-// ClearLeaseExpiresAt clears the value of the "lease_expires_at" field.
-func (_u *OperationUpdateOne) ClearLeaseExpiresAt() *OperationUpdateOne {
-	_u.mutation.ClearLeaseExpiresAt()
+// SetOwner sets the "owner" field.
+func (_u *OperationUpdateOne) SetOwner(v string) *OperationUpdateOne {
+	_u.mutation.SetOwner(v)
+	return _u
+}
+
+// SetNillableOwner sets the "owner" field if the given value is not nil.
+func (_u *OperationUpdateOne) SetNillableOwner(v *string) *OperationUpdateOne {
+	if v != nil {
+		_u.SetOwner(*v)
+	}
 	return _u
 }
 
@@ -440,11 +456,11 @@ func (_u *OperationUpdateOne) sqlSave(ctx context.Context) (_node *Operation, er
 	if value, ok := _u.mutation.Ref(); ok {
 		_spec.SetField(operation.FieldRef, field.TypeString, value)
 	}
-	if value, ok := _u.mutation.LeaseExpiresAt(); ok {
-		_spec.SetField(operation.FieldLeaseExpiresAt, field.TypeTime, value)
+	if value, ok := _u.mutation.NativeTurn(); ok {
+		_spec.SetField(operation.FieldNativeTurn, field.TypeString, value)
 	}
-	if _u.mutation.LeaseExpiresAtCleared() {
-		_spec.ClearField(operation.FieldLeaseExpiresAt, field.TypeTime)
+	if value, ok := _u.mutation.Owner(); ok {
+		_spec.SetField(operation.FieldOwner, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(operation.FieldUpdatedAt, field.TypeTime, value)

@@ -12,6 +12,7 @@ import (
 	"github.com/agent-interop/runtime/ent/participant"
 	"github.com/agent-interop/runtime/ent/providersession"
 	"github.com/agent-interop/runtime/ent/review"
+	"github.com/agent-interop/runtime/ent/runtimeowner"
 	"github.com/agent-interop/runtime/ent/schema"
 	"github.com/agent-interop/runtime/ent/sessionevent"
 	"github.com/agent-interop/runtime/ent/sessionstream"
@@ -277,7 +278,7 @@ func init() {
 	// message.ReplyToValidator is a validator for the "reply_to" field. It is called by the builders before save.
 	message.ReplyToValidator = messageDescReplyTo.Validators[0].(func(string) error)
 	// messageDescIdempotencyKey is the schema descriptor for idempotency_key field.
-	messageDescIdempotencyKey := messageFields[10].Descriptor()
+	messageDescIdempotencyKey := messageFields[8].Descriptor()
 	// message.IdempotencyKeyValidator is a validator for the "idempotency_key" field. It is called by the builders before save.
 	message.IdempotencyKeyValidator = func() func(string) error {
 		validators := messageDescIdempotencyKey.Validators
@@ -294,6 +295,10 @@ func init() {
 			return nil
 		}
 	}()
+	// messageDescOperationID is the schema descriptor for operation_id field.
+	messageDescOperationID := messageFields[9].Descriptor()
+	// message.OperationIDValidator is a validator for the "operation_id" field. It is called by the builders before save.
+	message.OperationIDValidator = messageDescOperationID.Validators[0].(func(string) error)
 	// messageDescID is the schema descriptor for id field.
 	messageDescID := messageFields[0].Descriptor()
 	// message.IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -342,6 +347,14 @@ func init() {
 	operationDescRef := operationFields[9].Descriptor()
 	// operation.DefaultRef holds the default value on creation for the ref field.
 	operation.DefaultRef = operationDescRef.Default.(string)
+	// operationDescNativeTurn is the schema descriptor for native_turn field.
+	operationDescNativeTurn := operationFields[10].Descriptor()
+	// operation.DefaultNativeTurn holds the default value on creation for the native_turn field.
+	operation.DefaultNativeTurn = operationDescNativeTurn.Default.(string)
+	// operationDescOwner is the schema descriptor for owner field.
+	operationDescOwner := operationFields[11].Descriptor()
+	// operation.DefaultOwner holds the default value on creation for the owner field.
+	operation.DefaultOwner = operationDescOwner.Default.(string)
 	// operationDescID is the schema descriptor for id field.
 	operationDescID := operationFields[0].Descriptor()
 	// operation.IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -478,6 +491,20 @@ func init() {
 			return nil
 		}
 	}()
+	runtimeownerFields := schema.RuntimeOwner{}.Fields()
+	_ = runtimeownerFields
+	// runtimeownerDescHost is the schema descriptor for host field.
+	runtimeownerDescHost := runtimeownerFields[1].Descriptor()
+	// runtimeowner.DefaultHost holds the default value on creation for the host field.
+	runtimeowner.DefaultHost = runtimeownerDescHost.Default.(string)
+	// runtimeownerDescBoot is the schema descriptor for boot field.
+	runtimeownerDescBoot := runtimeownerFields[2].Descriptor()
+	// runtimeowner.DefaultBoot holds the default value on creation for the boot field.
+	runtimeowner.DefaultBoot = runtimeownerDescBoot.Default.(string)
+	// runtimeownerDescID is the schema descriptor for id field.
+	runtimeownerDescID := runtimeownerFields[0].Descriptor()
+	// runtimeowner.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	runtimeowner.IDValidator = runtimeownerDescID.Validators[0].(func(string) error)
 	sessioneventFields := schema.SessionEvent{}.Fields()
 	_ = sessioneventFields
 	// sessioneventDescProvider is the schema descriptor for provider field.
@@ -496,6 +523,10 @@ func init() {
 	sessioneventDescEpoch := sessioneventFields[3].Descriptor()
 	// sessionevent.EpochValidator is a validator for the "epoch" field. It is called by the builders before save.
 	sessionevent.EpochValidator = sessioneventDescEpoch.Validators[0].(func(int64) error)
+	// sessioneventDescTurnID is the schema descriptor for turn_id field.
+	sessioneventDescTurnID := sessioneventFields[6].Descriptor()
+	// sessionevent.DefaultTurnID holds the default value on creation for the turn_id field.
+	sessionevent.DefaultTurnID = sessioneventDescTurnID.Default.(string)
 	sessionstreamFields := schema.SessionStream{}.Fields()
 	_ = sessionstreamFields
 	// sessionstreamDescProvider is the schema descriptor for provider field.

@@ -30,6 +30,8 @@ type SessionEvent struct {
 	Type string `json:"type,omitempty"`
 	// Data holds the value of the "data" field.
 	Data json.RawMessage `json:"data,omitempty"`
+	// TurnID holds the value of the "turn_id" field.
+	TurnID string `json:"turn_id,omitempty"`
 	// Timestamp holds the value of the "timestamp" field.
 	Timestamp    time.Time `json:"timestamp,omitempty"`
 	selectValues sql.SelectValues
@@ -44,7 +46,7 @@ func (*SessionEvent) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case sessionevent.FieldID, sessionevent.FieldSequence, sessionevent.FieldEpoch:
 			values[i] = new(sql.NullInt64)
-		case sessionevent.FieldProvider, sessionevent.FieldNativeID, sessionevent.FieldType:
+		case sessionevent.FieldProvider, sessionevent.FieldNativeID, sessionevent.FieldType, sessionevent.FieldTurnID:
 			values[i] = new(sql.NullString)
 		case sessionevent.FieldTimestamp:
 			values[i] = new(sql.NullTime)
@@ -107,6 +109,12 @@ func (_m *SessionEvent) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field data: %w", err)
 				}
 			}
+		case sessionevent.FieldTurnID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field turn_id", values[i])
+			} else if value.Valid {
+				_m.TurnID = value.String
+			}
 		case sessionevent.FieldTimestamp:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field timestamp", values[i])
@@ -166,6 +174,9 @@ func (_m *SessionEvent) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("data=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Data))
+	builder.WriteString(", ")
+	builder.WriteString("turn_id=")
+	builder.WriteString(_m.TurnID)
 	builder.WriteString(", ")
 	builder.WriteString("timestamp=")
 	builder.WriteString(_m.Timestamp.Format(time.ANSIC))

@@ -59,6 +59,20 @@ func (_c *SessionEventCreate) SetData(v json.RawMessage) *SessionEventCreate {
 	return _c
 }
 
+// SetTurnID sets the "turn_id" field.
+func (_c *SessionEventCreate) SetTurnID(v string) *SessionEventCreate {
+	_c.mutation.SetTurnID(v)
+	return _c
+}
+
+// SetNillableTurnID sets the "turn_id" field if the given value is not nil.
+func (_c *SessionEventCreate) SetNillableTurnID(v *string) *SessionEventCreate {
+	if v != nil {
+		_c.SetTurnID(*v)
+	}
+	return _c
+}
+
 // SetTimestamp sets the "timestamp" field.
 func (_c *SessionEventCreate) SetTimestamp(v time.Time) *SessionEventCreate {
 	_c.mutation.SetTimestamp(v)
@@ -72,6 +86,7 @@ func (_c *SessionEventCreate) Mutation() *SessionEventMutation {
 
 // Save creates the SessionEvent in the database.
 func (_c *SessionEventCreate) Save(ctx context.Context) (*SessionEvent, error) {
+	_c.defaults()
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -94,6 +109,14 @@ func (_c *SessionEventCreate) Exec(ctx context.Context) error {
 func (_c *SessionEventCreate) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
 		panic(err)
+	}
+}
+
+// defaults sets the default values of the builder before save.
+func (_c *SessionEventCreate) defaults() {
+	if _, ok := _c.mutation.TurnID(); !ok {
+		v := sessionevent.DefaultTurnID
+		_c.mutation.SetTurnID(v)
 	}
 }
 
@@ -133,6 +156,9 @@ func (_c *SessionEventCreate) check() error {
 	}
 	if _, ok := _c.mutation.GetType(); !ok {
 		return &ValidationError{Name: "type", err: errors.New(`ent: missing required field "SessionEvent.type"`)}
+	}
+	if _, ok := _c.mutation.TurnID(); !ok {
+		return &ValidationError{Name: "turn_id", err: errors.New(`ent: missing required field "SessionEvent.turn_id"`)}
 	}
 	if _, ok := _c.mutation.Timestamp(); !ok {
 		return &ValidationError{Name: "timestamp", err: errors.New(`ent: missing required field "SessionEvent.timestamp"`)}
@@ -187,6 +213,10 @@ func (_c *SessionEventCreate) createSpec() (*SessionEvent, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.Data(); ok {
 		_spec.SetField(sessionevent.FieldData, field.TypeJSON, value)
 		_node.Data = value
+	}
+	if value, ok := _c.mutation.TurnID(); ok {
+		_spec.SetField(sessionevent.FieldTurnID, field.TypeString, value)
+		_node.TurnID = value
 	}
 	if value, ok := _c.mutation.Timestamp(); ok {
 		_spec.SetField(sessionevent.FieldTimestamp, field.TypeTime, value)
@@ -272,6 +302,9 @@ func (u *SessionEventUpsertOne) UpdateNewValues() *SessionEventUpsertOne {
 		}
 		if _, exists := u.create.mutation.Data(); exists {
 			s.SetIgnore(sessionevent.FieldData)
+		}
+		if _, exists := u.create.mutation.TurnID(); exists {
+			s.SetIgnore(sessionevent.FieldTurnID)
 		}
 		if _, exists := u.create.mutation.Timestamp(); exists {
 			s.SetIgnore(sessionevent.FieldTimestamp)
@@ -359,6 +392,7 @@ func (_c *SessionEventCreateBulk) Save(ctx context.Context) ([]*SessionEvent, er
 	for i := range _c.builders {
 		func(i int, root context.Context) {
 			builder := _c.builders[i]
+			builder.defaults()
 			var mut Mutator = MutateFunc(func(ctx context.Context, m Mutation) (Value, error) {
 				mutation, ok := m.(*SessionEventMutation)
 				if !ok {
@@ -499,6 +533,9 @@ func (u *SessionEventUpsertBulk) UpdateNewValues() *SessionEventUpsertBulk {
 			}
 			if _, exists := b.mutation.Data(); exists {
 				s.SetIgnore(sessionevent.FieldData)
+			}
+			if _, exists := b.mutation.TurnID(); exists {
+				s.SetIgnore(sessionevent.FieldTurnID)
 			}
 			if _, exists := b.mutation.Timestamp(); exists {
 				s.SetIgnore(sessionevent.FieldTimestamp)

@@ -34,6 +34,8 @@ type Tx struct {
 	ProviderSession *ProviderSessionClient
 	// Review is the client for interacting with the Review builders.
 	Review *ReviewClient
+	// RuntimeOwner is the client for interacting with the RuntimeOwner builders.
+	RuntimeOwner *RuntimeOwnerClient
 	// SessionEvent is the client for interacting with the SessionEvent builders.
 	SessionEvent *SessionEventClient
 	// SessionStream is the client for interacting with the SessionStream builders.
@@ -181,6 +183,7 @@ func (tx *Tx) init() {
 	tx.Participant = NewParticipantClient(tx.config)
 	tx.ProviderSession = NewProviderSessionClient(tx.config)
 	tx.Review = NewReviewClient(tx.config)
+	tx.RuntimeOwner = NewRuntimeOwnerClient(tx.config)
 	tx.SessionEvent = NewSessionEventClient(tx.config)
 	tx.SessionStream = NewSessionStreamClient(tx.config)
 	tx.WorkItem = NewWorkItemClient(tx.config)

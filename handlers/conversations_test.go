@@ -9,7 +9,10 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/registry"
+	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 )
 
 // TestConversationTools drives every conversations tool from raw
@@ -18,14 +21,26 @@ func TestConversationTools(t *testing.T) {
 	ctx := context.Background()
 	st := openTestStore(t)
 	var sent []string
-	d := conversations.DispatcherFunc(func(_ context.Context, provider, nativeID, text string, o conversations.DispatchOptions) (providers.Receipt, error) {
-		sent = append(sent, provider+"/"+nativeID+"/"+o.Model.ModelID)
-		if strings.HasSuffix(text, "lost") {
-			return providers.Receipt{}, errors.New("connection reset")
+	var adapters []providers.Adapter
+	for _, id := range []providers.ID{providers.Codex, providers.OpenCode} {
+		f := &registrytest.Adapter{Provider: id}
+		f.SetSessions([]providers.Session{f.Session("a", ""), f.Session("ses_1", "")}, nil)
+		f.SendFunc = func(_ context.Context, nativeID, text string, o providers.SendOptions) (providers.Receipt, error) {
+			sent = append(sent, string(id)+"/"+nativeID+"/"+o.Model.ModelID)
+			if strings.HasSuffix(text, "lost") {
+				return providers.Receipt{}, errors.New("connection reset")
+			}
+			return providers.Receipt{Accepted: true, Status: providers.StatusQueued}, nil
 		}
-		return providers.Receipt{Accepted: true, Status: providers.StatusQueued}, nil
-	})
-	tools := ConversationTools{Svc: conversations.New(st, d)}
+		adapters = append(adapters, f)
+	}
+	reg, err := registry.New(st, adapters, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger := delivery.New(st, reg, delivery.Options{})
+	t.Cleanup(func() { ledger.Close() })
+	tools := ConversationTools{Svc: conversations.New(st, ledger)}
 
 	created, err := tools.CreateConversation(ctx, &catalogs.CreateConversationInput{Title: " Pairing "})
 	if err != nil {

@@ -68,15 +68,21 @@ func (p PermissionRequests) CutPage(n int) any {
 var _ paging.Cuttable = PermissionRequests{}
 
 // DeliveryAnswer is the answer of the delivery-logged writes: the receipt
-// (0.3.x OperationReceipt) plus the stored operation's identity.
+// (0.3.x OperationReceipt, with the native turn it started) plus the stored
+// operation's identity and what the runtime knows of the session now.
 type DeliveryAnswer struct {
 	providers.Receipt
-	OperationID    string `json:"operationId"`
-	IdempotencyKey string `json:"idempotencyKey"`
+	OperationID    string             `json:"operationId"`
+	IdempotencyKey string             `json:"idempotencyKey"`
+	Liveness       providers.Liveness `json:"liveness"`
 }
 
-func deliveryAnswer(r delivery.Result) DeliveryAnswer {
-	return DeliveryAnswer{Receipt: r.Receipt, OperationID: r.Operation.ID, IdempotencyKey: r.Operation.IdempotencyKey}
+func (t SessionTools) deliveryAnswer(r delivery.Result) DeliveryAnswer {
+	if r.Receipt.NativeTurnID == "" {
+		r.Receipt.NativeTurnID = r.Operation.NativeTurnID
+	}
+	return DeliveryAnswer{Receipt: r.Receipt, OperationID: r.Operation.ID, IdempotencyKey: r.Operation.IdempotencyKey,
+		Liveness: t.Registry.Liveness(r.Receipt.Provider, r.Receipt.NativeID)}
 }
 
 // ListProviders answers list_providers.
@@ -152,7 +158,7 @@ func (t SessionTools) SendSessionMessage(ctx context.Context, in *catalogs.SendS
 	if err != nil {
 		return nil, err
 	}
-	return deliveryAnswer(r), nil
+	return t.deliveryAnswer(r), nil
 }
 
 // CancelSession answers cancel_session.
@@ -161,7 +167,7 @@ func (t SessionTools) CancelSession(ctx context.Context, in *catalogs.CancelSess
 	if err != nil {
 		return nil, err
 	}
-	return deliveryAnswer(r), nil
+	return t.deliveryAnswer(r), nil
 }
 
 // CreateSession answers create_session.
@@ -207,7 +213,7 @@ func (t SessionTools) RespondToPermission(ctx context.Context, in *catalogs.Resp
 	if err != nil {
 		return nil, err
 	}
-	return deliveryAnswer(r), nil
+	return t.deliveryAnswer(r), nil
 }
 
 // SetSessionModel answers set_session_model. A string names the model as

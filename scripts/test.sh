@@ -76,3 +76,6 @@ go run ./cmd/interop-bench check -q
 
 step "fuzz the generated validators against santhosh-tekuri/jsonschema (${FUZZTIME:-60s})"
 go test -run '^$' -fuzz '^FuzzValidators$' -fuzztime "${FUZZTIME:-60s}" -fuzzminimizetime 200x ./internal/catalogtest
+
+step "fuzz the stdio frame layer against the SDK's decoder (${FUZZTIME:-60s})"
+go test -run '^$' -fuzz '^FuzzFrames$' -fuzztime "${FUZZTIME:-60s}" -fuzzminimizetime 200x ./internal/stdio

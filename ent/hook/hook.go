@@ -129,6 +129,18 @@ func (f ReviewFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ReviewMutation", m)
 }
 
+// The RuntimeOwnerFunc type is an adapter to allow the use of ordinary
+// function as RuntimeOwner mutator.
+type RuntimeOwnerFunc func(context.Context, *ent.RuntimeOwnerMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RuntimeOwnerFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RuntimeOwnerMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RuntimeOwnerMutation", m)
+}
+
 // The SessionEventFunc type is an adapter to allow the use of ordinary
 // function as SessionEvent mutator.
 type SessionEventFunc func(context.Context, *ent.SessionEventMutation) (ent.Value, error)

@@ -3,8 +3,6 @@
 package message
 
 import (
-	"fmt"
-
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 )
@@ -28,24 +26,16 @@ const (
 	FieldReplyTo = "reply_to"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
-	// FieldDelivery holds the string denoting the delivery field in the database.
-	FieldDelivery = "delivery"
-	// FieldDeliveryUnknownAt holds the string denoting the delivery_unknown_at field in the database.
-	FieldDeliveryUnknownAt = "delivery_unknown_at"
 	// FieldIdempotencyKey holds the string denoting the idempotency_key field in the database.
 	FieldIdempotencyKey = "idempotency_key"
-	// FieldReceipt holds the string denoting the receipt field in the database.
-	FieldReceipt = "receipt"
-	// FieldDispatchLeaseID holds the string denoting the dispatch_lease_id field in the database.
-	FieldDispatchLeaseID = "dispatch_lease_id"
-	// FieldDispatchStartedAt holds the string denoting the dispatch_started_at field in the database.
-	FieldDispatchStartedAt = "dispatch_started_at"
-	// FieldDispatchExpiresAt holds the string denoting the dispatch_expires_at field in the database.
-	FieldDispatchExpiresAt = "dispatch_expires_at"
+	// FieldOperationID holds the string denoting the operation_id field in the database.
+	FieldOperationID = "operation_id"
 	// FieldTrimmedAt holds the string denoting the trimmed_at field in the database.
 	FieldTrimmedAt = "trimmed_at"
 	// EdgeConversation holds the string denoting the conversation edge name in mutations.
 	EdgeConversation = "conversation"
+	// EdgeOperation holds the string denoting the operation edge name in mutations.
+	EdgeOperation = "operation"
 	// Table holds the table name of the message in the database.
 	Table = "conversation_messages"
 	// ConversationTable is the table that holds the conversation relation/edge.
@@ -55,6 +45,13 @@ const (
 	ConversationInverseTable = "conversations"
 	// ConversationColumn is the table column denoting the conversation relation/edge.
 	ConversationColumn = "conversation_id"
+	// OperationTable is the table that holds the operation relation/edge.
+	OperationTable = "conversation_messages"
+	// OperationInverseTable is the table name for the Operation entity.
+	// It exists in this package in order to avoid circular dependency with the "operation" package.
+	OperationInverseTable = "operations"
+	// OperationColumn is the table column denoting the operation relation/edge.
+	OperationColumn = "operation_id"
 )
 
 // Columns holds all SQL columns for message fields.
@@ -67,13 +64,8 @@ var Columns = []string{
 	FieldText,
 	FieldReplyTo,
 	FieldCreatedAt,
-	FieldDelivery,
-	FieldDeliveryUnknownAt,
 	FieldIdempotencyKey,
-	FieldReceipt,
-	FieldDispatchLeaseID,
-	FieldDispatchStartedAt,
-	FieldDispatchExpiresAt,
+	FieldOperationID,
 	FieldTrimmedAt,
 }
 
@@ -100,37 +92,11 @@ var (
 	ReplyToValidator func(string) error
 	// IdempotencyKeyValidator is a validator for the "idempotency_key" field. It is called by the builders before save.
 	IdempotencyKeyValidator func(string) error
+	// OperationIDValidator is a validator for the "operation_id" field. It is called by the builders before save.
+	OperationIDValidator func(string) error
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
-
-// Delivery defines the type for the "delivery" enum field.
-type Delivery string
-
-// DeliveryQueued is the default value of the Delivery enum.
-const DefaultDelivery = DeliveryQueued
-
-// Delivery values.
-const (
-	DeliveryQueued          Delivery = "queued"
-	DeliveryRejected        Delivery = "rejected"
-	DeliveryDeliveryUnknown Delivery = "delivery_unknown"
-	DeliveryCompleted       Delivery = "completed"
-)
-
-func (d Delivery) String() string {
-	return string(d)
-}
-
-// DeliveryValidator is a validator for the "delivery" field enum values. It is called by the builders before save.
-func DeliveryValidator(d Delivery) error {
-	switch d {
-	case DeliveryQueued, DeliveryRejected, DeliveryDeliveryUnknown, DeliveryCompleted:
-		return nil
-	default:
-		return fmt.Errorf("message: invalid enum value for delivery field: %q", d)
-	}
-}
 
 // OrderOption defines the ordering options for the Message queries.
 type OrderOption func(*sql.Selector)
@@ -175,34 +141,14 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
 }
 
-// ByDelivery orders the results by the delivery field.
-func ByDelivery(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldDelivery, opts...).ToFunc()
-}
-
-// ByDeliveryUnknownAt orders the results by the delivery_unknown_at field.
-func ByDeliveryUnknownAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldDeliveryUnknownAt, opts...).ToFunc()
-}
-
 // ByIdempotencyKey orders the results by the idempotency_key field.
 func ByIdempotencyKey(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldIdempotencyKey, opts...).ToFunc()
 }
 
-// ByDispatchLeaseID orders the results by the dispatch_lease_id field.
-func ByDispatchLeaseID(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldDispatchLeaseID, opts...).ToFunc()
-}
-
-// ByDispatchStartedAt orders the results by the dispatch_started_at field.
-func ByDispatchStartedAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldDispatchStartedAt, opts...).ToFunc()
-}
-
-// ByDispatchExpiresAt orders the results by the dispatch_expires_at field.
-func ByDispatchExpiresAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldDispatchExpiresAt, opts...).ToFunc()
+// ByOperationID orders the results by the operation_id field.
+func ByOperationID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOperationID, opts...).ToFunc()
 }
 
 // ByTrimmedAt orders the results by the trimmed_at field.
@@ -216,10 +162,24 @@ func ByConversationField(field string, opts ...sql.OrderTermOption) OrderOption 
 		sqlgraph.OrderByNeighborTerms(s, newConversationStep(), sql.OrderByField(field, opts...))
 	}
 }
+
+// ByOperationField orders the results by operation field.
+func ByOperationField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newOperationStep(), sql.OrderByField(field, opts...))
+	}
+}
 func newConversationStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ConversationInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2O, true, ConversationTable, ConversationColumn),
+	)
+}
+func newOperationStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(OperationInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, false, OperationTable, OperationColumn),
 	)
 }

@@ -100,29 +100,14 @@ func CreatedAt(v time.Time) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldCreatedAt, v))
 }
 
-// DeliveryUnknownAt applies equality check predicate on the "delivery_unknown_at" field. It's identical to DeliveryUnknownAtEQ.
-func DeliveryUnknownAt(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldEQ(FieldDeliveryUnknownAt, v))
-}
-
 // IdempotencyKey applies equality check predicate on the "idempotency_key" field. It's identical to IdempotencyKeyEQ.
 func IdempotencyKey(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldIdempotencyKey, v))
 }
 
-// DispatchLeaseID applies equality check predicate on the "dispatch_lease_id" field. It's identical to DispatchLeaseIDEQ.
-func DispatchLeaseID(v string) predicate.Message {
-	return predicate.Message(sql.FieldEQ(FieldDispatchLeaseID, v))
-}
-
-// DispatchStartedAt applies equality check predicate on the "dispatch_started_at" field. It's identical to DispatchStartedAtEQ.
-func DispatchStartedAt(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldEQ(FieldDispatchStartedAt, v))
-}
-
-// DispatchExpiresAt applies equality check predicate on the "dispatch_expires_at" field. It's identical to DispatchExpiresAtEQ.
-func DispatchExpiresAt(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldEQ(FieldDispatchExpiresAt, v))
+// OperationID applies equality check predicate on the "operation_id" field. It's identical to OperationIDEQ.
+func OperationID(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldOperationID, v))
 }
 
 // TrimmedAt applies equality check predicate on the "trimmed_at" field. It's identical to TrimmedAtEQ.
@@ -545,76 +530,6 @@ func CreatedAtLTE(v time.Time) predicate.Message {
 	return predicate.Message(sql.FieldLTE(FieldCreatedAt, v))
 }
 
-// DeliveryEQ applies the EQ predicate on the "delivery" field.
-func DeliveryEQ(v Delivery) predicate.Message {
-	return predicate.Message(sql.FieldEQ(FieldDelivery, v))
-}
-
-// DeliveryNEQ applies the NEQ predicate on the "delivery" field.
-func DeliveryNEQ(v Delivery) predicate.Message {
-	return predicate.Message(sql.FieldNEQ(FieldDelivery, v))
-}
-
-// DeliveryIn applies the In predicate on the "delivery" field.
-func DeliveryIn(vs ...Delivery) predicate.Message {
-	return predicate.Message(sql.FieldIn(FieldDelivery, vs...))
-}
-
-// DeliveryNotIn applies the NotIn predicate on the "delivery" field.
-func DeliveryNotIn(vs ...Delivery) predicate.Message {
-	return predicate.Message(sql.FieldNotIn(FieldDelivery, vs...))
-}
-
-// DeliveryUnknownAtEQ applies the EQ predicate on the "delivery_unknown_at" field.
-func DeliveryUnknownAtEQ(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldEQ(FieldDeliveryUnknownAt, v))
-}
-
-// DeliveryUnknownAtNEQ applies the NEQ predicate on the "delivery_unknown_at" field.
-func DeliveryUnknownAtNEQ(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldNEQ(FieldDeliveryUnknownAt, v))
-}
-
-// DeliveryUnknownAtIn applies the In predicate on the "delivery_unknown_at" field.
-func DeliveryUnknownAtIn(vs ...time.Time) predicate.Message {
-	return predicate.Message(sql.FieldIn(FieldDeliveryUnknownAt, vs...))
-}
-
-// DeliveryUnknownAtNotIn applies the NotIn predicate on the "delivery_unknown_at" field.
-func DeliveryUnknownAtNotIn(vs ...time.Time) predicate.Message {
-	return predicate.Message(sql.FieldNotIn(FieldDeliveryUnknownAt, vs...))
-}
-
-// DeliveryUnknownAtGT applies the GT predicate on the "delivery_unknown_at" field.
-func DeliveryUnknownAtGT(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldGT(FieldDeliveryUnknownAt, v))
-}
-
-// DeliveryUnknownAtGTE applies the GTE predicate on the "delivery_unknown_at" field.
-func DeliveryUnknownAtGTE(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldGTE(FieldDeliveryUnknownAt, v))
-}
-
-// DeliveryUnknownAtLT applies the LT predicate on the "delivery_unknown_at" field.
-func DeliveryUnknownAtLT(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldLT(FieldDeliveryUnknownAt, v))
-}
-
-// DeliveryUnknownAtLTE applies the LTE predicate on the "delivery_unknown_at" field.
-func DeliveryUnknownAtLTE(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldLTE(FieldDeliveryUnknownAt, v))
-}
-
-// DeliveryUnknownAtIsNil applies the IsNil predicate on the "delivery_unknown_at" field.
-func DeliveryUnknownAtIsNil() predicate.Message {
-	return predicate.Message(sql.FieldIsNull(FieldDeliveryUnknownAt))
-}
-
-// DeliveryUnknownAtNotNil applies the NotNil predicate on the "delivery_unknown_at" field.
-func DeliveryUnknownAtNotNil() predicate.Message {
-	return predicate.Message(sql.FieldNotNull(FieldDeliveryUnknownAt))
-}
-
 // IdempotencyKeyEQ applies the EQ predicate on the "idempotency_key" field.
 func IdempotencyKeyEQ(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldIdempotencyKey, v))
@@ -680,189 +595,69 @@ func IdempotencyKeyContainsFold(v string) predicate.Message {
 	return predicate.Message(sql.FieldContainsFold(FieldIdempotencyKey, v))
 }
 
-// ReceiptIsNil applies the IsNil predicate on the "receipt" field.
-func ReceiptIsNil() predicate.Message {
-	return predicate.Message(sql.FieldIsNull(FieldReceipt))
+// OperationIDEQ applies the EQ predicate on the "operation_id" field.
+func OperationIDEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldOperationID, v))
 }
 
-// ReceiptNotNil applies the NotNil predicate on the "receipt" field.
-func ReceiptNotNil() predicate.Message {
-	return predicate.Message(sql.FieldNotNull(FieldReceipt))
+// OperationIDNEQ applies the NEQ predicate on the "operation_id" field.
+func OperationIDNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldOperationID, v))
 }
 
-// DispatchLeaseIDEQ applies the EQ predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDEQ(v string) predicate.Message {
-	return predicate.Message(sql.FieldEQ(FieldDispatchLeaseID, v))
+// OperationIDIn applies the In predicate on the "operation_id" field.
+func OperationIDIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldOperationID, vs...))
 }
 
-// DispatchLeaseIDNEQ applies the NEQ predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDNEQ(v string) predicate.Message {
-	return predicate.Message(sql.FieldNEQ(FieldDispatchLeaseID, v))
+// OperationIDNotIn applies the NotIn predicate on the "operation_id" field.
+func OperationIDNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldOperationID, vs...))
 }
 
-// DispatchLeaseIDIn applies the In predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDIn(vs ...string) predicate.Message {
-	return predicate.Message(sql.FieldIn(FieldDispatchLeaseID, vs...))
+// OperationIDGT applies the GT predicate on the "operation_id" field.
+func OperationIDGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldOperationID, v))
 }
 
-// DispatchLeaseIDNotIn applies the NotIn predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDNotIn(vs ...string) predicate.Message {
-	return predicate.Message(sql.FieldNotIn(FieldDispatchLeaseID, vs...))
+// OperationIDGTE applies the GTE predicate on the "operation_id" field.
+func OperationIDGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldOperationID, v))
 }
 
-// DispatchLeaseIDGT applies the GT predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDGT(v string) predicate.Message {
-	return predicate.Message(sql.FieldGT(FieldDispatchLeaseID, v))
+// OperationIDLT applies the LT predicate on the "operation_id" field.
+func OperationIDLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldOperationID, v))
 }
 
-// DispatchLeaseIDGTE applies the GTE predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDGTE(v string) predicate.Message {
-	return predicate.Message(sql.FieldGTE(FieldDispatchLeaseID, v))
+// OperationIDLTE applies the LTE predicate on the "operation_id" field.
+func OperationIDLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldOperationID, v))
 }
 
-// DispatchLeaseIDLT applies the LT predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDLT(v string) predicate.Message {
-	return predicate.Message(sql.FieldLT(FieldDispatchLeaseID, v))
+// OperationIDContains applies the Contains predicate on the "operation_id" field.
+func OperationIDContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldOperationID, v))
 }
 
-// DispatchLeaseIDLTE applies the LTE predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDLTE(v string) predicate.Message {
-	return predicate.Message(sql.FieldLTE(FieldDispatchLeaseID, v))
+// OperationIDHasPrefix applies the HasPrefix predicate on the "operation_id" field.
+func OperationIDHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldOperationID, v))
 }
 
-// DispatchLeaseIDContains applies the Contains predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDContains(v string) predicate.Message {
-	return predicate.Message(sql.FieldContains(FieldDispatchLeaseID, v))
+// OperationIDHasSuffix applies the HasSuffix predicate on the "operation_id" field.
+func OperationIDHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldOperationID, v))
 }
 
-// DispatchLeaseIDHasPrefix applies the HasPrefix predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDHasPrefix(v string) predicate.Message {
-	return predicate.Message(sql.FieldHasPrefix(FieldDispatchLeaseID, v))
+// OperationIDEqualFold applies the EqualFold predicate on the "operation_id" field.
+func OperationIDEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldOperationID, v))
 }
 
-// DispatchLeaseIDHasSuffix applies the HasSuffix predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDHasSuffix(v string) predicate.Message {
-	return predicate.Message(sql.FieldHasSuffix(FieldDispatchLeaseID, v))
-}
-
-// DispatchLeaseIDIsNil applies the IsNil predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDIsNil() predicate.Message {
-	return predicate.Message(sql.FieldIsNull(FieldDispatchLeaseID))
-}
-
-// DispatchLeaseIDNotNil applies the NotNil predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDNotNil() predicate.Message {
-	return predicate.Message(sql.FieldNotNull(FieldDispatchLeaseID))
-}
-
-// DispatchLeaseIDEqualFold applies the EqualFold predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDEqualFold(v string) predicate.Message {
-	return predicate.Message(sql.FieldEqualFold(FieldDispatchLeaseID, v))
-}
-
-// DispatchLeaseIDContainsFold applies the ContainsFold predicate on the "dispatch_lease_id" field.
-func DispatchLeaseIDContainsFold(v string) predicate.Message {
-	return predicate.Message(sql.FieldContainsFold(FieldDispatchLeaseID, v))
-}
-
-// DispatchStartedAtEQ applies the EQ predicate on the "dispatch_started_at" field.
-func DispatchStartedAtEQ(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldEQ(FieldDispatchStartedAt, v))
-}
-
-// DispatchStartedAtNEQ applies the NEQ predicate on the "dispatch_started_at" field.
-func DispatchStartedAtNEQ(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldNEQ(FieldDispatchStartedAt, v))
-}
-
-// DispatchStartedAtIn applies the In predicate on the "dispatch_started_at" field.
-func DispatchStartedAtIn(vs ...time.Time) predicate.Message {
-	return predicate.Message(sql.FieldIn(FieldDispatchStartedAt, vs...))
-}
-
-// DispatchStartedAtNotIn applies the NotIn predicate on the "dispatch_started_at" field.
-func DispatchStartedAtNotIn(vs ...time.Time) predicate.Message {
-	return predicate.Message(sql.FieldNotIn(FieldDispatchStartedAt, vs...))
-}
-
-// DispatchStartedAtGT applies the GT predicate on the "dispatch_started_at" field.
-func DispatchStartedAtGT(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldGT(FieldDispatchStartedAt, v))
-}
-
-// DispatchStartedAtGTE applies the GTE predicate on the "dispatch_started_at" field.
-func DispatchStartedAtGTE(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldGTE(FieldDispatchStartedAt, v))
-}
-
-// DispatchStartedAtLT applies the LT predicate on the "dispatch_started_at" field.
-func DispatchStartedAtLT(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldLT(FieldDispatchStartedAt, v))
-}
-
-// DispatchStartedAtLTE applies the LTE predicate on the "dispatch_started_at" field.
-func DispatchStartedAtLTE(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldLTE(FieldDispatchStartedAt, v))
-}
-
-// DispatchStartedAtIsNil applies the IsNil predicate on the "dispatch_started_at" field.
-func DispatchStartedAtIsNil() predicate.Message {
-	return predicate.Message(sql.FieldIsNull(FieldDispatchStartedAt))
-}
-
-// DispatchStartedAtNotNil applies the NotNil predicate on the "dispatch_started_at" field.
-func DispatchStartedAtNotNil() predicate.Message {
-	return predicate.Message(sql.FieldNotNull(FieldDispatchStartedAt))
-}
-
-// DispatchExpiresAtEQ applies the EQ predicate on the "dispatch_expires_at" field.
-func DispatchExpiresAtEQ(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldEQ(FieldDispatchExpiresAt, v))
-}
-
-// DispatchExpiresAtNEQ applies the NEQ predicate on the "dispatch_expires_at" field.
-func DispatchExpiresAtNEQ(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldNEQ(FieldDispatchExpiresAt, v))
-}
-
-// DispatchExpiresAtIn applies the In predicate on the "dispatch_expires_at" field.
-func DispatchExpiresAtIn(vs ...time.Time) predicate.Message {
-	return predicate.Message(sql.FieldIn(FieldDispatchExpiresAt, vs...))
-}
-
-// DispatchExpiresAtNotIn applies the NotIn predicate on the "dispatch_expires_at" field.
-func DispatchExpiresAtNotIn(vs ...time.Time) predicate.Message {
-	return predicate.Message(sql.FieldNotIn(FieldDispatchExpiresAt, vs...))
-}
-
-// DispatchExpiresAtGT applies the GT predicate on the "dispatch_expires_at" field.
-func DispatchExpiresAtGT(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldGT(FieldDispatchExpiresAt, v))
-}
-
-// DispatchExpiresAtGTE applies the GTE predicate on the "dispatch_expires_at" field.
-func DispatchExpiresAtGTE(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldGTE(FieldDispatchExpiresAt, v))
-}
-
-// DispatchExpiresAtLT applies the LT predicate on the "dispatch_expires_at" field.
-func DispatchExpiresAtLT(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldLT(FieldDispatchExpiresAt, v))
-}
-
-// DispatchExpiresAtLTE applies the LTE predicate on the "dispatch_expires_at" field.
-func DispatchExpiresAtLTE(v time.Time) predicate.Message {
-	return predicate.Message(sql.FieldLTE(FieldDispatchExpiresAt, v))
-}
-
-// DispatchExpiresAtIsNil applies the IsNil predicate on the "dispatch_expires_at" field.
-func DispatchExpiresAtIsNil() predicate.Message {
-	return predicate.Message(sql.FieldIsNull(FieldDispatchExpiresAt))
-}
-
-// DispatchExpiresAtNotNil applies the NotNil predicate on the "dispatch_expires_at" field.
-func DispatchExpiresAtNotNil() predicate.Message {
-	return predicate.Message(sql.FieldNotNull(FieldDispatchExpiresAt))
+// OperationIDContainsFold applies the ContainsFold predicate on the "operation_id" field.
+func OperationIDContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldOperationID, v))
 }
 
 // TrimmedAtEQ applies the EQ predicate on the "trimmed_at" field.
@@ -930,6 +725,29 @@ func HasConversation() predicate.Message {
 func HasConversationWith(preds ...predicate.Conversation) predicate.Message {
 	return predicate.Message(func(s *sql.Selector) {
 		step := newConversationStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasOperation applies the HasEdge predicate on the "operation" edge.
+func HasOperation() predicate.Message {
+	return predicate.Message(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, OperationTable, OperationColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasOperationWith applies the HasEdge predicate on the "operation" edge with a given conditions (other predicates).
+func HasOperationWith(preds ...predicate.Operation) predicate.Message {
+	return predicate.Message(func(s *sql.Selector) {
+		step := newOperationStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

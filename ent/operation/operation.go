@@ -31,8 +31,10 @@ const (
 	FieldDetail = "detail"
 	// FieldRef holds the string denoting the ref field in the database.
 	FieldRef = "ref"
-	// FieldLeaseExpiresAt holds the string denoting the lease_expires_at field in the database.
-	FieldLeaseExpiresAt = "lease_expires_at"
+	// FieldNativeTurn holds the string denoting the native_turn field in the database.
+	FieldNativeTurn = "native_turn"
+	// FieldOwner holds the string denoting the owner field in the database.
+	FieldOwner = "owner"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -53,7 +55,8 @@ var Columns = []string{
 	FieldProviderState,
 	FieldDetail,
 	FieldRef,
-	FieldLeaseExpiresAt,
+	FieldNativeTurn,
+	FieldOwner,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -83,6 +86,10 @@ var (
 	DefaultProviderState string
 	// DefaultRef holds the default value on creation for the "ref" field.
 	DefaultRef string
+	// DefaultNativeTurn holds the default value on creation for the "native_turn" field.
+	DefaultNativeTurn string
+	// DefaultOwner holds the default value on creation for the "owner" field.
+	DefaultOwner string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
@@ -163,9 +170,14 @@ func ByRef(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRef, opts...).ToFunc()
 }
 
-// ByLeaseExpiresAt orders the results by the lease_expires_at field.
-func ByLeaseExpiresAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldLeaseExpiresAt, opts...).ToFunc()
+// ByNativeTurn orders the results by the native_turn field.
+func ByNativeTurn(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNativeTurn, opts...).ToFunc()
+}
+
+// ByOwner orders the results by the owner field.
+func ByOwner(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOwner, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -99,9 +99,14 @@ func Ref(v string) predicate.Operation {
 	return predicate.Operation(sql.FieldEQ(FieldRef, v))
 }
 
-// LeaseExpiresAt applies equality check predicate on the "lease_expires_at" field. It's identical to LeaseExpiresAtEQ.
-func LeaseExpiresAt(v time.Time) predicate.Operation {
-	return predicate.Operation(sql.FieldEQ(FieldLeaseExpiresAt, v))
+// NativeTurn applies equality check predicate on the "native_turn" field. It's identical to NativeTurnEQ.
+func NativeTurn(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldEQ(FieldNativeTurn, v))
+}
+
+// Owner applies equality check predicate on the "owner" field. It's identical to OwnerEQ.
+func Owner(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldEQ(FieldOwner, v))
 }
 
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
@@ -599,54 +604,134 @@ func RefContainsFold(v string) predicate.Operation {
 	return predicate.Operation(sql.FieldContainsFold(FieldRef, v))
 }
 
-// LeaseExpiresAtEQ applies the EQ predicate on the "lease_expires_at" field.
-func LeaseExpiresAtEQ(v time.Time) predicate.Operation {
-	return predicate.Operation(sql.FieldEQ(FieldLeaseExpiresAt, v))
+// NativeTurnEQ applies the EQ predicate on the "native_turn" field.
+func NativeTurnEQ(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldEQ(FieldNativeTurn, v))
 }
 
-// LeaseExpiresAtNEQ applies the NEQ predicate on the "lease_expires_at" field.
-func LeaseExpiresAtNEQ(v time.Time) predicate.Operation {
-	return predicate.Operation(sql.FieldNEQ(FieldLeaseExpiresAt, v))
+// NativeTurnNEQ applies the NEQ predicate on the "native_turn" field.
+func NativeTurnNEQ(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldNEQ(FieldNativeTurn, v))
 }
 
-// LeaseExpiresAtIn applies the In predicate on the "lease_expires_at" field.
-func LeaseExpiresAtIn(vs ...time.Time) predicate.Operation {
-	return predicate.Operation(sql.FieldIn(FieldLeaseExpiresAt, vs...))
+// NativeTurnIn applies the In predicate on the "native_turn" field.
+func NativeTurnIn(vs ...string) predicate.Operation {
+	return predicate.Operation(sql.FieldIn(FieldNativeTurn, vs...))
 }
 
-// LeaseExpiresAtNotIn applies the NotIn predicate on the "lease_expires_at" field.
-func LeaseExpiresAtNotIn(vs ...time.Time) predicate.Operation {
-	return predicate.Operation(sql.FieldNotIn(FieldLeaseExpiresAt, vs...))
+// NativeTurnNotIn applies the NotIn predicate on the "native_turn" field.
+func NativeTurnNotIn(vs ...string) predicate.Operation {
+	return predicate.Operation(sql.FieldNotIn(FieldNativeTurn, vs...))
 }
 
-// LeaseExpiresAtGT applies the GT predicate on the "lease_expires_at" field.
-func LeaseExpiresAtGT(v time.Time) predicate.Operation {
-	return predicate.Operation(sql.FieldGT(FieldLeaseExpiresAt, v))
+// NativeTurnGT applies the GT predicate on the "native_turn" field.
+func NativeTurnGT(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldGT(FieldNativeTurn, v))
 }
 
-// LeaseExpiresAtGTE applies the GTE predicate on the "lease_expires_at" field.
-func LeaseExpiresAtGTE(v time.Time) predicate.Operation {
-	return predicate.Operation(sql.FieldGTE(FieldLeaseExpiresAt, v))
+// NativeTurnGTE applies the GTE predicate on the "native_turn" field.
+func NativeTurnGTE(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldGTE(FieldNativeTurn, v))
 }
 
-// LeaseExpiresAtLT applies the LT predicate on the "lease_expires_at" field.
-func LeaseExpiresAtLT(v time.Time) predicate.Operation {
-	return predicate.Operation(sql.FieldLT(FieldLeaseExpiresAt, v))
+// NativeTurnLT applies the LT predicate on the "native_turn" field.
+func NativeTurnLT(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldLT(FieldNativeTurn, v))
 }
 
-// LeaseExpiresAtLTE applies the LTE predicate on the "lease_expires_at" field.
-func LeaseExpiresAtLTE(v time.Time) predicate.Operation {
-	return predicate.Operation(sql.FieldLTE(FieldLeaseExpiresAt, v))
+// NativeTurnLTE applies the LTE predicate on the "native_turn" field.
+func NativeTurnLTE(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldLTE(FieldNativeTurn, v))
 }
 
-// LeaseExpiresAtIsNil applies the IsNil predicate on the "lease_expires_at" field.
-func LeaseExpiresAtIsNil() predicate.Operation {
-	return predicate.Operation(sql.FieldIsNull(FieldLeaseExpiresAt))
+// NativeTurnContains applies the Contains predicate on the "native_turn" field.
+func NativeTurnContains(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldContains(FieldNativeTurn, v))
 }
 
-// LeaseExpiresAtNotNil applies the NotNil predicate on the "lease_expires_at" field.
-func LeaseExpiresAtNotNil() predicate.Operation {
-	return predicate.Operation(sql.FieldNotNull(FieldLeaseExpiresAt))
+// NativeTurnHasPrefix applies the HasPrefix predicate on the "native_turn" field.
+func NativeTurnHasPrefix(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldHasPrefix(FieldNativeTurn, v))
+}
+
+// NativeTurnHasSuffix applies the HasSuffix predicate on the "native_turn" field.
+func NativeTurnHasSuffix(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldHasSuffix(FieldNativeTurn, v))
+}
+
+// NativeTurnEqualFold applies the EqualFold predicate on the "native_turn" field.
+func NativeTurnEqualFold(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldEqualFold(FieldNativeTurn, v))
+}
+
+// NativeTurnContainsFold applies the ContainsFold predicate on the "native_turn" field.
+func NativeTurnContainsFold(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldContainsFold(FieldNativeTurn, v))
+}
+
+// OwnerEQ applies the EQ predicate on the "owner" field.
+func OwnerEQ(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldEQ(FieldOwner, v))
+}
+
+// OwnerNEQ applies the NEQ predicate on the "owner" field.
+func OwnerNEQ(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldNEQ(FieldOwner, v))
+}
+
+// OwnerIn applies the In predicate on the "owner" field.
+func OwnerIn(vs ...string) predicate.Operation {
+	return predicate.Operation(sql.FieldIn(FieldOwner, vs...))
+}
+
+// OwnerNotIn applies the NotIn predicate on the "owner" field.
+func OwnerNotIn(vs ...string) predicate.Operation {
+	return predicate.Operation(sql.FieldNotIn(FieldOwner, vs...))
+}
+
+// OwnerGT applies the GT predicate on the "owner" field.
+func OwnerGT(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldGT(FieldOwner, v))
+}
+
+// OwnerGTE applies the GTE predicate on the "owner" field.
+func OwnerGTE(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldGTE(FieldOwner, v))
+}
+
+// OwnerLT applies the LT predicate on the "owner" field.
+func OwnerLT(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldLT(FieldOwner, v))
+}
+
+// OwnerLTE applies the LTE predicate on the "owner" field.
+func OwnerLTE(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldLTE(FieldOwner, v))
+}
+
+// OwnerContains applies the Contains predicate on the "owner" field.
+func OwnerContains(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldContains(FieldOwner, v))
+}
+
+// OwnerHasPrefix applies the HasPrefix predicate on the "owner" field.
+func OwnerHasPrefix(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldHasPrefix(FieldOwner, v))
+}
+
+// OwnerHasSuffix applies the HasSuffix predicate on the "owner" field.
+func OwnerHasSuffix(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldHasSuffix(FieldOwner, v))
+}
+
+// OwnerEqualFold applies the EqualFold predicate on the "owner" field.
+func OwnerEqualFold(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldEqualFold(FieldOwner, v))
+}
+
+// OwnerContainsFold applies the ContainsFold predicate on the "owner" field.
+func OwnerContainsFold(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldContainsFold(FieldOwner, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

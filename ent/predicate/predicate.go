@@ -36,6 +36,9 @@ type ProviderSession func(*sql.Selector)
 // Review is the predicate function for review builders.
 type Review func(*sql.Selector)
 
+// RuntimeOwner is the predicate function for runtimeowner builders.
+type RuntimeOwner func(*sql.Selector)
+
 // SessionEvent is the predicate function for sessionevent builders.
 type SessionEvent func(*sql.Selector)
 

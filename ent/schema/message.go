@@ -7,15 +7,14 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
-
-	"github.com/agent-interop/runtime/internal/providers"
 )
 
 // Message holds the schema definition for one directed conversation
-// message and its delivery record. The row is written (delivery "queued",
-// with a dispatch lease) before the message is dispatched; the idempotency
-// key is unique across the whole store, so two runtime processes can never
-// both record, and so never both send, the same key.
+// message. Its delivery is not recorded here: the message references the
+// operation (the one delivery ledger) that carries it, written in the same
+// transaction before it is dispatched, and shows that operation's state.
+// The idempotency key is unique across the whole store, so two runtime
+// processes can never both record, and so never both send, the same key.
 //
 // Trimming (beyond the newest 500 messages of a conversation) keeps the row
 // as a tombstone: trimmed_at is set and the text cleared, so the sequence
@@ -41,13 +40,9 @@ func (Message) Fields() []ent.Field {
 		field.Text("text").Comment("cleared when the message is trimmed"),
 		field.String("reply_to").Optional().Nillable().MaxLen(200).Immutable(),
 		field.Time("created_at").Immutable(),
-		field.Enum("delivery").Values("queued", "rejected", "delivery_unknown", "completed").Default("queued"),
-		field.Time("delivery_unknown_at").Optional().Nillable(),
 		field.String("idempotency_key").NotEmpty().MaxLen(200).Unique().Immutable(),
-		field.JSON("receipt", &providers.Receipt{}).Optional(),
-		field.String("dispatch_lease_id").Optional().Nillable(),
-		field.Time("dispatch_started_at").Optional().Nillable(),
-		field.Time("dispatch_expires_at").Optional().Nillable(),
+		// OperationID is the delivery operation that carries the message.
+		field.String("operation_id").NotEmpty().Immutable(),
 		field.Time("trimmed_at").Optional().Nillable(),
 	}
 }
@@ -57,6 +52,8 @@ func (Message) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("conversation", Conversation.Type).Ref("messages").
 			Field("conversation_id").Unique().Required().Immutable(),
+		edge.To("operation", Operation.Type).
+			Field("operation_id").Unique().Required().Immutable(),
 	}
 }
 
@@ -67,6 +64,6 @@ func (Message) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("conversation_id", "sequence").Unique(),
 		index.Fields("conversation_id", "trimmed_at", "sequence"),
-		index.Fields("delivery"),
+		index.Fields("operation_id"),
 	}
 }

@@ -9,9 +9,15 @@ import (
 )
 
 // Operation is the delivery record of one send, cancel or permission
-// response. It is written before the request is dispatched, so an outcome
-// is never lost and a request is never sent twice: the idempotency key is
-// unique across all operations.
+// response, and the only one: a conversation message references the
+// operation that carries it. It is written before the request is
+// dispatched, so an outcome is never lost and a request is never sent
+// twice: the idempotency key is unique across all operations.
+//
+// While an operation is open (status queued) it has an owner, the runtime
+// process that dispatched it and follows its outcome (see RuntimeOwner). An
+// open operation whose owner is gone is settled by another process from
+// the provider's native history, never by sending it again.
 type Operation struct {
 	ent.Schema
 }
@@ -35,10 +41,12 @@ func (Operation) Fields() []ent.Field {
 		// Ref is the adapter's correlation handle (a turn id, a message id)
 		// used by Host.ReportOutcome.
 		field.String("ref").Default(""),
-		// LeaseExpiresAt is set while the dispatch is in flight. A queued
-		// record whose lease expired belongs to a runtime that stopped
-		// mid-dispatch: it becomes delivery_unknown at the next start.
-		field.Time("lease_expires_at").Optional().Nillable(),
+		// NativeTurn names the provider's record of the turn the operation
+		// started (Codex turn id, OpenCode message id, ACP prompt).
+		field.String("native_turn").Default(""),
+		// Owner is the RuntimeOwner id of the process that dispatched the
+		// operation and follows it while it is open.
+		field.String("owner").Default(""),
 		field.Time("created_at").Immutable(),
 		field.Time("updated_at"),
 	}
@@ -48,6 +56,6 @@ func (Operation) Fields() []ent.Field {
 func (Operation) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("provider", "native_id", "ref"),
-		index.Fields("status", "lease_expires_at"),
+		index.Fields("status", "owner"),
 	}
 }

@@ -27,6 +27,8 @@ func (SessionEvent) Fields() []ent.Field {
 		field.Int64("epoch").NonNegative().Immutable(),
 		field.String("type").Immutable(),
 		field.JSON("data", json.RawMessage{}).Optional().Immutable(),
+		// TurnID is the native turn the event belongs to, when known.
+		field.String("turn_id").Default("").Immutable(),
 		field.Time("timestamp").Immutable(),
 	}
 }

@@ -23,6 +23,8 @@ const (
 	FieldType = "type"
 	// FieldData holds the string denoting the data field in the database.
 	FieldData = "data"
+	// FieldTurnID holds the string denoting the turn_id field in the database.
+	FieldTurnID = "turn_id"
 	// FieldTimestamp holds the string denoting the timestamp field in the database.
 	FieldTimestamp = "timestamp"
 	// Table holds the table name of the sessionevent in the database.
@@ -38,6 +40,7 @@ var Columns = []string{
 	FieldEpoch,
 	FieldType,
 	FieldData,
+	FieldTurnID,
 	FieldTimestamp,
 }
 
@@ -60,6 +63,8 @@ var (
 	SequenceValidator func(int64) error
 	// EpochValidator is a validator for the "epoch" field. It is called by the builders before save.
 	EpochValidator func(int64) error
+	// DefaultTurnID holds the default value on creation for the "turn_id" field.
+	DefaultTurnID string
 )
 
 // OrderOption defines the ordering options for the SessionEvent queries.
@@ -93,6 +98,11 @@ func ByEpoch(opts ...sql.OrderTermOption) OrderOption {
 // ByType orders the results by the type field.
 func ByType(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldType, opts...).ToFunc()
+}
+
+// ByTurnID orders the results by the turn_id field.
+func ByTurnID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTurnID, opts...).ToFunc()
 }
 
 // ByTimestamp orders the results by the timestamp field.

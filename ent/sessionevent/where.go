@@ -79,6 +79,11 @@ func Type(v string) predicate.SessionEvent {
 	return predicate.SessionEvent(sql.FieldEQ(FieldType, v))
 }
 
+// TurnID applies equality check predicate on the "turn_id" field. It's identical to TurnIDEQ.
+func TurnID(v string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldEQ(FieldTurnID, v))
+}
+
 // Timestamp applies equality check predicate on the "timestamp" field. It's identical to TimestampEQ.
 func Timestamp(v time.Time) predicate.SessionEvent {
 	return predicate.SessionEvent(sql.FieldEQ(FieldTimestamp, v))
@@ -367,6 +372,71 @@ func DataIsNil() predicate.SessionEvent {
 // DataNotNil applies the NotNil predicate on the "data" field.
 func DataNotNil() predicate.SessionEvent {
 	return predicate.SessionEvent(sql.FieldNotNull(FieldData))
+}
+
+// TurnIDEQ applies the EQ predicate on the "turn_id" field.
+func TurnIDEQ(v string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldEQ(FieldTurnID, v))
+}
+
+// TurnIDNEQ applies the NEQ predicate on the "turn_id" field.
+func TurnIDNEQ(v string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldNEQ(FieldTurnID, v))
+}
+
+// TurnIDIn applies the In predicate on the "turn_id" field.
+func TurnIDIn(vs ...string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldIn(FieldTurnID, vs...))
+}
+
+// TurnIDNotIn applies the NotIn predicate on the "turn_id" field.
+func TurnIDNotIn(vs ...string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldNotIn(FieldTurnID, vs...))
+}
+
+// TurnIDGT applies the GT predicate on the "turn_id" field.
+func TurnIDGT(v string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldGT(FieldTurnID, v))
+}
+
+// TurnIDGTE applies the GTE predicate on the "turn_id" field.
+func TurnIDGTE(v string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldGTE(FieldTurnID, v))
+}
+
+// TurnIDLT applies the LT predicate on the "turn_id" field.
+func TurnIDLT(v string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldLT(FieldTurnID, v))
+}
+
+// TurnIDLTE applies the LTE predicate on the "turn_id" field.
+func TurnIDLTE(v string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldLTE(FieldTurnID, v))
+}
+
+// TurnIDContains applies the Contains predicate on the "turn_id" field.
+func TurnIDContains(v string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldContains(FieldTurnID, v))
+}
+
+// TurnIDHasPrefix applies the HasPrefix predicate on the "turn_id" field.
+func TurnIDHasPrefix(v string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldHasPrefix(FieldTurnID, v))
+}
+
+// TurnIDHasSuffix applies the HasSuffix predicate on the "turn_id" field.
+func TurnIDHasSuffix(v string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldHasSuffix(FieldTurnID, v))
+}
+
+// TurnIDEqualFold applies the EqualFold predicate on the "turn_id" field.
+func TurnIDEqualFold(v string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldEqualFold(FieldTurnID, v))
+}
+
+// TurnIDContainsFold applies the ContainsFold predicate on the "turn_id" field.
+func TurnIDContainsFold(v string) predicate.SessionEvent {
+	return predicate.SessionEvent(sql.FieldContainsFold(FieldTurnID, v))
 }
 
 // TimestampEQ applies the EQ predicate on the "timestamp" field.

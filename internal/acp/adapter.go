@@ -66,6 +66,11 @@ type Adapter struct {
 	authWhy  string
 	known    map[string]string // nativeID -> workspace
 	closed   bool
+	death    *agentDeath // how the last agent process ended
+
+	diffs    *diffBook
+	replayMu sync.Mutex
+	replays  map[string]*replay // sessions being looked up by replay
 }
 
 // NewAdapter builds an adapter; nothing is started until it is used.
@@ -79,7 +84,7 @@ func NewAdapter(cfg AdapterConfig) *Adapter {
 	if cfg.Protocol == "" {
 		cfg.Protocol = "ACP v1 (JSON-RPC over stdio)"
 	}
-	return &Adapter{cfg: cfg, auth: "unknown", known: make(map[string]string)}
+	return &Adapter{cfg: cfg, auth: "unknown", known: make(map[string]string), diffs: newDiffBook(), replays: map[string]*replay{}}
 }
 
 // ID implements providers.Adapter.
@@ -115,6 +120,7 @@ func (a *Adapter) Client(ctx context.Context) (*Client, error) {
 		ClientVersion: a.cfg.AdapterVersion, ClientMeta: a.cfg.ClientMeta,
 		AuthMethod: a.cfg.AuthMethod, Clock: a.cfg.Clock, Logger: a.cfg.Logger,
 		FileReader: a.cfg.FileReader, Extension: a.cfg.Extension, Trace: a.cfg.Trace,
+		Observe: a.observe,
 	})
 	var ae *AuthError
 	if errors.As(err, &ae) {
@@ -129,6 +135,7 @@ func (a *Adapter) Client(ctx context.Context) (*Client, error) {
 	}
 	go func() {
 		<-c.Done()
+		a.agentEnded(c)
 		a.cfg.Logger.Info("agent connection ended", "provider", a.cfg.Provider, "pid", c.PID(), "stderr", c.Stderr())
 	}()
 	return c, nil
@@ -234,7 +241,11 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 	caps.Cancel.Reason = "session/cancel notification; held permission requests are answered cancelled"
 	caps.Events = ok("stdio")
 	caps.Events.Reason = "session/update notifications, live only; not replayable after the agent restarts"
-	caps.Diff = providers.Capability{Supported: false, State: providers.Unavailable, Reason: "ACP exposes no diff"}
+	caps.Diff = ok("stdio")
+	caps.Diff.State = providers.Degraded
+	caps.Diff.Reason = "built from the diff content (path, oldText, newText) of completed tool calls this runtime observed in " +
+		"tool_call/tool_call_update notifications; pending and failed (e.g. rejected) calls are left out; " +
+		"edits made before this runtime watched the session, or by tools that send no diff content, are not in it"
 	caps.Permissions = ok("stdio")
 	caps.Permissions.Reason = "session/request_permission held until answered by option kind"
 	caps.Model = providers.Capability{Supported: false, State: providers.Degraded, Transport: "stdio", Protocol: proto,
@@ -476,7 +487,7 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 	go a.watch(turn)
 	return providers.Receipt{
 		Provider: a.cfg.Provider, NativeID: nativeID, Operation: "send", Accepted: true,
-		Status: providers.StatusQueued, ProviderState: "prompt_sent", Ref: turn.ID,
+		Status: providers.StatusQueued, ProviderState: "prompt_sent", Ref: turn.ID, NativeTurnID: turn.ID,
 		Detail: map[string]any{"delivery": "transport_accepted", "completion": "pending", "turn": turn.ID},
 	}, nil
 }
@@ -556,9 +567,19 @@ func (a *Adapter) Subscribe(ctx context.Context, nativeID string) (<-chan provid
 	return c.Subscribe(ctx, nativeID)
 }
 
-// Diff implements providers.Adapter: ACP has none.
-func (a *Adapter) Diff(context.Context, string, providers.DiffOptions) (any, error) {
-	return nil, &providers.UnsupportedError{Provider: a.cfg.Provider, Operation: "diff", Reason: "ACP exposes no diff"}
+// Diff implements providers.Adapter: the unified diff of the latest turn
+// (or of the turn opts.MessageID names: a receipt's nativeTurnId) built
+// from the diff content of the tool calls that completed, as this runtime
+// observed them (see diffs.go).
+func (a *Adapter) Diff(_ context.Context, nativeID string, opts providers.DiffOptions) (any, error) {
+	a.mu.Lock()
+	cwd := a.known[nativeID]
+	a.mu.Unlock()
+	res, known := a.diffs.diff(nativeID, opts.MessageID, cwd)
+	if !known {
+		return nil, fmt.Errorf("no tool calls observed for %s turn %s of session %s", a.cfg.Provider, opts.MessageID, nativeID)
+	}
+	return res, nil
 }
 
 // PendingPermissions implements providers.Adapter.

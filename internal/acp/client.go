@@ -71,6 +71,9 @@ type Config struct {
 	Extension  ExtensionFunc
 	// Trace sees every message line exchanged (for fixtures and debugging).
 	Trace func(Direction, []byte)
+	// Observe sees every session/update in arrival order, with the id of
+	// the session's prompt in flight ("" when none). It must not block.
+	Observe func(sessionID, kind string, update json.RawMessage, turnID string)
 	// StopGrace is how long Close waits for the agent to exit on stdin EOF
 	// before signalling its process group (default 1 s).
 	StopGrace time.Duration

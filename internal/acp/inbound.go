@@ -37,8 +37,15 @@ func (c *Client) handleNotification(method string, params json.RawMessage) {
 		if kind == "" {
 			kind = "session/update" // no kind given: keep it raw under the method name
 		}
+		turn := ""
 		if s := c.lookup(p.SessionID); s != nil {
 			s.observe(kind, p.Update, c.clock.Now())
+			if t := s.turn(); t != nil {
+				turn = t.ID
+			}
+		}
+		if c.cfg.Observe != nil {
+			c.cfg.Observe(p.SessionID, kind, p.Update, turn)
 		}
 		c.emit(p.SessionID, kind, p.Update)
 		return

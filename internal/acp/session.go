@@ -244,6 +244,11 @@ func (c *Client) emit(sessionID, typ string, data json.RawMessage) {
 	}
 	c.mu.Lock()
 	s := c.sessions[sessionID]
+	if s != nil {
+		if t := s.turn(); t != nil {
+			ev.TurnID = t.ID
+		}
+	}
 	if s == nil {
 		if len(c.orphans[sessionID]) < orphanLimit && (len(c.orphans) < orphanSessions || c.orphans[sessionID] != nil) {
 			c.orphans[sessionID] = append(c.orphans[sessionID], ev)

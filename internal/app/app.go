@@ -114,42 +114,30 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Registry = reg
 	a.Roots.SetWorkspaceLookup(reg.IsWorkspace)
-	a.Delivery = delivery.New(st, reg, delivery.Options{Now: clock.Now})
-	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{Now: clock.Now}), events.HubOptions{Open: reg.Subscribe})
+	a.Delivery = delivery.New(st, reg, delivery.Options{Now: clock.Now, Logf: func(format string, args ...any) {
+		cfg.Logger.Info(fmt.Sprintf(format, args...))
+	}})
+	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{Now: clock.Now}), events.HubOptions{Open: reg.Subscribe, Liveness: reg.Liveness})
 	host.Attach(a.Delivery, a.Events)
 
 	a.Workflow = workflow.New(st, workflow.Options{LookupEnv: workflow.LookupEnv(cfg.Env), Sessions: sessionLookup{reg},
 		Reviews: reviewProviders{reg: reg, del: a.Delivery}, Clock: clock})
 	a.Claims = claims.New(st, claims.WithClock(clock))
 	a.Conversations = conversations.New(st, a.Delivery, conversations.WithClock(clock))
-	// A conversation message's later outcome (completed, or rejected after
-	// acceptance) is copied from its delivery operation onto the message.
-	// A later outcome of any recorded operation also goes into the
-	// session's event log (type interop.operation), so read_session_events
-	// shows a queued send becoming completed or rejected.
+	// A later outcome of any recorded operation (a conversation message's
+	// too: it shows its operation's state) goes into the session's event
+	// log (type interop.operation), so read_session_events shows a queued
+	// send becoming completed or rejected, with the turn it started.
 	a.Delivery.OnOutcome(func(op delivery.Operation) {
 		data, err := json.Marshal(operationEvent{
 			OperationID: op.ID, IdempotencyKey: op.IdempotencyKey, Operation: op.Operation,
-			Status: op.Status, ProviderState: op.ProviderState, Detail: op.Detail,
+			Status: op.Status, ProviderState: op.ProviderState, NativeTurnID: op.NativeTurnID, Detail: op.Detail,
 		})
 		if err != nil {
 			return
 		}
-		a.Events.ReportEvent(op.Provider, providers.NativeEvent{NativeID: op.NativeID, Timestamp: op.UpdatedAt, Type: EventOperation, Data: data})
-	})
-	a.Delivery.OnOutcome(func(op delivery.Operation) {
-		key, ok := strings.CutPrefix(op.IdempotencyKey, delivery.ConversationKeyPrefix)
-		if !ok {
-			return
-		}
-		reason := ""
-		var detail struct{ Reason string }
-		if json.Unmarshal(op.Detail, &detail) == nil {
-			reason = detail.Reason
-		}
-		if _, err := a.Conversations.RecordOutcome(context.Background(), key, op.Status, reason); err != nil {
-			a.logger.Warn("recording a conversation message's outcome failed", "key", key, "err", err)
-		}
+		a.Events.ReportEvent(op.Provider, providers.NativeEvent{NativeID: op.NativeID, Timestamp: op.UpdatedAt, Type: EventOperation,
+			Data: data, TurnID: op.NativeTurnID})
 	})
 	cfg.Runtime.StorePath = st.Location()
 	cfg.Runtime.Host = machine
@@ -168,23 +156,20 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 }
 
 // AfterInitialize is the start-up work that runs once the client's
-// initialize has been answered: operations and conversation sends left in
-// flight by a crashed process, whose leases expired, become
-// delivery_unknown. Nothing is ever resent.
+// initialize has been answered: the open operations (direct sends and
+// conversation messages, one ledger) that runtime processes which are gone
+// left behind are settled from the providers' native histories, now and
+// then periodically while this process runs, until ctx ends. Nothing is
+// ever resent. It returns at once.
 func (a *App) AfterInitialize(ctx context.Context) {
-	if ops, err := a.Delivery.Recover(ctx); err != nil {
-		a.logger.Warn("start-up recovery of interrupted operations failed", "err", err)
-	} else if len(ops) > 0 {
-		a.logger.Info("start-up recovery", "operations", len(ops))
-	}
-	results, err := a.Conversations.ReconcileExpiredAtStartup(ctx)
-	if err != nil {
-		a.logger.Warn("start-up reconciliation of interrupted sends failed", "err", err)
-		return
-	}
-	if len(results) > 0 {
-		a.logger.Info("start-up reconciliation", "messages", len(results))
-	}
+	a.Delivery.StartSettling(ctx, func(ops []delivery.Operation, err error) {
+		switch {
+		case err != nil:
+			a.logger.Warn("start-up settlement of open operations failed", "err", err)
+		case len(ops) > 0:
+			a.logger.Info("start-up settlement", "operations", len(ops))
+		}
+	})
 }
 
 // Close stops the provider layer and releases the store.
@@ -251,5 +236,6 @@ type operationEvent struct {
 	Operation      string                  `json:"operation"`
 	Status         providers.ReceiptStatus `json:"status"`
 	ProviderState  string                  `json:"providerState,omitempty"`
+	NativeTurnID   string                  `json:"nativeTurnId,omitempty"`
 	Detail         json.RawMessage         `json:"detail,omitempty"`
 }

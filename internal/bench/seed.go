@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/ent"
-	"github.com/agent-interop/runtime/ent/message"
+	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/ent/schema"
 	"github.com/agent-interop/runtime/ent/workitem"
 	"github.com/agent-interop/runtime/internal/store"
@@ -151,15 +151,25 @@ func SeedStore(ctx context.Context, path string, n int, now time.Time, progress 
 	}
 	text := strings.Repeat("Please review the importer change; the tests cover the duplicate case. ", 3)
 	err = step("conversation messages", n, func(tx *ent.Tx, from, to int) error {
+		// Every message references the delivery operation that carried it
+		// (the one ledger), here a completed send.
+		ops := make([]*ent.OperationCreate, 0, to-from)
 		b := make([]*ent.MessageCreate, 0, to-from)
 		per := n / sd.Conversations
 		for i := from; i < to; i++ {
 			conv := min(i/per, sd.Conversations-1)
 			seq := i - conv*per + 1
+			at := now.Add(-time.Duration(n-i) * time.Second)
+			opID, key := fmt.Sprintf("op_seed_%07d", i), fmt.Sprintf("seed-%07d", i)
+			ops = append(ops, tx.Operation.Create().SetID(opID).SetIdempotencyKey(key).SetProvider("claude-code").
+				SetNativeID("seed-reviewer").SetOperation("send").SetStatus(operation.StatusCompleted).
+				SetProviderState("outcome_observed").SetCreatedAt(at).SetUpdatedAt(at))
 			b = append(b, tx.Message.Create().SetID(fmt.Sprintf("message_seed_%07d", i)).SetConversationID(convID(conv)).
 				SetSequence(int64(seq)).SetSender(sd.Sender).SetRecipient(sd.Recipient).SetText(text).
-				SetCreatedAt(now.Add(-time.Duration(n-i)*time.Second)).SetDelivery(message.DeliveryCompleted).
-				SetIdempotencyKey(fmt.Sprintf("seed-%07d", i)))
+				SetCreatedAt(at).SetOperationID(opID).SetIdempotencyKey(key))
+		}
+		if err := tx.Operation.CreateBulk(ops...).Exec(ctx); err != nil {
+			return err
 		}
 		return tx.Message.CreateBulk(b...).Exec(ctx)
 	})

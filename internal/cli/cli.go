@@ -279,7 +279,13 @@ func runServe(ctx context.Context, args []string, env Env, stdio IO, httpMode bo
 		AfterInitialize: a.AfterInitialize,
 	})
 	hintOnTerminal(stdio)
-	if err := srv.Run(ctx, stdiotransport.Transport(stdio.Stdin, stdio.Stdout)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+	// Ctrl-C (ctx ends) stops the input like stdin EOF does: answers in
+	// flight are written (briefly), background work stops, and the server
+	// exits 0. The SDK only sees the end of its input.
+	t := stdiotransport.New(stdio.Stdin, stdio.Stdout, stdiotransport.Options{})
+	stop := context.AfterFunc(ctx, t.Interrupt)
+	defer stop()
+	if err := srv.Run(context.WithoutCancel(ctx), t); err != nil && !errors.Is(err, io.EOF) {
 		logger.Error("serve ended", "err", err)
 		return 1
 	}

@@ -121,7 +121,9 @@ func TestDoctorJSONWithRealPrograms(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("doctor --json exited %d; stderr: %s", code, stderr.String())
 	}
-	if elapsed > doctorpkg.DefaultTimeout+2*time.Second {
+	// A bound, not a measure: doctor must not wait past its own timeout
+	// for a provider, with room for a loaded machine.
+	if elapsed > doctorpkg.DefaultTimeout+60*time.Second {
 		t.Fatalf("doctor took %s", elapsed)
 	}
 	out := stdout.Bytes()

@@ -150,9 +150,8 @@ func (s *Service) Get(ctx context.Context, id string, detail bool) (Conversation
 			if err != nil {
 				return fmt.Errorf("read messages: %w", err)
 			}
-			out.Messages = make([]Message, 0, len(rows))
-			for _, m := range rows {
-				out.Messages = append(out.Messages, messageView(m))
+			if out.Messages, err = messageViews(ctx, tx, rows); err != nil {
+				return err
 			}
 		}
 		return nil

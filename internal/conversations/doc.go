@@ -8,23 +8,23 @@
 //
 // # Delivery
 //
-// Send follows the 0.3.x persist-before-send protocol. The message is first
-// recorded, in one write transaction, with delivery "queued", its
-// idempotency key and a dispatch lease (now + 120 s). Only then is it
-// dispatched, through a [Dispatcher], to the recipient participant's own
-// provider session; the lease is renewed every 30 s while the dispatch is in
-// flight. The outcome is then recorded: "queued" (the transport accepted
-// it), "completed" (a result was observed) or "rejected". When the outcome is
-// uncertain (the request may have left) the message becomes
-// "delivery_unknown" and is never sent again automatically. The idempotency
-// key is unique across the whole store (a database constraint), so a retried
-// send, from this process or another one, is refused instead of delivered
-// twice.
+// A message is delivered through the one delivery ledger
+// (internal/delivery). Send resolves the recipient participant's own
+// provider session, then records the message and the operation that
+// carries it in one write transaction (the message references the
+// operation), and only then dispatches it. The message shows that
+// operation's state — "queued" (the transport accepted it), "completed" (a
+// result was observed), "rejected", or "delivery_unknown" when the outcome
+// is uncertain — so the two can never disagree, and it is never sent again
+// automatically. The idempotency key is unique across the whole store (a
+// database constraint on messages and on operations), so a retried send,
+// from this process or another one, is refused instead of delivered twice.
 //
-// [Service.Reconcile] settles interrupted sends: messages left queued
-// without a receipt whose lease has expired become delivery_unknown, and
-// receipts the caller observed resolve messages by idempotency key.
-// [Service.ReconcileExpiredAtStartup] runs the same pass once after start.
+// [Service.Reconcile] settles interrupted sends: an operation whose owner
+// (the runtime process that dispatched it) is gone is settled from the
+// provider's native history, and receipts the caller observed resolve
+// messages by idempotency key. The runtime settles every gone process's
+// operations at start-up (delivery.Service.Settle).
 //
 // # Transcript
 //

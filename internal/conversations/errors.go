@@ -41,14 +41,19 @@ const (
 )
 
 // DuplicateKeyError refuses a send whose idempotency key already has a
-// message, in any conversation.
+// message, in any conversation, or an operation of the delivery ledger.
 type DuplicateKeyError struct {
-	Key       string
-	MessageID string
-	Delivery  Delivery
+	Key         string
+	MessageID   string
+	OperationID string
+	Delivery    Delivery
 }
 
 func (e *DuplicateKeyError) Error() string {
+	if e.MessageID == "" {
+		return fmt.Sprintf("Idempotency key '%s' already has an operation (%s, status %s). Inspect the existing record instead of resending.",
+			e.Key, e.OperationID, e.Delivery)
+	}
 	return fmt.Sprintf("Idempotency key '%s' already has a message (%s, delivery %s). Inspect the existing record instead of resending.",
 		e.Key, e.MessageID, e.Delivery)
 }

@@ -3,6 +3,7 @@ package conversations
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,11 +152,8 @@ func newestMessages(ctx context.Context, tx *ent.Tx, id string, n int) ([]Messag
 	if err != nil {
 		return nil, fmt.Errorf("read messages: %w", err)
 	}
-	out := make([]Message, len(rows))
-	for i, m := range rows {
-		out[len(rows)-1-i] = messageView(m)
-	}
-	return out, nil
+	slices.Reverse(rows)
+	return messageViews(ctx, tx, rows)
 }
 
 // messageCounts returns the retained message count of each of the given

@@ -68,7 +68,13 @@ func raceChild() int {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-	svc := conversations.New(st, script())
+	p, err := buildProcess(st, newClock(), script(), nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer p.del.Close()
+	svc := p.svc
 	keys := strings.Split(os.Getenv(envKeys), ",")
 	results := make([]raceResult, len(keys))
 	var wg sync.WaitGroup

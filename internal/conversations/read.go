@@ -97,9 +97,12 @@ func (s *Service) Read(ctx context.Context, in ReadInput) (Page, error) {
 			LatestSequence: conv.LastSequence,
 		}
 		more := len(rows) > limit
-		for _, r := range rows[:min(len(rows), limit)] {
-			page.Messages = append(page.Messages, messageView(r))
-			page.Next = r.Sequence
+		rows = rows[:min(len(rows), limit)]
+		if page.Messages, err = messageViews(ctx, tx, rows); err != nil {
+			return err
+		}
+		if len(rows) > 0 {
+			page.Next = rows[len(rows)-1].Sequence
 		}
 		if more {
 			page.NextCursor = readCursor(id, page.Next)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/message"
+	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/ent/predicate"
 	"github.com/agent-interop/runtime/internal/providers"
 )
@@ -19,20 +20,22 @@ type ReconcileInput struct {
 	ObservedReceipts []ObservedReceipt
 }
 
-// Reconcile settles interrupted sends, in one write transaction, and never
-// resends anything (0.3.x reconcileInterruptedSends):
+// Reconcile settles interrupted sends through the delivery ledger and never
+// resends anything (0.3.x reconcileInterruptedSends, on one ledger):
 //
-//   - Candidates are messages with delivery delivery_unknown, and queued
-//     messages without a receipt. A queued candidate that this process is
-//     dispatching, or whose dispatch lease has not expired, is skipped and
-//     not reported.
+//   - Candidates are messages whose operation is delivery_unknown, or
+//     queued with an owner that is gone (the runtime process that
+//     dispatched it stopped). A queued message whose owner is alive (this
+//     process or another one) is followed there: skipped, not reported.
 //   - A candidate with an observed receipt (matched by idempotency key)
-//     takes it: delivery = accepted ? (completed ? completed : queued) :
-//     rejected; resolved is true.
-//   - Otherwise a queued candidate becomes delivery_unknown; a
-//     delivery_unknown one stays so. Resolved is false.
-//   - Completed and rejected messages, and queued ones with a receipt, are
-//     never touched. Repeating a pass changes nothing more.
+//     takes it: accepted ? (completed ? completed : queued) : rejected;
+//     resolved is true.
+//   - Otherwise a queued candidate is settled from the provider's native
+//     history (completed or rejected only on an observed result, resolved
+//     true; else delivery_unknown, resolved false); a delivery_unknown one
+//     stays so.
+//   - Completed and rejected messages are never touched. Repeating a pass
+//     changes nothing more.
 func (s *Service) Reconcile(ctx context.Context, in ReconcileInput) ([]ReconcileResult, error) {
 	convID := strings.TrimSpace(in.ConversationID)
 	observed := make(map[string]ObservedReceipt, len(in.ObservedReceipts))
@@ -43,66 +46,80 @@ func (s *Service) Reconcile(ctx context.Context, in ReconcileInput) ([]Reconcile
 		}
 		observed[k] = o
 	}
-	out := []ReconcileResult{}
-	err := s.tx(ctx, func(tx *ent.Tx) error {
-		out = out[:0] // a team store may run the transaction again
-		where := []predicate.Message{message.Or(
-			message.DeliveryEQ(message.DeliveryDeliveryUnknown),
-			message.And(message.DeliveryEQ(message.DeliveryQueued), message.ReceiptIsNil()),
-		)}
+	var rows []*ent.Message
+	err := s.read(ctx, func(tx *ent.Tx) error {
+		where := []predicate.Message{message.HasOperationWith(
+			operation.StatusIn(operation.StatusQueued, operation.StatusDeliveryUnknown))}
 		if convID != "" {
 			if _, err := getConversation(ctx, tx.Client(), convID); err != nil {
 				return err
 			}
 			where = append(where, message.ConversationID(convID))
 		}
-		rows, err := tx.Message.Query().Where(where...).
-			Order(ent.Asc(message.FieldConversationID), ent.Asc(message.FieldSequence)).
-			All(ctx)
+		var err error
+		rows, err = tx.Message.Query().Where(where...).WithOperation().
+			Order(ent.Asc(message.FieldConversationID), ent.Asc(message.FieldSequence)).All(ctx)
 		if err != nil {
 			return fmt.Errorf("read interrupted sends: %w", err)
-		}
-		now := s.now()
-		for _, row := range rows {
-			prev := Delivery(row.Delivery)
-			if prev == DeliveryQueued && (s.isInflight(row.ID) ||
-				(row.DispatchExpiresAt != nil && row.DispatchExpiresAt.After(now))) {
-				continue
-			}
-			res := ReconcileResult{PreviousDelivery: prev}
-			upd := row.Update().ClearDispatchLeaseID().ClearDispatchStartedAt().ClearDispatchExpiresAt()
-			if o, ok := observed[row.IdempotencyKey]; ok {
-				r := fill(o.Receipt, providers.Receipt{Operation: "send"})
-				upd.SetReceipt(&r).SetDelivery(message.Delivery(deliveryFor(r)))
-				res.Resolved = true
-			} else if prev == DeliveryQueued {
-				upd.SetDelivery(message.DeliveryDeliveryUnknown).SetDeliveryUnknownAt(now)
-			} else {
-				res.Message = messageView(row)
-				out = append(out, res)
-				continue
-			}
-			saved, err := upd.Save(ctx)
-			if err != nil {
-				return fmt.Errorf("update message %s: %w", row.ID, err)
-			}
-			res.Message = messageView(saved)
-			out = append(out, res)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	out := []ReconcileResult{}
+	for _, row := range rows {
+		res, report, err := s.reconcileOne(ctx, row, observed)
+		if err != nil {
+			return out, err
+		}
+		if report {
+			out = append(out, res)
+		}
+	}
 	return out, nil
 }
 
-// ReconcileExpiredAtStartup runs one reconcile pass over every
-// conversation with no observed receipts: sends left in flight by a
-// runtime that stopped (their leases expired) become delivery_unknown.
-// Sends another live process is dispatching keep their unexpired leases and
-// are skipped. The server calls it after answering initialize, never
-// before.
-func (s *Service) ReconcileExpiredAtStartup(ctx context.Context) ([]ReconcileResult, error) {
-	return s.Reconcile(ctx, ReconcileInput{})
+// reconcileOne settles one candidate; report is false for a message that
+// is not a candidate (followed by a live owner).
+func (s *Service) reconcileOne(ctx context.Context, row *ent.Message, observed map[string]ObservedReceipt) (ReconcileResult, bool, error) {
+	if row.Edges.Operation == nil {
+		return ReconcileResult{}, false, nil
+	}
+	op, err := s.ledger.Get(ctx, row.OperationID)
+	if err != nil {
+		return ReconcileResult{}, false, err
+	}
+	prev := Delivery(op.Status)
+	followed, err := s.ledger.Followed(ctx, op)
+	if err != nil || followed {
+		return ReconcileResult{}, false, err
+	}
+	res := ReconcileResult{PreviousDelivery: prev}
+	if o, ok := observed[row.IdempotencyKey]; ok {
+		r := o.Receipt
+		if r.Operation == "" {
+			r.Operation = "send"
+		}
+		updated, changed, err := s.ledger.ApplyObserved(ctx, op.ID, r)
+		if err != nil {
+			return ReconcileResult{}, false, err
+		}
+		res.Message, res.Resolved = messageView(row, &updated), changed
+		return res, true, nil
+	}
+	if op.Status == providers.StatusQueued {
+		settled, err := s.ledger.SettleOperations(ctx, []string{op.ID})
+		if err != nil {
+			return ReconcileResult{}, false, err
+		}
+		for _, x := range settled {
+			if x.ID == op.ID {
+				op = x
+			}
+		}
+		res.Resolved = op.Status == providers.StatusCompleted || op.Status == providers.StatusRejected
+	}
+	res.Message = messageView(row, &op)
+	return res, true, nil
 }

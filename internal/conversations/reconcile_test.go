@@ -2,10 +2,12 @@ package conversations_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
@@ -62,21 +64,23 @@ func TestReconcileSemantics(t *testing.T) {
 	t.Run("queued to unknown to queued", func(t *testing.T) {
 		e := newEnv(t)
 		id := e.conv(t)
-		mid := e.interrupted(t, id, "k2", t0.Add(time.Minute))
+		mid := e.interrupted(t, id, "k2", false)
 		e.clock.Advance(2 * time.Minute)
 		got, err := e.svc.Reconcile(ctx, conversations.ReconcileInput{})
 		if want := []outcome{{mid, "delivery_unknown", false, "queued"}}; err != nil || !sameOutcomes(outcomes(got), want) {
 			t.Fatalf("first pass = %+v, %v", outcomes(got), err)
 		}
-		row := e.message(t, mid)
-		if row.DeliveryUnknownAt == nil || !row.DeliveryUnknownAt.Equal(t0.Add(2*time.Minute)) || row.DispatchLeaseID != nil {
-			t.Fatalf("row after first pass = %+v", row)
+		m := e.message(t, mid)
+		if m.DeliveryUnknownAt == nil || !m.DeliveryUnknownAt.Equal(t0.Add(2*time.Minute)) || m.Receipt == nil ||
+			!strings.Contains(m.Receipt.Detail.(map[string]any)["reason"].(string), "no runtime process owns it") {
+			t.Fatalf("message after first pass = %+v", m)
 		}
 		got, err = e.svc.Reconcile(ctx, conversations.ReconcileInput{ObservedReceipts: []conversations.ObservedReceipt{observed("k2", true, "queued")}})
 		if want := []outcome{{mid, "queued", true, "delivery_unknown"}}; err != nil || !sameOutcomes(outcomes(got), want) {
 			t.Fatalf("second pass = %+v, %v", outcomes(got), err)
 		}
-		// Provider-confirmed queued is never reclassified.
+		// Provider-confirmed queued is never reclassified (this process
+		// now follows it).
 		got, err = e.svc.Reconcile(ctx, conversations.ReconcileInput{})
 		if err != nil || len(got) != 0 || e.message(t, mid).Delivery != "queued" {
 			t.Fatalf("third pass = %+v, %v", outcomes(got), err)
@@ -112,7 +116,7 @@ func TestReconcileSemantics(t *testing.T) {
 		e := newEnv(t, uncertain())
 		id := e.conv(t)
 		_, _ = e.send(t, id, "hi", "k4")
-		e.interrupted(t, id, "k5", t0)
+		e.interrupted(t, id, "k5", false)
 		first, err := e.svc.Reconcile(ctx, conversations.ReconcileInput{})
 		if err != nil || len(first) != 2 {
 			t.Fatalf("first = %+v, %v", outcomes(first), err)
@@ -129,26 +133,26 @@ func TestReconcileSemantics(t *testing.T) {
 			}
 		}
 	})
-	t.Run("unexpired lease skipped", func(t *testing.T) {
+	t.Run("live owner skipped", func(t *testing.T) {
 		e := newEnv(t)
 		id := e.conv(t)
-		e.interrupted(t, id, "k6", t0.Add(conversations.LeaseTTL))
+		e.interrupted(t, id, "k6", true)
 		before := e.snapshot(t)
-		e.clock.Advance(conversations.LeaseTTL - time.Millisecond)
+		e.clock.Advance(delivery.DefaultOwnerTimeout - time.Second)
 		got, err := e.svc.Reconcile(ctx, conversations.ReconcileInput{ObservedReceipts: []conversations.ObservedReceipt{observed("k6", true, "completed")}})
 		if err != nil || len(got) != 0 || e.snapshot(t) != before {
-			t.Fatalf("reconcile under an unexpired lease = %+v, %v", outcomes(got), err)
+			t.Fatalf("reconcile under a live owner = %+v, %v", outcomes(got), err)
 		}
-		e.clock.Advance(time.Millisecond)
+		e.clock.Advance(2 * time.Second) // its heartbeat is now too old
 		if got, _ := e.svc.Reconcile(ctx, conversations.ReconcileInput{}); len(got) != 1 || got[0].Message.Delivery != "delivery_unknown" {
-			t.Fatalf("reconcile at lease expiry = %+v", outcomes(got))
+			t.Fatalf("reconcile after the owner's heartbeat stopped = %+v", outcomes(got))
 		}
 	})
 	t.Run("conversation filter", func(t *testing.T) {
 		e := newEnv(t)
 		a, b := e.conv(t), e.conv(t)
-		ma := e.interrupted(t, a, "ka", t0)
-		e.interrupted(t, b, "kb", t0)
+		ma := e.interrupted(t, a, "ka", false)
+		e.interrupted(t, b, "kb", false)
 		got, err := e.svc.Reconcile(ctx, conversations.ReconcileInput{ConversationID: a})
 		if want := []outcome{{ma, "delivery_unknown", false, "queued"}}; err != nil || !sameOutcomes(outcomes(got), want) {
 			t.Fatalf("filtered = %+v, %v", outcomes(got), err)
@@ -163,65 +167,78 @@ func TestReconcileSemantics(t *testing.T) {
 	})
 }
 
-// TestInFlightNotReclassified checks both guards of an in-flight send: the
-// in-process marker (same service, lease already expired) and the durable
-// lease (another service, as another process would be).
+// TestInFlightNotReclassified: a send another live process is
+// dispatching is left alone; once that process is gone the send is settled
+// from the provider's history, and the dead dispatch's late receipt does
+// not undo the settlement.
 func TestInFlightNotReclassified(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	gate := make(chan struct{})
 	started := make(chan struct{})
-	sender := e.service(script(step{gate: gate, started: started, receipt: providers.Receipt{Accepted: true}}),
-		conversations.WithLease(conversations.LeaseTTL, time.Hour))
+	sender := e.process(t, script(step{gate: gate, started: started, receipt: providers.Receipt{Accepted: true}}))
 	id := e.conv(t)
 	done := make(chan error, 1)
 	go func() {
-		_, err := sender.Send(ctx, conversations.SendInput{ConversationID: id, Sender: "codex:a", Recipient: "claude-code:b", Text: "slow", IdempotencyKey: "slow"})
+		_, err := sender.svc.Send(ctx, conversations.SendInput{ConversationID: id, Sender: "codex:a", Recipient: "claude-code:b", Text: "slow", IdempotencyKey: "slow"})
 		done <- err
 	}()
 	<-started
 
 	if got, err := e.svc.Reconcile(ctx, conversations.ReconcileInput{}); err != nil || len(got) != 0 {
-		t.Fatalf("other process reclassified a leased send: %+v, %v", outcomes(got), err)
+		t.Fatalf("another process reclassified a live send: %+v, %v", outcomes(got), err)
 	}
-	e.clock.Advance(conversations.LeaseTTL + time.Second) // no renewal: the lease has expired
-	if got, err := sender.Reconcile(ctx, conversations.ReconcileInput{}); err != nil || len(got) != 0 {
-		t.Fatalf("same process reclassified its own in-flight send: %+v, %v", outcomes(got), err)
+	if got, err := sender.svc.Reconcile(ctx, conversations.ReconcileInput{}); err != nil || len(got) != 0 {
+		t.Fatalf("the same process reclassified its own in-flight send: %+v, %v", outcomes(got), err)
+	}
+	sender.kill()
+	e.p.fakes[providers.ClaudeCode].LookupFunc = func(_ context.Context, q providers.TurnQuery) (providers.TurnRecord, error) {
+		return providers.TurnRecord{Source: "fake history"}, nil
 	}
 	got, err := e.svc.Reconcile(ctx, conversations.ReconcileInput{})
-	if err != nil || len(got) != 1 || got[0].Message.Delivery != "delivery_unknown" {
-		t.Fatalf("expired lease in another process = %+v, %v", outcomes(got), err)
+	if err != nil || len(got) != 1 || got[0].Message.Delivery != "delivery_unknown" || got[0].Resolved {
+		t.Fatalf("gone owner in another process = %+v, %v", outcomes(got), err)
 	}
 	close(gate)
-	if err := <-done; err != nil {
+	if err := <-done; err != nil && !strings.Contains(err.Error(), "delivery_unknown") {
 		t.Fatal(err)
 	}
-	// The late receipt is the truth: the record moves back to queued.
-	row := e.c.Message.Query().OnlyX(ctx)
-	if row.Delivery != "queued" || row.Receipt == nil || !row.Receipt.Accepted {
-		t.Fatalf("late outcome = %+v", row)
+	if m := e.message(t, got[0].Message.ID); m.Delivery != "delivery_unknown" {
+		t.Fatalf("late receipt undid the settlement: %+v", m)
+	}
+	if n := len(e.disp.Calls()); n != 0 {
+		t.Fatalf("the settling process sent %d prompts", n)
 	}
 }
 
-// TestReconcileExpiredAtStartup simulates a restart after a crash: the
-// new service marks expired in-flight sends delivery_unknown and leaves a
-// send still leased by a live process alone.
-func TestReconcileExpiredAtStartup(t *testing.T) {
-	pgtest.EachDialect(t, testReconcileExpiredAtStartup)
+// TestStartupSettlesWhatGoneProcessesLeft simulates a restart after a
+// crash: the new process settles the sends a gone process left open (from
+// the provider's history) and leaves a send owned by a live process alone.
+func TestStartupSettlesWhatGoneProcessesLeft(t *testing.T) {
+	pgtest.EachDialect(t, testStartupSettlesWhatGoneProcessesLeft)
 }
 
-func testReconcileExpiredAtStartup(t *testing.T, location string) {
+func testStartupSettlesWhatGoneProcessesLeft(t *testing.T, location string) {
 	ctx := context.Background()
 	e := newEnvAt(t, location)
 	id := e.conv(t)
-	dead := e.interrupted(t, id, "dead", t0.Add(-time.Second))
-	live := e.interrupted(t, id, "live", t0.Add(time.Minute))
-	restarted := e.service(script())
-	got, err := restarted.ReconcileExpiredAtStartup(ctx)
-	if want := []outcome{{dead, "delivery_unknown", false, "queued"}}; err != nil || !sameOutcomes(outcomes(got), want) {
-		t.Fatalf("startup reconcile = %+v, %v", outcomes(got), err)
+	dead := e.interrupted(t, id, "dead", false)
+	live := e.interrupted(t, id, "live", true)
+	restarted := e.process(t, script())
+	restarted.fakes[providers.ClaudeCode].LookupFunc = func(_ context.Context, q providers.TurnQuery) (providers.TurnRecord, error) {
+		if q.CorrelationID != e.op(t, dead).ID {
+			t.Errorf("looked up %+v", q)
+		}
+		return providers.TurnRecord{Found: true, Status: providers.StatusCompleted, NativeTurnID: "p1-turn-3", Source: "fake history"}, nil
+	}
+	got, err := restarted.del.Settle(ctx)
+	if err != nil || len(got) != 1 || got[0].Status != providers.StatusCompleted {
+		t.Fatalf("startup settlement = %+v, %v", got, err)
+	}
+	if m := e.message(t, dead); m.Delivery != "completed" || m.TurnID != "p1-turn-3" {
+		t.Fatalf("settled message = %+v", m)
 	}
 	if e.message(t, live).Delivery != "queued" {
-		t.Fatal("startup reconcile touched a live lease")
+		t.Fatal("startup settlement touched a live owner's send")
 	}
 }

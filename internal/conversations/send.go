@@ -11,6 +11,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/message"
 	"github.com/agent-interop/runtime/ent/participant"
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -30,17 +31,15 @@ type SendInput struct {
 	Reasoning string
 }
 
-// recorded is what the persist step hands to the dispatch step.
-type recorded struct {
-	msg      *ent.Message
-	provider string
-	nativeID string
-	leaseID  string
+// envelope is the text a recipient session receives.
+func envelope(messageID, sender, text string) string {
+	return fmt.Sprintf("[agent-interop message %s from %s]\n%s", messageID, sender, text)
 }
 
-// Send records a directed message and then dispatches it to the recipient
-// participant's provider session (see the package documentation for the
-// protocol). A dispatch with an uncertain outcome returns a
+// Send records a directed message, with the delivery operation that
+// carries it, in one write transaction, and then dispatches it to the
+// recipient participant's provider session (see the package
+// documentation). A dispatch with an uncertain outcome returns a
 // *DeliveryUnknownError after recording delivery_unknown; a provider
 // refusal is recorded as rejected and returned as a normal result.
 func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
@@ -61,93 +60,163 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if n := utf8.RuneCountInString(key); n > MaxKeyLen {
 		return SendResult{}, invalidf("idempotencyKey must be at most %d characters; received %d", MaxKeyLen, n)
 	}
-	rec, err := s.persist(ctx, in, text, key)
+	if s.ledger == nil {
+		return SendResult{}, errors.New("no delivery ledger is configured")
+	}
+	convID := strings.TrimSpace(in.ConversationID)
+	recipient := strings.TrimSpace(in.Recipient)
+	// The recipient's session is resolved before anything is written (a
+	// participant's binding never changes); the transaction checks
+	// everything again.
+	var to *ent.Participant
+	err := s.read(ctx, func(tx *ent.Tx) error {
+		if _, err := getConversation(ctx, tx.Client(), convID); err != nil {
+			return err
+		}
+		if _, err := findParticipant(ctx, tx, convID, strings.TrimSpace(in.Sender)); err != nil {
+			return notFoundAs(err, unknownSender(strings.TrimSpace(in.Sender)))
+		}
+		var err error
+		if to, err = findParticipant(ctx, tx, convID, recipient); err != nil {
+			return notFoundAs(err, unknownRecipient(recipient))
+		}
+		return nil
+	})
 	if err != nil {
 		return SendResult{}, err
 	}
-	return s.deliver(ctx, rec, in, text)
+	target, routeErr := s.ledger.Prepare(ctx, to.Provider, to.NativeID)
+	msgID := s.newID("message")
+	req := delivery.SendRequest{
+		Provider: to.Provider, NativeID: to.NativeID, Text: envelope(msgID, strings.TrimSpace(in.Sender), text),
+		IdempotencyKey: key, Extra: map[string]any{"conversationId": convID, "conversationMessageId": msgID},
+		Options: providers.SendOptions{Mode: "send", Model: in.Model, Reasoning: strings.TrimSpace(in.Reasoning)},
+	}
+	var pending *delivery.Pending
+	var refused *delivery.Operation
+	var row *ent.Message
+	err = s.tx(ctx, func(tx *ent.Tx) error {
+		var opID string
+		record := func() error {
+			if routeErr != nil {
+				op, err := s.ledger.RecordRefused(ctx, tx, to.Provider, to.NativeID, req, routeErr)
+				if err != nil {
+					return err
+				}
+				refused, opID = &op, op.ID
+				return nil
+			}
+			p, err := s.ledger.RecordSend(ctx, tx, target, req)
+			if err != nil {
+				return err
+			}
+			pending, opID = p, p.Operation.ID
+			return nil
+		}
+		var err error
+		row, err = s.persist(ctx, tx, in, msgID, text, key, record, func() string { return opID })
+		return err
+	})
+	if err != nil {
+		var dup *delivery.DuplicateKeyError
+		if errors.As(err, &dup) {
+			return SendResult{}, &DuplicateKeyError{Key: key, OperationID: dup.Existing.ID, Delivery: Delivery(dup.Existing.Status)}
+		}
+		return SendResult{}, err
+	}
+	s.ledger.Committed()
+	if refused != nil {
+		msg := messageView(row, refused)
+		l := s.ledger.Liveness(providers.ID(to.Provider), to.NativeID)
+		return SendResult{Message: msg, Receipt: refused.Receipt(), Liveness: &l}, nil
+	}
+	res, derr := s.ledger.Dispatch(ctx, pending)
+	var du *delivery.DeliveryUnknownError
+	switch {
+	case errors.As(derr, &du):
+		return SendResult{}, &DeliveryUnknownError{Message: messageView(row, &du.Result.Operation), Reason: du.Reason}
+	case derr != nil:
+		op := res.Operation
+		if op.ID == "" {
+			op = pending.Operation
+		}
+		return SendResult{}, &DeliveryUnknownError{Message: messageView(row, &op), Reason: derr.Error()}
+	}
+	l := s.ledger.Liveness(res.Operation.Provider, res.Operation.NativeID)
+	return SendResult{Message: messageView(row, &res.Operation), Receipt: res.Receipt, Liveness: &l}, nil
 }
 
-// persist validates the send against the store and records the message,
-// queued and leased, in one write transaction.
-func (s *Service) persist(ctx context.Context, in SendInput, text, key string) (recorded, error) {
+// persist validates the send against the store and records the message
+// inside tx; record writes its delivery operation first, and opID names it.
+func (s *Service) persist(ctx context.Context, tx *ent.Tx, in SendInput, msgID, text, key string, record func() error, opID func() string) (*ent.Message, error) {
 	convID := strings.TrimSpace(in.ConversationID)
 	sender, recipient := strings.TrimSpace(in.Sender), strings.TrimSpace(in.Recipient)
 	replyTo := strings.TrimSpace(in.ReplyTo)
-	var rec recorded
-	errRace := errors.New("idempotency key inserted concurrently")
-	err := s.tx(ctx, func(tx *ent.Tx) error {
-		conv, err := getConversation(ctx, tx.Client(), convID)
-		if err != nil {
-			return err
-		}
-		if err := duplicateKey(ctx, tx.Client(), key); err != nil {
-			return err
-		}
-		if _, err := findParticipant(ctx, tx, convID, sender); err != nil {
-			return notFoundAs(err, unknownSender(sender))
-		}
-		to, err := findParticipant(ctx, tx, convID, recipient)
-		if err != nil {
-			return notFoundAs(err, unknownRecipient(recipient))
-		}
-		if replyTo != "" {
-			ok, err := tx.Message.Query().Where(message.ID(replyTo), message.ConversationID(convID), message.TrimmedAtIsNil()).Exist(ctx)
-			if err != nil {
-				return fmt.Errorf("read reply target: %w", err)
-			}
-			if !ok {
-				return unknownReplyTarget(replyTo, convID)
-			}
-		}
-		now := s.now()
-		seq := conv.LastSequence + 1
-		rec = recorded{provider: to.Provider, nativeID: to.NativeID, leaseID: s.newID("dispatch")}
-		create := tx.Message.Create().
-			SetID(s.newID("message")).
-			SetConversationID(convID).
-			SetSequence(seq).
-			SetSender(sender).
-			SetRecipient(recipient).
-			SetText(text).
-			SetCreatedAt(now).
-			SetDelivery(message.DeliveryQueued).
-			SetIdempotencyKey(key).
-			SetDispatchLeaseID(rec.leaseID).
-			SetDispatchStartedAt(now).
-			SetDispatchExpiresAt(now.Add(s.leaseTTL))
-		if replyTo != "" {
-			create.SetReplyTo(replyTo)
-		}
-		if rec.msg, err = create.Save(ctx); err != nil {
-			if ent.IsConstraintError(err) {
-				return errRace
-			}
-			return fmt.Errorf("insert message: %w", err)
-		}
-		err = tx.Conversation.UpdateOneID(convID).SetLastSequence(seq).SetUpdatedAt(now).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("advance conversation %s: %w", convID, err)
-		}
-		return trim(ctx, tx, convID, seq, now)
-	})
-	if errors.Is(err, errRace) {
-		// Another writer recorded the key between our check and insert
-		// (possible on backends without serialized writers): report it.
-		if derr := duplicateKey(ctx, s.client, key); derr != nil {
-			return recorded{}, derr
-		}
-		return recorded{}, fmt.Errorf("insert message: unique constraint failed")
+	conv, err := getConversation(ctx, tx.Client(), convID)
+	if err != nil {
+		return nil, err
 	}
-	return rec, err
+	if err := duplicateKey(ctx, tx.Client(), key); err != nil {
+		return nil, err
+	}
+	if _, err := findParticipant(ctx, tx, convID, sender); err != nil {
+		return nil, notFoundAs(err, unknownSender(sender))
+	}
+	if _, err := findParticipant(ctx, tx, convID, recipient); err != nil {
+		return nil, notFoundAs(err, unknownRecipient(recipient))
+	}
+	if replyTo != "" {
+		ok, err := tx.Message.Query().Where(message.ID(replyTo), message.ConversationID(convID), message.TrimmedAtIsNil()).Exist(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read reply target: %w", err)
+		}
+		if !ok {
+			return nil, unknownReplyTarget(replyTo, convID)
+		}
+	}
+	if err := record(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	seq := conv.LastSequence + 1
+	create := tx.Message.Create().
+		SetID(msgID).
+		SetConversationID(convID).
+		SetSequence(seq).
+		SetSender(sender).
+		SetRecipient(recipient).
+		SetText(text).
+		SetCreatedAt(now).
+		SetIdempotencyKey(key).
+		SetOperationID(opID())
+	if replyTo != "" {
+		create.SetReplyTo(replyTo)
+	}
+	row, err := create.Save(ctx)
+	if err != nil {
+		if ent.IsConstraintError(err) {
+			if derr := duplicateKey(ctx, tx.Client(), key); derr != nil {
+				return nil, derr
+			}
+		}
+		return nil, fmt.Errorf("insert message: %w", err)
+	}
+	if err := tx.Conversation.UpdateOneID(convID).SetLastSequence(seq).SetUpdatedAt(now).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("advance conversation %s: %w", convID, err)
+	}
+	return row, trim(ctx, tx, convID, seq, now)
 }
 
 // duplicateKey returns a *DuplicateKeyError when key already has a message.
 func duplicateKey(ctx context.Context, c *ent.Client, key string) error {
-	dup, err := c.Message.Query().Where(message.IdempotencyKey(key)).Only(ctx)
+	dup, err := c.Message.Query().Where(message.IdempotencyKey(key)).WithOperation().Only(ctx)
 	switch {
 	case err == nil:
-		return &DuplicateKeyError{Key: key, MessageID: dup.ID, Delivery: Delivery(dup.Delivery)}
+		e := &DuplicateKeyError{Key: key, MessageID: dup.ID, OperationID: dup.OperationID, Delivery: DeliveryUnknown}
+		if op := dup.Edges.Operation; op != nil {
+			e.Delivery = Delivery(op.Status)
+		}
+		return e
 	case ent.IsNotFound(err):
 		return nil
 	default:

@@ -61,7 +61,7 @@ func TestTrimAndGap(t *testing.T) {
 			t.Errorf("after %d: gap %+v first %d", tt.after, p.Gap, p.Messages[0].Sequence)
 		}
 	}
-	tomb := e.message(t, first)
+	tomb := e.c.Message.GetX(ctx, first)
 	if tomb.TrimmedAt == nil || tomb.Text != "" || tomb.Sequence != 1 {
 		t.Fatalf("trimmed message row = %+v", tomb)
 	}

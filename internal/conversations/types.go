@@ -1,9 +1,13 @@
 package conversations
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/message"
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -29,28 +33,30 @@ type Participant struct {
 	JoinedAt    time.Time `json:"joinedAt"`
 }
 
-// DispatchLease marks a message whose dispatch is in flight.
-type DispatchLease struct {
-	ID        string    `json:"id"`
-	StartedAt time.Time `json:"startedAt"`
-	ExpiresAt time.Time `json:"expiresAt"`
-}
-
-// Message is a directed message with its delivery record.
+// Message is a directed message with the state of the delivery operation
+// that carries it (the one ledger, internal/delivery): delivery, receipt
+// and turn are read from that operation, so the two never disagree.
 type Message struct {
-	ID                string             `json:"id"`
-	ConversationID    string             `json:"conversationId"`
-	Sequence          int64              `json:"sequence"`
-	Sender            string             `json:"sender"`
-	Recipient         string             `json:"recipient"`
-	Text              string             `json:"text"`
-	ReplyTo           string             `json:"replyTo,omitempty"`
-	CreatedAt         time.Time          `json:"createdAt"`
-	Delivery          Delivery           `json:"delivery"`
-	DeliveryUnknownAt *time.Time         `json:"deliveryUnknownAt,omitempty"`
-	IdempotencyKey    string             `json:"idempotencyKey"`
-	Receipt           *providers.Receipt `json:"receipt,omitempty"`
-	DispatchLease     *DispatchLease     `json:"dispatchLease,omitempty"`
+	ID                string     `json:"id"`
+	ConversationID    string     `json:"conversationId"`
+	Sequence          int64      `json:"sequence"`
+	Sender            string     `json:"sender"`
+	Recipient         string     `json:"recipient"`
+	Text              string     `json:"text"`
+	ReplyTo           string     `json:"replyTo,omitempty"`
+	CreatedAt         time.Time  `json:"createdAt"`
+	Delivery          Delivery   `json:"delivery"`
+	DeliveryUnknownAt *time.Time `json:"deliveryUnknownAt,omitempty"`
+	IdempotencyKey    string     `json:"idempotencyKey"`
+	// OperationID is the delivery operation carrying the message.
+	OperationID string             `json:"operationId"`
+	Receipt     *providers.Receipt `json:"receipt,omitempty"`
+	// TurnID is the recipient's native turn the delivery started (a Codex
+	// turn id, an OpenCode message id, an ACP prompt), when known.
+	TurnID string `json:"turnId,omitempty"`
+	// ReplyToTurnID is, for a reply, the native turn in which its sender
+	// received the message it answers.
+	ReplyToTurnID string `json:"replyToTurnId,omitempty"`
 	// TrimmedAt is set on a message beyond the retained transcript (its
 	// text is gone); only reconcile results can show one.
 	TrimmedAt *time.Time `json:"trimmedAt,omitempty"`
@@ -87,10 +93,12 @@ type Page struct {
 	NextCursor string `json:"nextCursor,omitempty"`
 }
 
-// SendResult is the answer of Send.
+// SendResult is the answer of Send. Liveness is what the runtime knows now
+// of the recipient's session.
 type SendResult struct {
-	Message Message           `json:"message"`
-	Receipt providers.Receipt `json:"receipt"`
+	Message  Message             `json:"message"`
+	Receipt  providers.Receipt   `json:"receipt"`
+	Liveness *providers.Liveness `json:"liveness,omitempty"`
 }
 
 // ObservedReceipt is a receipt the caller observed for the message with
@@ -133,31 +141,79 @@ func participantView(p *ent.Participant) Participant {
 	return v
 }
 
-func messageView(m *ent.Message) Message {
+// messageView renders a message with the state of its operation (op may
+// be missing only in a store written by another build).
+func messageView(m *ent.Message, op *delivery.Operation) Message {
 	v := Message{
-		ID:                m.ID,
-		ConversationID:    m.ConversationID,
-		Sequence:          m.Sequence,
-		Sender:            m.Sender,
-		Recipient:         m.Recipient,
-		Text:              m.Text,
-		CreatedAt:         utc(m.CreatedAt),
-		Delivery:          Delivery(m.Delivery),
-		DeliveryUnknownAt: utcPtr(m.DeliveryUnknownAt),
-		IdempotencyKey:    m.IdempotencyKey,
-		Receipt:           m.Receipt,
-		TrimmedAt:         utcPtr(m.TrimmedAt),
+		ID:             m.ID,
+		ConversationID: m.ConversationID,
+		Sequence:       m.Sequence,
+		Sender:         m.Sender,
+		Recipient:      m.Recipient,
+		Text:           m.Text,
+		CreatedAt:      utc(m.CreatedAt),
+		IdempotencyKey: m.IdempotencyKey,
+		OperationID:    m.OperationID,
+		TrimmedAt:      utcPtr(m.TrimmedAt),
+		Delivery:       DeliveryUnknown,
 	}
 	if m.ReplyTo != nil {
 		v.ReplyTo = *m.ReplyTo
 	}
-	if m.DispatchLeaseID != nil && m.DispatchExpiresAt != nil {
-		v.DispatchLease = &DispatchLease{ID: *m.DispatchLeaseID, ExpiresAt: utc(*m.DispatchExpiresAt)}
-		if m.DispatchStartedAt != nil {
-			v.DispatchLease.StartedAt = utc(*m.DispatchStartedAt)
+	if op != nil {
+		v.Delivery = Delivery(op.Status)
+		if op.Status == providers.StatusDeliveryUnknown {
+			v.DeliveryUnknownAt = utcPtr(&op.UpdatedAt)
 		}
+		r := op.Receipt()
+		v.Receipt = &r
+		v.TurnID = op.NativeTurnID
 	}
 	return v
+}
+
+// messageViews renders rows with their operations (and, for replies, the
+// turn of the message they answer), read inside tx.
+func messageViews(ctx context.Context, tx *ent.Tx, rows []*ent.Message) ([]Message, error) {
+	ids := make([]string, 0, len(rows))
+	var replied []string
+	for _, m := range rows {
+		ids = append(ids, m.OperationID)
+		if m.ReplyTo != nil {
+			replied = append(replied, *m.ReplyTo)
+		}
+	}
+	replyOps := map[string]string{} // replied-to message id -> its operation id
+	if len(replied) > 0 {
+		targets, err := tx.Message.Query().Where(message.IDIn(replied...)).
+			Select(message.FieldID, message.FieldOperationID).All(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read replied-to messages: %w", err)
+		}
+		for _, t := range targets {
+			replyOps[t.ID] = t.OperationID
+			ids = append(ids, t.OperationID)
+		}
+	}
+	ops, err := delivery.OperationsTx(ctx, tx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Message, 0, len(rows))
+	for _, m := range rows {
+		var op *delivery.Operation
+		if o, ok := ops[m.OperationID]; ok {
+			op = &o
+		}
+		v := messageView(m, op)
+		if m.ReplyTo != nil {
+			if o, ok := ops[replyOps[*m.ReplyTo]]; ok {
+				v.ReplyToTurnID = o.NativeTurnID
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // conversationView builds a summary from a row with its participants
@@ -176,16 +232,4 @@ func conversationView(c *ent.Conversation, messageCount int) Conversation {
 		v.Participants = append(v.Participants, participantView(p))
 	}
 	return v
-}
-
-// deliveryFor maps a receipt to a delivery state (0.3.x rule).
-func deliveryFor(r providers.Receipt) Delivery {
-	switch {
-	case !r.Accepted:
-		return DeliveryRejected
-	case r.Status == providers.StatusCompleted:
-		return DeliveryCompleted
-	default:
-		return DeliveryQueued
-	}
 }

@@ -22,8 +22,18 @@ import (
 
 // Defaults.
 const (
-	DefaultLease      = 120 * time.Second
-	DefaultRenewEvery = 30 * time.Second
+	// DefaultHeartbeatEvery is how often a process renews its owner
+	// heartbeat while it runs.
+	DefaultHeartbeatEvery = 3 * time.Second
+	// DefaultOwnerTimeout is how old an owner's heartbeat may get before
+	// another process treats it as gone (a pid that no longer runs on the
+	// same host is gone at once).
+	DefaultOwnerTimeout = 20 * time.Second
+	// DefaultSettleEvery is how often a running process looks for open
+	// operations whose owner went away after start-up.
+	DefaultSettleEvery = 15 * time.Second
+	// DefaultLookupTimeout bounds one native-history lookup at settlement.
+	DefaultLookupTimeout = 45 * time.Second
 	// MaxKeyLen bounds an idempotency key.
 	MaxKeyLen = 200
 	// earlyTTL is how long an outcome waits for its receipt.
@@ -41,18 +51,34 @@ const (
 	OpPermission = "permission"
 )
 
+// Provider states the ledger itself sets.
+const (
+	stateDispatching = "dispatching"
+	stateReconciling = "reconciling"
+	stateReconciled  = "reconciled"
+	stateObserved    = "outcome_observed"
+	stateLost        = "provider_lost"
+)
+
 // Options configure a Service.
 type Options struct {
-	// Now is the clock (default time.Now); leases are computed with it.
+	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// Lease is the in-flight lease (default 120 s).
-	Lease time.Duration
-	// RenewEvery is how often an in-flight lease is renewed (default 30 s).
-	RenewEvery time.Duration
+	// HeartbeatEvery, OwnerTimeout, SettleEvery and LookupTimeout: see the
+	// Default constants.
+	HeartbeatEvery time.Duration
+	OwnerTimeout   time.Duration
+	SettleEvery    time.Duration
+	LookupTimeout  time.Duration
 	// NewID returns a fresh unique suffix (default: a UUID).
 	NewID func() string
 	// Logf receives diagnostics (default: discarded).
 	Logf func(format string, args ...any)
+	// Process identifies this process as an owner (default: this host,
+	// boot and pid). Tests set it to act as another process.
+	Process *Process
+	// Alive reports whether a pid runs on this host (default: ask the OS).
+	Alive func(pid int) bool
 }
 
 // Service records and dispatches operations. It implements providers.Host.
@@ -60,14 +86,19 @@ type Service struct {
 	st   *store.Store
 	reg  *registry.Registry
 	opts Options
+	me   Process
 
 	mu        sync.Mutex // orders receipt recording against outcome handling
 	early     map[refKey][]earlyOutcome
 	listeners []func(Operation)
 
+	ownerMu    sync.Mutex
+	registered bool
+
 	queue  chan outcomeReport
 	stop   chan struct{}
 	done   chan struct{}
+	bg     sync.WaitGroup
 	closed sync.Once
 }
 
@@ -91,16 +122,22 @@ type outcomeReport struct {
 	ack    chan struct{}
 }
 
-// New returns a Service; call Close to stop its outcome worker.
+// New returns a Service; call Close to stop its background work.
 func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Lease <= 0 {
-		opts.Lease = DefaultLease
+	if opts.HeartbeatEvery <= 0 {
+		opts.HeartbeatEvery = DefaultHeartbeatEvery
 	}
-	if opts.RenewEvery <= 0 {
-		opts.RenewEvery = DefaultRenewEvery
+	if opts.OwnerTimeout <= 0 {
+		opts.OwnerTimeout = DefaultOwnerTimeout
+	}
+	if opts.SettleEvery <= 0 {
+		opts.SettleEvery = DefaultSettleEvery
+	}
+	if opts.LookupTimeout <= 0 {
+		opts.LookupTimeout = DefaultLookupTimeout
 	}
 	if opts.NewID == nil {
 		opts.NewID = func() string { return uuid.NewString() }
@@ -108,8 +145,18 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
+	if opts.Alive == nil {
+		opts.Alive = pidAlive
+	}
+	me := thisProcess()
+	if opts.Process != nil {
+		me = *opts.Process
+	}
+	if me.ID == "" {
+		me.ID = "rt_" + opts.NewID()
+	}
 	s := &Service{
-		st: st, reg: reg, opts: opts,
+		st: st, reg: reg, opts: opts, me: me,
 		early: map[refKey][]earlyOutcome{},
 		queue: make(chan outcomeReport, 1024),
 		stop:  make(chan struct{}),
@@ -119,19 +166,41 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 	return s
 }
 
-// Close stops the outcome worker after it handled what was reported.
+// Owner is this process's owner id (the owner of the operations it
+// dispatches).
+func (s *Service) Owner() string { return s.me.ID }
+
+// Close stops the outcome worker after it handled what was reported, stops
+// the heartbeat and marks this process's ownership as ended, so the next
+// process settles what it left open at once.
 func (s *Service) Close() error {
-	s.closed.Do(func() { close(s.stop) })
-	<-s.done
-	return nil
+	var err error
+	s.closed.Do(func() {
+		close(s.stop)
+		<-s.done
+		s.bg.Wait()
+		err = s.release()
+	})
+	return err
 }
 
-// OnOutcome registers f to be called after an observed outcome changed an
-// operation (for example to mirror it into a conversation message).
+// OnOutcome registers f to be called after an observed outcome or a
+// settlement changed an operation (for example to log it as an event).
 func (s *Service) OnOutcome(f func(Operation)) {
 	s.mu.Lock()
 	s.listeners = append(s.listeners, f)
 	s.mu.Unlock()
+}
+
+func (s *Service) notify(ops ...Operation) {
+	s.mu.Lock()
+	ls := append([]func(Operation){}, s.listeners...)
+	s.mu.Unlock()
+	for _, o := range ops {
+		for _, f := range ls {
+			f(o)
+		}
+	}
 }
 
 // Operation is the stored record of one operation.
@@ -146,7 +215,8 @@ type Operation struct {
 	ProviderState  string                  `json:"providerState,omitempty"`
 	Detail         json.RawMessage         `json:"detail,omitempty"`
 	Ref            string                  `json:"ref,omitempty"`
-	LeaseExpiresAt *time.Time              `json:"leaseExpiresAt,omitempty"`
+	NativeTurnID   string                  `json:"nativeTurnId,omitempty"`
+	Owner          string                  `json:"owner,omitempty"`
 	CreatedAt      time.Time               `json:"createdAt"`
 	UpdatedAt      time.Time               `json:"updatedAt"`
 }
@@ -155,9 +225,50 @@ func fromEnt(o *ent.Operation) Operation {
 	return Operation{
 		ID: o.ID, IdempotencyKey: o.IdempotencyKey, Provider: providers.ID(o.Provider), NativeID: o.NativeID,
 		Operation: o.Operation, TextSHA256: o.TextSha256, Status: providers.ReceiptStatus(o.Status),
-		ProviderState: o.ProviderState, Detail: o.Detail, Ref: o.Ref, LeaseExpiresAt: o.LeaseExpiresAt,
+		ProviderState: o.ProviderState, Detail: o.Detail, Ref: o.Ref, NativeTurnID: o.NativeTurn, Owner: o.Owner,
 		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
 	}
+}
+
+// Reason returns the reason recorded in the operation's detail, if any.
+func (o Operation) Reason() string {
+	var d struct {
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal(o.Detail, &d)
+	return d.Reason
+}
+
+// Receipt renders the operation as a receipt (0.3.x OperationReceipt): what
+// the ledger knows of it now.
+func (o Operation) Receipt() providers.Receipt {
+	r := providers.Receipt{
+		Provider: o.Provider, NativeID: o.NativeID, Operation: o.Operation, Status: o.Status,
+		Accepted: o.Status == providers.StatusQueued || o.Status == providers.StatusCompleted, ProviderState: o.ProviderState,
+		NativeTurnID: o.NativeTurnID,
+	}
+	// Only the fields the receipt shows are decoded (reads render many).
+	var d struct {
+		Receipt        json.RawMessage `json:"receipt"`
+		Reason         string          `json:"reason"`
+		Classification string          `json:"classification"`
+	}
+	if json.Unmarshal(o.Detail, &d) == nil {
+		switch {
+		case d.Reason != "" || d.Classification != "":
+			m := map[string]any{}
+			if d.Reason != "" {
+				m["reason"] = d.Reason
+			}
+			if d.Classification != "" {
+				m["classification"] = d.Classification
+			}
+			r.Detail = m
+		case len(d.Receipt) > 0 && string(d.Receipt) != "null":
+			r.Detail = d.Receipt
+		}
+	}
+	return r
 }
 
 // Result is the answer of a dispatched operation.
@@ -168,9 +279,8 @@ type Result struct {
 
 // DuplicateKeyError refuses a reused idempotency key.
 type DuplicateKeyError struct {
-	Key       string
-	Existing  Operation
-	Operation string
+	Key      string
+	Existing Operation
 }
 
 func (e *DuplicateKeyError) Error() string {
@@ -194,8 +304,9 @@ func (e *DeliveryUnknownError) Error() string {
 func (e *DeliveryUnknownError) Unwrap() error { return e.Err }
 
 // OutcomeWriteError says the operation was dispatched but its outcome could
-// not be stored; the record keeps its lease, which expires, and the next
-// start marks it delivery_unknown. It is uncertain by nature.
+// not be stored; the record stays open under this process, and once this
+// process is gone the next one settles it from the provider's history. It
+// is uncertain by nature.
 type OutcomeWriteError struct {
 	OperationID string
 	Status      providers.ReceiptStatus
@@ -203,7 +314,7 @@ type OutcomeWriteError struct {
 }
 
 func (e *OutcomeWriteError) Error() string {
-	return fmt.Sprintf("record %s outcome of operation %s: %v (it was dispatched; its lease will expire and the next start marks it delivery_unknown)",
+	return fmt.Sprintf("record %s outcome of operation %s: %v (it was dispatched; it stays open and is settled from the provider's history, never resent)",
 		e.Status, e.OperationID, e.Err)
 }
 
@@ -221,16 +332,23 @@ type SendRequest struct {
 	Text           string
 	IdempotencyKey string
 	Options        providers.SendOptions
+	// Extra is stored with the request detail (for example the
+	// conversation message the send carries).
+	Extra map[string]any
 }
 
 // Send records and dispatches a prompt to a session.
 func (s *Service) Send(ctx context.Context, req SendRequest) (Result, error) {
-	return s.send(ctx, req, nil)
+	sp, err := sendSpec(req)
+	if err != nil {
+		return Result{}, err
+	}
+	return s.run(ctx, sp)
 }
 
-func (s *Service) send(ctx context.Context, req SendRequest, extra map[string]any) (Result, error) {
+func sendSpec(req SendRequest) (spec, error) {
 	if strings.TrimSpace(req.Text) == "" {
-		return Result{}, &InvalidError{Msg: "Message text must not be blank"}
+		return spec{}, &InvalidError{Msg: "Message text must not be blank"}
 	}
 	sum := sha256.Sum256([]byte(req.Text))
 	request := map[string]any{}
@@ -246,16 +364,18 @@ func (s *Service) send(ctx context.Context, req SendRequest, extra map[string]an
 	if req.Options.Agent != "" {
 		request["agent"] = req.Options.Agent
 	}
-	for k, v := range extra {
+	for k, v := range req.Extra {
 		request[k] = v
 	}
-	return s.run(ctx, spec{
+	return spec{
 		provider: req.Provider, nativeID: req.NativeID, key: req.IdempotencyKey, op: OpSend,
 		textSHA: hex.EncodeToString(sum[:]), request: request,
-		dispatch: func(ctx context.Context, a providers.Adapter) (providers.Receipt, error) {
-			return a.Send(ctx, req.NativeID, req.Text, req.Options)
+		dispatch: func(ctx context.Context, a providers.Adapter, op Operation) (providers.Receipt, error) {
+			opts := req.Options
+			opts.CorrelationID = op.ID
+			return a.Send(ctx, req.NativeID, req.Text, opts)
 		},
-	})
+	}, nil
 }
 
 // CancelRequest is one cancel_session.
@@ -269,7 +389,7 @@ type CancelRequest struct {
 func (s *Service) Cancel(ctx context.Context, req CancelRequest) (Result, error) {
 	return s.run(ctx, spec{
 		provider: req.Provider, nativeID: req.NativeID, key: req.IdempotencyKey, op: OpCancel,
-		dispatch: func(ctx context.Context, a providers.Adapter) (providers.Receipt, error) {
+		dispatch: func(ctx context.Context, a providers.Adapter, _ Operation) (providers.Receipt, error) {
 			return a.Cancel(ctx, req.NativeID)
 		},
 	})
@@ -292,7 +412,7 @@ func (s *Service) RespondPermission(ctx context.Context, req PermissionResponse)
 	return s.run(ctx, spec{
 		provider: req.Provider, nativeID: req.NativeID, key: req.IdempotencyKey, op: OpPermission,
 		request: map[string]any{"requestId": req.RequestID, "decision": req.Decision},
-		dispatch: func(ctx context.Context, a providers.Adapter) (providers.Receipt, error) {
+		dispatch: func(ctx context.Context, a providers.Adapter, _ Operation) (providers.Receipt, error) {
 			return a.RespondPermission(ctx, req.NativeID, req.RequestID, req.Decision)
 		},
 	})
@@ -302,16 +422,17 @@ type spec struct {
 	provider, nativeID, key, op string
 	textSHA                     string
 	request                     map[string]any
-	dispatch                    func(ctx context.Context, a providers.Adapter) (providers.Receipt, error)
+	dispatch                    func(ctx context.Context, a providers.Adapter, op Operation) (providers.Receipt, error)
 }
 
 // detail is the JSON stored in an operation's detail column.
 type detail struct {
-	Request        map[string]any `json:"request,omitempty"`
-	Receipt        any            `json:"receipt,omitempty"`
-	Reason         string         `json:"reason,omitempty"`
-	Classification string         `json:"classification,omitempty"`
-	Outcome        *outcomeDetail `json:"outcome,omitempty"`
+	Request        map[string]any  `json:"request,omitempty"`
+	Receipt        any             `json:"receipt,omitempty"`
+	Reason         string          `json:"reason,omitempty"`
+	Classification string          `json:"classification,omitempty"`
+	Outcome        *outcomeDetail  `json:"outcome,omitempty"`
+	Reconciliation *reconciliation `json:"reconciliation,omitempty"`
 }
 
 type outcomeDetail struct {
@@ -328,106 +449,102 @@ func (d detail) raw() json.RawMessage {
 	return b
 }
 
-func (s *Service) run(ctx context.Context, sp spec) (Result, error) {
-	key := strings.TrimSpace(sp.key)
+func decodeDetail(raw json.RawMessage) detail {
+	var d detail
+	_ = json.Unmarshal(raw, &d)
+	return d
+}
+
+func (s *Service) checkKey(k string) (string, error) {
+	key := strings.TrimSpace(k)
 	if key == "" {
 		key = "auto_" + s.opts.NewID()
 	}
 	if len(key) > MaxKeyLen {
-		return Result{}, &InvalidError{Msg: fmt.Sprintf("idempotencyKey must be at most %d characters; received %d", MaxKeyLen, len(key))}
+		return "", &InvalidError{Msg: fmt.Sprintf("idempotencyKey must be at most %d characters; received %d", MaxKeyLen, len(key))}
+	}
+	return key, nil
+}
+
+func (s *Service) run(ctx context.Context, sp spec) (Result, error) {
+	key, err := s.checkKey(sp.key)
+	if err != nil {
+		return Result{}, err
 	}
 	// Unknown provider or session: refused before anything is recorded.
 	rt, err := s.reg.Resolve(ctx, sp.provider, sp.nativeID)
 	if err != nil {
 		return Result{}, err
 	}
-	op, err := s.record(ctx, rt, key, sp)
+	var op Operation
+	err = s.st.Tx(ctx, func(tx *ent.Tx) error {
+		var err error
+		op, err = s.recordTx(ctx, tx, rt.Provider, rt.NativeID, key, sp)
+		return err
+	})
 	if err != nil {
-		return Result{}, err
+		return Result{}, s.recordError(ctx, key, sp.op, err)
 	}
-	stop := s.renew(op.ID)
-	receipt, derr := s.dispatchSafely(ctx, rt.Adapter, sp)
-	stop()
+	s.registeredNow()
+	return s.dispatch(ctx, op, rt, sp)
+}
+
+// dispatch calls the adapter for a recorded operation and stores the
+// outcome.
+func (s *Service) dispatch(ctx context.Context, op Operation, rt registry.Route, sp spec) (Result, error) {
+	receipt, derr := s.dispatchSafely(ctx, rt.Adapter, sp, op)
 	return s.finish(ctx, op, rt, receipt, derr)
 }
 
 // dispatchSafely calls the adapter; a panic is an uncertain outcome.
-func (s *Service) dispatchSafely(ctx context.Context, a providers.Adapter, sp spec) (r providers.Receipt, err error) {
+func (s *Service) dispatchSafely(ctx context.Context, a providers.Adapter, sp spec, op Operation) (r providers.Receipt, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("adapter panicked during %s: %v", sp.op, p)
 		}
 	}()
-	return sp.dispatch(ctx, a)
+	return sp.dispatch(ctx, a, op)
 }
 
-// record writes the queued, leased operation in one write transaction,
+// recordTx writes the queued operation, owned by this process, inside tx,
 // refusing a reused key.
-func (s *Service) record(ctx context.Context, rt registry.Route, key string, sp spec) (Operation, error) {
-	now := s.opts.Now().UTC()
-	lease := now.Add(s.opts.Lease)
-	id := "op_" + s.opts.NewID()
-	var created *ent.Operation
-	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
-		existing, err := tx.Operation.Query().Where(operation.IdempotencyKey(key)).Only(ctx)
-		if err == nil {
-			return &DuplicateKeyError{Key: key, Existing: fromEnt(existing)}
-		}
-		if !ent.IsNotFound(err) {
-			return err
-		}
-		created, err = tx.Operation.Create().
-			SetID(id).SetIdempotencyKey(key).SetProvider(string(rt.Provider)).SetNativeID(rt.NativeID).
-			SetOperation(sp.op).SetTextSha256(sp.textSHA).SetStatus(operation.StatusQueued).
-			SetProviderState("dispatching").SetDetail(detail{Request: sp.request}.raw()).
-			SetLeaseExpiresAt(lease).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
-		return err
-	})
-	var dup *DuplicateKeyError
-	switch {
-	case errors.As(err, &dup):
+func (s *Service) recordTx(ctx context.Context, tx *ent.Tx, provider providers.ID, nativeID, key string, sp spec) (Operation, error) {
+	if err := s.ensureOwnerTx(ctx, tx); err != nil {
 		return Operation{}, err
-	case ent.IsConstraintError(err):
-		// Another process inserted the key between our read and write.
-		if o, qerr := s.st.Client().Operation.Query().Where(operation.IdempotencyKey(key)).Only(ctx); qerr == nil {
-			return Operation{}, &DuplicateKeyError{Key: key, Existing: fromEnt(o)}
-		}
-		return Operation{}, fmt.Errorf("record %s operation: %w", sp.op, err)
-	case err != nil:
-		return Operation{}, fmt.Errorf("record %s operation: %w", sp.op, err)
+	}
+	existing, err := tx.Operation.Query().Where(operation.IdempotencyKey(key)).Only(ctx)
+	if err == nil {
+		return Operation{}, &DuplicateKeyError{Key: key, Existing: fromEnt(existing)}
+	}
+	if !ent.IsNotFound(err) {
+		return Operation{}, err
+	}
+	now := s.opts.Now().UTC()
+	created, err := tx.Operation.Create().
+		SetID("op_" + s.opts.NewID()).SetIdempotencyKey(key).SetProvider(string(provider)).SetNativeID(nativeID).
+		SetOperation(sp.op).SetTextSha256(sp.textSHA).SetStatus(operation.StatusQueued).
+		SetProviderState(stateDispatching).SetDetail(detail{Request: sp.request}.raw()).
+		SetOwner(s.me.ID).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+	if err != nil {
+		return Operation{}, err
 	}
 	return fromEnt(created), nil
 }
 
-// renew keeps the lease of an in-flight operation alive until stop.
-func (s *Service) renew(id string) (stop func()) {
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(s.opts.RenewEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				now := s.opts.Now().UTC()
-				err := s.st.Tx(ctx, func(tx *ent.Tx) error {
-					return tx.Operation.Update().
-						Where(operation.ID(id), operation.StatusEQ(operation.StatusQueued), operation.LeaseExpiresAtNotNil()).
-						SetLeaseExpiresAt(now.Add(s.opts.Lease)).SetUpdatedAt(now).Exec(ctx)
-				})
-				cancel()
-				if err != nil {
-					s.opts.Logf("delivery: renew lease of %s: %v", id, err)
-				}
-			}
+// recordError turns a failed record transaction into the error callers
+// see: a reused key (also when another process inserted it concurrently)
+// is a DuplicateKeyError.
+func (s *Service) recordError(ctx context.Context, key, op string, err error) error {
+	var dup *DuplicateKeyError
+	switch {
+	case errors.As(err, &dup):
+		return err
+	case ent.IsConstraintError(err):
+		if o, qerr := s.st.Client().Operation.Query().Where(operation.IdempotencyKey(key)).Only(ctx); qerr == nil {
+			return &DuplicateKeyError{Key: key, Existing: fromEnt(o)}
 		}
-	}()
-	return func() { close(quit); wg.Wait() }
+	}
+	return fmt.Errorf("record %s operation: %w", op, err)
 }
 
 // classify maps a dispatch result onto a stored status.
@@ -459,8 +576,9 @@ func classify(got providers.Receipt, err error) (providers.ReceiptStatus, string
 	}
 }
 
-// finish stores the dispatch outcome (clearing the lease) and applies an
-// outcome that was reported before the receipt.
+// finish stores the dispatch outcome and applies an outcome that was
+// reported before the receipt. A queued (transport-accepted) operation
+// stays owned by this process, which follows its outcome.
 func (s *Service) finish(ctx context.Context, op Operation, rt registry.Route, got providers.Receipt, derr error) (Result, error) {
 	status, class, reason := classify(got, derr)
 	receipt := got
@@ -474,8 +592,7 @@ func (s *Service) finish(ctx context.Context, op Operation, rt registry.Route, g
 	if derr != nil {
 		providerState = class
 	}
-	var d detail
-	_ = json.Unmarshal(op.Detail, &d)
+	d := decodeDetail(op.Detail)
 	d.Receipt = got.Detail
 	d.Reason, d.Classification = reason, class
 	if derr != nil {
@@ -489,15 +606,36 @@ func (s *Service) finish(ctx context.Context, op Operation, rt registry.Route, g
 	s.mu.Lock()
 	var stored *ent.Operation
 	err := s.st.Tx(wctx, func(tx *ent.Tx) error {
-		upd := tx.Operation.UpdateOneID(op.ID).
-			Where(operation.StatusIn(operation.StatusQueued, operation.StatusDeliveryUnknown)).
-			SetStatus(operation.Status(status)).SetProviderState(providerState).SetDetail(d.raw()).
-			SetRef(got.Ref).ClearLeaseExpiresAt().SetUpdatedAt(s.opts.Now().UTC())
 		var err error
-		stored, err = upd.Save(wctx)
-		if ent.IsNotFound(err) { // already finalised elsewhere: report what is stored
-			stored, err = tx.Operation.Get(wctx, op.ID)
+		stored, err = tx.Operation.UpdateOneID(op.ID).
+			Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.me.ID)).
+			SetStatus(operation.Status(status)).SetProviderState(providerState).SetDetail(d.raw()).
+			SetRef(got.Ref).SetNativeTurn(got.NativeTurnID).SetUpdatedAt(s.opts.Now().UTC()).Save(wctx)
+		if !ent.IsNotFound(err) {
+			return err
 		}
+		// Settled meanwhile by another process (which took this one for
+		// gone): keep its verdict, add what only this dispatch knows (the
+		// ref, so later outcomes still match), and let an observed result
+		// resolve a delivery_unknown.
+		cur, err := tx.Operation.Get(wctx, op.ID)
+		if err != nil {
+			return err
+		}
+		upd := cur.Update()
+		if cur.Ref == "" && got.Ref != "" {
+			upd.SetRef(got.Ref)
+		}
+		if cur.NativeTurn == "" && got.NativeTurnID != "" {
+			upd.SetNativeTurn(got.NativeTurnID)
+		}
+		if cur.Status == operation.StatusDeliveryUnknown && (status == providers.StatusCompleted || status == providers.StatusRejected) {
+			cd := decodeDetail(cur.Detail)
+			cd.Outcome = &outcomeDetail{Status: status, Reason: reason, At: s.opts.Now().UTC()}
+			cd.Reason, cd.Classification = reason, class
+			upd.SetStatus(operation.Status(status)).SetProviderState(providerState).SetDetail(cd.raw()).SetUpdatedAt(s.opts.Now().UTC())
+		}
+		stored, err = upd.Save(wctx)
 		return err
 	})
 	var early []earlyOutcome
@@ -512,13 +650,17 @@ func (s *Service) finish(ctx context.Context, op Operation, rt registry.Route, g
 	}
 	res := Result{Operation: fromEnt(stored), Receipt: receipt}
 	for _, e := range early {
-		s.apply(wctx, refKey{rt.Provider, rt.NativeID, got.Ref}, e.status, e.reason, e.at)
+		s.mu.Lock()
+		_, changed := s.apply(wctx, refKey{rt.Provider, rt.NativeID, got.Ref}, e.status, e.reason, e.at)
+		s.mu.Unlock()
+		s.notify(changed...)
 		if o, err := s.st.Client().Operation.Get(wctx, op.ID); err == nil {
 			res.Operation = fromEnt(o)
 		}
 	}
-	if res.Operation.Status != receipt.Status && len(early) > 0 {
+	if res.Operation.Status != receipt.Status { // an early outcome, or a settlement elsewhere
 		res.Receipt.Status = res.Operation.Status
+		res.Receipt.Accepted = res.Operation.Status == providers.StatusQueued || res.Operation.Status == providers.StatusCompleted
 	}
 	if status == providers.StatusDeliveryUnknown {
 		return res, &DeliveryUnknownError{Result: res, Reason: reason, Err: derr}
@@ -550,40 +692,8 @@ func (s *Service) ByKey(ctx context.Context, key string) (Operation, error) {
 	return fromEnt(o), nil
 }
 
-// Recover marks every queued operation whose lease expired as
-// delivery_unknown: its runtime stopped mid-dispatch, so it may or may not
-// have reached the provider. It is never sent again. Returns the operations
-// changed. Run it once at start-up (it is idempotent).
-func (s *Service) Recover(ctx context.Context) ([]Operation, error) {
-	now := s.opts.Now().UTC()
-	var changed []Operation
-	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
-		stale, err := tx.Operation.Query().
-			Where(operation.StatusEQ(operation.StatusQueued), operation.LeaseExpiresAtNotNil(), operation.LeaseExpiresAtLT(now)).
-			All(ctx)
-		if err != nil {
-			return err
-		}
-		changed = changed[:0]
-		for _, o := range stale {
-			var d detail
-			_ = json.Unmarshal(o.Detail, &d)
-			d.Classification = "delivery_unknown"
-			d.Reason = fmt.Sprintf("the runtime stopped while dispatching (lease expired at %s); it may have reached the provider and is not resent",
-				o.LeaseExpiresAt.UTC().Format(time.RFC3339))
-			u, err := tx.Operation.UpdateOneID(o.ID).
-				Where(operation.StatusEQ(operation.StatusQueued)).
-				SetStatus(operation.StatusDeliveryUnknown).SetProviderState("lease_expired").
-				SetDetail(d.raw()).ClearLeaseExpiresAt().SetUpdatedAt(now).Save(ctx)
-			if err != nil {
-				return err
-			}
-			changed = append(changed, fromEnt(u))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("recover interrupted operations: %w", err)
-	}
-	return changed, nil
+// Liveness returns what the runtime knows now of the session an operation
+// went to.
+func (s *Service) Liveness(provider providers.ID, nativeID string) providers.Liveness {
+	return s.reg.Liveness(provider, nativeID)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/ent/operation"
-	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
@@ -43,7 +41,22 @@ type env struct {
 	path  string
 }
 
-func newEnv(t *testing.T, path string) *env {
+// pids is a fake process table: which pids "run" on host h.
+type pids struct {
+	mu   sync.Mutex
+	dead map[int]bool
+}
+
+func (p *pids) alive(pid int) bool { p.mu.Lock(); defer p.mu.Unlock(); return !p.dead[pid] }
+func (p *pids) kill(pid int)       { p.mu.Lock(); p.dead[pid] = true; p.mu.Unlock() }
+
+var table = &pids{dead: map[int]bool{}}
+
+var nextPID atomic.Int64
+
+// newEnv opens a store (a fresh one, or path) and a Service acting as a
+// runtime process of its own (host "h", a fresh fake pid).
+func newEnv(t *testing.T, path string, mutate ...func(*Options)) *env {
 	t.Helper()
 	if path == "" {
 		path = pgtest.StoreLocation(t)
@@ -60,11 +73,22 @@ func newEnv(t *testing.T, path string) *env {
 	}
 	c := &clock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
 	n := atomic.Int64{}
-	svc := New(st, reg, Options{Now: c.Now, NewID: func() string { return fmt.Sprintf("%s-%d", filepath.Base(filepath.Dir(path)), n.Add(1)) }})
+	pid := int(1000 + nextPID.Add(1))
+	opts := Options{
+		Now: c.Now, NewID: func() string { return fmt.Sprintf("%d-%d", pid, n.Add(1)) },
+		Process: &Process{Host: "h", Boot: "b1", PID: pid}, Alive: table.alive,
+	}
+	for _, m := range mutate {
+		m(&opts)
+	}
+	svc := New(st, reg, opts)
 	e := &env{st: st, fake: fake, reg: reg, svc: svc, clock: c, path: path}
 	t.Cleanup(func() { svc.Close(); st.Close() })
 	return e
 }
+
+// pid is the fake pid of e's process.
+func (e *env) pid() int { return e.svc.me.PID }
 
 func queued(ref string) (providers.Receipt, error) {
 	return providers.Receipt{Accepted: true, Status: providers.StatusQueued, ProviderState: "turn_inProgress", Ref: ref}, nil
@@ -79,7 +103,7 @@ func testSendIsRecordedBeforeDispatch(t *testing.T, location string) {
 	ctx := context.Background()
 	e.fake.SendFunc = func(ctx context.Context, nativeID, text string, _ providers.SendOptions) (providers.Receipt, error) {
 		ops, err := e.st.Client().Operation.Query().Where(operation.StatusEQ(operation.StatusQueued)).All(ctx)
-		if err != nil || len(ops) != 1 || ops[0].LeaseExpiresAt == nil || ops[0].ProviderState != "dispatching" ||
+		if err != nil || len(ops) != 1 || ops[0].Owner != e.svc.Owner() || ops[0].ProviderState != "dispatching" ||
 			ops[0].TextSha256 == "" || strings.Contains(string(ops[0].Detail), text) {
 			t.Errorf("at dispatch: %+v, %v", ops, err)
 		}
@@ -90,7 +114,7 @@ func testSendIsRecordedBeforeDispatch(t *testing.T, location string) {
 		t.Fatal(err)
 	}
 	op := res.Operation
-	if op.Status != providers.StatusQueued || op.Ref != "turn-1" || op.LeaseExpiresAt != nil || op.IdempotencyKey != "k1" ||
+	if op.Status != providers.StatusQueued || op.Ref != "turn-1" || op.Owner != e.svc.Owner() || op.IdempotencyKey != "k1" ||
 		res.Receipt.Status != providers.StatusQueued || !res.Receipt.Accepted {
 		t.Fatalf("result = %+v", res)
 	}
@@ -208,71 +232,241 @@ func TestProviderLossMovesQueuedToDeliveryUnknownAndEvidenceResolves(t *testing.
 	}
 }
 
-func TestRecoverMarksExpiredLeasesDeliveryUnknown(t *testing.T) {
-	pgtest.EachDialect(t, testRecoverMarksExpiredLeasesDeliveryUnknown)
-}
-
-func testRecoverMarksExpiredLeasesDeliveryUnknown(t *testing.T, location string) {
-	e := newEnv(t, location)
-	ctx := context.Background()
-	release := make(chan struct{})
-	started := make(chan struct{})
+// inflight starts a send on e whose dispatch blocks until release is
+// closed, and waits until it is being dispatched.
+func inflight(t *testing.T, e *env, key string) (release chan struct{}, done chan error) {
+	t.Helper()
+	release, started, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	e.fake.SendFunc = func(ctx context.Context, _, _ string, _ providers.SendOptions) (providers.Receipt, error) {
 		close(started)
 		<-release
-		return queued("turn-x")
+		return queued("turn-" + key)
 	}
-	go e.svc.Send(ctx, SendRequest{Provider: "codex", NativeID: "t1", Text: "in flight", IdempotencyKey: "inflight"})
+	go func() {
+		_, err := e.svc.Send(context.Background(), SendRequest{Provider: "codex", NativeID: "t1", Text: "in flight " + key, IdempotencyKey: key})
+		done <- err
+	}()
 	<-started
-	// Another runtime starting now must not touch the in-flight record...
-	other := New(e.st, e.reg, Options{Now: e.clock.Now})
-	defer other.Close()
-	if ch, err := other.Recover(ctx); err != nil || len(ch) != 0 {
-		t.Fatalf("recover with a live lease = %+v, %v", ch, err)
-	}
-	// ...but once its lease expired (the runtime died), it is delivery_unknown.
-	e.clock.Add(DefaultLease + time.Second)
-	ch, err := other.Recover(ctx)
-	if err != nil || len(ch) != 1 || ch[0].Status != providers.StatusDeliveryUnknown || ch[0].IdempotencyKey != "inflight" {
-		t.Fatalf("recover = %+v, %v", ch, err)
-	}
-	if ch, _ := other.Recover(ctx); len(ch) != 0 {
-		t.Fatalf("recover not idempotent: %+v", ch)
-	}
-	close(release)
-	// The late result of the dead dispatch is still recorded as evidence.
-	e.svc.Sync(ctx)
+	return release, done
 }
 
-func TestLeaseRenewedWhileInFlight(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "interop.db")
-	st, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
+func TestSettleLeavesLiveOwnersAlone(t *testing.T) {
+	a := newEnv(t, "")
+	ctx := context.Background()
+	release, done := inflight(t, a, "live")
+	defer func() { close(release); <-done }()
+	// A second runtime on the same store and host: A's pid runs and its
+	// heartbeat is fresh, so its open operation is left to it.
+	b := newEnv(t, a.path)
+	b.fake.LookupFunc = func(context.Context, providers.TurnQuery) (providers.TurnRecord, error) {
+		t.Error("a live owner's operation was looked up")
+		return providers.TurnRecord{}, nil
 	}
-	defer st.Close()
-	fake := &registrytest.Adapter{Provider: providers.Codex}
-	fake.SetSessions([]providers.Session{fake.Session("t1", "")}, nil)
-	reg, _ := registry.New(st, []providers.Adapter{fake}, registry.Options{})
-	c := &clock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
-	svc := New(st, reg, Options{Now: c.Now, RenewEvery: 10 * time.Millisecond, Lease: time.Minute})
-	defer svc.Close()
-	fake.SendFunc = func(ctx context.Context, _, _ string, _ providers.SendOptions) (providers.Receipt, error) {
-		first, _ := st.Client().Operation.Query().Only(ctx)
-		c.Add(30 * time.Second)
-		deadline := time.Now().Add(5 * time.Second)
-		for time.Now().Before(deadline) {
-			o, _ := st.Client().Operation.Query().Only(ctx)
-			if o.LeaseExpiresAt.After(*first.LeaseExpiresAt) {
-				return queued("r")
+	if ch, err := b.svc.Settle(ctx); err != nil || len(ch) != 0 {
+		t.Fatalf("settle with a live owner = %+v, %v", ch, err)
+	}
+	// On another host only the heartbeat tells: fresh is alive...
+	remote := newEnv(t, a.path, func(o *Options) { o.Process.Host = "elsewhere"; o.Now = a.clock.Now })
+	if ch, err := remote.svc.Settle(ctx); err != nil || len(ch) != 0 {
+		t.Fatalf("settle from another host with a fresh heartbeat = %+v, %v", ch, err)
+	}
+	// ...and silent past the owner timeout is gone.
+	a.clock.Add(DefaultOwnerTimeout + time.Second)
+	remote.fake.LookupFunc = func(context.Context, providers.TurnQuery) (providers.TurnRecord, error) {
+		return providers.TurnRecord{Source: "fake history"}, nil
+	}
+	ch, err := remote.svc.Settle(ctx)
+	if err != nil || len(ch) != 1 || ch[0].Status != providers.StatusDeliveryUnknown || !strings.Contains(ch[0].Reason(), "sent no heartbeat for") {
+		t.Fatalf("settle after the heartbeat stopped = %+v, %v", ch, err)
+	}
+}
+
+func TestSettleDeadOwnerFromNativeHistory(t *testing.T) {
+	cases := []struct {
+		name      string
+		lookup    func(context.Context, providers.TurnQuery) (providers.TurnRecord, error)
+		status    providers.ReceiptStatus
+		reason    string
+		turn      string
+		lookedFor bool
+	}{
+		{"completed in history", func(_ context.Context, q providers.TurnQuery) (providers.TurnRecord, error) {
+			return providers.TurnRecord{Found: true, Status: providers.StatusCompleted, NativeTurnID: "turn-native", Source: "fake history"}, nil
+		}, providers.StatusCompleted, "completed, as observed in fake history", "turn-native", true},
+		{"failed in history", func(context.Context, providers.TurnQuery) (providers.TurnRecord, error) {
+			return providers.TurnRecord{Found: true, Status: providers.StatusRejected, Reason: "401 Unauthorized", Source: "fake history"}, nil
+		}, providers.StatusRejected, "401 Unauthorized (observed in fake history)", "", true},
+		{"reached but unfinished", func(context.Context, providers.TurnQuery) (providers.TurnRecord, error) {
+			return providers.TurnRecord{Found: true, Status: providers.StatusQueued, Reason: "the turn was still in progress", Source: "fake history"}, nil
+		}, providers.StatusDeliveryUnknown, "fake history shows it reached codex, but the turn was still in progress", "", true},
+		{"not in history", func(context.Context, providers.TurnQuery) (providers.TurnRecord, error) {
+			return providers.TurnRecord{Source: "fake history"}, nil
+		}, providers.StatusDeliveryUnknown, "fake history has no record of it; it may or may not have reached codex", "", true},
+		{"lookup failed", func(context.Context, providers.TurnQuery) (providers.TurnRecord, error) {
+			return providers.TurnRecord{}, errors.New("app-server did not start")
+		}, providers.StatusDeliveryUnknown, "looking it up in codex's history failed (app-server did not start)", "", true},
+		{"no history", nil, providers.StatusDeliveryUnknown, "codex keeps no history this runtime can read", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newEnv(t, "")
+			ctx := context.Background()
+			release, done := inflight(t, a, "k")
+			table.kill(a.pid()) // the runtime died mid-dispatch
+			b := newEnv(t, a.path)
+			var queries []providers.TurnQuery
+			if tc.lookup != nil {
+				b.fake.LookupFunc = func(ctx context.Context, q providers.TurnQuery) (providers.TurnRecord, error) {
+					queries = append(queries, q)
+					return tc.lookup(ctx, q)
+				}
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		t.Error("lease not renewed")
-		return queued("r")
+			ch, err := b.svc.Settle(ctx)
+			if err != nil || len(ch) != 1 {
+				t.Fatalf("settle = %+v, %v", ch, err)
+			}
+			op := ch[0]
+			if op.Status != tc.status || !strings.Contains(op.Reason(), tc.reason) || op.NativeTurnID != tc.turn ||
+				!strings.Contains(op.Reason(), "") || op.ProviderState != "reconciled" {
+				t.Fatalf("settled = %+v reason %q", op, op.Reason())
+			}
+			if tc.status == providers.StatusDeliveryUnknown && !strings.Contains(op.Reason(), "is no longer running") {
+				t.Errorf("reason does not say why the owner is gone: %q", op.Reason())
+			}
+			if tc.lookedFor && (len(queries) != 1 || queries[0].CorrelationID != op.ID || queries[0].TextSHA256 == "" || queries[0].NativeID != "t1") {
+				t.Errorf("lookup queries = %+v", queries)
+			}
+			var d detail
+			_ = json.Unmarshal(op.Detail, &d)
+			if d.Reconciliation == nil || d.Reconciliation.By != b.svc.Owner() || d.Reconciliation.PreviousOwner != a.svc.Owner() {
+				t.Errorf("reconciliation record = %+v", d.Reconciliation)
+			}
+			// Settled once: nothing left, nothing resent.
+			if ch, _ := b.svc.Settle(ctx); len(ch) != 0 {
+				t.Errorf("second settle = %+v", ch)
+			}
+			if a.fake.CallCount("send") != 1 || b.fake.CallCount("send") != 0 {
+				t.Errorf("sends: %d, %d", a.fake.CallCount("send"), b.fake.CallCount("send"))
+			}
+			// The dead dispatch's late answer does not undo the settlement
+			// (but later evidence of a result may still resolve it).
+			close(release)
+			<-done
+			got, _ := b.svc.Get(ctx, op.ID)
+			if got.Status != tc.status {
+				t.Errorf("after the late answer: %+v", got)
+			}
+		})
 	}
-	if _, err := svc.Send(context.Background(), SendRequest{Provider: "codex", NativeID: "t1", Text: "x"}); err != nil {
+}
+
+func TestSettleAfterCloseAndAcrossReboot(t *testing.T) {
+	a := newEnv(t, "")
+	ctx := context.Background()
+	a.fake.SendFunc = func(context.Context, string, string, providers.SendOptions) (providers.Receipt, error) {
+		return queued("turn-q")
+	}
+	res, err := a.svc.Send(ctx, SendRequest{Provider: "codex", NativeID: "t1", Text: "accepted, outcome pending"})
+	if err != nil || res.Operation.Status != providers.StatusQueued {
+		t.Fatalf("send = %+v, %v", res, err)
+	}
+	if err := a.svc.Close(); err != nil {
 		t.Fatal(err)
+	}
+	// The process closed (its pid may still run): released at once.
+	b := newEnv(t, a.path)
+	b.fake.LookupFunc = func(_ context.Context, q providers.TurnQuery) (providers.TurnRecord, error) {
+		if q.Ref != "turn-q" {
+			t.Errorf("query ref = %q", q.Ref)
+		}
+		return providers.TurnRecord{Found: true, Status: providers.StatusCompleted, Source: "fake history"}, nil
+	}
+	ch, err := b.svc.Settle(ctx)
+	if err != nil || len(ch) != 1 || ch[0].Status != providers.StatusCompleted {
+		t.Fatalf("settle after close = %+v, %v", ch, err)
+	}
+	// An owner from before a reboot of this host is gone even if its pid
+	// runs again.
+	c := newEnv(t, a.path)
+	release, done := inflight(t, c, "boot")
+	defer func() { close(release); <-done }()
+	rebooted := newEnv(t, a.path, func(o *Options) { o.Process.Boot = "b2"; o.Alive = func(int) bool { return true } })
+	ch, err = rebooted.svc.Settle(ctx)
+	if err != nil || len(ch) != 1 || !strings.Contains(ch[0].Reason(), "before this host restarted") {
+		t.Fatalf("settle after reboot = %+v, %v", ch, err)
+	}
+}
+
+func TestSettleClaimsOnceAcrossProcesses(t *testing.T) {
+	a := newEnv(t, "")
+	release, done := inflight(t, a, "once")
+	defer func() { close(release); <-done }()
+	table.kill(a.pid())
+	var lookups atomic.Int32
+	lookup := func(context.Context, providers.TurnQuery) (providers.TurnRecord, error) {
+		lookups.Add(1)
+		return providers.TurnRecord{Source: "fake history"}, nil
+	}
+	settlers := make([]*env, 4)
+	for i := range settlers {
+		settlers[i] = newEnv(t, a.path)
+		settlers[i].fake.LookupFunc = lookup
+	}
+	var wg sync.WaitGroup
+	var settled atomic.Int32
+	for _, s := range settlers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ch, err := s.svc.Settle(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			settled.Add(int32(len(ch)))
+		}()
+	}
+	wg.Wait()
+	if settled.Load() != 1 || lookups.Load() != 1 {
+		t.Fatalf("settled %d times with %d lookups, want 1 and 1", settled.Load(), lookups.Load())
+	}
+}
+
+func TestStartSettlingRunsAtStartAndStopsOnClose(t *testing.T) {
+	a := newEnv(t, "")
+	release, done := inflight(t, a, "bg")
+	defer func() { close(release); <-done }()
+	table.kill(a.pid())
+	b := newEnv(t, a.path, func(o *Options) { o.SettleEvery = time.Hour })
+	b.fake.LookupFunc = func(context.Context, providers.TurnQuery) (providers.TurnRecord, error) {
+		return providers.TurnRecord{Source: "fake history"}, nil
+	}
+	got := make(chan []Operation, 1)
+	b.svc.StartSettling(context.Background(), func(ops []Operation, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		got <- ops
+	})
+	if ops := <-got; len(ops) != 1 || ops[0].IdempotencyKey != "bg" {
+		t.Fatalf("start-up settlement = %+v", ops)
+	}
+	if err := b.svc.Close(); err != nil { // returns once the loop stopped
+		t.Fatal(err)
+	}
+}
+
+func TestCorrelationIDIsTheOperation(t *testing.T) {
+	e := newEnv(t, "")
+	var got string
+	e.fake.SendFunc = func(_ context.Context, _, _ string, opts providers.SendOptions) (providers.Receipt, error) {
+		got = opts.CorrelationID
+		r, _ := queued("turn-c")
+		r.NativeTurnID = "turn-c"
+		return r, nil
+	}
+	res, err := e.svc.Send(context.Background(), SendRequest{Provider: "codex", NativeID: "t1", Text: "x"})
+	if err != nil || got != res.Operation.ID || res.Operation.NativeTurnID != "turn-c" || res.Receipt.NativeTurnID != "turn-c" {
+		t.Fatalf("correlation %q, op %+v, %v", got, res, err)
 	}
 }
 
@@ -339,32 +533,5 @@ func testTwoProcessesSameKeyDispatchOnce(t *testing.T, location string) {
 	}
 	if ok != 1 || sends.Load() != 1 {
 		t.Fatalf("accepted %d, dispatched %d", ok, sends.Load())
-	}
-}
-
-func TestConversationDispatcher(t *testing.T) {
-	e := newEnv(t, "")
-	ctx := context.Background()
-	var texts []string
-	e.fake.SendFunc = func(_ context.Context, _, text string, opts providers.SendOptions) (providers.Receipt, error) {
-		texts = append(texts, text)
-		return queued("turn-c")
-	}
-	var d conversations.Dispatcher = e.svc
-	r, err := d.Dispatch(ctx, "codex", "t1", "[agent-interop message m1 from a]\nhi", conversations.DispatchOptions{Mode: "send", MessageID: "m1", IdempotencyKey: "outbound_1"})
-	if err != nil || !r.Accepted || r.Status != providers.StatusQueued {
-		t.Fatalf("dispatch = %+v, %v", r, err)
-	}
-	op, err := e.svc.ByKey(ctx, "conversation:outbound_1")
-	if err != nil || !strings.Contains(string(op.Detail), `"conversationMessageId":"m1"`) {
-		t.Fatalf("op = %+v, %v", op, err)
-	}
-	_, err = d.Dispatch(ctx, "codex", "t1", "again", conversations.DispatchOptions{MessageID: "m1", IdempotencyKey: "outbound_1"})
-	if err == nil || !providers.IsUncertain(err) || len(texts) != 1 {
-		t.Fatalf("second dispatch = %v (texts %v)", err, texts)
-	}
-	_, err = d.Dispatch(ctx, "codex", "missing", "x", conversations.DispatchOptions{MessageID: "m2"})
-	if !errors.As(err, new(*providers.NotSentError)) {
-		t.Fatalf("unknown session = %v", err)
 	}
 }

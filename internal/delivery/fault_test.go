@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
@@ -46,12 +45,18 @@ func TestRecordWhoseCommitIsUnknownIsNeverDispatched(t *testing.T) {
 	if !errors.As(err, new(*DuplicateKeyError)) {
 		t.Fatalf("resending with the same key = %v, want the duplicate-key refusal (the record did commit)", err)
 	}
-	e.clock.Add(DefaultLease + time.Second)
-	ops, err := e.svc.Recover(ctx)
+	// The record did commit: once its owner is gone (this process stopped),
+	// the next runtime's settlement finds it open and, with no native history
+	// to read, marks it delivery_unknown. It is still never dispatched.
+	if err := e.svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	later := newEnv(t, dsn)
+	ops, err := later.svc.Settle(ctx)
 	if err != nil || len(ops) != 1 || ops[0].IdempotencyKey != "k-maybe" || ops[0].Status != providers.StatusDeliveryUnknown {
 		t.Fatalf("recover = %+v, %v", ops, err)
 	}
-	if n := e.fake.CallCount("send"); n != 0 {
+	if n := e.fake.CallCount("send") + later.fake.CallCount("send"); n != 0 {
 		t.Fatalf("dispatched %d times", n)
 	}
 }

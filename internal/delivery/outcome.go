@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/agent-interop/runtime/ent"
@@ -54,11 +53,12 @@ func (s *Service) worker() {
 		ctx, cancel := context.WithTimeout(context.Background(), outcomeWriteTimeout)
 		defer cancel()
 		s.mu.Lock()
-		matched := s.apply(ctx, r.k, r.status, r.reason, r.at)
+		matched, changed := s.apply(ctx, r.k, r.status, r.reason, r.at)
 		if !matched {
 			s.stash(r)
 		}
 		s.mu.Unlock()
+		s.notify(changed...)
 	}
 	for {
 		select {
@@ -108,9 +108,10 @@ func allowed(from operation.Status, to providers.ReceiptStatus) bool {
 	return false
 }
 
-// apply records an observed outcome on the operations carrying k.ref and
-// reports whether any operation carries it. Caller holds s.mu.
-func (s *Service) apply(ctx context.Context, k refKey, status providers.ReceiptStatus, reason string, at time.Time) bool {
+// apply records an observed outcome on the operations carrying k.ref,
+// reports whether any operation carries it and returns the operations it
+// changed. Caller holds s.mu and notifies the listeners after releasing it.
+func (s *Service) apply(ctx context.Context, k refKey, status providers.ReceiptStatus, reason string, at time.Time) (bool, []Operation) {
 	var matched bool
 	var changed []Operation
 	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
@@ -127,14 +128,18 @@ func (s *Service) apply(ctx context.Context, k refKey, status providers.ReceiptS
 			if !allowed(o.Status, status) {
 				continue
 			}
-			var d detail
-			_ = json.Unmarshal(o.Detail, &d)
+			d := decodeDetail(o.Detail)
 			d.Outcome = &outcomeDetail{Status: status, Reason: reason, At: at}
-			state := "outcome_observed"
-			if status == providers.StatusDeliveryUnknown {
-				state = "provider_lost"
+			state := stateObserved
+			d.Reason = reason // the latest observation is the reason
+			switch status {
+			case providers.StatusDeliveryUnknown:
+				state = stateLost
 				d.Classification = "delivery_unknown"
-				d.Reason = reason
+			case providers.StatusRejected:
+				d.Classification = "rejected"
+			default:
+				d.Classification = ""
 			}
 			u, err := tx.Operation.UpdateOneID(o.ID).Where(operation.StatusEQ(o.Status)).
 				SetStatus(operation.Status(status)).SetProviderState(state).SetDetail(d.raw()).
@@ -151,12 +156,7 @@ func (s *Service) apply(ctx context.Context, k refKey, status providers.ReceiptS
 	})
 	if err != nil {
 		s.opts.Logf("delivery: record outcome %s for %s:%s ref %s: %v", status, k.provider, k.nativeID, k.ref, err)
-		return true // do not keep retrying it as an early outcome
+		return true, nil // do not keep retrying it as an early outcome
 	}
-	for _, o := range changed {
-		for _, f := range s.listeners {
-			f(o)
-		}
-	}
-	return matched
+	return matched, changed
 }

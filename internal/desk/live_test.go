@@ -172,8 +172,9 @@ func TestConversationPageAndStream(t *testing.T) {
 	}
 	add := func(id string, seq int64, text, replyTo string) {
 		t.Helper()
+		op := f.addOperation("op-"+id, "b", "send", operation.StatusQueued, f.now) // the one ledger carries the message
 		m := c.Message.Create().SetID(id).SetConversationID("conversation_1").SetSequence(seq).SetSender("codex:a").SetRecipient("claude-code:b").
-			SetText(text).SetCreatedAt(f.now).SetIdempotencyKey("k-" + id)
+			SetText(text).SetCreatedAt(f.now).SetIdempotencyKey("k-" + id).SetOperationID(op.ID)
 		if replyTo != "" {
 			m.SetReplyTo(replyTo)
 		}
@@ -199,7 +200,7 @@ func TestConversationPageAndStream(t *testing.T) {
 	if !strings.Contains(ev.data, `beforeend:#messages`) || !strings.Contains(ev.data, `id="m-message_3"`) || ev.id != "3" {
 		t.Fatalf("append event %+v", ev)
 	}
-	if _, err := c.Message.UpdateOneID("message_1").SetDelivery("completed").Save(ctx); err != nil {
+	if _, err := c.Operation.UpdateOneID("op-message_1").SetStatus(operation.StatusCompleted).Save(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ev = s.next(t, streamWait)

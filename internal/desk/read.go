@@ -513,7 +513,7 @@ func receiptRow(rowid int64, o *ent.Operation) ReceiptRow {
 	row := ReceiptRow{
 		RowID: rowid, ID: o.ID, Key: o.IdempotencyKey, Provider: o.Provider, NativeID: o.NativeID,
 		Operation: o.Operation, Status: string(o.Status), ProviderState: o.ProviderState,
-		Turn: nativeTurn(o.Operation, o.Ref), TextSHA: o.TextSha256, Created: o.CreatedAt, Updated: o.UpdatedAt,
+		Turn: nativeTurn(o.NativeTurn, o.Ref), TextSHA: o.TextSha256, Created: o.CreatedAt, Updated: o.UpdatedAt,
 	}
 	var d struct {
 		Reason         string `json:"reason"`
@@ -534,7 +534,10 @@ func receiptRow(rowid int64, o *ent.Operation) ReceiptRow {
 // nativeTurn names the provider's record of the turn an operation started
 // or answered, from the adapter's correlation handle. (The truth issue
 // stores it as its own column; this is the one place to read it from.)
-func nativeTurn(kind, ref string) string {
+func nativeTurn(turn, ref string) string {
+	if turn != "" {
+		return turn
+	}
 	for _, prefix := range []string{"interrupt:", "permission:"} {
 		if t, ok := strings.CutPrefix(ref, prefix); ok {
 			return t
@@ -1047,7 +1050,7 @@ func (r *reader) conversation(ctx context.Context, id string, before int64, limi
 	if before > 0 {
 		q = q.Where(message.SequenceLT(before))
 	}
-	ms, err := q.Order(ent.Desc(message.FieldSequence)).Limit(limit + 1).All(ctx)
+	ms, err := q.WithOperation().Order(ent.Desc(message.FieldSequence)).Limit(limit + 1).All(ctx)
 	if err != nil {
 		return d, fmt.Errorf("read the messages of %s: %w", id, err)
 	}
@@ -1068,11 +1071,14 @@ func (r *reader) conversation(ctx context.Context, id string, before int64, limi
 	return d, nil
 }
 
+// messageRow shows a message with the state of the delivery operation that
+// carries it (the one ledger: the message has no state of its own).
 func messageRow(m *ent.Message) MessageRow {
 	row := MessageRow{ID: m.ID, Sender: m.Sender, Recipient: m.Recipient, Text: m.Text, ReplyTo: deref(m.ReplyTo),
-		Delivery: string(m.Delivery), Sequence: m.Sequence, Created: m.CreatedAt, Trimmed: m.TrimmedAt != nil}
-	if m.Receipt != nil {
-		row.ReceiptStatus, row.ReceiptState, row.ReceiptOperation = string(m.Receipt.Status), m.Receipt.ProviderState, m.Receipt.Operation
+		Sequence: m.Sequence, Created: m.CreatedAt, Trimmed: m.TrimmedAt != nil}
+	if op := m.Edges.Operation; op != nil {
+		row.Delivery = string(op.Status)
+		row.ReceiptStatus, row.ReceiptState, row.ReceiptOperation = string(op.Status), op.ProviderState, op.Operation
 	}
 	return row
 }

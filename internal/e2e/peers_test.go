@@ -213,6 +213,11 @@ type receipt struct {
 	Detail         json.RawMessage `json:"detail"`
 	OperationID    string          `json:"operationId"`
 	IdempotencyKey string          `json:"idempotencyKey"`
+	NativeTurnID   string          `json:"nativeTurnId"`
+	Liveness       struct {
+		State      string `json:"state"`
+		ObservedAt string `json:"observedAt"`
+	} `json:"liveness"`
 }
 
 // session is create_session's answer.

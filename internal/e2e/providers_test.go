@@ -82,7 +82,8 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 		fm.On(fakemodel.Exact(text), fakemodel.Text("Hi from the fake."))
 		key := unique("key")
 		r := send(t, cs, "opencode", s.NativeID, text, key)
-		if !r.Accepted || r.Status != "queued" || r.ProviderState != "transport_accepted" || r.OperationID == "" || r.IdempotencyKey != key {
+		if !r.Accepted || !queuedOr(r.Status, "completed") || r.OperationID == "" || r.IdempotencyKey != key ||
+			(r.Status == "queued" && r.ProviderState != "transport_accepted") {
 			t.Fatalf("receipt %+v", r)
 		}
 		// Each read waits up to timeoutMs for the next events; the cursor
@@ -165,27 +166,25 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 				}
 				t.Fatalf("the wait sent no progress: %+v %v", r.res, r.err)
 			}
-			cancelled := time.Now()
 			cancel()
+			// Bounds, not measures: the wait itself lasts 30 s, so a call
+			// that returns well before that was cancelled.
 			var r result
 			select {
 			case r = <-done:
-			case <-time.After(5 * time.Second):
-				t.Fatal("the cancelled call did not return within 5 s")
+			case <-time.After(20 * time.Second):
+				t.Fatal("the cancelled call did not return")
 			}
-			if !errors.Is(r.err, context.Canceled) || r.at.Sub(cancelled) > 2*time.Second {
-				t.Fatalf("cancelled call returned %v after %s", r.err, r.at.Sub(cancelled))
+			if !errors.Is(r.err, context.Canceled) {
+				t.Fatalf("cancelled call returned %v", r.err)
 			}
 			// The server stopped waiting too: its progress for this call
-			// stops, and it answers the next call at once.
-			if !p.progress.quiet(token, 1500*time.Millisecond, 8*time.Second) {
+			// stops (a 30 s wait reports every 500 ms), and it goes on
+			// answering calls.
+			if !p.progress.quiet(token, 1500*time.Millisecond, 20*time.Second) {
 				t.Fatal("progress notifications went on after the call was cancelled")
 			}
-			t0 := time.Now()
 			call(t, cs, "get_runtime_status", map[string]any{}, nil)
-			if d := time.Since(t0); d > 5*time.Second {
-				t.Fatalf("the runtime took %s to answer after the cancellation", d)
-			}
 			return true
 		})
 	})
@@ -216,8 +215,10 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 		text := unique("FAIL401")
 		fm.On(fakemodel.Exact(text), fakemodel.Fail(401, "Incorrect API key provided"))
 		key := unique("k401")
-		if r := send(t, cs, "opencode", s.NativeID, text, key); !r.Accepted || r.Status != "queued" {
-			t.Fatalf("receipt %+v", r) // the transport accepted it; the outcome comes later
+		// The transport accepted it; the outcome comes later (or was seen
+		// already: a fast provider may fail the turn before the receipt).
+		if r := send(t, cs, "opencode", s.NativeID, text, key); !queuedOr(r.Status, "rejected") || (r.Status == "queued" && !r.Accepted) {
+			t.Fatalf("receipt %+v", r)
 		}
 		ev := awaitEvent(t, cs, "opencode", s.NativeID, cursor, turnTimeout, "session.error", ofType("session.error"))
 		if !containsAll(string(ev.Data), "Incorrect API key provided", "401") {
@@ -241,7 +242,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 			"provider": "opencode", "nativeId": s.NativeID, "text": text,
 			"model": map[string]any{"providerID": realpeers.FakeProvider, "modelID": realpeers.FakeModel},
 		}, &r)
-		if r.Status != "queued" {
+		if !queuedOr(r.Status, "completed") {
 			t.Fatalf("receipt %+v", r)
 		}
 		cursor = awaitOpenCodeTurn(t, cs, s.NativeID, cursor, text)
@@ -352,7 +353,7 @@ func codexSteps(t *testing.T, p *peers) {
 		cursor = openEvents(t, cs, "codex", s.NativeID)
 		text := unique("say hello")
 		r := send(t, cs, "codex", s.NativeID, text, "")
-		if !r.Accepted || r.Status != "queued" || r.OperationID == "" {
+		if !r.Accepted || !queuedOr(r.Status, "completed") || r.OperationID == "" || r.NativeTurnID == "" {
 			t.Fatalf("receipt %+v", r)
 		}
 		done := awaitEvent(t, cs, "codex", s.NativeID, cursor, turnTimeout, "turn/completed", ofType("turn/completed"))
@@ -414,7 +415,7 @@ func claudeSteps(t *testing.T, p *peers, ws string) *liveSession {
 		cursor = openEvents(t, cs, "claude-code", s.NativeID)
 		text := unique("hello there")
 		r := send(t, cs, "claude-code", s.NativeID, text, "")
-		if !r.Accepted || r.Status != "queued" {
+		if !r.Accepted || !queuedOr(r.Status, "completed") {
 			t.Fatalf("receipt %+v", r)
 		}
 		var chunks strings.Builder
@@ -436,12 +437,15 @@ func claudeSteps(t *testing.T, p *peers, ws string) *liveSession {
 		}
 	})
 
+	turns := map[string]string{} // decision kind -> the turn it answered
+	files := map[string]string{}
 	for _, c := range []struct{ kind, word string }{{"allow_once", "WRITE-ALLOW"}, {"reject_once", "WRITE-REJECT"}} {
 		step(t, "permission asked and answered "+c.kind, func(t *testing.T) {
 			tag := unique(c.word)
 			file := filepath.Join(ws, tag+".txt")
+			files[c.kind] = tag + ".txt"
 			fm.On(fakemodel.Contains(tag), fakemodel.WriteFile(file, "content\n").WithFollowUp("Done writing."))
-			send(t, cs, "claude-code", s.NativeID, tag+" now", "")
+			turns[c.kind] = send(t, cs, "claude-code", s.NativeID, tag+" now", "").NativeTurnID
 			req := awaitPermission(t, cs, "claude-code", s.NativeID, turnTimeout)
 			kinds := map[string]bool{}
 			for _, o := range req.Options {
@@ -466,10 +470,31 @@ func claudeSteps(t *testing.T, p *peers, ws string) *liveSession {
 		})
 	}
 
-	step(t, "no native diff", func(t *testing.T) {
-		msg := callFail(t, cs, "get_session_diff", map[string]any{"provider": "claude-code", "nativeId": s.NativeID})
-		if !strings.Contains(msg, "claude-code does not expose native diff") {
-			t.Fatalf("get_session_diff = %s", msg)
+	step(t, "native diff from the completed tool calls", func(t *testing.T) {
+		type acpDiff struct {
+			Diff struct {
+				TurnID   string `json:"turnId"`
+				Observed bool   `json:"observed"`
+				Files    []struct {
+					Path  string `json:"path"`
+					Patch string `json:"patch"`
+				} `json:"files"`
+				Skipped []struct {
+					Status string `json:"status"`
+				} `json:"skipped"`
+			} `json:"diff"`
+		}
+		// The latest turn's write was rejected: no change, the call skipped.
+		var latest acpDiff
+		call(t, cs, "get_session_diff", map[string]any{"provider": "claude-code", "nativeId": s.NativeID}, &latest)
+		if d := latest.Diff; d.TurnID != turns["reject_once"] || d.Observed || len(d.Files) != 0 || len(d.Skipped) != 1 || d.Skipped[0].Status != "failed" {
+			t.Fatalf("diff of the rejected turn = %+v", d)
+		}
+		// The allowed write's turn, named by its receipt's nativeTurnId.
+		var allowed acpDiff
+		call(t, cs, "get_session_diff", map[string]any{"provider": "claude-code", "nativeId": s.NativeID, "messageId": turns["allow_once"]}, &allowed)
+		if d := allowed.Diff; !d.Observed || len(d.Files) != 1 || d.Files[0].Path != files["allow_once"] || !strings.Contains(d.Files[0].Patch, "+content") {
+			t.Fatalf("diff of the allowed turn = %+v", d)
 		}
 	})
 	return &liveSession{session: s, cursor: cursor}
@@ -537,7 +562,7 @@ func conversationSteps(t *testing.T, p *peers, oc, cl *liveSession) {
 		Receipt receipt `json:"receipt"`
 	}
 	call(t, cs, "send_conversation_message", map[string]any{"conversationId": conv.ID, "sender": sender, "recipient": recipient, "text": text}, &sent)
-	if sent.Message.Delivery != "queued" || !sent.Receipt.Accepted || sent.Receipt.Provider != "claude-code" || sent.Receipt.NativeID != cl.NativeID {
+	if !queuedOr(sent.Message.Delivery, "completed") || !sent.Receipt.Accepted || sent.Receipt.Provider != "claude-code" || sent.Receipt.NativeID != cl.NativeID {
 		t.Fatalf("send_conversation_message = %+v", sent)
 	}
 	// The message's delivery moves to completed once Claude Code reports
@@ -628,7 +653,7 @@ func reviewSteps(t *testing.T, p *peers, oc, cl *liveSession) {
 		len(h.AuthorityBoundaries) != 1 || h.AuthorityBoundaries[0] != "Reviewer may report findings but may not mutate the subject session" {
 		t.Fatalf("handoff %+v packet %+v", h, rr.Packet)
 	}
-	if !rr.Receipt.Accepted || rr.Receipt.Status != "queued" || rr.Receipt.NativeID != cl.NativeID {
+	if !rr.Receipt.Accepted || !queuedOr(rr.Receipt.Status, "completed") || rr.Receipt.NativeID != cl.NativeID {
 		t.Fatalf("receipt %+v", rr.Receipt)
 	}
 	// The reviewer's turn ends; its model saw the review text exactly once.
@@ -789,4 +814,19 @@ func TestFreebuffToolsOverMCP(t *testing.T) {
 	if msg := callFail(t, legacy, "read_project_file", map[string]any{"projectId": project, "path": ".env"}); !strings.Contains(msg, "Protected file access denied") {
 		t.Fatalf("legacy read_project_file(.env) = %s", msg)
 	}
+}
+
+// queuedOr reports a receipt status a fast provider may legitimately show
+// when the send returns: queued (transport accepted), or the outcome
+// already observed.
+func queuedOr(status string, outcomes ...string) bool {
+	if status == "queued" {
+		return true
+	}
+	for _, o := range outcomes {
+		if status == o {
+			return true
+		}
+	}
+	return false
 }

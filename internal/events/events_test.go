@@ -168,8 +168,62 @@ func TestWaitWakesProgressAndCancel(t *testing.T) {
 	}
 	// A bounded wait with nothing new returns an empty page at the cursor.
 	p, err := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "t1", AfterSequence: 1, Timeout: 50 * time.Millisecond})
-	if err != nil || len(p.Events) != 0 || p.Next != 1 {
+	if err != nil || len(p.Events) != 0 || p.Next != 1 || p.WaitEnded != WaitTimeout {
 		t.Fatalf("timeout page = %+v, %v", p, err)
+	}
+}
+
+// TestWaitEndsWhenTheSessionIsParked: a wait for events ends at once, and
+// says why, when the session waits on an approval or its provider is
+// gone; every page carries the session's liveness.
+func TestWaitEndsWhenTheSessionIsParked(t *testing.T) {
+	st := openStore(t)
+	f := newFakeStreams()
+	var mu sync.Mutex
+	state := providers.LiveWorking
+	h := NewHub(NewLog(st, LogOptions{}), HubOptions{Open: f.open, ReopenBackoff: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+		Liveness: func(providers.ID, string) providers.Liveness {
+			mu.Lock()
+			defer mu.Unlock()
+			at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+			return providers.Liveness{State: state, ObservedAt: &at}
+		}})
+	t.Cleanup(func() { h.Close() })
+	ctx := context.Background()
+	first, err := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "t1"})
+	if err != nil || first.Liveness == nil || first.Liveness.State != providers.LiveWorking || first.WaitEnded != "" {
+		t.Fatalf("first page = %+v, %v", first, err)
+	}
+	ch := waitOpen(t, f)
+	for _, parked := range []providers.LivenessState{providers.LiveWaitingOnApproval, providers.LiveDead} {
+		mu.Lock()
+		state = parked
+		mu.Unlock()
+		done := make(chan Page, 1)
+		go func() {
+			p, _ := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "t1", Timeout: MaxWait})
+			done <- p
+		}()
+		select {
+		case p := <-done:
+			if len(p.Events) != 0 || p.WaitEnded != string(parked) || p.Liveness.State != parked {
+				t.Fatalf("parked page = %+v", p)
+			}
+		case <-time.After(MaxWait - 5*time.Second):
+			t.Fatalf("a wait on a %s session ran to its timeout", parked)
+		}
+	}
+	// Events still come first: a parked session's new event is returned.
+	ch <- ev("permission", 1)
+	eventually := time.Now().Add(10 * time.Second)
+	for {
+		p, _ := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "t1", Timeout: time.Second})
+		if len(p.Events) == 1 && p.WaitEnded == "" {
+			break
+		}
+		if time.Now().After(eventually) {
+			t.Fatalf("the event was not served: %+v", p)
+		}
 	}
 }
 
@@ -294,15 +348,19 @@ func testWaitWakesOnAnotherProcessAppend(t *testing.T, path string) {
 	}
 	defer b.Close()
 	f := newFakeStreams()
-	h := newHub(t, a, f, LogOptions{})
+	h := NewHub(NewLog(a, LogOptions{}), HubOptions{Open: f.open, ReopenBackoff: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond, ProgressInterval: 5 * time.Millisecond})
+	t.Cleanup(func() { h.Close() })
 	other := NewLog(b, LogOptions{})
 	done := make(chan Page, 1)
+	waiting := make(chan struct{})
+	var once sync.Once
 	go func() {
-		p, _ := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "x", Timeout: 10 * time.Second})
+		p, _ := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "x", Timeout: MaxWait,
+			Progress: func(time.Duration, time.Duration) { once.Do(func() { close(waiting) }) }})
 		done <- p
 	}()
 	waitOpen(t, f)
-	time.Sleep(100 * time.Millisecond)
+	<-waiting // the read reports progress: it is waiting
 	if _, err := other.Append(ctx, providers.Codex, "x", 1, []providers.NativeEvent{ev("from-b", 1)}); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +369,7 @@ func testWaitWakesOnAnotherProcessAppend(t *testing.T, path string) {
 		if len(p.Events) != 1 || p.Events[0].Type != "from-b" {
 			t.Fatalf("page = %+v", p)
 		}
-	case <-time.After(3 * time.Second):
+	case <-time.After(MaxWait - 5*time.Second): // a bound below the wait's own
 		t.Fatal("not woken by another process's append")
 	}
 }

@@ -38,6 +38,10 @@ type HubOptions struct {
 	ReopenBackoff time.Duration
 	// Logf receives diagnostics (default: discarded).
 	Logf func(format string, args ...any)
+	// Liveness reports what the runtime knows of a session now (the
+	// registry's); every page carries it, and a wait ends early when the
+	// session is parked on an approval or its provider is gone.
+	Liveness func(provider providers.ID, nativeID string) providers.Liveness
 }
 
 // Hub shares one provider subscription per session among all readers.
@@ -131,7 +135,25 @@ func (h *Hub) Read(ctx context.Context, req ReadRequest) (Page, error) {
 	if warning != nil {
 		page.Warning = "live events unavailable: " + warning.Error()
 	}
+	if h.opts.Liveness != nil {
+		l := h.opts.Liveness(k.provider, k.nativeID)
+		page.Liveness = &l
+	}
 	return page, err
+}
+
+// parked reports whether a wait for new events should end now because the
+// session cannot produce any until someone acts: it waits on an approval,
+// or its provider process is gone.
+func (h *Hub) parked(k key) (providers.LivenessState, bool) {
+	if h.opts.Liveness == nil {
+		return "", false
+	}
+	switch l := h.opts.Liveness(k.provider, k.nativeID); l.State {
+	case providers.LiveWaitingOnApproval, providers.LiveDead:
+		return l.State, true
+	}
+	return "", false
 }
 
 func (h *Hub) read(ctx context.Context, k key, req ReadRequest, start time.Time) (Page, error) {
@@ -149,6 +171,13 @@ func (h *Hub) read(ctx context.Context, k key, req ReadRequest, start time.Time)
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
+			if req.Timeout > 0 {
+				page.WaitEnded = WaitTimeout
+			}
+			return page, nil
+		}
+		if state, ok := h.parked(k); ok {
+			page.WaitEnded = string(state)
 			return page, nil
 		}
 		if timer == nil {
@@ -162,14 +191,18 @@ func (h *Hub) read(ctx context.Context, k key, req ReadRequest, start time.Time)
 			case <-ctx.Done():
 				return page, ctx.Err()
 			case <-timer:
-				return h.log.Page(ctx, k.provider, k.nativeID, req.AfterSequence, req.Limit)
+				page, err := h.log.Page(ctx, k.provider, k.nativeID, req.AfterSequence, req.Limit)
+				if len(page.Events) == 0 && page.Gap == nil {
+					page.WaitEnded = WaitTimeout
+				}
+				return page, err
 			case <-wake:
 				break wait
 			case <-poll.C:
 				break wait
 			case <-progress.C:
-				if req.Progress != nil {
-					req.Progress(time.Since(start), req.Timeout)
+				if req.Progress != nil { // never more than the bound, on a late tick
+					req.Progress(min(time.Since(start), req.Timeout), req.Timeout)
 				}
 			}
 		}

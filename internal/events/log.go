@@ -28,6 +28,9 @@ type Event struct {
 	Timestamp time.Time       `json:"timestamp"`
 	Type      string          `json:"type"`
 	Data      json.RawMessage `json:"data"`
+	// TurnID is the native turn the event belongs to (the nativeTurnId of
+	// the receipt that started it), when the adapter knows it.
+	TurnID string `json:"turnId,omitempty"`
 }
 
 // Gap reports events that were deleted by retention before the reader saw
@@ -53,7 +56,17 @@ type Page struct {
 	NextCursor string `json:"nextCursor,omitempty"`
 
 	session key
+	// Liveness is what the runtime knows of the session now.
+	Liveness *providers.Liveness `json:"liveness,omitempty"`
+	// WaitEnded says why a read that waited for events returned without
+	// any: "timeout" (timeoutMs passed), "waiting_on_approval" (the
+	// session is parked on a permission request, so no event comes until
+	// it is answered) or "dead" (its provider process is gone).
+	WaitEnded string `json:"waitEnded,omitempty"`
 }
+
+// WaitTimeout is Page.WaitEnded when the wait's bound passed.
+const WaitTimeout = "timeout"
 
 // Log is the durable per-session event log in the store. Sequences are
 // allocated in the transaction that inserts the events, so two runtime
@@ -265,7 +278,7 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, provider providers.ID, n
 }
 
 func insertArgs(provider providers.ID, nativeID string, epoch, first int64, evs []providers.NativeEvent, now time.Time) []any {
-	args := make([]any, 0, 3+len(evs)*4)
+	args := make([]any, 0, 3+len(evs)*5)
 	args = append(args, string(provider), nativeID, epoch)
 	var buf []byte
 	for i, ev := range evs {
@@ -278,7 +291,7 @@ func insertArgs(provider providers.ID, nativeID string, epoch, first int64, evs 
 			data = string(ev.Data)
 		}
 		buf = appendStoredTime(buf[:0], ts)
-		args = append(args, first+int64(i), ev.Type, data, string(buf))
+		args = append(args, first+int64(i), ev.Type, data, string(buf), ev.TurnID)
 	}
 	return args
 }
@@ -322,7 +335,7 @@ func (l *Log) Page(ctx context.Context, provider providers.ID, nativeID string, 
 		ev := Event{Provider: provider, NativeID: nativeID}
 		var ts string
 		var data []byte
-		if err := rows.Scan(&ev.Sequence, &ev.Epoch, &ev.Type, &data, &ts); err != nil {
+		if err := rows.Scan(&ev.Sequence, &ev.Epoch, &ev.Type, &data, &ts, &ev.TurnID); err != nil {
 			return p, fmt.Errorf("read events of %s:%s: %w", provider, nativeID, err)
 		}
 		ev.Timestamp = parseStoredTime(ts)

@@ -46,7 +46,7 @@ RETURNING epoch`,
 	stHead: `SELECT last_sequence, epoch, oldest_retained FROM session_streams WHERE provider = ? AND native_id = ?`,
 	// CAST keeps the driver from parsing every timestamp with time.Parse;
 	// parseStoredTime reads the store's fixed format.
-	stPage: `SELECT sequence, epoch, type, data, CAST(timestamp AS TEXT) FROM session_events
+	stPage: `SELECT sequence, epoch, type, data, CAST(timestamp AS TEXT), turn_id FROM session_events
 WHERE provider = ? AND native_id = ? AND sequence > ? ORDER BY sequence LIMIT ?`,
 }
 
@@ -88,17 +88,17 @@ func (s *statements) insert(ctx context.Context, rows int) (*sql.Stmt, error) {
 		return st, nil
 	}
 	// ?1 provider, ?2 native id, ?3 epoch, then (sequence, type, data,
-	// timestamp) per row: the repeated values are bound once. A plain
-	// multi-row VALUES lets PostgreSQL take each parameter's type from its
-	// column.
+	// timestamp, turn id) per row: the repeated values are bound once. A
+	// plain multi-row VALUES lets PostgreSQL take each parameter's type from
+	// its column.
 	var b strings.Builder
-	b.WriteString("INSERT INTO session_events (provider, native_id, sequence, epoch, type, data, timestamp) VALUES ")
+	b.WriteString("INSERT INTO session_events (provider, native_id, sequence, epoch, type, data, timestamp, turn_id) VALUES ")
 	for i := 0; i < rows; i++ {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		n := 4 + 4*i
-		fmt.Fprintf(&b, "(?1, ?2, ?%d, ?3, ?%d, ?%d, ?%d)", n, n+1, n+2, n+3)
+		n := 4 + 5*i
+		fmt.Fprintf(&b, "(?1, ?2, ?%d, ?3, ?%d, ?%d, ?%d, ?%d)", n, n+1, n+2, n+3, n+4)
 	}
 	st, err := s.db.PrepareContext(ctx, s.rebind(b.String()))
 	if err != nil {

@@ -9,9 +9,12 @@ package providers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -113,6 +116,9 @@ type Session struct {
 	Host       string         `json:"host,omitempty"`
 	Provenance Provenance     `json:"provenance"`
 	Metadata   map[string]any `json:"metadata,omitempty"`
+	// Liveness is what this runtime knows of the session now (set by the
+	// registry on listings).
+	Liveness *Liveness `json:"liveness,omitempty"`
 }
 
 // Model is a structured model selection.
@@ -134,6 +140,11 @@ type SendOptions struct {
 	Model     *Model
 	Agent     string
 	Reasoning string
+	// CorrelationID is the runtime's operation id for this prompt. An
+	// adapter whose provider stores a client-chosen id with the prompt
+	// passes it on (Codex clientUserMessageId), so the turn can be found
+	// in the provider's history after a crash ([TurnLookup]).
+	CorrelationID string
 }
 
 // ReceiptStatus is the delivery state of an operation.
@@ -158,7 +169,12 @@ type Receipt struct {
 	Status        ReceiptStatus `json:"status,omitempty"`
 	ProviderState string        `json:"providerState,omitempty"`
 	Detail        any           `json:"detail,omitempty"`
-	Ref           string        `json:"-"`
+	// NativeTurnID names the provider's own record of the turn the
+	// operation started, when the provider gives one: a Codex turn id, an
+	// OpenCode user message id, an ACP prompt. Events of that turn carry
+	// it as their turnId.
+	NativeTurnID string `json:"nativeTurnId,omitempty"`
+	Ref          string `json:"-"`
 }
 
 // NativeEvent is one event as the provider produced it. The registry assigns
@@ -168,6 +184,9 @@ type NativeEvent struct {
 	Timestamp time.Time       `json:"timestamp"`
 	Type      string          `json:"type"`
 	Data      json.RawMessage `json:"data"`
+	// TurnID is the native turn the event belongs to, when the adapter
+	// knows it (the NativeTurnID of the receipt that started the turn).
+	TurnID string `json:"turnId,omitempty"`
 }
 
 // PermissionOption is one choice a provider offered for a permission request.
@@ -298,4 +317,95 @@ type EndpointRouter interface {
 	// ForEndpoint returns the adapter bound to endpoint, or an error saying
 	// why that endpoint cannot be reached now.
 	ForEndpoint(ctx context.Context, endpoint string) (Adapter, error)
+}
+
+// LivenessState is what the runtime knows of a session right now.
+type LivenessState string
+
+// Liveness states.
+const (
+	// LiveWorking: a turn is running.
+	LiveWorking LivenessState = "working"
+	// LiveWaitingOnApproval: the session is parked on a permission request
+	// that respond_to_permission has not answered.
+	LiveWaitingOnApproval LivenessState = "waiting_on_approval"
+	// LiveIdle: the provider is reachable and no turn is running.
+	LiveIdle LivenessState = "idle"
+	// LiveDead: the process or connection that served the session is gone.
+	LiveDead LivenessState = "dead"
+	// LiveUnknown: this runtime has not observed the session.
+	LiveUnknown LivenessState = "unknown"
+)
+
+// Liveness is a session's state as last observed by this runtime, with the
+// time of that observation (nil when it never observed the session).
+type Liveness struct {
+	State      LivenessState `json:"state"`
+	ObservedAt *time.Time    `json:"observedAt,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+}
+
+// LivenessReporter is optionally implemented by an [Adapter]: it answers
+// from what the adapter already holds in memory, without contacting the
+// provider.
+type LivenessReporter interface {
+	Liveness(nativeID string) Liveness
+}
+
+// TurnQuery names an operation whose outcome a previous runtime process did
+// not observe.
+type TurnQuery struct {
+	NativeID  string
+	Operation string // send, cancel, permission
+	// CorrelationID is the operation id passed as SendOptions.CorrelationID.
+	CorrelationID string
+	// NativeTurnID and Ref are what the previous process recorded, if the
+	// dispatch returned before it stopped.
+	NativeTurnID string
+	Ref          string
+	// TextSHA256 is the hex SHA-256 of the prompt text; SentAfter bounds
+	// the search to turns that started after the operation was recorded.
+	TextSHA256 string
+	SentAfter  time.Time
+}
+
+// Matches reports whether text is the prompt q names by its SHA-256
+// (exactly, or once surrounding blanks are trimmed: a history may store the
+// prompt trimmed).
+func (q TurnQuery) Matches(text string) bool {
+	if q.TextSHA256 == "" {
+		return false
+	}
+	for _, t := range []string{text, strings.TrimSpace(text)} {
+		sum := sha256.Sum256([]byte(t))
+		if hex.EncodeToString(sum[:]) == q.TextSHA256 {
+			return true
+		}
+	}
+	return false
+}
+
+// TurnRecord is what the provider's native history says about a turn.
+type TurnRecord struct {
+	// Found says the provider has the prompt in its history.
+	Found bool
+	// Status is StatusCompleted or StatusRejected when the history shows
+	// the turn's result; anything else means no result was observed.
+	Status       ReceiptStatus
+	Reason       string
+	NativeTurnID string
+	// Source names what was read (e.g. "codex thread/read").
+	Source string
+	// Following says the turn is still running and the adapter now follows
+	// it: it reports the outcome through Host.ReportOutcome with Ref, so the
+	// operation stays open, owned by this process.
+	Following bool
+	Ref       string
+}
+
+// TurnLookup is optionally implemented by an [Adapter] whose provider keeps
+// a history the runtime can read: it finds the turn an operation started
+// without sending anything.
+type TurnLookup interface {
+	LookupTurn(ctx context.Context, q TurnQuery) (TurnRecord, error)
 }

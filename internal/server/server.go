@@ -63,6 +63,12 @@ type Server struct {
 	list     []byte
 	listErr  error
 	initOnce sync.Once
+
+	// background is the context of the start-up work; Run cancels it and
+	// waits for that work before it returns.
+	background context.Context
+	stopBg     context.CancelFunc
+	bg         sync.WaitGroup
 }
 
 // New builds the server over the profile's tools. Tools are not registered
@@ -80,6 +86,7 @@ func New(opts Options) *Server {
 		opts.Redactor = secrets.Default
 	}
 	s := &Server{opts: opts, entries: opts.Profile.Entries(opts.ReadOnly), guard: guard{counter: opts.Tokens}}
+	s.background, s.stopBg = context.WithCancel(context.Background())
 	s.byName = make(map[string]mcp.ToolHandler, len(s.entries))
 	for _, e := range s.entries {
 		s.byName[e.Name] = s.handler(e)
@@ -94,24 +101,47 @@ func New(opts Options) *Server {
 	return s
 }
 
-// Run serves on t until the client disconnects or ctx ends.
+// Run serves on t until the client disconnects or ctx ends. Before it
+// returns, the start-up work (AfterInitialize) is cancelled and waited for,
+// so the caller may close what that work uses.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	return s.mcp.Run(ctx, t)
+	err := s.mcp.Run(ctx, t)
+	s.initOnce.Do(func() {}) // no start-up work begins after this point
+	s.stopBg()
+	s.bg.Wait()
+	return err
 }
 
-func (s *Server) initialized(ctx context.Context, _ *mcp.InitializedRequest) {
+func (s *Server) initialized(context.Context, *mcp.InitializedRequest) { s.startBackground() }
+
+// startBackground starts the start-up work once: after the client's
+// initialized notification, or after the first other request was answered
+// (a client on the sessionless protocol revision sends no initialize).
+func (s *Server) startBackground() {
 	if s.opts.AfterInitialize == nil {
 		return
 	}
 	s.initOnce.Do(func() {
-		go s.opts.AfterInitialize(context.WithoutCancel(ctx))
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			s.opts.AfterInitialize(s.background)
+		}()
 	})
 }
 
 // handler decodes, validates and answers one tool call. Every failure the
 // caller can act on is a tool error (isError), never a protocol error.
 func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		defer func() {
+			// A bug in a handler must not end the process (and with it every
+			// session): it becomes this call's tool error.
+			if p := recover(); p != nil {
+				s.opts.Logger.Error("tool panicked", "tool", e.Name, "panic", fmt.Sprint(p))
+				res, err = s.toolError(fmt.Sprintf("%s failed: internal error (%v)", e.Name, p)), nil
+			}
+		}()
 		raw := req.Params.Arguments
 		if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			raw = json.RawMessage("{}")
@@ -140,12 +170,12 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 			}
 			return s.toolError(msg), nil
 		}
-		res, err := s.answer(out, e)
-		if err != nil {
-			s.opts.Logger.Error("tool answer not encodable", "tool", e.Name, "err", err)
-			return s.toolError(fmt.Sprintf("%s produced an answer that cannot be encoded: %v", e.Name, err)), nil
+		encoded, eerr := s.answer(out, e)
+		if eerr != nil {
+			s.opts.Logger.Error("tool answer not encodable", "tool", e.Name, "err", eerr)
+			return s.toolError(fmt.Sprintf("%s produced an answer that cannot be encoded: %v", e.Name, eerr)), nil
 		}
-		return res, nil
+		return encoded, nil
 	}
 }
 
@@ -285,6 +315,9 @@ func (r *cachedList) MarshalJSON() ([]byte, error) {
 // table; every other method goes to the SDK.
 func (s *Server) tools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "initialize" && !strings.HasPrefix(method, "notifications/") {
+			defer s.startBackground()
+		}
 		switch method {
 		case "tools/list":
 			lr, ok := req.(*mcp.ListToolsRequest)

@@ -1,17 +1,40 @@
 // Package stdio is the server's stdio transport: newline-delimited
-// JSON-RPC with a guard in front of the MCP SDK. A malformed line (not JSON,
-// not a JSON-RPC message, a batch, or too long) is answered with the
-// protocol's standard error (-32700 or -32600) and skipped; the session
-// goes on. The SDK alone would end the session on such a line.
+// JSON-RPC with a guard in front of the MCP SDK, which would end the whole
+// session on a message it cannot decode.
+//
+// Every inbound line is checked first (frame.go) without recursion, so no
+// nesting depth or size up to [MaxLineBytes] can hurt the guard itself. A
+// line the SDK could not take gets the protocol's answer from the guard and
+// the session goes on:
+//
+//   - not JSON (or not UTF-8): -32700; a batch, a non-object, no method,
+//     a bad jsonrpc, method or id member, or an id of null: -32600; params
+//     that are not an object or array, or nest deeper than the SDK accepts:
+//     -32602. Each answer echoes the request's id as it was written.
+//   - an id the SDK cannot carry exactly (a fraction, an exponent, an
+//     integer beyond 2^53 such as 1e400 or 123456789012345678901234567890)
+//     is replaced by a private string id on the way in and restored in the
+//     answer, so the request is served and answered under its own id.
+//   - a second request with the id of a request still in flight: -32600
+//     (the SDK would drop it without an answer).
+//   - a malformed response (to a request of ours) is dropped.
+//
+// When stdin ends the transport keeps the SDK's input open until every
+// request already read has been answered (bounded by Options.DrainTimeout),
+// then ends it, so requests written just before EOF are answered.
 package stdio
 
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,64 +42,338 @@ import (
 // MaxLineBytes bounds one inbound message.
 const MaxLineBytes = 4 << 20
 
-// Transport returns an MCP transport over in and out that answers
-// malformed lines itself.
-func Transport(in io.Reader, out io.Writer) mcp.Transport {
-	w := &lineWriter{out: out}
+// DefaultDrainTimeout bounds the wait for in-flight answers after stdin
+// ends: longer than the longest bounded wait a tool makes (30 s).
+const DefaultDrainTimeout = 60 * time.Second
+
+// DefaultInterruptDrain bounds the wait for in-flight answers after
+// [Transport.Interrupt] (Ctrl-C): short, the user asked to stop.
+const DefaultInterruptDrain = 2 * time.Second
+
+// Options configure a transport.
+type Options struct {
+	// DrainTimeout bounds how long, after stdin ends, the transport waits
+	// for the answers to the requests already read (default 60 s).
+	DrainTimeout time.Duration
+	// InterruptDrain is the same bound after Interrupt (default 2 s).
+	InterruptDrain time.Duration
+}
+
+// Transport is the guarded stdio transport.
+type Transport struct {
+	io        *mcp.IOTransport
+	g         *guard
+	pw        *io.PipeWriter
+	interrupt sync.Once
+}
+
+var _ mcp.Transport = (*Transport)(nil)
+
+// New returns a transport over in and out.
+func New(in io.Reader, out io.Writer, opts Options) *Transport {
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = DefaultDrainTimeout
+	}
+	if opts.InterruptDrain <= 0 {
+		opts.InterruptDrain = DefaultInterruptDrain
+	}
+	g := newGuard(out, opts)
 	pr, pw := io.Pipe()
-	go pump(in, pw, w)
-	return &mcp.IOTransport{Reader: pr, Writer: w, MaxLineLength: MaxLineBytes + 1}
+	go g.pump(in, pw)
+	// The guard enforces the line limit; the SDK's own cap only has to
+	// allow for a substituted id.
+	return &Transport{io: &mcp.IOTransport{Reader: pr, Writer: g, MaxLineLength: 2 * MaxLineBytes}, g: g, pw: pw}
 }
 
-// lineWriter writes whole lines atomically, so error answers written by the
-// pump never interleave with the SDK's messages.
-type lineWriter struct {
-	mu  sync.Mutex
-	out io.Writer
-	buf []byte
+// Connect implements mcp.Transport.
+func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
+	return t.io.Connect(ctx)
 }
 
-func (w *lineWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		if _, err := w.out.Write(w.buf[:i+1]); err != nil {
-			return 0, err
-		}
-		w.buf = w.buf[i+1:]
+// Interrupt ends the input as if stdin had closed, waiting at most
+// Options.InterruptDrain for the answers in flight, so the server stops the
+// way it does at EOF (a clean exit instead of a cancelled one).
+func (t *Transport) Interrupt() {
+	t.interrupt.Do(func() {
+		go func() {
+			t.g.drained(t.g.opts.InterruptDrain)
+			_ = t.pw.CloseWithError(io.EOF)
+		}()
+	})
+}
+
+// guard checks inbound lines, tracks the requests it forwarded until their
+// answers are written, and restores substituted ids in those answers.
+type guard struct {
+	out   io.Writer
+	opts  Options
+	nonce string // prefix of substitute ids
+
+	wmu sync.Mutex // serialises writes to out, so lines never interleave
+	buf []byte     // the SDK's partial line
+
+	mu      sync.Mutex
+	pending map[string]bool   // id keys of forwarded calls not answered yet
+	subst   map[string][]byte // substitute id key -> the id as the client wrote it
+	nextSub int64
+	idle    chan struct{} // closed while nothing is pending
+}
+
+func newGuard(out io.Writer, opts Options) *guard {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	idle := make(chan struct{})
+	close(idle)
+	return &guard{
+		out: out, opts: opts, nonce: "interop-id-" + hex.EncodeToString(b[:]) + "-",
+		pending: map[string]bool{}, subst: map[string][]byte{}, idle: idle,
 	}
 }
 
-func (w *lineWriter) Close() error { return nil }
-
-func (w *lineWriter) writeLine(b []byte) {
-	_, _ = w.Write(append(b, '\n'))
+// Write implements io.Writer for the SDK: whole lines are passed on, each
+// answer retiring its request (and getting its original id back).
+func (g *guard) Write(p []byte) (int, error) {
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
+	g.buf = append(g.buf, p...)
+	for {
+		i := bytes.IndexByte(g.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := g.retire(g.buf[:i+1])
+		_, err := g.out.Write(line)
+		g.buf = g.buf[i+1:]
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
-// pump copies valid messages from in to pw and answers the others.
-func pump(in io.Reader, pw *io.PipeWriter, w *lineWriter) {
+// Close implements io.Closer (stdout stays open).
+func (g *guard) Close() error { return nil }
+
+// answer writes one of the guard's own answers.
+func (g *guard) answer(r *refusal) {
+	if r.silent {
+		return
+	}
+	line := append(errorAnswer(r.id, r.code, r.msg), '\n')
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
+	_, _ = g.out.Write(line)
+}
+
+// sdkPrefix starts every message the SDK writes that carries an id.
+var sdkPrefix = []byte(`{"jsonrpc":"2.0","id":`)
+
+// retire handles one outgoing line: when it answers a forwarded call, the
+// call is no longer pending and a substituted id is replaced by the
+// original one.
+func (g *guard) retire(line []byte) []byte {
+	start, end, ok := responseID(line)
+	if !ok {
+		return line
+	}
+	key, err := idKey(line[start:end])
+	if err != nil {
+		return line
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if orig, ok := g.subst[key]; ok {
+		delete(g.subst, key)
+		line = splice(line, start, end, orig)
+	}
+	if g.pending[key] {
+		delete(g.pending, key)
+		if len(g.pending) == 0 {
+			close(g.idle)
+		}
+	}
+	return line
+}
+
+// responseID finds the id of a response line (a line with an id and no
+// method). SDK lines start with sdkPrefix; anything else takes the slow
+// path through the scanner.
+func responseID(line []byte) (start, end int, ok bool) {
+	body := bytes.TrimRight(line, "\r\n")
+	if bytes.HasPrefix(body, sdkPrefix) {
+		start = len(sdkPrefix)
+		var err error
+		if start < len(body) && body[start] == '"' {
+			end, err = scanString(body, start)
+		} else if start < len(body) {
+			end, err = scanNumber(body, start)
+		} else {
+			return 0, 0, false
+		}
+		if err != nil || end >= len(body) || body[end] != ',' {
+			return 0, 0, false
+		}
+		rest := body[end+1:]
+		return start, end, bytes.HasPrefix(rest, []byte(`"result"`)) || bytes.HasPrefix(rest, []byte(`"error"`))
+	}
+	members, isObject, err := scanObject(body)
+	if err != nil || !isObject {
+		return 0, 0, false
+	}
+	var id *member
+	for i := range members {
+		switch members[i].key {
+		case "method":
+			return 0, 0, false
+		case "id":
+			id = &members[i]
+		}
+	}
+	if id == nil || (id.raw[0] != '"' && classifyID(id.raw) != idInteger) {
+		return 0, 0, false
+	}
+	return id.start, id.start + len(id.raw), true
+}
+
+func splice(line []byte, start, end int, with []byte) []byte {
+	out := make([]byte, 0, len(line)-(end-start)+len(with))
+	out = append(out, line[:start]...)
+	out = append(out, with...)
+	return append(out, line[end:]...)
+}
+
+// admit records a call about to be forwarded. It returns the line to
+// forward (with a substitute id when needed), or a refusal when the id is
+// already in flight.
+func (g *guard) admit(line []byte, msg message) ([]byte, string, *refusal) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var key string
+	if msg.idKind == idOther {
+		g.nextSub++
+		sub := strconv.AppendQuote(nil, g.nonce+strconv.FormatInt(g.nextSub, 10))
+		key, _ = idKey(sub)
+		g.subst[key] = append([]byte(nil), msg.id...)
+		line = splice(line, msg.idStart, msg.idStart+len(msg.id), sub)
+	} else {
+		var err error
+		if key, err = idKey(msg.id); err != nil {
+			return nil, "", &refusal{id: msg.id, code: codeInvalidRequest, msg: "Invalid Request: bad id"}
+		}
+		if g.pending[key] {
+			return nil, "", &refusal{id: msg.id, code: codeInvalidRequest, msg: "Invalid Request: id " + string(msg.id) + " is already used by a request in flight"}
+		}
+	}
+	if len(g.pending) == 0 {
+		g.idle = make(chan struct{})
+	}
+	g.pending[key] = true
+	return line, key, nil
+}
+
+// forget drops a call that could not be forwarded.
+func (g *guard) forget(key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.subst, key)
+	if g.pending[key] {
+		delete(g.pending, key)
+		if len(g.pending) == 0 {
+			close(g.idle)
+		}
+	}
+}
+
+// cancelled handles a notifications/cancelled: the cancelled call may end
+// without an answer, so it is no longer waited for, and a substituted id is
+// named by its substitute so the SDK finds the call.
+func (g *guard) cancelled(line []byte, msg message) []byte {
+	c := msg.cancels
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	key, err := idKey(c.raw)
+	if err != nil {
+		return line
+	}
+	if classifyID(c.raw) == idOther {
+		for sub, orig := range g.subst {
+			if bytes.Equal(orig, c.raw) {
+				key = sub
+				line = splice(line, c.start, c.start+len(c.raw), strconv.AppendQuote(nil, sub[1:]))
+				break
+			}
+		}
+	}
+	if g.pending[key] {
+		delete(g.pending, key)
+		if len(g.pending) == 0 {
+			close(g.idle)
+		}
+	}
+	return line
+}
+
+// drained waits until every forwarded call was answered, or within passed.
+func (g *guard) drained(within time.Duration) {
+	g.mu.Lock()
+	idle := g.idle
+	g.mu.Unlock()
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
+}
+
+// pump copies checked messages from in to pw and answers the others. When
+// in ends, it waits for the answers of the calls it forwarded before ending
+// pw.
+func (g *guard) pump(in io.Reader, pw *io.PipeWriter) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, tooLong, err := readLine(r)
-		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			if tooLong {
-				w.writeLine(errorAnswer(nil, -32600, "Invalid Request: message exceeds 4 MiB"))
-			} else if answer := check(line); answer != nil {
-				w.writeLine(answer)
-			} else if _, werr := pw.Write(append(line, '\n')); werr != nil {
+		switch {
+		case tooLong:
+			g.answer(&refusal{code: codeInvalidRequest, msg: "Invalid Request: message exceeds 4 MiB"})
+		case len(bytes.TrimSpace(line)) > 0:
+			if werr := g.forward(line, pw); werr != nil {
 				return
 			}
 		}
 		if err != nil {
+			g.drained(g.opts.DrainTimeout)
 			_ = pw.CloseWithError(err)
 			return
 		}
 	}
+}
+
+// forward checks one line and passes it to the SDK, or answers it.
+func (g *guard) forward(line []byte, pw *io.PipeWriter) error {
+	line = sanitize(line)
+	msg, ref := inspect(line)
+	if ref != nil {
+		g.answer(ref)
+		return nil
+	}
+	if msg.cancels != nil {
+		line = g.cancelled(line, msg)
+	}
+	var key string
+	if msg.isCall {
+		var ref *refusal
+		if line, key, ref = g.admit(line, msg); ref != nil {
+			g.answer(ref)
+			return nil
+		}
+	}
+	if _, err := pw.Write(append(line, '\n')); err != nil {
+		if msg.isCall {
+			g.forget(key)
+		}
+		return err
+	}
+	return nil
 }
 
 // readLine returns the next line without its newline; a line over the
@@ -96,56 +393,4 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 		}
 		return bytes.TrimRight(line, "\r\n"), tooLong, err
 	}
-}
-
-// check returns the error answer for a malformed line, or nil.
-func check(line []byte) []byte {
-	trimmed := bytes.TrimSpace(line)
-	if !json.Valid(trimmed) {
-		return errorAnswer(nil, -32700, "Parse error")
-	}
-	if trimmed[0] == '[' {
-		return errorAnswer(nil, -32600, "Invalid Request: batches are not supported")
-	}
-	var msg struct {
-		JSONRPC *string         `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  *string         `json:"method"`
-		Result  json.RawMessage `json:"result"`
-		Error   json.RawMessage `json:"error"`
-	}
-	if trimmed[0] != '{' || json.Unmarshal(trimmed, &msg) != nil {
-		return errorAnswer(nil, -32600, "Invalid Request: not a JSON-RPC object")
-	}
-	id := msg.ID
-	if len(id) > 0 && id[0] != '"' && (id[0] < '0' || id[0] > '9') && id[0] != '-' && !bytes.Equal(id, []byte("null")) {
-		return errorAnswer(nil, -32600, "Invalid Request: id must be a string or a number")
-	}
-	switch {
-	case msg.JSONRPC == nil || *msg.JSONRPC != "2.0":
-		return errorAnswer(id, -32600, `Invalid Request: jsonrpc must be "2.0"`)
-	case msg.Method == nil && msg.Result == nil && msg.Error == nil:
-		return errorAnswer(id, -32600, "Invalid Request: no method")
-	case msg.Method != nil && *msg.Method == "":
-		return errorAnswer(id, -32600, "Invalid Request: empty method")
-	}
-	return nil
-}
-
-func errorAnswer(id json.RawMessage, code int, msg string) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, msg}})
-	return b
 }

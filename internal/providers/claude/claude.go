@@ -86,7 +86,7 @@ func New(opts Options) *Adapter {
 		VersionProbe: ProbeVersion,
 		Limitations: []string{
 			"Claude Code runs through an ACP adapter program; IS_SANDBOX=1 is needed when it runs as root",
-			"no steering and no diff over ACP",
+			"no steering over ACP; the diff is built from the diff content of completed tool calls this runtime observed",
 		},
 		Host: opts.Host, Clock: opts.Clock, Logger: opts.Logger, FileReader: opts.FileReader,
 		Trace: opts.Trace, DefaultCWD: opts.DefaultCWD,

@@ -2,6 +2,8 @@ package claude_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -234,7 +236,7 @@ func TestRealClaude(t *testing.T) {
 		if o := h.await(t, r.Ref); o.status != providers.StatusCompleted || o.reason != "stopReason: end_turn" {
 			t.Fatalf("outcome %+v", o)
 		}
-		wait(t, 5*time.Second, "streamed text", func() bool { return strings.Contains(ev.text("agent_message_chunk"), "Hello from fake model.") })
+		wait(t, 60*time.Second, "streamed text", func() bool { return strings.Contains(ev.text("agent_message_chunk"), "Hello from fake model.") })
 		if n := fm.Count("hello there"); n != 1 {
 			t.Fatalf("model saw the prompt %d times", n)
 		}
@@ -262,6 +264,9 @@ func TestRealClaude(t *testing.T) {
 			if !ev.has("tool_call") || req.NativeID != sid || req.Title == "" {
 				t.Fatalf("request %+v", req)
 			}
+			if l := a.Liveness(sid); l.State != providers.LiveWaitingOnApproval || l.ObservedAt == nil {
+				t.Fatalf("liveness while the request is held = %+v", l)
+			}
 			if _, err := a.RespondPermission(ctxT(t, 5*time.Second), sid, req.RequestID, "allow"+"_forever"); err == nil ||
 				!strings.Contains(err.Error(), "allow_once") {
 				t.Fatalf("unoffered decision: %v", err)
@@ -284,6 +289,27 @@ func TestRealClaude(t *testing.T) {
 			_, err = os.Stat(c.file)
 			if written := err == nil; written != (c.kind == "allow_once") {
 				t.Fatalf("%s: file written = %v", c.kind, written)
+			}
+			// The turn's diff comes from the diff content of the tool
+			// calls that completed: the allowed write is in it, the
+			// rejected one is listed as skipped.
+			if r.NativeTurnID != r.Ref {
+				t.Fatalf("receipt names turn %q, ref %q", r.NativeTurnID, r.Ref)
+			}
+			d, err := a.Diff(ctxT(t, 5*time.Second), sid, providers.DiffOptions{MessageID: r.NativeTurnID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := d.(acp.DiffResult)
+			if c.kind == "allow_once" {
+				if !res.Observed || len(res.Files) != 1 || res.Files[0].Path != "allowed.txt" || !strings.Contains(res.Diff, "+yes") {
+					t.Fatalf("diff of the allowed write = %+v", res)
+				}
+			} else if res.Observed || len(res.Skipped) != 1 || res.Skipped[0].Status != "failed" || strings.Contains(res.Diff, "no") {
+				t.Fatalf("diff of the rejected write = %+v", res)
+			}
+			if l := a.Liveness(sid); l.State != providers.LiveIdle {
+				t.Fatalf("liveness after the turn = %+v", l)
 			}
 		})
 	}
@@ -326,6 +352,14 @@ func TestRealClaude(t *testing.T) {
 		if !found {
 			t.Fatalf("session %s not listed: %+v", sid, list)
 		}
+		// A runtime that restarted looks a prompt up by replaying the
+		// session: found, but ACP history has no stop reason, so it is not
+		// reported completed.
+		sum := sha256.Sum256([]byte("hello there"))
+		rec, err := b.LookupTurn(ctxT(t, 60*time.Second), providers.TurnQuery{NativeID: sid, TextSHA256: hex.EncodeToString(sum[:])})
+		if err != nil || !rec.Found || rec.Status != "" || !strings.Contains(rec.Reason, "no stop reason") {
+			t.Fatalf("lookup = %+v, %v", rec, err)
+		}
 		s, err := b.ResumeSession(ctxT(t, 60*time.Second), sid)
 		if err != nil {
 			t.Fatal(err)
@@ -334,7 +368,7 @@ func TestRealClaude(t *testing.T) {
 			t.Fatalf("resumed %+v", s)
 		}
 		replay := subscribe(t, b, sid)
-		wait(t, 5*time.Second, "replayed history", func() bool {
+		wait(t, 60*time.Second, "replayed history", func() bool {
 			return strings.Contains(replay.text("user_message_chunk"), "hello there") &&
 				strings.Contains(replay.text("agent_message_chunk"), "Hello from fake model.")
 		})

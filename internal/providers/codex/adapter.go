@@ -47,6 +47,7 @@ type Adapter struct {
 	perms   map[string]*permission // by public request id
 	// itemPaths are the files of recent fileChange items, by item id.
 	itemPaths map[string][]string
+	last      *generation // the last connection that ended
 }
 
 // generation is one connection to one app-server process.
@@ -61,6 +62,8 @@ type generation struct {
 	subs     map[string]map[*subscriber]struct{}
 	closing  bool // closed on purpose
 	dead     bool
+	diedAt   time.Time
+	why      string        // why the connection ended, when it was lost
 	ended    chan struct{} // closed after the death was handled
 
 	userAgent  string
@@ -79,6 +82,7 @@ type thread struct {
 	diffs      []TurnDiff      // latest last
 	model      string          // override for the next turns
 	effort     string
+	seen       time.Time // last message about the thread
 }
 
 // TurnDiff is the latest diff codex reported for one turn of a thread
@@ -352,7 +356,11 @@ func (a *Adapter) Close() error {
 // onConnClosed runs when a connection ends, on purpose or not.
 func (a *Adapter) onConnClosed(g *generation, reason error) {
 	a.mu.Lock()
-	g.dead = true
+	g.dead, g.diedAt = true, a.cfg.Now()
+	if reason != nil {
+		g.why = "codex app-server connection lost: " + reason.Error()
+	}
+	a.last = g
 	if a.gen == g {
 		a.gen = nil
 	}

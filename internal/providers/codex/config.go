@@ -67,6 +67,10 @@ type Config struct {
 	StartTimeout time.Duration
 	// RetryAfter throttles new start attempts after a failed one (default 1.5 s).
 	RetryAfter time.Duration
+	// WriterWait bounds how long thread/resume is retried while another
+	// app-server (one a dead runtime left behind) still holds the thread
+	// (default 30 s).
+	WriterWait time.Duration
 	// InterruptWait is how long Cancel waits for a just-started turn to be
 	// reported as started before interrupting it (default 3 s).
 	InterruptWait time.Duration
@@ -87,6 +91,9 @@ func (c *Config) withDefaults() Config {
 	cfg.ThreadParams = threadParamsFromEnv(cfg.ThreadParams, cfg.LookupEnv)
 	if cfg.ClientVersion == "" {
 		cfg.ClientVersion = AdapterVersion
+	}
+	if cfg.WriterWait <= 0 {
+		cfg.WriterWait = 30 * time.Second
 	}
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = 15 * time.Second

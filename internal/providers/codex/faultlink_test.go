@@ -8,7 +8,6 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/agent-interop/runtime/internal/providers/codex"
 )
@@ -40,14 +39,18 @@ var errCut = errors.New("fault injection: connection cut")
 // while the process keeps running, so a thousand faults cost no restart.
 // Every turn/start written is counted by its text, at the transport.
 type faultHub struct {
-	spec  codex.ProcessSpec
-	delay time.Duration
-	plan  func(text string) faultKind
+	spec codex.ProcessSpec
+	plan func(text string) faultKind
+	// written is called once a dropped or delayed turn/start was written:
+	// the test then stops waiting for its answer (its caller gives up).
+	written func(text string, kind faultKind)
 
 	mu      sync.Mutex
 	proc    *codex.Link
 	cur     *vlink
 	answers map[int64]faultKind // request id -> fault for its answer
+	texts   map[int64]string    // request id -> text of a faulted turn/start
+	held    map[string][]byte   // text -> delayed answer, until released
 	starts  map[string]int      // turn/start texts written
 	applied map[faultKind]int
 	procs   []*codex.Link
@@ -56,8 +59,22 @@ type faultHub struct {
 	closed  bool
 }
 
-func newFaultHub(delay time.Duration, plan func(string) faultKind) *faultHub {
-	return &faultHub{delay: delay, plan: plan, answers: map[int64]faultKind{}, starts: map[string]int{}, applied: map[faultKind]int{}}
+func newFaultHub(plan func(string) faultKind, written func(string, faultKind)) *faultHub {
+	return &faultHub{plan: plan, written: written, answers: map[int64]faultKind{}, texts: map[int64]string{},
+		held: map[string][]byte{}, starts: map[string]int{}, applied: map[faultKind]int{}}
+}
+
+// release delivers the held answer of a delayed turn/start, after its
+// caller stopped waiting: an answer nobody waits for any more.
+func (h *faultHub) release(text string) {
+	h.mu.Lock()
+	line, ok := h.held[text]
+	delete(h.held, text)
+	cur := h.cur
+	h.mu.Unlock()
+	if ok && cur != nil {
+		cur.deliver(line)
+	}
 }
 
 // vlink is one virtual connection.
@@ -149,21 +166,14 @@ func (h *faultHub) route(proc *codex.Link, line []byte) {
 	if m.ID != nil && m.Method == "" {
 		kind = h.answers[*m.ID]
 		delete(h.answers, *m.ID)
+		if kind == faultDelay {
+			h.held[h.texts[*m.ID]] = append([]byte(nil), line...)
+		}
+		delete(h.texts, *m.ID)
 	}
 	h.mu.Unlock()
 	switch kind {
-	case faultDrop:
-		return
-	case faultDelay:
-		go func() {
-			time.Sleep(h.delay)
-			h.mu.Lock()
-			late := h.cur
-			h.mu.Unlock()
-			if late != nil {
-				late.deliver(line) // an answer nobody waits for any more
-			}
-		}()
+	case faultDrop, faultDelay: // dropped, or held until release
 		return
 	}
 	if cur != nil {
@@ -221,6 +231,7 @@ func (v *vlink) Write(p []byte) (int, error) {
 		}
 		if m.ID != nil && (kind == faultDrop || kind == faultDelay) {
 			h.answers[*m.ID] = kind
+			h.texts[*m.ID] = text
 		}
 	}
 	h.mu.Unlock()
@@ -231,6 +242,10 @@ func (v *vlink) Write(p []byte) (int, error) {
 		return n, err
 	}
 	switch kind {
+	case faultDrop, faultDelay:
+		if h.written != nil && len(m.Params.Input) > 0 {
+			h.written(m.Params.Input[0].Text, kind)
+		}
 	case faultCut:
 		v.cutNow()
 	case faultKill:

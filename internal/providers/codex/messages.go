@@ -42,6 +42,15 @@ func (a *Adapter) onMessage(g *generation, req *jsonrpc.Request) {
 	if threadID == "" && n.Thread != nil {
 		threadID = n.Thread.ID
 	}
+	turnID := n.TurnID
+	if turnID == "" && n.Turn != nil {
+		turnID = n.Turn.ID
+	}
+	if threadID != "" {
+		a.mu.Lock()
+		a.thread(threadID).seen = a.cfg.Now()
+		a.mu.Unlock()
+	}
 	switch req.Method {
 	case "turn/started":
 		if n.Turn != nil && threadID != "" {
@@ -71,7 +80,7 @@ func (a *Adapter) onMessage(g *generation, req *jsonrpc.Request) {
 		}
 	}
 	if threadID != "" {
-		a.fanout(g, threadID, req.Method, req.Params, req.Raw)
+		a.fanout(g, threadID, req.Method, req.Params, req.Raw, turnID)
 	}
 }
 
@@ -173,7 +182,7 @@ func (th *thread) addDiff(d TurnDiff) {
 }
 
 // fanout passes one message to the thread's subscribers without blocking.
-func (a *Adapter) fanout(g *generation, threadID, typ string, data json.RawMessage, raw []byte) {
+func (a *Adapter) fanout(g *generation, threadID, typ string, data json.RawMessage, raw []byte, turnID string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	set := g.subs[threadID]
@@ -187,7 +196,7 @@ func (a *Adapter) fanout(g *generation, threadID, typ string, data json.RawMessa
 	if len(raw) > 0 && json.Unmarshal(raw, &meta) == nil && meta.EmittedAtMs > 0 {
 		ts = time.UnixMilli(meta.EmittedAtMs)
 	}
-	ev := providers.NativeEvent{NativeID: threadID, Timestamp: ts, Type: typ, Data: data}
+	ev := providers.NativeEvent{NativeID: threadID, Timestamp: ts, Type: typ, Data: data, TurnID: turnID}
 	for s := range set {
 		select {
 		case s.ch <- ev:
@@ -235,7 +244,7 @@ func (a *Adapter) onServerRequest(g *generation, req *jsonrpc.Request) {
 		var p approvalParams
 		_ = json.Unmarshal(req.Params, &p)
 		if p.ThreadID != "" {
-			a.fanout(g, p.ThreadID, req.Method, req.Params, req.Raw)
+			a.fanout(g, p.ThreadID, req.Method, req.Params, req.Raw, p.TurnID)
 		}
 		return
 	}
@@ -271,11 +280,14 @@ func (a *Adapter) onServerRequest(g *generation, req *jsonrpc.Request) {
 	dead := g.dead
 	if !dead {
 		a.perms[rid] = perm
+		if threadID != "" {
+			a.thread(threadID).seen = a.cfg.Now()
+		}
 	}
 	a.mu.Unlock()
 	if threadID != "" {
 		data, _ := json.Marshal(map[string]any{"requestId": rid, "options": options, "params": req.Params})
-		a.fanout(g, threadID, req.Method, data, req.Raw)
+		a.fanout(g, threadID, req.Method, data, req.Raw, p.TurnID)
 	}
 }
 

@@ -302,8 +302,27 @@ func (a *Adapter) resume(ctx context.Context, g *generation, id string) (threadI
 	}
 	params := a.threadParams()
 	params["threadId"], params["excludeTurns"] = id, true
-	if err := a.call(ctx, g, "thread/resume", params, &res); err != nil {
-		return threadInfo{}, fmt.Errorf("codex thread/resume %s: %w", id, err)
+	// An app-server left behind by a runtime that died keeps the thread's
+	// writer until it notices its input closed and exits; resuming (which
+	// sends nothing to the model) is tried again until then, bounded.
+	wait := 100 * time.Millisecond
+	deadline := a.cfg.Now().Add(a.cfg.WriterWait)
+	for {
+		err := a.call(ctx, g, "thread/resume", params, &res)
+		if err == nil {
+			break
+		}
+		if !activeWriter(err) || !a.cfg.Now().Add(wait).Before(deadline) {
+			return threadInfo{}, fmt.Errorf("codex thread/resume %s: %w", id, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return threadInfo{}, fmt.Errorf("codex thread/resume %s: %w (waiting for another app-server to release the thread)", id, err)
+		case <-t.C:
+		}
+		wait = min(2*wait, 2*time.Second)
 	}
 	a.mu.Lock()
 	g.loaded[id] = true
@@ -317,6 +336,13 @@ func (a *Adapter) threadParams() map[string]any {
 		p[k] = v
 	}
 	return p
+}
+
+// activeWriter recognises codex's refusal while another app-server holds
+// the thread.
+func activeWriter(err error) bool {
+	var rpc *jsonrpc.Error
+	return errors.As(err, &rpc) && strings.Contains(strings.ToLower(rpc.Message), "active writer")
 }
 
 // load makes sure the thread is loaded on this connection (so turns can
@@ -355,6 +381,7 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 	a.mu.Lock()
 	th := a.thread(nativeID)
 	model, effort := th.model, th.effort
+	th.seen = a.cfg.Now()
 	a.mu.Unlock()
 	if opts.Model != nil && opts.Model.ModelID != "" {
 		model = opts.Model.ModelID
@@ -371,6 +398,11 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 	}
 	if effort != "" {
 		params["effort"] = effort
+	}
+	if opts.CorrelationID != "" {
+		// Stored with the user message (clientId), so a runtime that
+		// restarts finds this turn in thread/read (LookupTurn).
+		params["clientUserMessageId"] = opts.CorrelationID
 	}
 	var res struct {
 		Turn struct {
@@ -394,6 +426,7 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 		Status:        providers.StatusQueued,
 		ProviderState: "turn_" + res.Turn.Status,
 		Detail:        map[string]any{"turnId": res.Turn.ID, "delivery": "transport_accepted", "completion": "not_observed"},
+		NativeTurnID:  res.Turn.ID,
 		Ref:           res.Turn.ID,
 	}, nil
 }

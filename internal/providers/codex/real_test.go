@@ -45,7 +45,10 @@ func TestRealCodexDiscoverCreateSendCompletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Operation.Status != providers.StatusQueued || res.Operation.Ref == "" || res.Receipt.Status != providers.StatusQueued {
+	// Queued, or already completed when the turn ended before the receipt
+	// was stored (a fast model); either way it names the turn.
+	if (res.Operation.Status != providers.StatusQueued && res.Operation.Status != providers.StatusCompleted) ||
+		res.Operation.Ref == "" || res.Receipt.NativeTurnID != res.Operation.Ref || res.Receipt.Status != res.Operation.Status {
 		t.Fatalf("receipt = %+v", res)
 	}
 	done, _ := waitEvent(t, s, sess.NativeID, 0, ofType("turn/completed"))
@@ -141,6 +144,9 @@ func TestRealCodexApprovalAskAndReply(t *testing.T) {
 	if !strings.Contains(p.Title, "echo hi > shell.txt") {
 		t.Fatalf("title = %q", p.Title)
 	}
+	if l := s.reg.Liveness(providers.Codex, sess.NativeID); l.State != providers.LiveWaitingOnApproval || l.ObservedAt == nil {
+		t.Fatalf("liveness while the approval is held = %+v", l)
+	}
 	var ids []string
 	for _, o := range p.Options {
 		ids = append(ids, o.ID)
@@ -154,7 +160,9 @@ func TestRealCodexApprovalAskAndReply(t *testing.T) {
 		t.Fatal("command ran before it was approved")
 	}
 	ok, err := s.del.RespondPermission(ctx, delivery.PermissionResponse{Provider: "codex", NativeID: sess.NativeID, RequestID: p.RequestID, Decision: "accept"})
-	if err != nil || ok.Operation.Status != providers.StatusQueued {
+	// Queued until codex resolves the request, which a fast app-server may
+	// do before the receipt is stored.
+	if err != nil || (ok.Operation.Status != providers.StatusQueued && ok.Operation.Status != providers.StatusCompleted) {
 		t.Fatalf("accept = %+v, %v", ok, err)
 	}
 	if op := waitOp(t, s, ok.Operation.ID); op.Status != providers.StatusCompleted {

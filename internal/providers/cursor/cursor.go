@@ -96,7 +96,7 @@ func New(opts Options) *Adapter {
 		Extension:  Extension,
 		Limitations: []string{
 			"cursor/* requests carry no sessionId; they are attributed to the session whose prompt is running",
-			"no steering and no diff over ACP; session/resume is not offered (session/load is)",
+			"no steering over ACP; the diff is built from the diff content of completed tool calls this runtime observed; session/resume is not offered (session/load is)",
 		},
 		Host: opts.Host, Clock: opts.Clock, Logger: opts.Logger, FileReader: opts.FileReader,
 		Trace: opts.Trace, DefaultCWD: opts.DefaultCWD,

@@ -2,6 +2,8 @@ package cursor_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/acp"
+	"github.com/agent-interop/runtime/internal/procgroup"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/cursor"
 	"github.com/agent-interop/runtime/internal/testutil/acpsim"
@@ -646,4 +649,55 @@ func TestCursorSessionNewValidation(t *testing.T) {
 	}
 	s.close(t)
 	s.rec.Check(t, "session_new_validation", "session/new without mcpServers → -32603 with Zod issues; session/resume → -32601", *update)
+}
+
+// TestCursorAgentKilledMidReply: the agent process dies while a prompt
+// runs: the turn is delivery_unknown with the reason, the session is dead
+// until the agent is started again, and the next send (a new agent, the
+// session loaded from its workspace) completes. A runtime that restarted
+// finds the first prompt in the replayed history, never completed.
+func TestCursorAgentKilledMidReply(t *testing.T) {
+	s := newSim(t)
+	sid := s.create(t)
+	if got := s.send(t, sid, "hello", providers.SendOptions{}); got != "completed: stopReason: end_turn" {
+		t.Fatalf("first turn %q", got)
+	}
+	st := subscribe(t, s.a, sid)
+	r, err := s.a.Send(ctxT(t), sid, "SLOWREPLY", providers.SendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.waitText(t, "Working")
+	if l := s.a.Liveness(sid); l.State != providers.LiveWorking {
+		t.Fatalf("liveness during the reply = %+v", l)
+	}
+	c, err := s.a.Client(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = procgroup.Kill(c.PID())
+	got := s.h.await(t, r.Ref)
+	if !strings.HasPrefix(got, "delivery_unknown: ") || !strings.Contains(got, "connection closed") {
+		t.Fatalf("outcome of the killed reply %q", got)
+	}
+	if l := s.a.Liveness(sid); l.State != providers.LiveDead || l.Reason == "" || l.ObservedAt == nil {
+		t.Fatalf("liveness after the agent died = %+v", l)
+	}
+	if got := s.send(t, sid, "hello again", providers.SendOptions{}); got != "completed: stopReason: end_turn" {
+		t.Fatalf("next send after the agent died: %q", got)
+	}
+	s.close(t)
+
+	b := &sim{h: s.h, ws: s.ws, home: s.home, env: s.env, rec: acpsim.NewRecorder(s.ws, "$WORKSPACE", s.home, "$HOME")}
+	b.a = b.adapter(cursor.Options{})
+	defer b.close(t)
+	sum := sha256.Sum256([]byte("hello"))
+	rec, err := b.a.LookupTurn(ctxT(t), providers.TurnQuery{NativeID: sid, TextSHA256: hex.EncodeToString(sum[:])})
+	if err != nil || !rec.Found || rec.Status != "" || !strings.Contains(rec.Reason, "no stop reason") {
+		t.Fatalf("lookup = %+v, %v", rec, err)
+	}
+	none := sha256.Sum256([]byte("never sent"))
+	if rec, err := b.a.LookupTurn(ctxT(t), providers.TurnQuery{NativeID: sid, TextSHA256: hex.EncodeToString(none[:])}); err == nil || rec.Found {
+		t.Fatalf("lookup of an unsent prompt in an open session = %+v, %v", rec, err)
+	}
 }

@@ -70,7 +70,8 @@ type Adapter struct {
 	variants map[string]string    // session id → reasoning variant for the next prompts
 	permSeen map[string]time.Time // permission id → first seen
 
-	hub *hub
+	msgIDs messageIDs
+	hub    *hub
 }
 
 var _ providers.Adapter = (*Adapter)(nil)

@@ -485,14 +485,18 @@ func TestEventsFanOutAttributionAndOutcomes(t *testing.T) {
 	f.push("global", map[string]any{"type": "project.updated", "properties": map[string]any{}})                                                              // no session: dropped
 	f.push("/tmp/c", map[string]any{"type": "session.status", "properties": map[string]any{"sessionID": "ses_c", "status": map[string]any{"type": "busy"}}}) // nobody listens
 	f.push("/tmp/b", map[string]any{"type": "session.status", "properties": map[string]any{"sessionID": "ses_b", "status": map[string]any{"type": "busy"}}})
-	f.push("/tmp/a", map[string]any{"type": "message.updated", "properties": map[string]any{"sessionID": "ses_a", "info": map[string]any{"id": "msg_u1", "role": "user", "sessionID": "ses_a"}}})
-	f.push("/tmp/a", map[string]any{"type": "message.part.updated", "properties": map[string]any{"part": map[string]any{"sessionID": "ses_a", "messageID": "msg_u1", "type": "text", "text": "first prompt"}}})
+	u1 := rc1.NativeTurnID // the user message id the adapter chose (prompt_async messageID)
+	if !strings.HasPrefix(u1, "msg_") || len(u1) != 30 {
+		t.Fatalf("native turn id %q", u1)
+	}
+	f.push("/tmp/a", map[string]any{"type": "message.updated", "properties": map[string]any{"sessionID": "ses_a", "info": map[string]any{"id": u1, "role": "user", "sessionID": "ses_a"}}})
+	f.push("/tmp/a", map[string]any{"type": "message.part.updated", "properties": map[string]any{"part": map[string]any{"sessionID": "ses_a", "messageID": u1, "type": "text", "text": "first prompt"}}})
 	f.push("/tmp/a", map[string]any{"type": "server.heartbeat", "properties": map[string]any{}})
 	// As OpenCode does: the failed answer carries the error, then the
 	// session reports it and goes idle.
 	apiErr := map[string]any{"name": "APIError", "data": map[string]any{"message": "Incorrect API key provided", "statusCode": 401, "isRetryable": false}}
 	f.push("/tmp/a", map[string]any{"type": "message.updated", "properties": map[string]any{"sessionID": "ses_a", "info": map[string]any{
-		"id": "msg_a1", "role": "assistant", "parentID": "msg_u1", "error": apiErr, "time": map[string]any{"created": 1}}}})
+		"id": "msg_a1", "role": "assistant", "parentID": u1, "error": apiErr, "time": map[string]any{"created": 1}}}})
 	f.push("/tmp/a", map[string]any{"type": "session.error", "properties": map[string]any{"sessionID": "ses_a", "error": apiErr}})
 	f.push("/tmp/a", map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}})
 
@@ -520,9 +524,13 @@ func TestEventsFanOutAttributionAndOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.push("/tmp/a", map[string]any{"type": "message.part.updated", "properties": map[string]any{"part": map[string]any{"sessionID": "ses_a", "messageID": "msg_u2", "type": "text", "text": "second prompt"}}})
+	u2 := rc2.NativeTurnID
+	if u2 <= u1 {
+		t.Fatalf("message ids do not ascend: %s then %s", u1, u2)
+	}
+	f.push("/tmp/a", map[string]any{"type": "message.part.updated", "properties": map[string]any{"part": map[string]any{"sessionID": "ses_a", "messageID": u2, "type": "text", "text": "second prompt"}}})
 	f.push("/tmp/a", map[string]any{"type": "message.updated", "properties": map[string]any{"sessionID": "ses_a", "info": map[string]any{
-		"id": "msg_a2", "role": "assistant", "parentID": "msg_u2", "finish": "stop", "time": map[string]any{"created": 1, "completed": 2}}}})
+		"id": "msg_a2", "role": "assistant", "parentID": u2, "finish": "stop", "time": map[string]any{"created": 1, "completed": 2}}}})
 	f.push("/tmp/a", map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}})
 	if o := host.wait(t, rc2.Ref, 10*time.Second); o.status != providers.StatusCompleted {
 		t.Fatalf("second outcome %+v", o)
@@ -532,15 +540,18 @@ func TestEventsFanOutAttributionAndOutcomes(t *testing.T) {
 	// idle does not complete it. The adapter reads the stored messages,
 	// finds no answer, and leaves the receipt queued.
 	lookups := make(chan struct{}, 4)
+	var u3 atomic.Value
+	u3.Store("")
 	f.handle("GET /session/ses_a/message", func(w http.ResponseWriter, r *http.Request) {
-		writeJSONResp(w, 200, []map[string]any{{"info": map[string]any{"id": "msg_u3", "role": "user"}, "parts": []map[string]any{{"type": "text", "text": "third prompt"}}}})
+		writeJSONResp(w, 200, []map[string]any{{"info": map[string]any{"id": u3.Load().(string), "role": "user"}, "parts": []map[string]any{{"type": "text", "text": "third prompt"}}}})
 		lookups <- struct{}{}
 	})
 	rc3, err := a.Send(ctx, "ses_a", "third prompt", providers.SendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.push("/tmp/a", map[string]any{"type": "message.part.updated", "properties": map[string]any{"part": map[string]any{"sessionID": "ses_a", "messageID": "msg_u3", "type": "text", "text": "third prompt"}}})
+	u3.Store(rc3.NativeTurnID)
+	f.push("/tmp/a", map[string]any{"type": "message.part.updated", "properties": map[string]any{"part": map[string]any{"sessionID": "ses_a", "messageID": rc3.NativeTurnID, "type": "text", "text": "third prompt"}}})
 	f.push("/tmp/a", map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}})
 	select {
 	case <-lookups:
@@ -632,13 +643,13 @@ func TestReconnectSettlesMissedOutcomes(t *testing.T) {
 			return map[string]any{"info": info, "parts": parts}
 		}
 		writeJSONResp(w, 200, []any{
-			msg("msg_1", "user", "", "", 0, "finished while away", nil),
-			msg("msg_2", "assistant", "msg_1", "tool-calls", 5, "", nil),
-			msg("msg_3", "assistant", "msg_1", "stop", 6, "done", nil),
-			msg("msg_4", "user", "", "", 0, "failed while away", nil),
-			msg("msg_5", "assistant", "msg_4", "", 7, "", map[string]any{"name": "APIError", "data": map[string]any{"message": "quota"}}),
-			msg("msg_6", "user", "", "", 0, "still running", nil),
-			msg("msg_7", "assistant", "msg_6", "tool-calls", 8, "", nil),
+			msg(done.NativeTurnID, "user", "", "", 0, "finished while away", nil),
+			msg("msg_2", "assistant", done.NativeTurnID, "tool-calls", 5, "", nil),
+			msg("msg_3", "assistant", done.NativeTurnID, "stop", 6, "done", nil),
+			msg(failed.NativeTurnID, "user", "", "", 0, "failed while away", nil),
+			msg("msg_5", "assistant", failed.NativeTurnID, "", 7, "", map[string]any{"name": "APIError", "data": map[string]any{"message": "quota"}}),
+			msg(running.NativeTurnID, "user", "", "", 0, "still running", nil),
+			msg("msg_7", "assistant", running.NativeTurnID, "tool-calls", 8, "", nil),
 		})
 	})
 	f.drop <- struct{}{} // the stream breaks; the adapter reconnects and catches up

@@ -55,7 +55,7 @@ type Config struct {
 
 	RequestTimeout   time.Duration // per request; default 10 s
 	ProbeTimeout     time.Duration // per health probe; default 1.5 s
-	StartTimeout     time.Duration // wait for a started server; default 15 s
+	StartTimeout     time.Duration // wait for a started server; default 45 s
 	HeartbeatTimeout time.Duration // event stream silence before reconnecting; default 30 s
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
@@ -97,7 +97,7 @@ func (c Config) withDefaults() Config {
 		c.ProbeTimeout = 1500 * time.Millisecond
 	}
 	if c.StartTimeout <= 0 {
-		c.StartTimeout = 15 * time.Second
+		c.StartTimeout = 45 * time.Second
 	}
 	if c.HeartbeatTimeout <= 0 {
 		c.HeartbeatTimeout = 30 * time.Second

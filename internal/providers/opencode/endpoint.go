@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,9 +60,18 @@ type health struct {
 	Version string `json:"version"`
 }
 
-// probe checks that base is an OpenCode server and returns its version.
+// probe checks that base is an OpenCode server and returns its version,
+// waiting at most ProbeTimeout (for candidates that may not be OpenCode at
+// all).
 func (a *Adapter) probe(ctx context.Context, base string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.ProbeTimeout)
+	return a.probeWithin(ctx, base, a.cfg.ProbeTimeout)
+}
+
+// probeWithin is probe with its own bound. A server the user named, or one
+// that answered before, gets the request timeout: a busy server on a loaded
+// machine can take seconds to answer, and that is not a missing server.
+func (a *Adapter) probeWithin(ctx context.Context, base string, d time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var h health
 	if _, err := a.do(ctx, base, request{method: http.MethodGet, path: "/global/health", out: &h}); err != nil {
@@ -118,7 +128,7 @@ func (a *Adapter) resolve(ctx context.Context) (*endpoint, error) {
 		if err != nil {
 			return nil, &ConnectError{Reason: err.Error(), Fix: "fix OPENCODE_SERVER_URL (and OPENCODE_SERVER_USERNAME/OPENCODE_SERVER_PASSWORD)"}
 		}
-		v, err := a.probe(ctx, base)
+		v, err := a.probeWithin(ctx, base, a.cfg.RequestTimeout)
 		if err == nil {
 			return &endpoint{base: base, version: v, source: sourceConfigured}, nil
 		}
@@ -288,11 +298,12 @@ func parseProcIP(s string) net.IP {
 
 // managedServer is an `opencode serve` this adapter started.
 type managedServer struct {
-	cmd    *exec.Cmd
-	base   string
-	exited chan struct{}
-	output *tailBuffer
-	once   sync.Once
+	cmd      *exec.Cmd
+	base     string
+	exited   chan struct{}
+	output   *tailBuffer
+	once     sync.Once
+	stopping atomic.Bool // stopped by the adapter, not lost
 }
 
 func (m *managedServer) alive() bool {
@@ -306,6 +317,7 @@ func (m *managedServer) alive() bool {
 
 // stop ends the server's process group: SIGTERM, then SIGKILL after 3 s.
 func (m *managedServer) stop() {
+	m.stopping.Store(true)
 	m.once.Do(func() {
 		pgid := m.cmd.Process.Pid
 		_ = procgroup.Terminate(pgid)
@@ -394,13 +406,23 @@ func (a *Adapter) startOnce(ctx context.Context, program string) (*endpoint, err
 		return nil, fmt.Errorf("starting %s: %w", program, err)
 	}
 	m := &managedServer{cmd: cmd, base: "http://127.0.0.1:" + strconv.Itoa(port), exited: make(chan struct{}), output: out}
-	go func() { _ = cmd.Wait(); close(m.exited) }()
+	ready := make(chan struct{}) // the exit is a loss only once the server served
+	go func() {
+		_ = cmd.Wait()
+		close(m.exited)
+		select {
+		case <-ready:
+			a.managedExited(m)
+		default:
+		}
+	}()
 
 	wait, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
 	defer cancel()
 	for {
 		if v, err := a.probe(wait, m.base); err == nil {
 			a.managed = m
+			close(ready)
 			return &endpoint{base: m.base, version: v, source: sourceStarted}, nil
 		}
 		tick := make(chan struct{})

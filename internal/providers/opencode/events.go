@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,11 +19,15 @@ import (
 
 // Event stream bounds.
 const (
-	subscriberBuffer   = 512      // events buffered per subscriber before it is closed
-	maxEventBytes      = 16 << 20 // largest single SSE event
-	maxStreamFailures  = 3        // consecutive failed connections before the hub stops
-	maxPendingPerSess  = 256      // queued receipts followed per session
-	maxAssistantMemory = 64       // assistant message ids remembered per session
+	subscriberBuffer  = 512      // events buffered per subscriber before it is closed
+	maxEventBytes     = 16 << 20 // largest single SSE event
+	maxStreamFailures = 3        // consecutive failed connections before the hub stops (no prompt followed)
+	// followPatience is how long the hub keeps trying to reconnect while it
+	// follows prompts and nothing proved the server gone (a busy server on a
+	// loaded machine can be slow to answer); then they are reported lost.
+	followPatience     = 2 * time.Minute
+	maxPendingPerSess  = 256 // queued receipts followed per session
+	maxAssistantMemory = 64  // assistant message ids remembered per session
 
 	minReconnectDelay = 250 * time.Millisecond
 	maxReconnectDelay = 8 * time.Second
@@ -39,16 +44,33 @@ type hub struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 
-	mu      sync.Mutex
-	closing bool
-	running bool
-	att     *attempt
-	holds   int
-	subs    map[string]map[*subscriber]struct{}
-	pending map[string][]*pendingSend
-	assist  map[string][]string // session → recent assistant message ids
+	mu       sync.Mutex
+	closing  bool
+	running  bool
+	att      *attempt
+	holds    int
+	subs     map[string]map[*subscriber]struct{}
+	pending  map[string][]*pendingSend
+	assist   map[string][]string // session → recent assistant message ids
+	turnOf   map[string]string   // assistant message id → the user message (turn) it answers
+	live     map[string]*liveState
+	down     *serverDown // the server was found gone and not reached since
+	lastBase string      // the endpoint of the last stream attempt
 
 	catchingUp map[string]bool // sessions being reconciled
+}
+
+// liveState is what the stream last showed of one session.
+type liveState struct {
+	state providers.LivenessState
+	at    time.Time
+	perms map[string]bool // permission requests asked and not replied
+}
+
+// serverDown records that the server went away with prompts in flight.
+type serverDown struct {
+	at     time.Time
+	reason string
 }
 
 // attempt is one connection of the event stream.
@@ -86,11 +108,17 @@ type subscriber struct {
 type pendingSend struct {
 	ref      string
 	text     string
-	msgID    string // the user message OpenCode created for it
+	msgID    string // the user message of the turn (chosen by Send)
 	ready    bool   // Send has returned the receipt
 	resolved bool
 	status   providers.ReceiptStatus
 	reason   string
+	// lost says the server went away while the turn ran: it was reported
+	// delivery_unknown (or will be, once ready) and no longer keeps the
+	// stream open, but a result observed later still settles it.
+	lost       bool
+	lostReason string
+	reported   bool // the lost report went out
 }
 
 func newHub(a *Adapter) *hub {
@@ -100,6 +128,8 @@ func newHub(a *Adapter) *hub {
 		subs:    map[string]map[*subscriber]struct{}{},
 		pending: map[string][]*pendingSend{},
 		assist:  map[string][]string{},
+		turnOf:  map[string]string{},
+		live:    map[string]*liveState{},
 
 		catchingUp: map[string]bool{},
 	}
@@ -111,7 +141,19 @@ func (h *hub) neededLocked() bool {
 	}
 	for _, list := range h.pending {
 		for _, p := range list {
-			if !p.resolved {
+			if !p.resolved && !p.lost {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// followingLocked reports whether a prompt's outcome is being followed.
+func (h *hub) followingLocked() bool {
+	for _, list := range h.pending {
+		for _, p := range list {
+			if !p.resolved && !p.lost {
 				return true
 			}
 		}
@@ -142,6 +184,7 @@ func (h *hub) run() {
 	defer h.wg.Done()
 	failures := 0
 	next := minReconnectDelay
+	reached := h.a.clock.Now() // when the stream was last connected (or the hub started)
 	for {
 		h.mu.Lock()
 		att := h.att
@@ -158,6 +201,17 @@ func (h *hub) run() {
 		lasted := h.a.clock.Now().Sub(started)
 
 		h.mu.Lock()
+		stopping := h.closing || att.idleStop
+		base := h.lastBase
+		h.mu.Unlock()
+		// A stream that ended on its own: is the server still there? If
+		// not, the turns it was running are gone with it.
+		goneWhy := ""
+		if !stopping && h.base.Err() == nil {
+			goneWhy = h.a.serverGone(err, base)
+		}
+
+		h.mu.Lock()
 		att.err = err
 		h.closeSubsLocked()
 		close(att.done)
@@ -169,14 +223,31 @@ func (h *hub) run() {
 		default:
 			failures++
 		}
-		if h.closing || !h.neededLocked() || failures >= maxStreamFailures {
+		if att.isConnected() {
+			reached = h.a.clock.Now()
+		}
+		var reports []report
+		if goneWhy != "" {
+			reports = h.loseLocked(goneWhy)
+		}
+		giveUp := failures >= maxStreamFailures
+		if giveUp && h.followingLocked() && h.a.clock.Now().Sub(reached) < followPatience {
+			giveUp = false // prompts are followed: keep trying, with back-off
+		}
+		if !h.closing && h.neededLocked() && giveUp {
+			reports = append(reports, h.loseLocked(fmt.Sprintf("the OpenCode event stream could not be reopened for %s (%d attempts; %v)",
+				h.a.clock.Now().Sub(reached).Round(time.Second), failures, err))...)
+		}
+		if h.closing || !h.neededLocked() || giveUp {
 			h.running = false
 			h.att = nil
 			h.mu.Unlock()
+			h.deliver(reports)
 			return
 		}
 		h.att = newAttempt()
 		h.mu.Unlock()
+		h.deliver(reports)
 
 		if !h.sleep(next) {
 			h.mu.Lock()
@@ -209,6 +280,9 @@ func (h *hub) stream(ctx context.Context, cancel context.CancelFunc, att *attemp
 	if err != nil {
 		return fmt.Errorf("event stream: %w", err)
 	}
+	h.mu.Lock()
+	h.lastBase = ep.base
+	h.mu.Unlock()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.base+"/global/event", nil)
 	if err != nil {
 		return fmt.Errorf("event stream: %w", err)
@@ -227,7 +301,7 @@ func (h *hub) stream(ctx context.Context, cancel context.CancelFunc, att *attemp
 		if ctx.Err() == nil {
 			h.a.invalidate(ep)
 		}
-		return fmt.Errorf("event stream: connecting to %s: %w", ep.base, err)
+		return &connectFailure{base: ep.base, err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -333,7 +407,9 @@ type eventPayload struct {
 		Status *struct {
 			Type string `json:"type"`
 		} `json:"status"`
-		Error json.RawMessage `json:"error"`
+		Error     json.RawMessage `json:"error"`
+		ID        string          `json:"id"`        // permission.asked
+		RequestID string          `json:"requestID"` // permission.replied
 	} `json:"properties"`
 }
 
@@ -377,6 +453,7 @@ func (h *hub) dispatch(att *attempt, raw []byte) {
 	case "server.connected":
 		att.markConnected()
 		h.mu.Lock()
+		h.down = nil
 		// Events may have been missed while disconnected: read the followed
 		// sessions' messages once.
 		h.reconcileLocked(h.followedLocked()...)
@@ -398,13 +475,16 @@ func (h *hub) dispatch(att *attempt, raw []byte) {
 	}
 
 	h.mu.Lock()
+	now := h.a.clock.Now().UTC()
+	h.observeLiveLocked(sid, &p, now)
 	reports := h.observeLocked(sid, &p)
 	if subs := h.subs[sid]; len(subs) > 0 {
 		ev := providers.NativeEvent{
 			NativeID:  sid,
-			Timestamp: h.a.clock.Now().UTC(),
+			Timestamp: now,
 			Type:      p.Type,
 			Data:      append(json.RawMessage(nil), ge.Payload...),
+			TurnID:    h.turnOfLocked(&p),
 		}
 		for s := range subs {
 			select {
@@ -444,7 +524,7 @@ func (h *hub) observeLocked(sid string, p *eventPayload) []report {
 		if info == nil || info.Role != "assistant" {
 			return nil
 		}
-		h.rememberAssistantLocked(sid, info.ID)
+		h.rememberAssistantLocked(sid, info.ID, info.ParentID)
 		for _, ps := range list {
 			if ps.resolved || ps.msgID == "" || ps.msgID != info.ParentID {
 				continue
@@ -466,7 +546,7 @@ func (h *hub) observeLocked(sid string, p *eventPayload) []report {
 				return nil // already attached
 			}
 		}
-		for _, ps := range list {
+		for _, ps := range list { // a prompt sent without its own message id
 			if !ps.resolved && ps.msgID == "" && ps.text == part.Text {
 				ps.msgID = part.MessageID
 				break
@@ -520,6 +600,106 @@ func (h *hub) resolveLocked(sid string, ps *pendingSend, status providers.Receip
 	return append(out, report{nativeID: sid, ref: ps.ref, status: status, reason: reason})
 }
 
+// loseLocked gives up every prompt still running: the server that ran them
+// is gone, so each is reported delivery_unknown with reason (once its
+// receipt is out) and no longer holds the stream open. A result observed
+// later still settles it.
+func (h *hub) loseLocked(reason string) []report {
+	var out []report
+	now := h.a.clock.Now().UTC()
+	lostSome := false
+	for sid, list := range h.pending {
+		for _, ps := range list {
+			if ps.resolved || ps.lost {
+				continue
+			}
+			lostSome = true
+			ps.lost, ps.lostReason = true, reason+"; the turn had not finished and may have run in part; it is not resent"
+			if ps.ready {
+				ps.reported = true
+				out = append(out, report{nativeID: sid, ref: ps.ref, status: providers.StatusDeliveryUnknown, reason: ps.lostReason})
+			}
+		}
+	}
+	if lostSome || h.down == nil {
+		h.down = &serverDown{at: now, reason: reason}
+	}
+	if rep, ok := h.a.host.(providers.EventReporter); ok {
+		for sid := range out2sessions(out) {
+			data, _ := json.Marshal(map[string]any{"reason": reason, "resent": false})
+			go rep.ReportEvent(providers.OpenCode, providers.NativeEvent{NativeID: sid, Timestamp: now, Type: providers.EventProviderRestarted, Data: data})
+		}
+	}
+	return out
+}
+
+func out2sessions(rs []report) map[string]bool {
+	m := map[string]bool{}
+	for _, r := range rs {
+		m[r.nativeID] = true
+	}
+	return m
+}
+
+// lose is loseLocked for callers outside the hub's lock.
+func (h *hub) lose(reason string) {
+	h.mu.Lock()
+	reports := h.loseLocked(reason)
+	h.mu.Unlock()
+	h.deliver(reports)
+}
+
+// adopt follows a turn a previous runtime process started (settlement of
+// an operation whose owner is gone): its outcome is reported with ref.
+func (h *hub) adopt(sid, ref, msgID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return false
+	}
+	for _, ps := range h.pending[sid] {
+		if ps.msgID == msgID {
+			return true // followed already
+		}
+	}
+	h.ensureRunningLocked()
+	h.pending[sid] = append(h.pending[sid], &pendingSend{ref: ref, msgID: msgID, ready: true})
+	h.reconcileLocked(sid)
+	return true
+}
+
+// liveness answers Adapter.Liveness from what the stream showed.
+func (h *hub) liveness(sid string) providers.Liveness {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l := h.live[sid]
+	if d := h.down; d != nil && (l == nil || !l.at.After(d.at)) {
+		at := d.at
+		return providers.Liveness{State: providers.LiveDead, ObservedAt: &at, Reason: d.reason}
+	}
+	running := false
+	var since time.Time
+	for _, ps := range h.pending[sid] {
+		if !ps.resolved && !ps.lost {
+			running = true
+		}
+	}
+	if l == nil {
+		if running {
+			return providers.Liveness{State: providers.LiveWorking, Reason: "a prompt sent by this runtime is running"}
+		}
+		return providers.Liveness{State: providers.LiveUnknown}
+	}
+	since = l.at
+	switch {
+	case len(l.perms) > 0:
+		return providers.Liveness{State: providers.LiveWaitingOnApproval, ObservedAt: &since, Reason: "a permission request is waiting for respond_to_permission"}
+	case running && l.state != providers.LiveWorking:
+		return providers.Liveness{State: providers.LiveWorking, ObservedAt: &since}
+	}
+	return providers.Liveness{State: l.state, ObservedAt: &since}
+}
+
 func (h *hub) removePendingLocked(sid string, ps *pendingSend) {
 	list := h.pending[sid]
 	for i, x := range list {
@@ -536,8 +716,17 @@ func (h *hub) removePendingLocked(sid string, ps *pendingSend) {
 	h.pending[sid] = list
 }
 
-func (h *hub) rememberAssistantLocked(sid, id string) {
-	if id == "" || h.isAssistantLocked(sid, id) {
+func (h *hub) rememberAssistantLocked(sid, id, parent string) {
+	if id == "" {
+		return
+	}
+	if parent != "" {
+		if len(h.turnOf) > 4*maxAssistantMemory*maxPendingPerSess {
+			h.turnOf = map[string]string{}
+		}
+		h.turnOf[id] = parent
+	}
+	if h.isAssistantLocked(sid, id) {
 		return
 	}
 	ids := append(h.assist[sid], id)
@@ -545,6 +734,66 @@ func (h *hub) rememberAssistantLocked(sid, id string) {
 		ids = ids[len(ids)-maxAssistantMemory:]
 	}
 	h.assist[sid] = ids
+}
+
+// turnOfLocked names the turn (the user message id) an event belongs to,
+// when the event says: a user message, an assistant message (its parent),
+// or a part of either.
+func (h *hub) turnOfLocked(p *eventPayload) string {
+	props := &p.Properties
+	if info := props.Info; info != nil && strings.HasPrefix(info.ID, "msg") {
+		if info.Role == "user" {
+			return info.ID
+		}
+		if info.ParentID != "" {
+			return info.ParentID
+		}
+	}
+	if part := props.Part; part != nil && part.MessageID != "" {
+		if t, ok := h.turnOf[part.MessageID]; ok {
+			return t
+		}
+		if !h.isAssistantLocked(p.sessionOf(), part.MessageID) {
+			return part.MessageID // a part of the user message itself
+		}
+	}
+	return ""
+}
+
+// observeLiveLocked updates what the stream shows of a session's state.
+func (h *hub) observeLiveLocked(sid string, p *eventPayload, now time.Time) {
+	l := h.live[sid]
+	if l == nil {
+		if len(h.live) > 10000 {
+			h.live = map[string]*liveState{}
+		}
+		l = &liveState{state: providers.LiveUnknown, perms: map[string]bool{}}
+		h.live[sid] = l
+	}
+	l.at = now
+	props := &p.Properties
+	switch p.Type {
+	case "session.status":
+		if props.Status != nil {
+			if props.Status.Type == "idle" {
+				l.state = providers.LiveIdle
+			} else {
+				l.state = providers.LiveWorking
+			}
+		}
+	case "session.idle":
+		l.state = providers.LiveIdle
+	case "permission.asked", "permission.v2.asked":
+		if props.ID != "" {
+			l.perms[props.ID] = true
+		}
+	case "permission.replied", "permission.v2.replied":
+		delete(l.perms, props.RequestID)
+	case "message.updated", "message.part.updated", "message.part.delta":
+		if l.state != providers.LiveIdle || p.Type != "message.updated" {
+			l.state = providers.LiveWorking
+		}
+	}
 }
 
 func (h *hub) isAssistantLocked(sid, id string) bool {
@@ -598,7 +847,7 @@ func (h *hub) waitConnected(ctx context.Context, att *attempt, d time.Duration) 
 
 // track starts following a prompt about to be sent; false when the hub is
 // closing.
-func (h *hub) track(sid, ref, text string) bool {
+func (h *hub) track(sid, ref, text, msgID string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closing {
@@ -606,10 +855,22 @@ func (h *hub) track(sid, ref, text string) bool {
 	}
 	h.ensureRunningLocked()
 	list := h.pending[sid]
+	var dropped []report
 	if len(list) >= maxPendingPerSess {
-		list = list[1:] // the oldest stays queued in the registry, unobserved
+		old := list[0]
+		list = list[1:]
+		if old.ready && !old.resolved && !old.reported {
+			dropped = append(dropped, report{nativeID: sid, ref: old.ref, status: providers.StatusDeliveryUnknown,
+				reason: fmt.Sprintf("more than %d prompts of this session were in flight; this runtime stopped following the oldest, whose result was not observed", maxPendingPerSess)})
+		}
 	}
-	h.pending[sid] = append(list, &pendingSend{ref: ref, text: text})
+	h.pending[sid] = append(list, &pendingSend{ref: ref, text: text, msgID: msgID})
+	if l := h.live[sid]; l != nil {
+		l.state = providers.LiveWorking
+	}
+	if len(dropped) > 0 {
+		go h.deliver(dropped)
+	}
 	return true
 }
 
@@ -634,9 +895,13 @@ func (h *hub) ready(sid, ref string) {
 	for _, ps := range h.pending[sid] {
 		if ps.ref == ref {
 			ps.ready = true
-			if ps.resolved {
+			switch {
+			case ps.resolved:
 				h.removePendingLocked(sid, ps)
 				out = append(out, report{nativeID: sid, ref: ref, status: ps.status, reason: ps.reason})
+			case ps.lost && !ps.reported:
+				ps.reported = true
+				out = append(out, report{nativeID: sid, ref: ref, status: providers.StatusDeliveryUnknown, reason: ps.lostReason})
 			}
 			break
 		}
@@ -753,6 +1018,7 @@ type ocTurnMessage struct {
 		Finish   string          `json:"finish"`
 		Error    json.RawMessage `json:"error"`
 		Time     struct {
+			Created   int64 `json:"created"`
 			Completed int64 `json:"completed"`
 		} `json:"time"`
 	} `json:"info"`

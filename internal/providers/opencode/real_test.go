@@ -179,7 +179,7 @@ func TestRealDiffAfterToolEdit(t *testing.T) {
 	}
 	// The turn summary is written just after the turn ends; poll for it.
 	var res DiffResult
-	eventually(t, 20*time.Second, "the turn's diff", func() bool {
+	eventually(t, turnTimeout, "the turn's diff", func() bool {
 		d, err := a.Diff(ctx, s.NativeID, providers.DiffOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -333,11 +333,11 @@ func TestRealAutoStartAndRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	host := newHost()
 	a := New(Config{
 		DefaultURL: fmt.Sprintf("http://127.0.0.1:%d", closed), DisableScan: true,
 		Program: program, ServeEnv: env.Environ(), ServeDir: t.TempDir(),
-		StartTimeout: 45 * time.Second,
-	}, nil)
+	}, host)
 	t.Cleanup(func() { _ = a.Close() })
 	ctx := ctxT(t, 3*time.Minute)
 
@@ -355,17 +355,51 @@ func TestRealAutoStartAndRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server dies in the middle of a reply: the turn is reported
+	// delivery_unknown with the reason, never left queued, never resent.
+	gate := make(chan struct{})
+	defer close(gate)
+	text := unique(t, "MIDREPLY")
+	fm.On(fakemodel.Exact(text), fakemodel.Text("never seen").WithGate(gate))
+	rc, err := a.Send(ctx, s.NativeID, text, providers.SendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fm.Await(ctx, func(r fakemodel.Request) bool { return r.LastUser == text }); err != nil {
+		t.Fatal(err)
+	}
 	a.epMu.Lock()
 	m := a.managed
 	a.epMu.Unlock()
 	_ = procgroup.Kill(m.cmd.Process.Pid)
 	<-m.exited
+	o := host.wait(t, rc.Ref, turnTimeout)
+	// Whichever the adapter notices first: the process exit, or the
+	// refused connection of its event stream.
+	if o.status != providers.StatusDeliveryUnknown || !strings.Contains(o.reason, "not resent") ||
+		(!strings.Contains(o.reason, "exited") && !strings.Contains(o.reason, "stopped answering")) {
+		t.Fatalf("outcome after the server died = %+v", o)
+	}
+	if l := a.Liveness(s.NativeID); l.State != providers.LiveDead || l.ObservedAt == nil {
+		t.Fatalf("liveness after the server died = %+v", l)
+	}
 
 	// The next call starts a new server, which finds the session in the
-	// same data directory.
+	// same data directory, and the next send completes.
 	got, err := a.GetSession(ctx, s.NativeID)
 	if err != nil || got == nil {
 		t.Fatalf("GetSession after restart = %+v, %v", got, err)
+	}
+	next := unique(t, "AFTERRESTART")
+	rc2, err := a.Send(ctx, s.NativeID, next, providers.SendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := host.wait(t, rc2.Ref, turnTimeout); o.status != providers.StatusCompleted {
+		t.Fatalf("the send after the restart = %+v", o)
+	}
+	if n, m := fm.Count(text), fm.Count(next); n != 1 || m != 1 {
+		t.Fatalf("the model saw the prompts %d and %d times, want 1 and 1", n, m)
 	}
 	second, _ := a.Endpoint(ctx)
 	if second == first || got.Endpoint != second {

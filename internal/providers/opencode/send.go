@@ -37,7 +37,8 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 	if strings.TrimSpace(text) == "" {
 		return providers.Receipt{}, &providers.NotSentError{Err: errors.New("message text must not be blank")}
 	}
-	body := map[string]any{"parts": []any{map[string]any{"type": "text", "text": text}}}
+	msgID := a.msgIDs.next(a.clock.Now())
+	body := map[string]any{"messageID": msgID, "parts": []any{map[string]any{"type": "text", "text": text}}}
 	variant := opts.Reasoning
 	if opts.Model != nil {
 		if opts.Model.ProviderID == "" || opts.Model.ModelID == "" {
@@ -75,7 +76,7 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 	ref := newRef()
 	connected, release := a.hub.hold(ctx)
 	defer release()
-	tracked := a.hub.track(nativeID, ref, text)
+	tracked := a.hub.track(nativeID, ref, text, msgID)
 	_, err = a.do(ctx, ep.base, request{
 		method: http.MethodPost, path: sessionPath(nativeID, "/prompt_async"), query: dirQuery(dir), body: body, write: true,
 	})
@@ -96,8 +97,9 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 	return providers.Receipt{
 		Provider: providers.OpenCode, NativeID: nativeID, Operation: op,
 		Accepted: true, Status: providers.StatusQueued, ProviderState: stateTransportAccepted,
-		Detail: map[string]any{"delivery": stateTransportAccepted, "completion": completion, "endpoint": ep.base},
-		Ref:    ref,
+		Detail:       map[string]any{"delivery": stateTransportAccepted, "completion": completion, "endpoint": ep.base, "messageId": msgID},
+		NativeTurnID: msgID,
+		Ref:          ref,
 	}, nil
 }
 

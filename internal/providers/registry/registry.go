@@ -280,6 +280,10 @@ func (r *Registry) ListSessions(ctx context.Context, name string) (SessionList, 
 			out.ProviderErrors = append(out.ProviderErrors, ProviderError{Provider: ids[i], Error: res.err.Error()})
 			continue
 		}
+		for j := range res.sessions {
+			l := r.Liveness(ids[i], res.sessions[j].NativeID)
+			res.sessions[j].Liveness = &l
+		}
 		out.Sessions = append(out.Sessions, res.sessions...)
 	}
 	if r.host != "" {
@@ -324,6 +328,20 @@ func (r *Registry) remoteSessions(ctx context.Context, ids []providers.ID, liste
 		})
 	}
 	return out, nil
+}
+
+// Liveness returns what the runtime knows of a session now, from its
+// adapter's memory (no provider is contacted): unknown when the adapter
+// keeps no such state or never observed the session.
+func (r *Registry) Liveness(provider providers.ID, nativeID string) providers.Liveness {
+	if lr, ok := r.adapters[provider].(providers.LivenessReporter); ok {
+		l := lr.Liveness(nativeID)
+		if l.State == "" {
+			l.State = providers.LiveUnknown
+		}
+		return l
+	}
+	return providers.Liveness{State: providers.LiveUnknown, Reason: "this provider's adapter reports no liveness"}
 }
 
 // record upserts the sessions one provider exposed and returns them with

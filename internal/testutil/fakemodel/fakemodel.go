@@ -237,6 +237,10 @@ type Reply struct {
 	// early, without an answer, when the client disconnects or the server
 	// closes. It is capped at MaxDelay.
 	Delay time.Duration
+	// Gate, when set, holds the answer (after Delay) until the channel is
+	// closed: a test answers when its condition holds, not after a guessed
+	// time. It ends the same way as Delay when the client or server goes.
+	Gate <-chan struct{}
 	// FollowUp is the text answered when the program continues after the
 	// tool result; "Done." when empty.
 	FollowUp string
@@ -267,6 +271,9 @@ func Fail(status int, message string) Reply {
 
 // WithDelay returns r answered after d (cancellable, capped at MaxDelay).
 func (r Reply) WithDelay(d time.Duration) Reply { r.Delay = d; return r }
+
+// WithGate returns r answered only once gate is closed.
+func (r Reply) WithGate(gate <-chan struct{}) Reply { r.Gate = gate; return r }
 
 // WithFollowUp returns r whose tool result is answered with text.
 func (r Reply) WithFollowUp(text string) Reply { r.FollowUp = text; return r }
@@ -460,6 +467,22 @@ func (s *Server) newID(prefix string) string {
 	defer s.mu.Unlock()
 	s.nextID++
 	return fmt.Sprintf("%s%d", prefix, s.nextID)
+}
+
+// hold waits for a closed gate (nil: no gate) unless the request or the
+// server ends first; it reports whether the gate opened.
+func (s *Server) hold(ctx context.Context, gate <-chan struct{}) bool {
+	if gate == nil {
+		return true
+	}
+	select {
+	case <-gate:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.closed:
+		return false
+	}
 }
 
 // wait sleeps d unless the request or the server ends first; it reports

@@ -534,3 +534,40 @@ func TestListensOnLoopback(t *testing.T) {
 		t.Fatalf("URL %s", fm.URL())
 	}
 }
+
+func TestGateHoldsTheAnswerUntilOpened(t *testing.T) {
+	fm := New(t)
+	gate := make(chan struct{})
+	fm.On(Contains("HELD"), Text("released").WithGate(gate))
+	done := make(chan string, 1)
+	go func() {
+		b, _ := json.Marshal(map[string]any{"messages": []any{map[string]any{"role": "user", "content": "HELD"}}})
+		resp, err := http.Post(fm.BaseURL()+"/chat/completions", "application/json", bytes.NewReader(b))
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		done <- string(body)
+	}()
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if _, err := fm.Await(ctx, func(r Request) bool { return r.LastUser == "HELD" }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case body := <-done:
+		t.Fatalf("answered before the gate opened: %s", body)
+	default:
+	}
+	close(gate)
+	select {
+	case body := <-done:
+		if !strings.Contains(body, "released") {
+			t.Fatalf("answer %s", body)
+		}
+	case <-ctx.Done():
+		t.Fatal("no answer after the gate opened")
+	}
+}

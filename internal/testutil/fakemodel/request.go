@@ -122,7 +122,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.record(rec)
 
-	if !s.wait(r.Context(), reply.Delay) {
+	if !s.wait(r.Context(), reply.Delay) || !s.hold(r.Context(), reply.Gate) {
 		// Client gone or server closing: drop the connection without an
 		// answer (net/http recovers this panic silently).
 		panic(http.ErrAbortHandler)

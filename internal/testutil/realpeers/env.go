@@ -219,7 +219,10 @@ func ClaudeEnv(tb testing.TB, rootURL string) *Env {
 		Set("DISABLE_AUTOUPDATER", "1").
 		Set("DISABLE_TELEMETRY", "1").
 		Set("DISABLE_ERROR_REPORTING", "1").
-		Set("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+		Set("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1").
+		// Claude Code would retry a failing model call 10 times by itself;
+		// tests count what reaches the model.
+		Set("CLAUDE_CODE_MAX_RETRIES", "0")
 	if rootURL != "" {
 		e.Set("ANTHROPIC_BASE_URL", rootURL).Set("ANTHROPIC_API_KEY", "sk-fake")
 	}

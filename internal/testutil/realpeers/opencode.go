@@ -26,8 +26,11 @@ type OpenCodeOptions struct {
 	Env      *Env          // environment (required; see OpenCodeEnv)
 	Dir      string        // working directory of the server; default Env.Root()/project
 	Password string        // when set, OPENCODE_SERVER_PASSWORD (Basic auth, user "opencode")
-	Timeout  time.Duration // wait for /global/health; default 30 s (the machine is shared)
+	Timeout  time.Duration // wait for /global/health; default 2 min (a bound for a failed start, on a shared machine)
 	Args     []string      // extra arguments after the defaults
+	// Port, when set, is the port to listen on (e.g. to start a server
+	// again at the address a client knows); default a free one.
+	Port int
 }
 
 // OpenCodeServer is a running `opencode serve` in its own process group.
@@ -90,7 +93,7 @@ func StartOpenCode(ctx context.Context, opts OpenCodeOptions) (*OpenCodeServer, 
 		return nil, errors.New("StartOpenCode needs Program and Env")
 	}
 	if opts.Timeout == 0 {
-		opts.Timeout = 30 * time.Second
+		opts.Timeout = 2 * time.Minute
 	}
 	if opts.Dir == "" {
 		opts.Dir = opts.Env.Root() + "/project"
@@ -113,9 +116,11 @@ func StartOpenCode(ctx context.Context, opts OpenCodeOptions) (*OpenCodeServer, 
 }
 
 func startOpenCodeOnce(ctx context.Context, opts OpenCodeOptions) (*OpenCodeServer, error) {
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
+	port, err := opts.Port, error(nil)
+	if port == 0 {
+		if port, err = FreePort(); err != nil {
+			return nil, err
+		}
 	}
 	env := opts.Env.Clone()
 	if opts.Password != "" {
@@ -215,6 +220,15 @@ func (s *OpenCodeServer) Close() {
 	s.once.Do(func() { KillGroup(s.cmd.Process.Pid, s.exited, 3*time.Second) })
 }
 
+// Kill ends the server's whole process group at once (SIGKILL), as a crash
+// does, and waits for it. Close afterwards is a no-op.
+func (s *OpenCodeServer) Kill() {
+	s.once.Do(func() {
+		_ = procgroup.Kill(s.cmd.Process.Pid)
+		<-s.exited
+	})
+}
+
 // KillGroup sends SIGTERM to the process group pgid, waits for exited to
 // close for at most grace, then sends SIGKILL and waits again.
 func KillGroup(pgid int, exited <-chan struct{}, grace time.Duration) {
@@ -239,7 +253,7 @@ func OpenCodeFor(tb testing.TB, config map[string]any) *OpenCodeServer {
 	tb.Helper()
 	program := Require(tb, OpenCode)
 	env := OpenCodeEnv(tb, config)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s, err := StartOpenCode(ctx, OpenCodeOptions{Program: program, Env: env})
 	if err != nil {
@@ -303,7 +317,7 @@ func (s *SharedOpenCode) start(program string) error {
 		fm.Close()
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv, err := StartOpenCode(ctx, OpenCodeOptions{Program: program, Env: env, Password: s.Password})
 	if err != nil {

@@ -31,10 +31,34 @@ type Adapter struct {
 	CapsFunc       func(ctx context.Context) providers.Capabilities
 	// Pending is what PendingPermissions answers.
 	Pending []providers.PermissionRequest
+	// LookupFunc answers LookupTurn; unset, the fake has no history
+	// (UnsupportedError).
+	LookupFunc func(ctx context.Context, q providers.TurnQuery) (providers.TurnRecord, error)
+	// LivenessFunc answers Liveness; unset, every session is unknown.
+	LivenessFunc func(nativeID string) providers.Liveness
 }
 
 var _ providers.Adapter = (*Adapter)(nil)
 var _ providers.EndpointRouter = (*Adapter)(nil)
+var _ providers.TurnLookup = (*Adapter)(nil)
+var _ providers.LivenessReporter = (*Adapter)(nil)
+
+// LookupTurn implements providers.TurnLookup.
+func (a *Adapter) LookupTurn(ctx context.Context, q providers.TurnQuery) (providers.TurnRecord, error) {
+	a.count("lookup")
+	if a.LookupFunc == nil {
+		return providers.TurnRecord{}, a.unsupported("history lookup")
+	}
+	return a.LookupFunc(ctx, q)
+}
+
+// Liveness implements providers.LivenessReporter.
+func (a *Adapter) Liveness(nativeID string) providers.Liveness {
+	if a.LivenessFunc == nil {
+		return providers.Liveness{State: providers.LiveUnknown}
+	}
+	return a.LivenessFunc(nativeID)
+}
 
 func (a *Adapter) count(op string) {
 	a.mu.Lock()

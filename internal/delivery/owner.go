@@ -1,0 +1,152 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+
+	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/runtimeowner"
+)
+
+// Process identifies a runtime process as the owner of open operations.
+type Process struct {
+	ID   string // "rt_<uuid>", fresh per process
+	Host string
+	Boot string // the host's boot id, when the OS has one
+	PID  int
+}
+
+// thisProcess describes the running process (ID is set by New).
+func thisProcess() Process {
+	host, _ := os.Hostname()
+	return Process{Host: host, Boot: bootID(), PID: os.Getpid()}
+}
+
+// bootID is Linux's per-boot random id ("" elsewhere).
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// ensureOwnerTx records this process as an owner inside tx, the first time
+// it owns something.
+func (s *Service) ensureOwnerTx(ctx context.Context, tx *ent.Tx) error {
+	s.ownerMu.Lock()
+	done := s.registered
+	s.ownerMu.Unlock()
+	if done {
+		return nil
+	}
+	now := s.opts.Now().UTC()
+	err := tx.RuntimeOwner.Create().SetID(s.me.ID).SetHost(s.me.Host).SetBoot(s.me.Boot).SetPid(s.me.PID).
+		SetStartedAt(now).SetHeartbeatAt(now).
+		OnConflict(entsql.ConflictColumns(runtimeowner.FieldID), entsql.ResolveWith(func(u *entsql.UpdateSet) {
+			u.SetExcluded(runtimeowner.FieldHeartbeatAt)
+		})).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record runtime owner: %w", err)
+	}
+	return nil
+}
+
+// registeredNow notes that the owner row was committed and starts the
+// heartbeat (once).
+func (s *Service) registeredNow() {
+	s.ownerMu.Lock()
+	defer s.ownerMu.Unlock()
+	if s.registered {
+		return
+	}
+	select {
+	case <-s.stop:
+		return
+	default:
+	}
+	s.registered = true
+	s.bg.Add(1)
+	go s.heartbeat()
+}
+
+// ensureOwner records this process as an owner in its own transaction.
+func (s *Service) ensureOwner(ctx context.Context) error {
+	err := s.st.Tx(ctx, func(tx *ent.Tx) error { return s.ensureOwnerTx(ctx, tx) })
+	if err == nil {
+		s.registeredNow()
+	}
+	return err
+}
+
+// heartbeat renews this process's owner row until Close.
+func (s *Service) heartbeat() {
+	defer s.bg.Done()
+	t := time.NewTicker(s.opts.HeartbeatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), s.opts.HeartbeatEvery*3)
+			err := s.st.Tx(ctx, func(tx *ent.Tx) error {
+				return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetHeartbeatAt(s.opts.Now().UTC()).Exec(ctx)
+			})
+			cancel()
+			if err != nil {
+				s.opts.Logf("delivery: renew owner heartbeat: %v", err)
+			}
+		}
+	}
+}
+
+// release marks this process's ownership as ended (Close).
+func (s *Service) release() error {
+	s.ownerMu.Lock()
+	registered := s.registered
+	s.ownerMu.Unlock()
+	if !registered {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), outcomeWriteTimeout)
+	defer cancel()
+	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
+		return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetStoppedAt(s.opts.Now().UTC()).Exec(ctx)
+	})
+	if err != nil {
+		return fmt.Errorf("release operation ownership: %w", err)
+	}
+	return nil
+}
+
+// gone says whether the owner of an open operation can no longer follow
+// it, and why. o is nil when no owner row exists.
+func (s *Service) gone(id string, o *ent.RuntimeOwner) (bool, string) {
+	switch {
+	case id == s.me.ID:
+		return false, ""
+	case id == "" || o == nil:
+		return true, "no runtime process owns it"
+	case o.StoppedAt != nil:
+		return true, fmt.Sprintf("runtime process %s (pid %d) stopped at %s", o.ID, o.Pid, o.StoppedAt.UTC().Format(time.RFC3339))
+	}
+	sameHost := o.Host != "" && o.Host == s.me.Host
+	switch {
+	case sameHost && o.Boot != "" && s.me.Boot != "" && o.Boot != s.me.Boot:
+		return true, fmt.Sprintf("runtime process %s (pid %d) ran before this host restarted", o.ID, o.Pid)
+	case sameHost && o.Pid == s.me.PID:
+		return true, fmt.Sprintf("runtime process %s had pid %d, which is now this process", o.ID, o.Pid)
+	case sameHost && !s.opts.Alive(o.Pid):
+		return true, fmt.Sprintf("runtime process %s (pid %d) is no longer running", o.ID, o.Pid)
+	}
+	if age := s.opts.Now().Sub(o.HeartbeatAt); age > s.opts.OwnerTimeout {
+		return true, fmt.Sprintf("runtime process %s (pid %d on %s) sent no heartbeat for %s", o.ID, o.Pid, o.Host, age.Round(time.Second))
+	}
+	return false, ""
+}
