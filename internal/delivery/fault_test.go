@@ -45,12 +45,10 @@ func TestRecordWhoseCommitIsUnknownIsNeverDispatched(t *testing.T) {
 	if !errors.As(err, new(*DuplicateKeyError)) {
 		t.Fatalf("resending with the same key = %v, want the duplicate-key refusal (the record did commit)", err)
 	}
-	// The record did commit: once its owner is gone (this process stopped),
-	// the next runtime's settlement finds it open and, with no native history
-	// to read, marks it delivery_unknown. It is still never dispatched.
-	if err := e.svc.Close(); err != nil {
-		t.Fatal(err)
-	}
+	// The record did commit: once its owner is gone (the process died), the
+	// next runtime's settlement finds it open and, with no native history to
+	// read, marks it delivery_unknown. It is still never dispatched.
+	table.kill(e.pid())
 	later := newEnv(t, dsn)
 	ops, err := later.svc.Settle(ctx)
 	if err != nil || len(ops) != 1 || ops[0].IdempotencyKey != "k-maybe" || ops[0].Status != providers.StatusDeliveryUnknown {
