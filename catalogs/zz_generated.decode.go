@@ -739,6 +739,7 @@ func decodeLegacyListProjects(raw json.RawMessage) (*ListProjectsInput, error) {
 		if o == nil {
 			return nil
 		}
+		out.Limit = 50
 		return out
 	}()
 	if err := d.Err("list_projects"); err != nil {
@@ -767,6 +768,7 @@ func decodeLegacyListThreads(raw json.RawMessage) (*ListThreadsInput, error) {
 				out.ProjectID = &v
 			}
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("list_threads"); err != nil {
@@ -823,6 +825,7 @@ func decodeLegacyGetThreadMessages(raw json.RawMessage) (*GetThreadMessagesInput
 				out.ThreadID = v
 			}
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("get_thread_messages"); err != nil {
@@ -880,11 +883,9 @@ func decodeLegacyGetThreadProgress(raw json.RawMessage) (*GetThreadProgressInput
 			}
 		}
 		if x, ok := o["afterSequence"]; ok {
-			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-				out.AfterSequence = v
+			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+				out.AfterSequence = &v
 			}
-		} else {
-			out.AfterSequence = 0
 		}
 		if x, ok := o["limit"]; ok {
 			if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -924,11 +925,9 @@ func decodeLegacyWatchThread(raw json.RawMessage) (*GetThreadProgressInput, erro
 			}
 		}
 		if x, ok := o["afterSequence"]; ok {
-			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-				out.AfterSequence = v
+			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+				out.AfterSequence = &v
 			}
-		} else {
-			out.AfterSequence = 0
 		}
 		if x, ok := o["limit"]; ok {
 			if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -973,7 +972,6 @@ func decodeLegacyGetThreadProgressSummary(raw json.RawMessage) (*GetThreadProgre
 				out.ThreadID = v
 			}
 		}
-		out.AfterSequence = 0
 		out.Limit = 50
 		out.Summary = true
 		out.TimeoutMs = 0
@@ -1000,6 +998,7 @@ func decodeLegacyWatchActiveThreads(raw json.RawMessage) (*ListActiveThreadsInpu
 		if o == nil {
 			return nil
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("watch_active_threads"); err != nil {
@@ -1035,6 +1034,7 @@ func decodeLegacyListProjectFiles(raw json.RawMessage) (*ListProjectFilesInput, 
 		} else {
 			out.Relative = "."
 		}
+		out.Limit = 100
 		return out
 	}()
 	if err := d.Err("list_project_files"); err != nil {
@@ -1142,6 +1142,7 @@ func decodeLegacyListAgentSessions(raw json.RawMessage) (*ListAgentSessionsInput
 				out.Provider = &v
 			}
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("list_agent_sessions"); err != nil {
@@ -1165,6 +1166,8 @@ func decodeLegacyGetWorkGraph(raw json.RawMessage) (*GetWorkGraphInput, error) {
 		if o == nil {
 			return nil
 		}
+		out.Depth = 1
+		out.Limit = 5
 		return out
 	}()
 	if err := d.Err("get_work_graph"); err != nil {
@@ -1232,11 +1235,9 @@ func decodeLegacyEventsRead(raw json.RawMessage) (*ReadSessionEventsInput, error
 			}
 		}
 		if x, ok := o["afterSequence"]; ok {
-			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-				out.AfterSequence = v
+			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+				out.AfterSequence = &v
 			}
-		} else {
-			out.AfterSequence = 0
 		}
 		if x, ok := o["limit"]; ok {
 			if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -1286,11 +1287,9 @@ func decodeLegacyEventsPage(raw json.RawMessage) (*ReadSessionEventsInput, error
 			}
 		}
 		if x, ok := o["afterSequence"]; ok {
-			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-				out.AfterSequence = v
+			if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+				out.AfterSequence = &v
 			}
-		} else {
-			out.AfterSequence = 0
 		}
 		if x, ok := o["limit"]; ok {
 			if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -1334,6 +1333,7 @@ func decodeLegacyEvidenceList(raw json.RawMessage) (*ListEvidenceInput, error) {
 				out.WorkID = &v
 			}
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("evidence_list"); err != nil {
@@ -1358,7 +1358,7 @@ func decodeLegacyEvidenceGet(raw json.RawMessage) (*GetEvidenceInput, error) {
 			return nil
 		}
 		if x, ok := o["evidenceId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "evidenceId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "evidenceId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 				out.EvidenceID = v
 			}
 		}
@@ -1385,6 +1385,7 @@ func decodeLegacyWorkList(raw json.RawMessage) (*ListWorkItemsInput, error) {
 		if o == nil {
 			return nil
 		}
+		out.Limit = 15
 		return out
 	}()
 	if err := d.Err("work_list"); err != nil {
@@ -1413,6 +1414,7 @@ func decodeLegacyWorkGet(raw json.RawMessage) (*GetWorkItemInput, error) {
 				out.WorkID = v
 			}
 		}
+		out.Limit = 10
 		return out
 	}()
 	if err := d.Err("work_get"); err != nil {
@@ -1466,11 +1468,10 @@ func decodeLegacyConversationList(raw json.RawMessage) (*ListConversationsInput,
 		}
 		if x, ok := o["detail"]; ok {
 			if v, ok := d.Bool(x, argv.Join(path, "detail")); ok {
-				out.Detail = v
+				out.Detail = &v
 			}
-		} else {
-			out.Detail = false
 		}
+		out.Limit = 15
 		return out
 	}()
 	if err := d.Err("conversation_list"); err != nil {
@@ -1500,11 +1501,9 @@ func decodeLegacyConversationRead(raw json.RawMessage) (*ReadConversationInput, 
 			}
 		}
 		if x, ok := o["after"]; ok {
-			if v, ok := d.Integer(x, argv.Join(path, "after"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-				out.After = v
+			if v, ok := d.Integer(x, argv.Join(path, "after"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+				out.After = &v
 			}
-		} else {
-			out.After = 0
 		}
 		if x, ok := o["limit"]; ok {
 			if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -1543,11 +1542,10 @@ func decodeLegacyClaimList(raw json.RawMessage) (*ListClaimsInput, error) {
 		}
 		if x, ok := o["activeOnly"]; ok {
 			if v, ok := d.Bool(x, argv.Join(path, "activeOnly")); ok {
-				out.ActiveOnly = v
+				out.ActiveOnly = &v
 			}
-		} else {
-			out.ActiveOnly = false
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("claim_list"); err != nil {
@@ -1571,6 +1569,7 @@ func decodeLegacyPermissionPending(raw json.RawMessage) (*ListPermissionRequests
 		if o == nil {
 			return nil
 		}
+		out.Limit = 20
 		return out
 	}()
 	if err := d.Err("permission_pending"); err != nil {
@@ -1916,7 +1915,7 @@ func decodeLegacyPermissionRespond(raw json.RawMessage) (*RespondToPermissionInp
 	path := ""
 	in := func() *RespondToPermissionInput {
 		out := new(RespondToPermissionInput)
-		o := d.Object(v, path, []string{"provider", "nativeId", "requestId", "decision"}, []string{"provider", "nativeId", "requestId", "decision"})
+		o := d.Object(v, path, []string{"provider", "nativeId", "requestId", "decision", "override"}, []string{"provider", "nativeId", "requestId", "decision"})
 		if o == nil {
 			return nil
 		}
@@ -1938,6 +1937,11 @@ func decodeLegacyPermissionRespond(raw json.RawMessage) (*RespondToPermissionInp
 		if x, ok := o["decision"]; ok {
 			if v, ok := d.String(x, argv.Join(path, "decision"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 				out.Decision = v
+			}
+		}
+		if x, ok := o["override"]; ok {
+			if v, ok := d.Bool(x, argv.Join(path, "override")); ok {
+				out.Override = &v
 			}
 		}
 		return out
@@ -2455,7 +2459,7 @@ func decodeLegacyHandoffUpdateStatus(raw json.RawMessage) (*UpdateHandoffStatusI
 			return nil
 		}
 		if x, ok := o["handoffId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 				out.HandoffID = v
 			}
 		}
@@ -2558,7 +2562,7 @@ func decodeLegacyClaimAcquire(raw json.RawMessage) (*AcquireClaimInput, error) {
 			}
 		}
 		if x, ok := o["sessionId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 				out.SessionID = v
 			}
 		}
@@ -2612,7 +2616,7 @@ func decodeLegacyClaimRelease(raw json.RawMessage) (*ReleaseClaimInput, error) {
 			return nil
 		}
 		if x, ok := o["claimId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "claimId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "claimId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 				out.ClaimID = v
 			}
 		}
@@ -2749,6 +2753,7 @@ func decodeLegacyWorkVerify(raw json.RawMessage) (*VerifyWorkItemInput, error) {
 var enum2e759ba = []string{"freebuff", "opencode", "codex", "claude-code", "cursor"}
 var enum314f8d8a = []string{"created", "accepted", "applied", "verified", "completed", "blocked", "superseded"}
 var enum38073489 = []string{"not_started", "in_progress", "needs_completion", "likely_complete", "existing_behavior_broken"}
+var enum60067303 = []string{"open", "in_progress", "blocked", "accepted", "rejected"}
 var enumApproveChangesRequestedBlocked = []string{"approve", "changes_requested", "blocked"}
 var enumBlockingMajorMinorNote = []string{"blocking", "major", "minor", "note"}
 var enumExclusiveSharedRead = []string{"exclusive", "shared_read"}

@@ -32,7 +32,7 @@ func decodeAcquireClaimInput(d *argv.Decoder, v any, path string) *AcquireClaimI
 		}
 	}
 	if x, ok := o["sessionId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.SessionID = v
 		}
 	}
@@ -444,7 +444,7 @@ func decodeGetEvidenceInput(d *argv.Decoder, v any, path string) *GetEvidenceInp
 		return nil
 	}
 	if x, ok := o["evidenceId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "evidenceId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "evidenceId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.EvidenceID = v
 		}
 	}
@@ -535,12 +535,14 @@ func decodeGetThreadInput(d *argv.Decoder, v any, path string) *GetThreadInput {
 
 // GetThreadMessagesInput is a decoded argument object.
 type GetThreadMessagesInput struct {
-	ThreadID string `json:"threadId,omitempty"`
+	ThreadID string  `json:"threadId,omitempty"`
+	Limit    int64   `json:"limit,omitempty"`
+	Cursor   *string `json:"cursor,omitempty"`
 }
 
 func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThreadMessagesInput {
 	out := new(GetThreadMessagesInput)
-	o := d.Object(v, path, []string{"threadId"}, []string{"threadId"})
+	o := d.Object(v, path, []string{"threadId", "limit", "cursor"}, []string{"threadId"})
 	if o == nil {
 		return nil
 	}
@@ -549,13 +551,25 @@ func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThrea
 			out.ThreadID = v
 		}
 	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
+	}
 	return out
 }
 
 // GetThreadProgressInput is a decoded argument object.
 type GetThreadProgressInput struct {
 	ThreadID      string `json:"threadId,omitempty"`
-	AfterSequence int64  `json:"afterSequence,omitempty"`
+	AfterSequence *int64 `json:"afterSequence,omitempty"`
 	Limit         int64  `json:"limit,omitempty"`
 	TimeoutMs     int64  `json:"timeoutMs,omitempty"`
 	Summary       bool   `json:"summary,omitempty"`
@@ -573,11 +587,9 @@ func decodeGetThreadProgressInput(d *argv.Decoder, v any, path string) *GetThrea
 		}
 	}
 	if x, ok := o["afterSequence"]; ok {
-		if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-			out.AfterSequence = v
+		if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+			out.AfterSequence = &v
 		}
-	} else {
-		out.AfterSequence = 0
 	}
 	if x, ok := o["limit"]; ok {
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -605,31 +617,79 @@ func decodeGetThreadProgressInput(d *argv.Decoder, v any, path string) *GetThrea
 
 // GetWorkGraphInput is a decoded argument object.
 type GetWorkGraphInput struct {
+	WorkID  *string `json:"workId,omitempty"`
+	Depth   int64   `json:"depth,omitempty"`
+	Session *string `json:"session,omitempty"`
+	Limit   int64   `json:"limit,omitempty"`
+	Cursor  *string `json:"cursor,omitempty"`
 }
 
 func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphInput {
 	out := new(GetWorkGraphInput)
-	o := d.Object(v, path, nil, nil)
+	o := d.Object(v, path, []string{"workId", "depth", "session", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["workId"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.WorkID = &v
+		}
+	}
+	if x, ok := o["depth"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "depth"), argv.IntRule{Min: 0, Max: 3}); ok {
+			out.Depth = v
+		}
+	} else {
+		out.Depth = 1
+	}
+	if x, ok := o["session"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Session = &v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 5
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
 
 // GetWorkItemInput is a decoded argument object.
 type GetWorkItemInput struct {
-	WorkID string `json:"workId,omitempty"`
+	WorkID string  `json:"workId,omitempty"`
+	Limit  int64   `json:"limit,omitempty"`
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeGetWorkItemInput(d *argv.Decoder, v any, path string) *GetWorkItemInput {
 	out := new(GetWorkItemInput)
-	o := d.Object(v, path, []string{"workId"}, []string{"workId"})
+	o := d.Object(v, path, []string{"workId", "limit", "cursor"}, []string{"workId"})
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.WorkID = v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 10
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
 		}
 	}
 	return out
@@ -680,13 +740,27 @@ func decodeJoinConversationInput(d *argv.Decoder, v any, path string) *JoinConve
 
 // ListActiveThreadsInput is a decoded argument object.
 type ListActiveThreadsInput struct {
+	Limit  int64   `json:"limit,omitempty"`
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListActiveThreadsInput(d *argv.Decoder, v any, path string) *ListActiveThreadsInput {
 	out := new(ListActiveThreadsInput)
-	o := d.Object(v, path, nil, nil)
+	o := d.Object(v, path, []string{"limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
@@ -694,11 +768,13 @@ func decodeListActiveThreadsInput(d *argv.Decoder, v any, path string) *ListActi
 // ListAgentSessionsInput is a decoded argument object.
 type ListAgentSessionsInput struct {
 	Provider *string `json:"provider,omitempty"`
+	Limit    int64   `json:"limit,omitempty"`
+	Cursor   *string `json:"cursor,omitempty"`
 }
 
 func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgentSessionsInput {
 	out := new(ListAgentSessionsInput)
-	o := d.Object(v, path, []string{"provider"}, nil)
+	o := d.Object(v, path, []string{"provider", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
@@ -707,18 +783,32 @@ func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgen
 			out.Provider = &v
 		}
 	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
+	}
 	return out
 }
 
 // ListClaimsInput is a decoded argument object.
 type ListClaimsInput struct {
 	WorkID     *string `json:"workId,omitempty"`
-	ActiveOnly bool    `json:"activeOnly,omitempty"`
+	ActiveOnly *bool   `json:"activeOnly,omitempty"`
+	Limit      int64   `json:"limit,omitempty"`
+	Cursor     *string `json:"cursor,omitempty"`
 }
 
 func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput {
 	out := new(ListClaimsInput)
-	o := d.Object(v, path, []string{"workId", "activeOnly"}, nil)
+	o := d.Object(v, path, []string{"workId", "activeOnly", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
@@ -729,31 +819,53 @@ func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput
 	}
 	if x, ok := o["activeOnly"]; ok {
 		if v, ok := d.Bool(x, argv.Join(path, "activeOnly")); ok {
-			out.ActiveOnly = v
+			out.ActiveOnly = &v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
 		}
 	} else {
-		out.ActiveOnly = false
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
 
 // ListConversationsInput is a decoded argument object.
 type ListConversationsInput struct {
-	Detail bool `json:"detail,omitempty"`
+	Detail *bool   `json:"detail,omitempty"`
+	Limit  int64   `json:"limit,omitempty"`
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConversationsInput {
 	out := new(ListConversationsInput)
-	o := d.Object(v, path, []string{"detail"}, nil)
+	o := d.Object(v, path, []string{"detail", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["detail"]; ok {
 		if v, ok := d.Bool(x, argv.Join(path, "detail")); ok {
-			out.Detail = v
+			out.Detail = &v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
 		}
 	} else {
-		out.Detail = false
+		out.Limit = 15
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
@@ -761,17 +873,31 @@ func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConv
 // ListEvidenceInput is a decoded argument object.
 type ListEvidenceInput struct {
 	WorkID *string `json:"workId,omitempty"`
+	Limit  int64   `json:"limit,omitempty"`
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListEvidenceInput(d *argv.Decoder, v any, path string) *ListEvidenceInput {
 	out := new(ListEvidenceInput)
-	o := d.Object(v, path, []string{"workId"}, nil)
+	o := d.Object(v, path, []string{"workId", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.WorkID = &v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
 		}
 	}
 	return out
@@ -792,26 +918,42 @@ func decodeListModelsInput(d *argv.Decoder, v any, path string) *ListModelsInput
 
 // ListPermissionRequestsInput is a decoded argument object.
 type ListPermissionRequestsInput struct {
+	Limit  int64   `json:"limit,omitempty"`
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListPermissionRequestsInput(d *argv.Decoder, v any, path string) *ListPermissionRequestsInput {
 	out := new(ListPermissionRequestsInput)
-	o := d.Object(v, path, nil, nil)
+	o := d.Object(v, path, []string{"limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
 
 // ListProjectFilesInput is a decoded argument object.
 type ListProjectFilesInput struct {
-	ProjectID string `json:"projectId,omitempty"`
-	Relative  string `json:"relative,omitempty"`
+	ProjectID string  `json:"projectId,omitempty"`
+	Relative  string  `json:"relative,omitempty"`
+	Limit     int64   `json:"limit,omitempty"`
+	Cursor    *string `json:"cursor,omitempty"`
 }
 
 func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProjectFilesInput {
 	out := new(ListProjectFilesInput)
-	o := d.Object(v, path, []string{"projectId", "relative"}, []string{"projectId"})
+	o := d.Object(v, path, []string{"projectId", "relative", "limit", "cursor"}, []string{"projectId"})
 	if o == nil {
 		return nil
 	}
@@ -827,18 +969,44 @@ func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProje
 	} else {
 		out.Relative = "."
 	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 100
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
+	}
 	return out
 }
 
 // ListProjectsInput is a decoded argument object.
 type ListProjectsInput struct {
+	Limit  int64   `json:"limit,omitempty"`
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListProjectsInput(d *argv.Decoder, v any, path string) *ListProjectsInput {
 	out := new(ListProjectsInput)
-	o := d.Object(v, path, nil, nil)
+	o := d.Object(v, path, []string{"limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 50
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
@@ -859,11 +1027,13 @@ func decodeListProvidersInput(d *argv.Decoder, v any, path string) *ListProvider
 // ListThreadsInput is a decoded argument object.
 type ListThreadsInput struct {
 	ProjectID *string `json:"projectId,omitempty"`
+	Limit     int64   `json:"limit,omitempty"`
+	Cursor    *string `json:"cursor,omitempty"`
 }
 
 func decodeListThreadsInput(d *argv.Decoder, v any, path string) *ListThreadsInput {
 	out := new(ListThreadsInput)
-	o := d.Object(v, path, []string{"projectId"}, nil)
+	o := d.Object(v, path, []string{"projectId", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
@@ -872,18 +1042,62 @@ func decodeListThreadsInput(d *argv.Decoder, v any, path string) *ListThreadsInp
 			out.ProjectID = &v
 		}
 	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
+	}
 	return out
 }
 
 // ListWorkItemsInput is a decoded argument object.
 type ListWorkItemsInput struct {
+	Status       *string `json:"status,omitempty"`
+	Session      *string `json:"session,omitempty"`
+	UpdatedSince *string `json:"updatedSince,omitempty"`
+	Limit        int64   `json:"limit,omitempty"`
+	Cursor       *string `json:"cursor,omitempty"`
 }
 
 func decodeListWorkItemsInput(d *argv.Decoder, v any, path string) *ListWorkItemsInput {
 	out := new(ListWorkItemsInput)
-	o := d.Object(v, path, nil, nil)
+	o := d.Object(v, path, []string{"status", "session", "updatedSince", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["status"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "status"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum60067303}); ok {
+			out.Status = &v
+		}
+	}
+	if x, ok := o["session"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Session = &v
+		}
+	}
+	if x, ok := o["updatedSince"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "updatedSince"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.UpdatedSince = &v
+		}
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 15
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
@@ -966,14 +1180,15 @@ func decodeModelSelectionObject(d *argv.Decoder, v any, path string) *ModelSelec
 
 // ReadConversationInput is a decoded argument object.
 type ReadConversationInput struct {
-	ConversationID string `json:"conversationId,omitempty"`
-	After          int64  `json:"after,omitempty"`
-	Limit          int64  `json:"limit,omitempty"`
+	ConversationID string  `json:"conversationId,omitempty"`
+	After          *int64  `json:"after,omitempty"`
+	Limit          int64   `json:"limit,omitempty"`
+	Cursor         *string `json:"cursor,omitempty"`
 }
 
 func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConversationInput {
 	out := new(ReadConversationInput)
-	o := d.Object(v, path, []string{"conversationId", "after", "limit"}, []string{"conversationId"})
+	o := d.Object(v, path, []string{"conversationId", "after", "limit", "cursor"}, []string{"conversationId"})
 	if o == nil {
 		return nil
 	}
@@ -983,18 +1198,21 @@ func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConve
 		}
 	}
 	if x, ok := o["after"]; ok {
-		if v, ok := d.Integer(x, argv.Join(path, "after"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-			out.After = v
+		if v, ok := d.Integer(x, argv.Join(path, "after"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+			out.After = &v
 		}
-	} else {
-		out.After = 0
 	}
 	if x, ok := o["limit"]; ok {
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
 	} else {
-		out.Limit = 100
+		out.Limit = 10
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }
@@ -1026,16 +1244,17 @@ func decodeReadProjectFileInput(d *argv.Decoder, v any, path string) *ReadProjec
 
 // ReadSessionEventsInput is a decoded argument object.
 type ReadSessionEventsInput struct {
-	Provider      string `json:"provider,omitempty"`
-	NativeID      string `json:"nativeId,omitempty"`
-	AfterSequence int64  `json:"afterSequence,omitempty"`
-	Limit         int64  `json:"limit,omitempty"`
-	TimeoutMs     int64  `json:"timeoutMs,omitempty"`
+	Provider      string  `json:"provider,omitempty"`
+	NativeID      string  `json:"nativeId,omitempty"`
+	AfterSequence *int64  `json:"afterSequence,omitempty"`
+	Limit         int64   `json:"limit,omitempty"`
+	Cursor        *string `json:"cursor,omitempty"`
+	TimeoutMs     int64   `json:"timeoutMs,omitempty"`
 }
 
 func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSessionEventsInput {
 	out := new(ReadSessionEventsInput)
-	o := d.Object(v, path, []string{"provider", "nativeId", "afterSequence", "limit", "timeoutMs"}, []string{"provider", "nativeId"})
+	o := d.Object(v, path, []string{"provider", "nativeId", "afterSequence", "limit", "cursor", "timeoutMs"}, []string{"provider", "nativeId"})
 	if o == nil {
 		return nil
 	}
@@ -1050,18 +1269,21 @@ func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSess
 		}
 	}
 	if x, ok := o["afterSequence"]; ok {
-		if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
-			out.AfterSequence = v
+		if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
+			out.AfterSequence = &v
 		}
-	} else {
-		out.AfterSequence = 0
 	}
 	if x, ok := o["limit"]; ok {
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
 	} else {
-		out.Limit = 50
+		out.Limit = 20
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	if x, ok := o["timeoutMs"]; ok {
 		if v, ok := d.Integer(x, argv.Join(path, "timeoutMs"), argv.IntRule{Min: 0, Max: 30000}); ok {
@@ -1279,7 +1501,7 @@ func decodeRecordReviewInputFindingsItem(d *argv.Decoder, v any, path string) *R
 		}
 	}
 	if x, ok := o["line"]; ok {
-		if v, ok := d.Integer(x, argv.Join(path, "line"), argv.IntRule{Min: 0, Max: 9007199254740991}); ok {
+		if v, ok := d.Integer(x, argv.Join(path, "line"), argv.IntRule{Min: 0, Max: 1000000000}); ok {
 			out.Line = &v
 		}
 	}
@@ -1336,7 +1558,7 @@ func decodeReleaseClaimInput(d *argv.Decoder, v any, path string) *ReleaseClaimI
 		return nil
 	}
 	if x, ok := o["claimId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "claimId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "claimId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.ClaimID = v
 		}
 	}
@@ -1414,14 +1636,15 @@ type RespondToPermissionInput struct {
 	Provider  string `json:"provider,omitempty"`
 	NativeID  string `json:"nativeId,omitempty"`
 	RequestID string `json:"requestId,omitempty"`
-	// Offered option kind or id, e.g. allow_once, reject_once, accept, decline, cancel.
+	// Option kind/id: allow_once, reject_once, accept, decline, cancel.
 	Decision       string  `json:"decision,omitempty"`
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	Override       *bool   `json:"override,omitempty"`
 }
 
 func decodeRespondToPermissionInput(d *argv.Decoder, v any, path string) *RespondToPermissionInput {
 	out := new(RespondToPermissionInput)
-	o := d.Object(v, path, []string{"provider", "nativeId", "requestId", "decision", "idempotencyKey"}, []string{"provider", "nativeId", "requestId", "decision"})
+	o := d.Object(v, path, []string{"provider", "nativeId", "requestId", "decision", "idempotencyKey", "override"}, []string{"provider", "nativeId", "requestId", "decision"})
 	if o == nil {
 		return nil
 	}
@@ -1448,6 +1671,11 @@ func decodeRespondToPermissionInput(d *argv.Decoder, v any, path string) *Respon
 	if x, ok := o["idempotencyKey"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.IdempotencyKey = &v
+		}
+	}
+	if x, ok := o["override"]; ok {
+		if v, ok := d.Bool(x, argv.Join(path, "override")); ok {
+			out.Override = &v
 		}
 	}
 	return out
@@ -1807,7 +2035,7 @@ func decodeUpdateHandoffStatusInput(d *argv.Decoder, v any, path string) *Update
 		return nil
 	}
 	if x, ok := o["handoffId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
 			out.HandoffID = v
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/agent-interop/runtime/ent/claim"
+	"github.com/agent-interop/runtime/ent/claimconflict"
 	"github.com/agent-interop/runtime/ent/conversation"
 	"github.com/agent-interop/runtime/ent/evidence"
 	"github.com/agent-interop/runtime/ent/handoff"
@@ -35,6 +36,8 @@ type Client struct {
 	config
 	// Claim is the client for interacting with the Claim builders.
 	Claim *ClaimClient
+	// ClaimConflict is the client for interacting with the ClaimConflict builders.
+	ClaimConflict *ClaimConflictClient
 	// Conversation is the client for interacting with the Conversation builders.
 	Conversation *ConversationClient
 	// Evidence is the client for interacting with the Evidence builders.
@@ -70,6 +73,7 @@ func NewClient(opts ...Option) *Client {
 
 func (c *Client) init() {
 	c.Claim = NewClaimClient(c.config)
+	c.ClaimConflict = NewClaimConflictClient(c.config)
 	c.Conversation = NewConversationClient(c.config)
 	c.Evidence = NewEvidenceClient(c.config)
 	c.Handoff = NewHandoffClient(c.config)
@@ -175,6 +179,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ctx:             ctx,
 		config:          cfg,
 		Claim:           NewClaimClient(cfg),
+		ClaimConflict:   NewClaimConflictClient(cfg),
 		Conversation:    NewConversationClient(cfg),
 		Evidence:        NewEvidenceClient(cfg),
 		Handoff:         NewHandoffClient(cfg),
@@ -207,6 +212,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ctx:             ctx,
 		config:          cfg,
 		Claim:           NewClaimClient(cfg),
+		ClaimConflict:   NewClaimConflictClient(cfg),
 		Conversation:    NewConversationClient(cfg),
 		Evidence:        NewEvidenceClient(cfg),
 		Handoff:         NewHandoffClient(cfg),
@@ -248,9 +254,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Claim, c.Conversation, c.Evidence, c.Handoff, c.Message, c.Operation,
-		c.Participant, c.ProviderSession, c.Review, c.RuntimeOwner, c.SessionEvent,
-		c.SessionStream, c.WorkItem,
+		c.Claim, c.ClaimConflict, c.Conversation, c.Evidence, c.Handoff, c.Message,
+		c.Operation, c.Participant, c.ProviderSession, c.Review, c.RuntimeOwner,
+		c.SessionEvent, c.SessionStream, c.WorkItem,
 	} {
 		n.Use(hooks...)
 	}
@@ -260,9 +266,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Claim, c.Conversation, c.Evidence, c.Handoff, c.Message, c.Operation,
-		c.Participant, c.ProviderSession, c.Review, c.RuntimeOwner, c.SessionEvent,
-		c.SessionStream, c.WorkItem,
+		c.Claim, c.ClaimConflict, c.Conversation, c.Evidence, c.Handoff, c.Message,
+		c.Operation, c.Participant, c.ProviderSession, c.Review, c.RuntimeOwner,
+		c.SessionEvent, c.SessionStream, c.WorkItem,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -273,6 +279,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *ClaimMutation:
 		return c.Claim.mutate(ctx, m)
+	case *ClaimConflictMutation:
+		return c.ClaimConflict.mutate(ctx, m)
 	case *ConversationMutation:
 		return c.Conversation.mutate(ctx, m)
 	case *EvidenceMutation:
@@ -448,6 +456,139 @@ func (c *ClaimClient) mutate(ctx context.Context, m *ClaimMutation) (Value, erro
 		return (&ClaimDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Claim mutation op: %q", m.Op())
+	}
+}
+
+// ClaimConflictClient is a client for the ClaimConflict schema.
+type ClaimConflictClient struct {
+	config
+}
+
+// NewClaimConflictClient returns a client for the ClaimConflict from the given config.
+func NewClaimConflictClient(c config) *ClaimConflictClient {
+	return &ClaimConflictClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `claimconflict.Hooks(f(g(h())))`.
+func (c *ClaimConflictClient) Use(hooks ...Hook) {
+	c.hooks.ClaimConflict = append(c.hooks.ClaimConflict, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `claimconflict.Intercept(f(g(h())))`.
+func (c *ClaimConflictClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ClaimConflict = append(c.inters.ClaimConflict, interceptors...)
+}
+
+// Create returns a builder for creating a ClaimConflict entity.
+func (c *ClaimConflictClient) Create() *ClaimConflictCreate {
+	mutation := newClaimConflictMutation(c.config, OpCreate)
+	return &ClaimConflictCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ClaimConflict entities.
+func (c *ClaimConflictClient) CreateBulk(builders ...*ClaimConflictCreate) *ClaimConflictCreateBulk {
+	return &ClaimConflictCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ClaimConflictClient) MapCreateBulk(slice any, setFunc func(*ClaimConflictCreate, int)) *ClaimConflictCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ClaimConflictCreateBulk{err: fmt.Errorf("calling to ClaimConflictClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ClaimConflictCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ClaimConflictCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ClaimConflict.
+func (c *ClaimConflictClient) Update() *ClaimConflictUpdate {
+	mutation := newClaimConflictMutation(c.config, OpUpdate)
+	return &ClaimConflictUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ClaimConflictClient) UpdateOne(_m *ClaimConflict) *ClaimConflictUpdateOne {
+	mutation := newClaimConflictMutation(c.config, OpUpdateOne, withClaimConflict(_m))
+	return &ClaimConflictUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ClaimConflictClient) UpdateOneID(id int) *ClaimConflictUpdateOne {
+	mutation := newClaimConflictMutation(c.config, OpUpdateOne, withClaimConflictID(id))
+	return &ClaimConflictUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ClaimConflict.
+func (c *ClaimConflictClient) Delete() *ClaimConflictDelete {
+	mutation := newClaimConflictMutation(c.config, OpDelete)
+	return &ClaimConflictDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ClaimConflictClient) DeleteOne(_m *ClaimConflict) *ClaimConflictDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ClaimConflictClient) DeleteOneID(id int) *ClaimConflictDeleteOne {
+	builder := c.Delete().Where(claimconflict.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ClaimConflictDeleteOne{builder}
+}
+
+// Query returns a query builder for ClaimConflict.
+func (c *ClaimConflictClient) Query() *ClaimConflictQuery {
+	return &ClaimConflictQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeClaimConflict},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ClaimConflict entity by its id.
+func (c *ClaimConflictClient) Get(ctx context.Context, id int) (*ClaimConflict, error) {
+	return c.Query().Where(claimconflict.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ClaimConflictClient) GetX(ctx context.Context, id int) *ClaimConflict {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ClaimConflictClient) Hooks() []Hook {
+	return c.hooks.ClaimConflict
+}
+
+// Interceptors returns the client interceptors.
+func (c *ClaimConflictClient) Interceptors() []Interceptor {
+	return c.inters.ClaimConflict
+}
+
+func (c *ClaimConflictClient) mutate(ctx context.Context, m *ClaimConflictMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ClaimConflictCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ClaimConflictUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ClaimConflictUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ClaimConflictDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ClaimConflict mutation op: %q", m.Op())
 	}
 }
 
@@ -2258,14 +2399,14 @@ func (c *WorkItemClient) mutate(ctx context.Context, m *WorkItemMutation) (Value
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Claim, Conversation, Evidence, Handoff, Message, Operation, Participant,
-		ProviderSession, Review, RuntimeOwner, SessionEvent, SessionStream,
-		WorkItem []ent.Hook
+		Claim, ClaimConflict, Conversation, Evidence, Handoff, Message, Operation,
+		Participant, ProviderSession, Review, RuntimeOwner, SessionEvent,
+		SessionStream, WorkItem []ent.Hook
 	}
 	inters struct {
-		Claim, Conversation, Evidence, Handoff, Message, Operation, Participant,
-		ProviderSession, Review, RuntimeOwner, SessionEvent, SessionStream,
-		WorkItem []ent.Interceptor
+		Claim, ClaimConflict, Conversation, Evidence, Handoff, Message, Operation,
+		Participant, ProviderSession, Review, RuntimeOwner, SessionEvent,
+		SessionStream, WorkItem []ent.Interceptor
 	}
 )
 

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/agent-interop/runtime/ent/claim"
+	"github.com/agent-interop/runtime/ent/claimconflict"
 	"github.com/agent-interop/runtime/ent/conversation"
 	"github.com/agent-interop/runtime/ent/evidence"
 	"github.com/agent-interop/runtime/ent/handoff"
@@ -86,6 +87,7 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			claim.Table:           claim.ValidColumn,
+			claimconflict.Table:   claimconflict.ValidColumn,
 			conversation.Table:    conversation.ValidColumn,
 			evidence.Table:        evidence.ValidColumn,
 			handoff.Table:         handoff.ValidColumn,

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/agent-interop/runtime/ent/claim"
+	"github.com/agent-interop/runtime/ent/claimconflict"
 	"github.com/agent-interop/runtime/ent/conversation"
 	"github.com/agent-interop/runtime/ent/evidence"
 	"github.com/agent-interop/runtime/ent/handoff"
@@ -39,6 +40,7 @@ const (
 
 	// Node types.
 	TypeClaim           = "Claim"
+	TypeClaimConflict   = "ClaimConflict"
 	TypeConversation    = "Conversation"
 	TypeEvidence        = "Evidence"
 	TypeHandoff         = "Handoff"
@@ -891,6 +893,710 @@ func (m *ClaimMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Claim edge %s", name)
+}
+
+// ClaimConflictMutation represents an operation that mutates the ClaimConflict nodes in the graph.
+type ClaimConflictMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *int
+	work_id         *string
+	session_id      *string
+	resource        *string
+	kind            *string
+	mode            *string
+	held_claim_id   *string
+	held_session_id *string
+	refused_at      *time.Time
+	clearedFields   map[string]struct{}
+	done            bool
+	oldValue        func(context.Context) (*ClaimConflict, error)
+	predicates      []predicate.ClaimConflict
+}
+
+var _ ent.Mutation = (*ClaimConflictMutation)(nil)
+
+// claimconflictOption allows management of the mutation configuration using functional options.
+type claimconflictOption func(*ClaimConflictMutation)
+
+// newClaimConflictMutation creates new mutation for the ClaimConflict entity.
+func newClaimConflictMutation(c config, op Op, opts ...claimconflictOption) *ClaimConflictMutation {
+	m := &ClaimConflictMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeClaimConflict,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withClaimConflictID sets the ID field of the mutation.
+func withClaimConflictID(id int) claimconflictOption {
+	return func(m *ClaimConflictMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ClaimConflict
+		)
+		m.oldValue = func(ctx context.Context) (*ClaimConflict, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ClaimConflict.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withClaimConflict sets the old ClaimConflict of the mutation.
+func withClaimConflict(node *ClaimConflict) claimconflictOption {
+	return func(m *ClaimConflictMutation) {
+		m.oldValue = func(context.Context) (*ClaimConflict, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ClaimConflictMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ClaimConflictMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ClaimConflictMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ClaimConflictMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ClaimConflict.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkID sets the "work_id" field.
+func (m *ClaimConflictMutation) SetWorkID(s string) {
+	m.work_id = &s
+}
+
+// WorkID returns the value of the "work_id" field in the mutation.
+func (m *ClaimConflictMutation) WorkID() (r string, exists bool) {
+	v := m.work_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkID returns the old "work_id" field's value of the ClaimConflict entity.
+// If the ClaimConflict object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ClaimConflictMutation) OldWorkID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkID: %w", err)
+	}
+	return oldValue.WorkID, nil
+}
+
+// ResetWorkID resets all changes to the "work_id" field.
+func (m *ClaimConflictMutation) ResetWorkID() {
+	m.work_id = nil
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *ClaimConflictMutation) SetSessionID(s string) {
+	m.session_id = &s
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *ClaimConflictMutation) SessionID() (r string, exists bool) {
+	v := m.session_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the ClaimConflict entity.
+// If the ClaimConflict object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ClaimConflictMutation) OldSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *ClaimConflictMutation) ResetSessionID() {
+	m.session_id = nil
+}
+
+// SetResource sets the "resource" field.
+func (m *ClaimConflictMutation) SetResource(s string) {
+	m.resource = &s
+}
+
+// Resource returns the value of the "resource" field in the mutation.
+func (m *ClaimConflictMutation) Resource() (r string, exists bool) {
+	v := m.resource
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResource returns the old "resource" field's value of the ClaimConflict entity.
+// If the ClaimConflict object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ClaimConflictMutation) OldResource(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResource is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResource requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResource: %w", err)
+	}
+	return oldValue.Resource, nil
+}
+
+// ResetResource resets all changes to the "resource" field.
+func (m *ClaimConflictMutation) ResetResource() {
+	m.resource = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *ClaimConflictMutation) SetKind(s string) {
+	m.kind = &s
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *ClaimConflictMutation) Kind() (r string, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the ClaimConflict entity.
+// If the ClaimConflict object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ClaimConflictMutation) OldKind(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *ClaimConflictMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetMode sets the "mode" field.
+func (m *ClaimConflictMutation) SetMode(s string) {
+	m.mode = &s
+}
+
+// Mode returns the value of the "mode" field in the mutation.
+func (m *ClaimConflictMutation) Mode() (r string, exists bool) {
+	v := m.mode
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMode returns the old "mode" field's value of the ClaimConflict entity.
+// If the ClaimConflict object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ClaimConflictMutation) OldMode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMode: %w", err)
+	}
+	return oldValue.Mode, nil
+}
+
+// ResetMode resets all changes to the "mode" field.
+func (m *ClaimConflictMutation) ResetMode() {
+	m.mode = nil
+}
+
+// SetHeldClaimID sets the "held_claim_id" field.
+func (m *ClaimConflictMutation) SetHeldClaimID(s string) {
+	m.held_claim_id = &s
+}
+
+// HeldClaimID returns the value of the "held_claim_id" field in the mutation.
+func (m *ClaimConflictMutation) HeldClaimID() (r string, exists bool) {
+	v := m.held_claim_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHeldClaimID returns the old "held_claim_id" field's value of the ClaimConflict entity.
+// If the ClaimConflict object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ClaimConflictMutation) OldHeldClaimID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHeldClaimID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHeldClaimID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHeldClaimID: %w", err)
+	}
+	return oldValue.HeldClaimID, nil
+}
+
+// ResetHeldClaimID resets all changes to the "held_claim_id" field.
+func (m *ClaimConflictMutation) ResetHeldClaimID() {
+	m.held_claim_id = nil
+}
+
+// SetHeldSessionID sets the "held_session_id" field.
+func (m *ClaimConflictMutation) SetHeldSessionID(s string) {
+	m.held_session_id = &s
+}
+
+// HeldSessionID returns the value of the "held_session_id" field in the mutation.
+func (m *ClaimConflictMutation) HeldSessionID() (r string, exists bool) {
+	v := m.held_session_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHeldSessionID returns the old "held_session_id" field's value of the ClaimConflict entity.
+// If the ClaimConflict object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ClaimConflictMutation) OldHeldSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHeldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHeldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHeldSessionID: %w", err)
+	}
+	return oldValue.HeldSessionID, nil
+}
+
+// ResetHeldSessionID resets all changes to the "held_session_id" field.
+func (m *ClaimConflictMutation) ResetHeldSessionID() {
+	m.held_session_id = nil
+}
+
+// SetRefusedAt sets the "refused_at" field.
+func (m *ClaimConflictMutation) SetRefusedAt(t time.Time) {
+	m.refused_at = &t
+}
+
+// RefusedAt returns the value of the "refused_at" field in the mutation.
+func (m *ClaimConflictMutation) RefusedAt() (r time.Time, exists bool) {
+	v := m.refused_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRefusedAt returns the old "refused_at" field's value of the ClaimConflict entity.
+// If the ClaimConflict object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ClaimConflictMutation) OldRefusedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRefusedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRefusedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRefusedAt: %w", err)
+	}
+	return oldValue.RefusedAt, nil
+}
+
+// ResetRefusedAt resets all changes to the "refused_at" field.
+func (m *ClaimConflictMutation) ResetRefusedAt() {
+	m.refused_at = nil
+}
+
+// Where appends a list predicates to the ClaimConflictMutation builder.
+func (m *ClaimConflictMutation) Where(ps ...predicate.ClaimConflict) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ClaimConflictMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ClaimConflictMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ClaimConflict, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ClaimConflictMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ClaimConflictMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ClaimConflict).
+func (m *ClaimConflictMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ClaimConflictMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.work_id != nil {
+		fields = append(fields, claimconflict.FieldWorkID)
+	}
+	if m.session_id != nil {
+		fields = append(fields, claimconflict.FieldSessionID)
+	}
+	if m.resource != nil {
+		fields = append(fields, claimconflict.FieldResource)
+	}
+	if m.kind != nil {
+		fields = append(fields, claimconflict.FieldKind)
+	}
+	if m.mode != nil {
+		fields = append(fields, claimconflict.FieldMode)
+	}
+	if m.held_claim_id != nil {
+		fields = append(fields, claimconflict.FieldHeldClaimID)
+	}
+	if m.held_session_id != nil {
+		fields = append(fields, claimconflict.FieldHeldSessionID)
+	}
+	if m.refused_at != nil {
+		fields = append(fields, claimconflict.FieldRefusedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ClaimConflictMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case claimconflict.FieldWorkID:
+		return m.WorkID()
+	case claimconflict.FieldSessionID:
+		return m.SessionID()
+	case claimconflict.FieldResource:
+		return m.Resource()
+	case claimconflict.FieldKind:
+		return m.Kind()
+	case claimconflict.FieldMode:
+		return m.Mode()
+	case claimconflict.FieldHeldClaimID:
+		return m.HeldClaimID()
+	case claimconflict.FieldHeldSessionID:
+		return m.HeldSessionID()
+	case claimconflict.FieldRefusedAt:
+		return m.RefusedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ClaimConflictMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case claimconflict.FieldWorkID:
+		return m.OldWorkID(ctx)
+	case claimconflict.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case claimconflict.FieldResource:
+		return m.OldResource(ctx)
+	case claimconflict.FieldKind:
+		return m.OldKind(ctx)
+	case claimconflict.FieldMode:
+		return m.OldMode(ctx)
+	case claimconflict.FieldHeldClaimID:
+		return m.OldHeldClaimID(ctx)
+	case claimconflict.FieldHeldSessionID:
+		return m.OldHeldSessionID(ctx)
+	case claimconflict.FieldRefusedAt:
+		return m.OldRefusedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ClaimConflict field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ClaimConflictMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case claimconflict.FieldWorkID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkID(v)
+		return nil
+	case claimconflict.FieldSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case claimconflict.FieldResource:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResource(v)
+		return nil
+	case claimconflict.FieldKind:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case claimconflict.FieldMode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMode(v)
+		return nil
+	case claimconflict.FieldHeldClaimID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHeldClaimID(v)
+		return nil
+	case claimconflict.FieldHeldSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHeldSessionID(v)
+		return nil
+	case claimconflict.FieldRefusedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRefusedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ClaimConflict field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ClaimConflictMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ClaimConflictMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ClaimConflictMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown ClaimConflict numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ClaimConflictMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ClaimConflictMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ClaimConflictMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown ClaimConflict nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ClaimConflictMutation) ResetField(name string) error {
+	switch name {
+	case claimconflict.FieldWorkID:
+		m.ResetWorkID()
+		return nil
+	case claimconflict.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case claimconflict.FieldResource:
+		m.ResetResource()
+		return nil
+	case claimconflict.FieldKind:
+		m.ResetKind()
+		return nil
+	case claimconflict.FieldMode:
+		m.ResetMode()
+		return nil
+	case claimconflict.FieldHeldClaimID:
+		m.ResetHeldClaimID()
+		return nil
+	case claimconflict.FieldHeldSessionID:
+		m.ResetHeldSessionID()
+		return nil
+	case claimconflict.FieldRefusedAt:
+		m.ResetRefusedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ClaimConflict field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ClaimConflictMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ClaimConflictMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ClaimConflictMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ClaimConflictMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ClaimConflictMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ClaimConflictMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ClaimConflictMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown ClaimConflict unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ClaimConflictMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown ClaimConflict edge %s", name)
 }
 
 // ConversationMutation represents an operation that mutates the Conversation nodes in the graph.
@@ -7187,6 +7893,7 @@ type ProviderSessionMutation struct {
 	provider      *string
 	native_id     *string
 	endpoint      *string
+	host          *string
 	cwd           *string
 	title         *string
 	state         *string
@@ -7404,6 +8111,42 @@ func (m *ProviderSessionMutation) ResetEndpoint() {
 	m.endpoint = nil
 }
 
+// SetHost sets the "host" field.
+func (m *ProviderSessionMutation) SetHost(s string) {
+	m.host = &s
+}
+
+// Host returns the value of the "host" field in the mutation.
+func (m *ProviderSessionMutation) Host() (r string, exists bool) {
+	v := m.host
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHost returns the old "host" field's value of the ProviderSession entity.
+// If the ProviderSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProviderSessionMutation) OldHost(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHost is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHost requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHost: %w", err)
+	}
+	return oldValue.Host, nil
+}
+
+// ResetHost resets all changes to the "host" field.
+func (m *ProviderSessionMutation) ResetHost() {
+	m.host = nil
+}
+
 // SetCwd sets the "cwd" field.
 func (m *ProviderSessionMutation) SetCwd(s string) {
 	m.cwd = &s
@@ -7618,7 +8361,7 @@ func (m *ProviderSessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ProviderSessionMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.provider != nil {
 		fields = append(fields, providersession.FieldProvider)
 	}
@@ -7627,6 +8370,9 @@ func (m *ProviderSessionMutation) Fields() []string {
 	}
 	if m.endpoint != nil {
 		fields = append(fields, providersession.FieldEndpoint)
+	}
+	if m.host != nil {
+		fields = append(fields, providersession.FieldHost)
 	}
 	if m.cwd != nil {
 		fields = append(fields, providersession.FieldCwd)
@@ -7657,6 +8403,8 @@ func (m *ProviderSessionMutation) Field(name string) (ent.Value, bool) {
 		return m.NativeID()
 	case providersession.FieldEndpoint:
 		return m.Endpoint()
+	case providersession.FieldHost:
+		return m.Host()
 	case providersession.FieldCwd:
 		return m.Cwd()
 	case providersession.FieldTitle:
@@ -7682,6 +8430,8 @@ func (m *ProviderSessionMutation) OldField(ctx context.Context, name string) (en
 		return m.OldNativeID(ctx)
 	case providersession.FieldEndpoint:
 		return m.OldEndpoint(ctx)
+	case providersession.FieldHost:
+		return m.OldHost(ctx)
 	case providersession.FieldCwd:
 		return m.OldCwd(ctx)
 	case providersession.FieldTitle:
@@ -7721,6 +8471,13 @@ func (m *ProviderSessionMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetEndpoint(v)
+		return nil
+	case providersession.FieldHost:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHost(v)
 		return nil
 	case providersession.FieldCwd:
 		v, ok := value.(string)
@@ -7814,6 +8571,9 @@ func (m *ProviderSessionMutation) ResetField(name string) error {
 		return nil
 	case providersession.FieldEndpoint:
 		m.ResetEndpoint()
+		return nil
+	case providersession.FieldHost:
+		m.ResetHost()
 		return nil
 	case providersession.FieldCwd:
 		m.ResetCwd()

@@ -23,6 +23,8 @@ type ProviderSession struct {
 	NativeID string `json:"native_id,omitempty"`
 	// Endpoint holds the value of the "endpoint" field.
 	Endpoint string `json:"endpoint,omitempty"`
+	// Host holds the value of the "host" field.
+	Host string `json:"host,omitempty"`
 	// Cwd holds the value of the "cwd" field.
 	Cwd string `json:"cwd,omitempty"`
 	// Title holds the value of the "title" field.
@@ -43,7 +45,7 @@ func (*ProviderSession) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case providersession.FieldID:
 			values[i] = new(sql.NullInt64)
-		case providersession.FieldProvider, providersession.FieldNativeID, providersession.FieldEndpoint, providersession.FieldCwd, providersession.FieldTitle, providersession.FieldState:
+		case providersession.FieldProvider, providersession.FieldNativeID, providersession.FieldEndpoint, providersession.FieldHost, providersession.FieldCwd, providersession.FieldTitle, providersession.FieldState:
 			values[i] = new(sql.NullString)
 		case providersession.FieldFirstSeenAt, providersession.FieldLastSeenAt:
 			values[i] = new(sql.NullTime)
@@ -85,6 +87,12 @@ func (_m *ProviderSession) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field endpoint", values[i])
 			} else if value.Valid {
 				_m.Endpoint = value.String
+			}
+		case providersession.FieldHost:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field host", values[i])
+			} else if value.Valid {
+				_m.Host = value.String
 			}
 		case providersession.FieldCwd:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -160,6 +168,9 @@ func (_m *ProviderSession) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("endpoint=")
 	builder.WriteString(_m.Endpoint)
+	builder.WriteString(", ")
+	builder.WriteString("host=")
+	builder.WriteString(_m.Host)
 	builder.WriteString(", ")
 	builder.WriteString("cwd=")
 	builder.WriteString(_m.Cwd)

@@ -48,6 +48,20 @@ func (_c *ProviderSessionCreate) SetNillableEndpoint(v *string) *ProviderSession
 	return _c
 }
 
+// SetHost sets the "host" field.
+func (_c *ProviderSessionCreate) SetHost(v string) *ProviderSessionCreate {
+	_c.mutation.SetHost(v)
+	return _c
+}
+
+// SetNillableHost sets the "host" field if the given value is not nil.
+func (_c *ProviderSessionCreate) SetNillableHost(v *string) *ProviderSessionCreate {
+	if v != nil {
+		_c.SetHost(*v)
+	}
+	return _c
+}
+
 // SetCwd sets the "cwd" field.
 func (_c *ProviderSessionCreate) SetCwd(v string) *ProviderSessionCreate {
 	_c.mutation.SetCwd(v)
@@ -141,6 +155,10 @@ func (_c *ProviderSessionCreate) defaults() {
 		v := providersession.DefaultEndpoint
 		_c.mutation.SetEndpoint(v)
 	}
+	if _, ok := _c.mutation.Host(); !ok {
+		v := providersession.DefaultHost
+		_c.mutation.SetHost(v)
+	}
 	if _, ok := _c.mutation.Cwd(); !ok {
 		v := providersession.DefaultCwd
 		_c.mutation.SetCwd(v)
@@ -175,6 +193,9 @@ func (_c *ProviderSessionCreate) check() error {
 	}
 	if _, ok := _c.mutation.Endpoint(); !ok {
 		return &ValidationError{Name: "endpoint", err: errors.New(`ent: missing required field "ProviderSession.endpoint"`)}
+	}
+	if _, ok := _c.mutation.Host(); !ok {
+		return &ValidationError{Name: "host", err: errors.New(`ent: missing required field "ProviderSession.host"`)}
 	}
 	if _, ok := _c.mutation.Cwd(); !ok {
 		return &ValidationError{Name: "cwd", err: errors.New(`ent: missing required field "ProviderSession.cwd"`)}
@@ -229,6 +250,10 @@ func (_c *ProviderSessionCreate) createSpec() (*ProviderSession, *sqlgraph.Creat
 	if value, ok := _c.mutation.Endpoint(); ok {
 		_spec.SetField(providersession.FieldEndpoint, field.TypeString, value)
 		_node.Endpoint = value
+	}
+	if value, ok := _c.mutation.Host(); ok {
+		_spec.SetField(providersession.FieldHost, field.TypeString, value)
+		_node.Host = value
 	}
 	if value, ok := _c.mutation.Cwd(); ok {
 		_spec.SetField(providersession.FieldCwd, field.TypeString, value)
@@ -311,6 +336,18 @@ func (u *ProviderSessionUpsert) SetEndpoint(v string) *ProviderSessionUpsert {
 // UpdateEndpoint sets the "endpoint" field to the value that was provided on create.
 func (u *ProviderSessionUpsert) UpdateEndpoint() *ProviderSessionUpsert {
 	u.SetExcluded(providersession.FieldEndpoint)
+	return u
+}
+
+// SetHost sets the "host" field.
+func (u *ProviderSessionUpsert) SetHost(v string) *ProviderSessionUpsert {
+	u.Set(providersession.FieldHost, v)
+	return u
+}
+
+// UpdateHost sets the "host" field to the value that was provided on create.
+func (u *ProviderSessionUpsert) UpdateHost() *ProviderSessionUpsert {
+	u.SetExcluded(providersession.FieldHost)
 	return u
 }
 
@@ -424,6 +461,20 @@ func (u *ProviderSessionUpsertOne) SetEndpoint(v string) *ProviderSessionUpsertO
 func (u *ProviderSessionUpsertOne) UpdateEndpoint() *ProviderSessionUpsertOne {
 	return u.Update(func(s *ProviderSessionUpsert) {
 		s.UpdateEndpoint()
+	})
+}
+
+// SetHost sets the "host" field.
+func (u *ProviderSessionUpsertOne) SetHost(v string) *ProviderSessionUpsertOne {
+	return u.Update(func(s *ProviderSessionUpsert) {
+		s.SetHost(v)
+	})
+}
+
+// UpdateHost sets the "host" field to the value that was provided on create.
+func (u *ProviderSessionUpsertOne) UpdateHost() *ProviderSessionUpsertOne {
+	return u.Update(func(s *ProviderSessionUpsert) {
+		s.UpdateHost()
 	})
 }
 
@@ -711,6 +762,20 @@ func (u *ProviderSessionUpsertBulk) SetEndpoint(v string) *ProviderSessionUpsert
 func (u *ProviderSessionUpsertBulk) UpdateEndpoint() *ProviderSessionUpsertBulk {
 	return u.Update(func(s *ProviderSessionUpsert) {
 		s.UpdateEndpoint()
+	})
+}
+
+// SetHost sets the "host" field.
+func (u *ProviderSessionUpsertBulk) SetHost(v string) *ProviderSessionUpsertBulk {
+	return u.Update(func(s *ProviderSessionUpsert) {
+		s.SetHost(v)
+	})
+}
+
+// UpdateHost sets the "host" field to the value that was provided on create.
+func (u *ProviderSessionUpsertBulk) UpdateHost() *ProviderSessionUpsertBulk {
+	return u.Update(func(s *ProviderSessionUpsert) {
+		s.UpdateHost()
 	})
 }
 

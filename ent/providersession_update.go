@@ -43,6 +43,20 @@ func (_u *ProviderSessionUpdate) SetNillableEndpoint(v *string) *ProviderSession
 	return _u
 }
 
+// SetHost sets the "host" field.
+func (_u *ProviderSessionUpdate) SetHost(v string) *ProviderSessionUpdate {
+	_u.mutation.SetHost(v)
+	return _u
+}
+
+// SetNillableHost sets the "host" field if the given value is not nil.
+func (_u *ProviderSessionUpdate) SetNillableHost(v *string) *ProviderSessionUpdate {
+	if v != nil {
+		_u.SetHost(*v)
+	}
+	return _u
+}
+
 // SetCwd sets the "cwd" field.
 func (_u *ProviderSessionUpdate) SetCwd(v string) *ProviderSessionUpdate {
 	_u.mutation.SetCwd(v)
@@ -149,6 +163,9 @@ func (_u *ProviderSessionUpdate) sqlSave(ctx context.Context) (_node int, err er
 	if value, ok := _u.mutation.Endpoint(); ok {
 		_spec.SetField(providersession.FieldEndpoint, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.Host(); ok {
+		_spec.SetField(providersession.FieldHost, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.Cwd(); ok {
 		_spec.SetField(providersession.FieldCwd, field.TypeString, value)
 	}
@@ -193,6 +210,20 @@ func (_u *ProviderSessionUpdateOne) SetEndpoint(v string) *ProviderSessionUpdate
 func (_u *ProviderSessionUpdateOne) SetNillableEndpoint(v *string) *ProviderSessionUpdateOne {
 	if v != nil {
 		_u.SetEndpoint(*v)
+	}
+	return _u
+}
+
+// SetHost sets the "host" field.
+func (_u *ProviderSessionUpdateOne) SetHost(v string) *ProviderSessionUpdateOne {
+	_u.mutation.SetHost(v)
+	return _u
+}
+
+// SetNillableHost sets the "host" field if the given value is not nil.
+func (_u *ProviderSessionUpdateOne) SetNillableHost(v *string) *ProviderSessionUpdateOne {
+	if v != nil {
+		_u.SetHost(*v)
 	}
 	return _u
 }
@@ -332,6 +363,9 @@ func (_u *ProviderSessionUpdateOne) sqlSave(ctx context.Context) (_node *Provide
 	}
 	if value, ok := _u.mutation.Endpoint(); ok {
 		_spec.SetField(providersession.FieldEndpoint, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Host(); ok {
+		_spec.SetField(providersession.FieldHost, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.Cwd(); ok {
 		_spec.SetField(providersession.FieldCwd, field.TypeString, value)

@@ -437,16 +437,20 @@ func init() {
 	providersessionDescEndpoint := providersessionFields[2].Descriptor()
 	// providersession.DefaultEndpoint holds the default value on creation for the endpoint field.
 	providersession.DefaultEndpoint = providersessionDescEndpoint.Default.(string)
+	// providersessionDescHost is the schema descriptor for host field.
+	providersessionDescHost := providersessionFields[3].Descriptor()
+	// providersession.DefaultHost holds the default value on creation for the host field.
+	providersession.DefaultHost = providersessionDescHost.Default.(string)
 	// providersessionDescCwd is the schema descriptor for cwd field.
-	providersessionDescCwd := providersessionFields[3].Descriptor()
+	providersessionDescCwd := providersessionFields[4].Descriptor()
 	// providersession.DefaultCwd holds the default value on creation for the cwd field.
 	providersession.DefaultCwd = providersessionDescCwd.Default.(string)
 	// providersessionDescTitle is the schema descriptor for title field.
-	providersessionDescTitle := providersessionFields[4].Descriptor()
+	providersessionDescTitle := providersessionFields[5].Descriptor()
 	// providersession.DefaultTitle holds the default value on creation for the title field.
 	providersession.DefaultTitle = providersessionDescTitle.Default.(string)
 	// providersessionDescState is the schema descriptor for state field.
-	providersessionDescState := providersessionFields[5].Descriptor()
+	providersessionDescState := providersessionFields[6].Descriptor()
 	// providersession.DefaultState holds the default value on creation for the state field.
 	providersession.DefaultState = providersessionDescState.Default.(string)
 	reviewFields := schema.Review{}.Fields()

@@ -16,6 +16,8 @@ type Tx struct {
 	config
 	// Claim is the client for interacting with the Claim builders.
 	Claim *ClaimClient
+	// ClaimConflict is the client for interacting with the ClaimConflict builders.
+	ClaimConflict *ClaimConflictClient
 	// Conversation is the client for interacting with the Conversation builders.
 	Conversation *ConversationClient
 	// Evidence is the client for interacting with the Evidence builders.
@@ -172,6 +174,7 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.Claim = NewClaimClient(tx.config)
+	tx.ClaimConflict = NewClaimConflictClient(tx.config)
 	tx.Conversation = NewConversationClient(tx.config)
 	tx.Evidence = NewEvidenceClient(tx.config)
 	tx.Handoff = NewHandoffClient(tx.config)

@@ -29,10 +29,22 @@ func toolsDoc(c *Catalog) []byte {
 		a := t.Annotations
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", t.Name, t.Description)
 		fmt.Fprintf(&b, "- group `%s`, %s; annotations readOnly=%v destructive=%v idempotent=%v openWorld=%v\n", t.Group, access(t.Access), *a.ReadOnly, *a.Destructive, *a.Idempotent, *a.OpenWorld)
-		fmt.Fprintf(&b, "- returns `%s`\n\n", t.Returns)
+		fmt.Fprintf(&b, "- returns `%s`\n", t.Returns)
+		fmt.Fprintf(&b, "- %s\n\n", answerText(t))
 		writeArgs(&b, t.Schema)
 	}
 	return b.Bytes()
+}
+
+// answerText states a tool's answer budget and how its collection pages.
+func answerText(t *Tool) string {
+	a := t.Answer
+	if len(a.Page) == 0 {
+		return fmt.Sprintf("answer budget %d o200k tokens; not paged: %s", a.Budget, a.Bounded)
+	}
+	l := t.Schema.Properties["limit"]
+	return fmt.Sprintf("answer budget %d o200k tokens; pages `%s` (`limit` default %v, at most %v), `nextCursor` while more exist; a page that would pass the budget or 1 MiB is cut short, never a record",
+		a.Budget, strings.Join(a.Page, "`, `"), l.Default, *l.Maximum)
 }
 
 func defaultMark(c *Catalog, name string) string {
@@ -170,6 +182,31 @@ func migrationDoc(c *Catalog) []byte {
 				}
 			}
 			fmt.Fprintf(&b, "- `%s` replaces %s.\n", n, strings.Join(olds, ", "))
+		}
+	}
+	var capped []*Alias
+	for _, a := range c.Aliases {
+		if len(a.Target.Answer.Page) > 0 && !a.Paged() {
+			capped = append(capped, a)
+		}
+	}
+	if len(capped) > 0 {
+		b.WriteString("\n## Bounded answers\n\n")
+		b.WriteString("0.3.x answered whole collections, which grow with the store until no model can read them. The legacy names keep their 0.3.x shapes but answer the first page of the modern tool only, newest first, within the same answer budget; the modern tool pages the rest with `cursor`/`nextCursor`.\n\n")
+		b.WriteString("| 0.3.x name | answers at most | page the rest with |\n|---|---|---|\n")
+		for _, a := range capped {
+			t := a.Target
+			most := fmt.Sprintf("%v of `%s`", t.Schema.Properties["limit"].Default, strings.Join(t.Answer.Page, "`, `"))
+			if l := a.Schema.Properties["limit"]; l != nil {
+				most = fmt.Sprintf("`limit` (default %v, at most %v) of `%s`", l.Default, *l.Maximum, strings.Join(t.Answer.Page, "`, `"))
+			}
+			rest := fmt.Sprintf("`%s` with `cursor` = its `nextCursor`", t.Name)
+			for _, seq := range []string{"afterSequence", "after"} {
+				if a.Schema.Properties[seq] != nil {
+					rest = fmt.Sprintf("`%s` itself with `%s` = the last sequence read, or %s", a.Name, seq, rest)
+				}
+			}
+			fmt.Fprintf(&b, "| `%s` | %s (%d o200k tokens) | %s |\n", a.Name, most, t.Answer.Budget, rest)
 		}
 	}
 	var notes []*Alias

@@ -46,6 +46,17 @@ type Alias struct {
 	Props map[string]string
 }
 
+// Paged reports an alias that offers its target's cursor, and so pages
+// like the modern tool.
+func (a *Alias) Paged() bool {
+	for _, modern := range a.Props {
+		if modern == "cursor" {
+			return true
+		}
+	}
+	return false
+}
+
 // Profile is a resolved profile: the names it serves, in order.
 type Profile struct {
 	*spec.Profile
@@ -99,6 +110,7 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 			checkAnnotations(&errs, t)
 			resolved := inline(t.Input, s.Defs, &errs, t.File, where)
 			checkSchema(&errs, t.File, where, resolved, s.Defs, true)
+			checkAnswer(&errs, t, resolved)
 			tool := &Tool{Tool: t, Group: gname, Schema: resolved, GoName: goName(t.Name)}
 			byName[t.Name] = tool
 			c.Tools = append(c.Tools, tool)
@@ -194,6 +206,62 @@ func checkAnnotations(errs *spec.ErrorList, t *spec.Tool) {
 	}
 	if *a.ReadOnly && *a.Destructive {
 		errs.Add(t.File, t.Line, "tool %s: a read-only tool cannot be destructive", t.Name)
+	}
+}
+
+// Paging fragments every paged tool references (spec/defs.yaml).
+const (
+	limitRef  = "#/defs/limit"
+	cursorRef = "#/defs/cursor"
+)
+
+// checkAnswer enforces the answer contract: a budget on every tool, and
+// either paging (limit and cursor from the shared fragments, nextCursor in
+// the answer) or a stated reason why the answer stays small.
+func checkAnswer(errs *spec.ErrorList, t *spec.Tool, in *spec.Schema) {
+	a := t.Answer
+	if a == nil {
+		errs.Add(t.File, t.Line, "tool %s: answer {budget, page or bounded} is required", t.Name)
+		return
+	}
+	if a.Budget <= 0 {
+		errs.Add(t.File, t.Line, "tool %s: answer.budget (o200k tokens with default arguments) is required", t.Name)
+	}
+	switch {
+	case len(a.Page) > 0 && a.Bounded != "":
+		errs.Add(t.File, t.Line, "tool %s: answer states both page and bounded; a collection is paged, anything else bounded", t.Name)
+	case len(a.Page) == 0 && a.Bounded == "":
+		errs.Add(t.File, t.Line, "tool %s: answer must page its collection (page: [field]) or say why it is bounded (bounded: \"...\")", t.Name)
+	}
+	var props map[string]*spec.Schema
+	if in != nil {
+		props = in.Properties
+	}
+	if len(a.Page) == 0 {
+		if c := props["cursor"]; c != nil {
+			errs.Add(t.File, t.Line, "tool %s: takes a cursor but its answer declares no page", t.Name)
+		}
+		return
+	}
+	for _, p := range []struct{ name, ref string }{{"limit", limitRef}, {"cursor", cursorRef}} {
+		ps := props[p.name]
+		switch {
+		case ps == nil:
+			errs.Add(t.File, t.Line, "tool %s: returns a collection (page %v) but has no %s argument; add %s: {$ref: %q}", t.Name, a.Page, p.name, p.name, p.ref)
+		case ps.Ref != p.ref:
+			errs.Add(t.File, t.Line, "tool %s: %s must be the shared fragment {$ref: %q}", t.Name, p.name, p.ref)
+		}
+	}
+	if l := props["limit"]; l != nil && (l.Default == nil || l.Maximum == nil) {
+		errs.Add(t.File, t.Line, "tool %s: limit needs a default and a maximum", t.Name)
+	}
+	if !strings.Contains(t.Returns, "nextCursor") {
+		errs.Add(t.File, t.Line, "tool %s: a paged answer must list nextCursor in returns", t.Name)
+	}
+	for _, f := range a.Page {
+		if !validJSONName(f) {
+			errs.Add(t.File, t.Line, "tool %s: answer.page field %q must be a camelCase name", t.Name, f)
+		}
 	}
 }
 

@@ -112,7 +112,10 @@ func writeSchema(b *bytes.Buffer, s *spec.Schema) {
 		key("additionalProperties")
 		b.WriteString("false")
 	}
-	if s.Default != nil {
+	// A page size's default is server policy: the decoder applies it and
+	// the docs state it, but it is not served (it would cost every paged
+	// tool tokens the model does not need).
+	if s.Default != nil && s.Ref != limitRef {
 		key("default")
 		writeJSON(b, s.Default)
 	}

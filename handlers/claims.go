@@ -14,12 +14,6 @@ type ClaimTools struct {
 	Svc *claims.Service
 }
 
-// ClaimList is the answer of list_claims (the legacy claim_list unwraps it
-// to the bare array).
-type ClaimList struct {
-	Claims []claims.Claim `json:"claims"`
-}
-
 // AcquireClaim answers acquire_claim with the new claim.
 func (t ClaimTools) AcquireClaim(ctx context.Context, in *catalogs.AcquireClaimInput) (any, error) {
 	return t.Svc.Acquire(ctx, claims.AcquireInput{
@@ -37,13 +31,24 @@ func (t ClaimTools) ReleaseClaim(ctx context.Context, in *catalogs.ReleaseClaimI
 	return t.Svc.Release(ctx, claims.ReleaseInput{ClaimID: in.ClaimID, SessionID: optString(in.SessionID)})
 }
 
-// ListClaims answers list_claims.
+// ListClaims answers list_claims with {claims, nextCursor?} (the legacy
+// claim_list unwraps the first page to the bare array).
 func (t ClaimTools) ListClaims(ctx context.Context, in *catalogs.ListClaimsInput) (any, error) {
-	list, err := t.Svc.List(ctx, claims.ListInput{WorkID: optString(in.WorkID), ActiveOnly: in.ActiveOnly})
-	if err != nil {
-		return nil, err
+	return t.Svc.List(ctx, claims.ListInput{
+		WorkID: optString(in.WorkID), ActiveOnly: optBool(in.ActiveOnly),
+		Limit: in.Limit, Cursor: optString(in.Cursor),
+	})
+}
+
+// optBool returns *p, or false for nil.
+func optBool(p *bool) bool { return p != nil && *p }
+
+// optInt returns *p, or 0 for nil.
+func optInt(p *int64) int64 {
+	if p == nil {
+		return 0
 	}
-	return ClaimList{Claims: list}, nil
+	return *p
 }
 
 // optString returns *p, or "" for nil.

@@ -64,7 +64,7 @@ func TestClaimTools(t *testing.T) {
 		!strings.Contains(err.Error(), "belongs to codex:a") {
 		t.Fatalf("release by other: %v", err)
 	}
-	list, err := tools.ListClaims(ctx, &catalogs.ListClaimsInput{ActiveOnly: true})
+	list, err := tools.ListClaims(ctx, &catalogs.ListClaimsInput{ActiveOnly: ptrBool(true)})
 	if err != nil || !strings.HasPrefix(mustJSON(t, list), `{"claims":[{"id":"`+c.ID+`","workId":"work_1","sessionId":"codex:a","resource":"src/auth","kind":"file","mode":"exclusive","status":"active"`) {
 		t.Fatalf("list = %s, %v", mustJSON(t, list), err)
 	}
@@ -72,8 +72,10 @@ func TestClaimTools(t *testing.T) {
 	if err != nil || rel.(claims.Claim).Status != "released" {
 		t.Fatalf("release = %+v, %v", rel, err)
 	}
-	empty, _ := tools.ListClaims(ctx, &catalogs.ListClaimsInput{ActiveOnly: true})
+	empty, _ := tools.ListClaims(ctx, &catalogs.ListClaimsInput{ActiveOnly: ptrBool(true)})
 	if got := mustJSON(t, empty); got != `{"claims":[]}` {
 		t.Fatalf("empty list = %s", got)
 	}
 }
+
+func ptrBool(b bool) *bool { return &b }

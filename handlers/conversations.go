@@ -15,30 +15,26 @@ type ConversationTools struct {
 	Svc *conversations.Service
 }
 
-// ConversationList is the answer of list_conversations (the legacy
-// conversation_list unwraps it to the bare array).
-type ConversationList struct {
-	Conversations []conversations.Conversation `json:"conversations"`
-}
-
 // ReconcileResults is the answer of reconcile_conversation (the legacy
 // conversation_reconcile unwraps it to the bare array).
 type ReconcileResults struct {
 	Results []conversations.ReconcileResult `json:"results"`
 }
 
-// ListConversations answers list_conversations.
+// ListConversations answers list_conversations with {conversations,
+// nextCursor?} (the legacy conversation_list unwraps the first page to the
+// bare array).
 func (t ConversationTools) ListConversations(ctx context.Context, in *catalogs.ListConversationsInput) (any, error) {
-	list, err := t.Svc.List(ctx, in.Detail)
-	if err != nil {
-		return nil, err
-	}
-	return ConversationList{Conversations: list}, nil
+	return t.Svc.List(ctx, conversations.ListInput{
+		Detail: optBool(in.Detail), Limit: in.Limit, Cursor: optString(in.Cursor),
+	})
 }
 
 // ReadConversation answers read_conversation with one page.
 func (t ConversationTools) ReadConversation(ctx context.Context, in *catalogs.ReadConversationInput) (any, error) {
-	return t.Svc.Read(ctx, conversations.ReadInput{ConversationID: in.ConversationID, After: in.After, Limit: int(in.Limit)})
+	return t.Svc.Read(ctx, conversations.ReadInput{
+		ConversationID: in.ConversationID, After: optInt(in.After), Limit: int(in.Limit), Cursor: optString(in.Cursor),
+	})
 }
 
 // CreateConversation answers create_conversation with the new

@@ -4,12 +4,15 @@ import (
 	"context"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 // ListEvidence answers list_evidence with {evidence} metadata (the legacy
 // evidence_list unwraps it to the bare array).
 func (t WorkflowTools) ListEvidence(ctx context.Context, in *catalogs.ListEvidenceInput) (any, error) {
-	return t.Svc.ListEvidence(ctx, in.WorkID)
+	return t.Svc.ListEvidence(ctx, workflow.ListEvidenceInput{
+		WorkID: in.WorkID, Limit: in.Limit, Cursor: optString(in.Cursor),
+	})
 }
 
 // GetEvidence answers get_evidence with the full record.

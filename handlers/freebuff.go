@@ -18,34 +18,9 @@ type FreebuffTools struct {
 	Svc *freebuff.Service
 }
 
-// ProjectList is the answer of list_projects.
-type ProjectList struct {
-	Projects []freebuff.Project `json:"projects"`
-}
-
-// ThreadList is the answer of list_threads.
-type ThreadList struct {
-	Threads []freebuff.ThreadSummary `json:"threads"`
-}
-
-// MessageList is the answer of get_thread_messages.
-type MessageList struct {
-	Messages []any `json:"messages"`
-}
-
 // ActiveWorkList is the answer of get_active_work.
 type ActiveWorkList struct {
 	Threads []freebuff.ActiveThread `json:"threads"`
-}
-
-// ProgressList is the answer of list_active_threads.
-type ProgressList struct {
-	Threads []freebuff.ProgressSnapshot `json:"threads"`
-}
-
-// FileList is the answer of list_project_files.
-type FileList struct {
-	Files []string `json:"files"`
 }
 
 // ThreadWrite is the answer of the Freebuff write tools: what the transport
@@ -60,36 +35,25 @@ type ThreadWrite struct {
 	Detail    any    `json:"detail,omitempty"`
 }
 
-// ListProjects answers list_projects.
-func (t FreebuffTools) ListProjects(ctx context.Context, _ *catalogs.ListProjectsInput) (any, error) {
-	ps, err := t.Svc.ListProjects(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return ProjectList{Projects: freebuffSlice(ps)}, nil
+// ListProjects answers list_projects with {projects, nextCursor?}.
+func (t FreebuffTools) ListProjects(ctx context.Context, in *catalogs.ListProjectsInput) (any, error) {
+	return t.Svc.ListProjectsPage(ctx, in.Limit, optString(in.Cursor))
 }
 
-// ListThreads answers list_threads.
+// ListThreads answers list_threads with {threads, nextCursor?}.
 func (t FreebuffTools) ListThreads(ctx context.Context, in *catalogs.ListThreadsInput) (any, error) {
-	ts, err := t.Svc.ListThreads(ctx, optString(in.ProjectID))
-	if err != nil {
-		return nil, err
-	}
-	return ThreadList{Threads: freebuffSlice(ts)}, nil
+	return t.Svc.ListThreadsPage(ctx, optString(in.ProjectID), in.Limit, optString(in.Cursor))
 }
 
-// GetThread answers get_thread.
+// GetThread answers get_thread with the thread's newest messages.
 func (t FreebuffTools) GetThread(ctx context.Context, in *catalogs.GetThreadInput) (any, error) {
-	return t.Svc.GetThread(ctx, in.ThreadID)
+	return t.Svc.ThreadWithNewestMessages(ctx, in.ThreadID)
 }
 
-// GetThreadMessages answers get_thread_messages.
+// GetThreadMessages answers get_thread_messages with {messages,
+// nextCursor?}.
 func (t FreebuffTools) GetThreadMessages(ctx context.Context, in *catalogs.GetThreadMessagesInput) (any, error) {
-	msgs, err := t.Svc.GetThreadMessages(ctx, in.ThreadID)
-	if err != nil {
-		return nil, err
-	}
-	return MessageList{Messages: freebuffSlice(msgs)}, nil
+	return t.Svc.ThreadMessagesPage(ctx, in.ThreadID, in.Limit, optString(in.Cursor))
 }
 
 // GetActiveWork answers get_active_work.
@@ -106,29 +70,22 @@ func (t FreebuffTools) GetActiveWork(ctx context.Context, in *catalogs.GetActive
 func (t FreebuffTools) GetThreadProgress(ctx context.Context, in *catalogs.GetThreadProgressInput) (any, error) {
 	return t.Svc.GetThreadProgress(ctx, freebuff.ProgressQuery{
 		ThreadID:      in.ThreadID,
-		AfterSequence: in.AfterSequence,
+		AfterSequence: optInt(in.AfterSequence),
 		Limit:         int(in.Limit),
 		TimeoutMs:     int(in.TimeoutMs),
 		Summary:       in.Summary,
 	})
 }
 
-// ListActiveThreads answers list_active_threads.
-func (t FreebuffTools) ListActiveThreads(ctx context.Context, _ *catalogs.ListActiveThreadsInput) (any, error) {
-	ss, err := t.Svc.ListActiveThreads(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return ProgressList{Threads: freebuffSlice(ss)}, nil
+// ListActiveThreads answers list_active_threads with {threads,
+// nextCursor?}.
+func (t FreebuffTools) ListActiveThreads(ctx context.Context, in *catalogs.ListActiveThreadsInput) (any, error) {
+	return t.Svc.ListActiveThreadsPage(ctx, in.Limit, optString(in.Cursor))
 }
 
-// ListProjectFiles answers list_project_files.
+// ListProjectFiles answers list_project_files with {files, nextCursor?}.
 func (t FreebuffTools) ListProjectFiles(ctx context.Context, in *catalogs.ListProjectFilesInput) (any, error) {
-	fs, err := t.Svc.ListProjectFiles(ctx, in.ProjectID, in.Relative)
-	if err != nil {
-		return nil, err
-	}
-	return FileList{Files: freebuffSlice(fs)}, nil
+	return t.Svc.ListProjectFilesPage(ctx, in.ProjectID, in.Relative, in.Limit, optString(in.Cursor))
 }
 
 // ReadProjectFile answers read_project_file with {path, content}.

@@ -54,7 +54,11 @@ type RuntimeInfo struct {
 	ProfileDescription string
 	ReadOnly           bool
 	Tools              int
-	StorePath          string
+	// StorePath names the store: its file, or a team store's URL without
+	// the password.
+	StorePath string
+	// Host is this machine's name on a team store ("" on a local store).
+	Host string
 }
 
 // New returns handlers over deps.
@@ -64,7 +68,7 @@ func New(deps Deps) *Handlers {
 		ClaimTools:        ClaimTools{Svc: deps.Claims},
 		ConversationTools: ConversationTools{Svc: deps.Conversations},
 		FreebuffTools:     FreebuffTools{Svc: deps.Freebuff},
-		SessionTools:      SessionTools{Registry: deps.Registry, Delivery: deps.Delivery, Events: deps.Events},
+		SessionTools:      SessionTools{Registry: deps.Registry, Delivery: deps.Delivery, Events: deps.Events, Claims: deps.Claims, Workflow: deps.Workflow},
 		deps:              deps,
 	}
 }

@@ -24,11 +24,21 @@ type RuntimeStatus struct {
 }
 
 // StoreStatus describes the state store and any recovery of a damaged file.
+// A team store (PostgreSQL) also says so, names this machine's host, and
+// whether the database answers now (with the reason when it does not).
 type StoreStatus struct {
 	Path                  string          `json:"path"`
+	Dialect               string          `json:"dialect,omitempty"`
+	Host                  string          `json:"host,omitempty"`
+	Reachable             *bool           `json:"reachable,omitempty"`
+	Error                 string          `json:"error,omitempty"`
 	SchemaVersion         string          `json:"schemaVersion"`
 	StateRecoveryRequired *store.Recovery `json:"stateRecoveryRequired"`
 }
+
+// storeCheckTimeout bounds how long get_runtime_status waits for a team
+// store to answer.
+const storeCheckTimeout = 3 * time.Second
 
 // ProviderBrief is one provider's line in the status: what the runtime
 // last learned, without contacting the provider (list_providers checks).
@@ -66,6 +76,18 @@ func (h *Handlers) GetRuntimeStatus(ctx context.Context, _ *catalogs.GetRuntimeS
 			}
 		}
 		st.Providers = append(st.Providers, b)
+	}
+	if s := h.deps.Store; s != nil && s.Shared() {
+		st.Store.SchemaVersion = s.SchemaVersion()
+		cctx, cancel := context.WithTimeout(ctx, storeCheckTimeout)
+		err := s.Check(cctx)
+		cancel()
+		ok := err == nil
+		st.Store.Dialect, st.Store.Host, st.Store.Reachable = "postgres", r.Host, &ok
+		if err != nil {
+			st.Store.Error = err.Error()
+			st.Notes = append(st.Notes, "The team store does not answer; every store tool fails until it does: "+err.Error())
+		}
 	}
 	if h.deps.Store != nil {
 		rec, err := h.deps.Store.Recovery(ctx)

@@ -6,11 +6,14 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
+	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/progress"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
+	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 // SessionTools answers the sessions and session-control tool groups over the
@@ -20,6 +23,10 @@ type SessionTools struct {
 	Registry *registry.Registry
 	Delivery *delivery.Service
 	Events   *events.Hub
+	// Claims and Workflow enforce claims at permission requests (see
+	// permissions.go); without Claims no request is checked.
+	Claims   *claims.Service
+	Workflow *workflow.Service
 }
 
 // watchBeforeSend bounds how long a send waits for the session's event
@@ -38,11 +45,27 @@ type DiffAnswer struct {
 	Diff     any    `json:"diff"`
 }
 
-// PermissionRequests is the answer of list_permission_requests.
+// PermissionRequests is the answer of list_permission_requests: one page
+// of held requests, each with the claims it would break.
 type PermissionRequests struct {
-	Pending        []providers.PermissionRequest `json:"pending"`
-	ProviderErrors []registry.ProviderError      `json:"providerErrors"`
+	Pending        []PendingPermission      `json:"pending"`
+	ProviderErrors []registry.ProviderError `json:"providerErrors"`
+	NextCursor     string                   `json:"nextCursor,omitempty"`
+
+	page registry.PermissionPage
 }
+
+// PageLen implements paging.Cuttable.
+func (p PermissionRequests) PageLen() int { return len(p.Pending) }
+
+// CutPage implements paging.Cuttable.
+func (p PermissionRequests) CutPage(n int) any {
+	p.NextCursor = p.page.CutPage(n).(registry.PermissionPage).NextCursor
+	p.Pending = p.Pending[:n]
+	return p
+}
+
+var _ paging.Cuttable = PermissionRequests{}
 
 // DeliveryAnswer is the answer of the delivery-logged writes: the receipt
 // (0.3.x OperationReceipt, with the native turn it started) plus the stored
@@ -67,10 +90,10 @@ func (t SessionTools) ListProviders(ctx context.Context, _ *catalogs.ListProvide
 	return ProviderList{Providers: t.Registry.ListProviders(ctx)}, nil
 }
 
-// ListAgentSessions answers list_agent_sessions: every provider's sessions,
-// each provider's failure reported on its own.
+// ListAgentSessions answers list_agent_sessions: a page of the providers'
+// sessions, each provider's failure reported on its own.
 func (t SessionTools) ListAgentSessions(ctx context.Context, in *catalogs.ListAgentSessionsInput) (any, error) {
-	return t.Registry.ListSessions(ctx, optString(in.Provider))
+	return t.Registry.ListSessionPage(ctx, registry.SessionQuery{Provider: optString(in.Provider), Limit: in.Limit, Cursor: optString(in.Cursor)})
 }
 
 // GetSessionDiff answers get_session_diff.
@@ -89,13 +112,22 @@ func (t SessionTools) ReadSessionEvents(ctx context.Context, in *catalogs.ReadSe
 	if err != nil {
 		return nil, err
 	}
+	after := optInt(in.AfterSequence)
+	if seq, ok, err := events.CursorSequence(id, in.NativeID, optString(in.Cursor)); err != nil {
+		return nil, err
+	} else if ok {
+		if after != 0 {
+			return nil, paging.Invalid("read_session_events", "cursor", "replaces afterSequence; pass one of them")
+		}
+		after = seq
+	}
 	if _, err := t.Registry.Resolve(ctx, in.Provider, in.NativeID); err != nil {
 		return nil, err
 	}
 	req := events.ReadRequest{
 		Provider:      id,
 		NativeID:      in.NativeID,
-		AfterSequence: in.AfterSequence,
+		AfterSequence: after,
 		Limit:         int(in.Limit),
 		Timeout:       time.Duration(in.TimeoutMs) * time.Millisecond,
 	}
@@ -148,25 +180,33 @@ func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSess
 	return t.Registry.ResumeSession(ctx, in.Provider, in.NativeID)
 }
 
-// ListPermissionRequests answers list_permission_requests: every held
-// request of every provider (never auto-approved).
-func (t SessionTools) ListPermissionRequests(ctx context.Context, _ *catalogs.ListPermissionRequestsInput) (any, error) {
-	list, err := t.Registry.PendingPermissions(ctx, "", "")
+// ListPermissionRequests answers list_permission_requests: a page of the
+// held requests of every provider, oldest first (never auto-approved), each
+// with the claims it would break (looked up for the page only).
+func (t SessionTools) ListPermissionRequests(ctx context.Context, in *catalogs.ListPermissionRequestsInput) (any, error) {
+	page, err := t.Registry.PendingPermissionPage(ctx, registry.PermissionQuery{Limit: in.Limit, Cursor: optString(in.Cursor)})
 	if err != nil {
 		return nil, err
 	}
-	out := PermissionRequests{Pending: list.Requests, ProviderErrors: list.ProviderErrors}
-	if out.Pending == nil {
-		out.Pending = []providers.PermissionRequest{}
-	}
-	if out.ProviderErrors == nil {
-		out.ProviderErrors = []registry.ProviderError{}
+	out := PermissionRequests{Pending: make([]PendingPermission, 0, len(page.Pending)), ProviderErrors: page.ProviderErrors,
+		NextCursor: page.NextCursor, page: page}
+	for _, req := range page.Pending {
+		conflicts, err := t.editConflicts(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		out.Pending = append(out.Pending, PendingPermission{PermissionRequest: req, Conflicts: conflicts})
 	}
 	return out, nil
 }
 
-// RespondToPermission answers respond_to_permission.
+// RespondToPermission answers respond_to_permission. An allow of a request
+// that would edit a path another session holds an exclusive claim on is
+// refused unless override is set; an override is recorded as evidence.
 func (t SessionTools) RespondToPermission(ctx context.Context, in *catalogs.RespondToPermissionInput) (any, error) {
+	if err := t.checkClaims(ctx, in); err != nil {
+		return nil, err
+	}
 	r, err := t.Delivery.RespondPermission(ctx, delivery.PermissionResponse{
 		Provider: in.Provider, NativeID: in.NativeID, RequestID: in.RequestID, Decision: in.Decision, IdempotencyKey: optString(in.IdempotencyKey),
 	})

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/callinfo"
+	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
@@ -14,20 +16,42 @@ type WorkflowTools struct {
 	Svc *workflow.Service
 }
 
-// GetWorkGraph answers get_work_graph.
-func (t WorkflowTools) GetWorkGraph(ctx context.Context, _ *catalogs.GetWorkGraphInput) (any, error) {
-	return t.Svc.WorkGraph(ctx)
+// GetWorkGraph answers get_work_graph with one work's neighbourhood or a
+// page of works (the legacy get_work_graph answers the first page).
+func (t WorkflowTools) GetWorkGraph(ctx context.Context, in *catalogs.GetWorkGraphInput) (any, error) {
+	return t.Svc.WorkGraph(ctx, workflow.GraphInput{
+		WorkID:     optString(in.WorkID),
+		Depth:      &in.Depth,
+		WorkFilter: workflow.WorkFilter{Session: optString(in.Session)},
+		Limit:      in.Limit,
+		Cursor:     optString(in.Cursor),
+	})
 }
 
-// ListWorkItems answers list_work_items with {works} (the legacy work_list
-// unwraps it to the bare array).
-func (t WorkflowTools) ListWorkItems(ctx context.Context, _ *catalogs.ListWorkItemsInput) (any, error) {
-	return t.Svc.ListWorks(ctx)
+// ListWorkItems answers list_work_items with {works, nextCursor?} (the
+// legacy work_list unwraps the first page to the bare array).
+func (t WorkflowTools) ListWorkItems(ctx context.Context, in *catalogs.ListWorkItemsInput) (any, error) {
+	since, err := paging.Since("list_work_items", "updatedSince", in.UpdatedSince)
+	if err != nil {
+		return nil, err
+	}
+	return t.Svc.ListWorks(ctx, workflow.ListWorksInput{
+		WorkFilter: workflow.WorkFilter{Status: optString(in.Status), Session: optString(in.Session), UpdatedSince: since},
+		Limit:      in.Limit,
+		Cursor:     optString(in.Cursor),
+	})
 }
 
-// GetWorkItem answers get_work_item with {work, evidence, handoffs, reviews}.
+// GetWorkItem answers get_work_item with {work, evidence, handoffs,
+// reviews, nextCursor?}: evidence as metadata, except under the legacy
+// work_get, which keeps the 0.3.x full records (within the same page caps).
 func (t WorkflowTools) GetWorkItem(ctx context.Context, in *catalogs.GetWorkItemInput) (any, error) {
-	return t.Svc.GetWork(ctx, in.WorkID)
+	return t.Svc.GetWork(ctx, workflow.GetWorkInput{
+		WorkID:       in.WorkID,
+		Limit:        in.Limit,
+		Cursor:       optString(in.Cursor),
+		FullEvidence: callinfo.Legacy(ctx),
+	})
 }
 
 // CreateWorkItem answers create_work_item with the new work record.

@@ -2,10 +2,13 @@
 // it: it builds the runtime and a minimal go-sdk server, spawns each over
 // stdio many times, and prints the medians of spawn → initialize, tools/list
 // latency and size, trivial-call latency and peak RSS, with every figure's
-// ratio to the minimal server measured in the same run. See
-// docs/benchmarks.md.
+// ratio to the minimal server measured in the same run; it also measures
+// serve-http against stdio and, with -http-load, loads one HTTP server with
+// concurrent sessions. See docs/benchmarks.md.
 //
-//	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-json]
+//	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-http-load] [-json]
+//	go run ./cmd/interop-bench scale [-sizes 1000,10000,100000] [-calls 30] [-json]
+//	go run ./cmd/interop-bench handoff [-json]   |   go run ./cmd/interop-bench check
 package main
 
 import (
@@ -15,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +34,16 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "scale":
+			return runScale(ctx, args[1:], stdout, stderr)
+		case "handoff":
+			return runHandoff(ctx, args[1:], stdout, stderr, false)
+		case "check":
+			return runHandoff(ctx, args[1:], stdout, stderr, true)
+		}
+	}
 	fs := flag.NewFlagSet("interop-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -47,6 +61,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "how long to wait for each answer")
 	fs.BoolVar(&c.InitTrace, "inittrace", true, "one extra GODEBUG=inittrace=1 run of each binary for the package init figure")
 	fs.StringVar(&c.Machine, "machine", "", "a description of the machine, printed with the figures")
+	fs.BoolVar(&c.HTTP, "http", true, "also measure serve-http (full profile): a new session per round on one server, the same trivial calls, compared with stdio")
+	load := fs.Bool("http-load", false, "also run the HTTP load test (-load-sessions concurrent sessions × -load-calls get_work_item calls)")
+	fs.IntVar(&c.LoadSessions, "load-sessions", 16, "concurrent sessions of the HTTP load test")
+	fs.IntVar(&c.LoadCalls, "load-calls", 1000, "calls per session of the HTTP load test")
 	dir := fs.String("C", ".", "a directory inside the module to build")
 	jsonOut := fs.Bool("json", false, "print the report as JSON (with every spawn's figures) instead of tables")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
@@ -57,6 +75,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Visit(func(f *flag.Flag) { protocolSet = protocolSet || f.Name == "protocol" })
 	if c.Discover && !protocolSet {
 		c.Protocol = "2026-07-28"
+	}
+	if !*load {
+		c.LoadSessions, c.LoadCalls = 0, 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "interop-bench: unexpected arguments %q\n", fs.Args())
@@ -95,6 +116,120 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "interop-bench: %v\n", err)
 		return 1
+	}
+	return 0
+}
+
+// runScale is `interop-bench scale`: seed stores of each size, spawn the
+// runtime on each and measure every read tool and three writes through MCP.
+func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("interop-bench scale", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: go run ./cmd/interop-bench scale [flags]\n\nSeeds a store per size (work items, active claims, conversation messages and\nsession events, n of each), spawns the built runtime on it and measures every\nread tool and acquire_claim, create_work_item, send_conversation_message.\nProgress on stderr, the table (or -json) on stdout. Flags:\n")
+		fs.PrintDefaults()
+	}
+	c := bench.ScaleConfig{}
+	sizes := fs.String("sizes", "1000,10000,100000", "comma-separated store sizes (records of each kind)")
+	fs.IntVar(&c.Calls, "calls", 30, "measured calls per tool and size")
+	fs.IntVar(&c.Warmup, "warmup", 3, "unmeasured calls per tool and size first")
+	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "how long to wait for each answer")
+	fs.StringVar(&c.Machine, "machine", "", "a description of the machine, printed with the figures")
+	dir := fs.String("C", ".", "a directory inside the module to build")
+	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			fmt.Fprintf(stderr, "interop-bench scale: -sizes: %q is not a number\n", s)
+			return 2
+		}
+		c.Sizes = append(c.Sizes, n)
+	}
+	if !*quiet {
+		c.Progress = stderr
+	}
+	if err := c.Validate(); err != nil {
+		fmt.Fprintf(stderr, "interop-bench scale: %v\n", err)
+		return 2
+	}
+	root, err := bench.ModuleRoot(ctx, *dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "interop-bench scale: %v\n", err)
+		return 1
+	}
+	c.ModuleDir = root
+	rep, err := bench.RunScale(ctx, c)
+	if err != nil {
+		fmt.Fprintf(stderr, "interop-bench scale: %v\n", err)
+		return 1
+	}
+	if *jsonOut {
+		err = rep.WriteJSON(stdout)
+	} else {
+		err = rep.WriteTable(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "interop-bench scale: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// runHandoff is `interop-bench handoff` (the report) and `interop-bench
+// check` (the same run as a gate: exit 1 on any duplicate provider send,
+// delivery or event read, or a task that failed; in CI also on a task
+// skipped for a missing provider program).
+func runHandoff(ctx context.Context, args []string, stdout, stderr io.Writer, gate bool) int {
+	name := "interop-bench handoff"
+	if gate {
+		name = "interop-bench check"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: go run ./cmd/%s [flags]\n\nRuns three handoff tasks (implement-and-hand-off codex → claude-code,\nreview-hotfix opencode → claude-code, blocked-then-resume codex → claude-code)\nthrough the built runtime against the real provider programs on the fake\nmodel, and reports steps, payload bytes and o200k tokens, prompts at the model\nand duplicates. check exits 1 on any duplicate. Flags:\n", strings.ReplaceAll(name, " ", " "))
+		fs.PrintDefaults()
+	}
+	c := bench.HandoffConfig{}
+	fs.DurationVar(&c.TurnTimeout, "turn-timeout", 60*time.Second, "how long one provider turn may take")
+	dir := fs.String("C", ".", "a directory inside the module to build")
+	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if !*quiet {
+		c.Progress = stderr
+	}
+	root, err := bench.ModuleRoot(ctx, *dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	c.ModuleDir = root
+	rep, err := bench.RunHandoff(ctx, c)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	if *jsonOut {
+		err = rep.WriteJSON(stdout)
+	} else {
+		err = rep.WriteTable(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	if gate {
+		if fails := rep.Gate(); len(fails) > 0 {
+			fmt.Fprintf(stderr, "%s: FAIL\n  %s\n", name, strings.Join(fails, "\n  "))
+			return 1
+		}
 	}
 	return 0
 }

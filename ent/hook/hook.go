@@ -21,6 +21,18 @@ func (f ClaimFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ClaimMutation", m)
 }
 
+// The ClaimConflictFunc type is an adapter to allow the use of ordinary
+// function as ClaimConflict mutator.
+type ClaimConflictFunc func(context.Context, *ent.ClaimConflictMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ClaimConflictFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ClaimConflictMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ClaimConflictMutation", m)
+}
+
 // The ConversationFunc type is an adapter to allow the use of ordinary
 // function as Conversation mutator.
 type ConversationFunc func(context.Context, *ent.ConversationMutation) (ent.Value, error)

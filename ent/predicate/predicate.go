@@ -9,6 +9,9 @@ import (
 // Claim is the predicate function for claim builders.
 type Claim func(*sql.Selector)
 
+// ClaimConflict is the predicate function for claimconflict builders.
+type ClaimConflict func(*sql.Selector)
+
 // Conversation is the predicate function for conversation builders.
 type Conversation func(*sql.Selector)
 

@@ -17,6 +17,8 @@ const (
 	FieldNativeID = "native_id"
 	// FieldEndpoint holds the string denoting the endpoint field in the database.
 	FieldEndpoint = "endpoint"
+	// FieldHost holds the string denoting the host field in the database.
+	FieldHost = "host"
 	// FieldCwd holds the string denoting the cwd field in the database.
 	FieldCwd = "cwd"
 	// FieldTitle holds the string denoting the title field in the database.
@@ -37,6 +39,7 @@ var Columns = []string{
 	FieldProvider,
 	FieldNativeID,
 	FieldEndpoint,
+	FieldHost,
 	FieldCwd,
 	FieldTitle,
 	FieldState,
@@ -61,6 +64,8 @@ var (
 	NativeIDValidator func(string) error
 	// DefaultEndpoint holds the default value on creation for the "endpoint" field.
 	DefaultEndpoint string
+	// DefaultHost holds the default value on creation for the "host" field.
+	DefaultHost string
 	// DefaultCwd holds the default value on creation for the "cwd" field.
 	DefaultCwd string
 	// DefaultTitle holds the default value on creation for the "title" field.
@@ -90,6 +95,11 @@ func ByNativeID(opts ...sql.OrderTermOption) OrderOption {
 // ByEndpoint orders the results by the endpoint field.
 func ByEndpoint(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldEndpoint, opts...).ToFunc()
+}
+
+// ByHost orders the results by the host field.
+func ByHost(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHost, opts...).ToFunc()
 }
 
 // ByCwd orders the results by the cwd field.

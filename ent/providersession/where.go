@@ -69,6 +69,11 @@ func Endpoint(v string) predicate.ProviderSession {
 	return predicate.ProviderSession(sql.FieldEQ(FieldEndpoint, v))
 }
 
+// Host applies equality check predicate on the "host" field. It's identical to HostEQ.
+func Host(v string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldEQ(FieldHost, v))
+}
+
 // Cwd applies equality check predicate on the "cwd" field. It's identical to CwdEQ.
 func Cwd(v string) predicate.ProviderSession {
 	return predicate.ProviderSession(sql.FieldEQ(FieldCwd, v))
@@ -287,6 +292,71 @@ func EndpointEqualFold(v string) predicate.ProviderSession {
 // EndpointContainsFold applies the ContainsFold predicate on the "endpoint" field.
 func EndpointContainsFold(v string) predicate.ProviderSession {
 	return predicate.ProviderSession(sql.FieldContainsFold(FieldEndpoint, v))
+}
+
+// HostEQ applies the EQ predicate on the "host" field.
+func HostEQ(v string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldEQ(FieldHost, v))
+}
+
+// HostNEQ applies the NEQ predicate on the "host" field.
+func HostNEQ(v string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldNEQ(FieldHost, v))
+}
+
+// HostIn applies the In predicate on the "host" field.
+func HostIn(vs ...string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldIn(FieldHost, vs...))
+}
+
+// HostNotIn applies the NotIn predicate on the "host" field.
+func HostNotIn(vs ...string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldNotIn(FieldHost, vs...))
+}
+
+// HostGT applies the GT predicate on the "host" field.
+func HostGT(v string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldGT(FieldHost, v))
+}
+
+// HostGTE applies the GTE predicate on the "host" field.
+func HostGTE(v string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldGTE(FieldHost, v))
+}
+
+// HostLT applies the LT predicate on the "host" field.
+func HostLT(v string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldLT(FieldHost, v))
+}
+
+// HostLTE applies the LTE predicate on the "host" field.
+func HostLTE(v string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldLTE(FieldHost, v))
+}
+
+// HostContains applies the Contains predicate on the "host" field.
+func HostContains(v string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldContains(FieldHost, v))
+}
+
+// HostHasPrefix applies the HasPrefix predicate on the "host" field.
+func HostHasPrefix(v string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldHasPrefix(FieldHost, v))
+}
+
+// HostHasSuffix applies the HasSuffix predicate on the "host" field.
+func HostHasSuffix(v string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldHasSuffix(FieldHost, v))
+}
+
+// HostEqualFold applies the EqualFold predicate on the "host" field.
+func HostEqualFold(v string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldEqualFold(FieldHost, v))
+}
+
+// HostContainsFold applies the ContainsFold predicate on the "host" field.
+func HostContainsFold(v string) predicate.ProviderSession {
+	return predicate.ProviderSession(sql.FieldContainsFold(FieldHost, v))
 }
 
 // CwdEQ applies the EQ predicate on the "cwd" field.

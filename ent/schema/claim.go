@@ -50,10 +50,20 @@ func (Claim) Edges() []ent.Edge {
 	}
 }
 
-// Indexes of the Claim.
+// Indexes of the Claim. The overlap check of an acquisition reads only
+// (status, resource, expires_at) entries: exact lookups of the resource and
+// its ancestors plus one range scan for what lies below it, and the active
+// workspace claims through (status, kind, expires_at); so it costs
+// O(log n) in the active claims. The listings page newest first on
+// (…, acquired_at, id).
 func (Claim) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("status", "expires_at"),
-		index.Fields("work_id"),
+		index.Fields("status", "resource", "expires_at"),
+		index.Fields("status", "kind", "expires_at"),
+		index.Fields("acquired_at", "id"),
+		index.Fields("status", "acquired_at", "id"),
+		index.Fields("work_id", "acquired_at", "id"),
+		index.Fields("session_id", "acquired_at", "id"),
 	}
 }

@@ -44,6 +44,6 @@ func (Conversation) Edges() []ent.Edge {
 // Indexes of the Conversation.
 func (Conversation) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("updated_at"),
+		index.Fields("updated_at", "id"),
 	}
 }

@@ -60,7 +60,8 @@ func (Evidence) Edges() []ent.Edge {
 // Indexes of the Evidence.
 func (Evidence) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("captured_at"),
-		index.Fields("session_id"),
+		index.Fields("captured_at", "id"),
+		index.Fields("work_id", "captured_at", "id"),
+		index.Fields("session_id", "captured_at", "id"),
 	}
 }

@@ -71,6 +71,7 @@ func (Handoff) Edges() []ent.Edge {
 // Indexes of the Handoff.
 func (Handoff) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("created_at"),
+		index.Fields("created_at", "id"),
+		index.Fields("work_id", "created_at", "id"),
 	}
 }

@@ -50,5 +50,7 @@ func (Participant) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("conversation_id", "participant_id").Unique(),
 		index.Fields("conversation_id", "provider", "native_id").Unique(),
+		// The session filter of list_conversations.
+		index.Fields("provider", "native_id", "conversation_id"),
 	}
 }

@@ -7,8 +7,9 @@ import (
 )
 
 // ProviderSession is a native provider session the runtime has seen, with
-// the endpoint (server or process) that exposed it. A session is always
-// routed back to that endpoint.
+// the endpoint (server or process) that exposed it and, on a team store
+// shared by several machines, the host that runs it. A session is always
+// routed back to that endpoint, and only from that host.
 type ProviderSession struct {
 	ent.Schema
 }
@@ -21,6 +22,10 @@ func (ProviderSession) Fields() []ent.Field {
 		// Endpoint names the server or process that exposed the session,
 		// e.g. "http://127.0.0.1:4096" or "stdio:/usr/bin/codex app-server".
 		field.String("endpoint").Default(""),
+		// Host names the machine whose runtime recorded the session first
+		// (INTEROP_HOST, else the hostname) on a team store; "" on a local
+		// store. A session is driven only from its host.
+		field.String("host").Default(""),
 		field.String("cwd").Default(""),
 		field.String("title").Default(""),
 		field.String("state").Default(""),

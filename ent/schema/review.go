@@ -64,6 +64,7 @@ func (Review) Edges() []ent.Edge {
 // Indexes of the Review.
 func (Review) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("created_at"),
+		index.Fields("created_at", "id"),
+		index.Fields("work_id", "created_at", "id"),
 	}
 }

@@ -50,9 +50,14 @@ func (WorkItem) Edges() []ent.Edge {
 	}
 }
 
-// Indexes of the WorkItem.
+// Indexes of the WorkItem: one per filter of the work listings, each
+// ending in the keyset order (updated_at, id), so every page is one range
+// scan whatever the store's size.
 func (WorkItem) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("updated_at"),
+		index.Fields("updated_at", "id"),
+		index.Fields("status", "updated_at", "id"),
+		index.Fields("source_session", "updated_at", "id"),
+		index.Fields("destination_session", "updated_at", "id"),
 	}
 }

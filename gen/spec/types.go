@@ -23,10 +23,28 @@ type Tool struct {
 	Annotations Annotations `json:"annotations" yaml:"annotations" jsonschema:"required"`
 	Description string      `json:"description" yaml:"description" jsonschema:"required,minLength=10,maxLength=400"`
 	Returns     string      `json:"returns" yaml:"returns" jsonschema:"required,minLength=2"`
+	Answer      *Answer     `json:"answer" yaml:"answer" jsonschema:"required"`
 	Input       *Schema     `json:"input" yaml:"input" jsonschema:"required"`
 
 	Line int    `json:"-" yaml:"-"`
 	File string `json:"-" yaml:"-"`
+}
+
+// Answer declares how large a tool's answer may be, and how a collection
+// is paged. Every tool states a budget; a read tool either pages (Page) or
+// says why its answer stays small without paging (Bounded).
+type Answer struct {
+	// Budget is the answer's size in o200k tokens of the compact JSON the
+	// model reads, with default arguments. The server cuts a page that would
+	// pass it (or 1 MiB on the wire) short, with nextCursor.
+	Budget int `json:"budget" yaml:"budget" jsonschema:"required,minimum=50,maximum=8000"`
+	// Page names the answer fields that hold the page's records. A paged
+	// tool takes limit and cursor ({$ref: "#/defs/limit"}, {$ref:
+	// "#/defs/cursor"}) and answers nextCursor while more records exist.
+	Page []string `json:"page,omitempty" yaml:"page,omitempty" jsonschema:"minItems=1"`
+	// Bounded says why an answer without paging stays small, e.g. "one
+	// record" or "one entry per provider".
+	Bounded string `json:"bounded,omitempty" yaml:"bounded,omitempty" jsonschema:"minLength=3,maxLength=200"`
 }
 
 // Annotations are the four MCP tool hints; every one must be stated.

@@ -111,15 +111,41 @@ func (c *Client) requestPermission(ctx context.Context, params json.RawMessage) 
 		return nil, invalidParams("session/request_permission needs sessionId, toolCall and options")
 	}
 	var tc struct {
-		Title string `json:"title"`
+		Title     string `json:"title"`
+		Kind      string `json:"kind"`
+		Locations []struct {
+			Path string `json:"path"`
+		} `json:"locations"`
+		RawInput struct {
+			FilePath     string `json:"file_path"`
+			Path         string `json:"path"`
+			NotebookPath string `json:"notebook_path"`
+		} `json:"rawInput"`
 	}
 	_ = json.Unmarshal(p.ToolCall, &tc)
+	var paths []string
+	switch tc.Kind {
+	case "edit", "delete", "move", "":
+		seen := map[string]bool{}
+		add := func(p string) {
+			if p != "" && !seen[p] {
+				seen[p] = true
+				paths = append(paths, p)
+			}
+		}
+		for _, l := range tc.Locations {
+			add(l.Path)
+		}
+		add(tc.RawInput.FilePath)
+		add(tc.RawInput.Path)
+		add(tc.RawInput.NotebookPath)
+	}
 	opts := make([]providers.PermissionOption, 0, len(p.Options))
 	for _, o := range p.Options {
 		opts = append(opts, providers.PermissionOption{ID: o.OptionID, Name: o.Name, Kind: o.Kind})
 	}
 	c.emit(p.SessionID, "session/request_permission", params)
-	d, err := c.Hold(ctx, p.SessionID, "session/request_permission", tc.Title, opts, json.RawMessage(params))
+	d, err := c.Hold(ctx, p.SessionID, "session/request_permission", tc.Title, opts, json.RawMessage(params), paths...)
 	if err != nil {
 		return nil, &RPCError{Code: CodeInternalError, Message: "Internal error: " + err.Error()}
 	}
@@ -163,14 +189,15 @@ type held struct {
 // Hold registers a request that waits for a decision (a permission request,
 // or an extension's blocking question), until Respond or Cancel answers it
 // or the connection ends. It is never answered automatically.
-func (c *Client) Hold(ctx context.Context, sessionID, method, title string, options []providers.PermissionOption, detail any) (Decision, error) {
+// paths are the files the request would edit (see providers.PermissionRequest).
+func (c *Client) Hold(ctx context.Context, sessionID, method, title string, options []providers.PermissionOption, detail any, paths ...string) (Decision, error) {
 	c.mu.Lock()
 	c.heldSeq++
 	id := c.tag + "-" + strconv.Itoa(c.heldSeq)
 	h := &held{
 		req: providers.PermissionRequest{
 			Provider: c.cfg.Provider, RequestID: id, NativeID: sessionID, Method: method,
-			Title: title, Options: options, RequestedAt: c.clock.Now(), Detail: detail,
+			Title: title, Options: options, RequestedAt: c.clock.Now(), Detail: detail, Paths: paths,
 		},
 		sessionID: sessionID,
 		answer:    make(chan Decision, 1),

@@ -6,8 +6,9 @@ import (
 	"io"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/procgroup"
 )
 
 // stderrTailSize is how much of the agent's stderr is kept for error reports.
@@ -34,7 +35,7 @@ func startProcess(argv []string, dir string, env []string) (*process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Set(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe for %s: %w", argv[0], err)
@@ -72,16 +73,16 @@ func (p *process) stop(grace time.Duration) error {
 	select {
 	case <-p.exited:
 	case <-time.After(grace):
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		_ = procgroup.Terminate(pgid)
 		select {
 		case <-p.exited:
 		case <-time.After(2 * time.Second):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			_ = procgroup.Kill(pgid)
 			<-p.exited
 		}
 	}
 	// Children left in the group outlive the leader; kill them too.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = procgroup.Kill(pgid)
 	var ee *exec.ExitError
 	if p.waitErr != nil && !errors.As(p.waitErr, &ee) {
 		return fmt.Errorf("waiting for agent: %w", p.waitErr)

@@ -12,11 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/proctest"
 )
 
 // recordingHandler records inbound notifications and requests in order.
@@ -293,7 +293,7 @@ func TestCloseKillsProcessGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline = time.Now().Add(10 * time.Second)
-	for syscall.Kill(child, 0) == nil {
+	for proctest.Exists(child) {
 		// A killed child of a dead leader is reaped by init; until then it
 		// is a zombie, which /proc reports as state Z.
 		if st, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 
 	"github.com/agent-interop/runtime/handlers"
 	"github.com/agent-interop/runtime/internal/claims"
@@ -53,51 +55,75 @@ type App struct {
 	logger        *slog.Logger
 }
 
+// EnvHost names this machine on a team store (default: the hostname).
+const EnvHost = "INTEROP_HOST"
+
 // Open opens the store and builds every service over it. It starts no
-// provider process and touches no network.
+// provider process and touches no network: a team store (PostgreSQL) is
+// opened lazily, so its server is first contacted by the first call that
+// needs it, and an unreachable server fails that call with the reason.
 func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	path, err := store.ResolvePath(store.LookupEnv(cfg.Env))
+	location, err := store.ResolvePath(store.LookupEnv(cfg.Env))
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, path)
+	st, err := store.Open(ctx, location, store.WithLazyConnect())
 	if err != nil {
 		return nil, fmt.Errorf("open the state store: %w", err)
 	}
+	machine := ""
+	if st.Shared() {
+		if machine, err = hostName(cfg.Env); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	clock := st.Clock()
 	a := &App{Store: st, logger: cfg.Logger}
 	a.Roots = security.NewRoots(security.LookupEnv(cfg.Env))
 	getenv := func(k string) string { v, _ := cfg.Env(k); return v }
 
 	// The provider layer: adapters connect lazily, on first use, so
 	// opening the App starts no process and touches no network.
+	// On a team store the provider programs (and the agents they run) get
+	// this process's environment without the store's credentials.
+	var childEnv []string
+	var childEnviron func() []string
+	if st.Shared() {
+		childEnv = providerEnv(os.Environ())
+		childEnviron = func() []string { return providerEnv(os.Environ()) }
+	}
 	host := registry.NewHost()
-	a.Freebuff = freebuff.New(freebuff.Config{Env: security.LookupEnv(cfg.Env), Roots: a.Roots, Logger: cfg.Logger})
+	a.Freebuff = freebuff.New(freebuff.Config{Env: security.LookupEnv(cfg.Env), Roots: a.Roots, Logger: cfg.Logger, Environ: childEnviron})
+	oc := opencode.ConfigFromEnv(getenv)
+	oc.ServeEnv = childEnv
 	adapters := []providers.Adapter{
 		freebuff.NewAdapter(a.Freebuff, host),
-		opencode.New(opencode.ConfigFromEnv(getenv), host),
-		codex.New(codex.Config{Host: host, LookupEnv: cfg.Env}),
-		claude.New(claude.Options{Host: host, Getenv: getenv}),
-		cursor.New(cursor.Options{Host: host, Getenv: getenv}),
+		opencode.New(oc, host),
+		codex.New(codex.Config{Host: host, LookupEnv: cfg.Env, Env: childEnv}),
+		claude.New(claude.Options{Host: host, Getenv: getenv, Env: childEnv}),
+		cursor.New(cursor.Options{Host: host, Getenv: getenv, Env: childEnv}),
 	}
-	reg, err := registry.New(st, adapters, registry.Options{})
+	reg, err := registry.New(st, adapters, registry.Options{Host: machine, Now: clock.Now})
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("start the provider registry: %w", err)
 	}
 	a.Registry = reg
-	a.Delivery = delivery.New(st, reg, delivery.Options{Logf: func(format string, args ...any) {
+	a.Roots.SetWorkspaceLookup(reg.IsWorkspace)
+	a.Delivery = delivery.New(st, reg, delivery.Options{Now: clock.Now, Logf: func(format string, args ...any) {
 		cfg.Logger.Info(fmt.Sprintf(format, args...))
 	}})
-	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{}), events.HubOptions{Open: reg.Subscribe, Liveness: reg.Liveness})
+	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{Now: clock.Now}), events.HubOptions{Open: reg.Subscribe, Liveness: reg.Liveness})
 	host.Attach(a.Delivery, a.Events)
 
 	a.Workflow = workflow.New(st, workflow.Options{LookupEnv: workflow.LookupEnv(cfg.Env), Sessions: sessionLookup{reg},
-		Reviews: reviewProviders{reg: reg, del: a.Delivery}})
-	a.Claims = claims.New(st)
-	a.Conversations = conversations.New(st, a.Delivery)
+		Reviews: reviewProviders{reg: reg, del: a.Delivery}, Clock: clock})
+	a.Claims = claims.New(st, claims.WithClock(clock))
+	a.Conversations = conversations.New(st, a.Delivery, conversations.WithClock(clock))
 	// A later outcome of any recorded operation (a conversation message's
 	// too: it shows its operation's state) goes into the session's event
 	// log (type interop.operation), so read_session_events shows a queued
@@ -113,7 +139,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Events.ReportEvent(op.Provider, providers.NativeEvent{NativeID: op.NativeID, Timestamp: op.UpdatedAt, Type: EventOperation,
 			Data: data, TurnID: op.NativeTurnID})
 	})
-	cfg.Runtime.StorePath = path
+	cfg.Runtime.StorePath = st.Location()
+	cfg.Runtime.Host = machine
 	a.Handlers = handlers.New(handlers.Deps{
 		Runtime:       cfg.Runtime,
 		Store:         st,
@@ -148,6 +175,38 @@ func (a *App) AfterInitialize(ctx context.Context) {
 // Close stops the provider layer and releases the store.
 func (a *App) Close() error {
 	return errors.Join(a.Events.Close(), a.Delivery.Close(), a.Registry.Close(), a.Store.Close())
+}
+
+// providerEnv is environ without a team store's credentials: INTEROP_DB
+// when its URL carries a password, and PGPASSWORD. The provider programs
+// run agents that read their environment; a password file (PGPASSFILE)
+// stays usable by a runtime such an agent starts.
+func providerEnv(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "PGPASSWORD":
+			continue
+		case name == store.EnvDB && store.IsPostgres(value) && store.HasPassword(value):
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// hostName is this machine's name on a team store: INTEROP_HOST, else the
+// hostname.
+func hostName(env Env) (string, error) {
+	if v, ok := env(EnvHost); ok && strings.TrimSpace(v) != "" {
+		return strings.TrimSpace(v), nil
+	}
+	h, err := os.Hostname()
+	if err != nil || strings.TrimSpace(h) == "" {
+		return "", fmt.Errorf("a team store needs this machine's name and the hostname is unknown (%v); set %s", err, EnvHost)
+	}
+	return h, nil
 }
 
 // sessionLookup gives the workflow service the workspace of a provider

@@ -39,7 +39,37 @@ type Report struct {
 	Discover  bool        `json:"discover,omitempty"`
 	Rows      []Row       `json:"rows"`
 	InitTrace *InitTraces `json:"initTrace,omitempty"`
+	HTTP      *HTTPReport `json:"http,omitempty"`
 	Checks    []Check     `json:"checks"`
+}
+
+// HTTPReport is serve-http against stdio, in the same run.
+type HTTPReport struct {
+	Profile   string       `json:"profile"`
+	Sessions  int          `json:"sessions"`  // measured sessions, one per round
+	ListenMs  Figure       `json:"listenMs"`  // spawn → listening line, once
+	InitMs    Figure       `json:"initMs"`    // a new session's initialize round trip on the running server
+	CallP50Us Figure       `json:"callP50Us"` // per session, then the median over sessions
+	CallP99Us Figure       `json:"callP99Us"`
+	Stdio     *HTTPStdio   `json:"stdio,omitempty"`
+	Ratio     HTTPRatios   `json:"ratioToStdio"`
+	Samples   []HTTPSample `json:"samples"`
+	Load      *LoadReport  `json:"load,omitempty"`
+}
+
+// HTTPStdio are the stdio figures HTTP is compared with.
+type HTTPStdio struct {
+	Row       string `json:"row"`
+	InitMs    Figure `json:"initMs"` // spawn → initialize answered
+	CallP50Us Figure `json:"callP50Us"`
+	CallP99Us Figure `json:"callP99Us"`
+}
+
+// HTTPRatios are HTTP's medians divided by stdio's.
+type HTTPRatios struct {
+	Init    Figure `json:"init"`
+	CallP50 Figure `json:"callP50"`
+	CallP99 Figure `json:"callP99"`
 }
 
 // Row is one configuration: the medians over its spawns.
@@ -184,7 +214,9 @@ func (r *Report) Check() {
 			atMost(target, s3, limit, "", Figure(math.NaN()), "profile "+profile+" not measured")
 		}
 	}
-	budget("full tools/list ≤ 5,000 o200k tokens", 5000, "full", func(x *Row) float64 { return float64(x.List.Tokens) })
+	// spec/profiles.yaml: 5,000 in DESIGN.md §3, raised to 5,300 for the
+	// paging arguments of 15 collection tools (issue 8).
+	budget("full tools/list ≤ 5,300 o200k tokens", 5300, "full", func(x *Row) float64 { return float64(x.List.Tokens) })
 	budget("minimal tools/list ≤ 1,200 o200k tokens", 1200, "minimal", func(x *Row) float64 { return float64(x.List.Tokens) })
 	name, v = r.worst(func(x *Row) Figure { return Figure(x.List.MaxToolTokens) })
 	note := ""
@@ -263,6 +295,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(ew, "slowest: %s\n", strings.Join(top, ", "))
 	}
 
+	if h := r.HTTP; h != nil {
+		writeHTTP(ew, h, r.Calls)
+	}
+
 	if len(r.Checks) > 0 {
 		fmt.Fprintf(ew, "\ntargets\n\n")
 		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
@@ -325,4 +361,30 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
 	e.err = err
 	return n, err
+}
+
+func writeHTTP(w io.Writer, h *HTTPReport, calls int) {
+	fmt.Fprintf(w, "\nHTTP: serve-http --profile %s, one server for the run (listening %s ms after spawn), %d sessions one per round, %d trivial calls each; medians\n\n",
+		h.Profile, num(h.ListenMs, 1), h.Sessions, calls)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	stdio := func(f func(*HTTPStdio) Figure) Figure {
+		if h.Stdio == nil {
+			return Figure(math.NaN())
+		}
+		return f(h.Stdio)
+	}
+	fmt.Fprintf(tw, "\tstdio\tHTTP\tHTTP/stdio\t\n")
+	fmt.Fprintf(tw, "initialize ms\t%s\t%s\t%s\t\n", num(stdio(func(s *HTTPStdio) Figure { return s.InitMs }), 2), num(h.InitMs, 2), times(h.Ratio.Init))
+	fmt.Fprintf(tw, "call p50 µs\t%s\t%s\t%s\t\n", num(stdio(func(s *HTTPStdio) Figure { return s.CallP50Us }), 0), num(h.CallP50Us, 0), times(h.Ratio.CallP50))
+	fmt.Fprintf(tw, "call p99 µs\t%s\t%s\t%s\t\n", num(stdio(func(s *HTTPStdio) Figure { return s.CallP99Us }), 0), num(h.CallP99Us, 0), times(h.Ratio.CallP99))
+	_ = tw.Flush()
+	fmt.Fprintln(w, "(stdio initialize: spawn → answer, a new process per session; HTTP initialize: POST → answer, a new session on the running server)")
+	if l := h.Load; l != nil {
+		fmt.Fprintf(w, "\nHTTP load: %d concurrent sessions × %d %s calls on one server: %d requests; 2xx %d, 4xx %d, 5xx %d, transport errors %d, JSON-RPC errors %d, tool errors %d, cross-session leaks %d\n",
+			l.Sessions, l.CallsPerSession, l.Tool, l.Requests, l.Status["2xx"], l.Status["4xx"], l.Status["5xx"], l.TransportErrors, l.RPCErrors, l.ToolErrors, l.Leaks)
+		fmt.Fprintf(w, "call latency p50 %s µs, p99 %s µs, max %s µs; %s s wall, %s calls/s\n", num(l.P50Us, 0), num(l.P99Us, 0), num(l.MaxUs, 0), num(l.WallS, 1), num(l.CallsPerSecond, 0))
+		if l.FirstError != "" {
+			fmt.Fprintf(w, "first error: %s\n", l.FirstError)
+		}
+	}
 }

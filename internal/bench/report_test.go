@@ -60,7 +60,7 @@ func TestRatiosAndChecks(t *testing.T) {
 		"trivial call p99 ≤ 700 µs":                           {"FAIL", "core", 800},
 		"peak RSS ≤ 16 MiB after initialize":                  {"pass", "core", 11},
 		"minimal tools/list ≤ 1,200 o200k tokens":             {"FAIL", "minimal", 1300},
-		"full tools/list ≤ 5,000 o200k tokens":                {"pass", "full", 4900},
+		"full tools/list ≤ 5,300 o200k tokens":                {"pass", "full", 4900},
 		"no tool over 300 o200k tokens in the model's view":   {"FAIL", "core", 310},
 		"core ≤ 0.8× full in tools/list bytes":                {"pass", "core", 0.7},
 	} {

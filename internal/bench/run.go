@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,11 @@ type Config struct {
 	InitTrace bool          // one extra GODEBUG=inittrace=1 run of each binary
 	Machine   string        // a description of the machine for the report
 	Progress  io.Writer     // progress lines (stderr); nil for none
+	// HTTP also measures serve-http (full profile): one server for the
+	// whole run, one new session per round, and the same trivial calls.
+	HTTP bool
+	// LoadSessions × LoadCalls is the HTTP load test (0: not run).
+	LoadSessions, LoadCalls int
 }
 
 // Validate checks the figures a run depends on.
@@ -62,6 +68,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("-discover needs -protocol 2026-07-28 or later, not %s", c.Protocol)
 	case len(c.Profiles) == 0 && !c.ReadOnly:
 		return errors.New("no configuration to measure: give -profiles or -read-only")
+	case c.LoadSessions < 0 || c.LoadCalls < 0 || (c.LoadSessions > 0) != (c.LoadCalls > 0):
+		return fmt.Errorf("-load-sessions and -load-calls must both be positive (or both 0), not %d and %d", c.LoadSessions, c.LoadCalls)
+	case c.LoadSessions > 0 && !c.HTTP:
+		return errors.New("the HTTP load test needs -http")
 	}
 	for _, p := range c.Profiles {
 		if !slices.Contains(AllProfiles(), p) {
@@ -151,6 +161,24 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		opts[i] = SpawnOptions{Env: env, Dir: dir, Protocol: c.Protocol, Discover: c.Discover, Calls: c.Calls, Timeout: c.Timeout}
 	}
 
+	var httpSrv *HTTPServer
+	var httpClient *http.Client
+	var httpSamples []HTTPSample
+	if c.HTTP {
+		dir := filepath.Join(tmp, "state", "http")
+		env, err := IsolatedEnv(dir)
+		if err != nil {
+			return nil, fmt.Errorf("http: %w", err)
+		}
+		fmt.Fprintln(progress, "starting serve-http --profile full…")
+		if httpSrv, err = StartHTTPServer(ctx, runtimeBin, []string{"--profile", "full"}, env, dir, c.Timeout); err != nil {
+			return nil, err
+		}
+		defer httpSrv.Stop()
+		httpClient = &http.Client{Transport: NewHTTPTransport(4)}
+		defer httpClient.CloseIdleConnections()
+	}
+
 	samples := make([][]Sample, len(targets))
 	for round := -c.Warmup; round < c.N; round++ {
 		if round < 0 {
@@ -172,6 +200,15 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 			s.Stderr = "" // only the inittrace runs read it
 			if round >= 0 {
 				samples[i] = append(samples[i], s)
+			}
+		}
+		if httpSrv != nil {
+			hs, err := MeasureHTTPSession(ctx, httpSrv, httpClient, c.Protocol, "get_runtime_status", c.Calls, c.Timeout)
+			if err != nil {
+				return nil, fmt.Errorf("round %d: %w\nserve-http stderr:\n%s", round+1, err, httpSrv.stderr.Tail(2000))
+			}
+			if round >= 0 {
+				httpSamples = append(httpSamples, hs)
 			}
 		}
 	}
@@ -202,6 +239,15 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		rep.Rows = append(rep.Rows, row)
 	}
 	rep.addRatios()
+	if httpSrv != nil {
+		rep.HTTP = summarizeHTTP(rep, httpSrv, httpSamples)
+		if c.LoadSessions > 0 {
+			fmt.Fprintf(progress, "HTTP load: %d sessions × %d calls…\n", c.LoadSessions, c.LoadCalls)
+			if rep.HTTP.Load, err = LoadHTTP(ctx, httpSrv, c.Protocol, c.LoadSessions, c.LoadCalls, c.Timeout); err != nil {
+				return nil, fmt.Errorf("HTTP load test: %w", err)
+			}
+		}
+	}
 
 	if c.InitTrace {
 		fmt.Fprintln(progress, "GODEBUG=inittrace=1 runs…")
@@ -297,4 +343,31 @@ func summarize(t Target, ss []Sample, counter Counter) (Row, error) {
 	}
 	r.List = size
 	return r, nil
+}
+
+// summarizeHTTP takes the medians of the HTTP sessions and compares them
+// with the stdio row of the same profile (full), measured in the same run.
+func summarizeHTTP(rep *Report, srv *HTTPServer, ss []HTTPSample) *HTTPReport {
+	col := func(f func(HTTPSample) Figure) Figure {
+		xs := make([]float64, len(ss))
+		for i, s := range ss {
+			xs[i] = float64(f(s))
+		}
+		return Figure(Median(xs))
+	}
+	h := &HTTPReport{
+		Profile:   "full",
+		Sessions:  len(ss),
+		ListenMs:  srv.ListenMs,
+		InitMs:    col(func(s HTTPSample) Figure { return s.InitMs }),
+		CallP50Us: col(func(s HTTPSample) Figure { return s.CallP50Us }),
+		CallP99Us: col(func(s HTTPSample) Figure { return s.CallP99Us }),
+		Samples:   ss,
+	}
+	if x := rep.row("full"); x != nil {
+		ratio := func(v, base Figure) Figure { return Figure(Ratio(float64(v), float64(base))) }
+		h.Stdio = &HTTPStdio{Row: x.Name, InitMs: x.InitMs, CallP50Us: x.CallP50Us, CallP99Us: x.CallP99Us}
+		h.Ratio = HTTPRatios{Init: ratio(h.InitMs, x.InitMs), CallP50: ratio(h.CallP50Us, x.CallP50Us), CallP99: ratio(h.CallP99Us, x.CallP99Us)}
+	}
+	return h
 }

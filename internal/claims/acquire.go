@@ -2,12 +2,14 @@ package claims
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
+	"github.com/agent-interop/runtime/ent/claimconflict"
 	"github.com/agent-interop/runtime/ent/workitem"
 )
 
@@ -32,7 +34,9 @@ func (s *Service) Acquire(ctx context.Context, in AcquireInput) (Claim, error) {
 		return Claim{}, err
 	}
 	var out Claim
+	var refused *ConflictError
 	err = s.tx(ctx, func(tx *ent.Tx) error {
+		refused = nil
 		now := s.now()
 		ok, err := tx.WorkItem.Query().Where(workitem.ID(req.WorkID)).Exist(ctx)
 		if err != nil {
@@ -42,7 +46,17 @@ func (s *Service) Acquire(ctx context.Context, in AcquireInput) (Claim, error) {
 			return &NotFoundError{What: "work", ID: req.WorkID}
 		}
 		if err := checkConflicts(ctx, tx, req, now); err != nil {
-			return err
+			var conflict *ConflictError
+			if !errors.As(err, &conflict) {
+				return err
+			}
+			// The refusal is recorded (and committed) with the state
+			// that caused it, so the traffic desk can show it.
+			if err := recordConflict(ctx, tx, req, conflict, now); err != nil {
+				return err
+			}
+			refused = conflict
+			return nil
 		}
 		row, err := tx.Claim.Create().
 			SetID(s.newID()).
@@ -64,28 +78,47 @@ func (s *Service) Acquire(ctx context.Context, in AcquireInput) (Claim, error) {
 	if err != nil {
 		return Claim{}, err
 	}
+	if refused != nil {
+		return Claim{}, refused
+	}
 	return out, nil
 }
 
-// checkConflicts refuses req when an unexpired active claim of another
-// session overlaps it. The query narrows the rows to possible conflicts
-// (see candidates); conflicts then decides exactly, and the clock is
-// checked again so the rule does not depend on how the driver stores times.
-func checkConflicts(ctx context.Context, tx *ent.Tx, req Claim, now time.Time) error {
-	q := tx.Claim.Query().Where(claim.StatusEQ(claim.StatusActive), claim.ExpiresAtGT(now))
-	if p := candidates(req); p != nil {
-		q = q.Where(p)
-	}
-	held, err := q.Order(ent.Asc(claim.FieldAcquiredAt), ent.Asc(claim.FieldID)).All(ctx)
+// MaxConflictRecords is how many refused acquisitions the store keeps
+// (newest first); older records are deleted as new ones arrive.
+const MaxConflictRecords = 1000
+
+// recordConflict stores one refused acquisition and drops the records
+// beyond MaxConflictRecords.
+func recordConflict(ctx context.Context, tx *ent.Tx, req Claim, c *ConflictError, now time.Time) error {
+	row, err := tx.ClaimConflict.Create().
+		SetWorkID(req.WorkID).SetSessionID(req.SessionID).SetResource(req.Resource).
+		SetKind(string(req.Kind)).SetMode(string(req.Mode)).
+		SetHeldClaimID(c.Held.ID).SetHeldSessionID(c.Held.SessionID).SetRefusedAt(now).
+		Save(ctx)
 	if err != nil {
-		return fmt.Errorf("read active claims: %w", err)
+		return fmt.Errorf("record the refused claim: %w", err)
 	}
-	for _, h := range held {
-		hv := view(h, now)
-		if hv.Status != StatusActive || !conflicts(req, hv) {
-			continue
+	if cut := row.ID - MaxConflictRecords; cut > 0 {
+		if _, err := tx.ClaimConflict.Delete().Where(claimconflict.IDLTE(cut)).Exec(ctx); err != nil {
+			return fmt.Errorf("trim the refused-claim records: %w", err)
 		}
-		return &ConflictError{Kind: req.Kind, Resource: req.Resource, Mode: req.Mode, Held: hv}
+	}
+	return nil
+}
+
+// checkConflicts refuses req when an unexpired active claim of another
+// session overlaps it, naming the oldest such claim (see Overlapping).
+func checkConflicts(ctx context.Context, tx *ent.Tx, req Claim, now time.Time) error {
+	held, err := overlapping(ctx, tx.Client(), OverlapQuery{
+		Kind: req.Kind, Resource: req.Resource, ExcludeSession: req.SessionID,
+		ExclusiveOnly: req.Mode == ModeSharedRead, Limit: 1,
+	}, now)
+	if err != nil {
+		return err
+	}
+	if len(held) > 0 {
+		return &ConflictError{Kind: req.Kind, Resource: req.Resource, Mode: req.Mode, Held: held[0]}
 	}
 	return nil
 }

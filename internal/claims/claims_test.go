@@ -194,16 +194,17 @@ func TestLazyExpiry(t *testing.T) {
 		t.Fatal("claim 1 ms before expiry did not conflict")
 	}
 	active, err := s.List(ctx, claims.ListInput{ActiveOnly: true})
-	if err != nil || len(active) != 1 {
+	if err != nil || len(active.Claims) != 1 {
 		t.Fatalf("active before expiry = %v, %v", active, err)
 	}
 
 	clock.Advance(time.Millisecond)
-	all, err := s.List(ctx, claims.ListInput{})
+	allPage, err := s.List(ctx, claims.ListInput{})
+	all := allPage.Claims
 	if err != nil || len(all) != 1 || all[0].Status != claims.StatusExpired {
 		t.Fatalf("list at expiry = %+v, %v; want one expired claim", all, err)
 	}
-	if active, _ := s.List(ctx, claims.ListInput{ActiveOnly: true}); len(active) != 0 {
+	if active, _ := s.List(ctx, claims.ListInput{ActiveOnly: true}); len(active.Claims) != 0 {
 		t.Fatalf("activeOnly at expiry = %+v, want none", active)
 	}
 	if row := client.Claim.GetX(ctx, held.ID); row.Status != "active" {
@@ -275,10 +276,11 @@ func TestList(t *testing.T) {
 		in   claims.ListInput
 		want []string
 	}{
-		{claims.ListInput{}, []string{a1.ID, b1.ID, a2.ID}},
-		{claims.ListInput{WorkID: "work_a"}, []string{a1.ID, a2.ID}},
-		{claims.ListInput{ActiveOnly: true}, []string{b1.ID, a2.ID}},
+		{claims.ListInput{}, []string{a2.ID, b1.ID, a1.ID}},
+		{claims.ListInput{WorkID: "work_a"}, []string{a2.ID, a1.ID}},
+		{claims.ListInput{ActiveOnly: true}, []string{a2.ID, b1.ID}},
 		{claims.ListInput{WorkID: "work_a", ActiveOnly: true}, []string{a2.ID}},
+		{claims.ListInput{Session: "codex:b"}, []string{b1.ID}},
 		{claims.ListInput{WorkID: "work_none"}, nil},
 	}
 	for _, tt := range tests {
@@ -287,7 +289,7 @@ func TestList(t *testing.T) {
 			t.Fatal(err)
 		}
 		var ids []string
-		for _, c := range got {
+		for _, c := range got.Claims {
 			ids = append(ids, c.ID)
 		}
 		if strings.Join(ids, ",") != strings.Join(tt.want, ",") {

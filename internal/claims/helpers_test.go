@@ -2,7 +2,6 @@ package claims_test
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/agent-interop/runtime/ent/claim"
 	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // t0 is the fake clock's start.
@@ -44,7 +44,7 @@ func openStore(path string) (*store.Store, error) {
 // newStore creates a migrated store in t.TempDir.
 func newStore(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := openStore(filepath.Join(t.TempDir(), "interop.db"))
+	st, err := openStore(pgtest.StoreLocation(t))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

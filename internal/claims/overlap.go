@@ -3,9 +3,6 @@ package claims
 import (
 	"path"
 	"strings"
-
-	"github.com/agent-interop/runtime/ent/claim"
-	"github.com/agent-interop/runtime/ent/predicate"
 )
 
 // normalizeResource trims resource and, for file and directory claims,
@@ -69,27 +66,6 @@ func conflicts(req Claim, held Claim) bool {
 	return overlaps(req.Kind, req.Resource, held.Kind, held.Resource)
 }
 
-// candidates narrows the claims that can overlap req to a superset the
-// database finds with few, cheap comparisons: every workspace claim, plus
-// claims on the same name, on the path's ancestors or (by prefix) below
-// it. Kinds and modes are left to conflicts, which decides exactly; a short
-// query matters because parsing dominates a small SQLite query. A nil
-// predicate means every claim is a candidate.
-func candidates(req Claim) predicate.Claim {
-	workspace := claim.KindEQ(claim.KindWorkspace)
-	switch {
-	case req.Kind == KindWorkspace:
-		return nil
-	case req.Kind == KindInterface:
-		return claim.Or(workspace, claim.ResourceEQ(req.Resource))
-	case req.Resource == "." || req.Resource == "/":
-		return nil
-	}
-	return claim.Or(workspace,
-		claim.ResourceIn(append(ancestors(req.Resource), req.Resource)...),
-		claim.ResourceHasPrefix(req.Resource+"/"))
-}
-
 // ancestors lists the directories above a cleaned path, up to "." or "/".
 func ancestors(p string) []string {
 	var out []string
@@ -99,4 +75,36 @@ func ancestors(p string) []string {
 			return out
 		}
 	}
+}
+
+// span is a key range of the resource index: lo (exclusive when loOpen)
+// up to hi (exclusive; "" for no bound).
+type span struct {
+	lo     string
+	loOpen bool
+	hi     string
+}
+
+// pathSpans are the index lookups that find every path claim overlapping
+// a path resource p: exact matches of p and of its ancestors that contain
+// it, and key ranges holding exactly the paths below p. Byte order makes
+// [p+"/", p+"0") the paths below p ('0' follows '/'); "/" holds ("/", "0");
+// "." holds every relative path: everything before "/" and from "0" on
+// (parent paths are filtered out by the rule).
+func pathSpans(p string) (exact []string, ranges []span) {
+	exact = []string{p}
+	for _, a := range ancestors(p) {
+		if a != p && within(p, a) {
+			exact = append(exact, a)
+		}
+	}
+	switch p {
+	case "/":
+		ranges = []span{{lo: "/", loOpen: true, hi: "0"}}
+	case ".":
+		ranges = []span{{hi: "/"}, {lo: "0"}}
+	default:
+		ranges = []span{{lo: p + "/", hi: p + "0"}}
+	}
+	return exact, ranges
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // Environment of a racing child process (see TestMain).
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envChild) == "1" {
 		os.Exit(raceChild())
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // raceResult is one child's report of one acquisition.
@@ -83,6 +84,7 @@ func raceChild() int {
 		}()
 	}
 	wg.Wait()
+	fmt.Fprintf(os.Stderr, "race child %d: %d write transactions retried after serialization failures\n", os.Getpid(), st.Retries())
 	enc := json.NewEncoder(os.Stdout)
 	for _, r := range results {
 		_ = enc.Encode(r)
@@ -91,16 +93,25 @@ func raceChild() int {
 }
 
 // TestAcquireAcrossProcesses races 50 acquisitions of one resource from two
-// processes on one store file: exactly one wins, every other one gets the
-// conflict error naming the winner (never SQLITE_BUSY), and the store holds
+// processes on one store (a SQLite file, a PostgreSQL database): exactly
+// one wins, every other one gets the conflict error naming the winner
+// (never SQLITE_BUSY or a serialization failure), and the store holds
 // exactly one claim.
 func TestAcquireAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
+	pgtest.EachDialect(t, testAcquireAcrossProcesses)
+}
+
+func testAcquireAcrossProcesses(t *testing.T, path string) {
 	const procs, perProc = 2, 25
-	st := newStore(t)
-	client, path := st.Client(), st.Path()
+	st, err := openStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	client := st.Client()
 	seedWork(t, client, "work_race")
 	goFile := filepath.Join(t.TempDir(), "go")
 

@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
+	"github.com/agent-interop/runtime/internal/paging"
 )
 
 // ReleaseInput is the input of Release. An empty SessionID releases the
@@ -59,36 +63,104 @@ func (s *Service) Release(ctx context.Context, in ReleaseInput) (Claim, error) {
 	return out, nil
 }
 
-// ListInput filters List.
+// ListInput filters and pages List.
 type ListInput struct {
 	// WorkID keeps only the claims of one work item.
 	WorkID string
+	// Session keeps only the claims of one session.
+	Session string
 	// ActiveOnly keeps only claims that are active now (not released, not
 	// expired).
 	ActiveOnly bool
+	// Limit is the page size (0 means DefaultListLimit, at most
+	// MaxListLimit).
+	Limit int64
+	// Cursor is a nextCursor of an earlier page of the same filter.
+	Cursor string
 }
 
-// List returns claims, oldest acquisition first.
-func (s *Service) List(ctx context.Context, in ListInput) ([]Claim, error) {
+// Page sizes of List.
+const (
+	DefaultListLimit = 20
+	MaxListLimit     = 100
+)
+
+const toolList = "list_claims"
+
+// Page is one page of List: claims, newest acquisition first, and the
+// cursor of the next page while more exist.
+type Page struct {
+	Claims     []Claim `json:"claims"`
+	NextCursor string  `json:"nextCursor,omitempty"`
+
+	filter paging.Filter
+}
+
+// PageLen implements paging.Cuttable.
+func (p Page) PageLen() int { return len(p.Claims) }
+
+// CutPage implements paging.Cuttable.
+func (p Page) CutPage(n int) any {
+	last := p.Claims[n-1]
+	p.Claims = p.Claims[:n]
+	p.NextCursor = listCursor(p.filter, last)
+	return p
+}
+
+func listCursor(f paging.Filter, c Claim) string {
+	return paging.Encode(toolList, f, c.AcquiredAt.Format(time.RFC3339Nano), c.ID)
+}
+
+// List returns one page of claims, newest acquisition first, keyset-paged
+// on (acquired_at, id) over an index per filter. An active claim's lease
+// is at most MaxTTLSeconds, so ActiveOnly reads only the claims acquired
+// within that window.
+func (s *Service) List(ctx context.Context, in ListInput) (Page, error) {
+	limit, err := paging.Limit(toolList, in.Limit, DefaultListLimit, MaxListLimit)
+	if err != nil {
+		return Page{}, err
+	}
+	work, session := strings.TrimSpace(in.WorkID), strings.TrimSpace(in.Session)
+	active := "false"
+	if in.ActiveOnly {
+		active = "true"
+	}
+	f := paging.F("workId", work, "session", session, "activeOnly", active)
+	keys, err := paging.Decode(toolList, f, in.Cursor, 2)
+	if err != nil {
+		return Page{}, err
+	}
 	now := s.now()
 	q := s.client.Claim.Query()
-	if w := strings.TrimSpace(in.WorkID); w != "" {
-		q = q.Where(claim.WorkID(w))
+	if work != "" {
+		q = q.Where(claim.WorkID(work))
+	}
+	if session != "" {
+		q = q.Where(claim.SessionID(session))
 	}
 	if in.ActiveOnly {
-		q = q.Where(claim.StatusEQ(claim.StatusActive), claim.ExpiresAtGT(now))
+		q = q.Where(claim.StatusEQ(claim.StatusActive), claim.ExpiresAtGT(now),
+			claim.AcquiredAtGT(now.Add(-MaxTTLSeconds*time.Second)))
 	}
-	rows, err := q.Order(ent.Asc(claim.FieldAcquiredAt), ent.Asc(claim.FieldID)).All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list claims: %w", err)
-	}
-	out := make([]Claim, 0, len(rows))
-	for _, r := range rows {
-		c := view(r, now)
-		if in.ActiveOnly && c.Status != StatusActive {
-			continue
+	if keys != nil {
+		at, err := time.Parse(time.RFC3339Nano, keys[0])
+		if err != nil || keys[1] == "" {
+			return Page{}, paging.Invalid(toolList, "cursor", "is malformed; pass nextCursor back unchanged or omit cursor")
 		}
-		out = append(out, c)
+		q = q.Where(keysetOlder(at, keys[1]))
+	}
+	rows, err := q.Order(claim.ByAcquiredAt(sql.OrderDesc()), claim.ByID(sql.OrderDesc())).Limit(limit + 1).All(ctx)
+	if err != nil {
+		return Page{}, fmt.Errorf("list claims: %w", err)
+	}
+	out := Page{Claims: make([]Claim, 0, min(len(rows), limit)), filter: f}
+	for _, r := range rows[:min(len(rows), limit)] {
+		out.Claims = append(out.Claims, view(r, now))
+	}
+	if len(rows) > limit {
+		out.NextCursor = listCursor(f, out.Claims[len(out.Claims)-1])
 	}
 	return out, nil
 }
+
+var _ paging.Cuttable = Page{}

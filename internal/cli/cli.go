@@ -4,19 +4,23 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/handlers"
 	"github.com/agent-interop/runtime/internal/app"
 	"github.com/agent-interop/runtime/internal/server"
 	stdiotransport "github.com/agent-interop/runtime/internal/stdio"
+	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/version"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
@@ -36,46 +40,150 @@ type IO struct {
 	Stderr io.Writer
 }
 
-const usage = `usage: interop-runtime [command]
+// command is one entry of the command table: its name, a synopsis of its
+// arguments, one line of help, and the function that runs it.
+type command struct {
+	name, args, help string
+	run              func(ctx context.Context, args []string, env Env, stdio IO) int
+}
 
-commands:
-  serve [--profile P] [--read-only]   serve MCP over stdio (default)
-  work list|show <id>|graph [--json]  inspect the coordination store
-  doctor [--json] [--timeout D]       check providers (program, handshake, capabilities) and the store
-  providers [--json]                  list the providers' capabilities, with reasons and fixes
-  sessions [--provider P] [--json]    list the provider sessions (list_agent_sessions)
-  migrate import-state [--dry-run]    bring a 0.3.x state.json and conversations.json into the store
-  version                             print the version
-`
+// commands is the command table, in the order help lists it. Adding a
+// command is one line here.
+func commands() []command {
+	return []command{
+		{"serve", "[--profile P] [--read-only] [--http [--host H] [--port N] ...]", "serve MCP over stdio (the default; waits silently for a client on stdin), or over Streamable HTTP with --http", serve},
+		{"serve-http", "[serve's flags]", "serve MCP over Streamable HTTP (the same as serve --http; see docs/http.md)", serveHTTPCommand},
+		{"doctor", "[--json] [--timeout D]", "check providers (program, handshake, capabilities) and the store", doctor},
+		{"providers", "[--json] [--timeout D]", "list the providers' capabilities, with reasons and fixes", providersCmd},
+		{"agents", "", "the 0.3.x name of providers --json", agents},
+		{"sessions", "[--provider P] [--json] [--timeout D]", "list the provider sessions (list_agent_sessions)", sessions},
+		{"work", "list|show <id>|graph [--json]", "inspect the coordination store", work},
+		{"setup", "claude|opencode|codex|cursor [--profile P] [--read-only] [--http] [--write]", "print or write a client's MCP entry", setupCommand},
+		{"install", "[--write]", "print or write the Codex entry (= setup codex)", installCommand},
+		{"cursor-setup", "[--project] [--read-only] [--write]", "print or write the Cursor entry (= setup cursor)", cursorSetupCommand},
+		{"migrate", "import-state [--state FILE] [--conversations FILE] [--dry-run] [--json] [--db PATH]", "bring a 0.3.x state.json and conversations.json into the store (docs/import.md)", migrate},
+		{"desk", "[--host H] [--port N] [--token-file P]", "serve the traffic desk: a live, read-only web page of sessions, receipts, work and claims (see docs/desk.md)", deskCommand},
+		{"version", "", "print the version", printVersion},
+		{"help", "[command]", "list the commands, or show one command's flags", help},
+	}
+}
+
+func lookupCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// usageLine is the one-line usage 0.3.x printed for an unknown command.
+func usageLine() string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return "usage: interop-runtime [" + strings.Join(names, "|") + "]"
+}
 
 // Do runs the command line and returns the exit code.
 func Do(ctx context.Context, args []string, env Env, stdio IO) int {
-	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
+	if len(args) == 0 {
+		return serve(ctx, nil, env, stdio)
 	}
-	switch cmd {
-	case "serve":
+	switch args[0] {
+	case "-h", "-help", "--help":
+		return help(ctx, args[1:], env, stdio)
+	case "-version", "--version":
+		return printVersion(ctx, args[1:], env, stdio)
+	}
+	if strings.HasPrefix(args[0], "-") {
+		// serve's flags without the word serve, as clients configure it.
 		return serve(ctx, args, env, stdio)
-	case "work":
-		return work(ctx, args, env, stdio)
-	case "doctor":
-		return doctor(ctx, args, env, stdio)
-	case "providers":
-		return providersCmd(ctx, args, env, stdio)
-	case "sessions":
-		return sessions(ctx, args, env, stdio)
-	case "migrate":
-		return migrate(ctx, args, env, stdio)
-	case "version", "--version":
-		fmt.Fprintln(stdio.Stdout, version.Version)
-		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(stdio.Stdout, usage)
+	}
+	if c, ok := lookupCommand(args[0]); ok {
+		return c.run(ctx, args[1:], env, stdio)
+	}
+	fmt.Fprintf(stdio.Stderr, "interop-runtime: unknown command %q\n%s\nRun 'interop-runtime help' for what each command does.\n", args[0], usageLine())
+	return 2
+}
+
+// help prints every command with its one line, or one command's help.
+func help(_ context.Context, args []string, _ Env, stdio IO) int {
+	if len(args) > 0 && !isHelpFlag(args[0]) {
+		c, ok := lookupCommand(args[0])
+		if !ok {
+			fmt.Fprintf(stdio.Stderr, "interop-runtime help: unknown command %q\n%s\n", args[0], usageLine())
+			return 2
+		}
+		if c.name == "help" {
+			return help(context.Background(), nil, nil, stdio)
+		}
+		return c.run(context.Background(), []string{"--help"}, func(string) (string, bool) { return "", false }, stdio)
+	}
+	var b strings.Builder
+	b.WriteString("interop-runtime " + version.Version + ": a local MCP server that lets one coding agent drive and\ncoordinate the other coding-agent sessions on this computer.\n\n")
+	b.WriteString("usage: interop-runtime [command] [flags]    (no command: serve)\n\ncommands:\n")
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %s\t%s\n", c.name, c.help)
+	}
+	w.Flush()
+	b.WriteString("\n'interop-runtime <command> --help' shows a command's flags. Docs: README.md, docs/http.md.\n")
+	fmt.Fprint(stdio.Stdout, b.String())
+	return 0
+}
+
+func printVersion(_ context.Context, args []string, _ Env, stdio IO) int {
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		commandHelp(stdio.Stdout, "version", nil)
 		return 0
 	}
-	fmt.Fprintf(stdio.Stderr, "interop-runtime: unknown command %q\n%s", cmd, usage)
-	return 2
+	fmt.Fprintln(stdio.Stdout, version.Version)
+	return 0
+}
+
+func isHelpFlag(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
+
+// newFlagSet is a command's flag set; parse it with parseFlags.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() { commandHelp(fs.Output(), name, fs) }
+	return fs
+}
+
+// parseFlags parses args; when ok is false the command returns code:
+// 0 after --help (printed on stdout), 2 after a bad flag (on stderr).
+func parseFlags(fs *flag.FlagSet, args []string, stdio IO) (code int, ok bool) {
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	err := fs.Parse(args)
+	fs.SetOutput(stdio.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		stdio.Stdout.Write(out.Bytes())
+		return 0, false
+	case err != nil:
+		stdio.Stderr.Write(out.Bytes())
+		return 2, false
+	}
+	return 0, true
+}
+
+// commandHelp prints a command's synopsis, its line of help and its flags.
+func commandHelp(w io.Writer, name string, fs *flag.FlagSet) {
+	c, _ := lookupCommand(name)
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.TrimSpace("interop-runtime "+name+" "+c.args), c.help)
+	if fs == nil {
+		return
+	}
+	var n int
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintln(w, "\nflags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
 }
 
 // ResolveProfile picks the profile from the flag, else INTEROP_TOOLS_PROFILE,
@@ -101,28 +209,63 @@ func ResolveProfile(flagValue string, env Env) (catalogs.Profile, error) {
 }
 
 func serve(ctx context.Context, args []string, env Env, stdio IO) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
-	profileFlag := fs.String("profile", "", "tool profile: minimal, core, freebuff, legacy or full")
-	readOnlyFlag := fs.Bool("read-only", false, "serve read tools only (also INTEROP_READ_ONLY=1)")
-	if err := fs.Parse(args); err != nil {
+	return runServe(ctx, args, env, stdio, false)
+}
+
+func serveHTTPCommand(ctx context.Context, args []string, env Env, stdio IO) int {
+	return runServe(ctx, args, env, stdio, true)
+}
+
+// serveFlags are serve's flags; the HTTP ones apply with --http only.
+type serveFlags struct {
+	profile  string
+	readOnly bool
+	http     bool
+	httpFlags
+}
+
+func runServe(ctx context.Context, args []string, env Env, stdio IO, httpMode bool) int {
+	name := "serve"
+	if httpMode {
+		name = "serve-http"
+	}
+	fs := newFlagSet(name)
+	var f serveFlags
+	fs.StringVar(&f.profile, "profile", "", "tool profile: minimal, core, freebuff, legacy or full (also INTEROP_TOOLS_PROFILE; default full)")
+	fs.BoolVar(&f.readOnly, "read-only", false, "serve read tools only (also INTEROP_READ_ONLY=1)")
+	if !httpMode {
+		fs.BoolVar(&f.http, "http", false, "serve Streamable HTTP instead of stdio (as serve-http)")
+	}
+	f.httpFlags.register(fs)
+	db := dbFlag(fs)
+	if code, ok := parseFlags(fs, args, stdio); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: unexpected argument %q\n", name, fs.Arg(0))
 		return 2
 	}
-	profile, err := ResolveProfile(*profileFlag, env)
+	env, err := withDB(env, *db)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: %v\n", name, err)
+		return 2
+	}
+	profile, err := ResolveProfile(f.profile, env)
 	if err != nil {
 		fmt.Fprintln(stdio.Stderr, err)
 		return 2
 	}
-	readOnly := *readOnlyFlag || env.get("INTEROP_READ_ONLY") == "1"
+	readOnly := f.readOnly || env.get("INTEROP_READ_ONLY") == "1"
+	if httpMode || f.http {
+		return serveHTTP(ctx, fs, f, profile, readOnly, env, stdio)
+	}
+	if set := f.httpFlags.given(fs); set != "" {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime serve: --%s applies to HTTP mode; add --http (or run serve-http)\n", set)
+		return 2
+	}
 	logger := slog.New(slog.NewTextHandler(stdio.Stderr, &slog.HandlerOptions{Level: logLevel(env)}))
 
-	a, err := app.Open(ctx, app.Config{Env: app.Env(env), Logger: logger, Runtime: handlers.RuntimeInfo{
-		Version:            version.Version,
-		Profile:            profile.Name,
-		ProfileDescription: profile.Description,
-		ReadOnly:           readOnly,
-		Tools:              len(profile.Entries(readOnly)),
-	}})
+	a, err := app.Open(ctx, app.Config{Env: app.Env(env), Logger: logger, Runtime: runtimeInfo(profile, readOnly)})
 	if err != nil {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime: %v\n", err)
 		return 1
@@ -136,6 +279,7 @@ func serve(ctx context.Context, args []string, env Env, stdio IO) int {
 		Logger:          logger,
 		AfterInitialize: a.AfterInitialize,
 	})
+	hintOnTerminal(stdio)
 	// Ctrl-C (ctx ends) stops the input like stdin EOF does: answers in
 	// flight are written (briefly), background work stops, and the server
 	// exits 0. The SDK only sees the end of its input.
@@ -147,6 +291,54 @@ func serve(ctx context.Context, args []string, env Env, stdio IO) int {
 		return 1
 	}
 	return 0
+}
+
+// dbFlag adds --db, which overrides INTEROP_DB.
+func dbFlag(fs *flag.FlagSet) *string {
+	return fs.String("db", "", "the store: a SQLite file, or a postgres:// URL of a team store (overrides "+store.EnvDB+
+		"; no password here, it would show in the process list)")
+}
+
+// withDB returns env with INTEROP_DB set to db (when given). A PostgreSQL
+// URL carrying a password is refused: command lines are visible to every
+// user of the machine.
+func withDB(env Env, db string) (Env, error) {
+	if db == "" {
+		return env, nil
+	}
+	if store.IsPostgres(db) && store.HasPassword(db) {
+		return nil, fmt.Errorf("--db %s carries a password, which would show in the process list; "+
+			"put the URL in %s, or keep the password in PGPASSFILE (~/.pgpass) or PGPASSWORD", store.RedactDSN(db), store.EnvDB)
+	}
+	return func(key string) (string, bool) {
+		if key == store.EnvDB {
+			return db, true
+		}
+		return env(key)
+	}, nil
+}
+
+// runtimeInfo describes the server for get_runtime_status.
+func runtimeInfo(profile catalogs.Profile, readOnly bool) handlers.RuntimeInfo {
+	return handlers.RuntimeInfo{
+		Version:            version.Version,
+		Profile:            profile.Name,
+		ProfileDescription: profile.Description,
+		ReadOnly:           readOnly,
+		Tools:              len(profile.Entries(readOnly)),
+	}
+}
+
+// hintOnTerminal tells a person who ran serve at a terminal what it is
+// waiting for; an MCP client's stdin is a pipe, so clients never see it.
+func hintOnTerminal(stdio IO) {
+	f, ok := stdio.Stdin.(*os.File)
+	if !ok {
+		return
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		fmt.Fprintln(stdio.Stderr, "interop-runtime: serving MCP over stdio, waiting for a client on stdin (Ctrl-C stops; 'interop-runtime help' lists the commands)")
+	}
 }
 
 func logLevel(env Env) slog.Level {
@@ -164,6 +356,12 @@ func logLevel(env Env) slog.Level {
 }
 
 func work(ctx context.Context, args []string, env Env, stdio IO) int {
+	for _, a := range args {
+		if isHelpFlag(a) {
+			commandHelp(stdio.Stdout, "work", nil)
+			return 0
+		}
+	}
 	a, err := app.Open(ctx, app.Config{Env: app.Env(env)})
 	if err != nil {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime: %v\n", err)

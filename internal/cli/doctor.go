@@ -46,11 +46,16 @@ func doctor(ctx context.Context, args []string, env Env, stdio IO) int {
 }
 
 func runDoctor(ctx context.Context, args []string, env Env, stdio IO, seams doctorSeams) int {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
+	fs := newFlagSet("doctor")
 	jsonOut := fs.Bool("json", false, "print the report as compact JSON")
 	timeout := fs.Duration("timeout", doctorpkg.DefaultTimeout, "bound on the whole check, cleanup included")
-	if err := fs.Parse(args); err != nil {
+	db := dbFlag(fs)
+	if code, ok := parseFlags(fs, args, stdio); !ok {
+		return code
+	}
+	env, err := withDB(env, *db)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime doctor: %v\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -69,7 +74,6 @@ func runDoctor(ctx context.Context, args []string, env Env, stdio IO, seams doct
 		Timeout:         *timeout,
 		ProviderTimeout: providerTimeout,
 	})
-	var err error
 	if *jsonOut {
 		err = doctorpkg.RenderJSON(stdio.Stdout, rep)
 	} else {
@@ -110,8 +114,7 @@ func doctorAdapters(env Env, seams doctorSeams) []providers.Adapter {
 // made, but an adapter may start its program to learn what is true now
 // (as list_providers does); everything is stopped before it returns.
 func providersCmd(ctx context.Context, args []string, env Env, stdio IO) int {
-	fs := flag.NewFlagSet("providers", flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
+	fs := newFlagSet("providers")
 	jsonOut := fs.Bool("json", false, "print compact JSON ({\"providers\":[...]}, as list_providers)")
 	timeout := fs.Duration("timeout", 20*time.Second, "bound on the listing")
 	a, code := openForCommand(ctx, fs, args, env, stdio)
@@ -139,8 +142,7 @@ func providersCmd(ctx context.Context, args []string, env Env, stdio IO) int {
 // list_agent_sessions answers, as a table. Each provider's failure is
 // printed on its own; only an unknown provider name is an error.
 func sessions(ctx context.Context, args []string, env Env, stdio IO) int {
-	fs := flag.NewFlagSet("sessions", flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
+	fs := newFlagSet("sessions")
 	provider := fs.String("provider", "", "only this provider: "+strings.Join(providerNames(), ", "))
 	jsonOut := fs.Bool("json", false, "print compact JSON, as list_agent_sessions")
 	timeout := fs.Duration("timeout", 30*time.Second, "bound on the listing")
@@ -197,9 +199,21 @@ func renderSessions(w io.Writer, list registry.SessionList) error {
 	if len(list.Sessions) == 0 {
 		fmt.Fprintln(tw, "no sessions")
 	} else {
-		fmt.Fprintln(tw, "SESSION\tSTATE\tTITLE\tMODEL\tCWD")
+		hosts := false
 		for _, s := range list.Sessions {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, dash(s.State), dash(clip(s.Title, 48)), dash(s.Model), dash(s.CWD))
+			hosts = hosts || s.Host != ""
+		}
+		if hosts { // a team store: say which machine runs each session
+			fmt.Fprintln(tw, "SESSION\tHOST\tSTATE\tTITLE\tMODEL\tCWD")
+		} else {
+			fmt.Fprintln(tw, "SESSION\tSTATE\tTITLE\tMODEL\tCWD")
+		}
+		for _, s := range list.Sessions {
+			host := ""
+			if hosts {
+				host = dash(s.Host) + "\t"
+			}
+			fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\n", s.ID, host, dash(s.State), dash(clip(s.Title, 48)), dash(s.Model), dash(s.CWD))
 		}
 	}
 	if len(list.ProviderErrors) > 0 {
@@ -239,7 +253,13 @@ func oneLine(s string) string {
 // openForCommand parses a subcommand's flags (no positional arguments) and
 // opens the App; on failure it returns nil and the exit code.
 func openForCommand(ctx context.Context, fs *flag.FlagSet, args []string, env Env, stdio IO) (*app.App, int) {
-	if err := fs.Parse(args); err != nil {
+	db := dbFlag(fs)
+	if code, ok := parseFlags(fs, args, stdio); !ok {
+		return nil, code
+	}
+	env, err := withDB(env, *db)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: %v\n", fs.Name(), err)
 		return nil, 2
 	}
 	if fs.NArg() > 0 {

@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agent-interop/runtime/catalogs"
 	doctorpkg "github.com/agent-interop/runtime/internal/doctor"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/claude"
@@ -255,11 +257,11 @@ func TestDoctorUsage(t *testing.T) {
 	if code := Do(context.Background(), []string{"doctor", "extra"}, os.LookupEnv, IO{Stdout: &stdout, Stderr: &stderr}); code != 2 {
 		t.Fatalf("doctor extra exited %d", code)
 	}
-	stdout.Reset()
-	Do(context.Background(), []string{"help"}, os.LookupEnv, IO{Stdout: &stdout, Stderr: &stderr})
 	for _, cmd := range []string{"doctor [--json]", "providers [--json]", "sessions [--provider P] [--json]"} {
-		if !strings.Contains(stdout.String(), cmd) {
-			t.Errorf("usage lacks %q:\n%s", cmd, stdout.String())
+		stdout.Reset()
+		name, _, _ := strings.Cut(cmd, " ")
+		if code := Do(context.Background(), []string{name, "--help"}, os.LookupEnv, IO{Stdout: &stdout, Stderr: &stderr}); code != 0 || !strings.Contains(stdout.String(), "usage: interop-runtime "+cmd) {
+			t.Errorf("%s --help exited %d:\n%s", name, code, stdout.String())
 		}
 	}
 }
@@ -326,5 +328,45 @@ func TestProvidersAndSessionsCommands(t *testing.T) {
 	code, out, _ = run("sessions", "--provider", "cursor")
 	if code != 0 || !strings.Contains(out, "no sessions") || !strings.Contains(out, "cursor: ") {
 		t.Fatalf("sessions exited %d:\n%s", code, out)
+	}
+}
+
+// TestDoctorNamesModernTools: doctor's report (text and JSON) names tools
+// by their modern names; a 0.3.x name appears only as "(<name> in 0.3.x)".
+func TestDoctorNamesModernTools(t *testing.T) {
+	root := t.TempDir()
+	env := isolate(t, map[string]string{
+		"HOME": filepath.Join(root, "home"),
+		"PATH": filepath.Join(root, "empty-bin"),
+	})
+	modern := map[string]bool{}
+	full, _ := catalogs.LookupProfile("full")
+	for _, e := range full.Entries(false) {
+		modern[e.Name] = true
+	}
+	legacy, _ := catalogs.LookupProfile("legacy")
+	var old []string
+	for _, e := range legacy.Entries(false) {
+		if !modern[e.Name] {
+			old = append(old, regexp.QuoteMeta(e.Name))
+		}
+	}
+	if len(old) < 30 {
+		t.Fatalf("only %d 0.3.x-only names found", len(old))
+	}
+	oldName := regexp.MustCompile(`\b(` + strings.Join(old, "|") + `)\b( in 0\.3\.x)?`)
+	for _, args := range [][]string{nil, {"--json"}} {
+		var stdout, stderr bytes.Buffer
+		if code := runDoctor(context.Background(), args, env, IO{Stdout: &stdout, Stderr: &stderr}, doctorSeams{freebuffProcDir: "-"}); code != 0 {
+			t.Fatalf("doctor %v exited %d: %s", args, code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "send_session_message") {
+			t.Errorf("doctor %v no longer names send_session_message; the check below may be vacuous", args)
+		}
+		for _, m := range oldName.FindAllStringSubmatch(stdout.String(), -1) {
+			if m[2] == "" {
+				t.Errorf("doctor %v names the 0.3.x tool %s without saying so", args, m[1])
+			}
+		}
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/agent-interop/runtime/internal/importstate"
 	"github.com/agent-interop/runtime/internal/store"
 )
 
-const migrateUsage = `usage: interop-runtime migrate import-state [--state FILE] [--conversations FILE] [--dry-run] [--json] [--db PATH]
-
+// migrateDetail is what migrate's help says beyond its line in the table.
+const migrateDetail = `
 Bring a 0.3.x runtime's state.json (work items, evidence, handoffs, reviews,
 claims) and conversations.json (conversations, participants, messages and
 their delivery receipts) into the store, keeping ids, sequences and
@@ -23,22 +24,31 @@ receipts, in one transaction. Running it again changes nothing. docs/import.md.
 func migrate(ctx context.Context, args []string, env Env, stdio IO) int {
 	switch {
 	case len(args) > 0 && isHelpFlag(args[0]):
-		fmt.Fprint(stdio.Stdout, migrateUsage)
+		migrateHelp(stdio.Stdout)
 		return 0
 	case len(args) == 0:
-		fmt.Fprint(stdio.Stderr, migrateUsage)
+		migrateHelp(stdio.Stderr)
 		return 2
 	case args[0] == "import-state":
 		return importState(ctx, args[1:], env, stdio)
 	}
-	fmt.Fprintf(stdio.Stderr, "interop-runtime migrate: unknown subcommand %q\n%s", args[0], migrateUsage)
+	fmt.Fprintf(stdio.Stderr, "interop-runtime migrate: unknown subcommand %q\n", args[0])
+	migrateHelp(stdio.Stderr)
 	return 2
+}
+
+// migrateHelp prints migrate's synopsis and line from the command table,
+// then what import-state does.
+func migrateHelp(w io.Writer) {
+	commandHelp(w, "migrate", nil)
+	fmt.Fprint(w, migrateDetail)
 }
 
 func importState(ctx context.Context, args []string, env Env, stdio IO) int {
 	fs := newFlagSet("migrate import-state")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), migrateUsage+"\nflags:\n")
+		migrateHelp(fs.Output())
+		fmt.Fprintln(fs.Output(), "\nflags:")
 		fs.PrintDefaults()
 	}
 	state := fs.String("state", "", "the 0.3.x state.json (default: INTEROP_STATE_FILE, else ~/.agent-interop-runtime/state.json; skipped when missing)")

@@ -159,54 +159,6 @@ func (s *Service) Get(ctx context.Context, id string, detail bool) (Conversation
 	return out, err
 }
 
-// List returns every conversation, most recently updated first; with
-// detail, each with its retained messages.
-func (s *Service) List(ctx context.Context, detail bool) ([]Conversation, error) {
-	var out []Conversation
-	err := s.read(ctx, func(tx *ent.Tx) error {
-		rows, err := tx.Conversation.Query().
-			WithParticipants(func(q *ent.ParticipantQuery) { q.Order(ent.Asc(participant.FieldID)) }).
-			Order(ent.Desc(conversation.FieldUpdatedAt), ent.Asc(conversation.FieldID)).
-			All(ctx)
-		if err != nil {
-			return fmt.Errorf("list conversations: %w", err)
-		}
-		counts, err := messageCounts(ctx, tx.Client())
-		if err != nil {
-			return err
-		}
-		out = make([]Conversation, 0, len(rows))
-		index := make(map[string]int, len(rows))
-		for _, r := range rows {
-			v := conversationView(r, counts[r.ID])
-			if detail {
-				v.Messages = []Message{}
-			}
-			index[r.ID] = len(out)
-			out = append(out, v)
-		}
-		if !detail || len(rows) == 0 {
-			return nil
-		}
-		msgs, err := tx.Message.Query().Where(message.TrimmedAtIsNil()).
-			Order(ent.Asc(message.FieldConversationID), ent.Asc(message.FieldSequence)).All(ctx)
-		if err != nil {
-			return fmt.Errorf("read messages: %w", err)
-		}
-		views, err := messageViews(ctx, tx, msgs)
-		if err != nil {
-			return err
-		}
-		for _, m := range views {
-			if i, ok := index[m.ConversationID]; ok {
-				out[i].Messages = append(out[i].Messages, m)
-			}
-		}
-		return nil
-	})
-	return out, err
-}
-
 // getConversation returns the row or "Unknown conversation <id>".
 func getConversation(ctx context.Context, c *ent.Client, id string) (*ent.Conversation, error) {
 	row, err := c.Conversation.Get(ctx, id)
@@ -235,24 +187,4 @@ func summary(ctx context.Context, c *ent.Client, id string) (Conversation, error
 		return Conversation{}, fmt.Errorf("count messages: %w", err)
 	}
 	return conversationView(row, n), nil
-}
-
-// messageCounts returns the retained message count per conversation.
-func messageCounts(ctx context.Context, c *ent.Client) (map[string]int, error) {
-	var rows []struct {
-		ConversationID string `json:"conversation_id"`
-		Count          int    `json:"count"`
-	}
-	err := c.Message.Query().Where(message.TrimmedAtIsNil()).
-		GroupBy(message.FieldConversationID).
-		Aggregate(ent.Count()).
-		Scan(ctx, &rows)
-	if err != nil {
-		return nil, fmt.Errorf("count messages: %w", err)
-	}
-	out := make(map[string]int, len(rows))
-	for _, r := range rows {
-		out[r.ConversationID] = r.Count
-	}
-	return out, nil
 }

@@ -100,7 +100,7 @@ func TestJoin(t *testing.T) {
 func TestListAndGet(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	if got, err := e.svc.List(ctx, false); err != nil || len(got) != 0 {
+	if got, err := e.svc.List(ctx, conversations.ListInput{}); err != nil || len(got.Conversations) != 0 {
 		t.Fatalf("empty list = %v, %v", got, err)
 	}
 	first := e.conv(t)
@@ -111,7 +111,8 @@ func TestListAndGet(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	list, err := e.svc.List(ctx, false)
+	page, err := e.svc.List(ctx, conversations.ListInput{})
+	list := page.Conversations
 	if err != nil || len(list) != 2 || list[0].ID != first || list[1].ID != second.ID {
 		t.Fatalf("list order = %+v, %v (want most recently updated first)", list, err)
 	}
@@ -123,7 +124,8 @@ func TestListAndGet(t *testing.T) {
 		t.Fatalf("summary without detail carries messages: %s", raw)
 	}
 
-	detail, err := e.svc.List(ctx, true)
+	detailPage, err := e.svc.List(ctx, conversations.ListInput{Detail: true})
+	detail := detailPage.Conversations
 	if err != nil || len(detail[0].Messages) != 1 || detail[0].Messages[0].Text != "hello" || detail[1].Messages == nil {
 		t.Fatalf("detail list = %+v, %v", detail, err)
 	}
@@ -213,4 +215,68 @@ func equalSeqs(a, b []int64) bool {
 		}
 	}
 	return true
+}
+
+// TestReadAndListCursors pages a conversation with nextCursor (also after
+// a cut) and the conversation list with its own cursor; each cursor is
+// refused by the other tool.
+func TestReadAndListCursors(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	id := e.conv(t)
+	for i := range 7 {
+		if _, err := e.send(t, id, "m"+string(rune('1'+i)), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seqs []int64
+	cursor := ""
+	for pages := 0; pages < 10; pages++ {
+		p, err := e.svc.Read(ctx, conversations.ReadInput{ConversationID: id, Limit: 3, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pages == 0 {
+			p = p.CutPage(2).(conversations.Page)
+		}
+		for _, m := range p.Messages {
+			seqs = append(seqs, m.Sequence)
+		}
+		if p.NextCursor == "" {
+			break
+		}
+		cursor = p.NextCursor
+	}
+	if !equalSeqs(seqs, []int64{1, 2, 3, 4, 5, 6, 7}) {
+		t.Fatalf("read pages = %v", seqs)
+	}
+	if _, err := e.svc.Read(ctx, conversations.ReadInput{ConversationID: id, After: 2, Cursor: cursor}); err == nil || !strings.Contains(err.Error(), "cursor") {
+		t.Fatalf("cursor with after: %v", err)
+	}
+	for range 4 {
+		e.clock.Advance(time.Second)
+		if _, err := e.svc.Create(ctx, "more"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	list, err := e.svc.List(ctx, conversations.ListInput{Limit: 2})
+	for pages := 0; err == nil && pages < 10; pages++ {
+		for _, c := range list.Conversations {
+			if seen[c.ID] {
+				t.Fatalf("conversation %s listed twice", c.ID)
+			}
+			seen[c.ID] = true
+		}
+		if list.NextCursor == "" {
+			break
+		}
+		if _, rerr := e.svc.Read(ctx, conversations.ReadInput{ConversationID: id, Cursor: list.NextCursor}); rerr == nil || !strings.Contains(rerr.Error(), "issued by list_conversations") {
+			t.Fatalf("list cursor given to read: %v", rerr)
+		}
+		list, err = e.svc.List(ctx, conversations.ListInput{Limit: 2, Cursor: list.NextCursor})
+	}
+	if err != nil || len(seen) != 5 {
+		t.Fatalf("listed %d conversations, %v", len(seen), err)
+	}
 }

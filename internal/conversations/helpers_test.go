@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // t0 is the fake clock's start.
@@ -213,7 +213,13 @@ func openStore(t testing.TB, path string) *store.Store {
 
 func newEnv(t testing.TB, steps ...step) *env {
 	t.Helper()
-	st := openStore(t, filepath.Join(t.TempDir(), "interop.db"))
+	return newEnvAt(t, pgtest.StoreLocation(t), steps...)
+}
+
+// newEnvAt is newEnv on the store at location (a file or a PostgreSQL URL).
+func newEnvAt(t testing.TB, location string, steps ...step) *env {
+	t.Helper()
+	st := openStore(t, location)
 	e := &env{st: st, c: st.Client(), clock: newClock(), disp: script(steps...)}
 	e.p = newProcess(t, st, e.clock, e.disp)
 	e.svc = e.p.svc

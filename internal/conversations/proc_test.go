@@ -17,6 +17,7 @@ import (
 	"github.com/agent-interop/runtime/ent/message"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // Environment of a racing child process (see TestMain).
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envChild) == "1" {
 		os.Exit(raceChild())
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // raceResult is one child's report of one send.
@@ -99,13 +100,18 @@ func raceChild() int {
 
 // TestIdempotencyAcrossProcesses has two processes send with the same 20
 // idempotency keys at once: each key gets exactly one message, the loser
-// gets the upstream refusal naming it, and sequences stay dense.
+// gets the upstream refusal naming it, and sequences stay dense; on a
+// SQLite file and on a PostgreSQL database.
 func TestIdempotencyAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
+	pgtest.EachDialect(t, testIdempotencyAcrossProcesses)
+}
+
+func testIdempotencyAcrossProcesses(t *testing.T, location string) {
 	const procs, nkeys = 2, 20
-	e := newEnv(t)
+	e := newEnvAt(t, location)
 	id := e.conv(t)
 	goFile := filepath.Join(t.TempDir(), "go")
 	var keys []string
@@ -119,7 +125,7 @@ func TestIdempotencyAcrossProcesses(t *testing.T) {
 	var children []child
 	for p := range procs {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envChild+"=1", envDB+"="+e.st.Path(), envGo+"="+goFile,
+		cmd.Env = append(os.Environ(), envChild+"=1", envDB+"="+location, envGo+"="+goFile,
 			envConv+"="+id, envKeys+"="+strings.Join(keys, ","))
 		cmd.Stderr = os.Stderr
 		stdout, err := cmd.StdoutPipe()

@@ -3,10 +3,14 @@ package conversations
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/conversation"
 	"github.com/agent-interop/runtime/ent/message"
+	"github.com/agent-interop/runtime/ent/participant"
+	"github.com/agent-interop/runtime/internal/paging"
 )
 
 // ReadInput is the input of Read.
@@ -16,6 +20,25 @@ type ReadInput struct {
 	After int64
 	// Limit is clamped to 1..100; zero means 100.
 	Limit int
+	// Cursor is a nextCursor of an earlier page of the same conversation;
+	// it replaces After.
+	Cursor string
+}
+
+// PageLen implements paging.Cuttable.
+func (p Page) PageLen() int { return len(p.Messages) }
+
+// CutPage implements paging.Cuttable: the next page starts after the last
+// message kept.
+func (p Page) CutPage(n int) any {
+	p.Messages = p.Messages[:n]
+	p.Next = p.Messages[n-1].Sequence
+	p.NextCursor = readCursor(p.Conversation.ID, p.Next)
+	return p
+}
+
+func readCursor(id string, after int64) string {
+	return paging.Encode(toolRead, paging.F("conversationId", id), strconv.FormatInt(after, 10))
 }
 
 // Read returns the retained messages after a cursor, oldest first, from
@@ -24,40 +47,65 @@ type ReadInput struct {
 func (s *Service) Read(ctx context.Context, in ReadInput) (Page, error) {
 	id := strings.TrimSpace(in.ConversationID)
 	after := max(in.After, 0)
+	keys, err := paging.Decode(toolRead, paging.F("conversationId", id), in.Cursor, 1)
+	if err != nil {
+		return Page{}, err
+	}
+	if keys != nil {
+		if in.After != 0 {
+			return Page{}, paging.Invalid(toolRead, "cursor", "replaces after; pass one of them")
+		}
+		if after, err = strconv.ParseInt(keys[0], 10, 64); err != nil || after < 0 {
+			return Page{}, paging.Invalid(toolRead, "cursor", "is malformed; pass nextCursor back unchanged or omit cursor")
+		}
+	}
 	limit := in.Limit
 	if limit == 0 {
 		limit = DefaultReadLimit
 	}
 	limit = min(max(limit, 1), MaxReadLimit)
 	var page Page
-	err := s.read(ctx, func(tx *ent.Tx) error {
-		conv, err := summary(ctx, tx.Client(), id)
+	err = s.read(ctx, func(tx *ent.Tx) error {
+		row, err := tx.Conversation.Query().Where(conversation.ID(id)).
+			WithParticipants(func(q *ent.ParticipantQuery) { q.Order(ent.Asc(participant.FieldID)) }).
+			Only(ctx)
+		if ent.IsNotFound(err) {
+			return unknownConversation(id)
+		}
 		if err != nil {
-			return err
+			return fmt.Errorf("read conversation %s: %w", id, err)
 		}
 		rows, err := tx.Message.Query().
 			Where(message.ConversationID(id), message.TrimmedAtIsNil(), message.SequenceGT(after)).
 			Order(ent.Asc(message.FieldSequence)).
-			Limit(limit).
+			Limit(limit + 1).
 			All(ctx)
 		if err != nil {
 			return fmt.Errorf("read messages: %w", err)
 		}
-		first, err := firstRetained(ctx, tx, id, conv.LastSequence)
+		first, err := firstRetained(ctx, tx, id, row.LastSequence)
 		if err != nil {
 			return err
 		}
+		// The retained messages are the sequences first..last (see
+		// messageCounts): no need to count them.
+		conv := conversationView(row, int(row.LastSequence-first+1))
 		page = Page{
 			Conversation:   conv,
 			Messages:       make([]Message, 0, len(rows)),
 			Next:           after,
 			LatestSequence: conv.LastSequence,
 		}
+		more := len(rows) > limit
+		rows = rows[:min(len(rows), limit)]
 		if page.Messages, err = messageViews(ctx, tx, rows); err != nil {
 			return err
 		}
 		if len(rows) > 0 {
 			page.Next = rows[len(rows)-1].Sequence
+		}
+		if more {
+			page.NextCursor = readCursor(id, page.Next)
 		}
 		if after+1 < first {
 			page.Gap = &Gap{From: after + 1, To: first - 1}

@@ -9,6 +9,7 @@ import (
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 func observed(key string, accepted bool, status providers.ReceiptStatus) conversations.ObservedReceipt {
@@ -214,8 +215,12 @@ func TestInFlightNotReclassified(t *testing.T) {
 // crash: the new process settles the sends a gone process left open (from
 // the provider's history) and leaves a send owned by a live process alone.
 func TestStartupSettlesWhatGoneProcessesLeft(t *testing.T) {
+	pgtest.EachDialect(t, testStartupSettlesWhatGoneProcessesLeft)
+}
+
+func testStartupSettlesWhatGoneProcessesLeft(t *testing.T, location string) {
 	ctx := context.Background()
-	e := newEnv(t)
+	e := newEnvAt(t, location)
 	id := e.conv(t)
 	dead := e.interrupted(t, id, "dead", false)
 	live := e.interrupted(t, id, "live", true)

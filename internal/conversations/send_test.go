@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // TestSendRoutesToRecipientSession checks the envelope, the options and
@@ -258,7 +260,9 @@ func TestSendRejections(t *testing.T) {
 // TestPersistBeforeDispatch checks that the message and its operation are
 // recorded, queued and owned by this process, before the provider is
 // called.
-func TestPersistBeforeDispatch(t *testing.T) {
+func TestPersistBeforeDispatch(t *testing.T) { pgtest.EachDialect(t, testPersistBeforeDispatch) }
+
+func testPersistBeforeDispatch(t *testing.T, location string) {
 	var seen string
 	var e *env
 	st := acceptQueued()
@@ -271,7 +275,7 @@ func TestPersistBeforeDispatch(t *testing.T) {
 		}
 		seen = "ok"
 	}
-	e = newEnv(t, st)
+	e = newEnvAt(t, location, st)
 	id := e.conv(t)
 	if _, err := e.send(t, id, "hi", ""); err != nil {
 		t.Fatal(err)
@@ -318,13 +322,13 @@ func TestIdempotencyKeyUniqueInDatabase(t *testing.T) {
 	err := e.c.Message.Create().SetID("message_dup").SetConversationID(id).SetSequence(99).
 		SetSender("codex:a").SetRecipient("claude-code:b").SetText("x").SetCreatedAt(t0).
 		SetIdempotencyKey("k").SetOperationID(opID).Exec(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "UNIQUE") {
+	if !ent.IsConstraintError(err) {
 		t.Fatalf("duplicate key insert: %v", err)
 	}
 	err = e.c.Message.Create().SetID("message_dup").SetConversationID(id).SetSequence(1).
 		SetSender("codex:a").SetRecipient("claude-code:b").SetText("x").SetCreatedAt(t0).
 		SetIdempotencyKey("k2").SetOperationID(opID).Exec(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "UNIQUE") {
+	if !ent.IsConstraintError(err) {
 		t.Fatalf("duplicate sequence insert: %v", err)
 	}
 }

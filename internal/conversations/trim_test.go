@@ -36,6 +36,12 @@ func TestTrimAndGap(t *testing.T) {
 		t.Fatalf("page = gap %+v first %d n %d next %d latest %d count %d", page.Gap, page.Messages[0].Sequence,
 			len(page.Messages), page.Next, page.LatestSequence, page.Conversation.MessageCount)
 	}
+	// The listing derives the count from the retained range; it must
+	// agree with counting the rows.
+	list, err := e.svc.List(ctx, conversations.ListInput{})
+	if err != nil || len(list.Conversations) != 1 || list.Conversations[0].MessageCount != 500 {
+		t.Fatalf("listed count = %+v, %v", list.Conversations, err)
+	}
 	tests := []struct {
 		after   int64
 		gap     *conversations.Gap

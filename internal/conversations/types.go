@@ -89,6 +89,8 @@ type Page struct {
 	Next           int64        `json:"next"`
 	LatestSequence int64        `json:"latestSequence"`
 	Gap            *Gap         `json:"gap,omitempty"`
+	// NextCursor is set while retained messages follow this page.
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // SendResult is the answer of Send. Liveness is what the runtime knows now

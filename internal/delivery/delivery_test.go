@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // clock is a settable clock.
@@ -59,7 +59,7 @@ var nextPID atomic.Int64
 func newEnv(t *testing.T, path string, mutate ...func(*Options)) *env {
 	t.Helper()
 	if path == "" {
-		path = filepath.Join(t.TempDir(), "interop.db")
+		path = pgtest.StoreLocation(t)
 	}
 	st, err := store.Open(context.Background(), path)
 	if err != nil {
@@ -95,7 +95,11 @@ func queued(ref string) (providers.Receipt, error) {
 }
 
 func TestSendIsRecordedBeforeDispatch(t *testing.T) {
-	e := newEnv(t, "")
+	pgtest.EachDialect(t, testSendIsRecordedBeforeDispatch)
+}
+
+func testSendIsRecordedBeforeDispatch(t *testing.T, location string) {
+	e := newEnv(t, location)
 	ctx := context.Background()
 	e.fake.SendFunc = func(ctx context.Context, nativeID, text string, _ providers.SendOptions) (providers.Receipt, error) {
 		ops, err := e.st.Client().Operation.Query().Where(operation.StatusEQ(operation.StatusQueued)).All(ctx)
@@ -493,7 +497,11 @@ func TestRefusedBeforeRecording(t *testing.T) {
 }
 
 func TestTwoProcessesSameKeyDispatchOnce(t *testing.T) {
-	a := newEnv(t, "")
+	pgtest.EachDialect(t, testTwoProcessesSameKeyDispatchOnce)
+}
+
+func testTwoProcessesSameKeyDispatchOnce(t *testing.T, location string) {
+	a := newEnv(t, location)
 	b := newEnv(t, a.path)
 	var sends atomic.Int32
 	send := func(context.Context, string, string, providers.SendOptions) (providers.Receipt, error) {

@@ -115,6 +115,7 @@ func (s *Service) apply(ctx context.Context, k refKey, status providers.ReceiptS
 	var matched bool
 	var changed []Operation
 	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
+		changed = changed[:0] // a team store may run the transaction again
 		ops, err := tx.Operation.Query().
 			Where(operation.Provider(string(k.provider)), operation.NativeID(k.nativeID), operation.Ref(k.ref)).
 			All(ctx)

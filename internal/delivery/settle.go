@@ -61,6 +61,7 @@ func (s *Service) settle(ctx context.Context, only []string) ([]Operation, error
 		return nil, err
 	}
 	var changed []Operation
+	defer func() { s.notify(changed...) }() // what was settled, even if a later one failed
 	for _, o := range orphans {
 		if ctx.Err() != nil {
 			break
@@ -80,7 +81,6 @@ func (s *Service) settle(ctx context.Context, only []string) ([]Operation, error
 			changed = append(changed, *op)
 		}
 	}
-	s.notify(changed...)
 	return changed, ctx.Err()
 }
 

@@ -89,10 +89,16 @@ func renderStore(p *printer, s StoreReport) {
 	default:
 		status = "does not open"
 	}
+	if s.Dialect != "" && !s.Opens {
+		status = "does not answer"
+	}
 	rows := [][]string{
 		{"  path", path},
 		{"  status", status},
 		{"  schema", shortHash(s.SchemaVersion)},
+	}
+	if s.Dialect != "" {
+		rows = append(rows, []string{"  dialect", s.Dialect + " (team store)"})
 	}
 	if s.Recovery != nil {
 		rows = append(rows, []string{"  recovery", oneLine(fmt.Sprintf("REQUIRED: %s was moved aside to %s (%s) at %s",

@@ -130,7 +130,10 @@ func (p ProviderReport) Capability(name string) (providers.Capability, bool) {
 
 // StoreReport describes the state store.
 type StoreReport struct {
+	// Path is the store file, or a team store's URL without its password.
 	Path string `json:"path"`
+	// Dialect is "postgres" for a team store ("" for a SQLite file).
+	Dialect string `json:"dialect,omitempty"`
 	// Exists is false when no store file was created yet (serve creates
 	// it on first start; doctor does not).
 	Exists bool `json:"exists"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/agent-interop/runtime/internal/store"
 )
@@ -34,6 +35,9 @@ func checkStore(ctx context.Context, lookup store.LookupEnv, clock Clock) StoreR
 		rep.Error = err.Error()
 		rep.Fix = "set " + store.EnvDB + "=/path/to/interop.db (or HOME)"
 		return rep
+	}
+	if store.IsPostgres(path) {
+		return checkTeamStore(ctx, path, rep)
 	}
 	rep.Path = path
 	switch fi, err := os.Stat(path); {
@@ -76,5 +80,37 @@ func checkStore(ctx context.Context, lookup store.LookupEnv, clock Clock) StoreR
 	if rec != nil {
 		rep.Fix = "the old file was kept as " + rec.PreservedFile + "; inspect it (sqlite3) before deleting it. get_runtime_status and get_work_graph report this recovery until it is acknowledged"
 	}
+	return rep
+}
+
+// teamStoreTimeout bounds doctor's connection to a team store.
+const teamStoreTimeout = 10 * time.Second
+
+// checkTeamStore connects to a team store (PostgreSQL) and checks its
+// schema version, reporting why it does not answer. The URL is reported
+// without its password.
+func checkTeamStore(ctx context.Context, dsn string, rep StoreReport) StoreReport {
+	rep.Path, rep.Dialect, rep.Exists = store.RedactDSN(dsn), "postgres", true
+	cctx, cancel := context.WithTimeout(ctx, teamStoreTimeout)
+	defer cancel()
+	st, err := store.Open(cctx, dsn)
+	if err != nil {
+		rep.Error = fmt.Sprintf("the team store does not answer: %v", err)
+		var lost *store.ConnLostError
+		switch {
+		case errors.Is(err, store.ErrForeignStore):
+			rep.Fix = "the database (or schema) holds another application's tables: point " + store.EnvDB + " at an empty database or schema (it is left untouched)"
+		case errors.Is(err, store.ErrSchemaMismatch):
+			rep.Fix = "the database was created by another runtime version: run that version on every machine, or point " + store.EnvDB + " at another database (it is left untouched)"
+		case errors.As(err, &lost):
+			rep.Fix = "check that the server runs and this machine reaches it (host, port, TLS, password in PGPASSFILE or PGPASSWORD); docs/team.md"
+		default:
+			rep.Fix = "check the role's privileges and the URL in " + store.EnvDB + "; docs/team.md"
+		}
+		return rep
+	}
+	defer st.Close()
+	rep.Opens = true
+	rep.SchemaVersion = st.SchemaVersion()
 	return rep
 }

@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"syscall"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/procgroup"
 )
 
 // ExecVersion runs `path --version` (stdin empty, in its own process group,
@@ -17,15 +18,15 @@ func ExecVersion(ctx context.Context, path string) (string, error) {
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, path, "--version")
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	procgroup.Set(cmd)
+	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process.Pid) }
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("run %s --version: %w", path, err)
 	}
 	err := cmd.Wait()
 	// Children left in the group (a Node shim's native binary) go too.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = procgroup.Kill(cmd.Process.Pid)
 	if v := findVersion(out.String()); v != "" {
 		return v, nil
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
 )
 
@@ -38,6 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	pgtest.StopShared()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 import (
@@ -77,15 +79,15 @@ func newRig(t *testing.T, provider string) *rig {
 	return r
 }
 
-// runtime is one running interop-runtime process.
-type runtime struct {
+// runtimeProc is one running interop-runtime process.
+type runtimeProc struct {
 	cs     *mcp.ClientSession
 	cmd    *exec.Cmd
 	stderr *strings.Builder
 }
 
 // start runs the binary with the rig's environment plus extra variables.
-func (r *rig) start(extra ...string) *runtime {
+func (r *rig) start(extra ...string) *runtimeProc {
 	r.t.Helper()
 	env := r.env.Clone()
 	for _, kv := range extra {
@@ -103,7 +105,7 @@ func (r *rig) start(extra ...string) *runtime {
 	if err != nil {
 		r.t.Fatalf("start runtime: %v", err)
 	}
-	rt := &runtime{cs: cs, cmd: cmd, stderr: stderr}
+	rt := &runtimeProc{cs: cs, cmd: cmd, stderr: stderr}
 	t := r.t
 	t.Cleanup(func() {
 		cs.Close()
@@ -129,7 +131,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // until the provider programs it had started stopped too: they see their
 // input end and exit (as codex app-server and claude-agent-acp do), so the
 // restarted runtime reads a history nobody writes to any more.
-func (rt *runtime) kill(t *testing.T) {
+func (rt *runtimeProc) kill(t *testing.T) {
 	t.Helper()
 	groups := providerGroups(t, rt)
 	_ = rt.cmd.Process.Signal(syscall.SIGKILL)
@@ -191,7 +193,7 @@ func (r *rig) settled(key string) *ent.Operation {
 }
 
 // sendAsync sends in the background: the runtime may be killed mid-call.
-func (rt *runtime) sendAsync(provider, nativeID, text, key string) {
+func (rt *runtimeProc) sendAsync(provider, nativeID, text, key string) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
 		defer cancel()
@@ -231,7 +233,7 @@ func reason(o *ent.Operation) string {
 }
 
 // nextSendWorks sends a fresh prompt and waits for it to complete.
-func (r *rig) nextSendWorks(rt *runtime, nativeID string) {
+func (r *rig) nextSendWorks(rt *runtimeProc, nativeID string) {
 	r.t.Helper()
 	text, key := unique("next"), unique("knext")
 	send(r.t, rt.cs, r.provider, nativeID, text, key)
@@ -261,7 +263,7 @@ func faultLog(t *testing.T, o *ent.Operation) {
 
 // providerGroups lists the process groups of the runtime's children (the
 // provider programs it started).
-func providerGroups(t *testing.T, rt *runtime) []int {
+func providerGroups(t *testing.T, rt *runtimeProc) []int {
 	var out []int
 	for _, c := range children(t, rt.cmd.Process.Pid) {
 		pid, _ := strconv.Atoi(strings.Fields(c)[0])
@@ -276,8 +278,8 @@ func providerGroups(t *testing.T, rt *runtime) []int {
 // session on rt; holdEnv returns the extra environment that holds a prompt
 // before it reaches the provider; killProvider kills the provider process
 // mid-reply and restores it (if the runtime cannot) for the next send.
-func runFaults(t *testing.T, r *rig, newSession func(rt *runtime) string, holdEnv func(text string) ([]string, func()),
-	killProvider func(rt *runtime), afterDispatch func(o *ent.Operation, open func())) {
+func runFaults(t *testing.T, r *rig, newSession func(rt *runtimeProc) string, holdEnv func(text string) ([]string, func()),
+	killProvider func(rt *runtimeProc), afterDispatch func(o *ent.Operation, open func())) {
 	step(t, "provider killed mid-reply", func(t *testing.T) {
 		r.t = t
 		rt := r.start()
@@ -376,7 +378,7 @@ func (r *rig) gateEnv(text string) ([]string, func()) {
 }
 
 // killGroups SIGKILLs the provider process groups the runtime started.
-func killGroups(t *testing.T, rt *runtime) {
+func killGroups(t *testing.T, rt *runtimeProc) {
 	groups := providerGroups(t, rt)
 	if len(groups) == 0 {
 		t.Fatal("the runtime started no provider process")
@@ -399,7 +401,7 @@ func TestFaultsCodex(t *testing.T) {
 	}
 	r.env.Set("CODEX_HOME", codexHome).Set("CODEX_APP_SERVER_COMMAND", r.gate+" "+program+" app-server --disable plugins")
 	var sid string
-	newSession := func(rt *runtime) string {
+	newSession := func(rt *runtimeProc) string {
 		if sid == "" {
 			sid = createSession(r.t, rt.cs, "codex", r.dir, "faults").NativeID
 			// A first turn gives the thread a rollout a restarted codex can resume.
@@ -407,7 +409,7 @@ func TestFaultsCodex(t *testing.T) {
 		}
 		return sid
 	}
-	runFaults(t, r, newSession, r.gateEnv, func(rt *runtime) { killGroups(r.t, rt) },
+	runFaults(t, r, newSession, r.gateEnv, func(rt *runtimeProc) { killGroups(r.t, rt) },
 		func(o *ent.Operation, open func()) {
 			// The app-server died with the runtime: codex's history shows
 			// the turn interrupted or still in progress, never completed.
@@ -434,7 +436,7 @@ func TestFaultsClaudeCode(t *testing.T) {
 		// provider's retries are switched off (as for codex).
 		Set("CLAUDE_CODE_MAX_RETRIES", "0")
 	var sid string
-	newSession := func(rt *runtime) string {
+	newSession := func(rt *runtimeProc) string {
 		if sid == "" {
 			sid = createSession(r.t, rt.cs, "claude-code", r.dir, "faults").NativeID
 			r.nextSendWorks(rt, sid)
@@ -448,7 +450,7 @@ func TestFaultsClaudeCode(t *testing.T) {
 		}
 		return sid
 	}
-	runFaults(t, r, newSession, r.gateEnv, func(rt *runtime) { killGroups(r.t, rt) },
+	runFaults(t, r, newSession, r.gateEnv, func(rt *runtimeProc) { killGroups(r.t, rt) },
 		func(o *ent.Operation, open func()) {
 			// The agent died with the runtime; ACP's replay shows the
 			// prompt but carries no stop reason: not completed.
@@ -484,7 +486,7 @@ func TestFaultsOpenCode(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	r.env.Set("OPENCODE_SERVER_URL", srv.URL).Set("OPENCODE_SERVER_PASSWORD", openCodePassword).Set("OPENCODE_AUTO_START", "false")
 	var sid string
-	newSession := func(rt *runtime) string {
+	newSession := func(rt *runtimeProc) string {
 		if sid == "" {
 			sid = createSession(r.t, rt.cs, "opencode", r.dir, "faults").NativeID
 		}
@@ -494,7 +496,7 @@ func TestFaultsOpenCode(t *testing.T) {
 		gate := realpeers.HoldPrompts(r.t, srv.URL, text)
 		return []string{"OPENCODE_SERVER_URL=" + gate.URL}, gate.WaitHeld
 	}
-	runFaults(t, r, newSession, hold, func(rt *runtime) {
+	runFaults(t, r, newSession, hold, func(rt *runtimeProc) {
 		srv.Kill() // the whole server process group, mid-reply
 		// The runtime reports the loss before the server comes back...
 		eventually(r.t, faultTimeout, "the running turn to be settled", func() bool {
@@ -512,10 +514,14 @@ func TestFaultsOpenCode(t *testing.T) {
 			r.t.Fatalf("settled = %s: %s", o.Status, o.Detail)
 		}
 		open()
-		eventually(r.t, faultTimeout, "the followed reply to complete", func() bool {
-			o = r.op(o.IdempotencyKey)
-			return o.Status == operation.StatusCompleted
-		})
+		key := o.IdempotencyKey
+		deadline := time.Now().Add(faultTimeout)
+		for o = r.op(key); o.Status != operation.StatusCompleted; o = r.op(key) {
+			if time.Now().After(deadline) {
+				r.t.Fatalf("the followed reply did not complete: %s (%s) %s", o.Status, o.ProviderState, o.Detail)
+			}
+			time.Sleep(100 * time.Millisecond) // polling interval
+		}
 		if !strings.Contains(string(o.Detail), `"result":"following"`) {
 			r.t.Fatalf("completed without following the reply: %s", o.Detail)
 		}

@@ -532,7 +532,7 @@ func badInputSteps(t *testing.T, p *peers) {
 	})
 	step(t, "unsupported operation", func(t *testing.T) {
 		msg := callFail(t, cs, "set_session_model", map[string]any{"provider": "opencode", "nativeId": s.NativeID, "model": "fake/echo"})
-		if !strings.Contains(msg, "opencode does not support model changes: OpenCode does not expose a validated native session model mutation; provide model in the next agent_send request") {
+		if !strings.Contains(msg, "opencode does not support model changes: OpenCode does not expose a validated native session model mutation; provide model in the next send_session_message request") {
 			t.Fatalf("set_session_model on opencode = %s", msg)
 		}
 	})

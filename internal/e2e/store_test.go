@@ -7,11 +7,13 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-interop/runtime/internal/procgroup"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, out any) (bool, string) {
@@ -32,7 +34,11 @@ func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 }
 
 func TestCoordinationToolsPersistAcrossRestarts(t *testing.T) {
-	env := isolatedEnv(t)
+	pgtest.EachDialect(t, testCoordinationToolsPersistAcrossRestarts)
+}
+
+func testCoordinationToolsPersistAcrossRestarts(t *testing.T, location string) {
+	env := isolatedEnv(t, "INTEROP_DB="+location)
 	cs := connect(t, []string{"serve", "--profile", "core"}, env)
 	var work struct{ ID string }
 	if ok, text := callJSON(t, cs, "create_work_item", map[string]any{"objective": "Fix the login bug", "acceptanceCriteria": []string{"tests pass"}}, &work); !ok {
@@ -51,9 +57,14 @@ func TestCoordinationToolsPersistAcrossRestarts(t *testing.T) {
 }
 
 // TestClaimsAreAtomicAcrossRuntimeProcesses: two runtime processes on one
-// database race 50 acquires of one resource; exactly one wins.
+// database (a SQLite file; a PostgreSQL database, as two machines would)
+// race 50 acquires of one resource; exactly one wins.
 func TestClaimsAreAtomicAcrossRuntimeProcesses(t *testing.T) {
-	env := isolatedEnv(t)
+	pgtest.EachDialect(t, testClaimsAreAtomicAcrossRuntimeProcesses)
+}
+
+func testClaimsAreAtomicAcrossRuntimeProcesses(t *testing.T, location string) {
+	env := isolatedEnv(t, "INTEROP_DB="+location)
 	a := connect(t, []string{"serve", "--profile", "core"}, env)
 	b := connect(t, []string{"serve", "--profile", "core"}, env)
 	var work struct{ ID string }
@@ -89,16 +100,23 @@ func TestClaimsAreAtomicAcrossRuntimeProcesses(t *testing.T) {
 	if wins != 1 || conflicts != 49 || len(others) > 0 {
 		t.Fatalf("wins %d conflicts %d others %v", wins, conflicts, others)
 	}
+	if n := countRows(t, location, "claims"); n != 1 && n != -1 {
+		t.Fatalf("the team database holds %d claims, want 1", n)
+	}
 }
 
 // TestKilledRuntimeKeepsEveryAcknowledgedRecord SIGKILLs a runtime in the
 // middle of a stream of writes: every acknowledged record is there after a
-// restart, exactly once.
+// restart, exactly once; on SQLite and on PostgreSQL.
 func TestKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T) {
-	env := isolatedEnv(t)
+	pgtest.EachDialect(t, testKilledRuntimeKeepsEveryAcknowledgedRecord)
+}
+
+func testKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T, location string) {
+	env := isolatedEnv(t, "INTEROP_DB="+location)
 	cmd := exec.Command(binary, "serve", "--profile", "core")
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Set(cmd)
 	client := mcp.NewClient(&mcp.Implementation{Name: "writer", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -131,7 +149,7 @@ func TestKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = procgroup.Kill(cmd.Process.Pid)
 	<-done
 	cs.Close()
 	mu.Lock()
@@ -141,11 +159,27 @@ func TestKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T) {
 	}
 
 	cs2 := connect(t, []string{"serve", "--profile", "core"}, env)
+	// Page through every work (list_work_items answers pages).
 	var list struct{ Works []struct{ ID string } }
-	if ok, text := callJSON(t, cs2, "list_work_items", map[string]any{}, &list); !ok {
-		t.Fatal(text)
-	}
 	seen := map[string]int{}
+	for cursor := ""; ; {
+		var page struct {
+			Works      []struct{ ID string }
+			NextCursor string
+		}
+		args := map[string]any{"limit": 100}
+		if cursor != "" {
+			args["cursor"] = cursor
+		}
+		if ok, text := callJSON(t, cs2, "list_work_items", args, &page); !ok {
+			t.Fatal(text)
+		}
+		list.Works = append(list.Works, page.Works...)
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
 	for _, w := range list.Works {
 		seen[w.ID]++
 	}
@@ -153,6 +187,9 @@ func TestKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T) {
 		if seen[id] != 1 {
 			t.Errorf("acknowledged %s appears %d times after restart", id, seen[id])
 		}
+	}
+	if n := countRows(t, location, "work_items"); n != len(list.Works) && n != -1 {
+		t.Errorf("the team database holds %d work items, the runtime lists %d", n, len(list.Works))
 	}
 	if len(list.Works) > len(acked)+1 {
 		t.Errorf("%d records stored but only %d acknowledged (at most one may have committed unacknowledged)", len(list.Works), len(acked))

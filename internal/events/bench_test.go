@@ -5,17 +5,23 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 func openStore(tb testing.TB) *store.Store {
 	tb.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "interop.db"))
+	return openAt(tb, pgtest.StoreLocation(tb))
+}
+
+// openAt opens the store at a location (a file path or a PostgreSQL URL).
+func openAt(tb testing.TB, location string) *store.Store {
+	tb.Helper()
+	st, err := store.Open(context.Background(), location)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -28,11 +34,7 @@ var benchData = []byte(`{"threadId":"01a22b15-980c-7983-b68d-47d09f412ced","turn
 // cpuTime is this process's user+system CPU time. The benchmarks report
 // CPU per operation too: on a shared machine wall-clock figures mostly
 // measure the neighbours.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return processCPUTime() }
 
 func reportCPU(b *testing.B, start time.Duration, units float64, unit string) {
 	cpu := cpuTime() - start

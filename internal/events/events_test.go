@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // fakeStreams is a provider whose streams the test feeds.
@@ -227,8 +227,10 @@ func TestWaitEndsWhenTheSessionIsParked(t *testing.T) {
 	}
 }
 
-func TestRetentionGap(t *testing.T) {
-	st := openStore(t)
+func TestRetentionGap(t *testing.T) { pgtest.EachDialect(t, testRetentionGap) }
+
+func testRetentionGap(t *testing.T, location string) {
+	st := openAt(t, location)
 	l := NewLog(st, LogOptions{Retention: 50})
 	ctx := context.Background()
 	for i := 1; i <= 120; i++ {
@@ -265,7 +267,10 @@ func TestRetentionGap(t *testing.T) {
 }
 
 func TestCursorSurvivesRestartAndTwoProcessesShareSequences(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "interop.db")
+	pgtest.EachDialect(t, testCursorSurvivesRestartAndTwoProcessesShareSequences)
+}
+
+func testCursorSurvivesRestartAndTwoProcessesShareSequences(t *testing.T, path string) {
 	ctx := context.Background()
 	open := func() *store.Store {
 		st, err := store.Open(ctx, path)
@@ -327,7 +332,10 @@ func TestCursorSurvivesRestartAndTwoProcessesShareSequences(t *testing.T) {
 }
 
 func TestWaitWakesOnAnotherProcessAppend(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "interop.db")
+	pgtest.EachDialect(t, testWaitWakesOnAnotherProcessAppend)
+}
+
+func testWaitWakesOnAnotherProcessAppend(t *testing.T, path string) {
 	ctx := context.Background()
 	a, err := store.Open(ctx, path)
 	if err != nil {
@@ -432,4 +440,24 @@ func TestWatchOpensTheStreamBeforeATurn(t *testing.T) {
 		t.Fatal("a second Watch opened a second provider stream")
 	default:
 	}
+}
+
+// TestEventTimesRoundTripOnEveryDialect: an event's timestamp reads back as
+// written (to the microsecond, PostgreSQL's precision) on both dialects.
+func TestEventTimesRoundTripOnEveryDialect(t *testing.T) {
+	pgtest.EachDialect(t, func(t *testing.T, location string) {
+		l := NewLog(openAt(t, location), LogOptions{})
+		ctx := context.Background()
+		ts := time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
+		if _, err := l.Append(ctx, providers.Codex, "times", 1, []providers.NativeEvent{{Type: "t", Timestamp: ts, Data: []byte(`{"b":1,"a":[2]}`)}}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := l.Page(ctx, providers.Codex, "times", 0, 10)
+		if err != nil || len(p.Events) != 1 {
+			t.Fatalf("page = %+v, %v", p, err)
+		}
+		if got := p.Events[0]; !got.Timestamp.Equal(ts) || string(got.Data) != `{"b":1,"a":[2]}` {
+			t.Fatalf("event = %v %s, want %v with its data byte for byte", got.Timestamp, got.Data, ts)
+		}
+	})
 }

@@ -201,8 +201,8 @@ func (h *Hub) read(ctx context.Context, k key, req ReadRequest, start time.Time)
 			case <-poll.C:
 				break wait
 			case <-progress.C:
-				if req.Progress != nil {
-					req.Progress(time.Since(start), req.Timeout)
+				if req.Progress != nil { // never more than the bound, on a late tick
+					req.Progress(min(time.Since(start), req.Timeout), req.Timeout)
 				}
 			}
 		}

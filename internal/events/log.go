@@ -51,6 +51,11 @@ type Page struct {
 	// Warning says why live events may be missing (the provider stream
 	// could not be opened); stored events are still served.
 	Warning string `json:"warning,omitempty"`
+	// NextCursor is set while stored events follow this page (read them
+	// now); when it is absent, poll with afterSequence = next.
+	NextCursor string `json:"nextCursor,omitempty"`
+
+	session key
 	// Liveness is what the runtime knows of the session now.
 	Liveness *providers.Liveness `json:"liveness,omitempty"`
 	// WaitEnded says why a read that waited for events returned without
@@ -109,7 +114,7 @@ func NewLog(st *store.Store, opts LogOptions) *Log {
 		slack:     max(16, r/100),
 		now:       opts.Now,
 		notify:    newNotifier(),
-		stmts:     newStatements(st.DB()),
+		stmts:     newStatements(st.DB(), st.Rebind),
 		trimmed:   map[key]int64{},
 	}
 }
@@ -300,7 +305,7 @@ func (l *Log) Page(ctx context.Context, provider providers.ID, nativeID string, 
 	if afterSequence < 0 {
 		afterSequence = 0
 	}
-	p := Page{Next: afterSequence, Events: []Event{}}
+	p := Page{Next: afterSequence, Events: []Event{}, session: key{provider, nativeID}}
 	head, err := l.stmts.get(ctx, stHead)
 	if err != nil {
 		return p, err
@@ -348,6 +353,9 @@ func (l *Log) Page(ctx context.Context, provider providers.ID, nativeID string, 
 	// deleted what lay between.
 	if n := len(p.Events); n > 0 {
 		p.Next = p.Events[n-1].Sequence
+		if p.Next < last {
+			p.NextCursor = eventCursor(p.session, p.Next)
+		}
 		if first := p.Events[0].Sequence; first > afterSequence+1 {
 			p.Gap = &Gap{From: afterSequence + 1, To: first - 1}
 		}

@@ -10,9 +10,11 @@ import (
 )
 
 // This file is the SQL seam of the event log: the only place that spells
-// SQL. The statements are plain SQL over ent's tables and columns; the
-// upsert (ON CONFLICT ... DO UPDATE ... RETURNING) is understood by SQLite
-// 3.35+ and PostgreSQL, and only the "?" placeholders would change there.
+// SQL. The statements are plain SQL over ent's tables and columns, written
+// once for both dialects: the upsert (ON CONFLICT ... DO UPDATE ...
+// RETURNING) is understood by SQLite 3.35+ and PostgreSQL, parameters whose
+// type PostgreSQL cannot infer are CAST, and the "?" placeholders are
+// rewritten for the store's dialect (store.Rebind) when prepared.
 
 type stmtID int
 
@@ -29,7 +31,7 @@ var stmtSQL = [nStmts]string{
 	// Allocates len(evs) sequences and moves the retained window, in one
 	// statement: ?1 provider, ?2 native id, ?3 count, ?4 retention, ?5 now.
 	stBump: `INSERT INTO session_streams (provider, native_id, last_sequence, epoch, oldest_retained, updated_at)
-VALUES (?1, ?2, ?3, 0, CASE WHEN ?3 - ?4 + 1 > 1 THEN ?3 - ?4 + 1 ELSE 1 END, ?5)
+VALUES (?1, ?2, ?3, 0, CASE WHEN CAST(?3 AS BIGINT) - CAST(?4 AS BIGINT) + 1 > 1 THEN ?3 - ?4 + 1 ELSE 1 END, ?5)
 ON CONFLICT (provider, native_id) DO UPDATE SET
   last_sequence = session_streams.last_sequence + excluded.last_sequence,
   oldest_retained = CASE WHEN session_streams.last_sequence + excluded.last_sequence - ?4 + 1 > session_streams.oldest_retained
@@ -54,13 +56,16 @@ const maxInsertRows = 64
 // statements prepares each statement once per database handle (database/sql
 // re-prepares it per pooled connection as needed).
 type statements struct {
-	db  *sql.DB
-	mu  sync.Mutex
-	st  [nStmts]*sql.Stmt
-	ins [maxInsertRows + 1]*sql.Stmt
+	db     *sql.DB
+	rebind func(string) string
+	mu     sync.Mutex
+	st     [nStmts]*sql.Stmt
+	ins    [maxInsertRows + 1]*sql.Stmt
 }
 
-func newStatements(db *sql.DB) *statements { return &statements{db: db} }
+func newStatements(db *sql.DB, rebind func(string) string) *statements {
+	return &statements{db: db, rebind: rebind}
+}
 
 func (s *statements) get(ctx context.Context, id stmtID) (*sql.Stmt, error) {
 	s.mu.Lock()
@@ -68,7 +73,7 @@ func (s *statements) get(ctx context.Context, id stmtID) (*sql.Stmt, error) {
 	if st := s.st[id]; st != nil {
 		return st, nil
 	}
-	st, err := s.db.PrepareContext(ctx, stmtSQL[id])
+	st, err := s.db.PrepareContext(ctx, s.rebind(stmtSQL[id]))
 	if err != nil {
 		return nil, fmt.Errorf("prepare event statement: %w", err)
 	}
@@ -83,23 +88,19 @@ func (s *statements) insert(ctx context.Context, rows int) (*sql.Stmt, error) {
 		return st, nil
 	}
 	// ?1 provider, ?2 native id, ?3 epoch, then (sequence, type, data,
-	// timestamp, turn id) per row: the repeated values are bound once.
+	// timestamp, turn id) per row: the repeated values are bound once. A
+	// plain multi-row VALUES lets PostgreSQL take each parameter's type from
+	// its column.
 	var b strings.Builder
-	b.WriteString("INSERT INTO session_events (provider, native_id, sequence, epoch, type, data, timestamp, turn_id) ")
-	if rows == 1 {
-		b.WriteString("VALUES (?1, ?2, ?4, ?3, ?5, ?6, ?7, ?8)")
-	} else {
-		b.WriteString("SELECT ?1, ?2, column1, ?3, column2, column3, column4, column5 FROM (VALUES ")
-		for i := 0; i < rows; i++ {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			n := 4 + 5*i
-			fmt.Fprintf(&b, "(?%d, ?%d, ?%d, ?%d, ?%d)", n, n+1, n+2, n+3, n+4)
+	b.WriteString("INSERT INTO session_events (provider, native_id, sequence, epoch, type, data, timestamp, turn_id) VALUES ")
+	for i := 0; i < rows; i++ {
+		if i > 0 {
+			b.WriteByte(',')
 		}
-		b.WriteString(")")
+		n := 4 + 5*i
+		fmt.Fprintf(&b, "(?1, ?2, ?%d, ?3, ?%d, ?%d, ?%d, ?%d)", n, n+1, n+2, n+3, n+4)
 	}
-	st, err := s.db.PrepareContext(ctx, b.String())
+	st, err := s.db.PrepareContext(ctx, s.rebind(b.String()))
 	if err != nil {
 		return nil, fmt.Errorf("prepare event insert: %w", err)
 	}
@@ -108,7 +109,8 @@ func (s *statements) insert(ctx context.Context, rows int) (*sql.Stmt, error) {
 }
 
 // parseStoredTime reads a timestamp as the store writes it
-// ("2006-01-02 15:04:05.999999999+00:00", UTC) without time.Parse's
+// ("2006-01-02 15:04:05.999999999+00:00", UTC; PostgreSQL's text form of a
+// timestamptz in a UTC session ends in "+00") without time.Parse's
 // generality; anything else falls back to the layouts SQLite uses.
 func parseStoredTime(s string) time.Time {
 	if t, ok := fastTime(s); ok {
@@ -130,6 +132,10 @@ func parseStoredTime(s string) time.Time {
 
 func fastTime(s string) (time.Time, bool) {
 	// 2006-01-02 15:04:05[.fffffffff]+00:00
+	// 2006-01-02 15:04:05[.ffffff]+00 (PostgreSQL)
+	if len(s) >= 22 && strings.HasSuffix(s, "+00") {
+		s += ":00"
+	}
 	if len(s) < 25 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' {
 		return time.Time{}, false
 	}

@@ -30,7 +30,7 @@ func TestImportReadsBackThroughTheServices(t *testing.T) {
 	s := newServices(t, db)
 	ctx := context.Background()
 
-	list, err := s.work.ListWorks(ctx)
+	list, err := s.work.ListWorks(ctx, workflow.ListWorksInput{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestImportReadsBackThroughTheServices(t *testing.T) {
 	if strings.Join(ids, ",") != normalW1+","+normalW2 { // most recently updated first
 		t.Errorf("list_work_items ids = %v", ids)
 	}
-	d, err := s.work.GetWork(ctx, normalW1)
+	d, err := s.work.GetWork(ctx, workflow.GetWorkInput{WorkID: normalW1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestImportReadsBackThroughTheServices(t *testing.T) {
 		len(d.Reviews[0].Findings) != 1 || *d.Reviews[0].Findings[0].Line != 12 {
 		t.Errorf("reviews = %+v", d.Reviews)
 	}
-	d2, err := s.work.GetWork(ctx, normalW2)
+	d2, err := s.work.GetWork(ctx, workflow.GetWorkInput{WorkID: normalW2})
 	if err != nil || strings.Join(d2.Work.DependsOn, ",") != normalW1 {
 		t.Errorf("dependsOn of %s = %v, %v", normalW2, d2.Work.DependsOn, err)
 	}
@@ -71,7 +71,8 @@ func TestImportReadsBackThroughTheServices(t *testing.T) {
 		ev.ContentHash != workflow.ContentHash(ev.Data) || *ev.SessionID != "codex:thread-a" || ev.CapturedAt != "2026-01-01T00:01:40.000Z" {
 		t.Errorf("evidence = %+v %s", ev, ev.Data)
 	}
-	cl, err := claims.New(s.st, claims.WithClock(clockFunc(fixedNow))).List(ctx, claims.ListInput{ActiveOnly: true})
+	clPage, err := claims.New(s.st, claims.WithClock(clockFunc(fixedNow))).List(ctx, claims.ListInput{ActiveOnly: true})
+	cl := clPage.Claims
 	if err != nil || len(cl) != 1 || cl[0].ID != "claim_3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f" || cl[0].Resource != "auth" {
 		t.Errorf("active claims = %+v, %v", cl, err)
 	}
@@ -190,12 +191,12 @@ func TestFullFixtureEdgeCases(t *testing.T) {
 
 	// Claims: active, expired by its lease, released, and marked expired
 	// with a lease still running (released).
-	all, err := claims.New(s.st, claims.WithClock(clockFunc(fixedNow))).List(ctx, claims.ListInput{})
+	all, err := claims.New(s.st, claims.WithClock(clockFunc(fixedNow))).List(ctx, claims.ListInput{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	status := map[string]string{}
-	for _, c := range all {
+	for _, c := range all.Claims {
 		status[c.ID] = string(c.Status) + " " + c.Resource
 	}
 	wantClaims := map[string]string{
@@ -210,7 +211,7 @@ func TestFullFixtureEdgeCases(t *testing.T) {
 
 	// Evidence: the review evidence is linked by its data, the workless
 	// one listed by a work takes it, the edited one keeps the store's hash.
-	d, err := s.work.GetWork(ctx, "work_1767312000000_aaaaaa")
+	d, err := s.work.GetWork(ctx, workflow.GetWorkInput{WorkID: "work_1767312000000_aaaaaa"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,11 +223,11 @@ func TestFullFixtureEdgeCases(t *testing.T) {
 		d.Handoffs[0].UpdatedAt != d.Handoffs[0].CreatedAt || len(d.Handoffs[0].EvidenceIDs) != 1 {
 		t.Errorf("review links %v, handoff %+v", reviews, d.Handoffs)
 	}
-	d3, err := s.work.GetWork(ctx, "work_1767312120000_cccccc")
+	d3, err := s.work.GetWork(ctx, workflow.GetWorkInput{WorkID: "work_1767312120000_cccccc"})
 	if err != nil || strings.Join(d3.Work.EvidenceIDs, ",") != "evidence_full_3" || d3.Handoffs[0].TokenBudget != 2000 {
 		t.Errorf("work 3 = %+v, %v", d3, err)
 	}
-	d2, err := s.work.GetWork(ctx, "work_1767312060000_bbbbbb")
+	d2, err := s.work.GetWork(ctx, workflow.GetWorkInput{WorkID: "work_1767312060000_bbbbbb"})
 	if err != nil || strings.Join(d2.Work.DependsOn, ",") != "work_1767312120000_cccccc" || d2.Work.UpdatedAt != d2.Work.CreatedAt {
 		t.Errorf("work 2 = %+v, %v", d2.Work, err)
 	}

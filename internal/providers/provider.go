@@ -100,16 +100,20 @@ type Provenance struct {
 // "http://127.0.0.1:4096" or "codex app-server pid 1234"); a session keeps it
 // for its whole life, so switching servers never redirects it.
 type Session struct {
-	ID         string         `json:"id"` // "<provider>:<nativeId>"
-	Provider   ID             `json:"provider"`
-	NativeID   string         `json:"nativeId"`
-	Title      string         `json:"title,omitempty"`
-	State      string         `json:"state,omitempty"`
-	Model      string         `json:"model,omitempty"`
-	ProjectID  string         `json:"projectId,omitempty"`
-	CWD        string         `json:"cwd,omitempty"`
-	Transport  string         `json:"transport,omitempty"`
-	Endpoint   string         `json:"endpoint,omitempty"`
+	ID        string `json:"id"` // "<provider>:<nativeId>"
+	Provider  ID     `json:"provider"`
+	NativeID  string `json:"nativeId"`
+	Title     string `json:"title,omitempty"`
+	State     string `json:"state,omitempty"`
+	Model     string `json:"model,omitempty"`
+	ProjectID string `json:"projectId,omitempty"`
+	CWD       string `json:"cwd,omitempty"`
+	Transport string `json:"transport,omitempty"`
+	Endpoint  string `json:"endpoint,omitempty"`
+	// Host is the machine that runs the session, on a team store shared
+	// by several machines ("" on a local store); only a runtime on that
+	// host can drive it.
+	Host       string         `json:"host,omitempty"`
 	Provenance Provenance     `json:"provenance"`
 	Metadata   map[string]any `json:"metadata,omitempty"`
 	// Liveness is what this runtime knows of the session now (set by the
@@ -203,6 +207,10 @@ type PermissionRequest struct {
 	Options     []PermissionOption `json:"options"`
 	RequestedAt time.Time          `json:"requestedAt"`
 	Detail      any                `json:"detail,omitempty"`
+	// Paths are the files the request would edit, as the provider named
+	// them (absolute, or relative to the session's cwd); empty when the
+	// request edits no file or the provider does not say.
+	Paths []string `json:"paths,omitempty"`
 }
 
 // DiffOptions selects which diff to read; the zero value means the latest turn's.

@@ -2,8 +2,7 @@ package security
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"path"
 	"sort"
 )
 
@@ -16,42 +15,36 @@ const MaxListEntries = 5000
 // protected names. The directory itself is subject to the same containment
 // and deny-list rules as a read. At most [MaxListEntries] names are returned.
 func ListFiles(root, rel string) ([]string, error) {
+	return listFiles(systemOpener(), root, rel)
+}
+
+func listFiles(op opener, root, rel string) ([]string, error) {
 	if rel == "" {
 		rel = "."
 	}
-	rr, dir, err := resolveInside(root, rel)
+	dir, _, prefix, err := openInside(op, root, rel, true)
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, ErrNotFound
-	}
-	if !st.IsDir() {
-		return nil, ErrNotDir
-	}
-	entries, err := os.ReadDir(dir)
+	defer dir.Close()
+	entries, err := dir.ReadDir(-1)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", cleanSlash(rel), err)
-	}
-	prefix, err := filepath.Rel(rr, dir)
-	if err != nil {
-		return nil, ErrEscapes
 	}
 	out := make([]string, 0, len(entries))
 	for _, e := range entries {
 		if !e.Type().IsRegular() || IsProtectedName(e.Name()) {
 			continue
 		}
-		p := filepath.ToSlash(filepath.Join(prefix, e.Name()))
+		p := path.Join(prefix, e.Name())
 		if IsProtectedPath(p) {
 			continue
 		}
 		out = append(out, p)
-		if len(out) == MaxListEntries {
-			break
-		}
 	}
 	sort.Strings(out)
+	if len(out) > MaxListEntries {
+		out = out[:MaxListEntries]
+	}
 	return out, nil
 }

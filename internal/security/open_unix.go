@@ -7,8 +7,13 @@ import (
 	"syscall"
 )
 
-// openNoFollow opens path read-only without following a final symlink and
-// without blocking on a FIFO that was swapped in after the checks.
-func openNoFollow(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// openNonBlock keeps an open of a FIFO swapped in at the last moment from
+// blocking; the file type is checked on the opened descriptor.
+const openNonBlock = syscall.O_NONBLOCK
+
+// hardLinked reports a regular file with more than one name: another name
+// may sit outside every root, so its content is not the project's.
+func hardLinked(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink > 1
 }

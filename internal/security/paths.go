@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -34,6 +32,7 @@ var (
 	ErrNotFound    = errors.New("File not found")
 	ErrNotDir      = errors.New("Only directories may be listed")
 	ErrPathTooLong = fmt.Errorf("Path is longer than %d bytes", maxPathBytes)
+	ErrHardLinked  = errors.New("Hard-linked files may not be read")
 )
 
 // checkRelative applies the lexical rules to a requested project-relative
@@ -107,93 +106,85 @@ func realRoot(root string) (string, error) {
 	return r, nil
 }
 
-// resolveInside resolves rel under root, following symlinks, and re-checks
-// containment and the deny-list on the resolved path.
-func resolveInside(root, rel string) (realRootDir, target string, err error) {
+// openInside opens rel beneath root with op and applies every rule that
+// needs the opened file: the deny-list on the path actually opened (a
+// symlink inside the root onto a key file is refused), and, for files, the
+// regular-file, single-link and size rules on the descriptor itself.
+func openInside(op opener, root, rel string, dir bool) (f *os.File, realRootDir, resolved string, err error) {
 	parts, err := checkRelative(rel)
 	if err != nil {
-		return "", "", err
+		return nil, "", "", err
 	}
 	rr, err := realRoot(root)
 	if err != nil {
-		return "", "", err
+		return nil, "", "", err
 	}
-	joined := filepath.Join(append([]string{rr}, parts...)...)
-	resolved, err := filepath.EvalSymlinks(joined)
+	f, resolved, err = op.open(rr, parts, dir)
 	if err != nil {
-		switch {
-		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-			// A dangling symlink may point outside; report it as absence
-			// without revealing where it points.
-			return "", "", ErrNotFound
-		case errors.Is(err, syscall.ENAMETOOLONG):
-			return "", "", ErrPathTooLong
-		default: // symlink loops and unreadable directories
-			return "", "", ErrEscapes
-		}
+		return nil, "", "", err
 	}
-	back, err := filepath.Rel(rr, resolved)
-	if err != nil || back == ".." || strings.HasPrefix(back, ".."+string(filepath.Separator)) || filepath.IsAbs(back) {
-		return "", "", ErrEscapes
+	if IsProtectedPath(resolved) {
+		f.Close()
+		return nil, "", "", ErrProtected
 	}
-	if IsProtectedPath(filepath.ToSlash(back)) || IsProtectedPath(filepath.ToSlash(resolved)) {
-		return "", "", ErrProtected
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, "", "", ErrNotFound
 	}
-	return rr, resolved, nil
+	switch {
+	case dir && !st.IsDir():
+		f.Close()
+		return nil, "", "", ErrNotDir
+	case !dir && !st.Mode().IsRegular():
+		f.Close()
+		return nil, "", "", ErrNotRegular
+	case !dir && hardLinked(st):
+		f.Close()
+		return nil, "", "", ErrHardLinked
+	case !dir && st.Size() > MaxFileBytes:
+		f.Close()
+		return nil, "", "", ErrTooLarge
+	}
+	return f, rr, resolved, nil
 }
 
 // ResolveFile returns the resolved absolute path of the regular file rel
-// inside root after every check of [ReadText] except reading.
+// inside root after every check of [ReadText] except reading. The answer is
+// only a name: read through [ReadText], which checks the file it opens.
 func ResolveFile(root, rel string) (string, error) {
 	if strings.HasSuffix(rel, "/") || strings.HasSuffix(rel, "\\") {
 		return "", ErrNotRegular
 	}
-	_, target, err := resolveInside(root, rel)
+	f, rr, resolved, err := openInside(systemOpener(), root, rel, false)
 	if err != nil {
 		return "", err
 	}
-	st, err := os.Lstat(target)
-	if err != nil {
-		return "", ErrNotFound
-	}
-	if !st.Mode().IsRegular() {
-		return "", ErrNotRegular
-	}
-	return target, nil
+	f.Close()
+	return filepath.Join(rr, filepath.FromSlash(resolved)), nil
 }
 
 // ReadText reads the project file rel inside root and returns its text
-// unredacted. It refuses absolute paths, ".." components, targets (after
-// symlink resolution) outside root, credential files anywhere on the path,
-// anything but a regular file, files over [MaxFileBytes] and binary content
-// (NUL bytes or invalid UTF-8). Callers that hand the text to a model must use
-// [ReadFile] or [RedactString].
+// unredacted. The file is opened first and checked after: the open cannot
+// leave root (openat2 RESOLVE_BENEATH on Linux, per-component no-follow
+// opens elsewhere), and the opened descriptor must be a regular file with a
+// single link, at most [MaxFileBytes], not a credential file by its resolved
+// name, and text (no NUL bytes, valid UTF-8). Absolute paths and ".."
+// components are refused before any file-system call. Callers that hand the
+// text to a model must use [ReadFile] or [RedactString].
 func ReadText(root, rel string) (string, error) {
-	target, err := ResolveFile(root, rel)
+	return readText(systemOpener(), root, rel)
+}
+
+func readText(op opener, root, rel string) (string, error) {
+	if strings.HasSuffix(rel, "/") || strings.HasSuffix(rel, "\\") {
+		return "", ErrNotRegular
+	}
+	f, _, _, err := openInside(op, root, rel, false)
 	if err != nil {
 		return "", err
 	}
-	st, err := os.Lstat(target)
-	if err != nil {
-		return "", ErrNotFound
-	}
-	f, err := openNoFollow(target)
-	if err != nil {
-		return "", fmt.Errorf("open %s: %w", cleanSlash(rel), err)
-	}
 	defer f.Close()
-	fst, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("stat %s: %w", cleanSlash(rel), err)
-	}
-	// The file checked and the file opened must be the same regular file:
-	// this closes the window for swapping in a FIFO, device or symlink.
-	if !fst.Mode().IsRegular() || !os.SameFile(st, fst) {
-		return "", ErrNotRegular
-	}
-	if fst.Size() > MaxFileBytes {
-		return "", ErrTooLarge
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", cleanSlash(rel), err)

@@ -1,12 +1,12 @@
 package security
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -40,6 +40,7 @@ func newFixture(t *testing.T) fixture {
 	must(os.MkdirAll(outside, 0o755))
 	must(os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("plain "+secretMarker+"\n"), 0o644))
 	must(os.WriteFile(filepath.Join(outside, "id_rsa"), []byte(secretMarker), 0o600))
+	must(os.WriteFile(filepath.Join(outside, "plain.txt"), []byte("plain "+secretMarker+"\n"), 0o644))
 
 	write("README.md", "hello project\n")
 	write("src/main.go", "package main\n")
@@ -77,13 +78,11 @@ func newFixture(t *testing.T) fixture {
 	link("loop2", "loop1")
 	link("loop1", "loop2")
 	link("missing-target", "dangling")
-	must(syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644))
+	must(makeFIFO(filepath.Join(root, "fifo")))
 	if l, err := net.Listen("unix", filepath.Join(root, "sock")); err == nil {
 		t.Cleanup(func() { l.Close() })
 	}
-	// A character device inside the project needs CAP_MKNOD; without it the
-	// entry simply does not exist and is still unreadable.
-	_ = syscall.Mknod(filepath.Join(root, "devnull"), syscall.S_IFCHR|0o666, 1<<8|3)
+	makeCharDevice(filepath.Join(root, "devnull"))
 	return fixture{root: root, outside: outside}
 }
 
@@ -109,7 +108,7 @@ func hostilePaths(f fixture) []string {
 		".aws/credentials", ".AWS/Credentials", "nested/deep/.AWS/Credentials", ".docker/config.json",
 		".kube/config", ".ssh/config", ".ssh/known_hosts", ".ssh", ".ssh/",
 		// symlinks out of the root and onto secrets
-		"link_out", "link_abs", "link_passwd", "link_env", "innocent.txt", "sshdir/config", "dirlink/secret.txt",
+		"link_out", "link_abs", "link_passwd", "link_env", "innocent.txt", "sshdir/config", "dirlink/secret.txt", "dirlink/plain.txt",
 		"dirlink/id_rsa", "dev_null", "loop1", "dangling",
 		// not regular files
 		"fifo", "sock", "devnull", "emptydir", "emptydir/", "src", "src/", ".", "", "README.md/",
@@ -183,7 +182,7 @@ func TestHostileErrorsKeepUpstreamTexts(t *testing.T) {
 		{"../outside/secret.txt", ErrEscapes},
 		{"/etc/passwd", ErrEscapes},
 		{"link_out", ErrEscapes},
-		{"dirlink/secret.txt", ErrEscapes},
+		{"dirlink/plain.txt", ErrEscapes},
 		{".env", ErrProtected},
 		{".ENV", ErrProtected},
 		{"innocent.txt", ErrProtected},
@@ -284,5 +283,35 @@ func TestRootsFromEnv(t *testing.T) {
 	}
 	if NewRoots(nil).List() == nil {
 		t.Fatal("nil lookup must give an empty list")
+	}
+}
+
+func TestRootsDirectory(t *testing.T) {
+	base := t.TempDir()
+	approved := filepath.Join(base, "approved")
+	session := filepath.Join(base, "session")
+	other := filepath.Join(base, "other")
+	for _, d := range []string{filepath.Join(approved, "sub"), session, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(other, filepath.Join(approved, "out")); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRoots(func(k string) (string, bool) { return approved, k == EnvProjectRoots })
+	r.SetWorkspaceLookup(func(_ context.Context, dir string) (bool, error) { return dir == session, nil })
+	ctx := context.Background()
+	for dir, ok := range map[string]bool{
+		approved: true, filepath.Join(approved, "sub"): true, session: true,
+		other: false, filepath.Join(approved, "out"): false, filepath.Join(approved, ".."): false, "relative": false, "/": false,
+	} {
+		got, err := r.Directory(ctx, dir)
+		if ok && err != nil {
+			t.Errorf("Directory(%q) = %v, want approved", dir, err)
+		}
+		if !ok && !errors.Is(err, ErrNotApproved) {
+			t.Errorf("Directory(%q) = %q, %v; want %v", dir, got, err, ErrNotApproved)
+		}
 	}
 }

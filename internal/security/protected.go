@@ -10,47 +10,143 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// protectedName matches a single path component that names a credential
-// file. It is applied to the folded form of the name (see foldName), so case
-// variants, full-width look-alikes and trailing dots or spaces are caught.
+// CredentialFamily is one content class of credential files: what it is,
+// the single file or directory names that belong to it wherever they sit
+// (matched whole against a folded path component, see foldName), and the
+// multi-component locations (matched against the end of the folded path).
+// A protected directory protects everything below it.
+type CredentialFamily struct {
+	Name      string
+	About     string
+	Names     []string   // regular expressions over one folded component
+	Locations [][]string // exact folded component sequences ending a path
+}
+
+// credentialFamilies is the deny-list, by family; docs/credential-files.md
+// lists the same table and TestCredentialFamilies covers each family.
+var credentialFamilies = []CredentialFamily{
+	{
+		Name:  "dotenv",
+		About: "environment files: .env and every .env.* variant, .envrc, *.env",
+		Names: []string{`\.env(?:\..*)?`, `\.envrc`, `.+\.env`, `\.flaskenv`},
+	},
+	{
+		Name:  "named-secrets",
+		About: "files named credentials or secrets, with or without an extension",
+		Names: []string{
+			`\.?credentials`, `\.credential`, `\.?secrets`, `\.secret`, `\.?(?:credentials?|secrets?)\..+`, `.*\.secrets?`,
+			`client_secrets?.*\.json`, `service[-_]?account.*\.json`, `.*-sa-key\.json`,
+			`\.?htpasswd`, `\.pgpass`, `\.my\.cnf`, `\.mylogin\.cnf`, `master\.key`,
+		},
+	},
+	{
+		Name:  "ssh-gpg-age-keys",
+		About: "SSH private keys and config, GnuPG and age identities, PEM and PuTTY keys",
+		Names: []string{
+			`id_(?:rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk|xmss)(?:[-_.].*)?`, `ssh_host_.*_key`,
+			`.*\.(?:pem|key|ppk|p8|pk8|gpg|pgp|age|agekey)`, `secring\..*`, `pubring\.kbx`, `trustdb\.gpg`,
+			`\.ssh`, `\.gnupg`, `authorized_keys2?`, `known_hosts(?:\.old)?`,
+		},
+		Locations: [][]string{{"sops", "age", "keys.txt"}, {"age", "keys.txt"}},
+	},
+	{
+		Name:  "keystores",
+		About: "Java, PKCS#12 and platform keystores, password databases",
+		Names: []string{
+			`.*\.(?:jks|jceks|bks|keystore|truststore|p12|pfx|pkcs12|kdbx|kdb|keychain|keychain-db|psafe3|ovpn)`,
+			`\.password-store`,
+		},
+	},
+	{
+		Name:  "cloud-cli-stores",
+		About: "cloud and CLI credential stores: AWS, Google Cloud, Azure, Oracle, IBM, Alibaba, DigitalOcean, GitHub CLI, git, agent CLIs",
+		Names: []string{
+			`\.aws`, `\.azure`, `\.oci`, `\.bluemix`, `\.aliyun`, `\.boto`, `\.s3cfg`, `\.passwd-s3fs`,
+			`application_default_credentials\.json`, `\.git-credentials`, `access_tokens\.db`,
+			`legacy_credentials`,
+		},
+		Locations: [][]string{
+			{".config", "gcloud"}, {".config", "gh", "hosts.yml"}, {".config", "hub"}, {".config", "git", "credentials"},
+			{".config", "doctl", "config.yaml"}, {".config", "linode-cli"}, {".fly", "config.yml"},
+			{".config", "configstore", "firebase-tools.json"}, {".wrangler", "config", "default.toml"},
+			{".config", "manicode"}, {".codex", "auth.json"}, {".claude", ".credentials.json"},
+			{".local", "share", "opencode", "auth.json"}, {".cursor", "auth.json"}, {".config", "heroku"},
+		},
+	},
+	{
+		Name:  "terraform-pulumi-state",
+		About: "Terraform state and its backups, variable files, CLI credentials; Pulumi credentials",
+		Names: []string{
+			`.*\.tfstate`, `.*\.tfstate\..*`, `.*\.tfvars`, `.*\.tfvars\.json`, `\.terraform`,
+			`\.terraformrc`, `terraform\.rc`, `credentials\.tfrc\.json`,
+		},
+		Locations: [][]string{{".pulumi", "credentials.json"}, {".terraform.d"}},
+	},
+	{
+		Name:  "vault-consul-tokens",
+		About: "HashiCorp Vault, Consul and Nomad token files",
+		Names: []string{`\.vault-token`, `vault-token`, `\.consul-token`, `consul\.token`, `\.nomad-token`, `acl-tokens\.json`},
+	},
+	{
+		Name:  "package-manager-tokens",
+		About: "registry tokens of npm, Yarn, pip/PyPI, netrc, Cargo, RubyGems, Bundler, Maven, Gradle, NuGet, Composer, pub, Hex, Docker",
+		Names: []string{
+			`\.npmrc`, `\.yarnrc`, `\.yarnrc\.yml`, `\.pypirc`, `pip\.conf`, `\.netrc`, `_netrc`,
+			`auth\.json`, `pub-credentials\.json`, `\.gem`, `settings-security\.xml`, `\.dockercfg`,
+		},
+		Locations: [][]string{
+			{".cargo", "credentials"}, {".cargo", "credentials.toml"}, {".bundle", "config"},
+			{".m2", "settings.xml"}, {".gradle", "gradle.properties"}, {".nuget", "nuget", "nuget.config"},
+			{".config", "nuget", "nuget.config"}, {".hex", "hex.config"}, {".pub-cache", "credentials.json"},
+			{".config", "pip", "pip.conf"}, {".pip", "pip.conf"},
+		},
+	},
+	{
+		Name:  "kube-docker-configs",
+		About: "Kubernetes and container-registry client configs",
+		Names: []string{`\.kube`, `kubeconfig(?:\..*)?`, `.*\.kubeconfig`, `\.docker`},
+		Locations: [][]string{
+			{".config", "containers", "auth.json"}, {"containers", "auth.json"},
+		},
+	},
+	{
+		Name:  "shell-histories",
+		About: "shell and REPL histories, which keep typed passwords and tokens",
+		Names: []string{`\.(?:bash|zsh|sh|ash|ksh|python|node_repl|psql|mysql|sqlite|rediscli|irb|scala|erl|ghci|lua)_history`, `\.zhistory`, `\.histfile`, `\.lesshst`, `fish_history`},
+	},
+}
+
+// CredentialFamilies returns the deny-list by family (a copy).
+func CredentialFamilies() []CredentialFamily {
+	out := make([]CredentialFamily, len(credentialFamilies))
+	copy(out, credentialFamilies)
+	return out
+}
+
+// protectedName matches a single folded path component that names a
+// credential file or directory of any family; it is compiled on first use.
 var protectedName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(?:` +
-		`\.env(?:\..*)?|\.envrc|` + // dotenv files
-		`id_(?:rsa|ed25519|ecdsa|dsa|ecdsa_sk|ed25519_sk)|` + // ssh private keys
-		`.*\.(?:pem|key|p12|pfx|keystore|jks|ppk|kdbx|gpg|age)|` + // key material
-		`\.npmrc|\.yarnrc\.yml|\.pypirc|\.netrc|_netrc|\.pgpass|\.htpasswd|` +
-		`\.git-credentials|\.?credentials\.json|auth\.json|secrets?\.(?:json|ya?ml|toml)|` +
-		`application_default_credentials\.json|service[-_]account.*\.json|` +
-		`\.ssh|\.gnupg|\.password-store` + // whole directories
-		`)$`)
+	var alts []string
+	for _, f := range credentialFamilies {
+		alts = append(alts, f.Names...)
+	}
+	return regexp.MustCompile(`^(?:` + strings.Join(alts, "|") + `)$`)
 })
 
-// protectedSuffixes are multi-component locations: a path whose folded
-// components end with one of these sequences is protected wherever it sits.
-var protectedSuffixes = [][]string{
-	{".aws", "credentials"},
-	{".aws", "config"},
-	{".docker", "config.json"},
-	{".kube", "config"},
-	{".config", "gh", "hosts.yml"},
-	{".config", "gcloud", "credentials.db"},
-	{".config", "gcloud", "access_tokens.db"},
-	{".azure", "accesstokens.json"},
-	{".azure", "msal_token_cache.json"},
-	{".cargo", "credentials"},
-	{".cargo", "credentials.toml"},
-	{".gem", "credentials"},
-	{".terraform.d", "credentials.tfrc.json"},
-	{".config", "manicode", "credentials.json"},
-	{".codex", "auth.json"},
-	{".claude", ".credentials.json"},
-}
+// notCredentialName are the exceptions: public halves of SSH keys, and
+// source code or documentation named after secrets (secrets.go,
+// credentials.ts) rather than holding them.
+var notCredentialName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:(?:id_[a-z0-9_]+|ssh_host_.*_key)\.pub|` +
+		`\.?(?:secrets?|credentials?)(?:[._-]test)?\.(?:go|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|scala|c|h|cc|cpp|hpp|cs|swift|m|rb|php|ex|exs|erl|hs|ml|lua|dart|md|rst|adoc|html|css|scss|vue|svelte|proto|graphql|sql))$`)
+})
 
 // foldName maps a file name to the form the deny-list is matched against:
 // NFKD-normalized with combining marks dropped (full-width and
 // compatibility look-alikes collapse to ASCII), format characters (zero-width
-// joiners, BOMs) and variation selectors removed, lower-cased, and trailing dots and spaces trimmed (Windows
-// ignores them, so ".env." opens ".env" there).
+// joiners, BOMs) and variation selectors removed, lower-cased, and trailing
+// dots and spaces trimmed (Windows ignores them, so ".env." opens ".env"
+// there).
 func foldName(name string) string {
 	n := norm.NFKD.String(name)
 	n = strings.Map(func(r rune) rune {
@@ -71,15 +167,28 @@ func IsProtectedName(name string) bool {
 	if name == "" {
 		return false
 	}
-	if protectedName().MatchString(foldName(name)) {
-		return true
+	for _, form := range nameForms(name) {
+		if protectedName().MatchString(form) && !notCredentialName().MatchString(form) {
+			return true
+		}
 	}
-	lower := strings.ToLower(norm.NFKC.String(name))
-	return protectedName().MatchString(lower)
+	return false
+}
+
+// nameForms are the spellings of one component that are each matched: the
+// folded name, the folded name before an NTFS stream suffix (":$DATA") and
+// the plain NFKC lower-case form.
+func nameForms(name string) []string {
+	folded := foldName(name)
+	forms := []string{folded, strings.ToLower(norm.NFKC.String(name))}
+	if i := strings.Index(folded, ":"); i > 0 {
+		forms = append(forms, strings.TrimRight(folded[:i], ". "))
+	}
+	return forms
 }
 
 // IsProtectedPath reports whether a slash- or backslash-separated path has a
-// protected component or ends with a protected multi-component location.
+// protected component or contains a protected multi-component location.
 func IsProtectedPath(p string) bool {
 	parts := splitComponents(p)
 	folded := make([]string, 0, len(parts))
@@ -89,14 +198,23 @@ func IsProtectedPath(p string) bool {
 		}
 		folded = append(folded, foldName(c))
 	}
-	for _, suffix := range protectedSuffixes {
-		if len(folded) < len(suffix) {
-			continue
+	for _, f := range credentialFamilies {
+		for _, loc := range f.Locations {
+			if containsSequence(folded, loc) {
+				return true
+			}
 		}
-		tail := folded[len(folded)-len(suffix):]
+	}
+	return false
+}
+
+// containsSequence reports whether seq occurs as consecutive elements of
+// parts; a location names a file or a directory, so it may sit anywhere.
+func containsSequence(parts, seq []string) bool {
+	for i := 0; i+len(seq) <= len(parts); i++ {
 		match := true
-		for i := range suffix {
-			if tail[i] != suffix[i] {
+		for j := range seq {
+			if parts[i+j] != seq[j] {
 				match = false
 				break
 			}

@@ -1,6 +1,7 @@
 package security
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -29,6 +30,63 @@ type Roots struct {
 	configured []string
 	ignored    []string
 	known      map[string]struct{}
+	workspaces WorkspaceLookup
+}
+
+// WorkspaceLookup reports whether dir is the working directory of a
+// provider session the runtime has seen (in any process sharing the store).
+type WorkspaceLookup func(ctx context.Context, dir string) (bool, error)
+
+// SetWorkspaceLookup makes the working directories of known sessions
+// approved roots too. It is set once while the runtime is assembled.
+func (r *Roots) SetWorkspaceLookup(fn WorkspaceLookup) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.workspaces = fn
+}
+
+// Directory returns the resolved form of the absolute directory dir when it
+// is an approved root or lies inside one (configured in
+// INTEROP_PROJECT_ROOTS, added, or the working directory of a known
+// session), for use as the root of reads and listings. Containment is
+// decided on resolved paths: a symlink inside a root that leads out is not
+// inside it.
+func (r *Roots) Directory(ctx context.Context, dir string) (string, error) {
+	if !filepath.IsAbs(dir) || strings.ContainsRune(dir, 0) {
+		return "", ErrNotApproved
+	}
+	clean := filepath.Clean(dir)
+	real, err := filepath.EvalSymlinks(clean)
+	if err != nil {
+		return "", ErrNotApproved
+	}
+	for _, candidate := range r.List() {
+		rc, err := filepath.EvalSymlinks(candidate)
+		if err != nil {
+			continue
+		}
+		if _, err := insideRoot(rc, real); err == nil {
+			return real, nil
+		}
+	}
+	r.mu.RLock()
+	lookup := r.workspaces
+	r.mu.RUnlock()
+	if lookup != nil {
+		for _, form := range []string{clean, real} {
+			ok, err := lookup(ctx, form)
+			if err != nil {
+				return "", fmt.Errorf("look up known session workspaces: %w", err)
+			}
+			if ok {
+				if form != string(filepath.Separator) {
+					_ = r.Add(clean)
+				}
+				return real, nil
+			}
+		}
+	}
+	return "", ErrNotApproved
 }
 
 // NewRoots builds the approved roots from lookup (normally os.LookupEnv).

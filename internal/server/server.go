@@ -18,7 +18,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/callinfo"
 	"github.com/agent-interop/runtime/internal/progress"
+	"github.com/agent-interop/runtime/internal/secrets"
+	"github.com/agent-interop/runtime/internal/tokens"
 )
 
 // Name is the MCP server name.
@@ -34,10 +37,18 @@ type Options struct {
 	Version  string
 	Handlers catalogs.Handlers
 	Logger   *slog.Logger
+	// Redactor is the one redactor every answer and tool error passes
+	// through (default: secrets.Default, built on the first call).
+	Redactor func() *secrets.Redactor
 	// AfterInitialize runs once, in its own goroutine, after the client's
 	// initialized notification: start-up work that must not delay
 	// initialize (reconciliation of interrupted sends, provider warm-up).
 	AfterInitialize func(context.Context)
+	// Tokens counts o200k tokens for the answer budgets; defaults to the
+	// lazily loaded tiktoken-go codec (never loaded at start-up).
+	Tokens tokens.Counter
+	// SessionID names each new HTTP session (the SDK's default when nil).
+	SessionID func() string
 }
 
 // Server is one MCP server over one profile.
@@ -46,6 +57,7 @@ type Server struct {
 	entries []*catalogs.Entry
 	byName  map[string]mcp.ToolHandler
 	opts    Options
+	guard   guard
 
 	listOnce sync.Once
 	list     []byte
@@ -67,7 +79,13 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, entries: opts.Profile.Entries(opts.ReadOnly)}
+	if opts.Tokens == nil {
+		opts.Tokens = tokens.NewO200k()
+	}
+	if opts.Redactor == nil {
+		opts.Redactor = secrets.Default
+	}
+	s := &Server{opts: opts, entries: opts.Profile.Entries(opts.ReadOnly), guard: guard{counter: opts.Tokens}}
 	s.background, s.stopBg = context.WithCancel(context.Background())
 	s.byName = make(map[string]mcp.ToolHandler, len(s.entries))
 	for _, e := range s.entries {
@@ -77,6 +95,7 @@ func New(opts Options) *Server {
 		Logger:             opts.Logger,
 		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		InitializedHandler: s.initialized,
+		GetSessionID:       opts.SessionID,
 	})
 	s.mcp.AddReceivingMiddleware(s.tools)
 	return s
@@ -120,7 +139,7 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 			// session): it becomes this call's tool error.
 			if p := recover(); p != nil {
 				s.opts.Logger.Error("tool panicked", "tool", e.Name, "panic", fmt.Sprint(p))
-				res, err = toolError(fmt.Sprintf("%s failed: internal error (%v)", e.Name, p)), nil
+				res, err = s.toolError(fmt.Sprintf("%s failed: internal error (%v)", e.Name, p)), nil
 			}
 		}()
 		raw := req.Params.Arguments
@@ -128,49 +147,77 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 			raw = json.RawMessage("{}")
 		}
 		if len(raw) > MaxArgumentBytes {
-			return toolError(fmt.Sprintf("invalid arguments for %s: arguments are %d bytes; the limit is %d", e.Name, len(raw), MaxArgumentBytes)), nil
+			return s.toolError(fmt.Sprintf("invalid arguments for %s: arguments are %d bytes; the limit is %d", e.Name, len(raw), MaxArgumentBytes)), nil
 		}
 		in, err := e.Decode(raw)
 		if err != nil {
-			return toolError(err.Error()), nil
+			return s.toolError(err.Error()), nil
 		}
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			ctx = progress.With(ctx, func(p, total float64, msg string) {
 				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: total, Message: msg})
 			})
 		}
+		if e.Legacy {
+			ctx = callinfo.WithLegacy(ctx)
+		}
 		out, err := e.Call(ctx, s.opts.Handlers, in)
 		if err != nil {
 			var ni *catalogs.NotImplementedError
+			msg := s.opts.Redactor().String(err.Error())
 			if !errors.As(err, &ni) && ctx.Err() == nil {
-				s.opts.Logger.Debug("tool failed", "tool", e.Name, "err", err)
+				s.opts.Logger.Debug("tool failed", "tool", e.Name, "err", msg)
 			}
-			return toolError(err.Error()), nil
+			return s.toolError(msg), nil
 		}
-		encoded, eerr := answer(out, e.Response)
+		encoded, eerr := s.answer(out, e)
 		if eerr != nil {
 			s.opts.Logger.Error("tool answer not encodable", "tool", e.Name, "err", eerr)
-			return toolError(fmt.Sprintf("%s produced an answer that cannot be encoded: %v", e.Name, eerr)), nil
+			return s.toolError(fmt.Sprintf("%s produced an answer that cannot be encoded: %v", e.Name, eerr)), nil
 		}
 		return encoded, nil
 	}
 }
 
-func toolError(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+// toolError is a tool error whose text went through the redactor: provider
+// error texts quote what the provider saw.
+func (s *Server) toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s.opts.Redactor().String(msg)}}}
 }
 
 // answer encodes a handler's value as compact JSON text and as
-// structuredContent (always an object). A legacy alias gets its 0.3.x
-// shape in the text.
-func answer(out any, r catalogs.Response) (*mcp.CallToolResult, error) {
-	body, err := marshal(out)
+// structuredContent (always an object), within the tool's answer budget
+// and the wire cap: a page that would pass either is cut short with
+// nextCursor (see guard). A legacy alias gets its 0.3.x shape in the text.
+// This is the choke point of secret redaction: every string of every answer
+// (file text, verification output, diffs, event data, provider texts)
+// passes through the redactor before it leaves, whichever tool built it;
+// the guard measures redacted pages.
+func (s *Server) answer(out any, e *catalogs.Entry) (*mcp.CallToolResult, error) {
+	red := s.opts.Redactor()
+	encode := func(v any) ([]byte, error) {
+		b, err := marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return red.JSON(b), nil
+	}
+	body, err := encode(out)
 	if err != nil {
 		return nil, err
 	}
 	if len(body) == 0 || body[0] != '{' {
 		return nil, errors.New("answer is not a JSON object")
 	}
+	fit, err := s.guard.fit(out, body, e.Budget, encode)
+	if err != nil {
+		return nil, err
+	}
+	if fit.cut {
+		s.opts.Logger.Debug("answer page cut to its budget", "tool", e.Name, "budget", e.Budget, "bytes", len(fit.body), "tokenized", fit.counted)
+	}
+	body = fit.body
+	r := e.Response
 	text := body
 	switch {
 	case r.Unwrap != "":
@@ -186,10 +233,15 @@ func answer(out any, r catalogs.Response) (*mcp.CallToolResult, error) {
 	case r.WrapArray:
 		text = append(append([]byte{'['}, body...), ']')
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
-		StructuredContent: json.RawMessage(body),
-	}, nil
+	text, structured, err := capWire(text, body)
+	if err != nil {
+		return s.toolError(fmt.Sprintf("%s: %v", e.Name, err)), nil
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+	if structured != nil {
+		res.StructuredContent = structured
+	}
+	return res, nil
 }
 
 func marshal(v any) ([]byte, error) {

@@ -48,6 +48,9 @@ func (s *Store) markDirty() {
 // Checkpoint copies committed WAL frames into the database file without
 // blocking readers or writers (PRAGMA wal_checkpoint(PASSIVE)).
 func (s *Store) Checkpoint(ctx context.Context) error {
+	if s.pg != nil {
+		return nil // PostgreSQL checkpoints by itself
+	}
 	_, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 	return err
 }

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // envWriter makes the test binary act as the writer child of
@@ -22,14 +22,14 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(envWriter); path != "" {
 		os.Exit(runWriter(path))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // runWriter appends work rows forever, one per transaction, and prints each
 // ID only after its transaction committed.
-func runWriter(path string) int {
+func runWriter(location string) int {
 	ctx := context.Background()
-	s, err := Open(ctx, path)
+	s, err := Open(ctx, location)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -57,11 +57,14 @@ func TestDurabilityAcrossSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns writer processes")
 	}
+	pgtest.EachDialect(t, testDurabilityAcrossSIGKILL)
+}
+
+func testDurabilityAcrossSIGKILL(t *testing.T, path string) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "interop.db")
 	openT(t, path).Close() // migrate once so both writers start on the fast path
 
 	acked := map[string]bool{}
@@ -113,6 +116,9 @@ func TestDurabilityAcrossSIGKILL(t *testing.T) {
 	// At most one record per round may be committed but not yet printed.
 	if extra := len(ids) - len(acked); extra < 0 || extra > 3 {
 		t.Errorf("stored %d records, acknowledged %d", len(ids), len(acked))
+	}
+	if s.Dialect() != sqliteDialect {
+		return
 	}
 	if problem, err := integrityProblem(ctx, s.DB()); err != nil || problem != "" {
 		t.Fatalf("integrity after SIGKILL: %q, %v", problem, err)

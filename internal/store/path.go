@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 )
 
 // EnvDB is the environment variable that overrides the store location.
@@ -19,12 +20,16 @@ const (
 // LookupEnv has the signature of os.LookupEnv; tests pass a map-backed fake.
 type LookupEnv func(key string) (string, bool)
 
-// ResolvePath returns the store file path: INTEROP_DB when set and not
+// ResolvePath returns the store location: INTEROP_DB when set and not
 // blank, otherwise ~/.agent-interop-runtime/interop.db, where the home
 // directory comes from HOME (or USERPROFILE on Windows-like environments).
-// A relative INTEROP_DB is made absolute against the process directory.
+// A PostgreSQL URL (see [IsPostgres]) is returned as it is; a relative file
+// path is made absolute against the process directory.
 func ResolvePath(lookup LookupEnv) (string, error) {
 	if v, ok := lookup(EnvDB); ok && v != "" {
+		if IsPostgres(v) {
+			return strings.TrimSpace(v), nil
+		}
 		abs, err := filepath.Abs(v)
 		if err != nil {
 			return "", fmt.Errorf("resolve %s=%q: %w", EnvDB, v, err)

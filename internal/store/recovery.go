@@ -71,6 +71,9 @@ func (s *Store) setRecovery(r *Recovery) {
 // never moved aside (or the recovery was acknowledged). On the fast path the
 // record is read from the meta table on the first call and then cached.
 func (s *Store) Recovery(ctx context.Context) (*Recovery, error) {
+	if s.pg != nil {
+		return nil, nil // a team store is never moved aside
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.recoveryLoaded {
@@ -93,6 +96,9 @@ func (s *Store) Recovery(ctx context.Context) (*Recovery, error) {
 // AcknowledgeRecovery clears the persisted recovery record (after a person
 // has looked at the preserved file).
 func (s *Store) AcknowledgeRecovery(ctx context.Context) error {
+	if s.pg != nil {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := deleteMeta(ctx, s.db, metaRecovery); err != nil {

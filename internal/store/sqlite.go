@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -217,15 +216,6 @@ func createFile(path string, dirMode, fileMode os.FileMode) error {
 	}
 	return f.Close()
 }
-
-// writeTxOptions are the options for a write transaction. On SQLite the DSN's
-// _txlock=immediate already makes every non-read-only BEGIN an immediate one;
-// a PostgreSQL backend would ask for sql.LevelSerializable here.
-func writeTxOptions() *sql.TxOptions { return nil }
-
-// readTxOptions are the options for a snapshot read: modernc issues a plain
-// (deferred) BEGIN for read-only transactions.
-func readTxOptions() *sql.TxOptions { return &sql.TxOptions{ReadOnly: true} }
 
 // dirOf is filepath.Dir, named for readability at the call site.
 func dirOf(path string) string { return filepath.Dir(path) }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
@@ -47,6 +48,7 @@ type Option func(*options)
 type options struct {
 	clock  Clock
 	verify bool
+	lazy   bool
 }
 
 // WithClock sets the clock used to name preserved files and stamp recovery
@@ -57,12 +59,23 @@ func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
 // it runs PRAGMA quick_check and moves a damaged file aside (doctor uses it).
 func WithIntegrityCheck() Option { return func(o *options) { o.verify = true } }
 
+// WithLazyConnect makes Open of a team store (PostgreSQL) return without
+// contacting the server: the first query connects and checks the schema,
+// and an unreachable server fails that query, not Open. serve uses it so it
+// answers initialize (and get_runtime_status says why the store is down)
+// while the database is unreachable. No effect on SQLite, whose Open never
+// connects on the fast path.
+func WithLazyConnect() Option { return func(o *options) { o.lazy = true } }
+
 // Store is an open coordination store.
 type Store struct {
-	path   string
-	db     *sql.DB
-	client *ent.Client
-	clock  Clock
+	dialect  string // ent's dialect name: dialect.SQLite or dialect.Postgres
+	path     string // the SQLite file ("" on PostgreSQL)
+	location string // what to print: the path, or the URL without its password
+	db       *sql.DB
+	client   *ent.Client
+	clock    Clock
+	pg       *pgState // PostgreSQL only
 
 	// writeSlot serialises this process's writers so they queue in Go
 	// instead of sleeping in SQLite's busy handler. Correctness between
@@ -74,6 +87,7 @@ type Store struct {
 	checkpointDone chan struct{}
 	closeOnce      sync.Once
 	checkpoints    atomic.Int64 // background checkpoints run (for tests)
+	retries        atomic.Int64 // write transactions run again (PostgreSQL)
 
 	mu             sync.Mutex // guards the recovery fields
 	recovery       *Recovery
@@ -81,20 +95,30 @@ type Store struct {
 	migrated       bool
 }
 
-// Open opens (creating if needed) the store at path.
+// Open opens (creating if needed) the store at location: a PostgreSQL URL
+// (see [IsPostgres]) opens a team store, anything else is a SQLite file.
 //
-// Fast path: when the file header carries our application id and the
+// On PostgreSQL the first connection checks the schema version recorded in
+// the meta table, creates the schema in an empty database, and refuses a
+// database at another version (left untouched) or one holding another
+// application's tables; Open connects at once unless [WithLazyConnect].
+//
+// SQLite fast path: when the file header carries our application id and the
 // current schema stamp, Open reads nothing else and opens no connection
 // (database/sql connects on first use). Otherwise the slow path checks the
 // file (foreign tables, quick_check), migrates in one write transaction and
 // stamps the header. A file that is not a database, or that SQLite reports
 // as damaged, is moved aside (see [Store.Recovery]); another application's
 // database is refused with an error wrapping [ErrForeignStore].
-func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+func Open(ctx context.Context, location string, opts ...Option) (*Store, error) {
 	o := options{clock: SystemClock{}}
 	for _, f := range opts {
 		f(&o)
 	}
+	if IsPostgres(location) {
+		return openPostgres(ctx, location, o)
+	}
+	path := location
 	h, err := inspectHeader(path)
 	if err != nil {
 		return nil, err
@@ -147,7 +171,9 @@ func openDB(path string, clock Clock) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	s := &Store{
+		dialect:        dialect.SQLite,
 		path:           path,
+		location:       path,
 		db:             db,
 		client:         ent.NewClient(ent.Driver(entsql.OpenDB(sqliteDialect, db))),
 		clock:          clock,
@@ -247,7 +273,7 @@ func (s *Store) prepare(ctx context.Context, kind fileKind, rec *Recovery) error
 				"Use the build that wrote it, or move the file aside (or set INTEROP_DB) to start a new store",
 				ErrSchemaMismatch, s.path, have, want)
 		}
-		for _, stmt := range schemaStatements() {
+		for _, stmt := range schemaStatements(schemaSQL) {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("create store schema (%.60s): %w", stmt, err)
 			}
@@ -300,23 +326,94 @@ func (s *Store) corruptionHint(err error) error {
 // Client returns the ent client. Prefer [Store.Tx] for anything that writes.
 func (s *Store) Client() *ent.Client { return s.client }
 
-// DB returns the underlying database handle.
+// DB returns the underlying database handle. Raw SQL on it must be
+// dialect-neutral with placeholders passed through [Store.Rebind].
 func (s *Store) DB() *sql.DB { return s.db }
 
-// Path returns the store file path.
+// Path returns the SQLite store file path ("" for a team store on
+// PostgreSQL; see [Store.Location]).
 func (s *Store) Path() string { return s.path }
 
-// Migrated reports whether this Open ran the schema migration (false on the
-// fast path).
-func (s *Store) Migrated() bool { return s.migrated }
+// Location names the store for people: the SQLite file path, or the
+// PostgreSQL URL with its password replaced. Safe to print and log.
+func (s *Store) Location() string { return s.location }
 
-// Close stops the background checkpointer and closes the database (SQLite
-// checkpoints the WAL when its last connection closes).
+// Dialect returns ent's name of the store's SQL dialect ("sqlite3" or
+// "postgres").
+func (s *Store) Dialect() string { return s.dialect }
+
+// Shared reports whether the store is a team store that several machines
+// may use at once (PostgreSQL): provider sessions then carry their host.
+func (s *Store) Shared() bool { return s.dialect == dialect.Postgres }
+
+// SchemaVersion returns the schema version this build expects of the
+// store's dialect.
+func (s *Store) SchemaVersion() string {
+	if s.dialect == dialect.Postgres {
+		return postgresVersion()
+	}
+	return sqliteVersion()
+}
+
+// Migrated reports whether this Open ran the schema migration (false on the
+// fast path). On a lazily opened team store it turns true once the first
+// connection created the schema.
+func (s *Store) Migrated() bool {
+	if s.pg != nil {
+		s.pg.mu.Lock()
+		defer s.pg.mu.Unlock()
+		return s.pg.migrated
+	}
+	return s.migrated
+}
+
+// Retries reports how many times this Store ran a write transaction again
+// after PostgreSQL aborted it for a serialization failure or a deadlock.
+func (s *Store) Retries() int64 { return s.retries.Load() }
+
+// Check reports whether the store can be used now: on PostgreSQL it
+// connects (checking the schema on a first connection) within ctx and
+// returns why not; on SQLite it returns nil (Open already checked the
+// file).
+func (s *Store) Check(ctx context.Context) error {
+	if s.dialect != dialect.Postgres {
+		return nil
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		if errors.Is(err, ErrSchemaMismatch) || errors.Is(err, ErrForeignStore) {
+			return err
+		}
+		if ctx.Err() != nil && !pgConnLost(err) {
+			return &ConnLostError{Location: s.location, Err: fmt.Errorf("no answer in time: %w", err)}
+		}
+		return s.explain(err)
+	}
+	return nil
+}
+
+// explain turns a lost PostgreSQL connection into a *ConnLostError naming
+// the store; every other error (and every SQLite error) is returned as is.
+func (s *Store) explain(err error) error {
+	if err == nil || s.dialect != dialect.Postgres {
+		return err
+	}
+	var lost *ConnLostError
+	var unknown *CommitUnknownError
+	if errors.As(err, &lost) || errors.As(err, &unknown) || !pgConnLost(err) {
+		return err
+	}
+	return &ConnLostError{Location: s.location, Err: err}
+}
+
+// Close stops the background checkpointer (SQLite) and closes the
+// database (SQLite checkpoints the WAL when its last connection closes).
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() {
-		close(s.closing)
-		<-s.checkpointDone
-	})
+	if s.closing != nil {
+		s.closeOnce.Do(func() {
+			close(s.closing)
+			<-s.checkpointDone
+		})
+	}
 	return s.db.Close()
 }
 
@@ -360,3 +457,18 @@ func checkTables(path string, tables []string) error {
 	}
 	return nil
 }
+
+// Clock returns the clock the coordination services should stamp records
+// with: the store's clock, cut to the precision the dialect stores
+// (PostgreSQL keeps microseconds), so a record answered right after a write
+// carries the same times as when it is read back later.
+func (s *Store) Clock() Clock {
+	if s.pg != nil {
+		return microClock{s.clock}
+	}
+	return s.clock
+}
+
+type microClock struct{ c Clock }
+
+func (m microClock) Now() time.Time { return m.c.Now().Truncate(time.Microsecond) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/store/internal/ddl"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 type fixedClock struct{ t time.Time }
@@ -39,6 +40,7 @@ func TestResolvePath(t *testing.T) {
 		err  string
 	}{
 		{name: "override", env: map[string]string{"INTEROP_DB": "/tmp/x.db", "HOME": "/home/u"}, want: "/tmp/x.db"},
+		{name: "team store URL kept as is", env: map[string]string{"INTEROP_DB": " postgres://app@db:5432/interop ", "HOME": "/home/u"}, want: "postgres://app@db:5432/interop"},
 		{name: "blank override ignored", env: map[string]string{"INTEROP_DB": "", "HOME": "/home/u"}, want: "/home/u/.agent-interop-runtime/interop.db"},
 		{name: "default", env: map[string]string{"HOME": "/home/u"}, want: "/home/u/.agent-interop-runtime/interop.db"},
 		{name: "userprofile", env: map[string]string{"USERPROFILE": "/users/u"}, want: "/users/u/.agent-interop-runtime/interop.db"},
@@ -127,15 +129,18 @@ func TestOpenRefusesAnotherSchemaVersionAndLeavesTheFile(t *testing.T) {
 	}
 }
 
-// TestSchemaSQLIsCurrent fails when schema.sql no longer matches what
-// ent's migration renders for the ent schema: run go generate ./internal/store.
+// TestSchemaSQLIsCurrent fails when schema.sql or schema_postgres.sql no
+// longer matches what ent's migration renders for the ent schema: run go
+// generate ./internal/store.
 func TestSchemaSQLIsCurrent(t *testing.T) {
-	want, err := ddl.Generate(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(want) != schemaSQL {
-		t.Fatal("internal/store/schema.sql is stale; run: go generate ./internal/store")
+	for name, have := range map[string]string{"sqlite3": schemaSQL, "postgres": postgresSchemaSQL} {
+		want, err := ddl.Generate(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(want) != have {
+			t.Errorf("the %s DDL embedded in internal/store is stale; run: go generate ./internal/store", name)
+		}
 	}
 }
 
@@ -251,7 +256,11 @@ func TestOpenAcceptsEmptyFile(t *testing.T) {
 }
 
 func TestTxRollsBackOnErrorAndPanic(t *testing.T) {
-	s := openT(t, filepath.Join(t.TempDir(), "interop.db"))
+	pgtest.EachDialect(t, testTxRollsBackOnErrorAndPanic)
+}
+
+func testTxRollsBackOnErrorAndPanic(t *testing.T, location string) {
+	s := openT(t, location)
 	ctx := context.Background()
 	boom := errors.New("boom")
 	err := s.Tx(ctx, func(tx *ent.Tx) error {
@@ -280,8 +289,11 @@ func TestTxRollsBackOnErrorAndPanic(t *testing.T) {
 }
 
 func TestTwoStoresOnOneFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "interop.db")
-	a, b := openT(t, path), openT(t, path)
+	pgtest.EachDialect(t, testTwoStoresOnOneDatabase)
+}
+
+func testTwoStoresOnOneDatabase(t *testing.T, location string) {
+	a, b := openT(t, location), openT(t, location)
 	ctx := context.Background()
 	errs := make(chan error, 2)
 	for i, s := range []*Store{a, b} {

@@ -29,28 +29,40 @@ const (
 const createMetaSQL = "CREATE TABLE IF NOT EXISTS " + metaTable +
 	" (key VARCHAR(64) NOT NULL PRIMARY KEY, value TEXT NOT NULL)"
 
-// schemaSQL is the DDL of every ent table, generated from ent/schema by
-// internal/store/internal/schemagen (see TestSchemaSQLIsCurrent). The
-// runtime creates the store from it instead of linking ent's migration
-// engine, which would add its start-up cost to every spawn.
+// schemaSQL and postgresSchemaSQL are the DDL of every ent table, generated
+// from ent/schema by internal/store/internal/schemagen (see
+// TestSchemaSQLIsCurrent), one file per dialect. The runtime creates the
+// store from them instead of linking ent's migration engine, which would
+// add its start-up cost to every spawn.
 //
-//go:generate go run ./internal/schemagen schema.sql
+//go:generate go run ./internal/schemagen sqlite3 schema.sql
+//go:generate go run ./internal/schemagen postgres schema_postgres.sql
 //go:embed schema.sql
 var schemaSQL string
 
-// SchemaVersion returns the version the compiled binary expects: a SHA-256
-// over storeFormat and the generated DDL.
-func SchemaVersion() string { return compiledVersion() }
+//go:embed schema_postgres.sql
+var postgresSchemaSQL string
 
-var compiledVersion = sync.OnceValue(func() string {
-	sum := sha256.Sum256([]byte(storeFormat + "\n" + schemaSQL))
+// SchemaVersion returns the version the compiled binary expects of a SQLite
+// store: a SHA-256 over storeFormat and the generated DDL. A team store on
+// PostgreSQL has its own ([Store.SchemaVersion]), so a change in how one
+// dialect is rendered never refuses the other dialect's stores.
+func SchemaVersion() string { return sqliteVersion() }
+
+var (
+	sqliteVersion   = sync.OnceValue(func() string { return versionOf(schemaSQL) })
+	postgresVersion = sync.OnceValue(func() string { return versionOf(postgresSchemaSQL) })
+)
+
+func versionOf(ddl string) string {
+	sum := sha256.Sum256([]byte(storeFormat + "\n" + ddl))
 	return hex.EncodeToString(sum[:])
-})
+}
 
-// schemaStatements returns the DDL statements in order.
-func schemaStatements() []string {
+// schemaStatements returns the DDL statements of one generated file in order.
+func schemaStatements(ddl string) []string {
 	var out []string
-	for _, line := range strings.Split(schemaSQL, "\n") {
+	for _, line := range strings.Split(ddl, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "--") {
 			continue

@@ -2,30 +2,54 @@ package workflow
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 )
 
-const workUsage = "usage: interop-runtime work list [--json] | show <workId> [--json] | graph [--json]"
+const workUsage = `usage: interop-runtime work list [--status S] [--session S] [--limit N] [--cursor C] [--all] [--json]
+       interop-runtime work show <workId> [--limit N] [--cursor C] [--json]
+       interop-runtime work graph [--json | --dot | --mermaid]        (the whole store, streamed)
+       interop-runtime work graph --work <workId> [--depth N] [--json] (one neighbourhood)`
 
 // RunWorkCLI runs `interop-runtime work ...` and returns the exit code:
 // 0 on success, 1 when the command failed, 2 on a usage error. Output is a
 // readable table by default and compact JSON (the MCP answer shape) with
-// --json.
+// --json. `work graph` streams the whole store (JSON Lines, DOT or
+// Mermaid) without holding it in memory; `work list --all` pages through
+// every work the same way.
 func RunWorkCLI(ctx context.Context, svc *Service, args []string, stdout, stderr io.Writer) int {
-	asJSON := false
+	fs := flag.NewFlagSet("work", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "")
+	dot := fs.Bool("dot", false, "")
+	mermaid := fs.Bool("mermaid", false, "")
+	all := fs.Bool("all", false, "")
+	status := fs.String("status", "", "")
+	session := fs.String("session", "", "")
+	limit := fs.Int64("limit", 0, "")
+	cursor := fs.String("cursor", "", "")
+	workID := fs.String("work", "", "")
+	depth := fs.Int64("depth", DefaultGraphDepth, "")
 	var rest []string
 	for _, a := range args {
-		switch a {
-		case "--json", "-json":
-			asJSON = true
-		case "-h", "--help", "help":
+		if a == "-h" || a == "--help" || a == "help" {
 			fmt.Fprintln(stdout, workUsage)
 			return 0
-		default:
-			rest = append(rest, a)
+		}
+	}
+	// Flags may follow the subcommand and its argument.
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			fmt.Fprintln(stderr, workUsage)
+			return 2
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			rest = append(rest, args[0])
+			args = args[1:]
 		}
 	}
 	if len(rest) == 0 {
@@ -37,18 +61,41 @@ func RunWorkCLI(ctx context.Context, svc *Service, args []string, stdout, stderr
 		err    error
 	)
 	switch {
+	case rest[0] == "list" && len(rest) == 1 && *all:
+		err = streamWorkList(ctx, svc, WorkFilter{Status: *status, Session: *session}, *asJSON, stdout)
+		if err == nil {
+			return 0
+		}
 	case rest[0] == "list" && len(rest) == 1:
 		var l WorkList
-		l, err = svc.ListWorks(ctx)
-		result, render = l, func(w io.Writer) { renderWorkList(w, l) }
+		l, err = svc.ListWorks(ctx, ListWorksInput{WorkFilter: WorkFilter{Status: *status, Session: *session}, Limit: *limit, Cursor: *cursor})
+		result, render = l, func(w io.Writer) { renderWorkList(w, l, true) }
 	case rest[0] == "show" && len(rest) == 2:
 		var d WorkDetail
-		d, err = svc.GetWork(ctx, rest[1])
+		d, err = svc.GetWork(ctx, GetWorkInput{WorkID: rest[1], Limit: *limit, Cursor: *cursor})
 		result, render = d, func(w io.Writer) { renderWorkDetail(w, d) }
-	case rest[0] == "graph" && len(rest) == 1:
+	case rest[0] == "graph" && len(rest) == 1 && *workID != "":
 		var g Graph
-		g, err = svc.WorkGraph(ctx)
+		g, err = svc.WorkGraph(ctx, GraphInput{WorkID: *workID, Depth: depth, Limit: *limit, Cursor: *cursor})
 		result, render = g, func(w io.Writer) { renderGraph(w, g) }
+	case rest[0] == "graph" && len(rest) == 1:
+		var sink graphWriter
+		switch {
+		case *dot:
+			sink = newDOTWriter(stdout)
+		case *mermaid:
+			sink = newMermaidWriter(stdout)
+		case *asJSON:
+			sink = newJSONLinesWriter(stdout)
+		default:
+			sink = newTableWriter(stdout)
+		}
+		if err = svc.StreamGraph(ctx, sink); err == nil {
+			err = sink.Close()
+		}
+		if err == nil {
+			return 0
+		}
 	default:
 		fmt.Fprintln(stderr, workUsage)
 		return 2
@@ -57,7 +104,7 @@ func RunWorkCLI(ctx context.Context, svc *Service, args []string, stdout, stderr
 		fmt.Fprintln(stderr, "interop-runtime work:", err)
 		return 1
 	}
-	if asJSON {
+	if *asJSON {
 		raw, err := compactJSON(result)
 		if err != nil {
 			fmt.Fprintln(stderr, "interop-runtime work:", err)
@@ -68,6 +115,34 @@ func RunWorkCLI(ctx context.Context, svc *Service, args []string, stdout, stderr
 	}
 	render(stdout)
 	return 0
+}
+
+// streamWorkList prints every work the filter selects, page by page.
+func streamWorkList(ctx context.Context, svc *Service, f WorkFilter, asJSON bool, w io.Writer) error {
+	cursor := ""
+	first := true
+	for {
+		l, err := svc.ListWorks(ctx, ListWorksInput{WorkFilter: f, Limit: MaxPageLimit, Cursor: cursor})
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			for _, x := range l.Works {
+				raw, err := compactJSON(x)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(w, string(raw))
+			}
+		} else {
+			renderWorkList(w, WorkList{Works: l.Works}, first)
+		}
+		first = false
+		if l.NextCursor == "" {
+			return nil
+		}
+		cursor = l.NextCursor
+	}
 }
 
 func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
@@ -88,17 +163,26 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-func renderWorkList(w io.Writer, l WorkList) {
-	if len(l.Works) == 0 {
+func renderWorkList(w io.Writer, l WorkList, header bool) {
+	if len(l.Works) == 0 && header {
 		fmt.Fprintln(w, "No work items.")
 		return
 	}
 	tw := table(w)
-	fmt.Fprintln(tw, "ID\tSTATUS\tUPDATED\tCRITERIA\tEVIDENCE\tOBJECTIVE")
+	if header {
+		fmt.Fprintln(tw, "ID\tSTATUS\tUPDATED\tCRITERIA\tEVIDENCE\tOBJECTIVE")
+	}
 	for _, x := range l.Works {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", x.ID, x.Status, x.UpdatedAt, x.AcceptanceCriteriaCount, len(x.EvidenceIDs), oneLine(x.ObjectivePreview, 60))
+		n := len(x.EvidenceIDs)
+		if x.EvidenceCount > 0 {
+			n = x.EvidenceCount
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", x.ID, x.Status, x.UpdatedAt, x.AcceptanceCriteriaCount, n, oneLine(x.ObjectivePreview, 60))
 	}
 	tw.Flush()
+	if l.NextCursor != "" {
+		fmt.Fprintf(w, "\nMore: --cursor %s (or --all)\n", l.NextCursor)
+	}
 }
 
 func renderWorkDetail(w io.Writer, d WorkDetail) {
@@ -154,6 +238,9 @@ func renderWorkDetail(w io.Writer, d WorkDetail) {
 		}
 		tw.Flush()
 	}
+	if d.NextCursor != "" {
+		fmt.Fprintf(w, "\nMore related records: --cursor %s\n", d.NextCursor)
+	}
 }
 
 func renderGraph(w io.Writer, g Graph) {
@@ -162,6 +249,13 @@ func renderGraph(w io.Writer, g Graph) {
 	}
 	fmt.Fprintf(w, "%d sessions, %d works, %d evidence, %d handoffs, %d reviews, %d claims, %d edges\n",
 		len(g.Sessions), len(g.Works), len(g.Evidence), len(g.Handoffs), len(g.Reviews), len(g.Claims), len(g.Edges))
+	if o := g.Omitted; o.Works+o.Evidence+o.Handoffs+o.Reviews+o.Claims+o.Edges > 0 {
+		fmt.Fprintf(w, "left out: %d works, %d evidence, %d handoffs, %d reviews, %d claims, %d edges (%s)\n",
+			o.Works, o.Evidence, o.Handoffs, o.Reviews, o.Claims, o.Edges, o.Narrow)
+	}
+	if g.NextCursor != "" {
+		fmt.Fprintf(w, "More: --cursor %s\n", g.NextCursor)
+	}
 	if len(g.Edges) == 0 {
 		return
 	}

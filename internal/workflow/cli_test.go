@@ -29,7 +29,9 @@ func TestRunWorkCLI(t *testing.T) {
 		{[]string{"show", a.ID}, 0, []string{"Work", a.ID, "Acceptance criteria:", "  - it works", "Evidence:", "provider_observed"}, false},
 		{[]string{"show", b.ID, "--json"}, 0, []string{`"work":{"id":"` + b.ID, `"dependsOn":["` + a.ID + `"]`}, true},
 		{[]string{"graph"}, 0, []string{"1 sessions, 2 works, 1 evidence", "depends_on", "blocks"}, false},
-		{[]string{"graph", "--json"}, 0, []string{`"stateRecoveryRequired":null`}, true},
+		{[]string{"graph", "--work", b.ID, "--json"}, 0, []string{`"stateRecoveryRequired":null`, `"works":[{"id":"` + b.ID}, true},
+		{[]string{"graph", "--dot"}, 0, []string{"digraph work {", `"` + b.ID + `" -> "` + a.ID + `" [label="depends_on"];`}, false},
+		{[]string{"graph", "--mermaid"}, 0, []string{"flowchart LR", "-->|blocks|"}, false},
 	}
 	for _, tt := range tests {
 		code, out, errs := run(tt.args...)
@@ -43,6 +45,32 @@ func TestRunWorkCLI(t *testing.T) {
 		}
 		if tt.json && (!jsonValid(out) || strings.Count(out, "\n") != 1) {
 			t.Errorf("%v: not one line of JSON: %s", tt.args, out)
+		}
+	}
+	// One page at a time, or every page with --all.
+	code, out, _ := run("list", "--limit", "1")
+	if code != 0 || !strings.Contains(out, b.ID) || strings.Contains(out, a.ID) || !strings.Contains(out, "More: --cursor ") {
+		t.Errorf("list --limit 1: %d\n%s", code, out)
+	}
+	cursor := strings.Fields(out[strings.Index(out, "More: --cursor ")+len("More: --cursor "):])[0]
+	if code, out, _ := run("list", "--limit", "1", "--cursor", cursor); code != 0 || !strings.Contains(out, a.ID) || strings.Contains(out, b.ID) {
+		t.Errorf("list --cursor: %d\n%s", code, out)
+	}
+	if code, out, _ := run("list", "--all", "--json"); code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, a.ID) || !strings.Contains(out, b.ID) {
+		t.Errorf("list --all --json: %d\n%s", code, out)
+	}
+	if code, _, errs := run("list", "--cursor", "bogus"); code != 1 || !strings.Contains(errs, "cursor") {
+		t.Errorf("list with a bad cursor: %d %s", code, errs)
+	}
+	// The streamed JSON graph is one record per line, recovery first.
+	_, out, _ = run("graph", "--json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[0] != `{"stateRecoveryRequired":null}` || len(lines) != 8 {
+		t.Errorf("graph --json lines = %q", lines)
+	}
+	for _, l := range lines {
+		if !jsonValid(l) {
+			t.Errorf("graph --json line is not JSON: %s", l)
 		}
 	}
 	if code, _, errs := run("show", "work_missing"); code != 1 || !strings.Contains(errs, "Unknown work work_missing") {

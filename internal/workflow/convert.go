@@ -3,6 +3,8 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"sort"
 	"strings"
 
 	"entgo.io/ent/dialect/sql"
@@ -16,22 +18,89 @@ import (
 
 // This file maps ent rows to the upstream-shaped result structs.
 
-// withWorkEdges eager-loads what a Work needs beyond its row: the IDs of its
-// evidence (oldest first) and of the works it depends on, in two queries for
-// any number of works.
+// MaxEmbeddedEvidenceIDs bounds the evidence IDs a work record embeds:
+// a work with more lists its newest ones and says how many there are.
+const MaxEmbeddedEvidenceIDs = 50
+
+// withWorkEdges eager-loads the IDs of the works each work depends on (at
+// most 100 per work, fixed at creation), in one query for the whole page.
+// Evidence IDs are loaded by embedEvidenceIDs, bounded per work.
 func withWorkEdges(q *ent.WorkItemQuery) *ent.WorkItemQuery {
-	return q.
-		WithEvidence(func(eq *ent.EvidenceQuery) {
-			eq.Select(evidence.FieldID, evidence.FieldWorkID, evidence.FieldCapturedAt).
-				Order(ent.Asc(evidence.FieldCapturedAt), ent.Asc(evidence.FieldID))
-		}).
-		WithDependsOn(func(dq *ent.WorkItemQuery) {
-			dq.Select(workitem.FieldID).Order(ent.Asc(workitem.FieldID))
-		})
+	return q.WithDependsOn(func(dq *ent.WorkItemQuery) {
+		dq.Select(workitem.FieldID).Order(ent.Asc(workitem.FieldID))
+	})
 }
 
-func toWork(w *ent.WorkItem) Work {
+// evidenceCounts carries, per work, the evidence count of a work whose
+// embedded IDs were capped.
+type evidenceCounts map[string]int
+
+// embedEvidenceIDs loads each work's newest MaxEmbeddedEvidenceIDs
+// evidence IDs into w.Edges.Evidence (oldest first, as 0.3.x lists them)
+// and returns the totals of the works that have more. One query serves the
+// whole page when its works hold few records together (the common case);
+// otherwise each work is read with its own bounded range scan, so a work
+// with a huge history never costs more than a page of it.
+func embedEvidenceIDs(ctx context.Context, tx *ent.Tx, works []*ent.WorkItem) (evidenceCounts, error) {
+	counts := evidenceCounts{}
+	if len(works) == 0 {
+		return counts, nil
+	}
+	ids := make([]string, len(works))
+	for i, w := range works {
+		ids[i] = w.ID
+	}
+	bound := MaxEmbeddedEvidenceIDs * len(works)
+	rows, err := tx.Evidence.Query().Where(evidence.WorkIDIn(ids...)).
+		Select(evidence.FieldID, evidence.FieldWorkID, evidence.FieldCapturedAt).Limit(bound + 1).All(ctx)
+	if err != nil {
+		return nil, wrapStore("read evidence ids", err)
+	}
+	if len(rows) <= bound {
+		byWork := map[string][]*ent.Evidence{}
+		for _, e := range rows {
+			byWork[*e.WorkID] = append(byWork[*e.WorkID], e)
+		}
+		for _, w := range works {
+			list := byWork[w.ID]
+			sort.Slice(list, func(i, j int) bool {
+				if !list[i].CapturedAt.Equal(list[j].CapturedAt) {
+					return list[i].CapturedAt.Before(list[j].CapturedAt)
+				}
+				return list[i].ID < list[j].ID
+			})
+			if n := len(list); n > MaxEmbeddedEvidenceIDs {
+				counts[w.ID] = n
+				list = list[n-MaxEmbeddedEvidenceIDs:]
+			}
+			w.Edges.Evidence = list
+		}
+		return counts, nil
+	}
+	for _, w := range works {
+		rows, err := tx.Evidence.Query().Where(evidence.WorkID(w.ID)).
+			Select(evidence.FieldID, evidence.FieldWorkID, evidence.FieldCapturedAt).
+			Order(evidenceNewestFirst()...).Limit(MaxEmbeddedEvidenceIDs + 1).All(ctx)
+		if err != nil {
+			return nil, wrapStore("read evidence ids of "+w.ID, err)
+		}
+		if len(rows) > MaxEmbeddedEvidenceIDs {
+			rows = rows[:MaxEmbeddedEvidenceIDs]
+			n, err := tx.Evidence.Query().Where(evidence.WorkID(w.ID)).Count(ctx)
+			if err != nil {
+				return nil, wrapStore("count evidence of "+w.ID, err)
+			}
+			counts[w.ID] = n
+		}
+		slices.Reverse(rows)
+		w.Edges.Evidence = rows
+	}
+	return counts, nil
+}
+
+func toWork(w *ent.WorkItem, counts evidenceCounts) Work {
 	return Work{
+		EvidenceCount:       counts[w.ID],
 		ID:                  w.ID,
 		Objective:           w.Objective,
 		AcceptanceCriteria:  nonNil(w.AcceptanceCriteria),
@@ -48,8 +117,9 @@ func toWork(w *ent.WorkItem) Work {
 	}
 }
 
-func toWorkPreview(w *ent.WorkItem) WorkPreview {
+func toWorkPreview(w *ent.WorkItem, counts evidenceCounts) WorkPreview {
 	return WorkPreview{
+		EvidenceCount:           counts[w.ID],
 		ID:                      w.ID,
 		SourceSession:           w.SourceSession,
 		DestinationSession:      w.DestinationSession,
@@ -96,6 +166,16 @@ func toEvidence(e *ent.Evidence) Evidence {
 		Data:        json.RawMessage(e.Data),
 		ContentHash: e.ContentHash,
 	}
+}
+
+// toEvidenceRecord is metadata, plus the data when full is set.
+func toEvidenceRecord(e *ent.Evidence, full bool) EvidenceRecord {
+	r := EvidenceRecord{EvidenceMeta: toEvidenceMeta(e)}
+	if full {
+		r.Data = json.RawMessage(e.Data)
+		r.DataBytes = len(e.Data)
+	}
+	return r
 }
 
 func toEvidenceMeta(e *ent.Evidence) EvidenceMeta {

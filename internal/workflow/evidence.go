@@ -9,6 +9,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/evidence"
 	"github.com/agent-interop/runtime/ent/workitem"
+	"github.com/agent-interop/runtime/internal/paging"
 )
 
 // AddEvidenceInput describes one evidence record. Data is any value
@@ -57,6 +58,7 @@ func (s *Service) AddEvidenceBatch(ctx context.Context, in []AddEvidenceInput) (
 	now := s.now()
 	out := make([]Evidence, 0, len(in))
 	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
+		out = out[:0] // a team store may run the transaction again
 		rows, err := s.insertEvidenceBulk(ctx, tx, recs, now)
 		if err != nil {
 			return err
@@ -177,24 +179,60 @@ func (s *Service) insertEvidenceBulk(ctx context.Context, tx *ent.Tx, recs []evi
 	return rows, nil
 }
 
-// ListEvidence returns evidence metadata (no data, plus dataBytes), newest
-// first; with a work ID only that work's records.
-func (s *Service) ListEvidence(ctx context.Context, workID *string) (EvidenceList, error) {
-	out := EvidenceList{Evidence: []EvidenceMeta{}}
-	err := s.st.Read(ctx, func(tx *ent.Tx) error {
+// ListEvidenceInput is list_evidence's argument.
+type ListEvidenceInput struct {
+	// WorkID keeps one work's records (the work must exist).
+	WorkID *string
+	// Session keeps the records of one session.
+	Session string
+	// Limit is the page size (0 means DefaultListLimit).
+	Limit int64
+	// Cursor is a nextCursor of an earlier page of the same filter.
+	Cursor string
+}
+
+// ListEvidence returns one page of evidence metadata (no data, plus
+// dataBytes), newest first, keyset-paged on (captured_at, id).
+func (s *Service) ListEvidence(ctx context.Context, in ListEvidenceInput) (EvidenceList, error) {
+	limit, err := paging.Limit(toolListEvidence, in.Limit, DefaultListLimit, MaxPageLimit)
+	if err != nil {
+		return EvidenceList{}, err
+	}
+	workID := ""
+	if in.WorkID != nil {
+		workID = *in.WorkID
+	}
+	f := paging.F("workId", workID, "session", in.Session)
+	after, err := decodeTimeKey(toolListEvidence, f, in.Cursor)
+	if err != nil {
+		return EvidenceList{}, err
+	}
+	out := EvidenceList{Evidence: []EvidenceMeta{}, filter: f}
+	err = s.st.Read(ctx, func(tx *ent.Tx) error {
 		q := tx.Evidence.Query()
-		if workID != nil {
-			if err := requireWorks(ctx, tx, []string{*workID}, ""); err != nil {
+		if in.WorkID != nil {
+			if err := requireWorks(ctx, tx, []string{workID}, ""); err != nil {
 				return err
 			}
-			q = q.Where(evidence.WorkID(*workID))
+			q = q.Where(evidence.WorkID(workID))
 		}
-		rows, err := q.Select(evidenceMetaFields()...).Order(evidenceNewestFirst()...).All(ctx)
+		if in.Session != "" {
+			q = q.Where(evidence.SessionID(in.Session))
+		}
+		if after.set() {
+			q = q.Where(keysetBefore(evidence.FieldCapturedAt, evidence.FieldID, after))
+		}
+		rows, err := q.Order(evidenceNewestFirst()...).Limit(limit + 1).Select(evidenceMetaFields()...).All(ctx)
 		if err != nil {
 			return wrapStore("list evidence", err)
 		}
-		for _, e := range rows {
+		more := len(rows) > limit
+		for _, e := range rows[:min(len(rows), limit)] {
 			out.Evidence = append(out.Evidence, toEvidenceMeta(e))
+		}
+		if more {
+			last := out.Evidence[len(out.Evidence)-1]
+			out.NextCursor = paging.Encode(toolListEvidence, f, last.CapturedAt, last.ID)
 		}
 		return nil
 	})

@@ -41,7 +41,7 @@ func TestEvidenceRoundTrip(t *testing.T) {
 	if got.ContentHash != e.ContentHash || string(got.Data) != want || got.Source.NativeEventID != "ev1" {
 		t.Fatalf("GetEvidence = %+v", got)
 	}
-	list, err := f.svc.ListEvidence(f.ctx, &w.ID)
+	list, err := f.svc.ListEvidence(f.ctx, ListEvidenceInput{WorkID: &w.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestEvidenceRoundTrip(t *testing.T) {
 	if strings.Contains(string(raw), `"data"`) || !strings.Contains(string(raw), `"dataBytes":24`) {
 		t.Fatalf("list JSON %s", raw)
 	}
-	d, _ := f.svc.GetWork(f.ctx, w.ID)
+	d, _ := f.svc.GetWork(f.ctx, GetWorkInput{WorkID: w.ID, FullEvidence: true})
 	if len(d.Work.EvidenceIDs) != 1 || d.Work.EvidenceIDs[0] != e.ID || d.Work.UpdatedAt != Timestamp(t0.Add(time.Second)) {
 		t.Fatalf("work after evidence = %+v", d.Work)
 	}
@@ -65,15 +65,15 @@ func TestListEvidenceNewestFirst(t *testing.T) {
 	b := f.evidence("", "", 2) // same millisecond: ID order breaks the tie
 	f.clock.advance(time.Millisecond)
 	c := f.evidence(w.ID, "", 3)
-	all, _ := f.svc.ListEvidence(f.ctx, nil)
+	all, _ := f.svc.ListEvidence(f.ctx, ListEvidenceInput{WorkID: nil})
 	if ids := []string{all.Evidence[0].ID, all.Evidence[1].ID, all.Evidence[2].ID}; ids[0] != c.ID || ids[1] != b.ID || ids[2] != a.ID {
 		t.Fatalf("order %v want %v", ids, []string{c.ID, b.ID, a.ID})
 	}
-	mine, _ := f.svc.ListEvidence(f.ctx, &w.ID)
+	mine, _ := f.svc.ListEvidence(f.ctx, ListEvidenceInput{WorkID: &w.ID})
 	if len(mine.Evidence) != 2 {
 		t.Fatalf("work filter: %+v", mine)
 	}
-	_, err := f.svc.ListEvidence(f.ctx, ptr("work_missing"))
+	_, err := f.svc.ListEvidence(f.ctx, ListEvidenceInput{WorkID: ptr("work_missing")})
 	wantErr(t, err, ErrNotFound, "Unknown work work_missing")
 }
 

@@ -54,7 +54,7 @@ func TestWorkGraph(t *testing.T) {
 	c.Claim.Create().SetID("claim_2").SetWorkID(b.ID).SetSessionID("codex:a").SetResource("old").
 		SetAcquiredAt(now.Add(-2 * time.Hour)).SetExpiresAt(now.Add(-time.Hour)).ExecX(f.ctx)
 
-	g, err := f.svc.WorkGraph(f.ctx)
+	g, err := f.svc.WorkGraph(f.ctx, GraphInput{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestWorkGraph(t *testing.T) {
 	if len(g.Works) != 2 || len(g.Evidence) != 3 || len(g.Handoffs) != 2 || len(g.Reviews) != 1 || len(g.Claims) != 2 {
 		t.Fatalf("counts: %d works %d evidence %d handoffs %d reviews %d claims", len(g.Works), len(g.Evidence), len(g.Handoffs), len(g.Reviews), len(g.Claims))
 	}
-	if g.Claims[0].Status != "expired" || g.Claims[1].Status != "active" {
+	if g.Claims[0].Status != "active" || g.Claims[1].Status != "expired" {
 		t.Fatalf("claim statuses %s %s", g.Claims[0].Status, g.Claims[1].Status)
 	}
 	wantSessions := []string{"claude-code:b", "codex:a", "cursor:r", "opencode:main", "opencode:sub"}
@@ -97,7 +97,7 @@ func TestWorkGraph(t *testing.T) {
 	}
 	// Accepting the dependency removes the blocks edge.
 	c.WorkItem.UpdateOneID(a.ID).SetStatus("accepted").ExecX(f.ctx)
-	g, _ = f.svc.WorkGraph(f.ctx)
+	g, _ = f.svc.WorkGraph(f.ctx, GraphInput{Limit: 100})
 	if hasEdge(g, a.ID, b.ID, EdgeBlocks) || !hasEdge(g, b.ID, a.ID, EdgeDependsOn) {
 		t.Error("blocks edge after the dependency was accepted")
 	}
@@ -114,7 +114,7 @@ func TestWorkGraphReportsStoreRecovery(t *testing.T) {
 	}
 	defer st.Close()
 	svc := New(st, Options{LookupEnv: fakeEnv{}.lookup})
-	g, err := svc.WorkGraph(context.Background())
+	g, err := svc.WorkGraph(context.Background(), GraphInput{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func TestCreateHandoffSmallHasNoOmissions(t *testing.T) {
 		}
 		last = i
 	}
-	d, _ := f.svc.GetWork(f.ctx, w.ID)
+	d, _ := f.svc.GetWork(f.ctx, GetWorkInput{WorkID: w.ID, FullEvidence: true})
 	if d.Work.Status != "in_progress" || *d.Work.DestinationSession != "claude-code:b" || d.Work.UpdatedAt != h.CreatedAt {
 		t.Fatalf("work after handoff = %+v", d.Work)
 	}

@@ -3,13 +3,13 @@ package workflow
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // frozenClock never moves unless told to.
@@ -56,8 +56,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, mod ...func(*Options)) *fixture {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "interop.db")
-	st, err := store.Open(context.Background(), path)
+	st, err := store.Open(context.Background(), pgtest.StoreLocation(t))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -87,7 +86,7 @@ func (f *fixture) counts() map[string]int {
 // snapshot is a cheap fingerprint of the whole store's contents.
 func (f *fixture) snapshot() string {
 	f.t.Helper()
-	g, err := f.svc.WorkGraph(f.ctx)
+	g, err := f.svc.WorkGraph(f.ctx, GraphInput{Limit: 100})
 	if err != nil {
 		f.t.Fatalf("graph: %v", err)
 	}

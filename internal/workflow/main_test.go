@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 	"os"
 	"os/signal"
 	"syscall"
@@ -27,5 +28,5 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }

@@ -98,7 +98,7 @@ func TestRequestReviewNativeDiff(t *testing.T) {
 	var midSend WorkDetail
 	fr.sendHooks = append(fr.sendHooks, func() {
 		// The handoff and evidence are stored before the reviewer is sent anything.
-		d, err := f.svc.GetWork(f.ctx, w.ID)
+		d, err := f.svc.GetWork(f.ctx, GetWorkInput{WorkID: w.ID, FullEvidence: true})
 		if err != nil {
 			t.Errorf("GetWork during send: %v", err)
 		}
@@ -146,7 +146,7 @@ func TestRequestReviewNativeDiff(t *testing.T) {
 		t.Fatalf("during the send the store had %d handoffs and %d evidence", len(midSend.Handoffs), len(midSend.Evidence))
 	}
 	// The stored records equal the answer; the work follows the handoff.
-	d, err := f.svc.GetWork(f.ctx, w.ID)
+	d, err := f.svc.GetWork(f.ctx, GetWorkInput{WorkID: w.ID, FullEvidence: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestRequestReviewSendFailureKeepsRecords(t *testing.T) {
 	w := f.work("x")
 	_, err := f.svc.RequestReview(f.ctx, reviewInput(w.ID))
 	wantErr(t, err, nil, "are stored, but sending the review request to claude-code:rev-1 failed", "delivery_unknown")
-	d, gerr := f.svc.GetWork(f.ctx, w.ID)
+	d, gerr := f.svc.GetWork(f.ctx, GetWorkInput{WorkID: w.ID, FullEvidence: true})
 	if gerr != nil || len(d.Handoffs) != 1 || len(d.Evidence) != 1 {
 		t.Fatalf("records after a failed send: %+v, %v", d, gerr)
 	}

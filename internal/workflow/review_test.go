@@ -37,7 +37,7 @@ func TestRecordReview(t *testing.T) {
 	if err := json.Unmarshal(e.Data, &data); err != nil || data.ID != r.ID || data.Verdict != r.Verdict {
 		t.Fatalf("evidence data = %s (%v)", e.Data, err)
 	}
-	d, _ := f.svc.GetWork(f.ctx, w.ID)
+	d, _ := f.svc.GetWork(f.ctx, GetWorkInput{WorkID: w.ID, FullEvidence: true})
 	if len(d.Reviews) != 1 || len(d.Work.EvidenceIDs) != 2 {
 		t.Fatalf("work detail = %+v", d)
 	}

@@ -1,43 +1,17 @@
 package workflow
 
-import (
-	"fmt"
-	"sync"
-
-	"github.com/tiktoken-go/tokenizer"
-)
+import "github.com/agent-interop/runtime/internal/tokens"
 
 // TokenizerLabel names the tokenizer in packets and reports. The counts are
 // an offline estimate, never a provider's own usage figure.
 const TokenizerLabel = "tiktoken-go o200k_base (offline estimate, not native provider usage)"
 
 // TokenCounter counts o200k tokens of a text.
-type TokenCounter interface {
-	Count(text string) (int, error)
-}
+type TokenCounter = tokens.Counter
 
 // O200k is a TokenCounter over tiktoken-go's o200k_base codec. The
 // vocabulary (several MB) is loaded on the first Count, never at start-up.
-type O200k struct {
-	once  sync.Once
-	codec tokenizer.Codec
-	err   error
-}
+type O200k = tokens.O200k
 
 // NewO200k returns an unloaded counter.
-func NewO200k() *O200k { return &O200k{} }
-
-// Count returns the number of o200k tokens in text.
-func (o *O200k) Count(text string) (int, error) {
-	o.once.Do(func() {
-		o.codec, o.err = tokenizer.Get(tokenizer.O200kBase)
-	})
-	if o.err != nil {
-		return 0, fmt.Errorf("load o200k tokenizer: %w", o.err)
-	}
-	n, err := o.codec.Count(text)
-	if err != nil {
-		return 0, fmt.Errorf("count tokens: %w", err)
-	}
-	return n, nil
-}
+func NewO200k() *O200k { return tokens.NewO200k() }

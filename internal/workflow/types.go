@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/agent-interop/runtime/ent/schema"
+	"github.com/agent-interop/runtime/internal/paging"
 )
 
 // Work is a work item (upstream 0.3.x shape).
@@ -18,9 +19,12 @@ type Work struct {
 	Risks               []string `json:"risks"`
 	UnresolvedQuestions []string `json:"unresolvedQuestions"`
 	EvidenceIDs         []string `json:"evidenceIds"`
-	DependsOn           []string `json:"dependsOn,omitempty"`
-	CreatedAt           string   `json:"createdAt"`
-	UpdatedAt           string   `json:"updatedAt"`
+	// EvidenceCount is set when evidenceIds lists only the newest
+	// MaxEmbeddedEvidenceIDs of more records (list_evidence pages them).
+	EvidenceCount int      `json:"evidenceCount,omitempty"`
+	DependsOn     []string `json:"dependsOn,omitempty"`
+	CreatedAt     string   `json:"createdAt"`
+	UpdatedAt     string   `json:"updatedAt"`
 }
 
 // WorkPreview is a work item as list_work_items shows it: without the
@@ -33,6 +37,7 @@ type WorkPreview struct {
 	Status                  string   `json:"status"`
 	ChangedFiles            []string `json:"changedFiles"`
 	EvidenceIDs             []string `json:"evidenceIds"`
+	EvidenceCount           int      `json:"evidenceCount,omitempty"`
 	DependsOn               []string `json:"dependsOn,omitempty"`
 	CreatedAt               string   `json:"createdAt"`
 	UpdatedAt               string   `json:"updatedAt"`
@@ -40,17 +45,48 @@ type WorkPreview struct {
 	AcceptanceCriteriaCount int      `json:"acceptanceCriteriaCount"`
 }
 
-// WorkList is list_work_items' answer.
+// WorkList is list_work_items' answer: one page, newest first, with the
+// cursor of the next page while more exist.
 type WorkList struct {
-	Works []WorkPreview `json:"works"`
+	Works      []WorkPreview `json:"works"`
+	NextCursor string        `json:"nextCursor,omitempty"`
+
+	filter paging.Filter
 }
 
-// WorkDetail is get_work_item's answer.
+// PageLen implements paging.Cuttable.
+func (l WorkList) PageLen() int { return len(l.Works) }
+
+// CutPage implements paging.Cuttable.
+func (l WorkList) CutPage(n int) any {
+	last := l.Works[n-1]
+	l.Works = l.Works[:n]
+	l.NextCursor = workCursor(l.filter, last.UpdatedAt, last.ID)
+	return l
+}
+
+// WorkDetail is get_work_item's answer: the work in full and a page of each
+// kind of related record, newest first (evidence as metadata; get_evidence
+// has the data). NextCursor pages the related records of all three kinds.
 type WorkDetail struct {
-	Work     Work       `json:"work"`
-	Evidence []Evidence `json:"evidence"`
-	Handoffs []Handoff  `json:"handoffs"`
-	Reviews  []Review   `json:"reviews"`
+	Work       Work             `json:"work"`
+	Evidence   []EvidenceRecord `json:"evidence"`
+	Handoffs   []Handoff        `json:"handoffs"`
+	Reviews    []Review         `json:"reviews"`
+	NextCursor string           `json:"nextCursor,omitempty"`
+
+	workID string
+	// more[i] reports records of kind i (evidence, handoffs, reviews)
+	// beyond this page; after[i] is the cursor key this page started after.
+	more  [3]bool
+	after [3]string
+}
+
+// EvidenceRecord is evidence metadata and, in the 0.3.x work_get shape,
+// the data too.
+type EvidenceRecord struct {
+	EvidenceMeta
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // EvidenceSource says where evidence came from.
@@ -85,9 +121,23 @@ type EvidenceMeta struct {
 	DataBytes   int            `json:"dataBytes"`
 }
 
-// EvidenceList is list_evidence's answer.
+// EvidenceList is list_evidence's answer: one page, newest first.
 type EvidenceList struct {
-	Evidence []EvidenceMeta `json:"evidence"`
+	Evidence   []EvidenceMeta `json:"evidence"`
+	NextCursor string         `json:"nextCursor,omitempty"`
+
+	filter paging.Filter
+}
+
+// PageLen implements paging.Cuttable.
+func (l EvidenceList) PageLen() int { return len(l.Evidence) }
+
+// CutPage implements paging.Cuttable.
+func (l EvidenceList) CutPage(n int) any {
+	last := l.Evidence[n-1]
+	l.Evidence = l.Evidence[:n]
+	l.NextCursor = paging.Encode(toolListEvidence, l.filter, last.CapturedAt, last.ID)
+	return l
 }
 
 // Validation is a handoff's latest validation.

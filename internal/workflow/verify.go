@@ -146,7 +146,9 @@ func (s *Service) VerifyWork(ctx context.Context, in VerifyInput) (VerificationR
 	// The commands ran (and may have changed the workspace), so their
 	// evidence is recorded even when the caller has gone away meanwhile.
 	ctx = context.WithoutCancel(ctx)
+	ranIDs := res.EvidenceIDs
 	err = s.st.Tx(ctx, func(tx *ent.Tx) error {
+		res.EvidenceIDs = ranIDs // a team store may run the transaction again
 		rows, err := s.insertEvidenceBulk(ctx, tx, recs, now)
 		if err != nil {
 			return err

@@ -134,7 +134,7 @@ func TestVerifyRunsCommandsAndRecordsEvidence(t *testing.T) {
 			t.Fatalf("summary %q, want %q", e.Summary, want)
 		}
 	}
-	d, _ := f.svc.GetWork(f.ctx, w.ID)
+	d, _ := f.svc.GetWork(f.ctx, GetWorkInput{WorkID: w.ID, FullEvidence: true})
 	if d.Work.Status != "in_progress" {
 		t.Fatalf("work status %s", d.Work.Status)
 	}
@@ -296,7 +296,7 @@ func TestVerifyGitFacts(t *testing.T) {
 		!reflect.DeepEqual(g.Untracked, []string{"new.txt"}) || !reflect.DeepEqual(g.ChangedFiles, []string{"new.txt", "staged.txt", "tracked.txt"}) {
 		t.Fatalf("git lists = %+v", g)
 	}
-	d, _ := f.svc.GetWork(f.ctx, w.ID)
+	d, _ := f.svc.GetWork(f.ctx, GetWorkInput{WorkID: w.ID, FullEvidence: true})
 	if !reflect.DeepEqual(d.Work.ChangedFiles, g.ChangedFiles) {
 		t.Fatalf("work changedFiles %v", d.Work.ChangedFiles)
 	}

@@ -107,11 +107,11 @@ func TestDependsOnIsAcyclic(t *testing.T) {
 	a := f.work("a")
 	b := f.work("b", a.ID)
 	c := f.work("c", a.ID, b.ID)
-	detail, err := f.svc.GetWork(f.ctx, a.ID)
+	detail, err := f.svc.GetWork(f.ctx, GetWorkInput{WorkID: a.ID, FullEvidence: true})
 	if err != nil || len(detail.Work.DependsOn) != 0 {
 		t.Fatalf("a gained dependencies: %+v %v", detail.Work, err)
 	}
-	g, err := f.svc.WorkGraph(f.ctx)
+	g, err := f.svc.WorkGraph(f.ctx, GraphInput{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestListWorksPreviewsNewestFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := f.svc.ListWorks(f.ctx)
+	list, err := f.svc.ListWorks(f.ctx, ListWorksInput{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestListWorksPreviewsNewestFirst(t *testing.T) {
 	// Evidence bumps updatedAt, so the old work moves to the front.
 	f.clock.advance(time.Second)
 	f.evidence(old.ID, "", map[string]any{"x": 1})
-	list, _ = f.svc.ListWorks(f.ctx)
+	list, _ = f.svc.ListWorks(f.ctx, ListWorksInput{Limit: 100})
 	if list.Works[0].ID != old.ID || len(list.Works[0].EvidenceIDs) != 1 {
 		t.Fatalf("after evidence: %+v", list.Works[0])
 	}
@@ -178,7 +178,7 @@ func TestGetWork(t *testing.T) {
 	f := newFixture(t)
 	w := f.work("w")
 	e := f.evidence(w.ID, "codex:1", []int{1, 2})
-	d, err := f.svc.GetWork(f.ctx, w.ID)
+	d, err := f.svc.GetWork(f.ctx, GetWorkInput{WorkID: w.ID, FullEvidence: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +188,6 @@ func TestGetWork(t *testing.T) {
 	if d.Handoffs == nil || d.Reviews == nil {
 		t.Fatal("empty lists must be [] not null")
 	}
-	_, err = f.svc.GetWork(f.ctx, "work_missing")
+	_, err = f.svc.GetWork(f.ctx, GetWorkInput{WorkID: "work_missing", FullEvidence: true})
 	wantErr(t, err, ErrNotFound, "Unknown work work_missing")
 }

@@ -45,7 +45,9 @@ type Adapter struct {
 	lastTry time.Time
 	threads map[string]*thread
 	perms   map[string]*permission // by public request id
-	last    *generation            // the last connection that ended
+	// itemPaths are the files of recent fileChange items, by item id.
+	itemPaths map[string][]string
+	last      *generation // the last connection that ended
 }
 
 // generation is one connection to one app-server process.

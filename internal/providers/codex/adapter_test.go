@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/proctest"
 )
 
 // recHost records what the adapter reports.
@@ -432,8 +432,8 @@ func TestSimCloseKillsProcessGroup(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Fatalf("process group %d still exists: %v", pid, err)
+	if proctest.GroupExists(pid) {
+		t.Fatalf("process group %d still exists", pid)
 	}
 	if _, err := a.ListSessions(ctxT(t)); err == nil {
 		t.Fatal("closed adapter answered")

@@ -1,3 +1,5 @@
+//go:build unix
+
 package codex_test
 
 import (

@@ -72,6 +72,8 @@ func (a *Adapter) onMessage(g *generation, req *jsonrpc.Request) {
 			a.thread(threadID).addDiff(TurnDiff{NativeID: threadID, TurnID: n.TurnID, Diff: *n.Diff, UpdatedAt: a.cfg.Now()})
 			a.mu.Unlock()
 		}
+	case "item/started", "item/completed":
+		a.rememberFileChange(req.Params)
 	case "serverRequest/resolved":
 		if len(n.RequestID) > 0 {
 			a.permissionResolved(g, n.RequestID)
@@ -260,6 +262,7 @@ func (a *Adapter) onServerRequest(g *generation, req *jsonrpc.Request) {
 	}
 	perm := &permission{
 		req: providers.PermissionRequest{
+			Paths:       a.approvalPaths(req.Method, p, req.Params),
 			Provider:    providers.Codex,
 			RequestID:   rid,
 			NativeID:    threadID,
@@ -426,4 +429,65 @@ func sortPermissions(ps []providers.PermissionRequest) {
 		}
 		return ps[i].RequestID < ps[j].RequestID
 	})
+}
+
+// fileChangeItem is the part of a fileChange item that names its files.
+type fileChangeItem struct {
+	Item struct {
+		ID      string `json:"id"`
+		Type    string `json:"type"`
+		Changes []struct {
+			Path string `json:"path"`
+		} `json:"changes"`
+	} `json:"item"`
+}
+
+// maxRememberedItems bounds the fileChange items kept for approvals.
+const maxRememberedItems = 256
+
+// rememberFileChange keeps the paths of a fileChange item: the approval
+// that follows names only the item.
+func (a *Adapter) rememberFileChange(params json.RawMessage) {
+	var it fileChangeItem
+	if json.Unmarshal(params, &it) != nil || it.Item.Type != "fileChange" || it.Item.ID == "" {
+		return
+	}
+	paths := make([]string, 0, len(it.Item.Changes))
+	for _, c := range it.Item.Changes {
+		if c.Path != "" {
+			paths = append(paths, c.Path)
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.itemPaths == nil || len(a.itemPaths) >= maxRememberedItems {
+		a.itemPaths = map[string][]string{}
+	}
+	a.itemPaths[it.Item.ID] = paths
+}
+
+// approvalPaths names the files an approval would change: the remembered
+// item's paths for item/fileChange/requestApproval, the fileChanges keys of
+// the older applyPatchApproval.
+func (a *Adapter) approvalPaths(method string, p approvalParams, raw json.RawMessage) []string {
+	switch method {
+	case "item/fileChange/requestApproval":
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return append([]string(nil), a.itemPaths[p.ItemID]...)
+	case "applyPatchApproval":
+		var v struct {
+			FileChanges map[string]json.RawMessage `json:"fileChanges"`
+		}
+		if json.Unmarshal(raw, &v) != nil {
+			return nil
+		}
+		out := make([]string, 0, len(v.FileChanges))
+		for path := range v.FileChanges {
+			out = append(out, path)
+		}
+		sort.Strings(out)
+		return out
+	}
+	return nil
 }

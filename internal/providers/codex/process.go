@@ -9,8 +9,9 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/procgroup"
 )
 
 // ProcessSpec is the command line of one app-server process.
@@ -103,7 +104,7 @@ func (p *procState) kill() {
 		return
 	}
 	// The negative pid addresses the whole group: children die too.
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	_ = procgroup.Kill(p.cmd.Process.Pid)
 }
 
 func (p *procState) exitReason() string {
@@ -120,7 +121,7 @@ func StartProcess(_ context.Context, spec ProcessSpec) (*Link, error) {
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Set(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)

@@ -14,11 +14,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/acp"
+	"github.com/agent-interop/runtime/internal/procgroup"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/cursor"
 	"github.com/agent-interop/runtime/internal/testutil/acpsim"
@@ -675,7 +675,7 @@ func TestCursorAgentKilledMidReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = syscall.Kill(-c.PID(), syscall.SIGKILL)
+	_ = procgroup.Kill(c.PID())
 	got := s.h.await(t, r.Ref)
 	if !strings.HasPrefix(got, "delivery_unknown: ") || !strings.Contains(got, "connection closed") {
 		t.Fatalf("outcome of the killed reply %q", got)

@@ -8,10 +8,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/proctest"
 )
 
 // cliFixture is a home with Freebuff credentials, a project and a service in
@@ -166,8 +167,8 @@ func TestCLICreateSendHistoryAndExactResume(t *testing.T) {
 
 	// Close kills the process group.
 	must(t, f.svc.Close())
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Fatalf("pid %d still exists after Close: %v", pid, err)
+	if proctest.Exists(pid) {
+		t.Fatalf("pid %d still exists after Close", pid)
 	}
 	newer := filepath.Join(f.chatsDir(), "2099-01-01T00-00-00.000Z")
 	must(t, os.MkdirAll(newer, 0o755))
@@ -447,7 +448,7 @@ func TestCLIProcessGroupIsKilled(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("child %d of the managed CLI survived Close", child)
 		default:
-			syscall.Nanosleep(&syscall.Timespec{Nsec: 10_000_000}, nil)
+			time.Sleep(10 * time.Millisecond) // poll interval of a condition wait
 		}
 	}
 }

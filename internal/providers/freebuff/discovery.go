@@ -73,7 +73,7 @@ func (d *desktopBackend) candidates() ([]candidate, []string) {
 	// 3. The orchestrator process: launch id from its environment, port
 	//    from its listening sockets.
 	if d.cfg.ProcDir != "-" {
-		for _, p := range scanProc(d.cfg.ProcDir, os.Getpid()) {
+		for _, p := range scanProcesses(d.cfg.ProcDir, os.Getpid()) {
 			for _, port := range p.Ports {
 				out = append(out, candidate{
 					URL:      "http://127.0.0.1:" + strconv.Itoa(port),

@@ -7,10 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/agent-interop/runtime/internal/procgroup"
 )
 
 // PTY geometry of a managed CLI (0.3.x: xterm-256color, 160×48).
@@ -145,14 +146,14 @@ func (s *ptySession) isExited() bool {
 // grace period, then closes the terminal.
 func (s *ptySession) kill() {
 	if !s.isExited() {
-		_ = syscall.Kill(-s.pid, syscall.SIGTERM)
+		_ = procgroup.Terminate(s.pid)
 		if !waitDone(s.clock, s.done, killGrace) {
-			_ = syscall.Kill(-s.pid, syscall.SIGKILL)
+			_ = procgroup.Kill(s.pid)
 			<-s.done
 		}
 	}
 	// Reap anything left in the group (children that ignored SIGTERM).
-	_ = syscall.Kill(-s.pid, syscall.SIGKILL)
+	_ = procgroup.Kill(s.pid)
 	_ = s.tty.Close()
 }
 
@@ -172,7 +173,7 @@ func waitDone(c Clock, done <-chan struct{}, d time.Duration) bool {
 func probePTY() error {
 	master, slave, err := pty.Open()
 	if err != nil {
-		return err
+		return explainPTY(err)
 	}
 	_ = slave.Close()
 	return master.Close()

@@ -3,6 +3,8 @@ package freebuff
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -265,8 +267,19 @@ func (s *Service) root(ctx context.Context, projectID string) (string, error) {
 	if strings.TrimSpace(projectID) == "" {
 		return "", &InputError{Field: "projectId", Msg: "projectId must not be blank"}
 	}
+	// An absolute path may name an approved root (INTEROP_PROJECT_ROOTS, or
+	// a known session's working directory) directly; no Freebuff is needed.
+	if filepath.IsAbs(projectID) && s.cfg.Roots != nil {
+		root, err := s.cfg.Roots.Directory(ctx, projectID)
+		if err == nil || !errors.Is(err, security.ErrNotApproved) {
+			return root, err
+		}
+	}
 	b, err := s.pick(ctx)
 	if err != nil {
+		if filepath.IsAbs(projectID) {
+			return "", &InputError{Field: "projectId", Msg: fmt.Sprintf("%s: %s is not inside an approved root (INTEROP_PROJECT_ROOTS or a known session's cwd), and no Freebuff project can be looked up: %v", security.ErrNotApproved, projectID, err)}
+		}
 		return "", err
 	}
 	root, err := b.projectRoot(ctx, projectID)

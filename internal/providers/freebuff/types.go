@@ -41,9 +41,12 @@ type ThreadSummary struct {
 // progress summary (0.3.x ThreadDetail).
 type ThreadDetail struct {
 	ThreadSummary
-	Messages   []any             `json:"messages,omitempty"`
-	ActiveWork any               `json:"activeWork,omitempty"`
-	Live       *ProgressSnapshot `json:"live,omitempty"`
+	Messages []any `json:"messages,omitempty"`
+	// MessagesOmitted counts older messages get_thread left out
+	// (get_thread_messages pages them).
+	MessagesOmitted int               `json:"messagesOmitted,omitempty"`
+	ActiveWork      any               `json:"activeWork,omitempty"`
+	Live            *ProgressSnapshot `json:"live,omitempty"`
 }
 
 // ActiveThread is one entry of get_active_work: a thread that is not idle,

@@ -202,15 +202,16 @@ func (a *Adapter) programPath() string {
 	return ""
 }
 
-// modelReason is upstream's reason for not supporting SetModel.
-const modelReason = "OpenCode does not expose a validated native session model mutation; provide model in the next agent_send request"
+// modelReason is upstream's reason for not supporting SetModel, naming
+// the modern tool (and its 0.3.x name).
+const modelReason = "OpenCode does not expose a validated native session model mutation; provide model in the next send_session_message request (agent_send in 0.3.x)"
 
 func modelCapability() providers.Capability {
 	return providers.Capability{
 		Supported: false, State: providers.Unavailable, Transport: "http",
 		Protocol: "model {providerID, modelID} per prompt_async",
-		Reason:   modelReason + ". Pass model on agent_send.",
-		Fix:      "pass model on send instead of setting it on the session",
+		Reason:   modelReason,
+		Fix:      "pass model on send_session_message instead of setting it on the session",
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/procgroup"
 )
 
 // Endpoint sources, in the order they are tried.
@@ -152,7 +154,7 @@ func (a *Adapter) resolve(ctx context.Context) (*endpoint, error) {
 		if ep := a.scan(ctx, seen); ep != nil {
 			return ep, nil
 		}
-		tried = append(tried, "loopback listeners in "+strings.Join(a.cfg.ProcNetFiles, ", "))
+		tried = append(tried, listenerSource(a.cfg.ProcNetFiles))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("looking for an OpenCode server: %w", err)
@@ -190,7 +192,7 @@ type candidate struct {
 func (a *Adapter) scan(ctx context.Context, skip map[string]bool) *endpoint {
 	const maxProbes, parallel = 64, 8
 	var cands []candidate
-	for _, c := range listeningLoopback(a.cfg.ProcNetFiles) {
+	for _, c := range loopbackListeners(ctx, a.cfg.ProcNetFiles) {
 		if !skip[c.base] && len(cands) < maxProbes {
 			cands = append(cands, c)
 		}
@@ -318,14 +320,14 @@ func (m *managedServer) stop() {
 	m.stopping.Store(true)
 	m.once.Do(func() {
 		pgid := m.cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		_ = procgroup.Terminate(pgid)
 		t := time.NewTimer(3 * time.Second)
 		defer t.Stop()
 		select {
 		case <-m.exited:
 		case <-t.C:
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = procgroup.Kill(pgid)
 		<-m.exited
 	})
 }
@@ -399,7 +401,7 @@ func (a *Adapter) startOnce(ctx context.Context, program string) (*endpoint, err
 	cmd.Env = env
 	out := &tailBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	procgroup.SetWithParentDeath(cmd, syscall.SIGTERM)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", program, err)
 	}

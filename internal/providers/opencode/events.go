@@ -19,11 +19,15 @@ import (
 
 // Event stream bounds.
 const (
-	subscriberBuffer   = 512      // events buffered per subscriber before it is closed
-	maxEventBytes      = 16 << 20 // largest single SSE event
-	maxStreamFailures  = 3        // consecutive failed connections before the hub stops
-	maxPendingPerSess  = 256      // queued receipts followed per session
-	maxAssistantMemory = 64       // assistant message ids remembered per session
+	subscriberBuffer  = 512      // events buffered per subscriber before it is closed
+	maxEventBytes     = 16 << 20 // largest single SSE event
+	maxStreamFailures = 3        // consecutive failed connections before the hub stops (no prompt followed)
+	// followPatience is how long the hub keeps trying to reconnect while it
+	// follows prompts and nothing proved the server gone (a busy server on a
+	// loaded machine can be slow to answer); then they are reported lost.
+	followPatience     = 2 * time.Minute
+	maxPendingPerSess  = 256 // queued receipts followed per session
+	maxAssistantMemory = 64  // assistant message ids remembered per session
 
 	minReconnectDelay = 250 * time.Millisecond
 	maxReconnectDelay = 8 * time.Second
@@ -145,6 +149,18 @@ func (h *hub) neededLocked() bool {
 	return false
 }
 
+// followingLocked reports whether a prompt's outcome is being followed.
+func (h *hub) followingLocked() bool {
+	for _, list := range h.pending {
+		for _, p := range list {
+			if !p.resolved && !p.lost {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (h *hub) ensureRunningLocked() {
 	if h.running || h.closing {
 		return
@@ -168,6 +184,7 @@ func (h *hub) run() {
 	defer h.wg.Done()
 	failures := 0
 	next := minReconnectDelay
+	reached := h.a.clock.Now() // when the stream was last connected (or the hub started)
 	for {
 		h.mu.Lock()
 		att := h.att
@@ -206,14 +223,22 @@ func (h *hub) run() {
 		default:
 			failures++
 		}
+		if att.isConnected() {
+			reached = h.a.clock.Now()
+		}
 		var reports []report
 		if goneWhy != "" {
 			reports = h.loseLocked(goneWhy)
 		}
-		if !h.closing && h.neededLocked() && failures >= maxStreamFailures {
-			reports = append(reports, h.loseLocked(fmt.Sprintf("the OpenCode event stream could not be reopened after %d attempts (%v)", failures, err))...)
+		giveUp := failures >= maxStreamFailures
+		if giveUp && h.followingLocked() && h.a.clock.Now().Sub(reached) < followPatience {
+			giveUp = false // prompts are followed: keep trying, with back-off
 		}
-		if h.closing || !h.neededLocked() || failures >= maxStreamFailures {
+		if !h.closing && h.neededLocked() && giveUp {
+			reports = append(reports, h.loseLocked(fmt.Sprintf("the OpenCode event stream could not be reopened for %s (%d attempts; %v)",
+				h.a.clock.Now().Sub(reached).Round(time.Second), failures, err))...)
+		}
+		if h.closing || !h.neededLocked() || giveUp {
 			h.running = false
 			h.att = nil
 			h.mu.Unlock()

@@ -210,7 +210,7 @@ func (a *Adapter) toPermission(p ocPermission) providers.PermissionRequest {
 	return providers.PermissionRequest{
 		Provider: providers.OpenCode, RequestID: p.ID, NativeID: p.SessionID,
 		Method: "permission." + p.Permission, Title: title, Options: permissionOptions(),
-		RequestedAt: at, Detail: detail,
+		RequestedAt: at, Detail: detail, Paths: editPaths(p),
 	}
 }
 
@@ -286,4 +286,16 @@ func (a *Adapter) RespondPermission(ctx context.Context, nativeID, requestID, de
 		Accepted: true, Status: providers.StatusCompleted, ProviderState: stateDecisionSent,
 		Detail: map[string]any{"requestId": requestID, "reply": reply},
 	}, nil
+}
+
+// editPaths names the files an OpenCode "edit" permission would change:
+// its metadata's filepath, else its patterns.
+func editPaths(p ocPermission) []string {
+	if p.Permission != "edit" {
+		return nil
+	}
+	if fp, ok := p.Metadata["filepath"].(string); ok && fp != "" {
+		return []string{fp}
+	}
+	return append([]string(nil), p.Patterns...)
 }

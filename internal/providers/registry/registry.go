@@ -3,6 +3,11 @@
 // exposed it, and routes each operation on an existing session back to that
 // endpoint.
 //
+// On a team store (several machines on one database) every session also
+// records the host that runs it: listings include the sessions of the other
+// hosts (with their host), and an operation on another host's session is
+// refused with an error naming that host; it is never redirected.
+//
 // The registry never fabricates a provider or a session. A provider whose
 // program is missing, whose handshake or login failed, is reported as it is
 // (capabilities with the exact reason; providerErrors in a session listing),
@@ -32,7 +37,14 @@ type Options struct {
 	// CapabilityTimeout bounds one adapter's Capabilities or ListSessions
 	// call inside a listing of all providers (default 20 s).
 	CapabilityTimeout time.Duration
+	// Host names this machine on a team store; "" on a local store, where
+	// sessions carry no host.
+	Host string
 }
+
+// maxRemoteSessions bounds how many sessions of other hosts one listing
+// adds (the most recently seen first).
+const maxRemoteSessions = 200
 
 // Registry routes calls to provider adapters.
 type Registry struct {
@@ -40,6 +52,7 @@ type Registry struct {
 	adapters map[providers.ID]providers.Adapter
 	now      func() time.Time
 	timeout  time.Duration
+	host     string
 
 	mu    sync.Mutex
 	known map[providers.ID]Known // the last capability record seen per provider
@@ -59,7 +72,8 @@ func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry
 	if opts.CapabilityTimeout <= 0 {
 		opts.CapabilityTimeout = 20 * time.Second
 	}
-	r := &Registry{st: st, adapters: map[providers.ID]providers.Adapter{}, now: opts.Now, timeout: opts.CapabilityTimeout, known: map[providers.ID]Known{}}
+	r := &Registry{st: st, adapters: map[providers.ID]providers.Adapter{}, now: opts.Now, timeout: opts.CapabilityTimeout,
+		host: opts.Host, known: map[providers.ID]Known{}}
 	for _, a := range adapters {
 		id := a.ID()
 		if _, err := providers.ParseID(string(id)); err != nil {
@@ -125,6 +139,22 @@ func (e *UnknownSessionError) Error() string {
 
 // NotFound marks the error as a lookup miss.
 func (e *UnknownSessionError) NotFound() bool { return true }
+
+// OtherHostError refuses an operation on a session that runs on another
+// machine of a team store: only a runtime on that host can reach its
+// provider. Nothing was recorded or sent.
+type OtherHostError struct {
+	Provider providers.ID
+	NativeID string
+	Host     string // the session's host
+	Local    string // this runtime's host
+}
+
+func (e *OtherHostError) Error() string {
+	return fmt.Sprintf("Session %s:%s runs on host %s, not on this machine (%s); only the runtime on %s can reach it, so nothing was sent. "+
+		"Use a runtime on %s, or hand the work over (create_handoff) to a session on this machine",
+		e.Provider, e.NativeID, e.Host, e.Local, e.Host, e.Host)
+}
 
 // Adapter returns the adapter for a provider name.
 func (r *Registry) Adapter(name string) (providers.Adapter, error) {
@@ -256,6 +286,47 @@ func (r *Registry) ListSessions(ctx context.Context, name string) (SessionList, 
 		}
 		out.Sessions = append(out.Sessions, res.sessions...)
 	}
+	if r.host != "" {
+		remote, err := r.remoteSessions(ctx, ids, out.Sessions)
+		if err != nil {
+			return out, err
+		}
+		out.Sessions = append(out.Sessions, remote...)
+	}
+	return out, nil
+}
+
+// remoteSessions returns the recorded sessions of the other hosts of a
+// team store for the given providers (most recently seen first, bounded),
+// except those already listed.
+func (r *Registry) remoteSessions(ctx context.Context, ids []providers.ID, listed []providers.Session) ([]providers.Session, error) {
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = string(id)
+	}
+	rows, err := r.st.Client().ProviderSession.Query().
+		Where(providersession.ProviderIn(names...), providersession.HostNEQ(r.host), providersession.HostNEQ("")).
+		Order(ent.Desc(providersession.FieldLastSeenAt), ent.Asc(providersession.FieldID)).
+		Limit(maxRemoteSessions).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the sessions of other hosts: %w", err)
+	}
+	seen := make(map[string]bool, len(listed))
+	for _, s := range listed {
+		seen[s.ID] = true
+	}
+	out := make([]providers.Session, 0, len(rows))
+	for _, row := range rows {
+		id := row.Provider + ":" + row.NativeID
+		if seen[id] {
+			continue
+		}
+		out = append(out, providers.Session{
+			ID: id, Provider: providers.ID(row.Provider), NativeID: row.NativeID, Title: row.Title, State: row.State,
+			CWD: row.Cwd, Endpoint: row.Endpoint, Host: row.Host,
+			Provenance: providers.Provenance{DiscoveredAt: row.LastSeenAt.UTC(), Source: "team store (recorded by " + row.Host + ")", Native: false},
+		})
+	}
 	return out, nil
 }
 
@@ -288,7 +359,8 @@ func (r *Registry) record(ctx context.Context, id providers.ID, ss []providers.S
 		}
 		byNative[ss[i].NativeID] = i
 	}
-	endpoints := map[string]string{}
+	type placed struct{ endpoint, host string }
+	recorded := map[string]placed{}
 	err := r.st.Tx(ctx, func(tx *ent.Tx) error {
 		const chunk = 500
 		for start := 0; start < len(ss); start += chunk {
@@ -302,7 +374,7 @@ func (r *Registry) record(ctx context.Context, id providers.ID, ss []providers.S
 				natives = append(natives, s.NativeID)
 				builders = append(builders, tx.ProviderSession.Create().
 					SetProvider(string(id)).SetNativeID(s.NativeID).SetEndpoint(s.Endpoint).
-					SetCwd(s.CWD).SetTitle(s.Title).SetState(s.State).
+					SetCwd(s.CWD).SetTitle(s.Title).SetState(s.State).SetHost(r.host).
 					SetFirstSeenAt(now).SetLastSeenAt(now))
 			}
 			err := tx.ProviderSession.CreateBulk(builders...).
@@ -313,21 +385,21 @@ func (r *Registry) record(ctx context.Context, id providers.ID, ss []providers.S
 						u.SetExcluded(providersession.FieldState)
 						u.SetExcluded(providersession.FieldLastSeenAt)
 						// The first endpoint sticks; only an empty one is filled in.
-						u.Set(providersession.FieldEndpoint, entsql.Expr(
-							"CASE WHEN "+providersession.Table+"."+providersession.FieldEndpoint+" = '' THEN excluded."+
-								providersession.FieldEndpoint+" ELSE "+providersession.Table+"."+providersession.FieldEndpoint+" END"))
+						u.Set(providersession.FieldEndpoint, stickyColumn(providersession.FieldEndpoint))
+						// So does the first host.
+						u.Set(providersession.FieldHost, stickyColumn(providersession.FieldHost))
 					})).Exec(ctx)
 			if err != nil {
 				return err
 			}
 			rows, err := tx.ProviderSession.Query().
 				Where(providersession.Provider(string(id)), providersession.NativeIDIn(natives...)).
-				Select(providersession.FieldNativeID, providersession.FieldEndpoint).All(ctx)
+				Select(providersession.FieldNativeID, providersession.FieldEndpoint, providersession.FieldHost).All(ctx)
 			if err != nil {
 				return err
 			}
 			for _, row := range rows {
-				endpoints[row.NativeID] = row.Endpoint
+				recorded[row.NativeID] = placed{row.Endpoint, row.Host}
 			}
 		}
 		return nil
@@ -335,12 +407,50 @@ func (r *Registry) record(ctx context.Context, id providers.ID, ss []providers.S
 	if err != nil {
 		return nil, fmt.Errorf("record %s sessions: %w", id, err)
 	}
-	for native, ep := range endpoints {
+	for native, p := range recorded {
 		if i, ok := byNative[native]; ok {
-			ss[i].Endpoint = ep
+			ss[i].Endpoint, ss[i].Host = p.endpoint, p.host
 		}
 	}
 	return ss, nil
+}
+
+// stickyColumn keeps a column's stored value in an upsert and fills in an
+// empty one (dialect-neutral SQL).
+func stickyColumn(col string) entsql.Querier {
+	stored := providersession.Table + "." + col
+	return entsql.Expr("CASE WHEN " + stored + " = '' THEN excluded." + col + " ELSE " + stored + " END")
+}
+
+// IsWorkspace reports whether dir is the working directory of a session
+// some runtime process recorded in the store: such a directory is an
+// approved root for file reads (security.Roots.SetWorkspaceLookup). On a
+// team store only this host's sessions count: another machine's directory
+// names nothing on this one.
+func (r *Registry) IsWorkspace(ctx context.Context, dir string) (bool, error) {
+	if dir == "" {
+		return false, nil
+	}
+	q := r.st.Client().ProviderSession.Query().Where(providersession.Cwd(dir))
+	if r.host != "" {
+		q = q.Where(providersession.Host(r.host))
+	}
+	return q.Exist(ctx)
+}
+
+// Workspace returns the working directory recorded for a session ("" when
+// the session was never seen or reported none).
+func (r *Registry) Workspace(ctx context.Context, provider providers.ID, nativeID string) (string, error) {
+	row, err := r.st.Client().ProviderSession.Query().
+		Where(providersession.Provider(string(provider)), providersession.NativeID(nativeID)).
+		Only(ctx)
+	if ent.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("look up the workspace of %s session %s: %w", provider, nativeID, err)
+	}
+	return row.Cwd, nil
 }
 
 // Route is where an operation on a session goes.
@@ -381,6 +491,9 @@ func (r *Registry) Resolve(ctx context.Context, name, nativeID string) (Route, e
 		return r.route(ctx, a, id, nativeID, s.Endpoint)
 	case err != nil:
 		return Route{}, fmt.Errorf("look up %s session %s: %w", id, nativeID, err)
+	}
+	if r.host != "" && row.Host != "" && row.Host != r.host {
+		return Route{}, &OtherHostError{Provider: id, NativeID: nativeID, Host: row.Host, Local: r.host}
 	}
 	return r.route(ctx, a, id, nativeID, row.Endpoint)
 }

@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,11 +10,12 @@ import (
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "interop.db"))
+	st, err := store.Open(context.Background(), pgtest.StoreLocation(t))
 	if err != nil {
 		t.Fatal(err)
 	}

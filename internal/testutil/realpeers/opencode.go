@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/procgroup"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 )
 
@@ -131,7 +132,7 @@ func startOpenCodeOnce(ctx context.Context, opts OpenCodeOptions) (*OpenCodeServ
 	cmd.Env = env.Environ()
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	procgroup.SetWithParentDeath(cmd, syscall.SIGKILL)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", opts.Program, err)
 	}
@@ -223,7 +224,7 @@ func (s *OpenCodeServer) Close() {
 // does, and waits for it. Close afterwards is a no-op.
 func (s *OpenCodeServer) Kill() {
 	s.once.Do(func() {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		_ = procgroup.Kill(s.cmd.Process.Pid)
 		<-s.exited
 	})
 }
@@ -231,17 +232,17 @@ func (s *OpenCodeServer) Kill() {
 // KillGroup sends SIGTERM to the process group pgid, waits for exited to
 // close for at most grace, then sends SIGKILL and waits again.
 func KillGroup(pgid int, exited <-chan struct{}, grace time.Duration) {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = procgroup.Terminate(pgid)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-exited:
 		// The leader is gone; make sure no child of the group survives.
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = procgroup.Kill(pgid)
 		return
 	case <-t.C:
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = procgroup.Kill(pgid)
 	<-exited
 }
 

@@ -33,6 +33,10 @@ const (
 	OpenCode  Program = iota // opencode-ai, binary "opencode"
 	Codex                    // @openai/codex, binary "codex"
 	ClaudeACP                // @agentclientprotocol/claude-agent-acp, binary "claude-agent-acp"
+	// MCPTypeScriptSDK is a library, not a program: the official MCP
+	// TypeScript SDK the HTTP tests run a client with (under node). Find
+	// returns its node_modules folder.
+	MCPTypeScriptSDK
 )
 
 // Spec describes how a program is installed and overridden.
@@ -40,7 +44,7 @@ type Spec struct {
 	Name    string // short name used in messages
 	Package string // npm package
 	Version string // pinned version
-	Bin     string // name under node_modules/.bin
+	Bin     string // name under node_modules/.bin ("" for a library)
 	EnvVar  string // variable that overrides the path
 }
 
@@ -53,6 +57,8 @@ func (p Program) Spec() Spec {
 		return Spec{"codex", "@openai/codex", "0.171.0", "codex", "INTEROP_TEST_CODEX"}
 	case ClaudeACP:
 		return Spec{"claude-agent-acp", "@agentclientprotocol/claude-agent-acp", "0.49.0", "claude-agent-acp", "INTEROP_TEST_CLAUDE_ACP"}
+	case MCPTypeScriptSDK:
+		return Spec{"@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk", "1.32.2", "", "INTEROP_TEST_MCP_TS_SDK"}
 	}
 	return Spec{Name: fmt.Sprintf("program(%d)", int(p))}
 }
@@ -106,9 +112,13 @@ func (p Program) InstallDir() (string, error) {
 
 // Find returns the program's path: the override variable when set (it must
 // name an executable file), else the install cache. A missing program is an
-// error wrapping ErrNotInstalled.
+// error wrapping ErrNotInstalled. For a library (no Bin) it returns the
+// node_modules folder that holds the package.
 func Find(p Program) (string, error) {
 	s := p.Spec()
+	if s.Bin == "" {
+		return findLibrary(p)
+	}
 	if v := os.Getenv(s.EnvVar); v != "" {
 		if err := executable(v); err != nil {
 			return "", fmt.Errorf("%s from %s: %w", s.Name, s.EnvVar, err)
@@ -124,6 +134,27 @@ func Find(p Program) (string, error) {
 		return "", fmt.Errorf("%s: %w", s.Name, err)
 	}
 	return path, nil
+}
+
+// findLibrary returns the node_modules folder holding a library package:
+// the override variable's folder, else the install cache's.
+func findLibrary(p Program) (string, error) {
+	s := p.Spec()
+	modules := os.Getenv(s.EnvVar)
+	if modules == "" {
+		dir, err := p.InstallDir()
+		if err != nil {
+			return "", fmt.Errorf("locating %s: %w", s.Name, err)
+		}
+		modules = filepath.Join(dir, "node_modules")
+	}
+	manifest := filepath.Join(modules, filepath.FromSlash(s.Package), "package.json")
+	if _, err := os.Stat(manifest); errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("%s: %s: %w", s.Name, manifest, ErrNotInstalled)
+	} else if err != nil {
+		return "", err
+	}
+	return modules, nil
 }
 
 func executable(path string) error {

@@ -8,9 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/procgroup"
+	"github.com/agent-interop/runtime/internal/testutil/proctest"
 )
 
 func TestModuleRoot(t *testing.T) {
@@ -127,7 +129,7 @@ func TestEnvIsIsolated(t *testing.T) {
 
 func TestKillGroupEndsChildren(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "sleep 300 & echo $!; wait")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Set(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +155,7 @@ func TestKillGroupEndsChildren(t *testing.T) {
 
 // alive reports whether pid exists and is not a zombie.
 func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
+	if !proctest.Exists(pid) {
 		return false
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

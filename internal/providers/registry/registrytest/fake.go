@@ -29,6 +29,8 @@ type Adapter struct {
 	PermissionFunc func(ctx context.Context, nativeID, requestID, decision string) (providers.Receipt, error)
 	SubscribeFunc  func(ctx context.Context, nativeID string) (<-chan providers.NativeEvent, error)
 	CapsFunc       func(ctx context.Context) providers.Capabilities
+	// Pending is what PendingPermissions answers.
+	Pending []providers.PermissionRequest
 	// LookupFunc answers LookupTurn; unset, the fake has no history
 	// (UnsupportedError).
 	LookupFunc func(ctx context.Context, q providers.TurnQuery) (providers.TurnRecord, error)
@@ -185,7 +187,9 @@ func (a *Adapter) Diff(context.Context, string, providers.DiffOptions) (any, err
 // PendingPermissions implements providers.Adapter.
 func (a *Adapter) PendingPermissions(context.Context) ([]providers.PermissionRequest, error) {
 	a.count("permissions")
-	return nil, nil
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]providers.PermissionRequest(nil), a.Pending...), nil
 }
 
 // RespondPermission implements providers.Adapter.

@@ -44,8 +44,14 @@ type Entry struct {
 	Target   string
 	Legacy   bool
 	Response Response
-	decode   func(json.RawMessage) (any, error)
-	call     func(context.Context, Handlers, any) (any, error)
+	// Budget is the answer budget in o200k tokens (the spec's
+	// answer.budget); the server cuts a page that would pass it short.
+	Budget int
+	// Paged reports a tool that pages its collection with limit and
+	// cursor and answers nextCursor.
+	Paged  bool
+	decode func(json.RawMessage) (any, error)
+	call   func(context.Context, Handlers, any) (any, error)
 }
 
 // Decode validates raw arguments and returns the typed input of the
@@ -147,9 +153,11 @@ var entries = [...]Entry{
 		Description: "Status of the thing; send_note changes it.",
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_status\",\"description\":\"Status of the thing; send_note changes it.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		InputSchema: "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
+		Listing:     "{\"name\":\"get_status\",\"description\":\"Status of the thing; send_note changes it.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "get_status",
+		Budget:      500,
+		Paged:       true,
 		decode:      func(raw json.RawMessage) (any, error) { return DecodeGetStatus(raw) },
 		call:        callGetStatus,
 	},
@@ -162,6 +170,8 @@ var entries = [...]Entry{
 		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":3},\"effort\":{\"type\":[\"string\",\"null\"]},\"verbose\":{\"type\":\"boolean\",\"default\":false},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"text\"],\"additionalProperties\":false}",
 		Listing:     "{\"name\":\"send_note\",\"description\":\"Send a note to a session.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":3},\"effort\":{\"type\":[\"string\",\"null\"]},\"verbose\":{\"type\":\"boolean\",\"default\":false},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
 		Target:      "send_note",
+		Budget:      500,
+		Paged:       false,
 		decode:      func(raw json.RawMessage) (any, error) { return DecodeSendNote(raw) },
 		call:        callSendNote,
 	},
@@ -176,6 +186,8 @@ var entries = [...]Entry{
 		Target:      "get_status",
 		Legacy:      true,
 		Response:    Response{Unwrap: "status", WrapArray: false},
+		Budget:      500,
+		Paged:       false,
 		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyStatusGet(raw) },
 		call:        callGetStatus,
 	},
@@ -190,6 +202,8 @@ var entries = [...]Entry{
 		Target:      "send_note",
 		Legacy:      true,
 		Response:    Response{Unwrap: "", WrapArray: true},
+		Budget:      500,
+		Paged:       false,
 		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyNoteSend(raw) },
 		call:        callSendNote,
 	},

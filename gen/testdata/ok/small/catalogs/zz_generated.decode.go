@@ -58,6 +58,7 @@ func decodeLegacyStatusGet(raw json.RawMessage) (*GetStatusInput, error) {
 		if o == nil {
 			return nil
 		}
+		out.Limit = 5
 		return out
 	}()
 	if err := d.Err("status_get"); err != nil {

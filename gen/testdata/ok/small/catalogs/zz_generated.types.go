@@ -12,13 +12,28 @@ var _ json.RawMessage
 
 // GetStatusInput is a decoded argument object.
 type GetStatusInput struct {
+	Limit int64 `json:"limit,omitempty"`
+	// nextCursor of the previous page
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeGetStatusInput(d *argv.Decoder, v any, path string) *GetStatusInput {
 	out := new(GetStatusInput)
-	o := d.Object(v, path, nil, nil)
+	o := d.Object(v, path, []string{"limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["limit"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 50}); ok {
+			out.Limit = v
+		}
+	} else {
+		out.Limit = 5
+	}
+	if x, ok := o["cursor"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			out.Cursor = &v
+		}
 	}
 	return out
 }

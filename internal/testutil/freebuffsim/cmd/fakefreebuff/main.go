@@ -24,6 +24,8 @@
 // FAKEFREEBUFF_NO_GIT_REBIND=1, and FAKEFREEBUFF_CHILD_PIDFILE (start a
 // long-lived child process in the same process group and write its pid
 // there, as the real CLI's helper processes would be).
+//go:build unix
+
 package main
 
 import (
@@ -589,7 +591,7 @@ func gitRoot(dir string) string {
 
 // makeRaw puts the terminal in raw mode and returns the restore function.
 func makeRaw(fd int) func() {
-	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	old, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 	if err != nil {
 		return func() {}
 	}
@@ -601,8 +603,8 @@ func makeRaw(fd int) func() {
 	raw.Cflag |= unix.CS8
 	raw.Cc[unix.VMIN] = 1
 	raw.Cc[unix.VTIME] = 0
-	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
+	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, &raw); err != nil {
 		return func() {}
 	}
-	return func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, old) }
+	return func() { _ = unix.IoctlSetTermios(fd, ioctlSetTermios, old) }
 }

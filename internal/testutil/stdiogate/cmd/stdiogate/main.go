@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 )
 
 func main() {
@@ -18,7 +17,7 @@ func main() {
 	}
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd) // stay in the caller's process group: its group kill reaches the program
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stdiogate:", err)

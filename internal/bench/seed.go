@@ -1,0 +1,224 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/operation"
+	"github.com/agent-interop/runtime/ent/schema"
+	"github.com/agent-interop/runtime/ent/workitem"
+	"github.com/agent-interop/runtime/internal/store"
+)
+
+// Seed is what SeedStore wrote: the record counts and a few IDs the
+// measured calls address.
+type Seed struct {
+	Works, Evidence, Claims, Messages, Events int
+	Conversations, EventSessions              int
+	// WorkID is a work in the middle of a dependency chain; ConversationID
+	// a conversation with messages; EventSession a session with events;
+	// Session a session that owns works.
+	WorkID, ConversationID, EventProvider, EventSession, Session string
+	// Participants of ConversationID: the sender and recipient of a send.
+	Sender, Recipient string
+}
+
+// Seeding shape: every size in n.
+const (
+	seedChunk            = 1000 // rows per bulk insert (ent binds about 12 values per row)
+	seedSessions         = 50   // sessions that own works and claims
+	seedChain            = 10   // works per dependency chain
+	seedMessagesPerCov   = 250  // messages per conversation (below the 500 retained)
+	seedEventsPerSes     = 5000 // events per session (below the 10,000 retained)
+	seedMinConversations = 40   // conversations at the smallest sizes
+)
+
+// SeedStore opens (creating) the store at path and writes n work items
+// (chains of seedChain dependencies), n/10 evidence records, n active
+// claims, n conversation messages and n session events with direct bulk
+// inserts through the generated ent client, so the seed follows the schema
+// (and fails to compile rather than at run time when it changes).
+func SeedStore(ctx context.Context, path string, n int, now time.Time, progress io.Writer) (Seed, error) {
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return Seed{}, err
+	}
+	defer st.Close()
+	sd := Seed{Works: n, Evidence: max(n/10, 1), Claims: n, Messages: n, Events: n}
+	now = now.UTC().Truncate(time.Millisecond)
+	session := func(i int) string { return fmt.Sprintf("codex:seed-%02d", i%seedSessions) }
+	workID := func(i int) string { return fmt.Sprintf("work_seed_%07d", i) }
+	sd.Session = session(0)
+	sd.WorkID = workID(n/2 - n/2%seedChain + seedChain/2)
+	step := func(what string, total int, fn func(tx *ent.Tx, from, to int) error) error {
+		for from := 0; from < total; from += seedChunk {
+			to := min(from+seedChunk, total)
+			if err := st.Tx(ctx, func(tx *ent.Tx) error { return fn(tx, from, to) }); err != nil {
+				return fmt.Errorf("seed %s %d..%d: %w", what, from, to, err)
+			}
+			if to == total || (to/seedChunk)%20 == 0 {
+				fmt.Fprintf(progress, "  seeded %d/%d %s\n", to, total, what)
+			}
+		}
+		return nil
+	}
+	objective := strings.Repeat("Make the importer idempotent and cover it with tests. ", 3)
+	statuses := []string{"open", "in_progress", "blocked", "accepted", "rejected"}
+	err = step("work items", n, func(tx *ent.Tx, from, to int) error {
+		b := make([]*ent.WorkItemCreate, 0, to-from)
+		for i := from; i < to; i++ {
+			src := session(i)
+			b = append(b, tx.WorkItem.Create().SetID(workID(i)).SetObjective(objective).
+				SetAcceptanceCriteria([]string{"imports twice without duplicates", "tests pass"}).
+				SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{"src/importer.go"}).
+				SetSourceSession(src).SetStatus(workStatus(statuses[i%len(statuses)])).
+				SetCreatedAt(now.Add(-time.Duration(n-i)*time.Second)).SetUpdatedAt(now.Add(-time.Duration(n-i)*time.Second)))
+		}
+		if err := tx.WorkItem.CreateBulk(b...).Exec(ctx); err != nil {
+			return err
+		}
+		for i := from; i < to; i++ {
+			if i%seedChain == 0 {
+				continue
+			}
+			if err := tx.WorkItem.UpdateOneID(workID(i)).AddDependsOnIDs(workID(i - 1)).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return sd, err
+	}
+	data := json.RawMessage(`{"diff":"` + strings.Repeat("+ line of the change\\n", 20) + `"}`)
+	err = step("evidence records", sd.Evidence, func(tx *ent.Tx, from, to int) error {
+		b := make([]*ent.EvidenceCreate, 0, to-from)
+		for i := from; i < to; i++ {
+			w, s := workID(i*10%n), session(i)
+			b = append(b, tx.Evidence.Create().SetID(fmt.Sprintf("evidence_seed_%07d", i)).SetWorkID(w).SetSessionID(s).
+				SetKind("diff").SetTrust("provider_observed").SetSource(schema.EvidenceSource{Adapter: "codex"}).
+				SetCapturedAt(now.Add(-time.Duration(sd.Evidence-i)*time.Second)).SetSummary("diff of the importer change").
+				SetData(string(data)).SetDataBytes(len(data)).SetContentHash(strings.Repeat("ab", 32)))
+		}
+		return tx.Evidence.CreateBulk(b...).Exec(ctx)
+	})
+	if err != nil {
+		return sd, err
+	}
+	err = step("active claims", n, func(tx *ent.Tx, from, to int) error {
+		b := make([]*ent.ClaimCreate, 0, to-from)
+		for i := from; i < to; i++ {
+			at := now.Add(-time.Duration(i%1800) * time.Second)
+			b = append(b, tx.Claim.Create().SetID(fmt.Sprintf("claim_seed_%07d", i)).SetWorkID(workID(i%n)).
+				SetSessionID(session(i)).SetResource(fmt.Sprintf("src/pkg%04d/file%07d.go", i/100, i)).
+				SetAcquiredAt(at).SetExpiresAt(at.Add(2*time.Hour)))
+		}
+		return tx.Claim.CreateBulk(b...).Exec(ctx)
+	})
+	if err != nil {
+		return sd, err
+	}
+	// At least a few pages of conversations at every size, so a listing
+	// page does the same work at 1,000 records as at 100,000.
+	sd.Conversations = max(seedMinConversations, n/seedMessagesPerCov)
+	sd.Sender, sd.Recipient = "codex:seed-00", "claude-code:seed-reviewer"
+	convID := func(i int) string { return fmt.Sprintf("conversation_seed_%05d", i) }
+	sd.ConversationID = convID(sd.Conversations / 2)
+	err = step("conversations", sd.Conversations, func(tx *ent.Tx, from, to int) error {
+		for i := from; i < to; i++ {
+			per := n / sd.Conversations
+			if err := tx.Conversation.Create().SetID(convID(i)).SetTitle(fmt.Sprintf("review %d", i)).
+				SetCreatedAt(now.Add(-time.Hour)).SetUpdatedAt(now.Add(-time.Duration(sd.Conversations-i) * time.Second)).
+				SetLastSequence(int64(per)).Exec(ctx); err != nil {
+				return err
+			}
+			for _, p := range []struct{ id, prov, native string }{{sd.Sender, "codex", "seed-00"}, {sd.Recipient, "claude-code", "seed-reviewer"}} {
+				if err := tx.Participant.Create().SetConversationID(convID(i)).SetParticipantID(p.id).SetProvider(p.prov).
+					SetNativeID(p.native).SetJoinedAt(now.Add(-time.Hour)).Exec(ctx); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return sd, err
+	}
+	text := strings.Repeat("Please review the importer change; the tests cover the duplicate case. ", 3)
+	err = step("conversation messages", n, func(tx *ent.Tx, from, to int) error {
+		// Every message references the delivery operation that carried it
+		// (the one ledger), here a completed send.
+		ops := make([]*ent.OperationCreate, 0, to-from)
+		b := make([]*ent.MessageCreate, 0, to-from)
+		per := n / sd.Conversations
+		for i := from; i < to; i++ {
+			conv := min(i/per, sd.Conversations-1)
+			seq := i - conv*per + 1
+			at := now.Add(-time.Duration(n-i) * time.Second)
+			opID, key := fmt.Sprintf("op_seed_%07d", i), fmt.Sprintf("seed-%07d", i)
+			ops = append(ops, tx.Operation.Create().SetID(opID).SetIdempotencyKey(key).SetProvider("claude-code").
+				SetNativeID("seed-reviewer").SetOperation("send").SetStatus(operation.StatusCompleted).
+				SetProviderState("outcome_observed").SetCreatedAt(at).SetUpdatedAt(at))
+			b = append(b, tx.Message.Create().SetID(fmt.Sprintf("message_seed_%07d", i)).SetConversationID(convID(conv)).
+				SetSequence(int64(seq)).SetSender(sd.Sender).SetRecipient(sd.Recipient).SetText(text).
+				SetCreatedAt(at).SetOperationID(opID).SetIdempotencyKey(key))
+		}
+		if err := tx.Operation.CreateBulk(ops...).Exec(ctx); err != nil {
+			return err
+		}
+		return tx.Message.CreateBulk(b...).Exec(ctx)
+	})
+	if err != nil {
+		return sd, err
+	}
+	per := min(n, seedEventsPerSes)
+	sd.EventSessions = max(1, n/per)
+	sd.EventProvider = "codex"
+	sd.EventSession = fmt.Sprintf("thr_seed_%03d", sd.EventSessions/2)
+	eventData := json.RawMessage(`{"type":"item.completed","text":"` + strings.Repeat("ran the tests; all pass. ", 6) + `"}`)
+	err = step("session events", n, func(tx *ent.Tx, from, to int) error {
+		b := make([]*ent.SessionEventCreate, 0, to-from)
+		for i := from; i < to; i++ {
+			ses := min(i/per, sd.EventSessions-1)
+			seq := i - ses*per + 1
+			b = append(b, tx.SessionEvent.Create().SetProvider("codex").SetNativeID(fmt.Sprintf("thr_seed_%03d", ses)).
+				SetSequence(int64(seq)).SetEpoch(1).SetType("item.completed").SetData(eventData).
+				SetTimestamp(now.Add(-time.Duration(n-i)*time.Millisecond)))
+		}
+		return tx.SessionEvent.CreateBulk(b...).Exec(ctx)
+	})
+	if err != nil {
+		return sd, err
+	}
+	err = st.Tx(ctx, func(tx *ent.Tx) error {
+		for s := range sd.EventSessions {
+			last := per
+			if s == sd.EventSessions-1 {
+				last = n - s*per
+			}
+			native := fmt.Sprintf("thr_seed_%03d", s)
+			if err := tx.SessionStream.Create().SetProvider("codex").SetNativeID(native).SetLastSequence(int64(last)).
+				SetEpoch(1).SetUpdatedAt(now).Exec(ctx); err != nil {
+				return err
+			}
+			// Known to the registry, so reading its events needs no
+			// provider program.
+			if err := tx.ProviderSession.Create().SetProvider("codex").SetNativeID(native).
+				SetFirstSeenAt(now).SetLastSeenAt(now).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return sd, fmt.Errorf("seed session heads: %w", err)
+	}
+	return sd, nil
+}
+
+func workStatus(s string) workitem.Status { return workitem.Status(s) }

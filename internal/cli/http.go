@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/app"
+	"github.com/agent-interop/runtime/internal/desk"
+	"github.com/agent-interop/runtime/internal/httpguard"
+	"github.com/agent-interop/runtime/internal/httpserve"
+	"github.com/agent-interop/runtime/internal/server"
+	"github.com/agent-interop/runtime/internal/version"
+)
+
+// httpFlags are serve's HTTP-mode flags. A flag that is given wins over
+// its variable (AGENT_INTEROP_HTTP_*, then the FREEBUFF_MCP_* alias),
+// which wins over the default. There is deliberately no token flag: a
+// process's arguments are visible to every user of the machine.
+type httpFlags struct {
+	host, origins, tokenFile string
+	port, rateLimit          int
+	allowRemote              bool
+}
+
+func (h *httpFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&h.host, "host", httpserve.DefaultHost, "HTTP: host to listen on; not loopback needs --allow-remote (AGENT_INTEROP_HTTP_HOST)")
+	fs.IntVar(&h.port, "port", httpserve.DefaultPort, "HTTP: port to listen on, 0 for any free port (AGENT_INTEROP_HTTP_PORT)")
+	fs.StringVar(&h.origins, "allowed-origins", "http://127.0.0.1,http://localhost", "HTTP: comma-separated browser origins allowed (AGENT_INTEROP_HTTP_ALLOWED_ORIGINS)")
+	fs.BoolVar(&h.allowRemote, "allow-remote", false, "HTTP: allow a non-loopback host, only behind trusted HTTPS and authentication (AGENT_INTEROP_HTTP_ALLOW_REMOTE=1)")
+	fs.StringVar(&h.tokenFile, "token-file", "", "HTTP: where the per-boot token is written when AGENT_INTEROP_HTTP_TOKEN is unset (default ~/.agent-interop-runtime/http-<port>.token)")
+	fs.IntVar(&h.rateLimit, "rate-limit", 300, "HTTP: requests per minute per client address, 0 for no limit (AGENT_INTEROP_HTTP_RATE_LIMIT)")
+}
+
+var httpFlagNames = []string{"host", "port", "allowed-origins", "allow-remote", "token-file", "rate-limit"}
+
+// given names the first HTTP flag on the command line, or "".
+func (h *httpFlags) given(fs *flag.FlagSet) string {
+	var name string
+	fs.Visit(func(f *flag.Flag) {
+		for _, n := range httpFlagNames {
+			if f.Name == n && name == "" {
+				name = n
+			}
+		}
+	})
+	return name
+}
+
+// apply puts the flags that were given over c.
+func (h *httpFlags) apply(fs *flag.FlagSet, c *httpserve.Config) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "host":
+			c.Host = h.host
+		case "port":
+			if h.port < 0 || h.port > 65535 {
+				err = fmt.Errorf("--port must be a port number from 0 to 65535, not %d", h.port)
+			}
+			c.Port = h.port
+		case "allowed-origins":
+			var origins []string
+			if origins, err = httpserve.ParseOrigins(h.origins); err != nil {
+				err = fmt.Errorf("--allowed-origins: %w", err)
+			}
+			c.AllowedOrigins = origins
+		case "allow-remote":
+			c.AllowRemote = h.allowRemote
+		case "token-file":
+			c.TokenFile = h.tokenFile
+		case "rate-limit":
+			if h.rateLimit < 0 {
+				err = fmt.Errorf("--rate-limit must be 0 (no limit) or more, not %d", h.rateLimit)
+			}
+			c.RateLimit = h.rateLimit
+		}
+	})
+	return err
+}
+
+// serveHTTP is serve --http: one App and one MCP server behind the HTTP
+// guard, until ctx ends.
+func serveHTTP(ctx context.Context, fs *flag.FlagSet, f serveFlags, profile catalogs.Profile, readOnly bool, env Env, stdio IO) int {
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime serve-http: "+format+"\n", args...)
+		return code
+	}
+	cfg, err := httpserve.ConfigFromEnv(env)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	if err := f.httpFlags.apply(fs, &cfg); err != nil {
+		return fail(2, "%v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintln(stdio.Stderr, err) // 0.3.x's message, verbatim
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stdio.Stderr, &slog.HandlerOptions{Level: logLevel(env)}))
+
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return fail(1, "listen on %s: %v", cfg.Addr(), err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	// No token configured: 0.3.x refused every request. Here a token is
+	// generated for this run and written to a 0600 file, and that token
+	// is then the configured one: a request without it is still 401.
+	token := cfg.Token
+	if token == "" {
+		path := cfg.TokenFile
+		if path == "" {
+			home := homeDir(env)
+			if home == "" {
+				return fail(2, "no token configured and no HOME for the token file: set %s, or %s", httpserve.EnvToken.Canonical, httpserve.EnvTokenFile.Canonical)
+			}
+			path = httpserve.DefaultTokenFile(home, port)
+		}
+		if token, err = httpguard.GenerateToken(); err != nil {
+			return fail(1, "%v", err)
+		}
+		if err := httpguard.WriteTokenFile(path, token); err != nil {
+			return fail(1, "%v", err)
+		}
+		defer func() {
+			if err := httpguard.RemoveTokenFile(path, token); err != nil {
+				logger.Warn("removing the token file failed", "path", path, "err", err)
+			}
+		}()
+		fmt.Fprintf(stdio.Stderr, "agent-interop-runtime HTTP token written to %s (mode 0600, new on every start; clients send it as 'Authorization: Bearer <token>')\n", path)
+	}
+
+	a, err := app.Open(ctx, app.Config{Env: app.Env(env), Logger: logger, Runtime: runtimeInfo(profile, readOnly)})
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	defer a.Close()
+	srv := server.New(server.Options{
+		Profile:         profile,
+		ReadOnly:        readOnly,
+		Version:         version.Version,
+		Handlers:        a.Handlers,
+		Logger:          logger,
+		AfterInitialize: a.AfterInitialize,
+		SessionID:       uuid.NewString,
+	})
+	rate := cfg.RateLimit
+	if rate == 0 {
+		rate = -1 // the guard's "no limit"
+	}
+	guard := httpguard.New(httpguard.Options{
+		AllowedOrigins:   append([]string{}, cfg.AllowedOrigins...),
+		LoopbackHostOnly: cfg.Loopback() && !cfg.AllowRemote,
+		RateLimit:        rate,
+	})
+	// The traffic desk at /desk, over the same store and token. Its
+	// Liveness hook can take the registry's in-memory liveness of the
+	// sessions this process serves, once the registry reports one; until
+	// then the desk infers liveness from the store.
+	base := "http://" + net.JoinHostPort(trimBrackets(cfg.Host), strconv.Itoa(port))
+	dk, err := desk.New(desk.Options{
+		Store: a.Store, Token: httpguard.NewSecret(token), Port: port, URL: base, RateLimit: rate, Logger: logger,
+		LoginLink: func(link string) {
+			fmt.Fprintf(stdio.Stderr, "agent-interop-runtime desk login link (works once): %s\n", link)
+		},
+	})
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	defer dk.Close()
+	go func() { <-ctx.Done(); dk.Close() }() // end the desk's live streams, so shutdown does not wait for them
+	h := httpserve.NewHandler(httpserve.Options{
+		MCP: srv.StreamableHTTPHandler(&mcp.StreamableHTTPOptions{
+			Logger: logger,
+			// The guard checks Host itself (and answers 0.3.x-style JSON).
+			DisableLocalhostProtection: true,
+			MaxRequestBodyBytes:        guard.MaxBodyBytes(),
+		}),
+		Guard:            guard,
+		Token:            httpguard.NewSecret(token),
+		HealthNeedsToken: !cfg.Loopback(),
+		ReadOnly:         readOnly,
+		Logger:           logger,
+		Desk:             dk,
+	})
+	fmt.Fprintf(stdio.Stderr, "agent-interop-runtime HTTP listening on %s\n", httpserve.EndpointURL(cfg.Host, port))
+	if err := httpserve.Serve(ctx, ln, h, httpserve.ServeOptions{}); err != nil && !errors.Is(err, net.ErrClosed) {
+		logger.Error("serve-http ended", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func homeDir(env Env) string {
+	for _, k := range []string{"HOME", "USERPROFILE"} {
+		if v := env.get(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// agents is 0.3.x's name for the capability listing as JSON.
+func agents(ctx context.Context, args []string, env Env, stdio IO) int {
+	for _, a := range args {
+		if isHelpFlag(a) {
+			commandHelp(stdio.Stdout, "agents", nil)
+			return 0
+		}
+	}
+	return providersCmd(ctx, append([]string{"--json"}, args...), env, stdio)
+}

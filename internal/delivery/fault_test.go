@@ -1,0 +1,60 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+)
+
+// TestRecordWhoseCommitIsUnknownIsNeverDispatched: on a team store the
+// connection breaks after the server ran the COMMIT of a send's record but
+// before its answer arrived. The send fails saying the record may exist,
+// nothing is dispatched, the idempotency key stays taken, and the record
+// (which did commit) becomes delivery_unknown once its lease expires.
+func TestRecordWhoseCommitIsUnknownIsNeverDispatched(t *testing.T) {
+	c := pgtest.Shared(t)
+	dsn := pgtest.Database(t)
+	proxy, err := c.NewProxy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	e := newEnv(t, proxy.Rewrite(dsn))
+	e.fake.SendFunc = func(context.Context, string, string, providers.SendOptions) (providers.Receipt, error) {
+		return queued("r")
+	}
+	ctx := context.Background()
+	if _, err := e.reg.Resolve(ctx, "codex", "t1"); err != nil { // record the session first
+		t.Fatal(err)
+	}
+	proxy.DropNextCommit()
+	_, err = e.svc.Send(ctx, SendRequest{Provider: "codex", NativeID: "t1", Text: "maybe", IdempotencyKey: "k-maybe"})
+	var unknown *store.CommitUnknownError
+	if !errors.As(err, &unknown) || !strings.Contains(err.Error(), "may or may not have been stored") {
+		t.Fatalf("send whose record commit is unknown = %v", err)
+	}
+	if n := e.fake.CallCount("send"); n != 0 || proxy.Dropped() != 1 {
+		t.Fatalf("dispatched %d times (connections dropped %d): an unknown record must never be dispatched", n, proxy.Dropped())
+	}
+	_, err = e.svc.Send(ctx, SendRequest{Provider: "codex", NativeID: "t1", Text: "maybe", IdempotencyKey: "k-maybe"})
+	if !errors.As(err, new(*DuplicateKeyError)) {
+		t.Fatalf("resending with the same key = %v, want the duplicate-key refusal (the record did commit)", err)
+	}
+	// The record did commit: once its owner is gone (the process died), the
+	// next runtime's settlement finds it open and, with no native history to
+	// read, marks it delivery_unknown. It is still never dispatched.
+	table.kill(e.pid())
+	later := newEnv(t, dsn)
+	ops, err := later.svc.Settle(ctx)
+	if err != nil || len(ops) != 1 || ops[0].IdempotencyKey != "k-maybe" || ops[0].Status != providers.StatusDeliveryUnknown {
+		t.Fatalf("recover = %+v, %v", ops, err)
+	}
+	if n := e.fake.CallCount("send") + later.fake.CallCount("send"); n != 0 {
+		t.Fatalf("dispatched %d times", n)
+	}
+}

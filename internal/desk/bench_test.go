@@ -1,0 +1,62 @@
+package desk
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/operation"
+)
+
+// seedOperations adds n operations over 100 sessions, in batches.
+func seedOperations(b *testing.B, f *fixture, n int) {
+	b.Helper()
+	ctx := context.Background()
+	const batch = 500
+	for start := 0; start < n; start += batch {
+		var bs []*ent.OperationCreate
+		for i := start; i < min(start+batch, n); i++ {
+			at := f.now.Add(time.Duration(i) * time.Millisecond)
+			bs = append(bs, f.ent().Operation.Create().SetID(fmt.Sprintf("op_%08d", i)).SetIdempotencyKey(fmt.Sprintf("k%08d", i)).
+				SetProvider("codex").SetNativeID(fmt.Sprintf("thread-%d", i%100)).SetOperation("send").
+				SetStatus(operation.StatusCompleted).SetCreatedAt(at).SetUpdatedAt(at))
+		}
+		if err := f.ent().Operation.CreateBulk(bs...).Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 100 {
+		if _, err := f.ent().ProviderSession.Create().SetProvider("codex").SetNativeID(fmt.Sprintf("thread-%d", i)).
+			SetFirstSeenAt(f.now).SetLastSeenAt(f.now).Save(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPages serves the first page of receipts (50 rows) and of
+// sessions (50 rows, each with its liveness inference) at two store sizes:
+// keyset pages cost the same whatever the size of the store.
+func BenchmarkPages(b *testing.B) {
+	for _, n := range []int{1_000, 100_000} {
+		f := newFixture(&testing.T{}, func(o *Options) { o.RateLimit = -1 })
+		seedOperations(b, f, n)
+		for _, page := range []string{"/desk/receipts", "/desk/sessions", "/desk/receipts?status=completed&provider=codex"} {
+			b.Run(fmt.Sprintf("%s/operations=%d", page, n), func(b *testing.B) {
+				req := httptest.NewRequest(http.MethodGet, page, nil)
+				req.Header.Set("Authorization", "Bearer "+testToken)
+				req.Host = "127.0.0.1"
+				for b.Loop() {
+					rec := httptest.NewRecorder()
+					f.h.ServeHTTP(rec, req)
+					if rec.Code != http.StatusOK {
+						b.Fatalf("%d", rec.Code)
+					}
+				}
+			})
+		}
+	}
+}

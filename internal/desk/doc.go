@@ -1,0 +1,48 @@
+// Package desk is the traffic desk: a local, read-only web page over the
+// runtime's store that shows which provider sessions exist and how they
+// are doing, the receipts of every send, cancel and permission answer, the
+// work items with their dependency graph, evidence, handoffs and reviews,
+// the active claims (with refused, conflicting requests highlighted), the
+// conversations, and a session's event stream, live.
+//
+// It is served by `interop-runtime desk` on its own loopback listener and
+// at /desk on the HTTP server of `serve --http`. Both read the same store,
+// so the page shows what every runtime process on the machine recorded,
+// including a `serve` running over stdio in a client (SQLite in WAL mode
+// lets the desk read while that process writes).
+//
+// # Access
+//
+// Every route, the static assets included, is screened by an
+// [httpguard.Guard] (Host must name loopback, Origin must be the desk's own,
+// per-address rate limit) and then needs a credential: the bearer token of
+// HTTP mode (or the per-boot token file's), or the desk's session cookie
+// (HttpOnly, SameSite=Strict, named after the port). A browser gets the
+// cookie from a one-time login link that the command prints to stderr, or
+// by pasting the token into the sign-in form. Requests a browser makes on
+// behalf of another page (Sec-Fetch-Site same-site or cross-site, other
+// than a top-level navigation) are refused too, so a page on another local
+// port can neither read nor embed the desk.
+//
+// # Rendering
+//
+// Pages are server-rendered with html/template (contextual escaping: a
+// prompt or a file name shaped like HTML is shown as text). The front end
+// is htmx with its SSE extension and, on work item pages only, Mermaid for
+// the dependency graph; the three are vendored from npm at pinned versions
+// (assets/vendor.sh) and embedded, and the Content-Security-Policy lets the
+// page load nothing but its own origin. Templates are parsed on the first
+// request, never at package initialisation, so linking the desk into the
+// binary adds no start-up work to `serve` over stdio.
+//
+// # Live updates
+//
+// One change feed per desk polls SQLite's PRAGMA data_version (a counter
+// in the file header that changes when any connection, in any process,
+// commits) on a dedicated connection. When it moves, each open Server-Sent
+// Events stream re-reads only its own view's first page (a keyset query on
+// an index, bounded by the page size) and pushes the rows that are new or
+// changed, as htmx out-of-band swaps. Every event carries an id (the view's
+// high-water mark, or an event sequence), so a dropped connection resumes
+// from its cursor (Last-Event-ID).
+package desk

@@ -1,0 +1,213 @@
+package desk
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/operation"
+	"github.com/agent-interop/runtime/internal/httpguard"
+	"github.com/agent-interop/runtime/internal/store"
+)
+
+const testToken = "desk-test-token"
+
+// fixture is a desk over a fresh store, served on a loopback listener.
+type fixture struct {
+	t      *testing.T
+	st     *store.Store
+	h      *Handler
+	srv    *httptest.Server
+	links  chan string
+	now    time.Time // set at the start; later moves go through advance
+	client *http.Client
+
+	mu    sync.Mutex
+	clock time.Time
+}
+
+// current is the desk's clock.
+func (f *fixture) current() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.clock }
+
+// advance moves the desk's clock.
+func (f *fixture) advance(d time.Duration) { f.mu.Lock(); f.clock = f.clock.Add(d); f.mu.Unlock() }
+
+func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "interop.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	f := &fixture{t: t, st: st, links: make(chan string, 8), now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	f.clock = f.now
+	o := Options{
+		Store: st, Token: httpguard.NewSecret(testToken), Port: port, URL: fmt.Sprintf("http://127.0.0.1:%d", port),
+		LoginLink: func(l string) { f.links <- l }, PollEvery: 10 * time.Millisecond, Heartbeat: time.Hour,
+		Now: f.current, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)),
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	f.h, err = New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv = httptest.NewUnstartedServer(f.h)
+	f.srv.Listener.Close()
+	f.srv.Listener = ln
+	f.srv.Start()
+	t.Cleanup(func() { f.h.Close(); f.srv.Close() })
+	f.client = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return f
+}
+
+// get answers a GET of path with the headers (key, value pairs).
+func (f *fixture) get(path string, header ...string) (*http.Response, string) {
+	f.t.Helper()
+	return f.do(http.MethodGet, path, "", header...)
+}
+
+func (f *fixture) do(method, path, body string, header ...string) (*http.Response, string) {
+	f.t.Helper()
+	req, err := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := f.client.Do(req)
+	if err != nil {
+		f.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+// testWriter sends the desk's log to the test's log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+var bearer = []string{"Authorization", "Bearer " + testToken}
+
+// ent is the store's client.
+func (f *fixture) ent() *ent.Client { return f.st.Client() }
+
+// addOperation records one operation.
+func (f *fixture) addOperation(id, native, kind string, status operation.Status, at time.Time) *ent.Operation {
+	f.t.Helper()
+	o, err := f.ent().Operation.Create().SetID(id).SetIdempotencyKey("key-" + id).SetProvider("codex").SetNativeID(native).
+		SetOperation(kind).SetStatus(status).SetCreatedAt(at).SetUpdatedAt(at).Save(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return o
+}
+
+// addWork records one work item.
+func (f *fixture) addWork(id, objective string, dependsOn ...string) *ent.WorkItem {
+	f.t.Helper()
+	w, err := f.ent().WorkItem.Create().SetID(id).SetObjective(objective).SetAcceptanceCriteria([]string{"done"}).
+		SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{}).
+		SetCreatedAt(f.now).SetUpdatedAt(f.now).AddDependsOnIDs(dependsOn...).Save(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return w
+}
+
+// sse is an open live stream.
+type sse struct {
+	res   *http.Response
+	lines chan string
+}
+
+// stream opens a live stream with the headers.
+func (f *fixture) stream(path string, header ...string) *sse {
+	f.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	f.t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.srv.URL+path, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		f.t.Fatalf("stream %s: %d %s", path, res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	s := &sse{res: res, lines: make(chan string, 1024)}
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+		close(s.lines)
+	}()
+	return s
+}
+
+// event is one SSE event.
+type event struct {
+	id, name, data string
+}
+
+// next returns the next event, failing after within.
+func (s *sse) next(t *testing.T, within time.Duration) event {
+	t.Helper()
+	var ev event
+	var data []string
+	deadline := time.After(within)
+	for {
+		select {
+		case line, ok := <-s.lines:
+			if !ok {
+				t.Fatal("the stream ended")
+			}
+			switch {
+			case line == "":
+				if ev.name != "" || len(data) > 0 {
+					ev.data = strings.Join(data, "\n")
+					return ev
+				}
+			case strings.HasPrefix(line, "id: "):
+				ev.id = strings.TrimPrefix(line, "id: ")
+			case strings.HasPrefix(line, "event: "):
+				ev.name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = append(data, strings.TrimPrefix(line, "data: "))
+			}
+		case <-deadline:
+			t.Fatalf("no event within %s", within)
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package desk
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/agent-interop/runtime/internal/providers"
+)
+
+// providerNames are the providers, for the filters.
+func providerNames() []string {
+	var out []string
+	for _, id := range providers.Order() {
+		out = append(out, string(id))
+	}
+	return out
+}
+
+// sessionsView is the data of the sessions page.
+type sessionsView struct {
+	Filter    SessionFilter
+	Providers []string
+	Page      SessionPage
+}
+
+func (h *Handler) sessionsPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := withCtx(r)
+	defer cancel()
+	q := r.URL.Query()
+	f := SessionFilter{Provider: oneOf(q.Get("provider"), providerNames()), Workspace: strings.TrimSpace(q.Get("workspace")),
+		Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
+	page, err := h.read.sessions(ctx, f)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	live := ""
+	if f.Cursor == "" {
+		live = Base + "/live/sessions" + queryString("provider", f.Provider, "workspace", f.Workspace, "since", strconv.FormatInt(page.HWM, 10))
+	}
+	h.render(w, http.StatusOK, "sessions", h.page("Sessions", "sessions", live, sessionsView{Filter: f, Providers: providerNames(), Page: page}))
+}
+
+// sessionView is the data of one session's page.
+type sessionView struct {
+	Session  SessionRow
+	Events   EventPage
+	Receipts ReceiptPage
+}
+
+func (h *Handler) sessionPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := withCtx(r)
+	defer cancel()
+	provider, native := r.PathValue("provider"), r.PathValue("native")
+	s, err := h.read.session(ctx, provider, native)
+	if errors.Is(err, errNotFound) {
+		h.notFound(w, "No session "+provider+":"+native+" is recorded in the store.")
+		return
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	evs, err := h.read.lastEvents(ctx, provider, native, s.LastSeq, DefaultPageSize)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	rcpts, err := h.read.receipts(ctx, ReceiptFilter{Provider: provider, NativeID: native, Limit: 20})
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	live := Base + "/live/session" + queryString("provider", provider, "nativeId", native, "after", strconv.FormatInt(evs.Next, 10))
+	h.render(w, http.StatusOK, "session", h.page("Session "+provider+":"+shorten(native, 24), "sessions", live,
+		sessionView{Session: s, Events: evs, Receipts: rcpts}))
+}
+
+// receiptsView is the data of the receipts page.
+type receiptsView struct {
+	Filter     ReceiptFilter
+	Providers  []string
+	States     []string
+	Operations []string
+	Page       ReceiptPage
+}
+
+func receiptFilter(r *http.Request) ReceiptFilter {
+	q := r.URL.Query()
+	return ReceiptFilter{
+		Provider: oneOf(q.Get("provider"), providerNames()), NativeID: strings.TrimSpace(q.Get("nativeId")),
+		Status: oneOf(q.Get("status"), receiptStates), Operation: oneOf(q.Get("operation"), operationKinds),
+		Cursor: q.Get("cursor"), Limit: intParam(r, "limit"),
+	}
+}
+
+func (h *Handler) receiptsPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := withCtx(r)
+	defer cancel()
+	f := receiptFilter(r)
+	page, err := h.read.receipts(ctx, f)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	live := ""
+	if f.Cursor == "" {
+		live = Base + "/live/receipts" + queryString("provider", f.Provider, "nativeId", f.NativeID, "status", f.Status,
+			"operation", f.Operation, "since", strconv.FormatInt(page.HWM, 10))
+	}
+	h.render(w, http.StatusOK, "receipts", h.page("Receipts", "receipts", live, receiptsView{Filter: f, Providers: providerNames(),
+		States: receiptStates, Operations: operationKinds, Page: page}))
+}
+
+func (h *Handler) receiptPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := withCtx(r)
+	defer cancel()
+	d, err := h.read.receipt(ctx, r.PathValue("id"))
+	if errors.Is(err, errNotFound) {
+		h.notFound(w, "No receipt "+r.PathValue("id")+" is recorded in the store.")
+		return
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	live := Base + "/live/receipt" + queryString("id", d.ID)
+	h.render(w, http.StatusOK, "receipt", h.page("Receipt "+d.ID, "receipts", live, d))
+}
+
+// workView is the data of the work list.
+type workView struct {
+	Filter   WorkFilter
+	Statuses []string
+	Page     WorkPage
+}
+
+func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := withCtx(r)
+	defer cancel()
+	q := r.URL.Query()
+	f := WorkFilter{Status: oneOf(q.Get("status"), workStatuses), Query: strings.TrimSpace(q.Get("q")), Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
+	page, err := h.read.work(ctx, f)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	live := ""
+	if f.Cursor == "" {
+		live = Base + "/live/work" + queryString("status", f.Status, "q", f.Query, "since", strconv.FormatInt(page.HWM, 10))
+	}
+	h.render(w, http.StatusOK, "work", h.page("Work", "work", live, workView{Filter: f, Statuses: workStatuses, Page: page}))
+}
+
+func (h *Handler) workItemPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := withCtx(r)
+	defer cancel()
+	d, err := h.read.workItem(ctx, r.PathValue("id"), intParam(r, "depth"))
+	if errors.Is(err, errNotFound) {
+		h.notFound(w, "No work item "+r.PathValue("id")+" is recorded in the store.")
+		return
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	live := Base + "/live/workitem" + queryString("id", d.ID, "depth", strconv.Itoa(d.Graph.Depth))
+	h.render(w, http.StatusOK, "workitem", h.page("Work "+d.ID, "work", live, d))
+}
+
+// claimsView is the data of the claims page.
+type claimsView struct {
+	Filter ClaimFilter
+	Page   ClaimPage
+}
+
+func (h *Handler) claimsPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := withCtx(r)
+	defer cancel()
+	q := r.URL.Query()
+	f := ClaimFilter{Resource: strings.TrimSpace(q.Get("resource")), Session: strings.TrimSpace(q.Get("session")), Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
+	page, err := h.read.claims(ctx, f)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	live := ""
+	if f.Cursor == "" {
+		live = Base + "/live/claims" + queryString("resource", f.Resource, "session", f.Session)
+	}
+	h.render(w, http.StatusOK, "claims", h.page("Claims", "claims", live, claimsView{Filter: f, Page: page}))
+}
+
+func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := withCtx(r)
+	defer cancel()
+	cursor := r.URL.Query().Get("cursor")
+	page, err := h.read.conversations(ctx, cursor, intParam(r, "limit"))
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	live := ""
+	if cursor == "" {
+		live = Base + "/live/conversations" + queryString("since", strconv.FormatInt(page.HWM, 10))
+	}
+	h.render(w, http.StatusOK, "conversations", h.page("Conversations", "conversations", live, page))
+}
+
+func (h *Handler) conversationPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := withCtx(r)
+	defer cancel()
+	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
+	d, err := h.read.conversation(ctx, r.PathValue("id"), before, intParam(r, "limit"))
+	if errors.Is(err, errNotFound) {
+		h.notFound(w, "No conversation "+r.PathValue("id")+" is recorded in the store.")
+		return
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	live := ""
+	if before == 0 {
+		live = Base + "/live/conversation" + queryString("id", d.ID, "after", strconv.FormatInt(d.Last, 10))
+	}
+	h.render(w, http.StatusOK, "conversation", h.page("Conversation "+shorten(d.Title, 40), "conversations", live, d))
+}

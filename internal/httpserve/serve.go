@@ -1,0 +1,104 @@
+package httpserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Defaults of ServeOptions.
+const (
+	DefaultHeaderTimeout = 10 * time.Second
+	DefaultConnIdle      = 2 * time.Minute
+	DefaultSweepEvery    = time.Minute
+	DefaultShutdownGrace = 10 * time.Second
+	DefaultMaxHeaderSize = 64 << 10
+)
+
+// ServeOptions bound the HTTP server's connections. The body read time is
+// the guard's (httpguard.Options.BodyTimeout).
+type ServeOptions struct {
+	// HeaderTimeout bounds reading a request's headers (slowloris).
+	HeaderTimeout time.Duration
+	// ConnIdle closes a keep-alive connection idle this long.
+	ConnIdle time.Duration
+	// SweepEvery is how often idle sessions are looked for.
+	SweepEvery time.Duration
+	// ShutdownGrace is how long in-flight requests may finish once ctx
+	// ends, before connections are closed.
+	ShutdownGrace time.Duration
+	// MaxHeaderBytes bounds a request's headers.
+	MaxHeaderBytes int
+}
+
+// NewHTTPServer is the http.Server Serve runs: header read time, idle
+// connections and header size bounded. It sets no WriteTimeout (answers
+// stream for as long as a tool waits, at most 30 s of events) and no
+// ReadTimeout (which would also cancel long handlers once it passes); the
+// guard bounds each body's read time instead.
+func NewHTTPServer(h http.Handler, o ServeOptions) *http.Server {
+	o = o.withDefaults()
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: o.HeaderTimeout,
+		IdleTimeout:       o.ConnIdle,
+		MaxHeaderBytes:    o.MaxHeaderBytes,
+	}
+}
+
+func (o ServeOptions) withDefaults() ServeOptions {
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if o.ConnIdle <= 0 {
+		o.ConnIdle = DefaultConnIdle
+	}
+	if o.SweepEvery <= 0 {
+		o.SweepEvery = DefaultSweepEvery
+	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = DefaultShutdownGrace
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderSize
+	}
+	return o
+}
+
+// Serve serves h on ln until ctx ends, sweeping idle sessions every
+// SweepEvery. Then it stops accepting, lets in-flight requests finish for
+// up to ShutdownGrace, closes every session and returns.
+func Serve(ctx context.Context, ln net.Listener, h *Handler, o ServeOptions) error {
+	o = o.withDefaults()
+	srv := NewHTTPServer(h, o)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+
+	tick := time.NewTicker(o.SweepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			h.CloseAll()
+			if errors.Is(err, http.ErrServerClosed) {
+				return nil
+			}
+			return fmt.Errorf("serve HTTP: %w", err)
+		case <-tick.C:
+			h.Sweep()
+		case <-ctx.Done():
+			grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.ShutdownGrace)
+			err := srv.Shutdown(grace)
+			cancel()
+			h.CloseAll()
+			if err != nil {
+				_ = srv.Close()
+			}
+			<-done
+			return nil
+		}
+	}
+}

@@ -1,0 +1,24 @@
+//go:build !linux
+
+package freebuff
+
+import (
+	"context"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/osproc"
+)
+
+// scanProcesses finds orchestrator processes where there is no /proc: the
+// process list and listener table of the system (ps and lsof on macOS,
+// the Toolhelp snapshot and IP Helper table on Windows). procDir is unused.
+func scanProcesses(_ string, self int) []orchestratorProc {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	procs, err := osproc.List(ctx)
+	if err != nil {
+		return nil
+	}
+	ls, _ := osproc.Listeners(ctx) // no listeners: ports from PORT / --port only
+	return orchestratorsFrom(procs, ls, self)
+}

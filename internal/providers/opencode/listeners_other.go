@@ -1,0 +1,32 @@
+//go:build !linux
+
+package opencode
+
+import (
+	"context"
+	"runtime"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/osproc"
+)
+
+// loopbackListeners lists the loopback listeners worth probing: where
+// there is no /proc, from the system's listener table (lsof on macOS, the
+// IP Helper table on Windows). files is unused there.
+func loopbackListeners(ctx context.Context, _ []string) []candidate {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ls, err := osproc.Listeners(ctx)
+	if err != nil {
+		return nil
+	}
+	return candidatesFrom(ls)
+}
+
+// listenerSource names where loopbackListeners looked, for error texts.
+func listenerSource([]string) string {
+	if runtime.GOOS == "windows" {
+		return "loopback listeners in the system TCP table"
+	}
+	return "loopback listeners reported by lsof"
+}

@@ -1,0 +1,99 @@
+package secrets
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// codeText is ordinary source code that mentions tokens and keys: the
+// keyword prefilter selects rules, and they find nothing.
+var codeText = strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) { token := r.Header.Get(\"X-Token\"); _ = token }\n", 40)
+
+func BenchmarkStringCode4KB(b *testing.B) {
+	r, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.String(codeText)
+	b.SetBytes(int64(len(codeText)))
+	for b.Loop() {
+		r.String(codeText)
+	}
+}
+
+func BenchmarkPerRule(b *testing.B) {
+	r, _ := New()
+	for _, i := range r.selected(codeText) {
+		ru := r.rules[i]
+		b.Run(ru.id, func(b *testing.B) {
+			for b.Loop() {
+				ru.find(codeText, r.global, nil)
+			}
+		})
+	}
+}
+
+// eventsPage is a 100-event read_session_events answer of agent chatter
+// that mentions tokens and keys but holds no secret.
+func eventsPage() []byte {
+	events := make([]any, 100)
+	for i := range events {
+		events[i] = map[string]any{
+			"sequence": i + 1, "type": "message.part", "provider": "codex", "nativeId": "thr_01J8Z3",
+			"data": map[string]any{"text": fmt.Sprintf("Step %d: I updated the token refresh logic in auth.go and ran go test ./... (ok)", i), "inputTokens": 1234},
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"events": events, "nextSequence": 101, "epoch": 1})
+	return b
+}
+
+func BenchmarkJSONEventsPage(b *testing.B) {
+	r, _ := New()
+	page := eventsPage()
+	r.JSON(page)
+	b.SetBytes(int64(len(page)))
+	b.Run("redact", func(b *testing.B) {
+		for b.Loop() {
+			r.JSON(page)
+		}
+	})
+	// The baseline: encoding the same page, which every answer pays.
+	var v any
+	_ = json.Unmarshal(page, &v)
+	b.Run("marshal-baseline", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = json.Marshal(v)
+		}
+	})
+	clean := []byte(strings.ReplaceAll(strings.ReplaceAll(string(page), "token", "thing"), "Tokens", "Things"))
+	b.Run("redact-no-keyword", func(b *testing.B) {
+		for b.Loop() {
+			r.JSON(clean)
+		}
+	})
+}
+
+// BenchmarkFirstUse is the cost of the first redaction of a process:
+// parsing the embedded rules, building the keyword automaton and compiling
+// the rules the text selects; heap-KiB is what stays allocated.
+func BenchmarkFirstUse(b *testing.B) {
+	var heap uint64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		r, err := New()
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.String(codeText)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap = after.HeapAlloc - before.HeapAlloc
+		runtime.KeepAlive(r)
+	}
+	b.ReportMetric(float64(heap)/1024, "heap-KiB")
+}

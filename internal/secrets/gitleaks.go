@@ -1,0 +1,128 @@
+package secrets
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// GitleaksVersion is the gitleaks release data/gitleaks.toml was copied
+// from.
+const GitleaksVersion = "v8.30.1"
+
+// gitleaksSHA256 pins the embedded file to that release.
+const gitleaksSHA256 = "e163e53b9e7e8a8511e77271e2b323ed057759542a6d988258afe3a1fa329caf"
+
+//go:embed data/gitleaks.toml
+var gitleaksTOML []byte
+
+// gitleaksFile is the part of the gitleaks configuration format the
+// redactor uses. Path, commit and "required" (composite rule) conditions
+// are ignored: the redactor sees text without a file path or commit, and
+// fails closed by treating every rule as standalone.
+type gitleaksFile struct {
+	Title      string              `toml:"title"`
+	MinVersion string              `toml:"minVersion"`
+	Allowlist  *gitleaksAllowlist  `toml:"allowlist"`
+	Allowlists []gitleaksAllowlist `toml:"allowlists"`
+	Rules      []gitleaksRule      `toml:"rules"`
+}
+
+type gitleaksRule struct {
+	ID          string              `toml:"id"`
+	Regex       string              `toml:"regex"`
+	Path        string              `toml:"path"`
+	SecretGroup int                 `toml:"secretGroup"`
+	Entropy     float64             `toml:"entropy"`
+	Keywords    []string            `toml:"keywords"`
+	Allowlist   *gitleaksAllowlist  `toml:"allowlist"`
+	Allowlists  []gitleaksAllowlist `toml:"allowlists"`
+}
+
+type gitleaksAllowlist struct {
+	Condition   string   `toml:"condition"`
+	RegexTarget string   `toml:"regexTarget"`
+	Regexes     []string `toml:"regexes"`
+	StopWords   []string `toml:"stopwords"`
+	Paths       []string `toml:"paths"`
+	Commits     []string `toml:"commits"`
+}
+
+// gitleaksRules parses the embedded rule set into rules and the global
+// allowlists.
+func gitleaksRules() ([]*rule, []*allowlist, error) {
+	sum := sha256.Sum256(gitleaksTOML)
+	if got := hex.EncodeToString(sum[:]); got != gitleaksSHA256 {
+		return nil, nil, fmt.Errorf("embedded gitleaks rules: SHA-256 %s, want %s for %s", got, gitleaksSHA256, GitleaksVersion)
+	}
+	var f gitleaksFile
+	if err := toml.Unmarshal(gitleaksTOML, &f); err != nil {
+		return nil, nil, fmt.Errorf("parse embedded gitleaks rules: %w", err)
+	}
+	var global []*allowlist
+	if f.Allowlist != nil {
+		f.Allowlists = append([]gitleaksAllowlist{*f.Allowlist}, f.Allowlists...)
+	}
+	for _, a := range f.Allowlists {
+		if al := a.compile(); al != nil {
+			global = append(global, al)
+		}
+	}
+	rules := make([]*rule, 0, len(f.Rules))
+	for _, gr := range f.Rules {
+		if gr.Regex == "" { // path-only rules name files, not text
+			continue
+		}
+		r := &rule{
+			id:          gr.ID,
+			source:      sourceGitleaks,
+			pattern:     gr.Regex,
+			secretGroup: gr.SecretGroup,
+			entropy:     gr.Entropy,
+			keywords:    lowerAll(gr.Keywords),
+		}
+		if len(r.keywords) > 0 && strings.Contains(gr.Regex, assignmentOperator) {
+			r.gate = operatorAfter
+		}
+		if gr.Allowlist != nil {
+			gr.Allowlists = append([]gitleaksAllowlist{*gr.Allowlist}, gr.Allowlists...)
+		}
+		for _, a := range gr.Allowlists {
+			if al := a.compile(); al != nil {
+				r.allow = append(r.allow, al)
+			}
+		}
+		rules = append(rules, r)
+	}
+	return rules, global, nil
+}
+
+// compile keeps the checks that can be decided on text alone. An AND
+// allowlist that also needs a path or commit can never be satisfied here
+// and is dropped (fail closed).
+func (a gitleaksAllowlist) compile() *allowlist {
+	and := strings.EqualFold(a.Condition, "AND")
+	if and && (len(a.Paths) > 0 || len(a.Commits) > 0) {
+		return nil
+	}
+	if len(a.Regexes) == 0 && len(a.StopWords) == 0 {
+		return nil
+	}
+	al := &allowlist{target: a.RegexTarget, and: and, stopWords: lowerAll(a.StopWords)}
+	if len(a.Regexes) > 0 {
+		al.pattern = "(?:" + strings.Join(a.Regexes, ")|(?:") + ")"
+	}
+	return al
+}
+
+func lowerAll(in []string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = strings.ToLower(s)
+	}
+	return out
+}

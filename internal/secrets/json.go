@@ -1,0 +1,148 @@
+package secrets
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unsafe"
+)
+
+// JSON redacts every string (values and keys) of a valid JSON document in
+// place and returns the document; everything else, key order included, is
+// kept byte for byte. A document without a single keyword or trigger hit
+// is returned as it is after one prefilter pass. Strings with escapes are
+// decoded before they are matched, so an escape cannot hide a secret.
+func (r *Redactor) JSON(doc []byte) []byte {
+	if len(doc) == 0 || !r.mayContainJSON(doc) {
+		return doc
+	}
+	var out []byte // allocated on the first change
+	last := 0
+	secretValueAt := -1 // after the ':' of a key that names a secret
+	for i := 0; i < len(doc); i++ {
+		if doc[i] != '"' {
+			continue
+		}
+		valueOfSecretKey := secretValueAt >= 0 && onlySpace(doc[secretValueAt:i])
+		secretValueAt = -1
+		end, escaped := stringEnd(doc, i)
+		if end < 0 {
+			break // not valid JSON: leave the rest as it is
+		}
+		raw := doc[i+1 : end]
+		var text string
+		if escaped {
+			if err := json.Unmarshal(doc[i:end+1], &text); err != nil {
+				i = end
+				continue
+			}
+		} else {
+			text = unsafe.String(unsafe.SliceData(raw), len(raw)) // read only
+		}
+		isKey := false
+		k := end + 1
+		for k < len(doc) && (doc[k] == ' ' || doc[k] == '\n' || doc[k] == '\t' || doc[k] == '\r') {
+			k++
+		}
+		if k < len(doc) && doc[k] == ':' {
+			isKey = true
+			if keyNamesSecret(text) {
+				secretValueAt = k + 1
+			}
+		}
+		red := text
+		if valueOfSecretKey && !isKey && text != "" && !alreadyRedacted(text) {
+			red = Redacted
+		} else {
+			red = r.String(text)
+		}
+		if red != text {
+			if out == nil {
+				out = make([]byte, 0, len(doc))
+			}
+			out = append(out, doc[last:i]...)
+			out = appendJSONString(out, red)
+			last = end + 1
+		}
+		i = end
+	}
+	if out == nil {
+		return doc
+	}
+	return append(out, doc[last:]...)
+}
+
+func onlySpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\n' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// secretKeySuffixes end the names of JSON keys whose string values are
+// secrets whatever they look like ("authToken", "client_secret",
+// "DB_PASSWORD"); counts such as "inputTokens" do not end so.
+var secretKeySuffixes = []string{"token", "secret", "password", "passwd", "apikey", "privatekey", "accesskey", "secretkey", "credential", "credentials", "cookie", "authorization", "launchid", "passphrase"}
+
+func keyNamesSecret(key string) bool {
+	if len(key) < 5 || len(key) > 100 {
+		return false
+	}
+	var b [100]byte
+	n := 0
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c == '_' || c == '-' || c == '.' {
+			continue
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[n] = c
+		n++
+	}
+	folded := string(b[:n])
+	for _, suf := range secretKeySuffixes {
+		if strings.HasSuffix(folded, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayContainJSON is the document-level prefilter. A "\u" escape may spell
+// a keyword, so a document with one always takes the slow path.
+func (r *Redactor) mayContainJSON(doc []byte) bool {
+	if bytes.Contains(doc, []byte(`\u`)) {
+		return true
+	}
+	return r.MayContain(unsafe.String(unsafe.SliceData(doc), len(doc)))
+}
+
+// stringEnd returns the index of the quote closing the string that opens
+// at start, and whether the string has escapes; -1 if it is not closed.
+func stringEnd(doc []byte, start int) (int, bool) {
+	escaped := false
+	for j := start + 1; j < len(doc); j++ {
+		switch doc[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j, escaped
+		}
+	}
+	return -1, escaped
+}
+
+// appendJSONString appends s as a JSON string, HTML characters unescaped
+// (as the server's encoder writes them).
+func appendJSONString(dst []byte, s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+}

@@ -1,0 +1,238 @@
+package secrets
+
+import (
+	"math"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// Rule sources.
+const (
+	sourceGitleaks = "gitleaks"
+	sourceInterop  = "interop"
+)
+
+// rule is one secret shape. Its regular expression is compiled the first
+// time a text needs it.
+type rule struct {
+	id          string
+	source      string
+	pattern     string
+	secretGroup int     // 0: the first non-empty group, or the whole match
+	entropy     float64 // minimum Shannon entropy of the secret (exclusive), 0: none
+	keywords    []string
+	// trigger, when set, replaces keywords as the prefilter: the rule runs
+	// only on texts for which it returns true.
+	trigger func(string) bool
+	allow   []*allowlist
+	// gate, when set, is a necessary condition checked before the regular
+	// expression runs: ends are the offsets just after each occurrence of
+	// one of the rule's keywords.
+	gate func(s string, ends []int) bool
+	// reject, when set, drops a match (the whole match text and the secret).
+	reject func(match, secret string) bool
+	// replacement is the text a secret becomes ([Redacted] if empty).
+	replacement string
+
+	once sync.Once
+	re   *regexp.Regexp
+	err  error
+}
+
+func (r *rule) regexp() (*regexp.Regexp, error) {
+	r.once.Do(func() { r.re, r.err = regexp.Compile(r.pattern) })
+	return r.re, r.err
+}
+
+// assignmentOperator is gitleaks' operator group of its "semi-generic"
+// rules: keyword, up to 23 name characters, then one of these operators.
+const assignmentOperator = `(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
+
+// operatorAfter gates a semi-generic rule: an operator character must follow
+// some keyword occurrence within 64 bytes (the template allows 23; the
+// margin covers keywords that are a prefix of the word the rule matches).
+func operatorAfter(s string, ends []int) bool {
+	for _, e := range ends {
+		window := s[e:min(len(s), e+64)]
+		if strings.ContainsAny(window, "=>:|,") {
+			return true
+		}
+	}
+	return false
+}
+
+// assignedAfter gates the key=value rules: after a keyword, the rest of the
+// key name, an optional (escaped) quote and blanks, then ':' or '='.
+func assignedAfter(s string, ends []int) bool {
+	for _, e := range ends {
+		i := e
+		for i < len(s) && (isTokenChar(s[i]) || s[i] == '.') {
+			i++
+		}
+		if i < len(s) && s[i] == '\\' {
+			i++
+		}
+		if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+			i++
+		}
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+			i++
+		}
+		if i < len(s) && (s[i] == ':' || s[i] == '=') {
+			return true
+		}
+	}
+	return false
+}
+
+// span is a byte range of the text to replace.
+type span struct {
+	start, end  int
+	replacement string
+}
+
+// find appends the spans of r's secrets in s. global are the allowlists of
+// the whole rule set (gitleaks rules only).
+func (r *rule) find(s string, global []*allowlist, out []span) []span {
+	re, err := r.regexp()
+	if err != nil {
+		return out
+	}
+	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+		start, end := m[0], m[1]
+		for end > start && s[end-1] == '\n' {
+			end--
+		}
+		if g := r.secretGroup; g > 0 {
+			if 2*g+1 >= len(m) || m[2*g] < 0 {
+				continue
+			}
+			start, end = m[2*g], m[2*g+1]
+		} else if len(m) > 2 {
+			found := false
+			for g := 1; 2*g+1 < len(m); g++ {
+				if m[2*g] >= 0 && m[2*g+1] > m[2*g] {
+					start, end, found = m[2*g], m[2*g+1], true
+					break
+				}
+			}
+			if !found && r.source == sourceInterop {
+				continue // an empty value: nothing to hide
+			}
+		}
+		if end <= start || alreadyRedacted(s[start:end]) {
+			continue
+		}
+		secret := s[start:end]
+		if r.reject != nil && r.reject(s[m[0]:m[1]], secret) {
+			continue
+		}
+		if r.entropy > 0 && shannonEntropy(secret) <= r.entropy {
+			continue
+		}
+		if r.source == sourceGitleaks {
+			match, line := s[m[0]:m[1]], lineAround(s, m[0], m[1])
+			if allowed(global, secret, match, line) || allowed(r.allow, secret, match, line) {
+				continue
+			}
+		}
+		out = append(out, span{start: start, end: end, replacement: r.replacement})
+	}
+	return out
+}
+
+// alreadyRedacted keeps redaction idempotent: a marker is not a secret.
+func alreadyRedacted(s string) bool {
+	return strings.HasPrefix(s, "[REDACTED")
+}
+
+func lineAround(s string, start, end int) string {
+	if i := strings.LastIndexByte(s[:start], '\n'); i >= 0 {
+		start = i + 1
+	} else {
+		start = 0
+	}
+	if i := strings.IndexByte(s[end:], '\n'); i >= 0 {
+		end += i
+	} else {
+		end = len(s)
+	}
+	return s[start:end]
+}
+
+// shannonEntropy is the entropy in bits per byte of s, as gitleaks
+// computes it.
+func shannonEntropy(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	n := float64(len(s))
+	var h float64
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+// allowlist is a gitleaks allowlist reduced to its text checks.
+type allowlist struct {
+	target    string // "" (the secret), "match" or "line"
+	and       bool
+	pattern   string
+	stopWords []string
+
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+func (a *allowlist) regexp() *regexp.Regexp {
+	a.once.Do(func() {
+		if a.pattern != "" {
+			a.re, _ = regexp.Compile(a.pattern)
+		}
+	})
+	return a.re
+}
+
+func (a *allowlist) allows(secret, match, line string) bool {
+	target := secret
+	switch a.target {
+	case "match":
+		target = match
+	case "line":
+		target = line
+	}
+	re := a.regexp()
+	regexOK := re != nil && re.MatchString(target)
+	stopOK := false
+	if len(a.stopWords) > 0 {
+		lower := strings.ToLower(secret)
+		for _, w := range a.stopWords {
+			if strings.Contains(lower, w) {
+				stopOK = true
+				break
+			}
+		}
+	}
+	if a.and {
+		return (a.pattern == "" || regexOK) && (len(a.stopWords) == 0 || stopOK)
+	}
+	return regexOK || stopOK
+}
+
+func allowed(lists []*allowlist, secret, match, line string) bool {
+	for _, a := range lists {
+		if a.allows(secret, match, line) {
+			return true
+		}
+	}
+	return false
+}

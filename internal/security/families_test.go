@@ -1,0 +1,138 @@
+package security
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// familyCases are, per credential family, paths that must be refused and
+// hidden, and look-alikes that must stay readable.
+var familyCases = map[string]struct{ denied, allowed []string }{
+	"dotenv": {
+		denied:  []string{".env", ".env.local", ".env.production", ".env.example", "app/.ENV", ".envrc", "prod.env", ".flaskenv"},
+		allowed: []string{"env.go", "environment.md", "envoy.yaml"},
+	},
+	"named-secrets": {
+		denied:  []string{"credentials", ".credentials", "credentials.json", "credentials.yml.enc", "secrets.yaml", "secrets.toml", "secret.json", "config/secrets", "app.secrets", "client_secret_123.json", "service-account-prod.json", ".htpasswd", ".pgpass", ".my.cnf", "config/master.key"},
+		allowed: []string{"secrets.go", "credentials.ts", "secret_santa.txt", "docs/credential-files.md"},
+	},
+	"ssh-gpg-age-keys": {
+		denied:  []string{"id_rsa", "id_ed25519", "keys/id_ecdsa_sk", "id_rsa.bak", "ssh_host_ed25519_key", "server.pem", "tls.key", "putty.ppk", "AuthKey_ABC.p8", "backup.gpg", "identity.age", ".ssh/config", ".gnupg/pubring.kbx", "secring.gpg", ".config/sops/age/keys.txt"},
+		allowed: []string{"id_rsa.pub", "ssh_host_ed25519_key.pub", "keys.txt", "monkey.txt", "keyboard.md"},
+	},
+	"keystores": {
+		denied:  []string{"release.jks", "app.keystore", "client.p12", "client.pfx", "store.jceks", "passwords.kdbx", "login.keychain-db", "vpn.ovpn", ".password-store/email.gpg"},
+		allowed: []string{"keystore.md", "jks-notes.txt"},
+	},
+	"cloud-cli-stores": {
+		denied:  []string{".aws/credentials", ".aws/config", ".aws/sso/cache/x.json", ".azure/msal_token_cache.json", ".config/gcloud/credentials.db", ".config/gcloud/application_default_credentials.json", "application_default_credentials.json", ".config/gh/hosts.yml", ".git-credentials", ".boto", ".s3cfg", ".oci/config", ".codex/auth.json", ".claude/.credentials.json", ".local/share/opencode/auth.json", ".config/manicode/credentials.json"},
+		allowed: []string{"aws/main.tf", "gcloud.md", ".config/app.yml"},
+	},
+	"terraform-pulumi-state": {
+		denied:  []string{"terraform.tfstate", "terraform.tfstate.backup", "env/prod/terraform.tfstate.1699999999.backup", "prod.tfvars", "secrets.auto.tfvars", "vars.tfvars.json", ".terraform/terraform.tfstate", ".terraformrc", ".terraform.d/credentials.tfrc.json", ".pulumi/credentials.json"},
+		allowed: []string{"main.tf", "variables.tf", "outputs.tf", "Pulumi.yaml"},
+	},
+	"vault-consul-tokens": {
+		denied:  []string{".vault-token", "home/.vault-token", ".consul-token", ".nomad-token", "data/acl-tokens.json"},
+		allowed: []string{"vault.hcl", "consul.hcl"},
+	},
+	"package-manager-tokens": {
+		denied:  []string{".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".netrc", "_netrc", "pip.conf", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml", ".m2/settings-security.xml", ".gradle/gradle.properties", ".nuget/NuGet/NuGet.Config", "auth.json", ".bundle/config", ".dockercfg"},
+		allowed: []string{"package.json", "Cargo.toml", "settings.xml", "gradle.properties", "NuGet.Config", "requirements.txt"},
+	},
+	"kube-docker-configs": {
+		denied:  []string{".kube/config", "kubeconfig", "kubeconfig.yaml", "prod.kubeconfig", ".docker/config.json", ".config/containers/auth.json"},
+		allowed: []string{"Dockerfile", "docker-compose.yml", "k8s/deployment.yaml"},
+	},
+	"shell-histories": {
+		denied:  []string{".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".node_repl_history", ".lesshst"},
+		allowed: []string{"history.md", "CHANGELOG.md"},
+	},
+}
+
+func TestCredentialFamilies(t *testing.T) {
+	for _, fam := range CredentialFamilies() {
+		tc, ok := familyCases[fam.Name]
+		if !ok {
+			t.Errorf("family %q has no test case", fam.Name)
+			continue
+		}
+		t.Run(fam.Name, func(t *testing.T) {
+			root := t.TempDir()
+			write := func(rel string) {
+				p := filepath.Join(root, filepath.FromSlash(rel))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte("value "+secretMarker+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, rel := range tc.denied {
+				write(rel)
+				if !IsProtectedPath(rel) {
+					t.Errorf("IsProtectedPath(%q) = false", rel)
+				}
+				if text, err := ReadText(root, rel); !errors.Is(err, ErrProtected) {
+					t.Errorf("ReadText(%q) = %q, %v; want %v", rel, text, err, ErrProtected)
+				}
+			}
+			for _, rel := range tc.allowed {
+				write(rel)
+				if IsProtectedPath(rel) {
+					t.Errorf("IsProtectedPath(%q) = true for an ordinary file", rel)
+				}
+				if _, err := ReadText(root, rel); err != nil {
+					t.Errorf("ReadText(%q) = %v", rel, err)
+				}
+			}
+			// Denied files are hidden from every listing that could show them.
+			seen := map[string]bool{}
+			var walk func(dir string)
+			walk = func(dir string) {
+				files, err := ListFiles(root, dir)
+				if err != nil {
+					return
+				}
+				for _, f := range files {
+					seen[f] = true
+				}
+				entries, _ := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
+				for _, e := range entries {
+					if e.IsDir() {
+						walk(filepath.ToSlash(filepath.Join(dir, e.Name())))
+					}
+				}
+			}
+			walk(".")
+			for _, rel := range tc.denied {
+				if seen[filepath.ToSlash(filepath.Clean(rel))] {
+					t.Errorf("listing shows denied %q", rel)
+				}
+			}
+			for _, rel := range tc.allowed {
+				if !seen[filepath.ToSlash(filepath.Clean(rel))] {
+					t.Errorf("listing hides ordinary %q", rel)
+				}
+			}
+		})
+	}
+}
+
+// TestSymlinkOntoCredentialFile: the deny-list applies to what is opened.
+func TestSymlinkOntoCredentialFile(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "terraform.tfstate"), []byte(secretMarker), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("terraform.tfstate", filepath.Join(root, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for name, op := range openers() {
+		if text, err := readText(op, root, "notes.txt"); !errors.Is(err, ErrProtected) {
+			t.Errorf("%s: readText(link to tfstate) = %q, %v", name, text, err)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package pgtest
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var shared struct {
+	once    sync.Once
+	cluster *Cluster
+	err     error
+}
+
+// testSettings are the shared test cluster's settings: the tests check
+// what the runtime does when its process or connection dies, never a power
+// loss of the database server, so the server does not flush to disk.
+var testSettings = map[string]string{"fsync": "off", "full_page_writes": "off"}
+
+// Shared returns the test binary's cluster, starting it on first use. When
+// PostgreSQL is not installed the test is skipped with how to install it,
+// except under CI=true, where it fails: CI runs every test.
+func Shared(t testing.TB) *Cluster {
+	t.Helper()
+	shared.once.Do(func() {
+		shared.cluster, shared.err = Start(context.Background(), Options{Settings: testSettings})
+	})
+	if shared.err != nil {
+		if os.Getenv("CI") == "true" || !strings.Contains(shared.err.Error(), ErrNotInstalled.Error()) {
+			t.Fatalf("PostgreSQL cluster: %v", shared.err)
+		}
+		t.Skipf("PostgreSQL tests skipped: %v", shared.err)
+	}
+	return shared.cluster
+}
+
+// StopShared stops the shared cluster if one was started. Call it from
+// TestMain after m.Run; the server also dies with the test binary.
+func StopShared() {
+	if shared.cluster != nil {
+		_ = shared.cluster.Stop()
+	}
+}
+
+// Main runs the tests and stops the shared cluster: func TestMain(m
+// *testing.M) { os.Exit(pgtest.Main(m)) }.
+func Main(m *testing.M) int {
+	code := m.Run()
+	StopShared()
+	return code
+}
+
+// Database returns the URL of a new, empty database on the shared cluster.
+func Database(t testing.TB) string {
+	t.Helper()
+	c := Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dsn, err := c.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+// DatabaseName returns the database name of a URL made by this package.
+func DatabaseName(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(u.Path, "/")
+}
+
+// Dialects are the subtest names of EachDialect.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+// EachDialect runs f once per store dialect, as subtests "sqlite" (with a
+// new file in t.TempDir) and "postgres" (with a new database on the shared
+// cluster); location is what store.Open and INTEROP_DB take.
+func EachDialect(t *testing.T, f func(t *testing.T, location string)) {
+	t.Helper()
+	t.Run(SQLite, func(t *testing.T) { f(t, filepath.Join(t.TempDir(), "interop.db")) })
+	t.Run(Postgres, func(t *testing.T) { f(t, Database(t)) })
+}
+
+// EnvTestStore set to "postgres" makes StoreLocation hand out PostgreSQL
+// databases, so a package's whole suite runs on a team store
+// (scripts/test.sh runs the store-backed packages once more that way).
+const EnvTestStore = "INTEROP_TEST_STORE"
+
+// StoreLocation is where a test's store lives: a new SQLite file in
+// t.TempDir, or a new database on the shared cluster when
+// INTEROP_TEST_STORE=postgres.
+func StoreLocation(t testing.TB) string {
+	t.Helper()
+	if os.Getenv(EnvTestStore) == Postgres {
+		return Database(t)
+	}
+	return filepath.Join(t.TempDir(), "interop.db")
+}

@@ -1,0 +1,258 @@
+package tokens
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// split calls piece for each pre-tokenizer piece of text, exactly as the
+// o200k_base pattern cuts it:
+//
+//	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//	|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//	|\p{N}{1,3}
+//	| ?[^\s\p{L}\p{N}]+[\r\n/]*
+//	|\s*[\r\n]+
+//	|\s+(?!\S)
+//	|\s+
+//
+// A backtracking engine tries the alternatives in order at each position
+// and takes the first that matches, each quantifier greedy; the code below
+// does the same with the backtracking written out (see the comments per
+// alternative). A tokenizer encodes each piece on its own, so a text's
+// token count is the sum of its pieces' counts. It returns false for text
+// that is not valid UTF-8 (the caller then counts the whole text with the
+// codec).
+func split(text string, piece func(string)) bool {
+	if !utf8.ValidString(text) {
+		return false
+	}
+	rs := make([]rune, 0, len(text))
+	offs := make([]int, 0, len(text)+1)
+	for i, r := range text {
+		rs = append(rs, r)
+		offs = append(offs, i)
+	}
+	offs = append(offs, len(text))
+	n := len(rs)
+	for i := 0; i < n; {
+		e := matchAt(rs, i)
+		if e == i {
+			i++ // no piece starts here: the engine moves on, the rune is not encoded
+			continue
+		}
+		piece(text[offs[i]:offs[e]])
+		i = e
+	}
+	return true
+}
+
+// matchAt returns the end of the piece that starts at i, or i when none
+// does.
+func matchAt(rs []rune, i int) int {
+	if e, ok := letters(rs, i, true); ok {
+		return e
+	}
+	if e, ok := letters(rs, i, false); ok {
+		return e
+	}
+	if isNumber(rs[i]) { // \p{N}{1,3}
+		e := i + 1
+		for e < len(rs) && e-i < 3 && isNumber(rs[e]) {
+			e++
+		}
+		return e
+	}
+	if e, ok := punctuation(rs, i); ok {
+		return e
+	}
+	if !isSpace(rs[i]) {
+		return i // only U+007F: see isPrefix
+	}
+	k := i // the whitespace run [i, k)
+	for k < len(rs) && isSpace(rs[k]) {
+		k++
+	}
+	// \s*[\r\n]+ as the codec's engine runs it: the match ends after the
+	// first line break of the run and the line breaks right after it (the
+	// engine's compiled loop stops \s* at the first [\r\n], as a lazy
+	// loop would; a test holds this against the engine).
+	for m := i; m < k; m++ {
+		if rs[m] == '\r' || rs[m] == '\n' {
+			e := m + 1
+			for e < k && (rs[e] == '\r' || rs[e] == '\n') {
+				e++
+			}
+			return e
+		}
+	}
+	// \s+(?!\S): the whole run at the end of the text, else all but its
+	// last rune (which then starts the next piece), if that leaves one.
+	if k == len(rs) {
+		return k
+	}
+	if k-1 > i {
+		return k - 1
+	}
+	return k // \s+
+}
+
+// letters matches the first (lowerRun) or second letter alternative:
+//
+//	P? U* L+ C?   (first)     P? U+ L* C?   (second)
+//
+// with P = [^\r\n\p{L}\p{N}], U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}],
+// L = [\p{Ll}\p{Lm}\p{Lo}\p{M}] and C the contractions. P? is tried
+// consuming first; in the first form U* gives back runes one at a time
+// until L+ can start (runes in both classes serve either).
+func letters(rs []rune, i int, lowerRun bool) (int, bool) {
+	n := len(rs)
+	starts := []int{i}
+	if isPrefix(rs[i]) {
+		starts = []int{i + 1, i}
+	}
+	for _, j := range starts {
+		k := j
+		for k < n && isUpperish(rs[k]) {
+			k++
+		}
+		if lowerRun {
+			for u := k; u >= j; u-- {
+				if u < n && isLowerish(rs[u]) {
+					e := u + 1
+					for e < n && isLowerish(rs[e]) {
+						e++
+					}
+					return contraction(rs, e), true
+				}
+			}
+			continue
+		}
+		if k == j {
+			continue // U+ needs one
+		}
+		e := k
+		for e < n && isLowerish(rs[e]) {
+			e++
+		}
+		return contraction(rs, e), true
+	}
+	return 0, false
+}
+
+// contractions in the pattern's order: the first that matches is taken.
+var contractions = [...]string{"s", "t", "re", "ve", "m", "ll", "d"}
+
+// contraction extends a letter match at e by (?i:'s|'t|'re|'ve|'m|'ll|'d).
+func contraction(rs []rune, e int) int {
+	if e >= len(rs) || rs[e] != '\'' {
+		return e
+	}
+	for _, c := range contractions {
+		if e+1+len(c) > len(rs) {
+			continue
+		}
+		ok := true
+		for k := 0; k < len(c); k++ {
+			if !foldsTo(rs[e+1+k], rune(c[k])) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return e + 1 + len(c)
+		}
+	}
+	return e
+}
+
+// foldsTo reports whether r equals the ASCII letter c under simple case
+// folding ((?i) matches 'ſ' for 's').
+func foldsTo(r, c rune) bool {
+	for f := c; ; {
+		if f == r {
+			return true
+		}
+		if f = unicode.SimpleFold(f); f == c {
+			return false
+		}
+	}
+}
+
+// punctuation matches ` ?[^\s\p{L}\p{N}]+[\r\n/]*`; the optional space is
+// tried consumed first.
+func punctuation(rs []rune, i int) (int, bool) {
+	starts := []int{i}
+	if rs[i] == ' ' {
+		starts = []int{i + 1, i}
+	}
+	for _, j := range starts {
+		if j >= len(rs) || !isPunct(rs[j]) {
+			continue
+		}
+		e := j + 1
+		for e < len(rs) && isPunct(rs[e]) {
+			e++
+		}
+		for e < len(rs) && (rs[e] == '\r' || rs[e] == '\n' || rs[e] == '/') {
+			e++
+		}
+		return e, true
+	}
+	return 0, false
+}
+
+// Character classes, with an ASCII fast path.
+
+func isLetter(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+	}
+	return unicode.IsLetter(r)
+}
+
+func isNumber(r rune) bool {
+	if r < utf8.RuneSelf {
+		return '0' <= r && r <= '9'
+	}
+	return unicode.IsNumber(r)
+}
+
+// isSpace is \s: [\f\n\r\t\v\x85\p{Z}].
+func isSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\v', '\f', '\r', 0x85:
+		return true
+	}
+	if r < utf8.RuneSelf {
+		return false
+	}
+	return unicode.Is(unicode.Z, r)
+}
+
+// isPrefix is [^\r\n\p{L}\p{N}]. The codec's engine (regexp2) leaves
+// U+007F (DEL) out of both negated classes, so DEL starts no piece and is
+// not encoded at all; it is matched the same way here, or counts would
+// differ from the codec's.
+func isPrefix(r rune) bool {
+	return r != '\r' && r != '\n' && r != 0x7f && !isLetter(r) && !isNumber(r)
+}
+
+// isPunct is [^\s\p{L}\p{N}] (without DEL, as isPrefix).
+func isPunct(r rune) bool { return r != 0x7f && !isSpace(r) && !isLetter(r) && !isNumber(r) }
+
+// isUpperish is [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}].
+func isUpperish(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'A' <= r && r <= 'Z'
+	}
+	return unicode.In(r, unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo, unicode.M)
+}
+
+// isLowerish is [\p{Ll}\p{Lm}\p{Lo}\p{M}].
+func isLowerish(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z'
+	}
+	return unicode.In(r, unicode.Ll, unicode.Lm, unicode.Lo, unicode.M)
+}
