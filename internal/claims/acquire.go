@@ -45,7 +45,7 @@ func (s *Service) Acquire(ctx context.Context, in AcquireInput) (Claim, error) {
 		if !ok {
 			return &NotFoundError{What: "work", ID: req.WorkID}
 		}
-		if err := s.checkConflicts(ctx, tx, req, now); err != nil {
+		if err := checkConflicts(ctx, tx, req, now); err != nil {
 			var conflict *ConflictError
 			if !errors.As(err, &conflict) {
 				return err
@@ -109,7 +109,7 @@ func recordConflict(ctx context.Context, tx *ent.Tx, req Claim, c *ConflictError
 
 // checkConflicts refuses req when an unexpired active claim of another
 // session overlaps it, naming the oldest such claim (see Overlapping).
-func (s *Service) checkConflicts(ctx context.Context, tx *ent.Tx, req Claim, now time.Time) error {
+func checkConflicts(ctx context.Context, tx *ent.Tx, req Claim, now time.Time) error {
 	held, err := overlapping(ctx, tx.Client(), OverlapQuery{
 		Kind: req.Kind, Resource: req.Resource, ExcludeSession: req.SessionID,
 		ExclusiveOnly: req.Mode == ModeSharedRead, Limit: 1,

@@ -61,6 +61,7 @@ func commands() []command {
 		{"setup", "claude|opencode|codex|cursor [--profile P] [--read-only] [--http] [--write]", "print or write a client's MCP entry", setupCommand},
 		{"install", "[--write]", "print or write the Codex entry (= setup codex)", installCommand},
 		{"cursor-setup", "[--project] [--read-only] [--write]", "print or write the Cursor entry (= setup cursor)", cursorSetupCommand},
+		{"migrate", "import-state [--state FILE] [--conversations FILE] [--dry-run] [--json] [--db PATH]", "bring a 0.3.x state.json and conversations.json into the store (docs/import.md)", migrate},
 		{"desk", "[--host H] [--port N] [--token-file P]", "serve the traffic desk: a live, read-only web page of sessions, receipts, work and claims (see docs/desk.md)", deskCommand},
 		{"version", "", "print the version", printVersion},
 		{"help", "[command]", "list the commands, or show one command's flags", help},

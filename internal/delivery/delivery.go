@@ -433,6 +433,9 @@ type detail struct {
 	Classification string          `json:"classification,omitempty"`
 	Outcome        *outcomeDetail  `json:"outcome,omitempty"`
 	Reconciliation *reconciliation `json:"reconciliation,omitempty"`
+	// Imported is the record as another program stored it (see
+	// ImportedOwner).
+	Imported json.RawMessage `json:"imported,omitempty"`
 }
 
 type outcomeDetail struct {
@@ -444,7 +447,7 @@ type outcomeDetail struct {
 func (d detail) raw() json.RawMessage {
 	b, err := json.Marshal(d)
 	if err != nil {
-		b, _ = json.Marshal(detail{Reason: d.Reason, Classification: d.Classification})
+		b, _ = json.Marshal(detail{Reason: d.Reason, Classification: d.Classification, Imported: d.Imported})
 	}
 	return b
 }

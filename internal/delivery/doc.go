@@ -27,4 +27,8 @@
 //     rejected only on an observed result, otherwise delivery_unknown with
 //     the reason. Nothing is resent. Records a live process owns are left
 //     to it. docs/delivery.md lists what each provider lets us reconcile.
+//   - Operations recorded by another program (0.3.x receipts brought over
+//     by migrate import-state, [RecordImportedTx]) belong to
+//     [ImportedOwner]: they keep the other program's outcome and their
+//     original record, and settlement never claims them.
 package delivery

@@ -107,13 +107,15 @@ func OperationsTx(ctx context.Context, tx *ent.Tx, ids []string) (map[string]Ope
 	return out, nil
 }
 
-// Followed reports whether an open operation is owned by a live process
-// (this one or another), which follows it and will record its outcome.
+// Followed reports whether an open operation is not for reconciliation to
+// settle: a live process (this one or another) owns it and will record its
+// outcome, or it was imported (ImportedOwner) as transport-accepted, which
+// is its final record.
 func (s *Service) Followed(ctx context.Context, op Operation) (bool, error) {
 	if op.Status != providers.StatusQueued {
 		return false, nil
 	}
-	if op.Owner == s.me.ID {
+	if op.Owner == s.me.ID || op.Owner == ImportedOwner {
 		return true, nil
 	}
 	o, err := s.st.Client().RuntimeOwner.Query().Where(runtimeowner.ID(op.Owner)).Only(ctx)

@@ -31,7 +31,7 @@ type reconciliation struct {
 // provider's native history: completed or rejected only when the history
 // shows the turn's result, otherwise delivery_unknown with the reason.
 // Nothing is ever sent again. Operations a live process owns are left to
-// it. It returns the operations it changed and is safe to run from several
+// it, and imported ones (ImportedOwner) are never claimed. It returns the operations it changed and is safe to run from several
 // processes at once (each operation is claimed before it is looked up).
 func (s *Service) Settle(ctx context.Context) ([]Operation, error) {
 	return s.settle(ctx, nil)
@@ -88,7 +88,7 @@ func (s *Service) settle(ctx context.Context, only []string) ([]Operation, error
 // gone.
 func (s *Service) orphans(ctx context.Context, only []string) ([]orphan, error) {
 	q := s.st.Client().Operation.Query().
-		Where(operation.StatusEQ(operation.StatusQueued), operation.OwnerNEQ(s.me.ID))
+		Where(operation.StatusEQ(operation.StatusQueued), operation.OwnerNEQ(s.me.ID), operation.OwnerNEQ(ImportedOwner))
 	if only != nil {
 		q = q.Where(operation.IDIn(only...))
 	}
