@@ -1,0 +1,86 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+)
+
+// TestScaleSmokeOnBothStores runs `interop-bench scale` at a tiny size on
+// SQLite and on a throw-away PostgreSQL cluster, so the seeding, the
+// served runtime on a team store and the comparison table cannot rot.
+// The figures are not checked (the machine is shared); what is checked is
+// that every call was measured and answered from the seeded store.
+func TestScaleSmokeOnBothStores(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the runtime and starts a PostgreSQL cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	root, err := ModuleRoot(ctx, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RunScale(ctx, ScaleConfig{ModuleDir: root, Sizes: []int{100}, Calls: 2, Warmup: 1,
+		Timeout: time.Minute, Stores: []string{StoreSQLite, StorePostgres}})
+	if errors.Is(err, pgtest.ErrNotInstalled) && os.Getenv("CI") != "true" {
+		t.Skipf("PostgreSQL not installed: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(rep.Postgres, "PostgreSQL ") {
+		t.Errorf("report names no PostgreSQL server: %q", rep.Postgres)
+	}
+	if len(rep.Sizes) != 2 || rep.Sizes[0].Store != StoreSQLite || rep.Sizes[1].Store != StorePostgres {
+		t.Fatalf("sizes = %+v, want 100 on sqlite then on postgres", rep.Sizes)
+	}
+	calls := scaleCalls()
+	for _, sz := range rep.Sizes {
+		if sz.Seed.Works != 100 || sz.Seed.Claims != 100 || sz.Seed.Messages != 100 || sz.Seed.Events != 100 {
+			t.Errorf("%s: seed = %+v", sz.name(), sz.Seed)
+		}
+		if sz.StoreMiB <= 0 || sz.PeakRSSMiB <= 0 {
+			t.Errorf("%s: store %v MiB, peak RSS %v MiB", sz.name(), sz.StoreMiB, sz.PeakRSSMiB)
+		}
+		if len(sz.Rows) != len(calls) {
+			t.Fatalf("%s: %d rows, want %d", sz.name(), len(sz.Rows), len(calls))
+		}
+		for i, row := range sz.Rows {
+			if row.Label != calls[i].label || math.IsNaN(float64(row.P50Us)) || row.P50Us <= 0 || row.Tokens <= 0 {
+				t.Errorf("%s: row %d = %+v", sz.name(), i, row)
+			}
+			if row.Error != "" && !row.Provider {
+				t.Errorf("%s: %s answered a tool error: %s", sz.name(), row.Label, row.Error)
+			}
+			// Both stores page alike; a runtime that opened an empty store
+			// instead of the seeded one would offer no second page.
+			if row.Label == "list_work_items" && !row.NextCursor {
+				t.Errorf("%s: list_work_items offered no next page: not the seeded store", sz.name())
+			}
+			if other := rep.Sizes[0].Rows[i]; row.NextCursor != other.NextCursor {
+				t.Errorf("%s: nextCursor %v on %s, %v on sqlite", row.Label, row.NextCursor, sz.Store, other.NextCursor)
+			}
+		}
+	}
+	var out bytes.Buffer
+	if err := rep.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"sqlite:\n", "postgres:\n", "PostgreSQL beside SQLite", "median × of the store-bound calls",
+		"the PostgreSQL server's own are not counted", "on postgres:"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), pgtest.AppRole+":") {
+		t.Errorf("table shows the database URL with its password:\n%s", out.String())
+	}
+}
