@@ -275,6 +275,9 @@ func seedSize(ctx context.Context, d string, n int, tmp string, pg *pgStores, pr
 	}
 	size.SeedSec = Figure(time.Since(start).Seconds())
 	if d == StorePostgres {
+		if err := pg.vacuum(ctx, n); err != nil {
+			return size, err
+		}
 		mib, err := pg.sizeMiB(ctx, n)
 		if err != nil {
 			return size, err
