@@ -457,6 +457,20 @@ func (r *ScaleReport) checkStore(store string, sizes []ScaleSize, label bool) {
 		r.Checks = append(r.Checks, Check{Target: fmt.Sprintf("every store-bound call p50 at %d ≤ 2× its p50 at %d%s", large.N, small.N, on), Source: "issue 8.7",
 			Config: name, Value: Figure(ratio), Note: "×", Status: status(ratio <= 2)})
 	}
+	failed, errs := "", 0
+	for _, sz := range sizes {
+		for _, row := range sz.Rows {
+			if row.Error != "" && !row.Provider {
+				if errs++; failed == "" {
+					failed = fmt.Sprintf("%s at %d: %s", row.Label, sz.N, row.Error)
+				}
+			}
+		}
+	}
+	// A runtime that refuses its store (another build's schema version, an
+	// unreachable server) answers every call with an error, quickly.
+	r.Checks = append(r.Checks, Check{Target: "every store-bound call answered without a tool error" + on, Source: "interop-bench",
+		Config: failed, Value: Figure(errs), Note: "errors", Status: status(errs == 0)})
 	over, maxBytes, maxTok := "", 0, 0
 	for _, sz := range sizes {
 		for _, row := range sz.Rows {

@@ -84,3 +84,53 @@ func TestScaleSmokeOnBothStores(t *testing.T) {
 		t.Errorf("table shows the database URL with its password:\n%s", out.String())
 	}
 }
+
+func TestScaleChecksPerStore(t *testing.T) {
+	size := func(store string, n int, p50 Figure, errText string) ScaleSize {
+		return ScaleSize{Store: store, N: n, PeakRSSMiB: 50, Rows: []ScaleRow{
+			{Label: "list_work_items", P50Us: p50, Tokens: 2000, Bytes: 7000, Budget: 8000, Error: errText},
+			{Label: "list_providers", P50Us: 9000, Provider: true, Error: "codex not installed"},
+		}}
+	}
+	tests := []struct {
+		name  string
+		sizes []ScaleSize
+		want  map[string]string // check target prefix → status
+	}{
+		{"flat on both", []ScaleSize{size(StoreSQLite, 1000, 1000, ""), size(StoreSQLite, 100000, 1100, ""),
+			size(StorePostgres, 1000, 1500, ""), size(StorePostgres, 100000, 1600, "")},
+			map[string]string{
+				"every store-bound call p50 at 100000 ≤ 2× its p50 at 1000 on sqlite":   "pass",
+				"every store-bound call p50 at 100000 ≤ 2× its p50 at 1000 on postgres": "pass",
+				"every store-bound call answered without a tool error on postgres":      "pass",
+			}},
+		{"postgres grows", []ScaleSize{size(StoreSQLite, 1000, 1000, ""), size(StoreSQLite, 100000, 1100, ""),
+			size(StorePostgres, 1000, 1500, ""), size(StorePostgres, 100000, 23000, "")},
+			map[string]string{
+				"every store-bound call p50 at 100000 ≤ 2× its p50 at 1000 on sqlite":   "pass",
+				"every store-bound call p50 at 100000 ≤ 2× its p50 at 1000 on postgres": "FAIL",
+				"every store-bound call p50 ≤ 5 ms at 100000 on postgres":               "FAIL",
+			}},
+		{"a refused store", []ScaleSize{size(StorePostgres, 1000, 300, "store schema version differs"), size(StorePostgres, 100000, 300, "store schema version differs")},
+			map[string]string{
+				// One dialect: the targets carry no "on postgres".
+				"every store-bound call answered without a tool error": "FAIL",
+				"every store-bound call p50 ≤ 5 ms at 100000":          "pass",
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &ScaleReport{Sizes: tt.sizes}
+			r.check()
+			got := map[string]string{}
+			for _, c := range r.Checks {
+				got[c.Target] = c.Status
+			}
+			for target, status := range tt.want {
+				if got[target] != status {
+					t.Errorf("check %q = %q, want %q (all: %v)", target, got[target], status, got)
+				}
+			}
+		})
+	}
+}
