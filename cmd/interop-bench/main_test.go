@@ -23,6 +23,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{[]string{"scale", "-store", "postgres", "-db", "/tmp/interop.db"}, "-db: /tmp/interop.db is not a postgres:// or postgresql:// URL"},
 		{[]string{"scale", "-db", "postgres://app@127.0.0.1/team"}, "-store does not include postgres"},
 		{[]string{"scale", "-sizes", "10"}, "size 10 is below 100 records"},
+		{[]string{"scale", "-sizes", "1000,1000"}, "-sizes: 1000 is named twice"},
 		{[]string{"scale", "extra"}, "unexpected arguments"},
 	} {
 		var stdout, stderr bytes.Buffer

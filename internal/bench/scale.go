@@ -58,10 +58,15 @@ func (c ScaleConfig) Validate() error {
 	case c.Timeout <= 0:
 		return errors.New("-timeout must be positive")
 	}
+	sizes := map[int]bool{}
 	for _, n := range c.Sizes {
-		if n < 100 {
+		switch {
+		case n < 100:
 			return fmt.Errorf("size %d is below 100 records", n)
+		case sizes[n]:
+			return fmt.Errorf("-sizes: %d is named twice", n)
 		}
+		sizes[n] = true
 	}
 	seen := map[string]bool{}
 	for _, d := range c.stores() {
@@ -265,7 +270,7 @@ func seedSize(ctx context.Context, d string, n int, tmp string, pg *pgStores, pr
 			return size, err
 		}
 		// The URL goes into the environment, never onto a command line.
-		env = withEnv(env, append(pgEnv(), "INTEROP_DB="+size.location)...)
+		env = withEnv(env, append(pg.env(), "INTEROP_DB="+size.location)...)
 	}
 	size.dir, size.env = dir, env
 	fmt.Fprintf(progress, "seeding %d of each record kind on %s…\n", n, d)

@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"math"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
@@ -132,5 +135,59 @@ func TestScaleChecksPerStore(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestScaleOnAGivenServer is `interop-bench scale -store postgres -db URL`:
+// the URL carries no password (PGPASSWORD does, as the command demands),
+// each size gets a schema of its own, and the schemas are gone afterwards.
+func TestScaleOnAGivenServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the runtime")
+	}
+	dsn := pgtest.Database(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password, _ := u.User.Password()
+	u.User = url.User(u.User.Username())
+	t.Setenv("PGPASSWORD", password)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	root, err := ModuleRoot(ctx, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RunScale(ctx, ScaleConfig{ModuleDir: root, Sizes: []int{100}, Calls: 1, Timeout: time.Minute,
+		Stores: []string{StorePostgres}, PostgresURL: u.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Postgres, u.Host) || strings.Contains(rep.Postgres, password) {
+		t.Errorf("report names the server as %q", rep.Postgres)
+	}
+	if len(rep.Sizes) != 1 {
+		t.Fatalf("sizes = %+v", rep.Sizes)
+	}
+	for _, row := range rep.Sizes[0].Rows {
+		if row.Error != "" && !row.Provider {
+			t.Errorf("%s answered a tool error: %s", row.Label, row.Error)
+		}
+		if row.Label == "list_work_items" && !row.NextCursor {
+			t.Error("list_work_items offered no next page: not the seeded store")
+		}
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var left int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM information_schema.schemata WHERE schema_name LIKE 'interop\\_bench\\_%'").Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("%d interop_bench_ schemas left behind", left)
 	}
 }

@@ -175,11 +175,15 @@ func (p *pgStores) close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// pgEnv is what a served runtime on a given server needs of the bench's
-// environment: the libpq variables pgx reads (the password among them,
-// never on a command line) and the password file, which the isolated HOME
-// would hide.
-func pgEnv() []string {
+// env is what a served runtime on the stores needs of the bench's
+// environment besides INTEROP_DB: nothing for the throw-away cluster (its
+// URL carries everything); for a given server the libpq variables pgx
+// reads (the password among them, never on a command line) and the
+// password file, which the isolated HOME would hide.
+func (p *pgStores) env() []string {
+	if p.stop != nil {
+		return nil
+	}
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "PG") {
