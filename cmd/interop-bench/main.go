@@ -7,7 +7,7 @@
 // concurrent sessions. See docs/benchmarks.md.
 //
 //	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-http-load] [-json]
-//	go run ./cmd/interop-bench scale [-sizes 1000,10000,100000] [-calls 30] [-json]
+//	go run ./cmd/interop-bench scale [-sizes 1000,10000,100000] [-calls 30] [-store sqlite,postgres] [-db postgres://…] [-json]
 //	go run ./cmd/interop-bench handoff [-json]   |   go run ./cmd/interop-bench check
 package main
 
@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/bench"
+	"github.com/agent-interop/runtime/internal/store"
 )
 
 func main() {
@@ -135,11 +136,29 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&c.Warmup, "warmup", 3, "unmeasured calls per tool and size first")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "how long to wait for each answer")
 	fs.StringVar(&c.Machine, "machine", "", "a description of the machine, printed with the figures")
+	stores := fs.String("store", bench.StoreSQLite, "comma-separated store dialects, measured in the same rounds: sqlite, postgres "+
+		"(a throw-away PostgreSQL cluster unless -db names a server)")
+	fs.StringVar(&c.PostgresURL, "db", "", "postgres://user@host/db of an existing server for -store postgres (a schema per size, dropped afterwards; "+
+		"no password here: PGPASSWORD or a password file)")
 	dir := fs.String("C", ".", "a directory inside the module to build")
 	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "interop-bench scale: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if c.PostgresURL != "" && store.HasPassword(c.PostgresURL) {
+		fmt.Fprintf(stderr, "interop-bench scale: -db: %s carries a password, which the process list would show; "+
+			"leave it out and set PGPASSWORD or use a password file (~/.pgpass, PGPASSFILE)\n", store.RedactDSN(c.PostgresURL))
+		return 2
+	}
+	for _, s := range strings.Split(*stores, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			c.Stores = append(c.Stores, s)
+		}
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // fakeServerEnv makes the test binary act as a stdio server (see TestMain).
@@ -21,7 +23,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeServerEnv); mode != "" {
 		os.Exit(fakeServerMain(mode))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // fakeServerMain is a tiny line-oriented MCP server. Modes: ok, toolerror,

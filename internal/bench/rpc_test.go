@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -84,11 +85,33 @@ func TestDecodeMessage(t *testing.T) {
 	}
 }
 
+// requestLog records what a Conn sends and says when the first request
+// arrived, so a fake server answers after it, as a real one must.
+type requestLog struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	once    sync.Once
+	arrived chan struct{}
+}
+
+func (l *requestLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	defer l.once.Do(func() { close(l.arrived) })
+	return l.buf.Write(p)
+}
+
+func (l *requestLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 // fakeServer answers through a pipe: whatever the test writes to out.
-func fakeServer(t *testing.T) (c *Conn, requests *bytes.Buffer, out *io.PipeWriter) {
+func fakeServer(t *testing.T) (c *Conn, requests *requestLog, out *io.PipeWriter) {
 	t.Helper()
 	pr, pw := io.Pipe()
-	requests = new(bytes.Buffer)
+	requests = &requestLog{arrived: make(chan struct{})}
 	c = NewConn(requests, pr)
 	t.Cleanup(func() {
 		pw.Close()
@@ -100,6 +123,7 @@ func fakeServer(t *testing.T) (c *Conn, requests *bytes.Buffer, out *io.PipeWrit
 func TestConnCallSkipsOtherMessages(t *testing.T) {
 	c, requests, out := fakeServer(t)
 	go func() {
+		<-requests.arrived // an answer read before the request was sent has a negative latency
 		io.WriteString(out, "\n")
 		io.WriteString(out, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}`+"\n")
 		io.WriteString(out, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")

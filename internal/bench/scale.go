@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/store"
 )
 
 // ScaleConfig is one `interop-bench scale` run.
@@ -26,6 +27,23 @@ type ScaleConfig struct {
 	Timeout   time.Duration // per request
 	Machine   string
 	Progress  io.Writer
+	// Stores are the store dialects to measure (StoreSQLite,
+	// StorePostgres; default SQLite only), every size of each, all in the
+	// same rounds.
+	Stores []string
+	// PostgresURL is the database of an existing server for the
+	// PostgreSQL stores (a schema per size, dropped afterwards; the role
+	// needs CREATE on the database). Empty starts a throw-away cluster
+	// (internal/testutil/pgtest), which needs the server programs.
+	PostgresURL string
+}
+
+// stores is c.Stores, SQLite when none is named.
+func (c ScaleConfig) stores() []string {
+	if len(c.Stores) == 0 {
+		return []string{StoreSQLite}
+	}
+	return c.Stores
 }
 
 // Validate checks the figures a run depends on.
@@ -40,9 +58,32 @@ func (c ScaleConfig) Validate() error {
 	case c.Timeout <= 0:
 		return errors.New("-timeout must be positive")
 	}
+	sizes := map[int]bool{}
 	for _, n := range c.Sizes {
-		if n < 100 {
+		switch {
+		case n < 100:
 			return fmt.Errorf("size %d is below 100 records", n)
+		case sizes[n]:
+			return fmt.Errorf("-sizes: %d is named twice", n)
+		}
+		sizes[n] = true
+	}
+	seen := map[string]bool{}
+	for _, d := range c.stores() {
+		switch {
+		case d != StoreSQLite && d != StorePostgres:
+			return fmt.Errorf("-store: %q is not a store dialect (%s or %s)", d, StoreSQLite, StorePostgres)
+		case seen[d]:
+			return fmt.Errorf("-store: %s is named twice", d)
+		}
+		seen[d] = true
+	}
+	if c.PostgresURL != "" {
+		if !store.IsPostgres(c.PostgresURL) {
+			return fmt.Errorf("-db: %s is not a postgres:// or postgresql:// URL", store.RedactDSN(c.PostgresURL))
+		}
+		if !seen[StorePostgres] {
+			return fmt.Errorf("-db names a PostgreSQL server but -store does not include %s", StorePostgres)
 		}
 	}
 	return nil
@@ -50,26 +91,36 @@ func (c ScaleConfig) Validate() error {
 
 // ScaleReport is a scale run's result.
 type ScaleReport struct {
-	Date    string      `json:"date"`
-	Machine string      `json:"machine,omitempty"`
-	Source  string      `json:"source,omitempty"`
-	Go      string      `json:"go"`
-	OS      string      `json:"os"`
-	CPUs    int         `json:"cpus"`
-	Calls   int         `json:"calls"`
-	Sizes   []ScaleSize `json:"sizes"`
-	Checks  []Check     `json:"checks"`
+	Date    string `json:"date"`
+	Machine string `json:"machine,omitempty"`
+	Source  string `json:"source,omitempty"`
+	Go      string `json:"go"`
+	OS      string `json:"os"`
+	CPUs    int    `json:"cpus"`
+	Calls   int    `json:"calls"`
+	// Postgres describes the PostgreSQL server of the postgres stores.
+	Postgres string      `json:"postgres,omitempty"`
+	Sizes    []ScaleSize `json:"sizes"` // every dialect's sizes, dialect by dialect
+	Checks   []Check     `json:"checks"`
 }
 
 // ScaleSize is one store size: how it was seeded and every tool's figures.
 type ScaleSize struct {
+	Store      string     `json:"store"` // StoreSQLite or StorePostgres
 	N          int        `json:"n"`
 	Seed       Seed       `json:"seed"`
 	SeedSec    Figure     `json:"seedSeconds"`
 	StoreMiB   Figure     `json:"storeMiB"`
 	PeakRSSMiB Figure     `json:"peakRssMiB"` // VmHWM after every call of the size
 	Rows       []ScaleRow `json:"rows"`
+
+	location string   // what the served runtime's INTEROP_DB names
+	dir      string   // its working directory
+	env      []string // its environment
 }
+
+// name is the size and dialect for messages: "10000 on postgres".
+func (sz *ScaleSize) name() string { return fmt.Sprintf("%d on %s", sz.N, sz.Store) }
 
 // ScaleRow is one tool call shape at one size.
 type ScaleRow struct {
@@ -173,25 +224,74 @@ func RunScale(ctx context.Context, c ScaleConfig) (*ScaleReport, error) {
 		Date: time.Now().UTC().Format(time.RFC3339), Machine: c.Machine, Source: sourceRevision(ctx, c.ModuleDir),
 		Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Calls: c.Calls,
 	}
-	for _, n := range c.Sizes {
-		dir := filepath.Join(tmp, fmt.Sprint("n", n))
-		fmt.Fprintf(progress, "seeding %d of each record kind…\n", n)
-		start := time.Now()
-		sd, err := SeedStore(ctx, filepath.Join(dir, "interop.db"), n, time.Now(), progress)
-		if err != nil {
-			return nil, err
+	var pg *pgStores
+	for _, d := range c.stores() {
+		if d == StorePostgres {
+			if pg, err = openPGStores(ctx, c.PostgresURL, progress); err != nil {
+				return nil, err
+			}
+			defer func() {
+				if err := pg.close(ctx); err != nil {
+					fmt.Fprintf(progress, "clean up the PostgreSQL stores: %v\n", err)
+				}
+			}()
+			rep.Postgres = pg.server
 		}
-		size := ScaleSize{N: n, Seed: sd, SeedSec: Figure(time.Since(start).Seconds())}
-		if fi, err := os.Stat(filepath.Join(dir, "interop.db")); err == nil {
-			size.StoreMiB = Figure(MiB(fi.Size()))
-		}
-		rep.Sizes = append(rep.Sizes, size)
 	}
-	if err := measureSizes(ctx, c, runtimeBin, tmp, rep.Sizes, counter, budgets, progress); err != nil {
+	for _, d := range c.stores() {
+		for _, n := range c.Sizes {
+			size, err := seedSize(ctx, d, n, tmp, pg, progress)
+			if err != nil {
+				return nil, err
+			}
+			rep.Sizes = append(rep.Sizes, size)
+		}
+	}
+	if err := measureSizes(ctx, c, runtimeBin, rep.Sizes, counter, budgets, progress); err != nil {
 		return nil, err
 	}
 	rep.check()
 	return rep, nil
+}
+
+// seedSize creates and seeds the store of n records on dialect d, with
+// the environment its served runtime runs in (isolated, INTEROP_DB naming
+// the store).
+func seedSize(ctx context.Context, d string, n int, tmp string, pg *pgStores, progress io.Writer) (ScaleSize, error) {
+	size := ScaleSize{Store: d, N: n}
+	dir := filepath.Join(tmp, fmt.Sprintf("%s-n%d", d, n))
+	env, err := IsolatedEnv(dir)
+	if err != nil {
+		return size, err
+	}
+	size.location = filepath.Join(dir, "interop.db")
+	if d == StorePostgres {
+		if size.location, err = pg.location(ctx, n); err != nil {
+			return size, err
+		}
+		// The URL goes into the environment, never onto a command line.
+		env = withEnv(env, append(pg.env(), "INTEROP_DB="+size.location)...)
+	}
+	size.dir, size.env = dir, env
+	fmt.Fprintf(progress, "seeding %d of each record kind on %s…\n", n, d)
+	start := time.Now()
+	if size.Seed, err = SeedStore(ctx, size.location, n, time.Now(), progress); err != nil {
+		return size, fmt.Errorf("store %s: %w", size.name(), err)
+	}
+	size.SeedSec = Figure(time.Since(start).Seconds())
+	if d == StorePostgres {
+		if err := pg.vacuum(ctx, n); err != nil {
+			return size, err
+		}
+		mib, err := pg.sizeMiB(ctx, n)
+		if err != nil {
+			return size, err
+		}
+		size.StoreMiB = Figure(mib)
+	} else if fi, err := os.Stat(size.location); err == nil {
+		size.StoreMiB = Figure(MiB(fi.Size()))
+	}
+	return size, nil
 }
 
 // scaleServer is the runtime spawned on one size's store.
@@ -207,24 +307,19 @@ type scaleServer struct {
 // on all of them in turn, one call each per round, so a burst of load from
 // elsewhere on the machine falls on every size alike and the ratio of
 // sizes stays fair.
-func measureSizes(ctx context.Context, c ScaleConfig, bin, tmp string, sizes []ScaleSize, counter Counter, budgets map[string]int, progress io.Writer) error {
+func measureSizes(ctx context.Context, c ScaleConfig, bin string, sizes []ScaleSize, counter Counter, budgets map[string]int, progress io.Writer) error {
 	servers := make([]*scaleServer, len(sizes))
 	for j := range sizes {
 		size := &sizes[j]
-		dir := filepath.Join(tmp, fmt.Sprint("n", size.N))
-		env, err := IsolatedEnv(dir)
-		if err != nil {
-			return err
-		}
-		t := Target{Name: fmt.Sprintf("full on %d", size.N), Path: bin, Args: []string{"serve", "--profile", "full"}}
-		o := SpawnOptions{Env: env, Dir: dir, Protocol: "2025-06-18", Timeout: c.Timeout}
+		t := Target{Name: "full on " + size.name(), Path: bin, Args: []string{"serve", "--profile", "full"}}
+		o := SpawnOptions{Env: size.env, Dir: size.dir, Protocol: "2025-06-18", Timeout: c.Timeout}
 		p, err := startProcess(t, o)
 		if err != nil {
 			return err
 		}
 		defer func() { _ = p.stop(ctx, min(o.Timeout, stopGrace)) }()
 		if _, err := p.initialize(ctx, o); err != nil {
-			return fmt.Errorf("size %d: initialize: %w%s", size.N, err, p.diagnosis())
+			return fmt.Errorf("size %s: initialize: %w%s", size.name(), err, p.diagnosis())
 		}
 		if err := p.conn.Notify("notifications/initialized", nil); err != nil {
 			return err
@@ -249,7 +344,7 @@ func measureSizes(ctx context.Context, c ScaleConfig, bin, tmp string, sizes []S
 				ex, err := s.p.call(ctx, c.Timeout, "tools/call", map[string]any{"name": sc.tool, "arguments": args})
 				after, _ := ProcessCPU(pid)
 				if err != nil {
-					return fmt.Errorf("size %d: %s: %w%s", s.size.N, sc.label, err, s.p.diagnosis())
+					return fmt.Errorf("size %s: %s: %w%s", s.size.name(), sc.label, err, s.p.diagnosis())
 				}
 				if k < c.Warmup {
 					continue
@@ -268,7 +363,7 @@ func measureSizes(ctx context.Context, c ScaleConfig, bin, tmp string, sizes []S
 			}
 			text, isErr, err := toolText(s.last)
 			if err != nil {
-				return fmt.Errorf("size %d: %s: %w", s.size.N, sc.label, err)
+				return fmt.Errorf("size %s: %s: %w", s.size.name(), sc.label, err)
 			}
 			if isErr {
 				row.Error = truncate([]byte(text), 160)
@@ -305,14 +400,38 @@ func toolText(result json.RawMessage) (string, bool, error) {
 	return r.Content[0].Text, r.IsError, nil
 }
 
-// check evaluates the targets of the issue: at the largest size every
-// call p50 ≤ 5 ms and ≤ 2× its own figure at the smallest, every default
-// answer within its budget and 1 MiB, peak RSS ≤ 64 MiB.
+// byStore groups the sizes by store dialect, in the order they were run.
+func (r *ScaleReport) byStore() (names []string, sizes map[string][]ScaleSize) {
+	sizes = map[string][]ScaleSize{}
+	for _, sz := range r.Sizes {
+		if _, ok := sizes[sz.Store]; !ok {
+			names = append(names, sz.Store)
+		}
+		sizes[sz.Store] = append(sizes[sz.Store], sz)
+	}
+	return names, sizes
+}
+
+// check evaluates the targets of the issue on every store dialect: at the
+// largest size every call p50 ≤ 5 ms and ≤ 2× its own figure at the
+// smallest, every default answer within its budget and 1 MiB, peak RSS ≤
+// 64 MiB.
 func (r *ScaleReport) check() {
-	if len(r.Sizes) == 0 {
+	names, sizes := r.byStore()
+	for _, name := range names {
+		r.checkStore(name, sizes[name], len(names) > 1)
+	}
+}
+
+func (r *ScaleReport) checkStore(store string, sizes []ScaleSize, label bool) {
+	if len(sizes) == 0 {
 		return
 	}
-	small, large := r.Sizes[0], r.Sizes[len(r.Sizes)-1]
+	on := ""
+	if label {
+		on = " on " + store
+	}
+	small, large := sizes[0], sizes[len(sizes)-1]
 	status := func(ok bool) string {
 		if ok {
 			return "pass"
@@ -332,19 +451,33 @@ func (r *ScaleReport) check() {
 		return name, v
 	}
 	name, p50 := worst(func(row ScaleRow) float64 { return float64(row.P50Us) })
-	r.Checks = append(r.Checks, Check{Target: fmt.Sprintf("every store-bound call p50 ≤ 5 ms at %d", large.N), Source: "issue 8.7",
+	r.Checks = append(r.Checks, Check{Target: fmt.Sprintf("every store-bound call p50 ≤ 5 ms at %d%s", large.N, on), Source: "issue 8.7",
 		Config: name, Value: Figure(p50 / 1000), Note: "ms", Status: status(p50 <= 5000)})
-	if len(r.Sizes) > 1 {
+	if len(sizes) > 1 {
 		base := map[string]float64{}
 		for _, row := range small.Rows {
 			base[row.Label] = float64(row.P50Us)
 		}
 		name, ratio := worst(func(row ScaleRow) float64 { return Ratio(float64(row.P50Us), base[row.Label]) })
-		r.Checks = append(r.Checks, Check{Target: fmt.Sprintf("every store-bound call p50 at %d ≤ 2× its p50 at %d", large.N, small.N), Source: "issue 8.7",
+		r.Checks = append(r.Checks, Check{Target: fmt.Sprintf("every store-bound call p50 at %d ≤ 2× its p50 at %d%s", large.N, small.N, on), Source: "issue 8.7",
 			Config: name, Value: Figure(ratio), Note: "×", Status: status(ratio <= 2)})
 	}
+	failed, errs := "", 0
+	for _, sz := range sizes {
+		for _, row := range sz.Rows {
+			if row.Error != "" && !row.Provider {
+				if errs++; failed == "" {
+					failed = fmt.Sprintf("%s at %d: %s", row.Label, sz.N, row.Error)
+				}
+			}
+		}
+	}
+	// A runtime that refuses its store (another build's schema version, an
+	// unreachable server) answers every call with an error, quickly.
+	r.Checks = append(r.Checks, Check{Target: "every store-bound call answered without a tool error" + on, Source: "interop-bench",
+		Config: failed, Value: Figure(errs), Note: "errors", Status: status(errs == 0)})
 	over, maxBytes, maxTok := "", 0, 0
-	for _, sz := range r.Sizes {
+	for _, sz := range sizes {
 		for _, row := range sz.Rows {
 			if row.Budget > 0 && row.Tokens > row.Budget && over == "" {
 				over = fmt.Sprintf("%s at %d: %d > %d", row.Label, sz.N, row.Tokens, row.Budget)
@@ -352,15 +485,15 @@ func (r *ScaleReport) check() {
 			maxBytes, maxTok = max(maxBytes, row.Bytes), max(maxTok, row.Tokens)
 		}
 	}
-	r.Checks = append(r.Checks, Check{Target: "every answer within its budget (default arguments: ≤ 8,000 o200k)", Source: "issue 8.2",
+	r.Checks = append(r.Checks, Check{Target: "every answer within its budget (default arguments: ≤ 8,000 o200k)" + on, Source: "issue 8.2",
 		Config: over, Value: Figure(maxTok), Note: "largest answer, tokens", Status: status(over == "" && maxTok <= 8000)})
-	r.Checks = append(r.Checks, Check{Target: "no answer above 1 MiB", Source: "issue 8.2",
+	r.Checks = append(r.Checks, Check{Target: "no answer above 1 MiB" + on, Source: "issue 8.2",
 		Value: Figure(maxBytes), Note: "largest answer, bytes", Status: status(maxBytes <= 1<<20)})
 	peak := 0.0
-	for _, sz := range r.Sizes {
+	for _, sz := range sizes {
 		peak = max(peak, float64(sz.PeakRSSMiB))
 	}
-	r.Checks = append(r.Checks, Check{Target: "peak RSS ≤ 64 MiB during the run", Source: "issue 8.7",
+	r.Checks = append(r.Checks, Check{Target: "peak RSS ≤ 64 MiB during the run" + on, Source: "issue 8.7",
 		Value: Figure(peak), Note: "MiB", Status: status(peak <= 64)})
 }
 
@@ -372,8 +505,9 @@ func (r *ScaleReport) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// WriteTable writes one table with a column group per size, then the
-// checks.
+// WriteTable writes, per store dialect, one table with a column group per
+// size; with two dialects the PostgreSQL/SQLite comparison of p50 and p99;
+// then the checks.
 func (r *ScaleReport) WriteTable(w io.Writer) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "interop-bench scale %s (%s, %d CPUs, %s)", r.Date, r.OS, r.CPUs, r.Go)
@@ -383,38 +517,43 @@ func (r *ScaleReport) WriteTable(w io.Writer) error {
 	if r.Source != "" {
 		fmt.Fprintf(ew, ", source %s", r.Source)
 	}
-	fmt.Fprintf(ew, "\n%d measured calls per tool and size; p50/p99 µs round trip, server CPU µs per call, answer bytes and o200k tokens (budget)\n\n", r.Calls)
-	for _, sz := range r.Sizes {
-		fmt.Fprintf(ew, "n = %d of each kind (%d works, %d evidence, %d active claims, %d messages in %d conversations, %d events in %d sessions); seeded in %.1f s, store %.1f MiB, peak RSS %.1f MiB\n",
-			sz.N, sz.Seed.Works, sz.Seed.Evidence, sz.Seed.Claims, sz.Seed.Messages, sz.Seed.Conversations, sz.Seed.Events, sz.Seed.EventSessions,
-			float64(sz.SeedSec), float64(sz.StoreMiB), float64(sz.PeakRSSMiB))
+	fmt.Fprintf(ew, "\n%d measured calls per tool and size; p50/p99 µs round trip, server CPU µs per call, answer bytes and o200k tokens (budget)\n", r.Calls)
+	if r.Postgres != "" {
+		fmt.Fprintf(ew, "%s; cpu and peak RSS are the runtime's, the PostgreSQL server's own are not counted\n", r.Postgres)
 	}
-	fmt.Fprintln(ew)
-	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', tabwriter.AlignRight)
-	head := "call\t"
-	for _, sz := range r.Sizes {
-		head += fmt.Sprintf("p50 %s\tp99\tcpu\tbytes\ttokens\t", short(sz.N))
-	}
-	fmt.Fprintln(tw, head+"budget\t")
-	if len(r.Sizes) > 0 {
-		for i, row := range r.Sizes[0].Rows {
-			line := row.Label
-			if row.Provider {
-				line += " (provider-bound)"
-			}
-			line += "\t"
-			for _, sz := range r.Sizes {
-				x := sz.Rows[i]
-				line += fmt.Sprintf("%.0f\t%.0f\t%.0f\t%d\t%d\t", float64(x.P50Us), float64(x.P99Us), float64(x.CPUUs), x.Bytes, x.Tokens)
-			}
-			fmt.Fprintln(tw, line+fmt.Sprintf("%d\t", row.Budget))
+	names, bySize := r.byStore()
+	for _, name := range names {
+		sizes := bySize[name]
+		fmt.Fprintf(ew, "\n%s:\n", name)
+		for _, sz := range sizes {
+			fmt.Fprintf(ew, "n = %d of each kind (%d works, %d evidence, %d active claims, %d messages in %d conversations, %d events in %d sessions); seeded in %.1f s, store %.1f MiB, peak RSS %.1f MiB\n",
+				sz.N, sz.Seed.Works, sz.Seed.Evidence, sz.Seed.Claims, sz.Seed.Messages, sz.Seed.Conversations, sz.Seed.Events, sz.Seed.EventSessions,
+				float64(sz.SeedSec), float64(sz.StoreMiB), float64(sz.PeakRSSMiB))
 		}
+		fmt.Fprintln(ew)
+		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', tabwriter.AlignRight)
+		head := "call\t"
+		for _, sz := range sizes {
+			head += fmt.Sprintf("p50 %s\tp99\tcpu\tbytes\ttokens\t", short(sz.N))
+		}
+		fmt.Fprintln(tw, head+"budget\t")
+		for i, row := range sizes[0].Rows {
+			fmt.Fprint(tw, rowLabel(row))
+			for _, sz := range sizes {
+				x := sz.Rows[i]
+				fmt.Fprintf(tw, "%.0f\t%.0f\t%.0f\t%d\t%d\t", float64(x.P50Us), float64(x.P99Us), float64(x.CPUUs), x.Bytes, x.Tokens)
+			}
+			fmt.Fprintf(tw, "%d\t\n", row.Budget)
+		}
+		tw.Flush()
 	}
-	tw.Flush()
+	if sq, pg := bySize[StoreSQLite], bySize[StorePostgres]; len(sq) > 0 && len(sq) == len(pg) {
+		r.writeComparison(ew, sq, pg)
+	}
 	for _, sz := range r.Sizes {
 		for _, row := range sz.Rows {
 			if row.Error != "" {
-				fmt.Fprintf(ew, "\nnote: %s at %d answered a tool error: %s", row.Label, sz.N, row.Error)
+				fmt.Fprintf(ew, "\nnote: %s at %s answered a tool error: %s", row.Label, sz.name(), row.Error)
 			}
 		}
 	}
@@ -427,6 +566,48 @@ func (r *ScaleReport) WriteTable(w io.Writer) error {
 		fmt.Fprintln(ew)
 	}
 	return ew.err
+}
+
+// writeComparison is the table of p50 and p99 on both dialects per size,
+// with the ratio PostgreSQL/SQLite, and the median of those ratios over
+// the store-bound calls.
+func (r *ScaleReport) writeComparison(ew *errWriter, sq, pg []ScaleSize) {
+	fmt.Fprintf(ew, "\nPostgreSQL beside SQLite (µs; × is PostgreSQL/SQLite):\n\n")
+	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', tabwriter.AlignRight)
+	head := "call\t"
+	for _, sz := range sq {
+		head += fmt.Sprintf("p50 %s sqlite\tpostgres\t×\tp99 sqlite\tpostgres\t×\t", short(sz.N))
+	}
+	fmt.Fprintln(tw, head)
+	p50Ratios := make([][]float64, len(sq))
+	p99Ratios := make([][]float64, len(sq))
+	for i, row := range sq[0].Rows {
+		fmt.Fprint(tw, rowLabel(row))
+		for j := range sq {
+			a, b := sq[j].Rows[i], pg[j].Rows[i]
+			r50 := Ratio(float64(b.P50Us), float64(a.P50Us))
+			r99 := Ratio(float64(b.P99Us), float64(a.P99Us))
+			if !row.Provider {
+				p50Ratios[j] = append(p50Ratios[j], r50)
+				p99Ratios[j] = append(p99Ratios[j], r99)
+			}
+			fmt.Fprintf(tw, "%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t", float64(a.P50Us), float64(b.P50Us), r50, float64(a.P99Us), float64(b.P99Us), r99)
+		}
+		fmt.Fprintln(tw)
+	}
+	line := "median × of the store-bound calls\t"
+	for j := range sq {
+		line += fmt.Sprintf("\t\t%.2f\t\t\t%.2f\t", Percentile(p50Ratios[j], 50), Percentile(p99Ratios[j], 50))
+	}
+	fmt.Fprintln(tw, line)
+	tw.Flush()
+}
+
+func rowLabel(row ScaleRow) string {
+	if row.Provider {
+		return row.Label + " (provider-bound)\t"
+	}
+	return row.Label + "\t"
 }
 
 func short(n int) string {

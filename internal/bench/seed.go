@@ -30,7 +30,10 @@ type Seed struct {
 
 // Seeding shape: every size in n.
 const (
-	seedChunk            = 1000 // rows per bulk insert (ent binds about 12 values per row)
+	// seedChunk is the rows per bulk insert: ent binds one value per
+	// column (a dozen at most), well inside PostgreSQL's 65,535
+	// parameters per statement.
+	seedChunk            = 1000
 	seedSessions         = 50   // sessions that own works and claims
 	seedChain            = 10   // works per dependency chain
 	seedMessagesPerCov   = 250  // messages per conversation (below the 500 retained)
@@ -38,13 +41,14 @@ const (
 	seedMinConversations = 40   // conversations at the smallest sizes
 )
 
-// SeedStore opens (creating) the store at path and writes n work items
+// SeedStore opens (creating) the store at location (a SQLite file or a
+// PostgreSQL URL, as store.Open takes) and writes n work items
 // (chains of seedChain dependencies), n/10 evidence records, n active
 // claims, n conversation messages and n session events with direct bulk
 // inserts through the generated ent client, so the seed follows the schema
 // (and fails to compile rather than at run time when it changes).
-func SeedStore(ctx context.Context, path string, n int, now time.Time, progress io.Writer) (Seed, error) {
-	st, err := store.Open(ctx, path)
+func SeedStore(ctx context.Context, location string, n int, now time.Time, progress io.Writer) (Seed, error) {
+	st, err := store.Open(ctx, location)
 	if err != nil {
 		return Seed{}, err
 	}
@@ -73,24 +77,20 @@ func SeedStore(ctx context.Context, path string, n int, now time.Time, progress 
 		b := make([]*ent.WorkItemCreate, 0, to-from)
 		for i := from; i < to; i++ {
 			src := session(i)
-			b = append(b, tx.WorkItem.Create().SetID(workID(i)).SetObjective(objective).
+			w := tx.WorkItem.Create().SetID(workID(i)).SetObjective(objective).
 				SetAcceptanceCriteria([]string{"imports twice without duplicates", "tests pass"}).
 				SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{"src/importer.go"}).
 				SetSourceSession(src).SetStatus(workStatus(statuses[i%len(statuses)])).
-				SetCreatedAt(now.Add(-time.Duration(n-i)*time.Second)).SetUpdatedAt(now.Add(-time.Duration(n-i)*time.Second)))
-		}
-		if err := tx.WorkItem.CreateBulk(b...).Exec(ctx); err != nil {
-			return err
-		}
-		for i := from; i < to; i++ {
-			if i%seedChain == 0 {
-				continue
+				SetCreatedAt(now.Add(-time.Duration(n-i) * time.Second)).SetUpdatedAt(now.Add(-time.Duration(n-i) * time.Second))
+			if i%seedChain != 0 {
+				// The previous work of the chain is in the same chunk
+				// (seedChunk is a multiple of seedChain): ent inserts the
+				// batch's nodes, then its edges in one statement.
+				w.AddDependsOnIDs(workID(i - 1))
 			}
-			if err := tx.WorkItem.UpdateOneID(workID(i)).AddDependsOnIDs(workID(i - 1)).Exec(ctx); err != nil {
-				return err
-			}
+			b = append(b, w)
 		}
-		return nil
+		return tx.WorkItem.CreateBulk(b...).Exec(ctx)
 	})
 	if err != nil {
 		return sd, err
