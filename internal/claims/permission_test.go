@@ -23,6 +23,14 @@ func TestEditConflicts(t *testing.T) {
 	if err := os.Symlink(ws, alias); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(ws, "src", "app.go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A link inside the workspace to the claimed file: an edit through it
+	// writes the claimed file.
+	if err := os.Symlink(filepath.Join(ws, "src", "app.go"), filepath.Join(ws, "shortcut.go")); err != nil {
+		t.Fatal(err)
+	}
 	for _, in := range []claims.AcquireInput{
 		{WorkID: "w1", SessionID: "codex:holder", Resource: "src/app.go"},
 		{WorkID: "w1", SessionID: "codex:holder", Resource: filepath.Join(alias, "docs"), Kind: claims.KindDirectory},
@@ -39,6 +47,12 @@ func TestEditConflicts(t *testing.T) {
 		{"absolute path of a relative claim", "claude-code:other", ws, filepath.Join(ws, "src/app.go"), 1},
 		{"through the symlinked workspace", "claude-code:other", alias, filepath.Join(alias, "src", "app.go"), 1},
 		{"relative to the session cwd", "claude-code:other", ws, "src/app.go", 1},
+		{"cwd through the symlink, path resolved", "claude-code:other", alias, filepath.Join(ws, "src", "app.go"), 1},
+		{"cwd resolved, path through the symlink", "claude-code:other", ws, filepath.Join(alias, "src", "app.go"), 1},
+		{"relative to a symlinked cwd", "claude-code:other", alias, "src/app.go", 1},
+		{"a new file through the symlinked cwd", "claude-code:other", ws, filepath.Join(alias, "docs", "sub", "new.md"), 1},
+		{"a link in the workspace to a claimed file", "claude-code:other", alias, "shortcut.go", 1},
+		{"an unclaimed file through the symlink", "claude-code:other", ws, filepath.Join(alias, "src", "other.go"), 0},
 		{"a new file under a claimed directory", "claude-code:other", ws, filepath.Join(ws, "docs", "new.md"), 1},
 		{"the holder itself", "codex:holder", ws, filepath.Join(ws, "src/app.go"), 0},
 		{"an unclaimed file", "claude-code:other", ws, filepath.Join(ws, "src/other.go"), 0},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -37,7 +36,19 @@ type peers struct {
 // through OPENCODE_SERVER_PASSWORD.
 const openCodePassword = "e2e-s3cret"
 
+// peerOptions change how the fixture configures the programs.
+type peerOptions struct {
+	// openCodePermission is the "permission" of OpenCode's config (nil:
+	// OpenCode's default, which asks for nothing).
+	openCodePermission map[string]any
+}
+
 func startPeers(t *testing.T) *peers {
+	t.Helper()
+	return startPeersWith(t, peerOptions{})
+}
+
+func startPeersWith(t *testing.T, opts peerOptions) *peers {
 	t.Helper()
 	p := &peers{fm: fakemodel.New(t), progress: newProgressLog()}
 	p.fm.SetDefault(fakemodel.Text("Hello from fake model."))
@@ -47,7 +58,11 @@ func startPeers(t *testing.T) *peers {
 	env.Set("INTEROP_DB", filepath.Join(env.Root(), "interop.db"))
 	if program, err := realpeers.Find(realpeers.OpenCode); err == nil {
 		ocEnv := realpeers.NewEnv(t)
-		if err := realpeers.SetOpenCode(ocEnv, realpeers.OpenCodeConfig(p.fm.BaseURL())); err != nil {
+		ocConfig := realpeers.OpenCodeConfig(p.fm.BaseURL())
+		if opts.openCodePermission != nil {
+			ocConfig["permission"] = opts.openCodePermission
+		}
+		if err := realpeers.SetOpenCode(ocEnv, ocConfig); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -62,10 +77,7 @@ func startPeers(t *testing.T) *peers {
 	}
 	if program, err := realpeers.Find(realpeers.Codex); err == nil {
 		codexHome := filepath.Join(env.Home(), ".codex")
-		if err := os.MkdirAll(codexHome, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(realpeers.CodexConfig(p.fm.BaseURL())), 0o600); err != nil {
+		if err := realpeers.WriteCodexHome(codexHome, p.fm.BaseURL()); err != nil {
 			t.Fatal(err)
 		}
 		env.Set("CODEX_HOME", codexHome).
@@ -334,6 +346,15 @@ type permission struct {
 		Name string `json:"name"`
 		Kind string `json:"kind"`
 	} `json:"options"`
+	Paths        []string `json:"paths"`
+	PathsUnknown bool     `json:"pathsUnknown"`
+	Conflicts    []struct {
+		ClaimID  string `json:"claimId"`
+		WorkID   string `json:"workId"`
+		Holder   string `json:"holder"`
+		Resource string `json:"resource"`
+		Path     string `json:"path"`
+	} `json:"conflicts"`
 }
 
 // awaitPermission polls list_permission_requests until the session has a

@@ -211,6 +211,11 @@ type PermissionRequest struct {
 	// them (absolute, or relative to the session's cwd); empty when the
 	// request edits no file or the provider does not say.
 	Paths []string `json:"paths,omitempty"`
+	// PathsUnknown is set when the request would let the agent write
+	// files that cannot be named before it runs: a shell command (what a
+	// command writes is known only once it has run), or a write grant on
+	// a pattern. Claims are checked against Paths only.
+	PathsUnknown bool `json:"pathsUnknown,omitempty"`
 }
 
 // DiffOptions selects which diff to read; the zero value means the latest turn's.

@@ -260,17 +260,19 @@ func (a *Adapter) onServerRequest(g *generation, req *jsonrpc.Request) {
 	if p.StartedAtMs > 0 {
 		requested = time.UnixMilli(p.StartedAtMs)
 	}
+	paths, unknown := a.approvalPaths(req.Method, p, req.Params)
 	perm := &permission{
 		req: providers.PermissionRequest{
-			Paths:       a.approvalPaths(req.Method, p, req.Params),
-			Provider:    providers.Codex,
-			RequestID:   rid,
-			NativeID:    threadID,
-			Method:      req.Method,
-			Title:       approvalTitle(req.Method, p),
-			Options:     options,
-			RequestedAt: requested,
-			Detail:      req.Params,
+			Paths:        paths,
+			PathsUnknown: unknown,
+			Provider:     providers.Codex,
+			RequestID:    rid,
+			NativeID:     threadID,
+			Method:       req.Method,
+			Title:        approvalTitle(req.Method, p),
+			Options:      options,
+			RequestedAt:  requested,
+			Detail:       req.Params,
 		},
 		gen:     g,
 		rawID:   req.ID,
@@ -466,28 +468,76 @@ func (a *Adapter) rememberFileChange(params json.RawMessage) {
 	a.itemPaths[it.Item.ID] = paths
 }
 
-// approvalPaths names the files an approval would change: the remembered
-// item's paths for item/fileChange/requestApproval, the fileChanges keys of
-// the older applyPatchApproval.
-func (a *Adapter) approvalPaths(method string, p approvalParams, raw json.RawMessage) []string {
+// approvalPaths names the files an approval would let Codex write: the
+// remembered item's paths for item/fileChange/requestApproval (unknown
+// when the item was not seen), the fileChanges keys of the older applyPatchApproval (with the root either
+// asks to keep writing under, grantRoot), the write entries of a
+// permissions grant. A command approval names none: what a command writes
+// is known only once it has run, so its paths are unknown; so are a
+// grant's pattern and special-path entries.
+func (a *Adapter) approvalPaths(method string, p approvalParams, raw json.RawMessage) (paths []string, unknown bool) {
+	var grant struct {
+		GrantRoot   string                     `json:"grantRoot"`
+		FileChanges map[string]json.RawMessage `json:"fileChanges"`
+	}
+	_ = json.Unmarshal(raw, &grant)
 	switch method {
+	case "item/commandExecution/requestApproval", "execCommandApproval":
+		return nil, true
 	case "item/fileChange/requestApproval":
 		a.mu.Lock()
-		defer a.mu.Unlock()
-		return append([]string(nil), a.itemPaths[p.ItemID]...)
+		remembered, ok := a.itemPaths[p.ItemID]
+		a.mu.Unlock()
+		if !ok { // the item was not seen (the connection began after it)
+			unknown = true
+		}
+		paths = append([]string(nil), remembered...)
 	case "applyPatchApproval":
-		var v struct {
-			FileChanges map[string]json.RawMessage `json:"fileChanges"`
+		for path := range grant.FileChanges {
+			paths = append(paths, path)
 		}
-		if json.Unmarshal(raw, &v) != nil {
-			return nil
-		}
-		out := make([]string, 0, len(v.FileChanges))
-		for path := range v.FileChanges {
-			out = append(out, path)
-		}
-		sort.Strings(out)
-		return out
+		sort.Strings(paths)
+	case "item/permissions/requestApproval":
+		return grantedWrites(p.Permissions)
+	default:
+		return nil, false
 	}
-	return nil
+	if grant.GrantRoot != "" {
+		paths = append(paths, grant.GrantRoot)
+	}
+	return paths, unknown
+}
+
+// grantedWrites are the paths a permissions request asks write access to
+// (item/permissions/requestApproval: fileSystem.write, and the entries
+// with access "write"). A pattern or special path (root, project roots,
+// tmpdir, ...) cannot be named as files: unknown.
+func grantedWrites(raw json.RawMessage) (paths []string, unknown bool) {
+	var perms struct {
+		FileSystem *struct {
+			Write   []string `json:"write"`
+			Entries []struct {
+				Access string `json:"access"`
+				Path   struct {
+					Type string `json:"type"`
+					Path string `json:"path"`
+				} `json:"path"`
+			} `json:"entries"`
+		} `json:"fileSystem"`
+	}
+	if json.Unmarshal(raw, &perms) != nil || perms.FileSystem == nil {
+		return nil, false
+	}
+	paths = append(paths, perms.FileSystem.Write...)
+	for _, e := range perms.FileSystem.Entries {
+		if e.Access != "write" {
+			continue
+		}
+		if e.Path.Type == "path" && e.Path.Path != "" {
+			paths = append(paths, e.Path.Path)
+		} else {
+			unknown = true
+		}
+	}
+	return paths, unknown
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -144,6 +145,10 @@ func TestRealCodexApprovalAskAndReply(t *testing.T) {
 	if !strings.Contains(p.Title, "echo hi > shell.txt") {
 		t.Fatalf("title = %q", p.Title)
 	}
+	// What a command writes is known only once it has run.
+	if !p.PathsUnknown || len(p.Paths) != 0 {
+		t.Fatalf("a command approval names paths %q (unknown %v)", p.Paths, p.PathsUnknown)
+	}
 	if l := s.reg.Liveness(providers.Codex, sess.NativeID); l.State != providers.LiveWaitingOnApproval || l.ObservedAt == nil {
 		t.Fatalf("liveness while the approval is held = %+v", l)
 	}
@@ -174,6 +179,90 @@ func TestRealCodexApprovalAskAndReply(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(s.project, "shell.txt")); err != nil || string(b) != "hi\n" {
 		t.Fatalf("shell.txt = %q, %v", b, err)
+	}
+}
+
+// TestRealCodexFileEditAsksAFileChangeApproval: a fake-model write reaches
+// Codex's file-edit path, through its apply_patch tool (which Codex offers
+// for a model whose catalog entry asks for it, as for its GPT models) and,
+// without the catalog, through `apply_patch` in its shell tool. Either way
+// Codex asks item/fileChange/requestApproval, and the request names the
+// file, absolute, before anything is written.
+func TestRealCodexFileEditAsksAFileChangeApproval(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		configEdit func(string) string
+		call       string // the response item the model's write was
+	}{
+		{"apply_patch tool", nil, "custom_tool_call"},
+		{"apply_patch through the shell", func(c string) string {
+			return regexp.MustCompile(`(?m)^model_catalog_json = .*\n`).ReplaceAllString(c, "")
+		}, "function_call"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fm := fakemodel.New(t)
+			fm.On(fakemodel.Contains("EDITFILE"), fakemodel.WriteFile("sub/old.txt", "new line\n").WithFollowUp("Edited."))
+			fm.SetDefault(fakemodel.Text("ok"))
+			s, _ := realStack(t, fm, tc.configEdit, func(c *codex.Config) {
+				c.ThreadParams = map[string]any{"approvalPolicy": "untrusted", "sandbox": "workspace-write"}
+			})
+			target := filepath.Join(s.project, "sub", "old.txt")
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(target, []byte("old line\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ctx := ctxFor(t, 90*time.Second)
+			sess, err := s.reg.CreateSession(ctx, "codex", providers.CreateOptions{CWD: s.project})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.hub.Read(ctx, events.ReadRequest{Provider: providers.Codex, NativeID: sess.NativeID}); err != nil {
+				t.Fatal(err)
+			}
+			send, err := s.del.Send(ctx, delivery.SendRequest{Provider: "codex", NativeID: sess.NativeID, Text: "EDITFILE now"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ask, cursor := waitEvent(t, s, sess.NativeID, 0, func(e events.Event) bool {
+				return strings.HasSuffix(e.Type, "/requestApproval")
+			})
+			if ask.Type != "item/fileChange/requestApproval" {
+				t.Fatalf("codex asked %s %s, want a file-change approval", ask.Type, ask.Data)
+			}
+			perms, err := s.reg.PendingPermissions(ctx, "codex", sess.NativeID)
+			if err != nil || len(perms.Requests) != 1 {
+				t.Fatalf("pending = %+v, %v", perms, err)
+			}
+			p := perms.Requests[0]
+			if len(p.Paths) != 1 || p.Paths[0] != target || p.PathsUnknown {
+				t.Fatalf("request names %q (unknown %v), want [%s]", p.Paths, p.PathsUnknown, target)
+			}
+			if b, _ := os.ReadFile(target); string(b) != "old line\n" {
+				t.Fatalf("written before the approval: %q", b)
+			}
+			if _, err := s.del.RespondPermission(ctx, delivery.PermissionResponse{Provider: "codex", NativeID: sess.NativeID, RequestID: p.RequestID, Decision: "accept"}); err != nil {
+				t.Fatal(err)
+			}
+			waitEvent(t, s, sess.NativeID, cursor, ofType("turn/completed"))
+			if op := waitOp(t, s, send.Operation.ID); op.Status != providers.StatusCompleted {
+				t.Fatalf("send op = %+v", op)
+			}
+			if b, err := os.ReadFile(target); err != nil || string(b) != "new line\n" {
+				t.Fatalf("after the approval: %q, %v", b, err)
+			}
+			// The model's write was the tool call this case is about.
+			var body string
+			for _, r := range fm.Requests() {
+				if r.Continuation {
+					body = string(r.Body)
+				}
+			}
+			if !strings.Contains(body, `"type":"`+tc.call+`"`) || !strings.Contains(body, "*** Add File: sub/old.txt") {
+				t.Fatalf("the continuation does not carry a %s of the patch: %.2000s", tc.call, body)
+			}
+		})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -790,4 +791,34 @@ func dig(v any, path ...any) any {
 		}
 	}
 	return v
+}
+
+// TestEditPaths: the files an OpenCode permission would write, as its
+// tools name them, and when they cannot be named.
+func TestEditPaths(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		perm    ocPermission
+		paths   []string
+		unknown bool
+	}{
+		{"write or edit tool", ocPermission{Permission: "edit", Patterns: []string{"a.txt"},
+			Metadata: map[string]any{"filepath": "/ws/a.txt", "diff": "…"}}, []string{"/ws/a.txt"}, false},
+		{"apply_patch: every file, and where one moves", ocPermission{Permission: "edit", Patterns: []string{"a.go", "b.go"},
+			Metadata: map[string]any{"filepath": "a.go, b.go", "files": []any{
+				map[string]any{"filePath": "/ws/a.go", "type": "update"},
+				map[string]any{"filePath": "/ws/b.go", "movePath": "/ws/c.go", "type": "update"},
+			}}}, []string{"/ws/a.go", "/ws/b.go", "/ws/c.go"}, false},
+		{"apply_patch file without an absolute path", ocPermission{Permission: "edit",
+			Metadata: map[string]any{"files": []any{map[string]any{"filePath": "a.go"}}}}, nil, true},
+		{"worktree-relative patterns only", ocPermission{Permission: "edit", Patterns: []string{"src/a.go"},
+			Metadata: map[string]any{"filepath": "src/a.go"}}, nil, true},
+		{"shell command", ocPermission{Permission: "bash", Patterns: []string{"printf x > a.txt"}}, nil, true},
+		{"web fetch", ocPermission{Permission: "webfetch", Patterns: []string{"https://example.com"}}, nil, false},
+	} {
+		paths, unknown := editPaths(tc.perm)
+		if !reflect.DeepEqual(paths, tc.paths) || unknown != tc.unknown {
+			t.Errorf("%s: paths %q unknown %v, want %q %v", tc.name, paths, unknown, tc.paths, tc.unknown)
+		}
+	}
 }

@@ -267,7 +267,7 @@ func TestRealWrongPasswordIsUnauthorized(t *testing.T) {
 func TestRealPermissionAskAndReply(t *testing.T) {
 	fm := fakemodel.New(t)
 	cfg := realpeers.OpenCodeConfig(fm.BaseURL())
-	cfg["permission"] = map[string]any{"edit": "ask"}
+	cfg["permission"] = map[string]any{"edit": "ask", "bash": "ask"}
 	srv := realpeers.OpenCodeFor(t, cfg)
 	t.Cleanup(func() { diagnose(t, fm, srv) })
 	host := newHost()
@@ -303,6 +303,15 @@ func TestRealPermissionAskAndReply(t *testing.T) {
 	if req.Method != "permission.edit" || len(req.Options) != 3 || req.Options[0].Kind != "allow_once" {
 		t.Fatalf("request %+v", req)
 	}
+	// The request names the file it would write, absolute (OpenCode
+	// resolves the session's directory).
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Paths) != 1 || req.Paths[0] != filepath.Join(realDir, "asked.txt") || req.PathsUnknown {
+		t.Fatalf("request names %q (unknown %v), want [%s]", req.Paths, req.PathsUnknown, filepath.Join(realDir, "asked.txt"))
+	}
 	if _, err := os.Stat(filepath.Join(dir, "asked.txt")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("file written before the reply: %v", err)
 	}
@@ -322,6 +331,48 @@ func TestRealPermissionAskAndReply(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "asked.txt")); err != nil || string(b) != "granted\n" {
 		t.Fatalf("file after reply: %q, %v", b, err)
+	}
+
+	// A shell command asks "bash": what it writes cannot be named.
+	text = unique(t, "RUNSHELL")
+	fm.On(fakemodel.Exact(text), fakemodel.RunCommand("printf x > shell.txt"))
+	if _, err := a.Send(ctx, s.NativeID, text, providers.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var cmd providers.PermissionRequest
+	eventually(t, turnTimeout, "a pending bash permission", func() bool {
+		list, err := a.PendingPermissions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range list {
+			if p.NativeID == s.NativeID && p.RequestID != req.RequestID {
+				cmd = p
+				return true
+			}
+		}
+		return false
+	})
+	if cmd.Method != "permission.bash" || !cmd.PathsUnknown || len(cmd.Paths) != 0 {
+		t.Fatalf("command request %+v", cmd)
+	}
+	if _, err := a.RespondPermission(ctx, s.NativeID, cmd.RequestID, "reject_once"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, turnTimeout, "the bash permission answered", func() bool {
+		list, err := a.PendingPermissions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range list {
+			if p.RequestID == cmd.RequestID {
+				return false
+			}
+		}
+		return true
+	})
+	if _, err := os.Stat(filepath.Join(dir, "shell.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the rejected command ran: %v", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -207,10 +208,11 @@ func (a *Adapter) toPermission(p ocPermission) providers.PermissionRequest {
 	if p.Tool != nil {
 		detail["tool"] = map[string]any{"messageID": p.Tool.MessageID, "callID": p.Tool.CallID}
 	}
+	paths, unknown := editPaths(p)
 	return providers.PermissionRequest{
 		Provider: providers.OpenCode, RequestID: p.ID, NativeID: p.SessionID,
 		Method: "permission." + p.Permission, Title: title, Options: permissionOptions(),
-		RequestedAt: at, Detail: detail, Paths: editPaths(p),
+		RequestedAt: at, Detail: detail, Paths: paths, PathsUnknown: unknown,
 	}
 }
 
@@ -288,14 +290,40 @@ func (a *Adapter) RespondPermission(ctx context.Context, nativeID, requestID, de
 	}, nil
 }
 
-// editPaths names the files an OpenCode "edit" permission would change:
-// its metadata's filepath, else its patterns.
-func editPaths(p ocPermission) []string {
-	if p.Permission != "edit" {
-		return nil
+// editPaths names the files an OpenCode permission would let the agent
+// write. Of an "edit": the write and edit tools put the absolute path in
+// metadata.filepath; apply_patch lists metadata.files (filePath and
+// movePath, absolute) and puts worktree-relative paths, comma-joined, in
+// filepath. Patterns are relative to the project's worktree, not to the
+// session's directory, so an edit that names no absolute path is unknown.
+// A "bash" command's writes are unknown until it has run.
+func editPaths(p ocPermission) (paths []string, unknown bool) {
+	switch p.Permission {
+	case "edit":
+	case "bash":
+		return nil, true
+	default:
+		return nil, false
 	}
-	if fp, ok := p.Metadata["filepath"].(string); ok && fp != "" {
-		return []string{fp}
+	add := func(v any) bool {
+		s, ok := v.(string)
+		if ok && filepath.IsAbs(s) {
+			paths = append(paths, s)
+		}
+		return ok && filepath.IsAbs(s)
 	}
-	return append([]string(nil), p.Patterns...)
+	if files, ok := p.Metadata["files"].([]any); ok {
+		for _, f := range files {
+			file, _ := f.(map[string]any)
+			if !add(file["filePath"]) {
+				unknown = true
+			}
+			if mv, ok := file["movePath"]; ok {
+				add(mv)
+			}
+		}
+	} else if !add(p.Metadata["filepath"]) {
+		unknown = true
+	}
+	return paths, unknown
 }

@@ -20,8 +20,8 @@
 //	fm.SetDefault(fakemodel.Text("Hello from fake model."))
 //
 // A tool reply is turned into the calling program's own tool format (OpenCode
-// "write"/"bash", Claude Code "Write"/"Bash", Codex "exec_command"), chosen
-// from the tools the request offers. When the request continues after a tool
+// "write"/"bash", Claude Code "Write"/"Bash", Codex "apply_patch" or
+// "exec_command"), chosen from the tools the request offers. When the request continues after a tool
 // result, the server answers the rule's follow-up text instead of matching
 // again, so a tool rule never loops.
 //
@@ -203,8 +203,10 @@ type ToolKind int
 const (
 	// ToolRaw calls Name with Arguments verbatim.
 	ToolRaw ToolKind = iota
-	// ToolWriteFile writes Content to Path with the program's write tool, or
-	// through its shell tool when it has no write tool (Codex).
+	// ToolWriteFile writes Content to Path with the program's file-edit
+	// tool: OpenCode and Claude Code write, Codex applies a patch (its
+	// apply_patch tool, else `apply_patch` through its shell tool), so the
+	// program asks a file-edit approval, not a command approval.
 	ToolWriteFile
 	// ToolRunCommand runs Command with the program's shell tool.
 	ToolRunCommand

@@ -298,22 +298,58 @@ func TestResponsesStreamingTextAndShellCall(t *testing.T) {
 	}
 }
 
-func TestResponsesWriteFileUsesShell(t *testing.T) {
-	fm := New(t)
-	fm.On(Contains("WRITEFILE"), WriteFile("it's.txt", "a'b"))
-	resp := post(t, context.Background(), fm.BaseURL()+"/responses", map[string]any{
-		"model": "echo", "stream": true, "input": "WRITEFILE",
-		"tools": []any{map[string]any{"type": "function", "name": "exec_command"}},
-	})
-	var item map[string]any
-	for _, e := range readSSE(t, resp.Body) {
-		if e.name == "response.output_item.done" {
-			item = decode(t, e.data)["item"].(map[string]any)
-		}
-	}
-	args := decode(t, item["arguments"].(string))
-	if args["cmd"] != `printf '%s' 'a'\''b' > 'it'\''s.txt'` {
-		t.Fatalf("cmd %v", args["cmd"])
+// TestResponsesWriteFileEditsAFile: a Responses (Codex) write is a patch,
+// through apply_patch when it is offered, else through Codex's shell as
+// `apply_patch <<'EOF'`; a shell of another program writes with printf.
+func TestResponsesWriteFileEditsAFile(t *testing.T) {
+	patch := "*** Begin Patch\n*** Add File: it's.txt\n+a'b\n+EOF\n*** End Patch\n"
+	for _, tc := range []struct {
+		name     string
+		tools    []any
+		content  string
+		itemType string // response item type
+		tool     string // called tool
+		field    string // "input" of a custom call, else the argument name
+		want     string
+	}{
+		{"freeform apply_patch", []any{
+			map[string]any{"type": "function", "name": "exec_command"},
+			map[string]any{"type": "custom", "name": "apply_patch", "format": map[string]any{"type": "grammar"}},
+		}, "a'b\nEOF\n", "custom_tool_call", "apply_patch", "input", patch},
+		{"function apply_patch", []any{
+			map[string]any{"type": "function", "name": "shell_command"},
+			map[string]any{"type": "function", "name": "apply_patch"},
+		}, "a'b\nEOF", "function_call", "apply_patch", "input", patch},
+		{"Codex shell without apply_patch", []any{
+			map[string]any{"type": "function", "name": "exec_command"},
+		}, "a'b\nEOF\n", "function_call", "exec_command", "cmd", "apply_patch <<'EOF'\n" + patch + "EOF\n"},
+		{"another program's shell", []any{
+			map[string]any{"type": "function", "name": "bash"},
+		}, "a'b", "function_call", "bash", "command", `printf '%s' 'a'\''b' > 'it'\''s.txt'`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fm := New(t)
+			fm.On(Contains("WRITEFILE"), WriteFile("it's.txt", tc.content))
+			resp := post(t, context.Background(), fm.BaseURL()+"/responses", map[string]any{
+				"model": "echo", "stream": true, "input": "WRITEFILE", "tools": tc.tools,
+			})
+			var item map[string]any
+			for _, e := range readSSE(t, resp.Body) {
+				if e.name == "response.output_item.done" {
+					item = decode(t, e.data)["item"].(map[string]any)
+				}
+			}
+			if item["type"] != tc.itemType || item["name"] != tc.tool {
+				t.Fatalf("item %v", item)
+			}
+			got, _ := item["input"].(string)
+			if tc.field != "input" || tc.itemType != "custom_tool_call" {
+				got, _ = decode(t, item["arguments"].(string))[tc.field].(string)
+			}
+			if got != tc.want {
+				t.Fatalf("%s = %q, want %q", tc.field, got, tc.want)
+			}
+		})
 	}
 }
 

@@ -23,18 +23,55 @@ func resolveTool(api API, p parsed, tc ToolCall) (resolvedCall, error) {
 		}
 		return marshalCall(p, tc.Name, tc.Arguments)
 	case ToolWriteFile:
-		if name, ok := offered(p.tools, "write"); ok {
-			if name == "write" { // OpenCode
-				return marshalCall(p, name, map[string]any{"filePath": tc.Path, "content": tc.Content})
-			}
-			// Claude Code "Write"
-			return marshalCall(p, name, map[string]any{"file_path": tc.Path, "content": tc.Content})
-		}
-		return shellCall(api, p, "printf '%s' "+shellQuote(tc.Content)+" > "+shellQuote(tc.Path))
+		return writeCall(api, p, tc.Path, tc.Content)
 	case ToolRunCommand:
 		return shellCall(api, p, tc.Command)
 	}
 	return resolvedCall{}, fmt.Errorf("unknown tool kind %d", tc.Kind)
+}
+
+// writeCall writes content to path with the program's own file-edit tool:
+// OpenCode "write", Claude Code "Write", Codex "apply_patch" (offered when
+// the model's metadata asks for it: a freeform tool taking the patch as
+// raw text, or a function tool taking {"input": patch}). A Codex that
+// offers no apply_patch tool gets the same patch through its shell tool
+// as `apply_patch <<'EOF'`, which Codex recognizes and applies as a patch
+// (a fileChange item and its approval), not as a command. Any other
+// program's shell writes it with printf.
+func writeCall(api API, p parsed, path, content string) (resolvedCall, error) {
+	if name, ok := offered(p.tools, "write"); ok {
+		if name == "write" { // OpenCode
+			return marshalCall(p, name, map[string]any{"filePath": path, "content": content})
+		}
+		// Claude Code "Write"
+		return marshalCall(p, name, map[string]any{"file_path": path, "content": content})
+	}
+	if name, ok := offered(p.tools, "apply_patch"); ok {
+		return marshalCall(p, name, map[string]any{"input": addFilePatch(path, content)})
+	}
+	for _, codexShell := range []string{"exec_command", "shell_command", "shell"} {
+		if _, ok := offered(p.tools, codexShell); ok {
+			// Every patch line starts with "*** " or "+": none ends the
+			// here-document early.
+			return shellCall(api, p, "apply_patch <<'EOF'\n"+addFilePatch(path, content)+"EOF\n")
+		}
+	}
+	return shellCall(api, p, "printf '%s' "+shellQuote(content)+" > "+shellQuote(path))
+}
+
+// addFilePatch is a Codex patch that writes content to path ("*** Add
+// File" replaces an existing file). Codex ends the file with a newline
+// whether or not content does.
+func addFilePatch(path, content string) string {
+	var b strings.Builder
+	b.WriteString("*** Begin Patch\n*** Add File: " + path + "\n")
+	if content != "" {
+		for _, line := range strings.Split(strings.TrimSuffix(content, "\n"), "\n") {
+			b.WriteString("+" + line + "\n")
+		}
+	}
+	b.WriteString("*** End Patch\n")
+	return b.String()
 }
 
 // shellCall calls the program's shell tool with cmd.

@@ -191,18 +191,48 @@ func CodexConfig(baseURL string) string {
 	}, "\n")
 }
 
+// CodexModelCatalog is a Codex model catalog (the file config key
+// model_catalog_json names) describing the fake model "echo". Without it
+// Codex runs echo on fallback metadata and offers no apply_patch tool, so
+// a model can edit files only through the shell. The entry says what
+// Codex's bundled catalog says of its GPT models on that point
+// (apply_patch_tool_type "freeform"): Codex then offers its apply_patch
+// tool, and a file edit is a fileChange item with its approval, as with a
+// real model. The other fields are the ones Codex 0.171 requires.
+const CodexModelCatalog = `{"models":[{"slug":"echo","display_name":"Echo",` +
+	`"base_instructions":"You are Codex, a coding agent, answered by a fake model in a test.",` +
+	`"apply_patch_tool_type":"freeform","shell_type":"shell_command",` +
+	`"supported_reasoning_levels":[],"visibility":"list","supported_in_api":true,"priority":1,` +
+	`"support_verbosity":false,"truncation_policy":{"mode":"tokens","limit":10000},` +
+	`"experimental_supported_tools":[]}]}`
+
+// WriteCodexHome writes into codexHome a config.toml using the fake
+// Responses endpoint at baseURL (CodexConfig) and the model catalog
+// CodexModelCatalog it points at.
+func WriteCodexHome(codexHome, baseURL string) error {
+	if err := os.MkdirAll(codexHome, 0o700); err != nil {
+		return fmt.Errorf("creating CODEX_HOME: %w", err)
+	}
+	catalog := filepath.Join(codexHome, "fake-models.json")
+	if err := os.WriteFile(catalog, []byte(CodexModelCatalog), 0o600); err != nil {
+		return fmt.Errorf("writing the codex model catalog: %w", err)
+	}
+	config := fmt.Sprintf("model_catalog_json = %q\n", catalog) + CodexConfig(baseURL)
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
+		return fmt.Errorf("writing the codex config: %w", err)
+	}
+	return nil
+}
+
 // CodexEnv returns an isolated environment for `codex app-server` (run it
-// with --disable plugins): CODEX_HOME inside HOME with a config.toml that
-// uses the fake Responses endpoint at baseURL.
+// with --disable plugins): CODEX_HOME inside HOME, written by
+// WriteCodexHome.
 func CodexEnv(tb testing.TB, baseURL string) *Env {
 	tb.Helper()
 	e := NewEnv(tb)
 	codexHome := filepath.Join(e.Home(), ".codex")
-	if err := os.MkdirAll(codexHome, 0o700); err != nil {
+	if err := WriteCodexHome(codexHome, baseURL); err != nil {
 		tb.Fatalf("realpeers: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(CodexConfig(baseURL)), 0o600); err != nil {
-		tb.Fatalf("realpeers: writing codex config: %v", err)
 	}
 	e.Set("CODEX_HOME", codexHome)
 	return e

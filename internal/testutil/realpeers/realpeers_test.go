@@ -125,6 +125,17 @@ func TestEnvIsIsolated(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `base_url = "http://127.0.0.1:9/v1"`) || !strings.Contains(string(b), `wire_api = "responses"`) {
 		t.Fatalf("codex config %s, %v", b, err)
 	}
+	var catalog struct {
+		Models []struct {
+			Slug               string `json:"slug"`
+			ApplyPatchToolType string `json:"apply_patch_tool_type"`
+		} `json:"models"`
+	}
+	cat := filepath.Join(x.Get("CODEX_HOME"), "fake-models.json")
+	if raw, err := os.ReadFile(cat); err != nil || json.Unmarshal(raw, &catalog) != nil || len(catalog.Models) != 1 ||
+		catalog.Models[0].Slug != FakeModel || catalog.Models[0].ApplyPatchToolType != "freeform" || !strings.Contains(string(b), fmt.Sprintf("model_catalog_json = %q", cat)) {
+		t.Fatalf("codex model catalog %s: %+v, %v", b, catalog, err)
+	}
 }
 
 func TestKillGroupEndsChildren(t *testing.T) {
