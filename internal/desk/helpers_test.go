@@ -27,7 +27,7 @@ const testToken = "desk-test-token"
 
 // fixture is a desk over a fresh store, served on a loopback listener.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	st     *store.Store
 	h      *Handler
 	srv    *httptest.Server
@@ -56,7 +56,7 @@ func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
 
 // newFixtureAt is a desk over a new store at location (a file path or a
 // PostgreSQL URL, as pgtest.EachDialect hands them out).
-func newFixtureAt(t *testing.T, location string, opts ...func(*Options)) *fixture {
+func newFixtureAt(t testing.TB, location string, opts ...func(*Options)) *fixture {
 	t.Helper()
 	st, err := store.Open(context.Background(), location)
 	if err != nil {
@@ -73,7 +73,7 @@ func newFixtureAt(t *testing.T, location string, opts ...func(*Options)) *fixtur
 	o := Options{
 		Store: st, Token: httpguard.NewSecret(testToken), Port: port, URL: fmt.Sprintf("http://127.0.0.1:%d", port),
 		LoginLink: func(l string) { f.links <- l }, PollEvery: 10 * time.Millisecond, Heartbeat: time.Hour,
-		Now: f.current, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)),
+		Now: f.current, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -120,7 +120,7 @@ func (f *fixture) do(method, path, body string, header ...string) (*http.Respons
 }
 
 // testWriter sends the desk's log to the test's log.
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))

@@ -350,11 +350,12 @@ func stepWork(ctx context.Context, s *stream) ([]string, error) {
 }
 
 func stepConversations(ctx context.Context, s *stream) ([]string, error) {
-	page, err := s.h.read.conversations(ctx, "", intParam(s.r, "limit"))
+	limit := intParam(s.r, "limit")
+	page, err := s.h.read.conversations(ctx, "", limit)
 	if err != nil {
 		return nil, err
 	}
-	return diffList(s, page.Rows, conversationsList(), page.Next)
+	return diffList(s, page.Rows, conversationsList(limit), page.Next)
 }
 
 // replaceIfChanged renders a block and returns it when it differs from

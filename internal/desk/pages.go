@@ -38,7 +38,7 @@ func sessionsList(f SessionFilter) listSpec {
 		empty = "No session recorded for this filter."
 	}
 	return listSpec{tbody: "session-rows", rowTpl: "session-row", base: Base + "/sessions",
-		query: queryString("provider", f.Provider, "workspace", f.Workspace), empty: empty}
+		query: queryString("provider", f.Provider, "workspace", f.Workspace, "limit", limitParam(f.Limit)), empty: empty}
 }
 
 func (h *Handler) sessionsPage(w http.ResponseWriter, r *http.Request) {
@@ -137,7 +137,8 @@ func receiptsList(f ReceiptFilter) listSpec {
 		empty = "No receipt recorded for this filter."
 	}
 	return listSpec{tbody: "receipt-rows", rowTpl: "receipt-row", base: Base + "/receipts",
-		query: queryString("provider", f.Provider, "status", f.Status, "operation", f.Operation, "nativeId", f.NativeID), empty: empty}
+		query: queryString("provider", f.Provider, "status", f.Status, "operation", f.Operation, "nativeId", f.NativeID,
+			"limit", limitParam(f.Limit)), empty: empty}
 }
 
 func (h *Handler) receiptsPage(w http.ResponseWriter, r *http.Request) {
@@ -194,7 +195,7 @@ func workList(f WorkFilter) listSpec {
 		empty = "No work item recorded for this filter."
 	}
 	return listSpec{tbody: "work-rows", rowTpl: "work-row", base: Base + "/work",
-		query: queryString("status", f.Status, "session", f.Session, "q", f.Query), empty: empty}
+		query: queryString("status", f.Status, "session", f.Session, "q", f.Query, "limit", limitParam(f.Limit)), empty: empty}
 }
 
 func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
@@ -262,8 +263,9 @@ type conversationsView struct {
 	Tail listTail
 }
 
-func conversationsList() listSpec {
-	return listSpec{tbody: "conversation-rows", rowTpl: "conversation-row", base: Base + "/conversations", empty: "No conversation recorded."}
+func conversationsList(limit int) listSpec {
+	return listSpec{tbody: "conversation-rows", rowTpl: "conversation-row", base: Base + "/conversations",
+		query: queryString("limit", limitParam(limit)), empty: "No conversation recorded."}
 }
 
 func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request) {
@@ -280,7 +282,7 @@ func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request) {
 		live = Base + "/live/conversations" + queryString("limit", limitParam(limit), "since", pageMark(page.Rows))
 	}
 	h.render(w, http.StatusOK, "conversations", h.page("Conversations", "conversations", live,
-		conversationsView{Page: page, Tail: conversationsList().tail(page.Next, len(page.Rows), false)}))
+		conversationsView{Page: page, Tail: conversationsList(limit).tail(page.Next, len(page.Rows), false)}))
 }
 
 func (h *Handler) conversationPage(w http.ResponseWriter, r *http.Request) {

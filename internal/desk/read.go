@@ -90,18 +90,6 @@ func olderThan[P ~func(*entsql.Selector)](timeCol, idCol string, at time.Time, i
 	})
 }
 
-// notIndexed is column = value written so that no index on column serves
-// it (column || ” is the same text on SQLite and PostgreSQL): a filter
-// that keeps many rows is checked while the page is read in its keyset
-// index's order, instead of making the database sort every match.
-func notIndexed[P ~func(*entsql.Selector)](column, value string) P {
-	return P(func(s *entsql.Selector) {
-		s.Where(entsql.P(func(b *entsql.Builder) {
-			b.WriteString(s.C(column)).WriteString(" || ''").WriteOp(entsql.OpEQ).Arg(value)
-		}))
-	})
-}
-
 // domID is an element id for a record: prefix and the record's id when
 // that is a safe CSS identifier, else a digest of it.
 func domID(prefix, id string) string {
@@ -179,9 +167,7 @@ func (r *reader) sessions(ctx context.Context, f SessionFilter) (SessionPage, er
 	}
 	q := r.client.ProviderSession.Query()
 	if f.Provider != "" {
-		// A provider has many sessions: read newest first by id and keep
-		// its own, rather than sort all of them.
-		q = q.Where(notIndexed[predicate.ProviderSession](providersession.FieldProvider, f.Provider))
+		q = q.Where(providersession.Provider(f.Provider))
 	}
 	if ws := strings.TrimRight(f.Workspace, "/"); ws != "" {
 		q = q.Where(providersession.Or(providersession.Cwd(ws), providersession.CwdHasPrefix(ws+"/")))
@@ -390,10 +376,13 @@ func (o ReceiptRow) Fingerprint() string {
 	return fmt.Sprint(o.Status, o.ProviderState, o.Reason, o.Turn, o.Updated.UnixNano())
 }
 
-// ReceiptPage is a page of receipts, newest first.
+// ReceiptPage is a page of receipts, newest first. Searched is set when
+// the page stopped at its scan bound before it was full: it looked
+// through that many receipts, and Next looks further back.
 type ReceiptPage struct {
-	Rows []ReceiptRow
-	Next string
+	Rows     []ReceiptRow
+	Next     string
+	Searched int
 }
 
 // Receipt states, for the filter.
@@ -402,10 +391,20 @@ var receiptStates = []string{"queued", "completed", "rejected", "delivery_unknow
 // Operation kinds, for the filter.
 var operationKinds = []string{"send", "cancel", "permission"}
 
-// receipts pages the operations newest first on (created_at, id). The
-// index that serves it: a session's (provider, native_id, created_at, id);
-// the open and uncertain ones (few) through the status index; otherwise
-// (created_at, id) read backwards, the other filters checked on the way.
+// Bounds of a filtered receipts page: the filters no index serves are
+// checked on rows read newest first in chunks, and one page looks through
+// at most maxScanned rows (its Next link looks further back).
+const (
+	scanChunk  = 200
+	maxScanned = 5000
+)
+
+// receipts pages the operations newest first on (created_at, id). An
+// index serves a session's operations ((provider, native_id, created_at,
+// id)) and the open or uncertain ones (few, through the status index);
+// the other filters are checked on the rows read in that order, in
+// chunks, so the cost of a page never depends on how a database's planner
+// guesses the filter's selectivity.
 func (r *reader) receipts(ctx context.Context, f ReceiptFilter) (ReceiptPage, error) {
 	limit := clampLimit(f.Limit)
 	pf := f.paging()
@@ -414,43 +413,79 @@ func (r *reader) receipts(ctx context.Context, f ReceiptFilter) (ReceiptPage, er
 		return ReceiptPage{}, err
 	}
 	bySession := f.Provider != "" && f.NativeID != ""
-	byStatus := !bySession && (f.Status == "queued" || f.Status == "delivery_unknown")
+	byStatus := f.Status == "queued" || f.Status == "delivery_unknown"
 	q := r.client.Operation.Query()
+	var checks []func(*ent.Operation) bool
 	switch {
 	case bySession:
 		q = q.Where(operation.Provider(f.Provider), operation.NativeID(f.NativeID))
 	case f.Provider != "":
-		q = q.Where(notIndexed[predicate.Operation](operation.FieldProvider, f.Provider))
+		checks = append(checks, func(o *ent.Operation) bool { return o.Provider == f.Provider })
 	case f.NativeID != "":
-		q = q.Where(notIndexed[predicate.Operation](operation.FieldNativeID, f.NativeID))
+		checks = append(checks, func(o *ent.Operation) bool { return o.NativeID == f.NativeID })
 	}
-	if f.Status != "" {
-		if byStatus {
-			q = q.Where(operation.StatusEQ(operation.Status(f.Status)))
-		} else {
-			q = q.Where(notIndexed[predicate.Operation](operation.FieldStatus, f.Status))
-		}
+	switch {
+	case f.Status == "":
+	case byStatus && !bySession:
+		q = q.Where(operation.StatusEQ(operation.Status(f.Status)))
+	default:
+		checks = append(checks, func(o *ent.Operation) bool { return string(o.Status) == f.Status })
 	}
 	if f.Operation != "" {
-		q = q.Where(operation.Operation(f.Operation))
+		checks = append(checks, func(o *ent.Operation) bool { return o.Operation == f.Operation })
 	}
-	if set {
-		q = q.Where(olderThan[predicate.Operation](operation.FieldCreatedAt, operation.FieldID, at, id))
+	chunk := limit + 1
+	if len(checks) > 0 {
+		chunk = max(chunk, scanChunk)
 	}
-	list, err := q.Order(ent.Desc(operation.FieldCreatedAt), ent.Desc(operation.FieldID)).Limit(limit + 1).All(ctx)
-	if err != nil {
-		return ReceiptPage{}, fmt.Errorf("read receipts: %w", err)
+	var rows []*ent.Operation
+	scanned, exhausted := 0, false
+	for len(rows) <= limit && scanned < maxScanned {
+		cq := q.Clone()
+		if set {
+			cq = cq.Where(olderThan[predicate.Operation](operation.FieldCreatedAt, operation.FieldID, at, id))
+		}
+		batch, err := cq.Order(ent.Desc(operation.FieldCreatedAt), ent.Desc(operation.FieldID)).Limit(chunk).All(ctx)
+		if err != nil {
+			return ReceiptPage{}, fmt.Errorf("read receipts: %w", err)
+		}
+		for _, o := range batch {
+			scanned++
+			at, id, set = o.CreatedAt, o.ID, true
+			if matchesAll(o, checks) {
+				if rows = append(rows, o); len(rows) > limit {
+					break
+				}
+			}
+		}
+		if len(batch) < chunk {
+			exhausted = true
+			break
+		}
 	}
 	var page ReceiptPage
-	if len(list) > limit {
-		list = list[:limit]
-		last := list[len(list)-1]
+	switch {
+	case len(rows) > limit:
+		rows = rows[:limit]
+		last := rows[len(rows)-1]
 		page.Next = paging.Encode(cursorReceipts, pf, keyTime(last.CreatedAt), last.ID)
+	case !exhausted:
+		// The scan bound: more may match further back.
+		page.Next, page.Searched = paging.Encode(cursorReceipts, pf, keyTime(at), id), scanned
 	}
-	for _, o := range list {
+	for _, o := range rows {
 		page.Rows = append(page.Rows, receiptRow(o))
 	}
 	return page, nil
+}
+
+func matchesAll(o *ent.Operation, checks []func(*ent.Operation) bool) bool {
+	for _, c := range checks {
+		if !c(o) {
+			return false
+		}
+	}
+	return true
 }
 
 func receiptRow(o *ent.Operation) ReceiptRow {
