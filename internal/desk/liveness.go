@@ -131,6 +131,17 @@ func isBookkeepingEvent(typ string) bool {
 
 func isTurnEndEvent(typ string) bool { return typ == "turn/completed" || typ == "session.idle" }
 
+// eventOperation is the type of the runtime's own event for an
+// operation's later outcome (app.EventOperation).
+const eventOperation = "interop.operation"
+
+// operationSettled reports an interop.operation event that records an
+// outcome (any status but queued).
+func operationSettled(data json.RawMessage) bool {
+	st := stringAt(jsonObject(data), []string{"status"})
+	return st != "" && st != "queued"
+}
+
 // eventFact and opFact are the parts of the store the inference reads.
 type eventFact struct {
 	seq  int64
@@ -209,7 +220,13 @@ func deriveLiveness(f sessionFacts) (Liveness, []PendingRequest) {
 			pending = append(pending, PendingRequest{Sequence: e.seq, Type: e.typ, Title: approvalTitle(e.data), At: e.at})
 			continue
 		}
-		if isBookkeepingEvent(e.typ) {
+		// The runtime's record of an operation's outcome: a permission
+		// answered, or the turn that asked has its outcome (settled after
+		// its runtime died, say), so what was asked before is not pending.
+		if e.typ == eventOperation && !operationSettled(e.data) {
+			continue
+		}
+		if e.typ != eventOperation && isBookkeepingEvent(e.typ) {
 			continue
 		}
 		newest = &f.events[i]
@@ -252,7 +269,7 @@ func deriveLiveness(f sessionFacts) (Liveness, []PendingRequest) {
 	case newest != nil && isTurnEndEvent(newest.typ):
 		l.State = LiveIdle
 		l.Reason = "the provider reported that its turn ended, and no send is open"
-	case f.anyOperation && len(f.open) == 0:
+	case f.anyOperation && len(f.open) == 0, newest != nil && newest.typ == eventOperation && len(f.open) == 0:
 		l.State = LiveIdle
 		l.Reason = "no send is open: every one recorded has an outcome"
 	}

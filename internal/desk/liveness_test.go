@@ -51,6 +51,12 @@ func TestDeriveLiveness(t *testing.T) {
 			events: []eventFact{ev(4, "provider.restarted", 4), ev(3, "item/commandExecution/requestApproval", 3)}, anyOperation: true}, LiveUnknown, 0},
 		{"a turn after the restart", sessionFacts{
 			events: []eventFact{ev(6, "turn/completed", 6), ev(5, "turn/started", 5), ev(4, "provider.restarted", 4)}, anyOperation: true}, LiveIdle, 0},
+		{"an approval whose turn was settled", sessionFacts{
+			events: []eventFact{{seq: 4, typ: "interop.operation", at: at(4), data: json.RawMessage(`{"operation":"send","status":"delivery_unknown"}`)},
+				ev(3, "item/commandExecution/requestApproval", 3)}, anyOperation: true}, LiveIdle, 0},
+		{"an approval answered, the send still running", sessionFacts{
+			events: []eventFact{{seq: 4, typ: "interop.operation", at: at(4), data: json.RawMessage(`{"operation":"permission","status":"completed"}`)},
+				ev(3, "item/commandExecution/requestApproval", 3)}, open: []opFact{op("send", "queued", 1)}, anyOperation: true}, LiveWorking, 0},
 		{"an open send whose owner is gone", sessionFacts{
 			events: []eventFact{ev(2, "item/started", 2)}, open: []opFact{orphaned("send", 1)}, anyOperation: true}, LiveUnknown, 0},
 		{"an approval whose runtime is gone", sessionFacts{
