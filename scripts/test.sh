@@ -69,7 +69,7 @@ go test -count=1 ./...
 
 step "store-backed suites once more on a PostgreSQL team store (INTEROP_TEST_STORE=postgres)"
 INTEROP_TEST_STORE=postgres go test -count=1 ./internal/workflow ./internal/conversations ./internal/claims \
-	./internal/events ./internal/delivery ./internal/providers/registry
+	./internal/events ./internal/delivery ./internal/providers/registry ./internal/desk
 
 step "handoff benchmark gate: three tasks on the real providers, zero duplicate sends, deliveries or event reads"
 go run ./cmd/interop-bench check -q

@@ -57,5 +57,9 @@ func (Operation) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("provider", "native_id", "ref"),
 		index.Fields("status", "owner"),
+		// The traffic desk's receipts timeline: keyset pages, newest
+		// first, over every operation and over one session's.
+		index.Fields("created_at", "id"),
+		index.Fields("provider", "native_id", "created_at", "id"),
 	}
 }

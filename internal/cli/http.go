@@ -164,13 +164,15 @@ func serveHTTP(ctx context.Context, fs *flag.FlagSet, f serveFlags, profile cata
 		LoopbackHostOnly: cfg.Loopback() && !cfg.AllowRemote,
 		RateLimit:        rate,
 	})
-	// The traffic desk at /desk, over the same store and token. Its
-	// Liveness hook can take the registry's in-memory liveness of the
-	// sessions this process serves, once the registry reports one; until
-	// then the desk infers liveness from the store.
+	// The traffic desk at /desk, over the same store and token. The
+	// sessions this process drives get their liveness from its registry
+	// (the adapters' memory, which alone can say dead); the others, and
+	// these when another live process drives them now, are inferred from
+	// the store.
 	base := "http://" + net.JoinHostPort(trimBrackets(cfg.Host), strconv.Itoa(port))
 	dk, err := desk.New(desk.Options{
 		Store: a.Store, Token: httpguard.NewSecret(token), Port: port, URL: base, RateLimit: rate, Logger: logger,
+		Liveness: desk.RuntimeLiveness(a.Registry.Liveness), Owner: a.Delivery.Owner(),
 		LoginLink: func(link string) {
 			fmt.Fprintf(stdio.Stderr, "agent-interop-runtime desk login link (works once): %s\n", link)
 		},

@@ -128,24 +128,43 @@ func (s *Service) release() error {
 // gone says whether the owner of an open operation can no longer follow
 // it, and why. o is nil when no owner row exists.
 func (s *Service) gone(id string, o *ent.RuntimeOwner) (bool, string) {
-	switch {
-	case id == s.me.ID:
+	if id == s.me.ID {
 		return false, ""
+	}
+	return OwnerGone(id, o, s.me, s.opts.Now(), s.opts.OwnerTimeout, s.opts.Alive)
+}
+
+// CurrentProcess describes the running process as an observer of owners
+// (its ID is empty: a process that owns nothing, such as the traffic desk).
+func CurrentProcess() Process { return thisProcess() }
+
+// ProcessRunning reports whether a process with pid runs on this host.
+func ProcessRunning(pid int) bool { return pidAlive(pid) }
+
+// OwnerGone says whether the runtime process id (owner row o, nil when no
+// row exists) can no longer follow the operations it owns, as observer, a
+// process on some host, judges it at now: the row says it stopped, it ran
+// before the observer's host restarted, its pid on the observer's host is
+// not running (or is the observer's own), or it sent no heartbeat for
+// longer than timeout. alive asks the OS about a pid. Settlement and the
+// traffic desk judge owners by it.
+func OwnerGone(id string, o *ent.RuntimeOwner, observer Process, now time.Time, timeout time.Duration, alive func(pid int) bool) (bool, string) {
+	switch {
 	case id == "" || o == nil:
 		return true, "no runtime process owns it"
 	case o.StoppedAt != nil:
 		return true, fmt.Sprintf("runtime process %s (pid %d) stopped at %s", o.ID, o.Pid, o.StoppedAt.UTC().Format(time.RFC3339))
 	}
-	sameHost := o.Host != "" && o.Host == s.me.Host
+	sameHost := o.Host != "" && o.Host == observer.Host
 	switch {
-	case sameHost && o.Boot != "" && s.me.Boot != "" && o.Boot != s.me.Boot:
+	case sameHost && o.Boot != "" && observer.Boot != "" && o.Boot != observer.Boot:
 		return true, fmt.Sprintf("runtime process %s (pid %d) ran before this host restarted", o.ID, o.Pid)
-	case sameHost && o.Pid == s.me.PID:
+	case sameHost && o.Pid == observer.PID:
 		return true, fmt.Sprintf("runtime process %s had pid %d, which is now this process", o.ID, o.Pid)
-	case sameHost && !s.opts.Alive(o.Pid):
+	case sameHost && !alive(o.Pid):
 		return true, fmt.Sprintf("runtime process %s (pid %d) is no longer running", o.ID, o.Pid)
 	}
-	if age := s.opts.Now().Sub(o.HeartbeatAt); age > s.opts.OwnerTimeout {
+	if age := now.Sub(o.HeartbeatAt); age > timeout {
 		return true, fmt.Sprintf("runtime process %s (pid %d on %s) sent no heartbeat for %s", o.ID, o.Pid, o.Host, age.Round(time.Second))
 	}
 	return false, ""

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/operation"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // seedOperations adds n operations over 100 sessions, in batches.
@@ -38,25 +40,36 @@ func seedOperations(b *testing.B, f *fixture, n int) {
 }
 
 // BenchmarkPages serves the first page of receipts (50 rows) and of
-// sessions (50 rows, each with its liveness inference) at two store sizes:
-// keyset pages cost the same whatever the size of the store.
+// sessions (50 rows, each with its liveness inference) at two store sizes,
+// on both dialects: keyset pages cost the same whatever the size of the
+// store.
 func BenchmarkPages(b *testing.B) {
-	for _, n := range []int{1_000, 100_000} {
-		f := newFixture(&testing.T{}, func(o *Options) { o.RateLimit = -1 })
-		seedOperations(b, f, n)
-		for _, page := range []string{"/desk/receipts", "/desk/sessions", "/desk/receipts?status=completed&provider=codex"} {
-			b.Run(fmt.Sprintf("%s/operations=%d", page, n), func(b *testing.B) {
-				req := httptest.NewRequest(http.MethodGet, page, nil)
-				req.Header.Set("Authorization", "Bearer "+testToken)
-				req.Host = "127.0.0.1"
-				for b.Loop() {
-					rec := httptest.NewRecorder()
-					f.h.ServeHTTP(rec, req)
-					if rec.Code != http.StatusOK {
-						b.Fatalf("%d", rec.Code)
-					}
-				}
-			})
+	for _, dialect := range []string{pgtest.SQLite, pgtest.Postgres} {
+		for _, n := range []int{1_000, 100_000} {
+			location := filepath.Join(b.TempDir(), "interop.db")
+			if dialect == pgtest.Postgres {
+				location = pgtest.Database(b)
+			}
+			f := newFixtureAt(b, location, func(o *Options) { o.RateLimit = -1 })
+			seedOperations(b, f, n)
+			benchPages(b, f, fmt.Sprintf("%s/operations=%d", dialect, n))
 		}
+	}
+}
+
+func benchPages(b *testing.B, f *fixture, name string) {
+	for _, page := range []string{"/desk/receipts", "/desk/sessions", "/desk/receipts?status=completed&provider=codex"} {
+		b.Run(name+page, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, page, nil)
+			req.Header.Set("Authorization", "Bearer "+testToken)
+			req.Host = "127.0.0.1"
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				f.h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%d", rec.Code)
+				}
+			}
+		})
 	}
 }

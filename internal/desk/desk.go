@@ -12,9 +12,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/argv"
+	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 // Options configure a Handler.
@@ -40,8 +44,13 @@ type Options struct {
 	// default; negative: none).
 	RateLimit int
 	// Liveness, when set, answers a session's liveness from the memory of
-	// the runtime that serves it (the desk inside serve --http).
+	// the runtime that serves it (the desk inside serve --http: the
+	// registry's RuntimeLiveness).
 	Liveness LivenessFunc
+	// Owner is the delivery owner id of the process the desk runs in
+	// (delivery.Service.Owner), when that process dispatches operations:
+	// its own open operations are never taken for a gone owner's.
+	Owner string
 	// PollEvery is how often the change feed looks at the store.
 	PollEvery time.Duration
 	// Heartbeat is how often an idle live stream sends a comment line.
@@ -115,9 +124,17 @@ func New(o Options) (*Handler, error) {
 		bearer: httpguard.Bearer(o.Token),
 		token:  o.Token,
 		auth:   newAuth(CookieName(o.Port), o.Now),
-		read: &reader{client: o.Store.Client(), db: o.Store.DB(), events: events.NewLog(o.Store, events.LogOptions{}),
-			now: o.Now, live: o.Liveness},
-		feed:      newFeed(o.Store.DB(), o.PollEvery),
+		read: &reader{
+			client: o.Store.Client(),
+			events: events.NewLog(o.Store, events.LogOptions{}),
+			works:  workflow.New(o.Store, workflow.Options{Clock: clockFunc(o.Now)}),
+			convs:  conversations.New(o.Store, nil, conversations.WithClock(clockFunc(o.Now))),
+			now:    o.Now,
+			live:   o.Liveness,
+			owners: ownerJudge{observer: delivery.CurrentProcess(), self: o.Owner, timeout: delivery.DefaultOwnerTimeout,
+				alive: delivery.ProcessRunning, now: o.Now},
+		},
+		feed:      newFeed(o.Store.DB(), o.Store.Dialect(), o.PollEvery),
 		tpl:       &templates{},
 		assets:    newAssets(),
 		url:       strings.TrimRight(o.URL, "/"),
@@ -328,6 +345,23 @@ func oneOf(v string, allowed []string) string {
 		}
 	}
 	return ""
+}
+
+// clockFunc is a function as the services' Clock.
+type clockFunc func() time.Time
+
+func (c clockFunc) Now() time.Time { return c() }
+
+// failRead answers a read error: a cursor or filter the paging layer
+// refuses is the request's fault (400, with the rule it broke), anything
+// else the store's.
+func (h *Handler) failRead(w http.ResponseWriter, err error) {
+	var bad *argv.Errors
+	if errors.As(err, &bad) {
+		h.render(w, http.StatusBadRequest, "notfound", pageData{Title: "Bad request", Data: bad.Error()})
+		return
+	}
+	h.fail(w, err)
 }
 
 // withCtx bounds a page's reads.

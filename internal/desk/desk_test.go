@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
 	"github.com/agent-interop/runtime/ent/operation"
 )
@@ -249,5 +250,67 @@ func TestPagesAreKeysetPaged(t *testing.T) {
 	_, body = f.get("/desk/receipts?status=rejected&operation=cancel", bearer...)
 	if strings.Count(body, `class="receipt"`) != 1 || !strings.Contains(body, "op_cancel") {
 		t.Fatalf("filtered page: %s", body)
+	}
+}
+
+// TestFilteredReceiptsLookBackInBoundedSteps: a filter no index serves is
+// checked on rows read newest first, at most maxScanned of them per page;
+// a page that found nothing that far says so and its Next link looks
+// further back, where the match is.
+func TestFilteredReceiptsLookBackInBoundedSteps(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.addOperation("op_cancel", "thread-1", "cancel", operation.StatusRejected, f.now)
+	var bs []*ent.OperationCreate
+	for i := range maxScanned + 100 {
+		at := f.now.Add(time.Duration(i+1) * time.Millisecond)
+		bs = append(bs, f.ent().Operation.Create().SetID(fmt.Sprintf("op_%05d", i)).SetIdempotencyKey(fmt.Sprintf("k%05d", i)).
+			SetProvider("codex").SetNativeID("thread-1").SetOperation("send").SetStatus(operation.StatusCompleted).
+			SetCreatedAt(at).SetUpdatedAt(at))
+		if len(bs) == 500 {
+			if err := f.ent().Operation.CreateBulk(bs...).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+			bs = nil
+		}
+	}
+	if err := f.ent().Operation.CreateBulk(bs...).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, body := f.get("/desk/receipts?operation=cancel", bearer...)
+	if strings.Contains(body, `class="receipt"`) || !strings.Contains(body, fmt.Sprintf("looked through %d receipts", maxScanned)) {
+		t.Fatalf("first page: %s", body)
+	}
+	i := strings.Index(body, `rel="next" href="`)
+	if i < 0 {
+		t.Fatal("no Next link after the scan bound")
+	}
+	rest := body[i+len(`rel="next" href="`):]
+	_, body = f.get(strings.ReplaceAll(rest[:strings.IndexByte(rest, '"')], "&amp;", "&"), bearer...)
+	if strings.Count(body, `class="receipt"`) != 1 || !strings.Contains(body, `data-operation-id="op_cancel"`) || strings.Contains(body, `rel="next"`) {
+		t.Fatalf("second page: %s", body)
+	}
+}
+
+// TestACursorOfAnotherListIsRefused: a cursor given to another view or
+// with other filters is a bad request that names the cursor, never
+// another query's page.
+func TestACursorOfAnotherListIsRefused(t *testing.T) {
+	f := newFixture(t)
+	for i := range 3 {
+		f.addOperation(fmt.Sprintf("op_%d", i), "thread-1", "send", operation.StatusCompleted, f.now.Add(time.Duration(i)*time.Second))
+	}
+	_, body := f.get("/desk/receipts?limit=1", bearer...)
+	i := strings.Index(body, `rel="next" href="/desk/receipts?limit=1&amp;cursor=`)
+	if i < 0 {
+		t.Fatalf("no Next link: %s", body)
+	}
+	rest := body[i+len(`rel="next" href="/desk/receipts?limit=1&amp;cursor=`):]
+	cursor := rest[:strings.IndexByte(rest, '"')]
+	for _, path := range []string{"/desk/receipts?status=completed&cursor=" + cursor, "/desk/sessions?cursor=" + cursor, "/desk/receipts?cursor=nonsense"} {
+		res, body := f.get(path, bearer...)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "cursor") {
+			t.Errorf("GET %s: %d %.300s, want 400 naming the cursor", path, res.StatusCode, body)
+		}
 	}
 }

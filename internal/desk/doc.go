@@ -35,14 +35,24 @@
 // request, never at package initialisation, so linking the desk into the
 // binary adds no start-up work to `serve` over stdio.
 //
+// # Reads
+//
+// Every view is one keyset page on indexed columns through ent, the same
+// on SQLite and on a PostgreSQL team store: the services' own paged reads
+// where they answer what a view shows (work items, conversations, a
+// conversation's messages, a session's events), keyset queries of the
+// same form for the rest. A session's liveness comes from the runtime
+// that serves the page when it drives the session (serve --http, through
+// Options.Liveness), else it is inferred from the store, and the page
+// says which (see deriveLiveness).
+//
 // # Live updates
 //
-// One change feed per desk polls SQLite's PRAGMA data_version (a counter
-// in the file header that changes when any connection, in any process,
-// commits) on a dedicated connection. When it moves, each open Server-Sent
-// Events stream re-reads only its own view's first page (a keyset query on
-// an index, bounded by the page size) and pushes the rows that are new or
-// changed, as htmx out-of-band swaps. Every event carries an id (the view's
-// high-water mark, or an event sequence), so a dropped connection resumes
-// from its cursor (Last-Event-ID).
+// One change feed per desk polls a change counter of the store (SQLite's
+// PRAGMA data_version, PostgreSQL's pg_current_snapshot()), a statement
+// that reads no table, on a dedicated connection. When it moves, each open
+// Server-Sent Events stream re-reads only its own view's first page and
+// pushes what changed, as htmx out-of-band swaps. Every event carries an
+// id (a digest of the list shown, or an event or message sequence), so a
+// dropped connection resumes from its cursor (Last-Event-ID).
 package desk

@@ -5,25 +5,35 @@ import (
 	"database/sql"
 	"sync"
 	"time"
+
+	entdialect "entgo.io/ent/dialect"
 )
 
 // DefaultPollEvery is how often the change feed looks at the store's
 // change counter.
 const DefaultPollEvery = 100 * time.Millisecond
 
-// feed tells the desk's live streams that the store changed. It polls
-// SQLite's PRAGMA data_version on one dedicated connection: the value
-// changes whenever another connection (of this process or any other)
-// commits, and reading it touches no table, so an idle store costs one
-// tiny statement per poll. A database that does not answer the pragma
-// (another dialect) gets a change signal on every poll instead, which
-// only costs the streams a re-read of their first page.
+// feed tells the desk's live streams that the store changed. It polls a
+// change counter of the database on one dedicated connection, a statement
+// that touches no table, so an idle store costs one tiny query per poll:
 //
-// The feed runs while at least one stream listens, and stops when the
-// last one leaves.
+//   - SQLite: PRAGMA data_version, which changes whenever another
+//     connection (of this process or any other) commits;
+//   - PostgreSQL (a team store): the current transaction snapshot
+//     (pg_current_snapshot()), which changes whenever a writing
+//     transaction of the cluster starts or ends. A change seen by the
+//     poll is visible to every read that starts after it (a commit
+//     becomes part of the snapshot exactly when it becomes visible), so
+//     no write is missed; a write elsewhere in the cluster only costs the
+//     streams a re-read of their first page.
+//
+// A database that answers neither gets a change signal on every poll,
+// which only costs the streams re-reads. The feed runs while at least one
+// stream listens, and stops when the last one leaves.
 type feed struct {
 	db    *sql.DB
 	every time.Duration
+	probe string // the change counter's query
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every change
@@ -34,11 +44,21 @@ type feed struct {
 	done     chan struct{}
 }
 
-func newFeed(db *sql.DB, every time.Duration) *feed {
+// Change counters by ent dialect name.
+const (
+	sqliteChanges   = "PRAGMA data_version"
+	postgresChanges = "SELECT pg_current_snapshot()::text"
+)
+
+func newFeed(db *sql.DB, dialect string, every time.Duration) *feed {
 	if every <= 0 {
 		every = DefaultPollEvery
 	}
-	return &feed{db: db, every: every, changed: make(chan struct{})}
+	probe := sqliteChanges
+	if dialect == entdialect.Postgres {
+		probe = postgresChanges
+	}
+	return &feed{db: db, every: every, probe: probe, changed: make(chan struct{})}
 }
 
 // watch registers a listener and returns the channel closed at the next
@@ -110,7 +130,7 @@ func (f *feed) run(ctx context.Context, done chan struct{}) {
 			conn.Close()
 		}
 	}()
-	last, known := int64(0), false
+	last, known := "", false
 	for {
 		select {
 		case <-ctx.Done():
@@ -125,12 +145,12 @@ func (f *feed) run(ctx context.Context, done chan struct{}) {
 			conn = c
 			known = false
 		}
-		var v int64
-		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		var v string
+		if err := conn.QueryRowContext(ctx, f.probe).Scan(&v); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			// No pragma (or a broken connection): signal every poll and
+			// No counter (or a broken connection): signal every poll and
 			// reconnect next time.
 			conn.Close()
 			conn = nil

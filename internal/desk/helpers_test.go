@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -19,13 +20,14 @@ import (
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 const testToken = "desk-test-token"
 
 // fixture is a desk over a fresh store, served on a loopback listener.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	st     *store.Store
 	h      *Handler
 	srv    *httptest.Server
@@ -43,9 +45,20 @@ func (f *fixture) current() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return
 // advance moves the desk's clock.
 func (f *fixture) advance(d time.Duration) { f.mu.Lock(); f.clock = f.clock.Add(d); f.mu.Unlock() }
 
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// newFixture is a desk over a new store: SQLite, or PostgreSQL when
+// INTEROP_TEST_STORE=postgres (scripts/test.sh runs the package both ways).
 func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "interop.db"))
+	return newFixtureAt(t, pgtest.StoreLocation(t), opts...)
+}
+
+// newFixtureAt is a desk over a new store at location (a file path or a
+// PostgreSQL URL, as pgtest.EachDialect hands them out).
+func newFixtureAt(t testing.TB, location string, opts ...func(*Options)) *fixture {
+	t.Helper()
+	st, err := store.Open(context.Background(), location)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +73,7 @@ func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
 	o := Options{
 		Store: st, Token: httpguard.NewSecret(testToken), Port: port, URL: fmt.Sprintf("http://127.0.0.1:%d", port),
 		LoginLink: func(l string) { f.links <- l }, PollEvery: 10 * time.Millisecond, Heartbeat: time.Hour,
-		Now: f.current, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)),
+		Now: f.current, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -107,7 +120,7 @@ func (f *fixture) do(method, path, body string, header ...string) (*http.Respons
 }
 
 // testWriter sends the desk's log to the test's log.
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
@@ -122,12 +135,54 @@ func (f *fixture) ent() *ent.Client { return f.st.Client() }
 // addOperation records one operation.
 func (f *fixture) addOperation(id, native, kind string, status operation.Status, at time.Time) *ent.Operation {
 	f.t.Helper()
+	return f.addOwnedOperation(id, native, kind, status, at, "")
+}
+
+// addOwnedOperation records one operation owned by a runtime process.
+func (f *fixture) addOwnedOperation(id, native, kind string, status operation.Status, at time.Time, owner string) *ent.Operation {
+	f.t.Helper()
 	o, err := f.ent().Operation.Create().SetID(id).SetIdempotencyKey("key-" + id).SetProvider("codex").SetNativeID(native).
-		SetOperation(kind).SetStatus(status).SetCreatedAt(at).SetUpdatedAt(at).Save(context.Background())
+		SetOperation(kind).SetStatus(status).SetCreatedAt(at).SetUpdatedAt(at).SetOwner(owner).Save(context.Background())
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	return o
+}
+
+// addOwner records a runtime process as an owner of operations, on
+// another host (so only its heartbeat and stop time say whether it is
+// alive).
+func (f *fixture) addOwner(id string, heartbeat time.Time, stopped *time.Time) {
+	f.t.Helper()
+	c := f.ent().RuntimeOwner.Create().SetID(id).SetHost("another-host").SetPid(4242).SetStartedAt(heartbeat).SetHeartbeatAt(heartbeat)
+	if stopped != nil {
+		c.SetStoppedAt(*stopped)
+	}
+	if err := c.Exec(context.Background()); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// addSession records one provider session.
+func (f *fixture) addSession(native string) *ent.ProviderSession {
+	f.t.Helper()
+	s, err := f.ent().ProviderSession.Create().SetProvider("codex").SetNativeID(native).SetFirstSeenAt(f.now).SetLastSeenAt(f.now).
+		Save(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s
+}
+
+// liveURL is the live stream a page of the desk opens (its sse-connect).
+func liveURL(t *testing.T, body string) string {
+	t.Helper()
+	i := strings.Index(body, `sse-connect="`)
+	if i < 0 {
+		t.Fatalf("the page opens no live stream: %.500s", body)
+	}
+	rest := body[i+len(`sse-connect="`):]
+	return html.UnescapeString(rest[:strings.IndexByte(rest, '"')])
 }
 
 // addWork records one work item.

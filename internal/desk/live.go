@@ -3,66 +3,83 @@ package desk
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
 // A live stream (GET /desk/live/{view}) pushes one SSE event, named
-// "update", whenever the rows its page shows change. Its data is HTML:
+// "update", whenever what its page shows changes. Its data is HTML:
 // out-of-band swaps that replace a changed row in place (by its element
-// id) or insert a new one, and the page's live status line. Its id is the
-// stream's cursor (the view's high-water mark, or the last event or message
-// sequence); a reconnecting browser sends it back as Last-Event-ID and the
-// stream resumes from there. Every (re)connection starts by sending the
-// rows of the page once, so nothing that changed while it was away is
-// missed.
+// id), insert new rows at the top of a list, or replace a whole list when
+// its order changed, and the page's live status line.
+//
+// Its id is the stream's cursor, which a reconnecting browser sends back
+// as Last-Event-ID: for a list, a digest of the rows the page shows (so a
+// stream that comes back to an unchanged list sends nothing, and one that
+// comes back to a changed list replaces it once); for a session's events
+// and a conversation's messages, the last sequence delivered (the stream
+// resumes after it).
 
 // maxStreamRows bounds the rows one update carries.
 const maxStreamRows = DefaultPageSize
 
 // stream is one open live stream: its view's step and what it has sent.
 type stream struct {
-	h      *Handler
-	r      *http.Request
-	cursor int64             // high-water mark or sequence
-	sent   map[string]string // element id -> fingerprint of what the page shows
-	step   func(ctx context.Context, s *stream) ([]string, error)
+	h       *Handler
+	r       *http.Request
+	cursor  int64             // sequence views: the last sequence sent
+	mark    string            // list views: the digest of the rows the page shows
+	known   bool              // list views: shown holds what the page shows
+	shown   []string          // list views: element ids, top to bottom
+	sent    map[string]string // element id -> fingerprint of what the page shows
+	list    bool
+	greeted bool // the connection's first event was sent
+	step    func(ctx context.Context, s *stream) ([]string, error)
 }
 
 func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	s := &stream{h: h, r: r, sent: map[string]string{}}
-	cursorParam := "since"
+	seq := false
 	switch r.PathValue("view") {
 	case "sessions":
-		s.step = stepSessions
+		s.step, s.list = stepSessions, true
 	case "receipts":
-		s.step = stepReceipts
+		s.step, s.list = stepReceipts, true
 	case "work":
-		s.step = stepWork
+		s.step, s.list = stepWork, true
 	case "conversations":
-		s.step = stepConversations
+		s.step, s.list = stepConversations, true
 	case "claims":
 		s.step = stepClaims
 	case "session":
-		s.step, cursorParam = stepSession, "after"
+		s.step, seq = stepSession, true
 	case "receipt":
 		s.step = stepReceipt
 	case "workitem":
 		s.step = stepWorkItem
 	case "conversation":
-		s.step, cursorParam = stepConversation, "after"
+		s.step, seq = stepConversation, true
 	default:
 		http.NotFound(w, r)
 		return
 	}
-	s.cursor, _ = strconv.ParseInt(q.Get(cursorParam), 10, 64)
-	if last := r.Header.Get("Last-Event-ID"); last != "" {
+	last := r.Header.Get("Last-Event-ID")
+	switch {
+	case s.list:
+		s.mark = q.Get("since")
+		if last != "" {
+			s.mark = last // resume from what the browser last received
+		}
+	case seq:
+		s.cursor, _ = strconv.ParseInt(q.Get("after"), 10, 64)
 		if n, err := strconv.ParseInt(last, 10, 64); err == nil && n >= 0 {
-			s.cursor = n // resume from what the browser last received
+			s.cursor = n
 		}
 	}
 	rc := http.NewResponseController(w)
@@ -131,16 +148,23 @@ func (s *stream) pushed(ctx context.Context, w http.ResponseWriter, rc *http.Res
 		s.h.log.Warn("desk: live update failed", "view", s.r.PathValue("view"), "err", err)
 		return false, nil // try again at the next change
 	}
-	if len(parts) == 0 {
+	if len(parts) == 0 && s.greeted {
 		return false, nil
 	}
+	s.greeted = true // a new connection says once that it is live, with its cursor
 	status, err := s.h.tpl.fragment("live-status", s.h.now())
 	if err != nil {
 		return false, err
 	}
 	parts = append(parts, status)
 	var b strings.Builder
-	fmt.Fprintf(&b, "id: %d\nevent: update\n", s.cursor)
+	switch {
+	case s.list:
+		fmt.Fprintf(&b, "id: %s\n", s.mark)
+	case s.cursor > 0:
+		fmt.Fprintf(&b, "id: %d\n", s.cursor)
+	}
+	b.WriteString("event: update\n")
 	for _, line := range strings.Split(strings.Join(parts, "\n"), "\n") {
 		b.WriteString("data: ")
 		b.WriteString(strings.TrimRight(line, "\r"))
@@ -159,81 +183,179 @@ type rowLike interface {
 	Fingerprint() string
 }
 
-// diffRows turns a freshly read first page into fragments: rows above the
-// cursor are new and inserted at the top of tbody (oldest first, so the
-// newest ends on top), rows whose fingerprint differs from what was sent
-// replace theirs. keyOf gives a row's position for the cursor.
-func diffRows[R rowLike](s *stream, rows []R, keyOf func(R) int64, rowTpl, tbody string) ([]string, error) {
+// listSpec names the parts of a list page a stream updates.
+type listSpec struct {
+	tbody  string // the element id of the list's tbody
+	rowTpl string // the template of one row
+	base   string // the page's path, for the pager
+	query  string // the page's filters, for the pager
+	empty  string // what the page says when the list is empty
+}
+
+// listTail is the data of a list's empty-list line and pager.
+type listTail struct {
+	ID, Text, Base, Query, Next, OOB string
+	Hidden                           bool
+}
+
+func (l listSpec) tail(next string, rows int, oob bool) listTail {
+	t := listTail{ID: l.tbody, Text: l.empty, Base: l.base, Query: l.query, Next: next, Hidden: rows > 0}
+	if oob {
+		t.OOB = "true"
+	}
+	return t
+}
+
+// listDigest is a list's cursor: it changes when a row is added, removed,
+// moved or changed.
+func listDigest(ids, fps []string) string {
+	h := sha256.New()
+	for i := range ids {
+		fmt.Fprintf(h, "%s\x00%s\x00", ids[i], fps[i])
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// digest is a short hex digest of s.
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
+}
+
+// diffList turns a freshly read first page of a list into fragments, given
+// what the page shows: nothing when nothing changed; the changed rows
+// replaced in place, and the new ones inserted at the top, when the rows
+// kept their order; else the whole list (and its pager) replaced. A stream
+// that does not know what the page shows yet (a new or resumed connection)
+// compares the page's digest with its cursor: equal, nothing is sent.
+func diffList[R rowLike](s *stream, rows []R, spec listSpec, next string) ([]string, error) {
+	ids := make([]string, len(rows))
+	fps := make([]string, len(rows))
+	for i, row := range rows {
+		ids[i], fps[i] = row.DOMID(), row.Fingerprint()
+	}
+	mark := listDigest(ids, fps)
+	remember := func(shown []string) {
+		s.known, s.mark, s.shown = true, mark, shown
+		for i := range ids {
+			s.sent[ids[i]] = fps[i]
+		}
+	}
+	if mark == s.mark {
+		if !s.known {
+			remember(ids)
+		}
+		return nil, nil
+	}
+	fresh := 0
+	if s.known {
+		on := make(map[string]bool, len(s.shown))
+		for _, id := range s.shown {
+			on[id] = true
+		}
+		for fresh < len(ids) && !on[ids[fresh]] {
+			fresh++
+		}
+	}
+	kept := ids[fresh:]
+	if !s.known || len(kept) > len(s.shown) || !slices.Equal(kept, s.shown[:len(kept)]) {
+		parts, err := replaceList(s, rows, spec, next)
+		if err == nil {
+			remember(ids)
+		}
+		return parts, err
+	}
 	var parts []string
-	var fresh []R
-	top := s.cursor
-	for _, row := range rows {
-		k := keyOf(row)
-		if k > s.cursor {
-			fresh = append(fresh, row)
-			top = max(top, k)
+	for i := fresh; i < len(rows); i++ {
+		if s.sent[ids[i]] == fps[i] {
 			continue
 		}
-		if s.sent[row.DOMID()] == row.Fingerprint() {
-			continue
-		}
-		frag, err := s.h.tpl.fragment(rowTpl, map[string]any{"Row": row, "OOB": "true"})
+		frag, err := s.h.tpl.fragment(spec.rowTpl, map[string]any{"Row": rows[i], "OOB": "true"})
 		if err != nil {
 			return nil, err
 		}
 		parts = append(parts, frag)
-		s.sent[row.DOMID()] = row.Fingerprint()
 	}
-	for i := len(fresh) - 1; i >= 0; i-- {
-		row := fresh[i]
-		frag, err := s.h.tpl.fragment(rowTpl, map[string]any{"Row": row, "OOB": ""})
+	if fresh > 0 {
+		var b strings.Builder
+		for _, row := range rows[:fresh] {
+			frag, err := s.h.tpl.fragment(spec.rowTpl, map[string]any{"Row": row, "OOB": ""})
+			if err != nil {
+				return nil, err
+			}
+			b.WriteString(frag)
+		}
+		parts = append(parts, `<tbody hx-swap-oob="afterbegin:#`+spec.tbody+`">`+b.String()+`</tbody>`)
+		empty, err := s.h.tpl.fragment("list-empty", spec.tail(next, 1, true))
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, `<tbody hx-swap-oob="afterbegin:#`+tbody+`">`+frag+`</tbody>`)
-		s.sent[row.DOMID()] = row.Fingerprint()
+		parts = append(parts, empty)
 	}
-	s.cursor = top
-	if len(parts) > 0 {
-		parts = append(parts, `<p id="`+tbody+`-empty" hx-swap-oob="true" hidden></p>`)
-	}
+	remember(append(slices.Clone(ids[:fresh]), s.shown...))
 	return parts, nil
 }
 
-func stepSessions(ctx context.Context, s *stream) ([]string, error) {
-	q := s.r.URL.Query()
-	page, err := s.h.read.sessions(ctx, SessionFilter{Provider: oneOf(q.Get("provider"), providerNames()), Workspace: q.Get("workspace"), Limit: maxStreamRows})
+// replaceList renders the whole list, its empty-list line and its pager as
+// out-of-band swaps.
+func replaceList[R rowLike](s *stream, rows []R, spec listSpec, next string) ([]string, error) {
+	var b strings.Builder
+	for _, row := range rows {
+		frag, err := s.h.tpl.fragment(spec.rowTpl, map[string]any{"Row": row, "OOB": ""})
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(frag)
+	}
+	tail := spec.tail(next, len(rows), true)
+	empty, err := s.h.tpl.fragment("list-empty", tail)
 	if err != nil {
 		return nil, err
 	}
-	return diffRows(s, page.Rows, func(r SessionRow) int64 { return r.RowID }, "session-row", "session-rows")
+	pager, err := s.h.tpl.fragment("pager", tail)
+	if err != nil {
+		return nil, err
+	}
+	return []string{`<tbody hx-swap-oob="innerHTML:#` + spec.tbody + `">` + b.String() + `</tbody>`, empty, pager}, nil
+}
+
+func stepSessions(ctx context.Context, s *stream) ([]string, error) {
+	f := sessionFilter(s.r)
+	f.Cursor = ""
+	page, err := s.h.read.sessions(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return diffList(s, page.Rows, sessionsList(f), page.Next)
 }
 
 func stepReceipts(ctx context.Context, s *stream) ([]string, error) {
 	f := receiptFilter(s.r)
-	f.Cursor, f.Limit = "", maxStreamRows
+	f.Cursor = ""
 	page, err := s.h.read.receipts(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	return diffRows(s, page.Rows, func(r ReceiptRow) int64 { return r.RowID }, "receipt-row", "receipt-rows")
+	return diffList(s, page.Rows, receiptsList(f), page.Next)
 }
 
 func stepWork(ctx context.Context, s *stream) ([]string, error) {
-	q := s.r.URL.Query()
-	page, err := s.h.read.work(ctx, WorkFilter{Status: oneOf(q.Get("status"), workStatuses), Query: q.Get("q"), Limit: maxStreamRows})
+	f := workFilter(s.r)
+	f.Cursor = ""
+	page, err := s.h.read.work(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	return diffRows(s, page.Rows, func(r WorkRow) int64 { return r.RowID }, "work-row", "work-rows")
+	return diffList(s, page.Rows, workList(f), page.Next)
 }
 
 func stepConversations(ctx context.Context, s *stream) ([]string, error) {
-	page, err := s.h.read.conversations(ctx, "", maxStreamRows)
+	limit := intParam(s.r, "limit")
+	page, err := s.h.read.conversations(ctx, "", limit)
 	if err != nil {
 		return nil, err
 	}
-	return diffRows(s, page.Rows, func(r ConversationRow) int64 { return r.RowID }, "conversation-row", "conversation-rows")
+	return diffList(s, page.Rows, conversationsList(limit), page.Next)
 }
 
 // replaceIfChanged renders a block and returns it when it differs from

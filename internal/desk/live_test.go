@@ -4,62 +4,110 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 const streamWait = 10 * time.Second
 
-func TestReceiptsStreamPushesNewAndChangedRowsAndResumes(t *testing.T) {
+// TestReceiptsStream: the page's stream sends nothing while the list is
+// as the page shows it; a new receipt is inserted at the top and a changed
+// one replaced in place; a dropped connection resumes from its cursor (the
+// list's digest): unchanged, nothing is sent again; changed, the list is
+// replaced once. On both dialects.
+func TestReceiptsStream(t *testing.T) {
+	pgtest.EachDialect(t, func(t *testing.T, location string) {
+		f := newFixtureAt(t, location)
+		ctx := context.Background()
+		old := f.addOperation("op_old", "thread-1", "send", operation.StatusQueued, f.now)
+		_, body := f.get("/desk/receipts", bearer...)
+		live := liveURL(t, body)
+		s := f.stream(live, bearer...)
+		// Connected to a current page, the stream sends no row, only that
+		// it is live (with its cursor).
+		ev := s.next(t, streamWait)
+		if strings.Contains(ev.data, "<tr") || !strings.Contains(ev.data, `id="live-status"`) || ev.id == "" {
+			t.Fatalf("connect event %+v", ev)
+		}
+		// A new operation (another process's write) is inserted at the top.
+		f.addOperation("op_new", "thread-1", "send", operation.StatusQueued, f.now.Add(time.Second))
+		ev = s.next(t, streamWait)
+		if !strings.Contains(ev.data, `<tbody hx-swap-oob="afterbegin:#receipt-rows">`) || !strings.Contains(ev.data, `data-operation-id="op_new"`) ||
+			strings.Contains(ev.data, "op_old") || ev.id == "" {
+			t.Fatalf("insert event %+v", ev)
+		}
+		// The old one moves to completed: its row is replaced in place.
+		if _, err := f.ent().Operation.UpdateOneID(old.ID).SetStatus(operation.StatusCompleted).SetUpdatedAt(f.now.Add(2 * time.Second)).Save(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ev = s.next(t, streamWait)
+		if !strings.Contains(ev.data, `id="r-op_old" hx-swap-oob="true"`) || !strings.Contains(ev.data, `data-operation-id="op_old" data-status="completed"`) ||
+			strings.Contains(ev.data, "afterbegin") || strings.Contains(ev.data, "op_new") {
+			t.Fatalf("change event %+v", ev)
+		}
+		// Resumed at the current cursor: nothing is sent until the next
+		// change, which is inserted alone.
+		s.res.Body.Close()
+		r := f.stream(live, append([]string{"Last-Event-ID", ev.id}, bearer...)...)
+		if ev := r.next(t, streamWait); strings.Contains(ev.data, "<tr") {
+			t.Fatalf("resumed at the current cursor, the stream sent rows: %+v", ev)
+		}
+		f.addOperation("op_third", "thread-1", "cancel", operation.StatusRejected, f.now.Add(3*time.Second))
+		ev = r.next(t, streamWait)
+		if !strings.Contains(ev.data, `afterbegin:#receipt-rows">`) || !strings.Contains(ev.data, "op_third") ||
+			strings.Contains(ev.data, "op_new") || strings.Contains(ev.data, "op_old") {
+			t.Fatalf("resumed event %+v", ev)
+		}
+		// Resumed at an older cursor: the list changed meanwhile, so it is
+		// replaced once, each row in it once.
+		r.res.Body.Close()
+		f.addOperation("op_later", "thread-1", "send", operation.StatusQueued, f.now.Add(4*time.Second))
+		r = f.stream(live, append([]string{"Last-Event-ID", ev.id}, bearer...)...)
+		ev = r.next(t, streamWait)
+		if !strings.Contains(ev.data, `<tbody hx-swap-oob="innerHTML:#receipt-rows">`) {
+			t.Fatalf("resumed event %+v", ev)
+		}
+		for _, id := range []string{"op_later", "op_third", "op_new", "op_old"} {
+			if n := strings.Count(ev.data, `data-operation-id="`+id+`"`); n != 1 {
+				t.Fatalf("%s is in the replaced list %d times: %s", id, n, ev.data)
+			}
+		}
+		if i, j := strings.Index(ev.data, "op_later"), strings.Index(ev.data, "op_old"); i > j {
+			t.Fatalf("the replaced list is not newest first: %s", ev.data)
+		}
+	})
+}
+
+// TestWorkStreamReplacesAReorderedList: a work item updated moves to the
+// top of the list (it is ordered by update time), so the stream replaces
+// the list instead of inserting a row twice.
+func TestWorkStreamReplacesAReorderedList(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	old := f.addOperation("op_old", "thread-1", "send", operation.StatusQueued, f.now)
-	hwm, err := f.h.read.highWater(ctx, "operations")
-	if err != nil {
+	f.addWork("work_a", "first")
+	if _, err := f.ent().WorkItem.Create().SetID("work_b").SetObjective("second").SetAcceptanceCriteria([]string{"done"}).
+		SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{}).
+		SetCreatedAt(f.now.Add(time.Second)).SetUpdatedAt(f.now.Add(time.Second)).Save(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s := f.stream("/desk/live/receipts?since="+strconv.FormatInt(hwm, 10), bearer...)
-	// On connecting, the stream sends the page's rows once (replacing what
-	// the page shows), with the cursor it was given.
-	first := s.next(t, streamWait)
-	if first.name != "update" || first.id != strconv.FormatInt(hwm, 10) || !strings.Contains(first.data, `data-operation-id="op_old"`) ||
-		!strings.Contains(first.data, `hx-swap-oob="true"`) {
-		t.Fatalf("first event %+v", first)
+	_, body := f.get("/desk/work", bearer...)
+	if i, j := strings.Index(body, `data-work-id="work_b"`), strings.Index(body, `data-work-id="work_a"`); i < 0 || j < 0 || i > j {
+		t.Fatalf("the work list is not most recently updated first")
 	}
-	// A new operation (another process's write) is inserted at the top.
-	f.addOperation("op_new", "thread-1", "send", operation.StatusQueued, f.now)
+	s := f.stream(liveURL(t, body), bearer...)
+	s.next(t, streamWait) // connected
+	if _, err := f.ent().WorkItem.UpdateOneID("work_a").SetStatus("in_progress").SetUpdatedAt(f.now.Add(2 * time.Second)).Save(ctx); err != nil {
+		t.Fatal(err)
+	}
 	ev := s.next(t, streamWait)
-	if !strings.Contains(ev.data, `<tbody hx-swap-oob="afterbegin:#receipt-rows">`) || !strings.Contains(ev.data, `data-operation-id="op_new"`) ||
-		strings.Contains(ev.data, "op_old") {
-		t.Fatalf("insert event %+v", ev)
-	}
-	if ev.id != strconv.FormatInt(hwm+1, 10) {
-		t.Fatalf("cursor after the insert %q, want %d", ev.id, hwm+1)
-	}
-	// The old one moves to completed: its row is replaced in place.
-	if _, err := f.ent().Operation.UpdateOneID(old.ID).SetStatus(operation.StatusCompleted).SetUpdatedAt(f.now.Add(time.Second)).Save(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ev = s.next(t, streamWait)
-	if !strings.Contains(ev.data, `data-operation-id="op_old" data-status="completed"`) || strings.Contains(ev.data, "afterbegin") {
-		t.Fatalf("change event %+v", ev)
-	}
-	// A dropped connection resumes from its cursor: what arrived after it
-	// is inserted, nothing before it is inserted again.
-	s.res.Body.Close()
-	f.addOperation("op_later", "thread-1", "cancel", operation.StatusRejected, f.now)
-	r := f.stream("/desk/live/receipts?since=0", append([]string{"Last-Event-ID", ev.id}, bearer...)...)
-	ev = r.next(t, streamWait)
-	if !strings.Contains(ev.data, `afterbegin:#receipt-rows">`) || !strings.Contains(ev.data, "op_later") {
-		t.Fatalf("resumed event %+v", ev)
-	}
-	if i := strings.Index(ev.data, "afterbegin"); strings.Contains(ev.data[i:], "op_new") || strings.Contains(ev.data[i:], "op_old") {
-		t.Fatalf("rows before the cursor were inserted again: %s", ev.data)
+	if !strings.Contains(ev.data, `<tbody hx-swap-oob="innerHTML:#work-rows">`) || strings.Count(ev.data, `data-work-id="work_a"`) != 1 ||
+		strings.Index(ev.data, "work_a") > strings.Index(ev.data, "work_b") || !strings.Contains(ev.data, `id="work-rows-pager"`) {
+		t.Fatalf("reorder event %+v", ev)
 	}
 }
 
@@ -144,12 +192,14 @@ func TestSessionsStreamSendsOnlyWhatChanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := f.stream("/desk/live/sessions?since=2", bearer...)
-	if ev := s.next(t, streamWait); strings.Count(ev.data, "data-native-id=") != 2 {
+	f.addOwner("rt_alive", f.now, nil)
+	// A stream that does not know what its page shows replaces the list.
+	s := f.stream("/desk/live/sessions", bearer...)
+	if ev := s.next(t, streamWait); strings.Count(ev.data, "data-native-id=") != 2 || !strings.Contains(ev.data, "innerHTML:#session-rows") {
 		t.Fatalf("first event %+v", ev)
 	}
 	f.addWork("work_1", "unrelated") // a commit that changes no session
-	f.addOperation("op_1", "thread-2", "send", operation.StatusQueued, f.now)
+	f.addOwnedOperation("op_1", "thread-2", "send", operation.StatusQueued, f.now, "rt_alive")
 	ev := s.next(t, streamWait)
 	if strings.Contains(ev.data, `data-native-id="thread-1"`) || !strings.Contains(ev.data, `data-native-id="thread-2"`) ||
 		!strings.Contains(ev.data, `data-liveness="working"`) {
@@ -161,10 +211,14 @@ func TestSessionsStreamSendsOnlyWhatChanged(t *testing.T) {
 // text, a reply link to a message on the page and the delivery state; a
 // new message is appended live and a delivery change replaces its item.
 func TestConversationPageAndStream(t *testing.T) {
-	f := newFixture(t)
+	pgtest.EachDialect(t, testConversationPageAndStream)
+}
+
+func testConversationPageAndStream(t *testing.T, location string) {
+	f := newFixtureAt(t, location)
 	ctx := context.Background()
 	c := f.ent()
-	if _, err := c.Conversation.Create().SetID("conversation_1").SetTitle("Review <b>it</b>").SetCreatedAt(f.now).SetUpdatedAt(f.now).SetLastSequence(2).Save(ctx); err != nil {
+	if _, err := c.Conversation.Create().SetID("conversation_1").SetTitle("Review <b>it</b>").SetCreatedAt(f.now).SetUpdatedAt(f.now).Save(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Participant.Create().SetConversationID("conversation_1").SetParticipantID("codex:a").SetProvider("codex").SetNativeID("a").SetJoinedAt(f.now).Save(ctx); err != nil {
@@ -181,6 +235,10 @@ func TestConversationPageAndStream(t *testing.T) {
 		if _, err := m.Save(ctx); err != nil {
 			t.Fatal(err)
 		}
+		// As the service does in the same transaction.
+		if err := c.Conversation.UpdateOneID("conversation_1").SetLastSequence(seq).SetUpdatedAt(f.now.Add(time.Duration(seq) * time.Second)).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	add("message_1", 1, "first <script>x</script>", "")
 	add("message_2", 2, "second", "message_1")
@@ -188,7 +246,8 @@ func TestConversationPageAndStream(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("%d", res.StatusCode)
 	}
-	for _, want := range []string{"2 messages", `href="#m-message_1"`, "first &lt;script&gt;x&lt;/script&gt;", `data-delivery="queued"`, "Review &lt;b&gt;it&lt;/b&gt;"} {
+	for _, want := range []string{"2 messages", `href="#m-message_1"`, "first &lt;script&gt;x&lt;/script&gt;", `data-delivery="queued"`, "Review &lt;b&gt;it&lt;/b&gt;",
+		`<span class="sender"><a href="/desk/sessions/codex/a"><code>codex:a</code></a></span>`, `<a href="/desk/receipts/op-message_2">receipt</a>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -200,11 +259,12 @@ func TestConversationPageAndStream(t *testing.T) {
 	if !strings.Contains(ev.data, `beforeend:#messages`) || !strings.Contains(ev.data, `id="m-message_3"`) || ev.id != "3" {
 		t.Fatalf("append event %+v", ev)
 	}
-	if _, err := c.Operation.UpdateOneID("op-message_1").SetStatus(operation.StatusCompleted).Save(ctx); err != nil {
+	if _, err := c.Operation.UpdateOneID("op-message_1").SetStatus(operation.StatusCompleted).SetNativeTurn("turn-9").Save(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ev = s.next(t, streamWait)
-	if !strings.Contains(ev.data, `id="m-message_1" hx-swap-oob="true"`) || !strings.Contains(ev.data, `data-delivery="completed"`) {
+	if !strings.Contains(ev.data, `id="m-message_1" hx-swap-oob="true"`) || !strings.Contains(ev.data, `data-delivery="completed"`) ||
+		!strings.Contains(ev.data, "turn-9") {
 		t.Fatalf("delivery event %+v", ev)
 	}
 }

@@ -23,24 +23,58 @@ type sessionsView struct {
 	Filter    SessionFilter
 	Providers []string
 	Page      SessionPage
+	Tail      listTail
+}
+
+func sessionFilter(r *http.Request) SessionFilter {
+	q := r.URL.Query()
+	return SessionFilter{Provider: oneOf(q.Get("provider"), providerNames()), Workspace: strings.TrimSpace(q.Get("workspace")),
+		Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
+}
+
+func sessionsList(f SessionFilter) listSpec {
+	empty := "No session recorded."
+	if f.Provider != "" || f.Workspace != "" {
+		empty = "No session recorded for this filter."
+	}
+	return listSpec{tbody: "session-rows", rowTpl: "session-row", base: Base + "/sessions",
+		query: queryString("provider", f.Provider, "workspace", f.Workspace, "limit", limitParam(f.Limit)), empty: empty}
 }
 
 func (h *Handler) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := withCtx(r)
 	defer cancel()
-	q := r.URL.Query()
-	f := SessionFilter{Provider: oneOf(q.Get("provider"), providerNames()), Workspace: strings.TrimSpace(q.Get("workspace")),
-		Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
+	f := sessionFilter(r)
 	page, err := h.read.sessions(ctx, f)
 	if err != nil {
-		h.fail(w, err)
+		h.failRead(w, err)
 		return
 	}
 	live := ""
 	if f.Cursor == "" {
-		live = Base + "/live/sessions" + queryString("provider", f.Provider, "workspace", f.Workspace, "since", strconv.FormatInt(page.HWM, 10))
+		live = Base + "/live/sessions" + queryString("provider", f.Provider, "workspace", f.Workspace, "limit", limitParam(f.Limit),
+			"since", pageMark(page.Rows))
 	}
-	h.render(w, http.StatusOK, "sessions", h.page("Sessions", "sessions", live, sessionsView{Filter: f, Providers: providerNames(), Page: page}))
+	h.render(w, http.StatusOK, "sessions", h.page("Sessions", "sessions", live, sessionsView{Filter: f, Providers: providerNames(), Page: page,
+		Tail: sessionsList(f).tail(page.Next, len(page.Rows), false)}))
+}
+
+// pageMark is the cursor of a list page as rendered: its live stream
+// sends nothing until the list differs from it.
+func pageMark[R rowLike](rows []R) string {
+	ids := make([]string, len(rows))
+	fps := make([]string, len(rows))
+	for i, row := range rows {
+		ids[i], fps[i] = row.DOMID(), row.Fingerprint()
+	}
+	return listDigest(ids, fps)
+}
+
+func limitParam(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strconv.Itoa(clampLimit(n))
 }
 
 // sessionView is the data of one session's page.
@@ -85,6 +119,7 @@ type receiptsView struct {
 	States     []string
 	Operations []string
 	Page       ReceiptPage
+	Tail       listTail
 }
 
 func receiptFilter(r *http.Request) ReceiptFilter {
@@ -96,22 +131,32 @@ func receiptFilter(r *http.Request) ReceiptFilter {
 	}
 }
 
+func receiptsList(f ReceiptFilter) listSpec {
+	empty := "No receipt recorded."
+	if f.Provider != "" || f.Status != "" || f.Operation != "" || f.NativeID != "" {
+		empty = "No receipt recorded for this filter."
+	}
+	return listSpec{tbody: "receipt-rows", rowTpl: "receipt-row", base: Base + "/receipts",
+		query: queryString("provider", f.Provider, "status", f.Status, "operation", f.Operation, "nativeId", f.NativeID,
+			"limit", limitParam(f.Limit)), empty: empty}
+}
+
 func (h *Handler) receiptsPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := withCtx(r)
 	defer cancel()
 	f := receiptFilter(r)
 	page, err := h.read.receipts(ctx, f)
 	if err != nil {
-		h.fail(w, err)
+		h.failRead(w, err)
 		return
 	}
 	live := ""
 	if f.Cursor == "" {
 		live = Base + "/live/receipts" + queryString("provider", f.Provider, "nativeId", f.NativeID, "status", f.Status,
-			"operation", f.Operation, "since", strconv.FormatInt(page.HWM, 10))
+			"operation", f.Operation, "limit", limitParam(f.Limit), "since", pageMark(page.Rows))
 	}
 	h.render(w, http.StatusOK, "receipts", h.page("Receipts", "receipts", live, receiptsView{Filter: f, Providers: providerNames(),
-		States: receiptStates, Operations: operationKinds, Page: page}))
+		States: receiptStates, Operations: operationKinds, Page: page, Tail: receiptsList(f).tail(page.Next, len(page.Rows), false)}))
 }
 
 func (h *Handler) receiptPage(w http.ResponseWriter, r *http.Request) {
@@ -135,23 +180,40 @@ type workView struct {
 	Filter   WorkFilter
 	Statuses []string
 	Page     WorkPage
+	Tail     listTail
+}
+
+func workFilter(r *http.Request) WorkFilter {
+	q := r.URL.Query()
+	return WorkFilter{Status: oneOf(q.Get("status"), workStatuses), Session: strings.TrimSpace(q.Get("session")),
+		Query: strings.TrimSpace(q.Get("q")), Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
+}
+
+func workList(f WorkFilter) listSpec {
+	empty := "No work item recorded."
+	if f.Status != "" || f.Session != "" || f.Query != "" {
+		empty = "No work item recorded for this filter."
+	}
+	return listSpec{tbody: "work-rows", rowTpl: "work-row", base: Base + "/work",
+		query: queryString("status", f.Status, "session", f.Session, "q", f.Query, "limit", limitParam(f.Limit)), empty: empty}
 }
 
 func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := withCtx(r)
 	defer cancel()
-	q := r.URL.Query()
-	f := WorkFilter{Status: oneOf(q.Get("status"), workStatuses), Query: strings.TrimSpace(q.Get("q")), Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
+	f := workFilter(r)
 	page, err := h.read.work(ctx, f)
 	if err != nil {
-		h.fail(w, err)
+		h.failRead(w, err)
 		return
 	}
 	live := ""
 	if f.Cursor == "" {
-		live = Base + "/live/work" + queryString("status", f.Status, "q", f.Query, "since", strconv.FormatInt(page.HWM, 10))
+		live = Base + "/live/work" + queryString("status", f.Status, "session", f.Session, "q", f.Query, "limit", limitParam(f.Limit),
+			"since", pageMark(page.Rows))
 	}
-	h.render(w, http.StatusOK, "work", h.page("Work", "work", live, workView{Filter: f, Statuses: workStatuses, Page: page}))
+	h.render(w, http.StatusOK, "work", h.page("Work", "work", live, workView{Filter: f, Statuses: workStatuses, Page: page,
+		Tail: workList(f).tail(page.Next, len(page.Rows), false)}))
 }
 
 func (h *Handler) workItemPage(w http.ResponseWriter, r *http.Request) {
@@ -174,6 +236,7 @@ func (h *Handler) workItemPage(w http.ResponseWriter, r *http.Request) {
 type claimsView struct {
 	Filter ClaimFilter
 	Page   ClaimPage
+	Tail   listTail
 }
 
 func (h *Handler) claimsPage(w http.ResponseWriter, r *http.Request) {
@@ -183,30 +246,43 @@ func (h *Handler) claimsPage(w http.ResponseWriter, r *http.Request) {
 	f := ClaimFilter{Resource: strings.TrimSpace(q.Get("resource")), Session: strings.TrimSpace(q.Get("session")), Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
 	page, err := h.read.claims(ctx, f)
 	if err != nil {
-		h.fail(w, err)
+		h.failRead(w, err)
 		return
 	}
 	live := ""
 	if f.Cursor == "" {
 		live = Base + "/live/claims" + queryString("resource", f.Resource, "session", f.Session)
 	}
-	h.render(w, http.StatusOK, "claims", h.page("Claims", "claims", live, claimsView{Filter: f, Page: page}))
+	h.render(w, http.StatusOK, "claims", h.page("Claims", "claims", live, claimsView{Filter: f, Page: page,
+		Tail: listTail{ID: "claims", Base: Base + "/claims", Query: queryString("resource", f.Resource, "session", f.Session), Next: page.Next}}))
+}
+
+// conversationsView is the data of the conversations page.
+type conversationsView struct {
+	Page ConversationPage
+	Tail listTail
+}
+
+func conversationsList(limit int) listSpec {
+	return listSpec{tbody: "conversation-rows", rowTpl: "conversation-row", base: Base + "/conversations",
+		query: queryString("limit", limitParam(limit)), empty: "No conversation recorded."}
 }
 
 func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := withCtx(r)
 	defer cancel()
-	cursor := r.URL.Query().Get("cursor")
-	page, err := h.read.conversations(ctx, cursor, intParam(r, "limit"))
+	cursor, limit := r.URL.Query().Get("cursor"), intParam(r, "limit")
+	page, err := h.read.conversations(ctx, cursor, limit)
 	if err != nil {
-		h.fail(w, err)
+		h.failRead(w, err)
 		return
 	}
 	live := ""
 	if cursor == "" {
-		live = Base + "/live/conversations" + queryString("since", strconv.FormatInt(page.HWM, 10))
+		live = Base + "/live/conversations" + queryString("limit", limitParam(limit), "since", pageMark(page.Rows))
 	}
-	h.render(w, http.StatusOK, "conversations", h.page("Conversations", "conversations", live, page))
+	h.render(w, http.StatusOK, "conversations", h.page("Conversations", "conversations", live,
+		conversationsView{Page: page, Tail: conversationsList(limit).tail(page.Next, len(page.Rows), false)}))
 }
 
 func (h *Handler) conversationPage(w http.ResponseWriter, r *http.Request) {

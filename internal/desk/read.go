@@ -2,8 +2,6 @@ package desk
 
 import (
 	"context"
-	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,19 +13,16 @@ import (
 	"entgo.io/ent/dialect/sql/sqljson"
 
 	"github.com/agent-interop/runtime/ent"
-	"github.com/agent-interop/runtime/ent/claim"
-	"github.com/agent-interop/runtime/ent/evidence"
-	"github.com/agent-interop/runtime/ent/handoff"
-	"github.com/agent-interop/runtime/ent/message"
 	"github.com/agent-interop/runtime/ent/operation"
-	"github.com/agent-interop/runtime/ent/participant"
+	"github.com/agent-interop/runtime/ent/predicate"
 	"github.com/agent-interop/runtime/ent/providersession"
-	"github.com/agent-interop/runtime/ent/review"
 	"github.com/agent-interop/runtime/ent/sessionevent"
 	"github.com/agent-interop/runtime/ent/sessionstream"
-	"github.com/agent-interop/runtime/ent/workitem"
+	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/events"
+	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 // Page sizes of every list view.
@@ -37,48 +32,33 @@ const (
 )
 
 // reader answers the desk's views from the store. Every list is one keyset
-// page on an indexed column (SQLite's rowid, the insertion order, for
-// tables keyed by random ids), so no view ever reads the whole store.
+// page on an indexed column pair, through ent (so it reads the same on
+// SQLite and on a PostgreSQL team store): the services' own paged reads
+// where they answer what a view shows (workflow.ListWorks,
+// conversations.List and Read, events.Log.Page), and keyset queries of
+// the same form for the rest (sessions by id, receipts by (created_at,
+// id), claims by (resource, id)). No view ever reads the whole store.
 type reader struct {
 	client *ent.Client
-	db     *sql.DB
 	events *events.Log
+	works  *workflow.Service
+	convs  *conversations.Service
 	now    func() time.Time
 	live   LivenessFunc
+	owners ownerJudge
 }
 
 // errNotFound marks a record the URL names that does not exist.
 var errNotFound = errors.New("not found")
 
-// cursor is an opaque keyset position: base64url of its parts.
-func encodeCursor(parts ...string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strings.Join(parts, "\x00")))
-}
-
-func decodeCursor(c string, n int) ([]string, bool) {
-	if c == "" {
-		return nil, false
-	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return nil, false
-	}
-	parts := strings.Split(string(b), "\x00")
-	return parts, len(parts) == n
-}
-
-// rowidCursor reads a cursor holding one rowid (0 when absent or bad).
-func rowidCursor(c string) int64 {
-	parts, ok := decodeCursor(c, 1)
-	if !ok {
-		return 0
-	}
-	n, err := strconv.ParseInt(parts[0], 10, 64)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
-}
+// Cursor names of the desk's own keyset pages (paging.Encode's tool): a
+// cursor of one view, or of other filters, is refused.
+const (
+	cursorSessions = "desk_sessions"
+	cursorReceipts = "desk_receipts"
+	cursorWork     = "desk_work_search"
+	cursorClaims   = "desk_claims"
+)
 
 func clampLimit(n int) int {
 	if n <= 0 {
@@ -87,75 +67,43 @@ func clampLimit(n int) int {
 	return min(n, MaxPageSize)
 }
 
-// where collects SQL conditions with their arguments.
-type where struct {
-	conds []string
-	args  []any
-}
+func keyTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-func (w *where) add(cond string, args ...any) {
-	w.conds = append(w.conds, cond)
-	w.args = append(w.args, args...)
-}
-
-func (w *where) sql() string {
-	if len(w.conds) == 0 {
-		return ""
+// timeKeys decodes a (time, id) cursor.
+func timeKeys(tool string, f paging.Filter, cursor string) (time.Time, string, bool, error) {
+	keys, err := paging.Decode(tool, f, cursor, 2)
+	if err != nil || keys == nil {
+		return time.Time{}, "", false, err
 	}
-	return " WHERE " + strings.Join(w.conds, " AND ")
+	at, err := time.Parse(time.RFC3339Nano, keys[0])
+	if err != nil || keys[1] == "" {
+		return time.Time{}, "", false, paging.Invalid(tool, "cursor", "is malformed; use the page's Next link or start again from the first page")
+	}
+	return at, keys[1], true, nil
 }
 
-// keyed is one row of a keyset listing: its rowid and its id.
-type keyed struct {
-	rowid int64
-	id    string
+// olderThan is the newest-first keyset condition (timeCol, id) < (at, id),
+// one row-value comparison over the (timeCol, id) index.
+func olderThan[P ~func(*entsql.Selector)](timeCol, idCol string, at time.Time, id string) P {
+	return P(func(s *entsql.Selector) {
+		s.Where(entsql.CompositeLT([]string{s.C(timeCol), s.C(idCol)}, at, id))
+	})
 }
 
-// keys runs a keyset listing "SELECT rowid, <idcol> FROM table ... ORDER BY
-// rowid DESC|ASC LIMIT n".
-func (r *reader) keys(ctx context.Context, table, idCol string, w where, desc bool, limit int) ([]keyed, error) {
-	order := "DESC"
-	if !desc {
-		order = "ASC"
-	}
-	q := "SELECT rowid, " + idCol + " FROM " + table + w.sql() + " ORDER BY rowid " + order + " LIMIT " + strconv.Itoa(limit)
-	rows, err := r.db.QueryContext(ctx, q, w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", table, err)
-	}
-	defer rows.Close()
-	var out []keyed
-	for rows.Next() {
-		var k keyed
-		if err := rows.Scan(&k.rowid, &k.id); err != nil {
-			return nil, fmt.Errorf("list %s: %w", table, err)
+// domID is an element id for a record: prefix and the record's id when
+// that is a safe CSS identifier, else a digest of it.
+func domID(prefix, id string) string {
+	safe := id != ""
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			safe = false
+			break
 		}
-		out = append(out, k)
 	}
-	return out, rows.Err()
-}
-
-// highWater is the largest rowid of table (0 when empty): one index seek.
-func (r *reader) highWater(ctx context.Context, table string) (int64, error) {
-	var n sql.NullInt64
-	if err := r.db.QueryRowContext(ctx, "SELECT max(rowid) FROM "+table).Scan(&n); err != nil {
-		return 0, fmt.Errorf("read the high-water mark of %s: %w", table, err)
+	if safe && len(id) <= 80 {
+		return prefix + id
 	}
-	return n.Int64, nil
-}
-
-// indexed returns column, or "+column" (the same value, which SQLite will
-// not look up through an index) when no index should serve the term.
-func indexed(column string, use bool) string {
-	if use {
-		return column
-	}
-	return "+" + column
-}
-
-// likeEscape escapes s for a LIKE pattern with ESCAPE '\'.
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+	return prefix + "h" + digest(id)
 }
 
 // ---- sessions
@@ -168,14 +116,19 @@ type SessionFilter struct {
 	Limit     int
 }
 
+func (f SessionFilter) paging() paging.Filter {
+	return paging.F("provider", f.Provider, "workspace", strings.TrimRight(f.Workspace, "/"))
+}
+
 // SessionRow is one provider session as the desk shows it.
 type SessionRow struct {
-	RowID     int64
+	ID        int
 	Provider  string
 	NativeID  string
 	Title     string
 	CWD       string
 	Endpoint  string
+	Host      string
 	State     string // what the provider last reported, verbatim
 	FirstSeen time.Time
 	LastSeen  time.Time
@@ -187,7 +140,7 @@ type SessionRow struct {
 }
 
 // DOMID is the row's element id.
-func (s SessionRow) DOMID() string { return "s-" + strconv.FormatInt(s.RowID, 10) }
+func (s SessionRow) DOMID() string { return "s-" + strconv.Itoa(s.ID) }
 
 // Fingerprint changes when anything shown for the row changes.
 func (s SessionRow) Fingerprint() string {
@@ -195,70 +148,74 @@ func (s SessionRow) Fingerprint() string {
 	if s.Liveness.ObservedAt != nil {
 		observed = s.Liveness.ObservedAt.UnixNano()
 	}
-	return fmt.Sprint(s.Title, s.CWD, s.State, s.LastSeen.UnixNano(), s.LastSeq, s.Liveness.State, s.Liveness.Reason, observed, len(s.Pending), s.OpenOps)
+	return fmt.Sprint(s.Title, s.CWD, s.State, s.LastSeen.UnixNano(), s.LastSeq, s.Liveness.State, s.Liveness.Source,
+		s.Liveness.Reason, observed, len(s.Pending), s.OpenOps)
 }
 
-// SessionPage is a page of sessions.
+// SessionPage is a page of sessions, newest first.
 type SessionPage struct {
 	Rows []SessionRow
 	Next string
-	HWM  int64
 }
 
 func (r *reader) sessions(ctx context.Context, f SessionFilter) (SessionPage, error) {
 	limit := clampLimit(f.Limit)
-	var w where
+	pf := f.paging()
+	keys, err := paging.Decode(cursorSessions, pf, f.Cursor, 1)
+	if err != nil {
+		return SessionPage{}, err
+	}
+	q := r.client.ProviderSession.Query()
 	if f.Provider != "" {
-		w.add("+provider = ?", f.Provider) // read by id, newest first; a provider has many sessions
+		q = q.Where(providersession.Provider(f.Provider))
 	}
 	if ws := strings.TrimRight(f.Workspace, "/"); ws != "" {
-		w.add(`(cwd = ? OR cwd LIKE ? ESCAPE '\')`, ws, likeEscape(ws)+"/%")
+		q = q.Where(providersession.Or(providersession.Cwd(ws), providersession.CwdHasPrefix(ws+"/")))
 	}
-	if c := rowidCursor(f.Cursor); c > 0 {
-		w.add("id < ?", c)
-	}
-	hwm, err := r.highWater(ctx, "provider_sessions")
-	if err != nil {
-		return SessionPage{}, err
-	}
-	ks, err := r.keys(ctx, "provider_sessions", "CAST(id AS TEXT)", w, true, limit+1)
-	if err != nil {
-		return SessionPage{}, err
-	}
-	page := SessionPage{HWM: hwm}
-	if len(ks) > limit {
-		ks = ks[:limit]
-		page.Next = encodeCursor(strconv.FormatInt(ks[len(ks)-1].rowid, 10))
-	}
-	ids := make([]int, len(ks))
-	for i, k := range ks {
-		ids[i] = int(k.rowid)
-	}
-	list, err := r.client.ProviderSession.Query().Where(providersession.IDIn(ids...)).All(ctx)
-	if err != nil {
-		return page, fmt.Errorf("read sessions: %w", err)
-	}
-	byID := make(map[int]*ent.ProviderSession, len(list))
-	for _, s := range list {
-		byID[s.ID] = s
-	}
-	for _, id := range ids {
-		s := byID[id]
-		if s == nil {
-			continue
-		}
-		row, err := r.sessionRow(ctx, s)
+	if keys != nil {
+		id, err := strconv.Atoi(keys[0])
 		if err != nil {
-			return page, err
+			return SessionPage{}, paging.Invalid(cursorSessions, "cursor", "is malformed; use the page's Next link or start again from the first page")
 		}
-		page.Rows = append(page.Rows, row)
+		q = q.Where(providersession.IDLT(id))
 	}
-	return page, nil
+	list, err := q.Order(ent.Desc(providersession.FieldID)).Limit(limit + 1).All(ctx)
+	if err != nil {
+		return SessionPage{}, fmt.Errorf("read sessions: %w", err)
+	}
+	var page SessionPage
+	if len(list) > limit {
+		list = list[:limit]
+		page.Next = paging.Encode(cursorSessions, pf, strconv.Itoa(list[len(list)-1].ID))
+	}
+	page.Rows, err = r.sessionRows(ctx, list)
+	return page, err
 }
 
-func (r *reader) sessionRow(ctx context.Context, s *ent.ProviderSession) (SessionRow, error) {
+// sessionRows adds to each session what the store says it is doing: its
+// event head, its newest events, its open operations and their owners.
+func (r *reader) sessionRows(ctx context.Context, list []*ent.ProviderSession) ([]SessionRow, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	open, err := r.openOperations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]SessionRow, 0, len(list))
+	for _, s := range list {
+		row, err := r.sessionRow(ctx, s, open)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func (r *reader) sessionRow(ctx context.Context, s *ent.ProviderSession, open openOps) (SessionRow, error) {
 	row := SessionRow{
-		RowID: int64(s.ID), Provider: s.Provider, NativeID: s.NativeID, Title: s.Title, CWD: s.Cwd,
+		ID: s.ID, Provider: s.Provider, NativeID: s.NativeID, Title: s.Title, CWD: s.Cwd, Host: s.Host,
 		Endpoint: s.Endpoint, State: s.State, FirstSeen: s.FirstSeenAt, LastSeen: s.LastSeenAt,
 	}
 	head, err := r.client.SessionStream.Query().
@@ -281,46 +238,28 @@ func (r *reader) sessionRow(ctx context.Context, s *ent.ProviderSession) (Sessio
 	if err != nil {
 		return row, fmt.Errorf("read recent events of %s:%s: %w", s.Provider, s.NativeID, err)
 	}
-	facts := sessionFacts{}
+	facts := sessionFacts{open: open.of(s.Provider, s.NativeID)}
+	if len(facts.open) == 0 && open.cut {
+		if facts.open, err = r.openOf(ctx, s.Provider, s.NativeID); err != nil {
+			return row, err
+		}
+	}
 	for _, e := range recent {
 		facts.events = append(facts.events, eventFact{seq: e.Sequence, typ: e.Type, at: e.Timestamp, data: e.Data})
 	}
-	// Open operations are few in the whole store: the status index finds
-	// them without reading the session's history ("+": not through the
-	// session's index, which would read every operation it ever had).
-	ks, err := r.keys(ctx, "operations", "id", where{
-		conds: []string{"status = 'queued'", "+provider = ?", "+native_id = ?"}, args: []any{s.Provider, s.NativeID},
-	}, true, livenessOperations)
-	if err != nil {
-		return row, err
-	}
-	if len(ks) > 0 {
-		ids := make([]string, len(ks))
-		for i, k := range ks {
-			ids[i] = k.id
-		}
-		open, err := r.client.Operation.Query().Where(operation.IDIn(ids...)).
-			Select(operation.FieldOperation, operation.FieldStatus, operation.FieldCreatedAt, operation.FieldUpdatedAt).All(ctx)
-		if err != nil {
-			return row, fmt.Errorf("read the open operations of %s:%s: %w", s.Provider, s.NativeID, err)
-		}
-		for _, o := range open {
-			facts.open = append(facts.open, opFact{kind: o.Operation, status: string(o.Status), created: o.CreatedAt, updated: o.UpdatedAt})
-		}
-	}
 	row.OpenOps = len(facts.open)
 	if row.OpenOps == 0 {
-		// One seek on the (provider, native_id, ref) index.
-		err := r.db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM operations WHERE provider = ? AND native_id = ?)",
-			s.Provider, s.NativeID).Scan(&facts.anyOperation)
+		// One seek on the (provider, native_id, …) index.
+		facts.anyOperation, err = r.client.Operation.Query().
+			Where(operation.Provider(s.Provider), operation.NativeID(s.NativeID)).Exist(ctx)
 		if err != nil {
 			return row, fmt.Errorf("look for operations of %s:%s: %w", s.Provider, s.NativeID, err)
 		}
 	}
 	row.Liveness, row.Pending = deriveLiveness(facts)
 	if r.live != nil {
-		if l, ok := r.live(s.Provider, s.NativeID); ok && l.State != "" && l.State != LiveUnknown {
-			row.Liveness = l
+		if l, ok := r.live(s.Provider, s.NativeID); ok {
+			row.Liveness = preferRuntime(l, row.Liveness, facts.drivenElsewhere())
 		}
 	}
 	return row, nil
@@ -335,7 +274,11 @@ func (r *reader) session(ctx context.Context, provider, nativeID string) (Sessio
 	if err != nil {
 		return SessionRow{}, fmt.Errorf("read session %s:%s: %w", provider, nativeID, err)
 	}
-	return r.sessionRow(ctx, s)
+	rows, err := r.sessionRows(ctx, []*ent.ProviderSession{s})
+	if err != nil {
+		return SessionRow{}, err
+	}
+	return rows[0], nil
 }
 
 // ---- events
@@ -403,9 +346,12 @@ type ReceiptFilter struct {
 	Limit     int
 }
 
+func (f ReceiptFilter) paging() paging.Filter {
+	return paging.F("provider", f.Provider, "nativeId", f.NativeID, "status", f.Status, "operation", f.Operation)
+}
+
 // ReceiptRow is one delivery operation.
 type ReceiptRow struct {
-	RowID          int64
 	ID             string
 	Key            string
 	Provider       string
@@ -417,23 +363,26 @@ type ReceiptRow struct {
 	Classification string
 	Turn           string
 	TextSHA        string
+	Owner          string
 	Created        time.Time
 	Updated        time.Time
 }
 
 // DOMID is the row's element id.
-func (o ReceiptRow) DOMID() string { return "r-" + strconv.FormatInt(o.RowID, 10) }
+func (o ReceiptRow) DOMID() string { return domID("r-", o.ID) }
 
 // Fingerprint changes when anything shown for the row changes.
 func (o ReceiptRow) Fingerprint() string {
 	return fmt.Sprint(o.Status, o.ProviderState, o.Reason, o.Turn, o.Updated.UnixNano())
 }
 
-// ReceiptPage is a page of receipts, newest first.
+// ReceiptPage is a page of receipts, newest first. Searched is set when
+// the page stopped at its scan bound before it was full: it looked
+// through that many receipts, and Next looks further back.
 type ReceiptPage struct {
-	Rows []ReceiptRow
-	Next string
-	HWM  int64
+	Rows     []ReceiptRow
+	Next     string
+	Searched int
 }
 
 // Receipt states, for the filter.
@@ -442,77 +391,107 @@ var receiptStates = []string{"queued", "completed", "rejected", "delivery_unknow
 // Operation kinds, for the filter.
 var operationKinds = []string{"send", "cancel", "permission"}
 
+// Bounds of a filtered receipts page: the filters no index serves are
+// checked on rows read newest first in chunks, and one page looks through
+// at most maxScanned rows (its Next link looks further back).
+const (
+	scanChunk  = 200
+	maxScanned = 5000
+)
+
+// receipts pages the operations newest first on (created_at, id). An
+// index serves a session's operations ((provider, native_id, created_at,
+// id)) and the open or uncertain ones (few, through the status index);
+// the other filters are checked on the rows read in that order, in
+// chunks, so the cost of a page never depends on how a database's planner
+// guesses the filter's selectivity.
 func (r *reader) receipts(ctx context.Context, f ReceiptFilter) (ReceiptPage, error) {
 	limit := clampLimit(f.Limit)
-	// Which index serves the page: a session's operations through the
-	// (provider, native_id, ref) index; the open and uncertain ones (few)
-	// through the status index; otherwise the newest rows are read
-	// backwards by rowid until the page is full ("+column" keeps SQLite
-	// from choosing an index that would make it sort every match).
+	pf := f.paging()
+	at, id, set, err := timeKeys(cursorReceipts, pf, f.Cursor)
+	if err != nil {
+		return ReceiptPage{}, err
+	}
+	bySession := f.Provider != "" && f.NativeID != ""
 	byStatus := f.Status == "queued" || f.Status == "delivery_unknown"
-	bySession := f.Provider != "" && f.NativeID != "" && !byStatus
-	var w where
-	if f.Provider != "" {
-		w.add(indexed("provider", bySession)+" = ?", f.Provider)
+	q := r.client.Operation.Query()
+	var checks []func(*ent.Operation) bool
+	switch {
+	case bySession:
+		q = q.Where(operation.Provider(f.Provider), operation.NativeID(f.NativeID))
+	case f.Provider != "":
+		checks = append(checks, func(o *ent.Operation) bool { return o.Provider == f.Provider })
+	case f.NativeID != "":
+		checks = append(checks, func(o *ent.Operation) bool { return o.NativeID == f.NativeID })
 	}
-	if f.NativeID != "" {
-		w.add(indexed("native_id", bySession)+" = ?", f.NativeID)
-	}
-	if f.Status != "" {
-		w.add(indexed("status", byStatus)+" = ?", f.Status)
+	switch {
+	case f.Status == "":
+	case byStatus && !bySession:
+		q = q.Where(operation.StatusEQ(operation.Status(f.Status)))
+	default:
+		checks = append(checks, func(o *ent.Operation) bool { return string(o.Status) == f.Status })
 	}
 	if f.Operation != "" {
-		w.add("operation = ?", f.Operation)
+		checks = append(checks, func(o *ent.Operation) bool { return o.Operation == f.Operation })
 	}
-	if c := rowidCursor(f.Cursor); c > 0 {
-		w.add("rowid < ?", c)
+	chunk := limit + 1
+	if len(checks) > 0 {
+		chunk = max(chunk, scanChunk)
 	}
-	hwm, err := r.highWater(ctx, "operations")
-	if err != nil {
-		return ReceiptPage{}, err
-	}
-	ks, err := r.keys(ctx, "operations", "id", w, true, limit+1)
-	if err != nil {
-		return ReceiptPage{}, err
-	}
-	page := ReceiptPage{HWM: hwm}
-	if len(ks) > limit {
-		ks = ks[:limit]
-		page.Next = encodeCursor(strconv.FormatInt(ks[len(ks)-1].rowid, 10))
-	}
-	page.Rows, err = r.receiptRows(ctx, ks)
-	return page, err
-}
-
-func (r *reader) receiptRows(ctx context.Context, ks []keyed) ([]ReceiptRow, error) {
-	if len(ks) == 0 {
-		return nil, nil
-	}
-	ids := make([]string, len(ks))
-	for i, k := range ks {
-		ids[i] = k.id
-	}
-	list, err := r.client.Operation.Query().Where(operation.IDIn(ids...)).All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read receipts: %w", err)
-	}
-	byID := make(map[string]*ent.Operation, len(list))
-	for _, o := range list {
-		byID[o.ID] = o
-	}
-	var out []ReceiptRow
-	for _, k := range ks {
-		if o := byID[k.id]; o != nil {
-			out = append(out, receiptRow(k.rowid, o))
+	var rows []*ent.Operation
+	scanned, exhausted := 0, false
+	for len(rows) <= limit && scanned < maxScanned {
+		cq := q.Clone()
+		if set {
+			cq = cq.Where(olderThan[predicate.Operation](operation.FieldCreatedAt, operation.FieldID, at, id))
+		}
+		batch, err := cq.Order(ent.Desc(operation.FieldCreatedAt), ent.Desc(operation.FieldID)).Limit(chunk).All(ctx)
+		if err != nil {
+			return ReceiptPage{}, fmt.Errorf("read receipts: %w", err)
+		}
+		for _, o := range batch {
+			scanned++
+			at, id, set = o.CreatedAt, o.ID, true
+			if matchesAll(o, checks) {
+				if rows = append(rows, o); len(rows) > limit {
+					break
+				}
+			}
+		}
+		if len(batch) < chunk {
+			exhausted = true
+			break
 		}
 	}
-	return out, nil
+	var page ReceiptPage
+	switch {
+	case len(rows) > limit:
+		rows = rows[:limit]
+		last := rows[len(rows)-1]
+		page.Next = paging.Encode(cursorReceipts, pf, keyTime(last.CreatedAt), last.ID)
+	case !exhausted:
+		// The scan bound: more may match further back.
+		page.Next, page.Searched = paging.Encode(cursorReceipts, pf, keyTime(at), id), scanned
+	}
+	for _, o := range rows {
+		page.Rows = append(page.Rows, receiptRow(o))
+	}
+	return page, nil
 }
 
-func receiptRow(rowid int64, o *ent.Operation) ReceiptRow {
+func matchesAll(o *ent.Operation, checks []func(*ent.Operation) bool) bool {
+	for _, c := range checks {
+		if !c(o) {
+			return false
+		}
+	}
+	return true
+}
+
+func receiptRow(o *ent.Operation) ReceiptRow {
 	row := ReceiptRow{
-		RowID: rowid, ID: o.ID, Key: o.IdempotencyKey, Provider: o.Provider, NativeID: o.NativeID,
-		Operation: o.Operation, Status: string(o.Status), ProviderState: o.ProviderState,
+		ID: o.ID, Key: o.IdempotencyKey, Provider: o.Provider, NativeID: o.NativeID,
+		Operation: o.Operation, Status: string(o.Status), ProviderState: o.ProviderState, Owner: o.Owner,
 		Turn: nativeTurn(o.NativeTurn, o.Ref), TextSHA: o.TextSha256, Created: o.CreatedAt, Updated: o.UpdatedAt,
 	}
 	var d struct {
@@ -532,8 +511,8 @@ func receiptRow(rowid int64, o *ent.Operation) ReceiptRow {
 }
 
 // nativeTurn names the provider's record of the turn an operation started
-// or answered, from the adapter's correlation handle. (The truth issue
-// stores it as its own column; this is the one place to read it from.)
+// or answered: the ledger's native_turn column, else the adapter's
+// correlation handle.
 func nativeTurn(turn, ref string) string {
 	if turn != "" {
 		return turn
@@ -557,19 +536,14 @@ type ReceiptDetail struct {
 const maxReceiptEvents = 50
 
 func (r *reader) receipt(ctx context.Context, id string) (ReceiptDetail, error) {
-	var rowid int64
-	err := r.db.QueryRowContext(ctx, "SELECT rowid FROM operations WHERE id = ?", id).Scan(&rowid)
-	if errors.Is(err, sql.ErrNoRows) {
+	o, err := r.client.Operation.Get(ctx, id)
+	if ent.IsNotFound(err) {
 		return ReceiptDetail{}, errNotFound
 	}
 	if err != nil {
 		return ReceiptDetail{}, fmt.Errorf("read receipt %s: %w", id, err)
 	}
-	o, err := r.client.Operation.Get(ctx, id)
-	if err != nil {
-		return ReceiptDetail{}, fmt.Errorf("read receipt %s: %w", id, err)
-	}
-	d := ReceiptDetail{ReceiptRow: receiptRow(rowid, o), Detail: indentJSON(o.Detail)}
+	d := ReceiptDetail{ReceiptRow: receiptRow(o), Detail: indentJSON(o.Detail)}
 	// The events that moved it: the runtime's interop.operation events
 	// naming it, and the provider's events of its native turn.
 	evs, err := r.client.SessionEvent.Query().
@@ -606,489 +580,4 @@ func indentJSON(raw []byte) string {
 		return string(raw)
 	}
 	return string(b)
-}
-
-// ---- work
-
-// WorkFilter selects work items.
-type WorkFilter struct {
-	Status string
-	Query  string // a substring of the objective or the id
-	Cursor string
-	Limit  int
-}
-
-// WorkRow is one work item in a listing.
-type WorkRow struct {
-	RowID       int64
-	ID          string
-	Objective   string
-	Status      string
-	Source      string
-	Destination string
-	Created     time.Time
-	Updated     time.Time
-}
-
-// DOMID is the row's element id.
-func (w WorkRow) DOMID() string { return "w-" + strconv.FormatInt(w.RowID, 10) }
-
-// Fingerprint changes when anything shown for the row changes.
-func (w WorkRow) Fingerprint() string { return fmt.Sprint(w.Status, w.Objective, w.Updated.UnixNano()) }
-
-// WorkPage is a page of work items, newest first.
-type WorkPage struct {
-	Rows []WorkRow
-	Next string
-	HWM  int64
-}
-
-// Work statuses, for the filter.
-var workStatuses = []string{"open", "in_progress", "blocked", "accepted", "rejected"}
-
-func (r *reader) work(ctx context.Context, f WorkFilter) (WorkPage, error) {
-	limit := clampLimit(f.Limit)
-	var w where
-	if f.Status != "" {
-		w.add("status = ?", f.Status)
-	}
-	if q := strings.TrimSpace(f.Query); q != "" {
-		w.add(`(objective LIKE ? ESCAPE '\' OR id = ?)`, "%"+likeEscape(q)+"%", q)
-	}
-	if c := rowidCursor(f.Cursor); c > 0 {
-		w.add("rowid < ?", c)
-	}
-	hwm, err := r.highWater(ctx, "work_items")
-	if err != nil {
-		return WorkPage{}, err
-	}
-	ks, err := r.keys(ctx, "work_items", "id", w, true, limit+1)
-	if err != nil {
-		return WorkPage{}, err
-	}
-	page := WorkPage{HWM: hwm}
-	if len(ks) > limit {
-		ks = ks[:limit]
-		page.Next = encodeCursor(strconv.FormatInt(ks[len(ks)-1].rowid, 10))
-	}
-	page.Rows, err = r.workRows(ctx, ks)
-	return page, err
-}
-
-func (r *reader) workRows(ctx context.Context, ks []keyed) ([]WorkRow, error) {
-	if len(ks) == 0 {
-		return nil, nil
-	}
-	ids := make([]string, len(ks))
-	for i, k := range ks {
-		ids[i] = k.id
-	}
-	list, err := r.client.WorkItem.Query().Where(workitem.IDIn(ids...)).All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read work items: %w", err)
-	}
-	byID := make(map[string]*ent.WorkItem, len(list))
-	for _, w := range list {
-		byID[w.ID] = w
-	}
-	var out []WorkRow
-	for _, k := range ks {
-		if w := byID[k.id]; w != nil {
-			out = append(out, workRow(k.rowid, w))
-		}
-	}
-	return out, nil
-}
-
-func workRow(rowid int64, w *ent.WorkItem) WorkRow {
-	return WorkRow{
-		RowID: rowid, ID: w.ID, Objective: w.Objective, Status: string(w.Status),
-		Source: deref(w.SourceSession), Destination: deref(w.DestinationSession), Created: w.CreatedAt, Updated: w.UpdatedAt,
-	}
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
-// WorkDetail is one work item with its neighbourhood and records.
-type WorkDetail struct {
-	WorkRow
-	Acceptance   []string
-	Risks        []string
-	Questions    []string
-	ChangedFiles []string
-	Graph        Graph
-	Evidence     []EvidenceRow
-	Handoffs     []HandoffRow
-	Reviews      []ReviewRow
-	Claims       []ClaimRow
-	MoreEvidence bool
-	MoreHandoffs bool
-	MoreReviews  bool
-	MoreClaims   bool
-}
-
-// EvidenceRow is one evidence record (its data is not loaded).
-type EvidenceRow struct {
-	ID, Kind, Trust, Session, Summary, Hash string
-	Bytes                                   int
-	Captured                                time.Time
-}
-
-// HandoffRow is one handoff and its lifecycle state.
-type HandoffRow struct {
-	ID, Source, Destination, Objective, Status, Continuation string
-	Tokens, Budget                                           int
-	Omitted                                                  []string
-	Created, Updated                                         time.Time
-}
-
-// ReviewRow is one review.
-type ReviewRow struct {
-	ID, Reviewer, Verdict, Provenance string
-	Findings                          int
-	Blocking                          int
-	Subjects                          []string
-	Created                           time.Time
-}
-
-// perWorkLimit bounds each list of a work item's page.
-const perWorkLimit = 50
-
-func (r *reader) workItem(ctx context.Context, id string, depth int) (WorkDetail, error) {
-	w, err := r.client.WorkItem.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return WorkDetail{}, errNotFound
-	}
-	if err != nil {
-		return WorkDetail{}, fmt.Errorf("read work %s: %w", id, err)
-	}
-	var rowid int64
-	_ = r.db.QueryRowContext(ctx, "SELECT rowid FROM work_items WHERE id = ?", id).Scan(&rowid)
-	d := WorkDetail{WorkRow: workRow(rowid, w), Acceptance: w.AcceptanceCriteria, Risks: w.Risks,
-		Questions: w.UnresolvedQuestions, ChangedFiles: w.ChangedFiles}
-	if d.Graph, err = r.neighbourhood(ctx, w, depth); err != nil {
-		return d, err
-	}
-	evs, err := r.client.Evidence.Query().Where(evidence.WorkID(id)).
-		Order(ent.Desc(evidence.FieldCapturedAt), ent.Desc(evidence.FieldID)).Limit(perWorkLimit+1).
-		Select(evidence.FieldKind, evidence.FieldTrust, evidence.FieldSessionID, evidence.FieldSummary,
-			evidence.FieldContentHash, evidence.FieldDataBytes, evidence.FieldCapturedAt).All(ctx)
-	if err != nil {
-		return d, fmt.Errorf("read the evidence of %s: %w", id, err)
-	}
-	if len(evs) > perWorkLimit {
-		evs, d.MoreEvidence = evs[:perWorkLimit], true
-	}
-	for _, e := range evs {
-		d.Evidence = append(d.Evidence, EvidenceRow{ID: e.ID, Kind: string(e.Kind), Trust: string(e.Trust), Session: deref(e.SessionID),
-			Summary: e.Summary, Hash: e.ContentHash, Bytes: e.DataBytes, Captured: e.CapturedAt})
-	}
-	hs, err := r.client.Handoff.Query().Where(handoff.WorkID(id)).
-		Order(ent.Desc(handoff.FieldCreatedAt), ent.Desc(handoff.FieldID)).Limit(perWorkLimit + 1).All(ctx)
-	if err != nil {
-		return d, fmt.Errorf("read the handoffs of %s: %w", id, err)
-	}
-	if len(hs) > perWorkLimit {
-		hs, d.MoreHandoffs = hs[:perWorkLimit], true
-	}
-	for _, h := range hs {
-		row := HandoffRow{ID: h.ID, Source: h.SourceSession, Destination: deref(h.DestinationSession), Objective: h.Objective,
-			Status: string(h.Status), Tokens: h.ContextTokens, Budget: h.TokenBudget, Omitted: h.OmittedFields,
-			Created: h.CreatedAt, Updated: h.UpdatedAt}
-		if h.ContinuationState != nil {
-			row.Continuation = string(*h.ContinuationState)
-		}
-		d.Handoffs = append(d.Handoffs, row)
-	}
-	rs, err := r.client.Review.Query().Where(review.WorkID(id)).
-		Order(ent.Desc(review.FieldCreatedAt), ent.Desc(review.FieldID)).Limit(perWorkLimit + 1).All(ctx)
-	if err != nil {
-		return d, fmt.Errorf("read the reviews of %s: %w", id, err)
-	}
-	if len(rs) > perWorkLimit {
-		rs, d.MoreReviews = rs[:perWorkLimit], true
-	}
-	for _, rv := range rs {
-		row := ReviewRow{ID: rv.ID, Reviewer: rv.ReviewerSessionID, Verdict: string(rv.Verdict), Provenance: string(rv.Provenance),
-			Findings: len(rv.Findings), Subjects: rv.SubjectEvidenceIds, Created: rv.CreatedAt}
-		for _, f := range rv.Findings {
-			if f.Severity == "blocking" {
-				row.Blocking++
-			}
-		}
-		d.Reviews = append(d.Reviews, row)
-	}
-	cs, err := r.client.Claim.Query().Where(claim.WorkID(id)).
-		Order(ent.Desc(claim.FieldAcquiredAt), ent.Desc(claim.FieldID)).Limit(perWorkLimit + 1).All(ctx)
-	if err != nil {
-		return d, fmt.Errorf("read the claims of %s: %w", id, err)
-	}
-	if len(cs) > perWorkLimit {
-		cs, d.MoreClaims = cs[:perWorkLimit], true
-	}
-	now := r.now()
-	for _, c := range cs {
-		d.Claims = append(d.Claims, claimRow(c, now))
-	}
-	return d, nil
-}
-
-// ---- claims
-
-// ClaimFilter selects active claims.
-type ClaimFilter struct {
-	Resource string // a substring of the resource
-	Session  string
-	Cursor   string
-	Limit    int
-}
-
-// ClaimRow is one claim.
-type ClaimRow struct {
-	ID, WorkID, Session, Resource, Kind, Mode, Status string
-	Acquired, Expires                                 time.Time
-	Released                                          *time.Time
-	Conflicts                                         []ConflictRow
-}
-
-// DOMID is the row's element id.
-func (c ClaimRow) DOMID() string { return "c-" + c.ID }
-
-func claimRow(c *ent.Claim, now time.Time) ClaimRow {
-	row := ClaimRow{ID: c.ID, WorkID: c.WorkID, Session: c.SessionID, Resource: c.Resource, Kind: string(c.Kind),
-		Mode: string(c.Mode), Status: string(c.Status), Acquired: c.AcquiredAt, Expires: c.ExpiresAt, Released: c.ReleasedAt}
-	if row.Status == "active" && !now.Before(c.ExpiresAt) {
-		row.Status = "expired"
-	}
-	return row
-}
-
-// ClaimPage is a page of active claims ordered by resource, with the
-// requests that were refused because of them.
-type ClaimPage struct {
-	Rows      []ClaimRow
-	Next      string
-	Conflicts []ConflictRow // the most recent refusals, newest first
-	At        time.Time
-}
-
-func (r *reader) claims(ctx context.Context, f ClaimFilter) (ClaimPage, error) {
-	limit := clampLimit(f.Limit)
-	now := r.now()
-	q := r.client.Claim.Query().Where(claim.StatusEQ(claim.StatusActive), claim.ExpiresAtGT(now))
-	if s := strings.TrimSpace(f.Resource); s != "" {
-		q = q.Where(claim.ResourceContains(s))
-	}
-	if s := strings.TrimSpace(f.Session); s != "" {
-		q = q.Where(claim.SessionID(s))
-	}
-	if parts, ok := decodeCursor(f.Cursor, 2); ok {
-		res, id := parts[0], parts[1]
-		q = q.Where(claim.Or(claim.ResourceGT(res), claim.And(claim.Resource(res), claim.IDGT(id))))
-	}
-	list, err := q.Order(ent.Asc(claim.FieldResource), ent.Asc(claim.FieldID)).Limit(limit + 1).All(ctx)
-	if err != nil {
-		return ClaimPage{}, fmt.Errorf("read active claims: %w", err)
-	}
-	page := ClaimPage{At: now}
-	if len(list) > limit {
-		list = list[:limit]
-		last := list[len(list)-1]
-		page.Next = encodeCursor(last.Resource, last.ID)
-	}
-	ids := make([]string, len(list))
-	for i, c := range list {
-		page.Rows = append(page.Rows, claimRow(c, now))
-		ids[i] = c.ID
-	}
-	byHeld, err := r.conflictsOf(ctx, ids)
-	if err != nil {
-		return page, err
-	}
-	for i := range page.Rows {
-		page.Rows[i].Conflicts = byHeld[page.Rows[i].ID]
-	}
-	page.Conflicts, err = r.recentConflicts(ctx, maxRecentConflicts)
-	return page, err
-}
-
-// ---- conversations
-
-// ConversationRow is one conversation in a listing.
-type ConversationRow struct {
-	RowID        int64
-	ID, Title    string
-	Participants int
-	Messages     int64
-	Created      time.Time
-	Updated      time.Time
-}
-
-// DOMID is the row's element id.
-func (c ConversationRow) DOMID() string { return "v-" + strconv.FormatInt(c.RowID, 10) }
-
-// Fingerprint changes when anything shown for the row changes.
-func (c ConversationRow) Fingerprint() string {
-	return fmt.Sprint(c.Title, c.Participants, c.Messages, c.Updated.UnixNano())
-}
-
-// ConversationPage is a page of conversations, newest first.
-type ConversationPage struct {
-	Rows []ConversationRow
-	Next string
-	HWM  int64
-}
-
-func (r *reader) conversations(ctx context.Context, cursor string, limit int) (ConversationPage, error) {
-	limit = clampLimit(limit)
-	var w where
-	if c := rowidCursor(cursor); c > 0 {
-		w.add("rowid < ?", c)
-	}
-	hwm, err := r.highWater(ctx, "conversations")
-	if err != nil {
-		return ConversationPage{}, err
-	}
-	ks, err := r.keys(ctx, "conversations", "id", w, true, limit+1)
-	if err != nil {
-		return ConversationPage{}, err
-	}
-	page := ConversationPage{HWM: hwm}
-	if len(ks) > limit {
-		ks = ks[:limit]
-		page.Next = encodeCursor(strconv.FormatInt(ks[len(ks)-1].rowid, 10))
-	}
-	page.Rows, err = r.conversationRows(ctx, ks)
-	return page, err
-}
-
-func (r *reader) conversationRows(ctx context.Context, ks []keyed) ([]ConversationRow, error) {
-	var out []ConversationRow
-	for _, k := range ks {
-		c, err := r.client.Conversation.Get(ctx, k.id)
-		if ent.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read conversation %s: %w", k.id, err)
-		}
-		n, err := r.client.Participant.Query().Where(participant.ConversationID(k.id)).Count(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("count the participants of %s: %w", k.id, err)
-		}
-		out = append(out, ConversationRow{RowID: k.rowid, ID: c.ID, Title: c.Title, Participants: n,
-			Messages: c.LastSequence, Created: c.CreatedAt, Updated: c.UpdatedAt})
-	}
-	return out, nil
-}
-
-// ParticipantRow is one participant of a conversation.
-type ParticipantRow struct {
-	ID, Provider, NativeID, Workspace, Role string
-	Joined                                  time.Time
-}
-
-// MessageRow is one directed message and its delivery record.
-type MessageRow struct {
-	ID, Sender, Recipient, Text, ReplyTo, Delivery string
-	Sequence                                       int64
-	Created                                        time.Time
-	Trimmed                                        bool
-	ReceiptStatus, ReceiptState, ReceiptOperation  string
-	ReplyOnPage                                    bool
-}
-
-// DOMID is the row's element id.
-func (m MessageRow) DOMID() string { return "m-" + m.ID }
-
-// Fingerprint changes when anything shown for the row changes.
-func (m MessageRow) Fingerprint() string {
-	return fmt.Sprint(m.Delivery, m.ReceiptStatus, m.ReceiptState, m.Trimmed)
-}
-
-// ConversationDetail is a conversation with a page of its messages.
-type ConversationDetail struct {
-	ConversationRow
-	Participants []ParticipantRow
-	Messages     []MessageRow
-	Earlier      int64 // a "before" cursor for older messages; 0 when none
-	Last         int64 // the newest sequence shown (the live cursor)
-}
-
-func (r *reader) conversation(ctx context.Context, id string, before int64, limit int) (ConversationDetail, error) {
-	limit = clampLimit(limit)
-	c, err := r.client.Conversation.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return ConversationDetail{}, errNotFound
-	}
-	if err != nil {
-		return ConversationDetail{}, fmt.Errorf("read conversation %s: %w", id, err)
-	}
-	var rowid int64
-	_ = r.db.QueryRowContext(ctx, "SELECT rowid FROM conversations WHERE id = ?", id).Scan(&rowid)
-	d := ConversationDetail{ConversationRow: ConversationRow{RowID: rowid, ID: c.ID, Title: c.Title, Messages: c.LastSequence,
-		Created: c.CreatedAt, Updated: c.UpdatedAt}}
-	ps, err := r.client.Participant.Query().Where(participant.ConversationID(id)).
-		Order(ent.Asc(participant.FieldJoinedAt)).Limit(MaxPageSize).All(ctx)
-	if err != nil {
-		return d, fmt.Errorf("read the participants of %s: %w", id, err)
-	}
-	for _, p := range ps {
-		row := ParticipantRow{ID: p.ParticipantID, Provider: p.Provider, NativeID: p.NativeID, Workspace: deref(p.WorkspaceID), Joined: p.JoinedAt}
-		if p.Role != nil {
-			row.Role = string(*p.Role)
-		}
-		d.Participants = append(d.Participants, row)
-	}
-	d.ConversationRow.Participants = len(d.Participants)
-	q := r.client.Message.Query().Where(message.ConversationID(id))
-	if before > 0 {
-		q = q.Where(message.SequenceLT(before))
-	}
-	ms, err := q.WithOperation().Order(ent.Desc(message.FieldSequence)).Limit(limit + 1).All(ctx)
-	if err != nil {
-		return d, fmt.Errorf("read the messages of %s: %w", id, err)
-	}
-	if len(ms) > limit {
-		ms = ms[:limit]
-		d.Earlier = ms[len(ms)-1].Sequence
-	}
-	for i := len(ms) - 1; i >= 0; i-- {
-		d.Messages = append(d.Messages, messageRow(ms[i]))
-	}
-	markReplies(d.Messages)
-	if n := len(d.Messages); n > 0 {
-		d.Last = d.Messages[n-1].Sequence
-	}
-	if before > 0 && d.Last == 0 {
-		d.Last = before - 1
-	}
-	return d, nil
-}
-
-// messageRow shows a message with the state of the delivery operation that
-// carries it (the one ledger: the message has no state of its own).
-func messageRow(m *ent.Message) MessageRow {
-	row := MessageRow{ID: m.ID, Sender: m.Sender, Recipient: m.Recipient, Text: m.Text, ReplyTo: deref(m.ReplyTo),
-		Sequence: m.Sequence, Created: m.CreatedAt, Trimmed: m.TrimmedAt != nil}
-	if op := m.Edges.Operation; op != nil {
-		row.Delivery = string(op.Status)
-		row.ReceiptStatus, row.ReceiptState, row.ReceiptOperation = string(op.Status), op.ProviderState, op.Operation
-	}
-	return row
-}
-
-func markReplies(ms []MessageRow) {
-	on := make(map[string]bool, len(ms))
-	for _, m := range ms {
-		on[m.ID] = true
-	}
-	for i := range ms {
-		ms[i].ReplyOnPage = on[ms[i].ReplyTo]
-	}
 }

@@ -20,11 +20,12 @@ func netListenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0
 // pageFigures is what one page load cost, read from the page's own
 // Resource Timing and Paint Timing entries.
 type pageFigures struct {
-	Requests   int     `json:"requests"`
-	Bytes      int     `json:"bytes"`   // transferred, headers included
-	Decoded    int     `json:"decoded"` // after decompression
-	FirstPaint float64 `json:"fcp"`     // ms from navigation start to first contentful paint
-	Loaded     float64 `json:"loaded"`  // ms to the load event
+	Requests   int      `json:"requests"`
+	Bytes      int      `json:"bytes"`   // transferred, headers included
+	Decoded    int      `json:"decoded"` // after decompression
+	FirstPaint float64  `json:"fcp"`     // ms from navigation start to first contentful paint
+	Loaded     float64  `json:"loaded"`  // ms to the load event
+	Names      []string `json:"names"`   // the resources' paths
 }
 
 const figuresJS = `(() => {
@@ -33,7 +34,8 @@ const figuresJS = `(() => {
   const fcp = performance.getEntriesByName("first-contentful-paint")[0];
   let bytes = nav ? nav.transferSize : 0, decoded = nav ? nav.decodedBodySize : 0;
   for (const r of res) { bytes += r.transferSize; decoded += r.decodedBodySize; }
-  return {requests: 1 + res.length, bytes, decoded, fcp: fcp ? fcp.startTime : -1, loaded: nav ? nav.loadEventEnd : -1};
+  return {requests: 1 + res.length, bytes, decoded, fcp: fcp ? fcp.startTime : -1, loaded: nav ? nav.loadEventEnd : -1,
+    names: res.map(r => new URL(r.name).pathname)};
 })()`
 
 // deskFigures measures, in a new tab after the browser's cache is cleared:
@@ -54,8 +56,8 @@ func deskFigures(t *testing.T, br *browser.Browser, dk *deskProcess, cs *mcp.Cli
 	run(t, ctx, 30*time.Second, "open the sessions page", chromedp.Navigate(dk.base+"/desk/"))
 	waitFor(t, ctx, 20*time.Second, "the sessions page painted", `document.readyState === "complete" && performance.getEntriesByType("navigation")[0].loadEventEnd > 0 && performance.getEntriesByName("first-contentful-paint").length > 0`)
 	first := eval[pageFigures](t, ctx, figuresJS)
-	t.Logf("desk figure: sessions page, first visit (cold cache): %d requests, %d bytes transferred (%d decoded), first contentful paint %.0f ms, load %.0f ms",
-		first.Requests, first.Bytes, first.Decoded, first.FirstPaint, first.Loaded)
+	t.Logf("desk figure: sessions page, first visit (cold cache): %d requests, %d bytes transferred (%d decoded), first contentful paint %.0f ms, load %.0f ms (besides the page: %v)",
+		first.Requests, first.Bytes, first.Decoded, first.FirstPaint, first.Loaded, first.Names)
 
 	run(t, ctx, 30*time.Second, "open the work item", chromedp.Navigate(dk.base+"/desk/work/"+workID))
 	waitFor(t, ctx, 60*time.Second, "the graph drawn", `document.documentElement.dataset.graphs === "drawn"`)

@@ -175,19 +175,11 @@ func noXSS(t *testing.T, ctx context.Context, page string) {
 	}
 }
 
-// TestDeskInRealBrowser seeds a store through the MCP tools, with a real
-// Codex turn on the fake model, and checks the traffic desk in headless
-// Chromium as a person would: the session is listed with its liveness,
-// the turn's receipt moves from queued to completed without a reload, a
-// refused claim shows as a conflict, the work graph is drawn, HTML-shaped
-// text stays text, and nothing is served without the token or the cookie.
-// It also reports the page weight, the time to first render and the time
-// from a store write to the page showing it.
-func TestDeskInRealBrowser(t *testing.T) {
-	realpeers.Require(t, realpeers.Codex)
-	chromium := browser.Require(t)
-	shots := browser.ScreenshotDir(t)
-
+// codexDeskEnv is an environment in which the runtime drives real Codex on
+// the fake model, with a store of its own; every command asks for
+// approval.
+func codexDeskEnv(t *testing.T) (*fakemodel.Server, *realpeers.Env) {
+	t.Helper()
 	fm := fakemodel.New(t)
 	fm.SetDefault(fakemodel.Text("Hello from fake model."))
 	env := realpeers.NewEnv(t)
@@ -208,6 +200,24 @@ func TestDeskInRealBrowser(t *testing.T) {
 		Set("CODEX_APPROVAL_POLICY", "untrusted").
 		Set("CODEX_SANDBOX_MODE", "workspace-write")
 
+	return fm, env
+}
+
+// TestDeskInRealBrowser seeds a store through the MCP tools, with a real
+// Codex turn on the fake model, and checks the traffic desk in headless
+// Chromium as a person would: the session is listed with its liveness,
+// the turn's receipt moves from queued to completed without a reload, a
+// refused claim shows as a conflict, the work graph is drawn, HTML-shaped
+// text stays text, and nothing is served without the token or the cookie.
+// It also reports the page weight, the time to first render and the time
+// from a store write to the page showing it.
+func TestDeskInRealBrowser(t *testing.T) {
+	realpeers.Require(t, realpeers.Codex)
+	chromium := browser.Require(t)
+	shots := browser.ScreenshotDir(t)
+
+	fm, env := codexDeskEnv(t)
+
 	// Two processes on one store: `serve` over stdio, as a client runs it,
 	// and the desk.
 	cs := connectWith(t, []string{"serve"}, env.Environ(), nil)
@@ -219,6 +229,7 @@ func TestDeskInRealBrowser(t *testing.T) {
 	// shaped like HTML), a claim and a refused, conflicting one.
 	dir := t.TempDir()
 	s := createSession(t, cs, "codex", dir, "desk "+xssImg)
+	peer := createSession(t, cs, "codex", t.TempDir(), "desk peer")
 	var a, b, c struct {
 		ID string `json:"id"`
 	}
@@ -248,6 +259,7 @@ func TestDeskInRealBrowser(t *testing.T) {
 	}
 	call(t, cs, "create_conversation", map[string]any{"title": "Talk " + xssScript}, &conv)
 	call(t, cs, "join_conversation", map[string]any{"conversationId": conv.ID, "provider": "codex", "nativeId": s.NativeID, "role": "editor"}, nil)
+	call(t, cs, "join_conversation", map[string]any{"conversationId": conv.ID, "provider": "codex", "nativeId": peer.NativeID, "role": "reviewer"}, nil)
 
 	t.Run("refused without the token or cookie", func(t *testing.T) {
 		deskRefusesEverything(t, dk, s.NativeID, a.ID, conv.ID)
@@ -262,6 +274,11 @@ func TestDeskInRealBrowser(t *testing.T) {
 	liveness := eval[string](t, ctx, sessionRow+`.querySelector("[data-liveness]").dataset.liveness`)
 	if !slices.Contains([]string{"working", "waiting_on_approval", "idle", "dead", "unknown"}, liveness) {
 		t.Fatalf("liveness %q is not one of the states", liveness)
+	}
+	// The desk is not the process that drives the session: it says its
+	// liveness is inferred from the store.
+	if src := eval[string](t, ctx, sessionRow+`.querySelector("[data-liveness]").dataset.livenessSource`); src != "store" {
+		t.Fatalf("liveness source %q, want store", src)
 	}
 	if !evalBool(t, ctx, `document.body.innerText.includes("desk <img src=x onerror=")`) {
 		t.Log("the session's title is not shown (codex may not report titles); the work and claim pages check the payloads")
@@ -360,10 +377,7 @@ func TestDeskInRealBrowser(t *testing.T) {
 	run(t, ctx, 30*time.Second, "open the conversations page", chromedp.Navigate(dk.base+"/desk/conversations"))
 	waitFor(t, ctx, 20*time.Second, "the conversation listed", `document.querySelector("#conversation-rows").innerText.includes("Talk <script>")`)
 	noXSS(t, ctx, "conversations")
-	run(t, ctx, 30*time.Second, "open the conversation", chromedp.Navigate(dk.base+"/desk/conversations/"+conv.ID))
-	waitFor(t, ctx, 20*time.Second, "the participant listed", `document.querySelector("main").innerText.includes(`+jsString(s.NativeID[:12])+`)`)
-	noXSS(t, ctx, "conversation")
-	browser.Screenshot(t, ctx, shots, "12-conversation")
+	deskConversation(t, ctx, dk, cs, fm, conv.ID, s, peer, shots)
 
 	// A narrow window, and the dark scheme.
 	run(t, ctx, 30*time.Second, "narrow window", chromedp.EmulateViewport(390, 844), chromedp.Navigate(dk.base+"/desk/work/"+b.ID))
@@ -412,6 +426,10 @@ func TestDeskInRealBrowser(t *testing.T) {
 	t.Run("figures", func(t *testing.T) {
 		// A desk with the default stream lifetime, as a person runs it.
 		deskFigures(t, br, startDesk(t, env.Environ()), cs, a.ID, holder)
+	})
+
+	t.Run("a runtime that dies leaves its session's owner gone", func(t *testing.T) {
+		deskOwnerGone(t, br, dk, env, fm, shots)
 	})
 
 	// The collector of console messages works (so an empty list below
@@ -615,4 +633,113 @@ func deskResumes(t *testing.T, br *browser.Browser, dk *deskProcess, cs *mcp.Cli
 	if !evalBool(t, tab, `window.__deskMark === "not reloaded"`) {
 		t.Fatal("the page was reloaded")
 	}
+}
+
+// deskConversation sends a message from one Codex session to another
+// through the conversation (a real turn of the recipient, which waits on
+// an approval) and a reply, and checks the open conversation page as a
+// person would: sender, recipient, the delivery queued and then completed,
+// the reply linked to the message it answers, all without a reload.
+func deskConversation(t *testing.T, ctx context.Context, dk *deskProcess, cs *mcp.ClientSession, fm *fakemodel.Server,
+	convID string, from, to session, shots string) {
+	run(t, ctx, 30*time.Second, "open the conversation", chromedp.Navigate(dk.base+"/desk/conversations/"+convID))
+	waitFor(t, ctx, 20*time.Second, "the conversation's stream open", `document.querySelector("#live-state").dataset.state === "open"`)
+	eval[string](t, ctx, `window.__deskMark = "not reloaded"`)
+	if !evalBool(t, ctx, `document.querySelector("main").innerText.includes(`+jsString(from.NativeID[:12])+`)`) {
+		t.Fatal("the participant is not listed")
+	}
+	tag := unique("DESKMSG")
+	fm.On(fakemodel.Contains(tag), fakemodel.RunCommand("echo msg > msg.txt").WithFollowUp("Read it."))
+	sender, recipient := "codex:"+from.NativeID, "codex:"+to.NativeID
+	type sentMessage struct {
+		Message struct {
+			ID       string `json:"id"`
+			Delivery string `json:"delivery"`
+		} `json:"message"`
+	}
+	var first sentMessage
+	call(t, cs, "send_conversation_message", map[string]any{"conversationId": convID, "sender": sender, "recipient": recipient,
+		"text": tag + " review this " + xssImg}, &first)
+	if first.Message.ID == "" || first.Message.Delivery != "queued" {
+		t.Fatalf("send_conversation_message = %+v", first)
+	}
+	msg := fmt.Sprintf(`document.querySelector('li.message[data-message-id=%q]')`, first.Message.ID)
+	// The recipient's turn asks for approval before it runs the command,
+	// so the delivery stays queued until the test answers.
+	waitFor(t, ctx, turnTimeout, "the message shown, delivery queued, without a reload", msg+` !== null && `+msg+`.dataset.delivery === "queued"`)
+	if got := eval[string](t, ctx, msg+`.querySelector(".sender").textContent + " > " + `+msg+`.querySelector(".recipient").textContent`); got != sender+" > "+recipient {
+		t.Fatalf("sender > recipient shown as %q, want %q", got, sender+" > "+recipient)
+	}
+	if !evalBool(t, ctx, msg+`.querySelector(".text").textContent.includes(`+jsString(xssImg)+`)`) {
+		t.Fatal("the HTML-shaped message text is not shown as text")
+	}
+	browser.Screenshot(t, ctx, shots, "12-conversation-queued")
+	req := awaitPermission(t, cs, "codex", to.NativeID, turnTimeout)
+	call(t, cs, "respond_to_permission", map[string]any{"provider": "codex", "nativeId": to.NativeID, "requestId": req.RequestID, "decision": "accept"}, nil)
+	waitFor(t, ctx, turnTimeout, "the delivery completed without a reload", msg+`.dataset.delivery === "completed"`)
+
+	// The reply, linked to the message it answers.
+	var reply sentMessage
+	call(t, cs, "send_conversation_message", map[string]any{"conversationId": convID, "sender": recipient, "recipient": sender,
+		"text": "Done: " + unique("DESKREPLY"), "replyTo": first.Message.ID}, &reply)
+	re := fmt.Sprintf(`document.querySelector('li.message[data-message-id=%q]')`, reply.Message.ID)
+	waitFor(t, ctx, turnTimeout, "the reply shown with its link, delivered, without a reload",
+		re+` !== null && `+re+`.dataset.delivery === "completed" && `+re+`.querySelector('a[data-reply-to=`+jsString(first.Message.ID)+`]') !== null`)
+	if href := eval[string](t, ctx, re+`.querySelector("a[data-reply-to]").getAttribute("href")`); href != "#"+eval[string](t, ctx, msg+`.id`) {
+		t.Fatalf("the reply links to %q, not to the message it answers", href)
+	}
+	if got := eval[string](t, ctx, re+`.querySelector(".sender").textContent`); got != recipient {
+		t.Fatalf("the reply's sender is shown as %q, want %q", got, recipient)
+	}
+	if !evalBool(t, ctx, `window.__deskMark === "not reloaded"`) {
+		t.Fatal("the conversation page was reloaded")
+	}
+	noXSS(t, ctx, "conversation")
+	browser.Screenshot(t, ctx, shots, "13-conversation-delivered")
+}
+
+// TestDeskOnServeHTTPShowsTheRuntimesLiveness: the desk that serve --http
+// serves takes the liveness of the sessions that process drives from its
+// registry (the adapters' memory), and says so; a real Codex turn there
+// shows waiting_on_approval, then idle, each reported by the runtime.
+func TestDeskOnServeHTTPShowsTheRuntimesLiveness(t *testing.T) {
+	realpeers.Require(t, realpeers.Codex)
+	fm, env := codexDeskEnv(t)
+	env.Set("AGENT_INTEROP_HTTP_TOKEN", "desk-live-token")
+	r := startHTTP(t, nil, env.Environ())
+	cs := r.connect(t)
+	s := createSession(t, cs, "codex", t.TempDir(), "desk over http")
+	tag := unique("DESKHTTP")
+	fm.On(fakemodel.Contains(tag), fakemodel.RunCommand("echo http > http.txt").WithFollowUp("Ran it."))
+	rcpt := send(t, cs, "codex", s.NativeID, tag+" now", "")
+	if !rcpt.Accepted || rcpt.OperationID == "" {
+		t.Fatalf("receipt %+v", rcpt)
+	}
+	req := awaitPermission(t, cs, "codex", s.NativeID, turnTimeout)
+	bearer := map[string]string{"Authorization": "Bearer desk-live-token"}
+	row := func() string {
+		code, body := r.get(t, "/desk/sessions?provider=codex", bearer)
+		if code != http.StatusOK {
+			t.Fatalf("/desk/sessions: %d %.300s", code, body)
+		}
+		i := strings.Index(body, `data-native-id="`+s.NativeID+`"`)
+		if i < 0 {
+			return ""
+		}
+		body = body[i:]
+		return body[:strings.Index(body, "</tr>")]
+	}
+	var last string
+	eventually(t, turnTimeout, "the runtime's waiting_on_approval on its desk", func() bool {
+		last = row()
+		return strings.Contains(last, `data-liveness="waiting_on_approval" data-liveness-source="runtime"`)
+	})
+	if !strings.Contains(last, "from this runtime") || !strings.Contains(last, req.RequestID) {
+		t.Fatalf("the row does not say where its liveness comes from, or which request waits: %s", last)
+	}
+	call(t, cs, "respond_to_permission", map[string]any{"provider": "codex", "nativeId": s.NativeID, "requestId": req.RequestID, "decision": "accept"}, nil)
+	eventually(t, turnTimeout, "the runtime's idle on its desk", func() bool {
+		last = row()
+		return strings.Contains(last, `data-liveness="idle" data-liveness-source="runtime"`)
+	})
 }

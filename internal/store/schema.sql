@@ -27,6 +27,8 @@ CREATE TABLE `operations` (`id` text NOT NULL, `idempotency_key` text NOT NULL, 
 CREATE UNIQUE INDEX `operations_idempotency_key_key` ON `operations` (`idempotency_key`);
 CREATE INDEX `operation_provider_native_id_ref` ON `operations` (`provider`, `native_id`, `ref`);
 CREATE INDEX `operation_status_owner` ON `operations` (`status`, `owner`);
+CREATE INDEX `operation_created_at_id` ON `operations` (`created_at`, `id`);
+CREATE INDEX `operation_provider_native_id_created_at_id` ON `operations` (`provider`, `native_id`, `created_at`, `id`);
 CREATE TABLE `conversation_participants` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT, `participant_id` text NOT NULL, `provider` text NOT NULL, `native_id` text NOT NULL, `workspace_id` text NULL, `role` text NULL, `joined_at` datetime NOT NULL, `conversation_id` text NOT NULL, CONSTRAINT `conversation_participants_conversations_participants` FOREIGN KEY (`conversation_id`) REFERENCES `conversations` (`id`) ON DELETE NO ACTION);
 CREATE UNIQUE INDEX `participant_conversation_id_participant_id` ON `conversation_participants` (`conversation_id`, `participant_id`);
 CREATE UNIQUE INDEX `participant_conversation_id_provider_native_id` ON `conversation_participants` (`conversation_id`, `provider`, `native_id`);

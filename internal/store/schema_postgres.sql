@@ -27,6 +27,8 @@ CREATE TABLE "operations" ("id" character varying NOT NULL, "idempotency_key" ch
 CREATE UNIQUE INDEX "operations_idempotency_key_key" ON "operations" ("idempotency_key");
 CREATE INDEX "operation_provider_native_id_ref" ON "operations" ("provider", "native_id", "ref");
 CREATE INDEX "operation_status_owner" ON "operations" ("status", "owner");
+CREATE INDEX "operation_created_at_id" ON "operations" ("created_at", "id");
+CREATE INDEX "operation_provider_native_id_created_at_id" ON "operations" ("provider", "native_id", "created_at", "id");
 CREATE TABLE "conversation_messages" ("id" character varying NOT NULL, "sequence" bigint NOT NULL, "sender" character varying NOT NULL, "recipient" character varying NOT NULL, "text" text NOT NULL, "reply_to" character varying NULL, "created_at" timestamptz NOT NULL, "idempotency_key" character varying NOT NULL, "trimmed_at" timestamptz NULL, "conversation_id" character varying NOT NULL, "operation_id" character varying NOT NULL, PRIMARY KEY ("id"), CONSTRAINT "conversation_messages_conversations_messages" FOREIGN KEY ("conversation_id") REFERENCES "conversations" ("id") ON DELETE NO ACTION, CONSTRAINT "conversation_messages_operations_operation" FOREIGN KEY ("operation_id") REFERENCES "operations" ("id") ON DELETE NO ACTION);
 CREATE UNIQUE INDEX "conversation_messages_idempotency_key_key" ON "conversation_messages" ("idempotency_key");
 CREATE UNIQUE INDEX "message_conversation_id_sequence" ON "conversation_messages" ("conversation_id", "sequence");

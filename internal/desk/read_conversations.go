@@ -1,0 +1,165 @@
+package desk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/conversations"
+)
+
+// ---- conversations
+
+// ConversationRow is one conversation in a listing.
+type ConversationRow struct {
+	ID, Title    string
+	Participants int
+	Messages     int   // retained messages
+	LastSequence int64 // the newest message's sequence
+	Created      time.Time
+	Updated      time.Time
+}
+
+// DOMID is the row's element id.
+func (c ConversationRow) DOMID() string { return domID("v-", c.ID) }
+
+// Fingerprint changes when anything shown for the row changes.
+func (c ConversationRow) Fingerprint() string {
+	return fmt.Sprint(c.Title, c.Participants, c.Messages, c.LastSequence, c.Updated.UnixNano())
+}
+
+// ConversationPage is a page of conversations, most recently updated
+// first.
+type ConversationPage struct {
+	Rows []ConversationRow
+	Next string
+}
+
+func conversationRow(c conversations.Conversation) ConversationRow {
+	return ConversationRow{ID: c.ID, Title: c.Title, Participants: len(c.Participants), Messages: c.MessageCount,
+		LastSequence: c.LastSequence, Created: c.CreatedAt, Updated: c.UpdatedAt}
+}
+
+// conversations is list_conversations' page (conversations.List: keyset
+// on (updated_at, id)).
+func (r *reader) conversations(ctx context.Context, cursor string, limit int) (ConversationPage, error) {
+	l, err := r.convs.List(ctx, conversations.ListInput{Limit: int64(clampLimit(limit)), Cursor: cursor})
+	if err != nil {
+		return ConversationPage{}, err
+	}
+	page := ConversationPage{Next: l.NextCursor}
+	for _, c := range l.Conversations {
+		page.Rows = append(page.Rows, conversationRow(c))
+	}
+	return page, nil
+}
+
+// ParticipantRow is one participant of a conversation.
+type ParticipantRow struct {
+	ID, Provider, NativeID, Workspace, Role string
+	Joined                                  time.Time
+}
+
+// MessageRow is one directed message and the state of the delivery
+// operation that carries it.
+type MessageRow struct {
+	ID, Sender, Recipient, Text, ReplyTo, Delivery string
+	Sequence                                       int64
+	Created                                        time.Time
+	Operation, Turn, ProviderState                 string
+	ReplyOnPage                                    bool
+}
+
+// DOMID is the row's element id.
+func (m MessageRow) DOMID() string { return domID("m-", m.ID) }
+
+// ReplyDOMID is the element id of the message this one answers.
+func (m MessageRow) ReplyDOMID() string { return domID("m-", m.ReplyTo) }
+
+// Fingerprint changes when anything shown for the row changes.
+func (m MessageRow) Fingerprint() string {
+	return fmt.Sprint(m.Delivery, m.ProviderState, m.Turn, m.ReplyOnPage)
+}
+
+// ConversationDetail is a conversation with a page of its messages.
+type ConversationDetail struct {
+	ConversationRow
+	Participants []ParticipantRow
+	Messages     []MessageRow
+	Earlier      int64 // a "before" cursor for older messages; 0 when none
+	Last         int64 // the newest sequence shown (the live cursor)
+	Gap          *conversations.Gap
+}
+
+// afterEverything is an After for conversations.Read that no message
+// follows: the read answers the conversation's head only.
+const afterEverything = 1 << 62
+
+// conversation reads the messages before a sequence (the newest when
+// before is 0), oldest first, with conversations.Read: the retained
+// messages are a run of consecutive sequences, so the page is the limit
+// sequences below before.
+func (r *reader) conversation(ctx context.Context, id string, before int64, limit int) (ConversationDetail, error) {
+	limit = clampLimit(limit)
+	var nf *conversations.NotFoundError
+	if before <= 0 {
+		head, err := r.convs.Read(ctx, conversations.ReadInput{ConversationID: id, After: afterEverything, Limit: 1})
+		if errors.As(err, &nf) {
+			return ConversationDetail{}, errNotFound
+		}
+		if err != nil {
+			return ConversationDetail{}, err
+		}
+		before = head.Conversation.LastSequence + 1
+	}
+	after := max(0, before-1-int64(limit))
+	p, err := r.convs.Read(ctx, conversations.ReadInput{ConversationID: id, After: after, Limit: limit})
+	if errors.As(err, &nf) {
+		return ConversationDetail{}, errNotFound
+	}
+	if err != nil {
+		return ConversationDetail{}, err
+	}
+	d := ConversationDetail{ConversationRow: conversationRow(p.Conversation), Last: before - 1, Gap: p.Gap}
+	for _, pt := range p.Conversation.Participants {
+		d.Participants = append(d.Participants, ParticipantRow{ID: pt.ID, Provider: pt.Provider, NativeID: pt.NativeID,
+			Workspace: pt.WorkspaceID, Role: pt.Role, Joined: pt.JoinedAt})
+	}
+	first := int64(0)
+	for _, m := range p.Messages {
+		if m.Sequence >= before {
+			break
+		}
+		if first == 0 {
+			first = m.Sequence
+		}
+		d.Messages = append(d.Messages, messageRow(m))
+	}
+	if first > 1 && p.Gap == nil {
+		d.Earlier = first
+	}
+	markReplies(d.Messages)
+	return d, nil
+}
+
+// messageRow shows a message with the state of the delivery operation that
+// carries it (the one ledger: the message has no state of its own).
+func messageRow(m conversations.Message) MessageRow {
+	row := MessageRow{ID: m.ID, Sender: m.Sender, Recipient: m.Recipient, Text: m.Text, ReplyTo: m.ReplyTo,
+		Sequence: m.Sequence, Created: m.CreatedAt, Delivery: string(m.Delivery), Operation: m.OperationID, Turn: m.TurnID}
+	if m.Receipt != nil {
+		row.ProviderState = m.Receipt.ProviderState
+	}
+	return row
+}
+
+func markReplies(ms []MessageRow) {
+	on := make(map[string]bool, len(ms))
+	for _, m := range ms {
+		on[m.ID] = true
+	}
+	for i := range ms {
+		ms[i].ReplyOnPage = on[ms[i].ReplyTo]
+	}
+}

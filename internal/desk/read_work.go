@@ -1,0 +1,343 @@
+package desk
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/claim"
+	"github.com/agent-interop/runtime/ent/evidence"
+	"github.com/agent-interop/runtime/ent/handoff"
+	"github.com/agent-interop/runtime/ent/predicate"
+	"github.com/agent-interop/runtime/ent/review"
+	"github.com/agent-interop/runtime/ent/workitem"
+	"github.com/agent-interop/runtime/internal/paging"
+	"github.com/agent-interop/runtime/internal/workflow"
+)
+
+// ---- work
+
+// WorkFilter selects work items.
+type WorkFilter struct {
+	Status  string
+	Session string // a source or destination session ("<provider>:<nativeId>")
+	Query   string // a substring of the objective, or an id
+	Cursor  string
+	Limit   int
+}
+
+// WorkRow is one work item in a listing.
+type WorkRow struct {
+	ID          string
+	Objective   string
+	Status      string
+	Source      string
+	Destination string
+	Created     time.Time
+	Updated     time.Time
+}
+
+// DOMID is the row's element id.
+func (w WorkRow) DOMID() string { return domID("w-", w.ID) }
+
+// Fingerprint changes when anything shown for the row changes.
+func (w WorkRow) Fingerprint() string { return fmt.Sprint(w.Status, w.Objective, w.Updated.UnixNano()) }
+
+// WorkPage is a page of work items, most recently updated first.
+type WorkPage struct {
+	Rows []WorkRow
+	Next string
+}
+
+// Work statuses, for the filter.
+var workStatuses = []string{"open", "in_progress", "blocked", "accepted", "rejected"}
+
+// work is list_work_items' page (workflow.ListWorks: keyset on
+// (updated_at, id) over an index per filter); a text search, which the
+// service does not offer, is the same keyset read with the objective
+// checked on the way.
+func (r *reader) work(ctx context.Context, f WorkFilter) (WorkPage, error) {
+	limit := clampLimit(f.Limit)
+	if q := strings.TrimSpace(f.Query); q != "" {
+		return r.searchWork(ctx, f, q, limit)
+	}
+	l, err := r.works.ListWorks(ctx, workflow.ListWorksInput{
+		WorkFilter: workflow.WorkFilter{Status: f.Status, Session: strings.TrimSpace(f.Session)},
+		Limit:      int64(limit), Cursor: f.Cursor,
+	})
+	if err != nil {
+		return WorkPage{}, err
+	}
+	page := WorkPage{Next: l.NextCursor}
+	for _, w := range l.Works {
+		row := WorkRow{ID: w.ID, Objective: w.ObjectivePreview, Status: w.Status, Source: deref(w.SourceSession), Destination: deref(w.DestinationSession)}
+		row.Created, _ = time.Parse(time.RFC3339Nano, w.CreatedAt)
+		row.Updated, _ = time.Parse(time.RFC3339Nano, w.UpdatedAt)
+		page.Rows = append(page.Rows, row)
+	}
+	return page, nil
+}
+
+func (r *reader) searchWork(ctx context.Context, f WorkFilter, text string, limit int) (WorkPage, error) {
+	pf := paging.F("status", f.Status, "session", strings.TrimSpace(f.Session), "q", text)
+	at, id, set, err := timeKeys(cursorWork, pf, f.Cursor)
+	if err != nil {
+		return WorkPage{}, err
+	}
+	q := r.client.WorkItem.Query().Where(workitem.Or(workitem.ObjectiveContains(text), workitem.ID(text)))
+	if f.Status != "" {
+		q = q.Where(workitem.StatusEQ(workitem.Status(f.Status)))
+	}
+	if s := strings.TrimSpace(f.Session); s != "" {
+		q = q.Where(workitem.Or(workitem.SourceSession(s), workitem.DestinationSession(s)))
+	}
+	if set {
+		q = q.Where(olderThan[predicate.WorkItem](workitem.FieldUpdatedAt, workitem.FieldID, at, id))
+	}
+	list, err := q.Order(ent.Desc(workitem.FieldUpdatedAt), ent.Desc(workitem.FieldID)).Limit(limit+1).
+		Select(workitem.FieldID, workitem.FieldObjective, workitem.FieldStatus, workitem.FieldSourceSession,
+			workitem.FieldDestinationSession, workitem.FieldCreatedAt, workitem.FieldUpdatedAt).All(ctx)
+	if err != nil {
+		return WorkPage{}, fmt.Errorf("search work items: %w", err)
+	}
+	var page WorkPage
+	if len(list) > limit {
+		list = list[:limit]
+		last := list[len(list)-1]
+		page.Next = paging.Encode(cursorWork, pf, keyTime(last.UpdatedAt), last.ID)
+	}
+	for _, w := range list {
+		page.Rows = append(page.Rows, workRow(w))
+	}
+	return page, nil
+}
+
+func workRow(w *ent.WorkItem) WorkRow {
+	return WorkRow{
+		ID: w.ID, Objective: w.Objective, Status: string(w.Status),
+		Source: deref(w.SourceSession), Destination: deref(w.DestinationSession), Created: w.CreatedAt, Updated: w.UpdatedAt,
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// WorkDetail is one work item with its neighbourhood and records.
+type WorkDetail struct {
+	WorkRow
+	Acceptance   []string
+	Risks        []string
+	Questions    []string
+	ChangedFiles []string
+	Graph        Graph
+	Evidence     []EvidenceRow
+	Handoffs     []HandoffRow
+	Reviews      []ReviewRow
+	Claims       []ClaimRow
+	MoreEvidence bool
+	MoreHandoffs bool
+	MoreReviews  bool
+	MoreClaims   bool
+}
+
+// EvidenceRow is one evidence record (its data is not loaded).
+type EvidenceRow struct {
+	ID, Kind, Trust, Session, Summary, Hash string
+	Bytes                                   int
+	Captured                                time.Time
+}
+
+// HandoffRow is one handoff and its lifecycle state.
+type HandoffRow struct {
+	ID, Source, Destination, Objective, Status, Continuation string
+	Tokens, Budget                                           int
+	Omitted                                                  []string
+	Created, Updated                                         time.Time
+}
+
+// ReviewRow is one review.
+type ReviewRow struct {
+	ID, Reviewer, Verdict, Provenance string
+	Findings                          int
+	Blocking                          int
+	Subjects                          []string
+	Created                           time.Time
+}
+
+// perWorkLimit bounds each list of a work item's page.
+const perWorkLimit = 50
+
+func (r *reader) workItem(ctx context.Context, id string, depth int) (WorkDetail, error) {
+	w, err := r.client.WorkItem.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return WorkDetail{}, errNotFound
+	}
+	if err != nil {
+		return WorkDetail{}, fmt.Errorf("read work %s: %w", id, err)
+	}
+	d := WorkDetail{WorkRow: workRow(w), Acceptance: w.AcceptanceCriteria, Risks: w.Risks,
+		Questions: w.UnresolvedQuestions, ChangedFiles: w.ChangedFiles}
+	if d.Graph, err = r.neighbourhood(ctx, w, depth); err != nil {
+		return d, err
+	}
+	evs, err := r.client.Evidence.Query().Where(evidence.WorkID(id)).
+		Order(ent.Desc(evidence.FieldCapturedAt), ent.Desc(evidence.FieldID)).Limit(perWorkLimit+1).
+		Select(evidence.FieldKind, evidence.FieldTrust, evidence.FieldSessionID, evidence.FieldSummary,
+			evidence.FieldContentHash, evidence.FieldDataBytes, evidence.FieldCapturedAt).All(ctx)
+	if err != nil {
+		return d, fmt.Errorf("read the evidence of %s: %w", id, err)
+	}
+	if len(evs) > perWorkLimit {
+		evs, d.MoreEvidence = evs[:perWorkLimit], true
+	}
+	for _, e := range evs {
+		d.Evidence = append(d.Evidence, EvidenceRow{ID: e.ID, Kind: string(e.Kind), Trust: string(e.Trust), Session: deref(e.SessionID),
+			Summary: e.Summary, Hash: e.ContentHash, Bytes: e.DataBytes, Captured: e.CapturedAt})
+	}
+	hs, err := r.client.Handoff.Query().Where(handoff.WorkID(id)).
+		Order(ent.Desc(handoff.FieldCreatedAt), ent.Desc(handoff.FieldID)).Limit(perWorkLimit + 1).All(ctx)
+	if err != nil {
+		return d, fmt.Errorf("read the handoffs of %s: %w", id, err)
+	}
+	if len(hs) > perWorkLimit {
+		hs, d.MoreHandoffs = hs[:perWorkLimit], true
+	}
+	for _, h := range hs {
+		row := HandoffRow{ID: h.ID, Source: h.SourceSession, Destination: deref(h.DestinationSession), Objective: h.Objective,
+			Status: string(h.Status), Tokens: h.ContextTokens, Budget: h.TokenBudget, Omitted: h.OmittedFields,
+			Created: h.CreatedAt, Updated: h.UpdatedAt}
+		if h.ContinuationState != nil {
+			row.Continuation = string(*h.ContinuationState)
+		}
+		d.Handoffs = append(d.Handoffs, row)
+	}
+	rs, err := r.client.Review.Query().Where(review.WorkID(id)).
+		Order(ent.Desc(review.FieldCreatedAt), ent.Desc(review.FieldID)).Limit(perWorkLimit + 1).All(ctx)
+	if err != nil {
+		return d, fmt.Errorf("read the reviews of %s: %w", id, err)
+	}
+	if len(rs) > perWorkLimit {
+		rs, d.MoreReviews = rs[:perWorkLimit], true
+	}
+	for _, rv := range rs {
+		row := ReviewRow{ID: rv.ID, Reviewer: rv.ReviewerSessionID, Verdict: string(rv.Verdict), Provenance: string(rv.Provenance),
+			Findings: len(rv.Findings), Subjects: rv.SubjectEvidenceIds, Created: rv.CreatedAt}
+		for _, f := range rv.Findings {
+			if f.Severity == "blocking" {
+				row.Blocking++
+			}
+		}
+		d.Reviews = append(d.Reviews, row)
+	}
+	cs, err := r.client.Claim.Query().Where(claim.WorkID(id)).
+		Order(ent.Desc(claim.FieldAcquiredAt), ent.Desc(claim.FieldID)).Limit(perWorkLimit + 1).All(ctx)
+	if err != nil {
+		return d, fmt.Errorf("read the claims of %s: %w", id, err)
+	}
+	if len(cs) > perWorkLimit {
+		cs, d.MoreClaims = cs[:perWorkLimit], true
+	}
+	now := r.now()
+	for _, c := range cs {
+		d.Claims = append(d.Claims, claimRow(c, now))
+	}
+	return d, nil
+}
+
+// ---- claims
+
+// ClaimFilter selects active claims.
+type ClaimFilter struct {
+	Resource string // a substring of the resource
+	Session  string
+	Cursor   string
+	Limit    int
+}
+
+func (f ClaimFilter) paging() paging.Filter {
+	return paging.F("resource", strings.TrimSpace(f.Resource), "session", strings.TrimSpace(f.Session))
+}
+
+// ClaimRow is one claim.
+type ClaimRow struct {
+	ID, WorkID, Session, Resource, Kind, Mode, Status string
+	Acquired, Expires                                 time.Time
+	Released                                          *time.Time
+	Conflicts                                         []ConflictRow
+}
+
+// DOMID is the row's element id.
+func (c ClaimRow) DOMID() string { return "c-" + c.ID }
+
+func claimRow(c *ent.Claim, now time.Time) ClaimRow {
+	row := ClaimRow{ID: c.ID, WorkID: c.WorkID, Session: c.SessionID, Resource: c.Resource, Kind: string(c.Kind),
+		Mode: string(c.Mode), Status: string(c.Status), Acquired: c.AcquiredAt, Expires: c.ExpiresAt, Released: c.ReleasedAt}
+	if row.Status == "active" && !now.Before(c.ExpiresAt) {
+		row.Status = "expired"
+	}
+	return row
+}
+
+// ClaimPage is a page of active claims ordered by resource, with the
+// requests that were refused because of them.
+type ClaimPage struct {
+	Rows      []ClaimRow
+	Next      string
+	Conflicts []ConflictRow // the most recent refusals, newest first
+	At        time.Time
+}
+
+// claims pages the active claims by (resource, id) on the claims'
+// (status, resource, expires_at) index. claims.List pages by acquisition
+// time instead, and cannot look for part of a resource, which is what this
+// view is for: which resources are held, and by whom.
+func (r *reader) claims(ctx context.Context, f ClaimFilter) (ClaimPage, error) {
+	limit := clampLimit(f.Limit)
+	pf := f.paging()
+	keys, err := paging.Decode(cursorClaims, pf, f.Cursor, 2)
+	if err != nil {
+		return ClaimPage{}, err
+	}
+	now := r.now()
+	q := r.client.Claim.Query().Where(claim.StatusEQ(claim.StatusActive), claim.ExpiresAtGT(now))
+	if s := strings.TrimSpace(f.Resource); s != "" {
+		q = q.Where(claim.ResourceContains(s))
+	}
+	if s := strings.TrimSpace(f.Session); s != "" {
+		q = q.Where(claim.SessionID(s))
+	}
+	if keys != nil {
+		res, id := keys[0], keys[1]
+		q = q.Where(claim.Or(claim.ResourceGT(res), claim.And(claim.Resource(res), claim.IDGT(id))))
+	}
+	list, err := q.Order(ent.Asc(claim.FieldResource), ent.Asc(claim.FieldID)).Limit(limit + 1).All(ctx)
+	if err != nil {
+		return ClaimPage{}, fmt.Errorf("read active claims: %w", err)
+	}
+	page := ClaimPage{At: now}
+	if len(list) > limit {
+		list = list[:limit]
+		last := list[len(list)-1]
+		page.Next = paging.Encode(cursorClaims, pf, last.Resource, last.ID)
+	}
+	ids := make([]string, len(list))
+	for i, c := range list {
+		page.Rows = append(page.Rows, claimRow(c, now))
+		ids[i] = c.ID
+	}
+	byHeld, err := r.conflictsOf(ctx, ids)
+	if err != nil {
+		return page, err
+	}
+	for i := range page.Rows {
+		page.Rows[i].Conflicts = byHeld[page.Rows[i].ID]
+	}
+	page.Conflicts, err = r.recentConflicts(ctx, maxRecentConflicts)
+	return page, err
+}
