@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/acp"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/acpsim"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"

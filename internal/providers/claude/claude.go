@@ -1,7 +1,7 @@
 // Package claude is the Claude Code provider adapter: Claude Code driven
 // through an ACP adapter program over stdio, claude-agent-acp (the
 // maintained one) or the older claude-code-acp, found on PATH or named by
-// CLAUDE_ACP_COMMAND. The protocol work is internal/acp's; this package
+// CLAUDE_ACP_COMMAND. The protocol work is internal/providers/acp's; this package
 // finds the program, names it and its version, and reports the
 // "Authentication required" case as such, with the fix.
 package claude
@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/acp"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 

@@ -1,5 +1,5 @@
 // Package cursor is the Cursor provider adapter: the Cursor CLI's `agent acp`
-// (ACP v1 over stdio, old name cursor-agent) driven through internal/acp,
+// (ACP v1 over stdio, old name cursor-agent) driven through internal/providers/acp,
 // with Cursor's flavour: authenticate with cursor_login after initialize,
 // hyphenated permission option ids (answered by kind), the agent/plan/ask
 // modes, and the blocking cursor/* extension requests, which are held like
@@ -18,7 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agent-interop/runtime/internal/acp"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 

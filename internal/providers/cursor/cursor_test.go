@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/acp"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/procgroup"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/cursor"
