@@ -107,17 +107,17 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		claude.New(claude.Options{Host: host, Getenv: getenv, Env: childEnv}),
 		cursor.New(cursor.Options{Host: host, Getenv: getenv, Env: childEnv}),
 	}
-	reg, err := registry.New(st, adapters, registry.Options{Host: machine, Now: clock.Now})
+	reg, err := registry.New(st, adapters, registry.Options{Host: machine, Clock: clock})
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("start the provider registry: %w", err)
 	}
 	a.Registry = reg
 	a.Roots.SetWorkspaceLookup(reg.IsWorkspace)
-	a.Delivery = delivery.New(st, reg, delivery.Options{Now: clock.Now, Logf: func(format string, args ...any) {
+	a.Delivery = delivery.New(st, reg, delivery.Options{Clock: clock, Logf: func(format string, args ...any) {
 		cfg.Logger.Info(fmt.Sprintf(format, args...))
 	}})
-	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{Now: clock.Now}), events.HubOptions{Open: reg.Subscribe, Liveness: reg.Liveness})
+	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{Clock: clock}), events.HubOptions{Open: reg.Subscribe, Liveness: reg.Liveness})
 	host.Attach(a.Delivery, a.Events)
 
 	a.Workflow = workflow.New(st, workflow.Options{LookupEnv: workflow.LookupEnv(cfg.Env), Sessions: sessionLookup{reg},

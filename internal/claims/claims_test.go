@@ -7,15 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/claims"
 )
 
-func newService(t testing.TB) (*claims.Service, *ent.Client, *fakeClock) {
+func newService(t testing.TB) (*claims.Service, *ent.Client, *quartz.Mock) {
 	t.Helper()
 	st := newStore(t)
 	seedWork(t, st.Client(), "work_a", "work_b")
-	clock := newClock()
+	clock := newClock(t)
 	return claims.New(st, claims.WithClock(clock)), st.Client(), clock
 }
 

@@ -2,9 +2,10 @@ package claims_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
@@ -16,24 +17,11 @@ import (
 // t0 is the fake clock's start.
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock { return &fakeClock{now: t0} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newClock is a fake clock standing at t0.
+func newClock(t quartz.TestingT) *quartz.Mock {
+	c := quartz.NewMock(t)
+	c.Set(t0)
+	return c
 }
 
 // openStore opens (migrating when needed) the store file at path.

@@ -200,7 +200,7 @@ func TestOverlapLookupNeverScansClaims(t *testing.T) {
 		t.Skip("asks SQLite for query plans; on PostgreSQL the same statements run against the same indexes")
 	}
 	seedWork(t, st.Client(), "work_a")
-	clock := newClock()
+	clock := newClock(t)
 	err := st.Tx(ctx, func(tx *ent.Tx) error {
 		var b []*ent.ClaimCreate
 		for i := range 5000 {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/google/uuid"
 
 	"github.com/agent-interop/runtime/ent"
@@ -62,8 +63,8 @@ const (
 
 // Options configure a Service.
 type Options struct {
-	// Now is the clock (default time.Now).
-	Now func() time.Time
+	// Clock is the time source (default the wall clock).
+	Clock quartz.Clock
 	// HeartbeatEvery, OwnerTimeout, SettleEvery and LookupTimeout: see the
 	// Default constants.
 	HeartbeatEvery time.Duration
@@ -124,8 +125,8 @@ type outcomeReport struct {
 
 // New returns a Service; call Close to stop its background work.
 func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = quartz.NewReal()
 	}
 	if opts.HeartbeatEvery <= 0 {
 		opts.HeartbeatEvery = DefaultHeartbeatEvery
@@ -522,7 +523,7 @@ func (s *Service) recordTx(ctx context.Context, tx *ent.Tx, provider providers.I
 	if !ent.IsNotFound(err) {
 		return Operation{}, err
 	}
-	now := s.opts.Now().UTC()
+	now := s.opts.Clock.Now().UTC()
 	created, err := tx.Operation.Create().
 		SetID("op_" + s.opts.NewID()).SetIdempotencyKey(key).SetProvider(string(provider)).SetNativeID(nativeID).
 		SetOperation(sp.op).SetTextSha256(sp.textSHA).SetStatus(operation.StatusQueued).
@@ -613,7 +614,7 @@ func (s *Service) finish(ctx context.Context, op Operation, rt registry.Route, g
 		stored, err = tx.Operation.UpdateOneID(op.ID).
 			Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.me.ID)).
 			SetStatus(operation.Status(status)).SetProviderState(providerState).SetDetail(d.raw()).
-			SetRef(got.Ref).SetNativeTurn(got.NativeTurnID).SetUpdatedAt(s.opts.Now().UTC()).Save(wctx)
+			SetRef(got.Ref).SetNativeTurn(got.NativeTurnID).SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(wctx)
 		if !ent.IsNotFound(err) {
 			return err
 		}
@@ -634,9 +635,9 @@ func (s *Service) finish(ctx context.Context, op Operation, rt registry.Route, g
 		}
 		if cur.Status == operation.StatusDeliveryUnknown && (status == providers.StatusCompleted || status == providers.StatusRejected) {
 			cd := decodeDetail(cur.Detail)
-			cd.Outcome = &outcomeDetail{Status: status, Reason: reason, At: s.opts.Now().UTC()}
+			cd.Outcome = &outcomeDetail{Status: status, Reason: reason, At: s.opts.Clock.Now().UTC()}
 			cd.Reason, cd.Classification = reason, class
-			upd.SetStatus(operation.Status(status)).SetProviderState(providerState).SetDetail(cd.raw()).SetUpdatedAt(s.opts.Now().UTC())
+			upd.SetStatus(operation.Status(status)).SetProviderState(providerState).SetDetail(cd.raw()).SetUpdatedAt(s.opts.Clock.Now().UTC())
 		}
 		stored, err = upd.Save(wctx)
 		return err

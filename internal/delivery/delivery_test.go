@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
@@ -19,25 +21,12 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type env struct {
 	st    *store.Store
 	fake  *registrytest.Adapter
 	reg   *registry.Registry
 	svc   *Service
-	clock *clock
+	clock *quartz.Mock
 	path  string
 }
 
@@ -71,11 +60,12 @@ func newEnv(t *testing.T, path string, mutate ...func(*Options)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &clock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
+	c := quartz.NewMock(t)
+	c.Set(time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
 	n := atomic.Int64{}
 	pid := int(1000 + nextPID.Add(1))
 	opts := Options{
-		Now: c.Now, NewID: func() string { return fmt.Sprintf("%d-%d", pid, n.Add(1)) },
+		Clock: c, NewID: func() string { return fmt.Sprintf("%d-%d", pid, n.Add(1)) },
 		Process: &Process{Host: "h", Boot: "b1", PID: pid}, Alive: table.alive,
 	}
 	for _, m := range mutate {
@@ -266,12 +256,12 @@ func TestSettleLeavesLiveOwnersAlone(t *testing.T) {
 		t.Fatalf("settle with a live owner = %+v, %v", ch, err)
 	}
 	// On another host only the heartbeat tells: fresh is alive...
-	remote := newEnv(t, a.path, func(o *Options) { o.Process.Host = "elsewhere"; o.Now = a.clock.Now })
+	remote := newEnv(t, a.path, func(o *Options) { o.Process.Host = "elsewhere"; o.Clock = a.clock })
 	if ch, err := remote.svc.Settle(ctx); err != nil || len(ch) != 0 {
 		t.Fatalf("settle from another host with a fresh heartbeat = %+v, %v", ch, err)
 	}
 	// ...and silent past the owner timeout is gone.
-	a.clock.Add(DefaultOwnerTimeout + time.Second)
+	a.clock.Advance(DefaultOwnerTimeout + time.Second)
 	remote.fake.LookupFunc = func(context.Context, providers.TurnQuery) (providers.TurnRecord, error) {
 		return providers.TurnRecord{Source: "fake history"}, nil
 	}

@@ -45,7 +45,7 @@ func (s *Service) ensureOwnerTx(ctx context.Context, tx *ent.Tx) error {
 	if done {
 		return nil
 	}
-	now := s.opts.Now().UTC()
+	now := s.opts.Clock.Now().UTC()
 	err := tx.RuntimeOwner.Create().SetID(s.me.ID).SetHost(s.me.Host).SetBoot(s.me.Boot).SetPid(s.me.PID).
 		SetStartedAt(now).SetHeartbeatAt(now).
 		OnConflict(entsql.ConflictColumns(runtimeowner.FieldID), entsql.ResolveWith(func(u *entsql.UpdateSet) {
@@ -96,7 +96,7 @@ func (s *Service) heartbeat() {
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), s.opts.HeartbeatEvery*3)
 			err := s.st.Tx(ctx, func(tx *ent.Tx) error {
-				return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetHeartbeatAt(s.opts.Now().UTC()).Exec(ctx)
+				return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetHeartbeatAt(s.opts.Clock.Now().UTC()).Exec(ctx)
 			})
 			cancel()
 			if err != nil {
@@ -117,7 +117,7 @@ func (s *Service) release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), outcomeWriteTimeout)
 	defer cancel()
 	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
-		return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetStoppedAt(s.opts.Now().UTC()).Exec(ctx)
+		return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetStoppedAt(s.opts.Clock.Now().UTC()).Exec(ctx)
 	})
 	if err != nil {
 		return fmt.Errorf("release operation ownership: %w", err)
@@ -145,7 +145,7 @@ func (s *Service) gone(id string, o *ent.RuntimeOwner) (bool, string) {
 	case sameHost && !s.opts.Alive(o.Pid):
 		return true, fmt.Sprintf("runtime process %s (pid %d) is no longer running", o.ID, o.Pid)
 	}
-	if age := s.opts.Now().Sub(o.HeartbeatAt); age > s.opts.OwnerTimeout {
+	if age := s.opts.Clock.Now().Sub(o.HeartbeatAt); age > s.opts.OwnerTimeout {
 		return true, fmt.Sprintf("runtime process %s (pid %d on %s) sent no heartbeat for %s", o.ID, o.Pid, o.Host, age.Round(time.Second))
 	}
 	return false, ""

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/store"
@@ -51,7 +53,7 @@ type Options struct {
 	// its credential is checked again (an expired cookie ends the page's
 	// updates).
 	StreamLifetime time.Duration
-	Now            func() time.Time
+	Clock          quartz.Clock
 	Logger         *slog.Logger
 }
 
@@ -70,7 +72,7 @@ type Handler struct {
 	loginLink func(string)
 	heartbeat time.Duration
 	lifetime  time.Duration
-	now       func() time.Time
+	clock     quartz.Clock
 	log       *slog.Logger
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -90,8 +92,8 @@ func New(o Options) (*Handler, error) {
 	if o.Store == nil {
 		return nil, errors.New("desk: no store")
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = quartz.NewReal()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -110,13 +112,13 @@ func New(o Options) (*Handler, error) {
 	h := &Handler{
 		guard: httpguard.New(httpguard.Options{
 			AllowedOrigins: origins, LoopbackHostOnly: true, RateLimit: o.RateLimit,
-			MaxBodyBytes: 16 << 10, Now: o.Now,
+			MaxBodyBytes: 16 << 10, Clock: o.Clock,
 		}),
 		bearer: httpguard.Bearer(o.Token),
 		token:  o.Token,
-		auth:   newAuth(CookieName(o.Port), o.Now),
+		auth:   newAuth(CookieName(o.Port), o.Clock),
 		read: &reader{client: o.Store.Client(), db: o.Store.DB(), events: events.NewLog(o.Store, events.LogOptions{}),
-			now: o.Now, live: o.Liveness},
+			clock: o.Clock, live: o.Liveness},
 		feed:      newFeed(o.Store.DB(), o.PollEvery),
 		tpl:       &templates{},
 		assets:    newAssets(),
@@ -124,7 +126,7 @@ func New(o Options) (*Handler, error) {
 		loginLink: o.LoginLink,
 		heartbeat: o.Heartbeat,
 		lifetime:  o.StreamLifetime,
-		now:       o.Now,
+		clock:     o.Clock,
 		log:       o.Logger,
 		closing:   make(chan struct{}),
 	}
@@ -312,7 +314,7 @@ type pageData struct {
 }
 
 func (h *Handler) page(title, nav, live string, data any) pageData {
-	return pageData{Title: title, Nav: nav, Live: live, Now: h.now(), Data: data}
+	return pageData{Title: title, Nav: nav, Live: live, Now: h.clock.Now(), Data: data}
 }
 
 func intParam(r *http.Request, name string) int {

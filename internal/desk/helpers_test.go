@@ -11,9 +11,10 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/operation"
@@ -32,16 +33,11 @@ type fixture struct {
 	links  chan string
 	now    time.Time // set at the start; later moves go through advance
 	client *http.Client
-
-	mu    sync.Mutex
-	clock time.Time
+	clock  *quartz.Mock // the desk's clock, at now when the fixture starts
 }
 
-// current is the desk's clock.
-func (f *fixture) current() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.clock }
-
 // advance moves the desk's clock.
-func (f *fixture) advance(d time.Duration) { f.mu.Lock(); f.clock = f.clock.Add(d); f.mu.Unlock() }
+func (f *fixture) advance(d time.Duration) { f.clock.Advance(d) }
 
 func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
 	t.Helper()
@@ -56,11 +52,12 @@ func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	f := &fixture{t: t, st: st, links: make(chan string, 8), now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
-	f.clock = f.now
+	f.clock = quartz.NewMock(t)
+	f.clock.Set(f.now)
 	o := Options{
 		Store: st, Token: httpguard.NewSecret(testToken), Port: port, URL: fmt.Sprintf("http://127.0.0.1:%d", port),
 		LoginLink: func(l string) { f.links <- l }, PollEvery: 10 * time.Millisecond, Heartbeat: time.Hour,
-		Now: f.current, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)),
+		Clock: f.clock, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)),
 	}
 	for _, opt := range opts {
 		opt(&o)

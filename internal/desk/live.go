@@ -134,7 +134,7 @@ func (s *stream) pushed(ctx context.Context, w http.ResponseWriter, rc *http.Res
 	if len(parts) == 0 {
 		return false, nil
 	}
-	status, err := s.h.tpl.fragment("live-status", s.h.now())
+	status, err := s.h.tpl.fragment("live-status", s.h.clock.Now())
 	if err != nil {
 		return false, err
 	}

@@ -14,6 +14,8 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqljson"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
 	"github.com/agent-interop/runtime/ent/evidence"
@@ -43,7 +45,7 @@ type reader struct {
 	client *ent.Client
 	db     *sql.DB
 	events *events.Log
-	now    func() time.Time
+	clock  quartz.Clock
 	live   LivenessFunc
 }
 
@@ -831,7 +833,7 @@ func (r *reader) workItem(ctx context.Context, id string, depth int) (WorkDetail
 	if len(cs) > perWorkLimit {
 		cs, d.MoreClaims = cs[:perWorkLimit], true
 	}
-	now := r.now()
+	now := r.clock.Now()
 	for _, c := range cs {
 		d.Claims = append(d.Claims, claimRow(c, now))
 	}
@@ -879,7 +881,7 @@ type ClaimPage struct {
 
 func (r *reader) claims(ctx context.Context, f ClaimFilter) (ClaimPage, error) {
 	limit := clampLimit(f.Limit)
-	now := r.now()
+	now := r.clock.Now()
 	q := r.client.Claim.Query().Where(claim.StatusEQ(claim.StatusActive), claim.ExpiresAtGT(now))
 	if s := strings.TrimSpace(f.Resource); s != "" {
 		q = q.Where(claim.ResourceContains(s))

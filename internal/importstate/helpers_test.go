@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/delivery"
@@ -25,7 +27,12 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // claim are still active then.
 var importNow = time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
 
-func fixedNow() time.Time { return importNow }
+// fixedClock is a fake clock standing at importNow.
+func fixedClock(t quartz.TestingT) *quartz.Mock {
+	c := quartz.NewMock(t)
+	c.Set(importNow)
+	return c
+}
 
 // fixture names the two files of a fixture directory.
 func fixture(dir string) (state, convs string) {
@@ -36,7 +43,7 @@ func fixture(dir string) (state, convs string) {
 func run(t *testing.T, dir, db string, dryRun bool) (*Report, error) {
 	t.Helper()
 	state, convs := fixture(dir)
-	return Run(context.Background(), Config{StateFile: state, ConversationsFile: convs, Store: db, DryRun: dryRun, Now: fixedNow,
+	return Run(context.Background(), Config{StateFile: state, ConversationsFile: convs, Store: db, DryRun: dryRun, Clock: fixedClock(t),
 		Lookup: func(string) (string, bool) { return "", false }})
 }
 
@@ -130,18 +137,14 @@ func newServices(t *testing.T, db string) *services {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger := delivery.New(st, reg, delivery.Options{Now: fixedNow})
+	ledger := delivery.New(st, reg, delivery.Options{Clock: fixedClock(t)})
 	t.Cleanup(func() { ledger.Close() })
 	return &services{
 		st: st, fake: fake, ledger: ledger,
-		work: workflow.New(st, workflow.Options{Clock: clockFunc(fixedNow), LookupEnv: func(string) (string, bool) { return "", false }}),
-		conv: conversations.New(st, ledger, conversations.WithClock(clockFunc(fixedNow))),
+		work: workflow.New(st, workflow.Options{Clock: fixedClock(t), LookupEnv: func(string) (string, bool) { return "", false }}),
+		conv: conversations.New(st, ledger, conversations.WithClock(fixedClock(t))),
 	}
 }
-
-type clockFunc func() time.Time
-
-func (f clockFunc) Now() time.Time { return f() }
 
 // golden compares got with testdata/<name>, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {

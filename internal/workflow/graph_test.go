@@ -37,7 +37,7 @@ func TestWorkGraph(t *testing.T) {
 	if _, err := f.svc.UpdateHandoffStatus(f.ctx, h1.ID, "superseded"); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	h2, err := f.svc.CreateHandoff(f.ctx, f.handoffInput(a.ID))
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func tokensOf(t *testing.T, f *fixture, p Packet) int {
 func TestCreateHandoffSmallHasNoOmissions(t *testing.T) {
 	f := newFixture(t)
 	w := f.work("w")
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	in := f.handoffInput(w.ID)
 	in.ContinuationState = ptr("in_progress")
 	in.LatestValidation = &Validation{Command: "go test ./...", Outcome: "passed"}
@@ -219,7 +219,7 @@ func TestHandoffLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, next := range []string{"accepted", "applied", "verified", "completed"} {
-		f.clock.advance(time.Second)
+		f.clock.Advance(time.Second)
 		got, err := f.svc.UpdateHandoffStatus(f.ctx, h.ID, next)
 		if err != nil {
 			t.Fatalf("-> %s: %v", next, err)

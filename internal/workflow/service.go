@@ -5,12 +5,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/store"
 )
-
-// Clock tells the current time.
-type Clock interface{ Now() time.Time }
 
 // LookupEnv has the signature of os.LookupEnv.
 type LookupEnv func(key string) (string, bool)
@@ -41,7 +40,7 @@ type Store interface {
 // Options configures a Service. Zero values pick production defaults.
 type Options struct {
 	// Clock defaults to the wall clock.
-	Clock Clock
+	Clock quartz.Clock
 	// LookupEnv reads INTEROP_HANDOFF_TOKEN_BUDGET and
 	// INTEROP_ALLOW_VERIFICATION; defaults to os.LookupEnv.
 	LookupEnv LookupEnv
@@ -74,7 +73,7 @@ const (
 // Service implements the coordination tools over a store.
 type Service struct {
 	st       Store
-	clock    Clock
+	clock    quartz.Clock
 	env      LookupEnv
 	environ  func() []string
 	sessions SessionLookup
@@ -90,10 +89,6 @@ type verifyLimits struct {
 	outputCap int
 }
 
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
 // New returns a Service over st.
 func New(st Store, o Options) *Service {
 	s := &Service{
@@ -108,7 +103,7 @@ func New(st Store, o Options) *Service {
 		verify:   verifyLimits{timeout: o.VerifyTimeout, killGrace: o.KillGrace, outputCap: o.OutputCap},
 	}
 	if s.clock == nil {
-		s.clock = systemClock{}
+		s.clock = quartz.NewReal()
 	}
 	if s.env == nil {
 		s.env = os.LookupEnv

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/providers/acp"
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/testutil/acpsim"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
@@ -241,16 +243,14 @@ type providersEvent = providers.NativeEvent
 
 type fakemodelRequest = fakemodel.Request
 
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
-
 // TestInjectedClock checks that event and request times come from the
 // injected clock.
 func TestInjectedClock(t *testing.T) {
 	p := simPeer(t)
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	c, err := acp.Start(ctxT(t, 30*time.Second), acp.Config{Argv: p.argv, Env: p.env, AuthMethod: "cursor_login", Clock: fixedClock{at}})
+	clock := quartz.NewMock(t)
+	clock.Set(at)
+	c, err := acp.Start(ctxT(t, 30*time.Second), acp.Config{Argv: p.argv, Env: p.env, AuthMethod: "cursor_login", Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/providers/acp"
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 )
 
 // EnvCommand names the ACP adapter command to run instead of searching PATH
@@ -50,7 +52,7 @@ type Options struct {
 	Getenv     func(string) string
 	LookPath   func(string) (string, error)
 	Env        []string // the agent's environment; nil inherits ours
-	Clock      acp.Clock
+	Clock      quartz.Clock
 	Logger     *slog.Logger
 	FileReader acp.FileReader
 	Trace      func(acp.Direction, []byte)

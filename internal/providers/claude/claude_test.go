@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/providers/claude"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
@@ -411,5 +411,3 @@ func TestRealClaudeNoCredentials(t *testing.T) {
 		t.Fatalf("capabilities %+v / %+v", caps.Authorization, caps.SendMessage)
 	}
 }
-
-var _ acp.Clock = acp.SystemClock

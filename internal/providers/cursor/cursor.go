@@ -18,8 +18,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agent-interop/runtime/internal/providers/acp"
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 )
 
 // EnvCommand names the Cursor CLI command (a path or a command line whose
@@ -51,7 +53,7 @@ type Options struct {
 	Getenv     func(string) string
 	LookPath   func(string) (string, error)
 	Env        []string // the agent's environment; nil inherits ours
-	Clock      acp.Clock
+	Clock      quartz.Clock
 	Logger     *slog.Logger
 	FileReader acp.FileReader
 	Trace      func(acp.Direction, []byte)

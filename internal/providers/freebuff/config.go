@@ -5,6 +5,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/security"
 )
 
@@ -39,8 +41,8 @@ type Config struct {
 	Env security.LookupEnv
 	// Environ is the environment given to a managed CLI (os.Environ when nil).
 	Environ func() []string
-	// Clock is the time source (SystemClock when nil).
-	Clock Clock
+	// Clock is the time source (the wall clock when nil).
+	Clock quartz.Clock
 	// Roots receives every Freebuff project as an approved root (optional).
 	Roots *security.Roots
 	// HomeDir locates ~/.config/manicode and the Desktop logs
@@ -72,7 +74,7 @@ func (c Config) withDefaults() Config {
 		c.Environ = os.Environ
 	}
 	if c.Clock == nil {
-		c.Clock = SystemClock{}
+		c.Clock = quartz.NewReal()
 	}
 	if c.HomeDir == "" {
 		c.HomeDir, _ = os.UserHomeDir()

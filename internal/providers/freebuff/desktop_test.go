@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/security"
 	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
@@ -23,7 +25,7 @@ type desktopFixture struct {
 	sim     *freebuffsim.Desktop
 	env     *envStore
 	svc     *Service
-	clock   *fakeClock
+	clock   *quartz.Mock
 	project string
 	threads []string
 	roots   *security.Roots
@@ -39,7 +41,7 @@ func newDesktopFixture(t *testing.T, opts freebuffsim.Options, withLaunchID bool
 	project := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(project, "README.md"), []byte("# demo\ntoken=abc-secret-123\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(project, ".env"), []byte("OPENAI_API_KEY=sk-"+strings.Repeat("z", 40)+"\n"), 0o644))
-	f := &desktopFixture{sim: sim, project: project, clock: newFakeClock()}
+	f := &desktopFixture{sim: sim, project: project, clock: newFakeClock(t)}
 	f.threads = []string{sim.AddThread(project, "First thread"), sim.AddThread(project, "Second thread")}
 	vars := map[string]string{EnvOrchestratorURL: sim.URL()}
 	if withLaunchID {
@@ -401,7 +403,7 @@ func TestDesktopRedirectRefused(t *testing.T) {
 	}))
 	defer srv.Close()
 	env := newEnv(map[string]string{EnvOrchestratorURL: srv.URL, EnvLaunchID: launch})
-	svc := New(Config{Env: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock()})
+	svc := New(Config{Env: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock(t)})
 	defer svc.Close()
 	_, err := svc.SendThreadMessage(context.Background(), "t-1", "hi")
 	var rj *providers.RejectedError
@@ -418,6 +420,21 @@ func TestDesktopRedirectRefused(t *testing.T) {
 	}
 }
 
+// awaitBackoff waits until the event stream arms its shortest reconnect
+// back-off (releasing the longer ones armed before it).
+func awaitBackoff(t *testing.T, trap *quartz.Trap) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		call := trap.MustWait(ctx)
+		call.MustRelease(ctx)
+		if call.Duration == backoffMin {
+			return
+		}
+	}
+}
+
 func TestDesktopEventStreamReconnects(t *testing.T) {
 	f := newDesktopFixture(t, freebuffsim.Options{Pings: 0}, true)
 	ctx := context.Background()
@@ -429,9 +446,10 @@ func TestDesktopEventStreamReconnects(t *testing.T) {
 
 	// Drop the stream: the client backs off 250 ms (on the injected clock),
 	// reconnects, and the replayed frames do not duplicate events.
+	backoff := f.clock.Trap().NewTimer(tagBackoff)
+	defer backoff.Close()
 	f.sim.DropClients()
-	for d := f.clock.Armed(); d != backoffMin; d = f.clock.Armed() {
-	}
+	awaitBackoff(t, backoff)
 	f.clock.Advance(backoffMin)
 	if _, err := f.svc.SendThreadMessage(ctx, tid, "two"); err != nil {
 		t.Fatal(err)
@@ -454,8 +472,7 @@ func TestDesktopEventStreamReconnects(t *testing.T) {
 	// new id, and the stream resumes.
 	f.env.set(EnvLaunchID, f.sim.RotateLaunchID())
 	f.sim.DropClients()
-	for d := f.clock.Armed(); d != backoffMin; d = f.clock.Armed() {
-	}
+	awaitBackoff(t, backoff)
 	f.clock.Advance(backoffMin)
 	f.sim.SetTurnMode(freebuffsim.TurnFail)
 	if _, err := f.svc.SendThreadMessage(ctx, tid, "three"); err != nil {

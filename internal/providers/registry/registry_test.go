@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
@@ -93,7 +95,9 @@ func TestSessionStaysOnTheEndpointThatExposedIt(t *testing.T) {
 	b := &registrytest.Adapter{Provider: providers.OpenCode, EndpointName: "http://127.0.0.1:2222"}
 	a.Endpoints = map[string]*registrytest.Adapter{b.EndpointName: b}
 	a.SetSessions([]providers.Session{a.Session("ses_1", "first")}, nil)
-	r, _ := New(st, []providers.Adapter{a}, Options{Now: func() time.Time { return time.Unix(1, 0) }})
+	clock := quartz.NewMock(t)
+	clock.Set(time.Unix(1, 0))
+	r, _ := New(st, []providers.Adapter{a}, Options{Clock: clock})
 	ctx := context.Background()
 	if _, err := r.ListSessions(ctx, "opencode"); err != nil {
 		t.Fatal(err)
