@@ -10,8 +10,6 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
 	"github.com/agent-interop/runtime/internal/claims"
-	"github.com/agent-interop/runtime/internal/store"
-	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // t0 is the fake clock's start.
@@ -22,22 +20,6 @@ func newClock(t quartz.TestingT) *quartz.Mock {
 	c := quartz.NewMock(t)
 	c.Set(t0)
 	return c
-}
-
-// openStore opens (migrating when needed) the store file at path.
-func openStore(path string) (*store.Store, error) {
-	return store.Open(context.Background(), path)
-}
-
-// newStore creates a migrated store in t.TempDir.
-func newStore(t testing.TB) *store.Store {
-	t.Helper()
-	st, err := openStore(pgtest.StoreLocation(t))
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
 }
 
 // seedWork inserts work items with the given IDs.

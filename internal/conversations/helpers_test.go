@@ -20,6 +20,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 // t0 is the fake clock's start.
@@ -190,16 +191,6 @@ type env struct {
 	disp  *dispatcher
 }
 
-func openStore(t testing.TB, path string) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 func newEnv(t testing.TB, steps ...step) *env {
 	t.Helper()
 	return newEnvAt(t, pgtest.StoreLocation(t), steps...)
@@ -208,7 +199,7 @@ func newEnv(t testing.TB, steps ...step) *env {
 // newEnvAt is newEnv on the store at location (a file or a PostgreSQL URL).
 func newEnvAt(t testing.TB, location string, steps ...step) *env {
 	t.Helper()
-	st := openStore(t, location)
+	st := teststore.OpenAt(t, location)
 	e := &env{st: st, c: st.Client(), clock: newClock(t), disp: script(steps...)}
 	e.p = newProcess(t, st, e.clock, e.disp)
 	e.svc = e.p.svc

@@ -19,6 +19,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 type env struct {
@@ -50,10 +51,7 @@ func newEnv(t *testing.T, path string, mutate ...func(*Options)) *env {
 	if path == "" {
 		path = pgtest.StoreLocation(t)
 	}
-	st, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := teststore.OpenAt(t, path)
 	fake := &registrytest.Adapter{Provider: providers.Codex, EndpointName: "stdio:fake"}
 	fake.SetSessions([]providers.Session{fake.Session("t1", "one"), fake.Session("t2", "two")}, nil)
 	reg, err := registry.New(st, []providers.Adapter{fake}, registry.Options{})
@@ -73,7 +71,7 @@ func newEnv(t *testing.T, path string, mutate ...func(*Options)) *env {
 	}
 	svc := New(st, reg, opts)
 	e := &env{st: st, fake: fake, reg: reg, svc: svc, clock: c, path: path}
-	t.Cleanup(func() { svc.Close(); st.Close() })
+	t.Cleanup(func() { svc.Close() })
 	return e
 }
 

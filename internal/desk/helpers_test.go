@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 const testToken = "desk-test-token"
@@ -41,11 +41,7 @@ func (f *fixture) advance(d time.Duration) { f.clock.Advance(d) }
 
 func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "interop.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := teststore.Open(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

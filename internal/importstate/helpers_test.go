@@ -18,6 +18,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
@@ -60,17 +61,6 @@ func mustRun(t *testing.T, dir, db string) *Report {
 // newDB is a store path in a fresh directory (the file does not exist).
 func newDB(t *testing.T) string { return filepath.Join(t.TempDir(), "interop.db") }
 
-// openStore opens the store at db for reading back.
-func openStore(t *testing.T, db string) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 // dump is every row of every table an import writes, as JSON, so two
 // states of a store compare exactly.
 func dump(t *testing.T, db string) string {
@@ -78,7 +68,7 @@ func dump(t *testing.T, db string) string {
 	if _, err := os.Stat(db); err != nil {
 		return "no store: " + err.Error()
 	}
-	st := openStore(t, db)
+	st := teststore.OpenAt(t, db)
 	ctx := context.Background()
 	out := map[string]any{}
 	err := st.Read(ctx, func(tx *ent.Tx) error {
@@ -131,7 +121,7 @@ type services struct {
 
 func newServices(t *testing.T, db string) *services {
 	t.Helper()
-	st := openStore(t, db)
+	st := teststore.OpenAt(t, db)
 	fake := &registrytest.Adapter{Provider: providers.Codex, EndpointName: "stdio:fake"}
 	reg, err := registry.New(st, []providers.Adapter{fake}, registry.Options{})
 	if err != nil {

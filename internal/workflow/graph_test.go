@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 func hasEdge(g Graph, from, to, kind string) bool {
@@ -108,11 +108,7 @@ func TestWorkGraphReportsStoreRecovery(t *testing.T) {
 	if err := os.WriteFile(path, []byte("definitely not sqlite, but somebody's data"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := teststore.OpenAt(t, path)
 	svc := New(st, Options{LookupEnv: fakeEnv{}.lookup})
 	g, err := svc.WorkGraph(context.Background(), GraphInput{Limit: 100})
 	if err != nil {

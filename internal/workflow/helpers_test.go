@@ -10,7 +10,7 @@ import (
 	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/internal/store"
-	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
@@ -46,11 +46,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, mod ...func(*Options)) *fixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), pgtest.StoreLocation(t))
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := teststore.Open(t)
 	f := &fixture{t: t, st: st, clock: newClock(t), env: fakeEnv{}, ctx: context.Background()}
 	o := Options{Clock: f.clock, LookupEnv: f.env.lookup, Environ: func() []string { return []string{"PATH=/usr/local/bin:/usr/bin:/bin"} }}
 	for _, m := range mod {

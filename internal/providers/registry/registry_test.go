@@ -11,22 +11,11 @@ import (
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
-	"github.com/agent-interop/runtime/internal/store"
-	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
-func openStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), pgtest.StoreLocation(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 func TestListProvidersInOrderWithoutFabrication(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	oc := &registrytest.Adapter{Provider: providers.OpenCode}
 	cx := &registrytest.Adapter{Provider: providers.Codex, CapsFunc: func(context.Context) providers.Capabilities {
 		down := providers.Capability{Supported: true, State: providers.Unavailable, Reason: "codex program not found"}
@@ -56,7 +45,7 @@ func TestListProvidersInOrderWithoutFabrication(t *testing.T) {
 }
 
 func TestListSessionsReportsFailuresSeparately(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	oc := &registrytest.Adapter{Provider: providers.OpenCode, EndpointName: "http://127.0.0.1:4096"}
 	oc.SetSessions([]providers.Session{oc.Session("ses_1", "one"), oc.Session("ses_2", "two")}, nil)
 	cx := &registrytest.Adapter{Provider: providers.Codex}
@@ -90,7 +79,7 @@ func TestListSessionsReportsFailuresSeparately(t *testing.T) {
 }
 
 func TestSessionStaysOnTheEndpointThatExposedIt(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	a := &registrytest.Adapter{Provider: providers.OpenCode, EndpointName: "http://127.0.0.1:1111"}
 	b := &registrytest.Adapter{Provider: providers.OpenCode, EndpointName: "http://127.0.0.1:2222"}
 	a.Endpoints = map[string]*registrytest.Adapter{b.EndpointName: b}
@@ -128,7 +117,7 @@ func TestSessionStaysOnTheEndpointThatExposedIt(t *testing.T) {
 }
 
 func TestResolveUnknownSessionAndUnsupported(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	a := &registrytest.Adapter{Provider: providers.Codex, EndpointName: "stdio:codex"}
 	a.SetSessions([]providers.Session{a.Session("t1", "x")}, nil)
 	r, _ := New(st, []providers.Adapter{a}, Options{})
@@ -186,7 +175,7 @@ func TestHostKeepsEarlyReports(t *testing.T) {
 }
 
 func TestLastKnownNeverContactsTheProvider(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	calls := 0
 	cx := &registrytest.Adapter{Provider: providers.Codex, CapsFunc: func(context.Context) providers.Capabilities {
 		calls++
