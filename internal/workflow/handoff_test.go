@@ -25,7 +25,7 @@ func (f *fixture) handoffInput(workID string) CreateHandoffInput {
 // tokensOf counts a packet exactly as the service does.
 func tokensOf(t *testing.T, f *fixture, p Packet) int {
 	t.Helper()
-	raw, err := compactJSON(p)
+	raw, err := CompactJSON(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestCreateHandoffSmallHasNoOmissions(t *testing.T) {
 	if p.Tokenizer != TokenizerLabel || len(p.Omissions) != 0 || p.NextAction == nil || *p.ContinuationState != "in_progress" {
 		t.Fatalf("packet = %+v", p)
 	}
-	raw, _ := compactJSON(p)
+	raw, _ := CompactJSON(p)
 	wantOrder := []string{`"handoffId"`, `"workId"`, `"sourceSession"`, `"destinationSession"`, `"objective"`, `"acceptanceCriteria"`,
 		`"authorityBoundaries"`, `"evidenceIds"`, `"changedFiles"`, `"unresolvedQuestions"`, `"risks"`, `"continuationState"`,
 		`"latestValidation"`, `"nextAction"`, `"omissions"`, `"contextTokens"`, `"tokenBudget"`, `"tokenizer"`}

@@ -76,7 +76,7 @@ func (f *fixture) snapshot() string {
 	if err != nil {
 		f.t.Fatalf("graph: %v", err)
 	}
-	raw, err := compactJSON(g)
+	raw, err := CompactJSON(g)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/verify"
 )
 
 // LookupEnv has the signature of os.LookupEnv.
@@ -80,13 +81,7 @@ type Service struct {
 	reviews  ReviewProviders
 	tokens   TokenCounter
 	ids      *idSource
-	verify   verifyLimits
-}
-
-type verifyLimits struct {
-	timeout   time.Duration
-	killGrace time.Duration
-	outputCap int
+	verify   verify.Limits
 }
 
 // New returns a Service over st.
@@ -100,7 +95,7 @@ func New(st Store, o Options) *Service {
 		reviews:  o.Reviews,
 		tokens:   o.Tokens,
 		ids:      newIDSource(),
-		verify:   verifyLimits{timeout: o.VerifyTimeout, killGrace: o.KillGrace, outputCap: o.OutputCap},
+		verify:   verify.Limits{Timeout: o.VerifyTimeout, KillGrace: o.KillGrace, OutputCap: o.OutputCap},
 	}
 	if s.clock == nil {
 		s.clock = quartz.NewReal()
@@ -114,14 +109,14 @@ func New(st Store, o Options) *Service {
 	if s.tokens == nil {
 		s.tokens = NewO200k()
 	}
-	if s.verify.timeout <= 0 {
-		s.verify.timeout = DefaultVerifyTimeout
+	if s.verify.Timeout <= 0 {
+		s.verify.Timeout = DefaultVerifyTimeout
 	}
-	if s.verify.killGrace <= 0 {
-		s.verify.killGrace = DefaultKillGrace
+	if s.verify.KillGrace <= 0 {
+		s.verify.KillGrace = DefaultKillGrace
 	}
-	if s.verify.outputCap <= 0 {
-		s.verify.outputCap = DefaultOutputCap
+	if s.verify.OutputCap <= 0 {
+		s.verify.OutputCap = DefaultOutputCap
 	}
 	return s
 }
