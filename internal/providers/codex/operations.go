@@ -36,6 +36,9 @@ func (a *Adapter) trackedCall(ctx context.Context, g *generation, thread, method
 func (a *Adapter) call(ctx context.Context, g *generation, method string, params, result any) error {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
 	defer cancel()
+	if params == nil {
+		params = struct{}{} // app-server wants "params" on every request
+	}
 	return g.conn.Call(ctx, method, params, result)
 }
 
