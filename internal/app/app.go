@@ -1,11 +1,12 @@
 // Package app assembles the runtime from its parts: the store, the
 // coordination services, the provider layer and the MCP handlers. The
-// command line (serve, work, doctor) builds one App and closes it.
+// command line (serve, serve-http, work, providers, sessions) builds one
+// App and closes it. It only wires, in dependency order; what the parts do
+// is in their packages.
 package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,12 +18,8 @@ import (
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
-	"github.com/agent-interop/runtime/internal/providers"
-	"github.com/agent-interop/runtime/internal/providers/claude"
-	"github.com/agent-interop/runtime/internal/providers/codex"
-	"github.com/agent-interop/runtime/internal/providers/cursor"
+	"github.com/agent-interop/runtime/internal/providers/adapters"
 	"github.com/agent-interop/runtime/internal/providers/freebuff"
-	"github.com/agent-interop/runtime/internal/providers/opencode"
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/security"
 	"github.com/agent-interop/runtime/internal/store"
@@ -84,61 +81,37 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	clock := st.Clock()
 	a := &App{Store: st, logger: cfg.Logger}
 	a.Roots = security.NewRoots(security.LookupEnv(cfg.Env))
-	getenv := func(k string) string { v, _ := cfg.Env(k); return v }
 
-	// The provider layer: adapters connect lazily, on first use, so
-	// opening the App starts no process and touches no network.
-	// On a team store the provider programs (and the agents they run) get
-	// this process's environment without the store's credentials.
-	var childEnv []string
-	var childEnviron func() []string
+	// The provider layer, in dependency order: the relay the adapters
+	// report through, the adapters (they connect lazily, on first use, so
+	// opening the App starts no process and touches no network), the
+	// registry over them, then the event hub and the delivery ledger, each
+	// taking over its kind of report from the relay. On a team store the
+	// provider programs (and the agents they run) get this process's
+	// environment without the store's credentials.
+	var childEnv func() []string
 	if st.Shared() {
-		childEnv = providerEnv(os.Environ())
-		childEnviron = func() []string { return providerEnv(os.Environ()) }
+		childEnv = func() []string { return providerEnv(os.Environ()) }
 	}
-	host := registry.NewHost()
-	a.Freebuff = freebuff.New(freebuff.Config{Env: security.LookupEnv(cfg.Env), Roots: a.Roots, Logger: cfg.Logger, Environ: childEnviron})
-	oc := opencode.ConfigFromEnv(getenv)
-	oc.ServeEnv = childEnv
-	adapters := []providers.Adapter{
-		freebuff.NewAdapter(a.Freebuff, host),
-		opencode.New(oc, host),
-		codex.New(codex.Config{Host: host, LookupEnv: cfg.Env, Env: childEnv}),
-		claude.New(claude.Options{Host: host, Getenv: getenv, Env: childEnv}),
-		cursor.New(cursor.Options{Host: host, Getenv: getenv, Env: childEnv}),
-	}
-	reg, err := registry.New(st, adapters, registry.Options{Host: machine, Clock: clock})
+	reports := registry.NewHost()
+	set := adapters.New(adapters.Config{LookupEnv: cfg.Env, Host: reports, Roots: a.Roots, Logger: cfg.Logger, ChildEnv: childEnv})
+	a.Freebuff = set.Freebuff
+	reg, err := registry.New(st, set.All, registry.Options{Host: machine, Clock: clock})
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("start the provider registry: %w", err)
 	}
 	a.Registry = reg
 	a.Roots.SetWorkspaceLookup(reg.IsWorkspace)
-	a.Delivery = delivery.New(st, reg, delivery.Options{Clock: clock, Logf: func(format string, args ...any) {
-		cfg.Logger.Info(fmt.Sprintf(format, args...))
-	}})
-	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{Clock: clock}), events.HubOptions{Open: reg.Subscribe, Liveness: reg.Liveness})
-	host.Attach(a.Delivery, a.Events)
+	a.Events = events.NewHub(events.NewLog(st, events.LogOptions{Clock: clock}),
+		events.HubOptions{Open: reg.Subscribe, Liveness: reg.Liveness, Reports: reports})
+	a.Delivery = delivery.New(st, reg, delivery.Options{Clock: clock, Reports: reports, Events: a.Events,
+		Logf: func(format string, args ...any) { cfg.Logger.Info(fmt.Sprintf(format, args...)) }})
 
 	a.Workflow = workflow.New(st, workflow.Options{LookupEnv: workflow.LookupEnv(cfg.Env), Sessions: sessionLookup{reg},
 		Reviews: reviewProviders{reg: reg, del: a.Delivery}, Clock: clock})
 	a.Claims = claims.New(st, claims.WithClock(clock))
 	a.Conversations = conversations.New(st, a.Delivery, conversations.WithClock(clock))
-	// A later outcome of any recorded operation (a conversation message's
-	// too: it shows its operation's state) goes into the session's event
-	// log (type interop.operation), so read_session_events shows a queued
-	// send becoming completed or rejected, with the turn it started.
-	a.Delivery.OnOutcome(func(op delivery.Operation) {
-		data, err := json.Marshal(operationEvent{
-			OperationID: op.ID, IdempotencyKey: op.IdempotencyKey, Operation: op.Operation,
-			Status: op.Status, ProviderState: op.ProviderState, NativeTurnID: op.NativeTurnID, Detail: op.Detail,
-		})
-		if err != nil {
-			return
-		}
-		a.Events.ReportEvent(op.Provider, providers.NativeEvent{NativeID: op.NativeID, Timestamp: op.UpdatedAt, Type: EventOperation,
-			Data: data, TurnID: op.NativeTurnID})
-	})
 	cfg.Runtime.StorePath = st.Location()
 	cfg.Runtime.Host = machine
 	a.Handlers = handlers.New(handlers.Deps{
@@ -223,19 +196,4 @@ func (l sessionLookup) LookupSession(ctx context.Context, provider, nativeID str
 		return workflow.SessionInfo{}, false, err
 	}
 	return workflow.SessionInfo{Cwd: s.CWD}, true, nil
-}
-
-// EventOperation is the event type under which a recorded operation's later
-// outcome appears in its session's event log.
-const EventOperation = "interop.operation"
-
-// operationEvent is the data of an interop.operation event.
-type operationEvent struct {
-	OperationID    string                  `json:"operationId"`
-	IdempotencyKey string                  `json:"idempotencyKey"`
-	Operation      string                  `json:"operation"`
-	Status         providers.ReceiptStatus `json:"status"`
-	ProviderState  string                  `json:"providerState,omitempty"`
-	NativeTurnID   string                  `json:"nativeTurnId,omitempty"`
-	Detail         json.RawMessage         `json:"detail,omitempty"`
 }

@@ -80,6 +80,19 @@ type Options struct {
 	Process *Process
 	// Alive reports whether a pid runs on this host (default: ask the OS).
 	Alive func(pid int) bool
+	// Reports, when set, hands the ledger the adapters' operation outcomes
+	// (the registry's relay).
+	Reports OutcomeSource
+	// Events, when set, is told every later outcome of a recorded operation
+	// (a conversation message's too: it shows its operation's state) as an
+	// EventOperation event of the session, so read_session_events shows a
+	// queued send becoming completed or rejected, with the turn it started.
+	Events providers.EventReporter
+}
+
+// OutcomeSource passes operation outcomes on to a ledger once it is there.
+type OutcomeSource interface {
+	ForwardOutcomes(providers.Host)
 }
 
 // Service records and dispatches operations. It implements providers.Host.
@@ -163,7 +176,13 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
+	if opts.Events != nil {
+		s.listeners = append(s.listeners, func(op Operation) { reportOperation(opts.Events, op) })
+	}
 	go s.worker()
+	if opts.Reports != nil {
+		opts.Reports.ForwardOutcomes(s)
+	}
 	return s
 }
 

@@ -523,3 +523,44 @@ func testTwoProcessesSameKeyDispatchOnce(t *testing.T, location string) {
 		t.Fatalf("accepted %d, dispatched %d", ok, sends.Load())
 	}
 }
+
+// eventRecorder is an EventReporter that keeps what it was told.
+type eventRecorder struct {
+	mu  sync.Mutex
+	evs []providers.NativeEvent
+}
+
+func (r *eventRecorder) ReportEvent(_ providers.ID, ev providers.NativeEvent) {
+	r.mu.Lock()
+	r.evs = append(r.evs, ev)
+	r.mu.Unlock()
+}
+
+// TestOutcomesFromTheRelayBecomeOperationEvents: the ledger takes the
+// adapters' outcomes from the registry's relay and tells the event log of
+// each changed operation.
+func TestOutcomesFromTheRelayBecomeOperationEvents(t *testing.T) {
+	relay := registry.NewHost()
+	rec := &eventRecorder{}
+	e := newEnv(t, "", func(o *Options) { o.Reports, o.Events = relay, rec })
+	ctx := context.Background()
+	e.fake.SendFunc = func(context.Context, string, string, providers.SendOptions) (providers.Receipt, error) {
+		return queued("turn-5")
+	}
+	res, err := e.svc.Send(ctx, SendRequest{Provider: "codex", NativeID: "t1", Text: "x", IdempotencyKey: "k-5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay.ReportOutcome(providers.Codex, "t1", "turn-5", providers.StatusCompleted, "")
+	e.svc.Sync(ctx)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.evs) != 1 || rec.evs[0].Type != EventOperation || rec.evs[0].NativeID != "t1" {
+		t.Fatalf("events = %+v", rec.evs)
+	}
+	var data operationEvent
+	if err := json.Unmarshal(rec.evs[0].Data, &data); err != nil || data.OperationID != res.Operation.ID ||
+		data.IdempotencyKey != "k-5" || data.Status != providers.StatusCompleted {
+		t.Fatalf("event data %s (%v)", rec.evs[0].Data, err)
+	}
+}

@@ -45,11 +45,11 @@ const PinnedVersion = "0.49.0"
 // MissingFix is the remedy shown when no adapter program is found.
 const MissingFix = "npm install -g @agentclientprotocol/claude-agent-acp@" + PinnedVersion + " (or set " + EnvCommand + "=/path/to/claude-agent-acp)"
 
-// Options configure the adapter. Zero values use the process environment,
+// Config configures the adapter. Zero values use the process environment,
 // exec.LookPath and the wall clock.
-type Options struct {
+type Config struct {
 	Host       providers.Host
-	Getenv     func(string) string
+	LookupEnv  func(string) (string, bool) // default os.LookupEnv
 	LookPath   func(string) (string, error)
 	Env        []string // the agent's environment; nil inherits ours
 	Clock      quartz.Clock
@@ -65,10 +65,10 @@ type Adapter struct {
 }
 
 // New builds the adapter; the agent starts on first use.
-func New(opts Options) *Adapter {
-	getenv, look := opts.Getenv, opts.LookPath
-	if getenv == nil {
-		getenv = os.Getenv
+func New(opts Config) *Adapter {
+	lookup, look := opts.LookupEnv, opts.LookPath
+	if lookup == nil {
+		lookup = os.LookupEnv
 	}
 	if look == nil {
 		look = exec.LookPath
@@ -79,7 +79,7 @@ func New(opts Options) *Adapter {
 		AdapterVersion: AdapterVersion,
 		Protocol:       "ACP v1 (JSON-RPC over stdio)",
 		Locate: func() (acp.Launch, error) {
-			l, err := Locate(getenv, look)
+			l, err := Locate(lookup, look)
 			l.Env = env
 			return l, err
 		},
@@ -97,8 +97,9 @@ func New(opts Options) *Adapter {
 
 // Locate finds the adapter program: CLAUDE_ACP_COMMAND, else
 // claude-agent-acp, else claude-code-acp on PATH.
-func Locate(getenv func(string) string, look func(string) (string, error)) (acp.Launch, error) {
-	if cmd := strings.TrimSpace(getenv(EnvCommand)); cmd != "" {
+func Locate(lookupEnv func(string) (string, bool), look func(string) (string, error)) (acp.Launch, error) {
+	if cmd, _ := lookupEnv(EnvCommand); strings.TrimSpace(cmd) != "" {
+		cmd = strings.TrimSpace(cmd)
 		argv := strings.Fields(cmd)
 		path, err := look(argv[0])
 		if err != nil {

@@ -65,9 +65,8 @@ func buildStack(cfg stackConfig) (*stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	del := delivery.New(st, reg, delivery.Options{Clock: cfg.clock})
-	hub := events.NewHub(events.NewLog(st, events.LogOptions{Clock: cfg.clock}), events.HubOptions{Open: reg.Subscribe})
-	host.Attach(del, hub)
+	hub := events.NewHub(events.NewLog(st, events.LogOptions{Clock: cfg.clock}), events.HubOptions{Open: reg.Subscribe, Reports: host})
+	del := delivery.New(st, reg, delivery.Options{Clock: cfg.clock, Reports: host})
 	return &stack{st: st, host: host, codex: cx, reg: reg, del: del, hub: hub, project: cfg.dir}, nil
 }
 

@@ -46,11 +46,11 @@ const MissingFix = "install the Cursor CLI (curl https://cursor.com/install -fsS
 // Modes are Cursor's session modes.
 var Modes = []string{"agent", "plan", "ask"}
 
-// Options configure the adapter. Zero values use the process environment,
+// Config configures the adapter. Zero values use the process environment,
 // exec.LookPath and the wall clock.
-type Options struct {
+type Config struct {
 	Host       providers.Host
-	Getenv     func(string) string
+	LookupEnv  func(string) (string, bool) // default os.LookupEnv
 	LookPath   func(string) (string, error)
 	Env        []string // the agent's environment; nil inherits ours
 	Clock      quartz.Clock
@@ -69,10 +69,10 @@ type Adapter struct {
 }
 
 // New builds the adapter; the agent starts on first use.
-func New(opts Options) *Adapter {
-	getenv, look := opts.Getenv, opts.LookPath
-	if getenv == nil {
-		getenv = os.Getenv
+func New(opts Config) *Adapter {
+	lookup, look := opts.LookupEnv, opts.LookPath
+	if lookup == nil {
+		lookup = os.LookupEnv
 	}
 	if look == nil {
 		look = exec.LookPath
@@ -87,7 +87,7 @@ func New(opts Options) *Adapter {
 		AdapterVersion: AdapterVersion,
 		Protocol:       "Cursor Agent Client Protocol (ACP v1 over stdio)",
 		Locate: func() (acp.Launch, error) {
-			l, err := Locate(getenv, look)
+			l, err := Locate(lookup, look)
 			l.Env = env
 			return l, err
 		},
@@ -107,8 +107,9 @@ func New(opts Options) *Adapter {
 
 // Locate finds the Cursor CLI: CURSOR_AGENT_COMMAND, else agent, else
 // cursor-agent on PATH; the arguments are the command's plus "acp".
-func Locate(getenv func(string) string, look func(string) (string, error)) (acp.Launch, error) {
-	if cmd := strings.TrimSpace(getenv(EnvCommand)); cmd != "" {
+func Locate(lookupEnv func(string) (string, bool), look func(string) (string, error)) (acp.Launch, error) {
+	if cmd, _ := lookupEnv(EnvCommand); strings.TrimSpace(cmd) != "" {
+		cmd = strings.TrimSpace(cmd)
 		argv := strings.Fields(cmd)
 		path, err := look(argv[0])
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/agent-interop/runtime/internal/security"
 )
 
-// Environment variables read through Config.Env.
+// Environment variables read through Config.LookupEnv.
 const (
 	EnvCLIMode         = "FREEBUFF_MCP_CLI_MODE"           // "pty" forces the CLI path
 	EnvCLIPath         = "FREEBUFF_CLI_PATH"               // the freebuff executable
@@ -37,8 +37,8 @@ const (
 
 // Config configures a [Service]. Zero fields take the defaults noted.
 type Config struct {
-	// Env looks up environment variables (os.LookupEnv when nil).
-	Env security.LookupEnv
+	// LookupEnv looks up environment variables (os.LookupEnv when nil).
+	LookupEnv security.LookupEnv
 	// Environ is the environment given to a managed CLI (os.Environ when nil).
 	Environ func() []string
 	// Clock is the time source (the wall clock when nil).
@@ -67,8 +67,8 @@ type Config struct {
 
 // withDefaults returns a copy of c with every default filled in.
 func (c Config) withDefaults() Config {
-	if c.Env == nil {
-		c.Env = os.LookupEnv
+	if c.LookupEnv == nil {
+		c.LookupEnv = os.LookupEnv
 	}
 	if c.Environ == nil {
 		c.Environ = os.Environ
@@ -102,6 +102,6 @@ func (c Config) withDefaults() Config {
 
 // env returns the trimmed value of key, "" when unset.
 func (c Config) env(key string) string {
-	v, _ := c.Env(key)
+	v, _ := c.LookupEnv(key)
 	return trimSpace(v)
 }

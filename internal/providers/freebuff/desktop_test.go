@@ -49,7 +49,7 @@ func newDesktopFixture(t *testing.T, opts freebuffsim.Options, withLaunchID bool
 	}
 	f.env = newEnv(vars)
 	f.roots = security.NewRoots(f.env.lookup)
-	f.svc = New(Config{Env: f.env.lookup, Clock: f.clock, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Roots: f.roots,
+	f.svc = New(Config{LookupEnv: f.env.lookup, Clock: f.clock, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Roots: f.roots,
 		RequestTimeout: 2 * time.Second})
 	t.Cleanup(func() { f.svc.Close() })
 	return f
@@ -267,7 +267,7 @@ func TestDesktopReadOnlyWithoutVerifiedLaunchID(t *testing.T) {
 	})
 	t.Run("an environment launch id alone never grants writes", func(t *testing.T) {
 		env := newEnv(map[string]string{EnvLaunchID: "some-id"})
-		svc := New(Config{Env: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
+		svc := New(Config{LookupEnv: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
 		defer svc.Close()
 		if _, err := svc.SendThreadMessage(ctx, "t-1", "hi"); providers.IsUncertain(err) || !strings.Contains(err.Error(), "No Freebuff Desktop orchestrator was found") {
 			t.Fatalf("write: %v", err)
@@ -275,7 +275,7 @@ func TestDesktopReadOnlyWithoutVerifiedLaunchID(t *testing.T) {
 	})
 	t.Run("non-loopback URL refused", func(t *testing.T) {
 		env := newEnv(map[string]string{EnvOrchestratorURL: "http://10.1.2.3:4000", EnvLaunchID: "x"})
-		svc := New(Config{Env: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
+		svc := New(Config{LookupEnv: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
 		defer svc.Close()
 		if st := svc.Status(ctx); st.Product != "unknown" || !strings.Contains(strings.Join(st.Notes, " "), "not a loopback address") {
 			t.Fatalf("status = %+v", st)
@@ -403,7 +403,7 @@ func TestDesktopRedirectRefused(t *testing.T) {
 	}))
 	defer srv.Close()
 	env := newEnv(map[string]string{EnvOrchestratorURL: srv.URL, EnvLaunchID: launch})
-	svc := New(Config{Env: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock(t)})
+	svc := New(Config{LookupEnv: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock(t)})
 	defer svc.Close()
 	_, err := svc.SendThreadMessage(context.Background(), "t-1", "hi")
 	var rj *providers.RejectedError

@@ -299,7 +299,7 @@ func TestReadinessFile(t *testing.T) {
 }
 
 func TestInputValidation(t *testing.T) {
-	svc := New(Config{Env: envMap(nil), ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
+	svc := New(Config{LookupEnv: envMap(nil), ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
 	defer svc.Close()
 	ctx := context.Background()
 	ok := "thread-1"

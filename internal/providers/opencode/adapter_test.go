@@ -357,7 +357,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"OPENCODE_SERVER_URL": " https://h:1 ", "OPENCODE_SERVER_PASSWORD": "p",
 		"OPENCODE_AUTO_START": "FALSE", "OPENCODE_ALLOW_INSECURE_REMOTE": "1", "OPENCODE_COMMAND": "/x/opencode",
 	}
-	c := ConfigFromEnv(func(k string) string { return env[k] }).withDefaults()
+	c := ConfigFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }).withDefaults()
 	if c.ServerURL != "https://h:1" || c.Username != "opencode" || c.Password != "p" || !c.DisableAutoStart || !c.AllowInsecureRemote || c.Program != "/x/opencode" {
 		t.Fatalf("config %+v", c)
 	}

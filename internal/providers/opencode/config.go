@@ -67,9 +67,10 @@ type Config struct {
 	Clock quartz.Clock
 }
 
-// ConfigFromEnv reads the adapter's environment variables through getenv
-// (os.Getenv in production).
-func ConfigFromEnv(getenv func(string) string) Config {
+// ConfigFromEnv reads the adapter's environment variables through
+// lookupEnv (os.LookupEnv in production).
+func ConfigFromEnv(lookupEnv func(string) (string, bool)) Config {
+	getenv := func(k string) string { v, _ := lookupEnv(k); return v }
 	c := Config{
 		ServerURL: strings.TrimSpace(getenv("OPENCODE_SERVER_URL")),
 		Username:  getenv("OPENCODE_SERVER_USERNAME"),

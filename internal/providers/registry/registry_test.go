@@ -167,7 +167,8 @@ func TestHostKeepsEarlyReports(t *testing.T) {
 	h.ReportOutcome(providers.Codex, "t", "turn1", providers.StatusCompleted, "")
 	h.ReportEvent(providers.Codex, providers.NativeEvent{NativeID: "t", Type: providers.EventProviderRestarted})
 	r := &rec{}
-	h.Attach(r, r)
+	h.ForwardOutcomes(r)
+	h.ForwardEvents(r)
 	h.ReportOutcome(providers.Codex, "t", "turn2", providers.StatusRejected, "")
 	if strings.Join(r.outcomes, ",") != "t/turn1/completed,t/turn2/rejected" || strings.Join(r.events, ",") != "t/provider.restarted" {
 		t.Fatalf("reports = %+v", r)
