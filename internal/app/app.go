@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/agent-interop/runtime/handlers"
 	"github.com/agent-interop/runtime/internal/claims"
@@ -52,9 +51,6 @@ type App struct {
 	logger        *slog.Logger
 }
 
-// EnvHost names this machine on a team store (default: the hostname).
-const EnvHost = "INTEROP_HOST"
-
 // Open opens the store and builds every service over it. It starts no
 // provider process and touches no network: a team store (PostgreSQL) is
 // opened lazily, so its server is first contacted by the first call that
@@ -73,7 +69,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	machine := ""
 	if st.Shared() {
-		if machine, err = hostName(cfg.Env); err != nil {
+		if machine, err = store.MachineName(store.LookupEnv(cfg.Env)); err != nil {
 			st.Close()
 			return nil, err
 		}
@@ -91,7 +87,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	// environment without the store's credentials.
 	var childEnv func() []string
 	if st.Shared() {
-		childEnv = func() []string { return providerEnv(os.Environ()) }
+		childEnv = func() []string { return store.WithoutCredentials(os.Environ()) }
 	}
 	reports := registry.NewHost()
 	set := adapters.New(adapters.Config{LookupEnv: cfg.Env, Host: reports, Roots: a.Roots, Logger: cfg.Logger, ChildEnv: childEnv})
@@ -148,38 +144,6 @@ func (a *App) AfterInitialize(ctx context.Context) {
 // Close stops the provider layer and releases the store.
 func (a *App) Close() error {
 	return errors.Join(a.Events.Close(), a.Delivery.Close(), a.Registry.Close(), a.Store.Close())
-}
-
-// providerEnv is environ without a team store's credentials: INTEROP_DB
-// when its URL carries a password, and PGPASSWORD. The provider programs
-// run agents that read their environment; a password file (PGPASSFILE)
-// stays usable by a runtime such an agent starts.
-func providerEnv(environ []string) []string {
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		name, value, _ := strings.Cut(kv, "=")
-		switch {
-		case name == "PGPASSWORD":
-			continue
-		case name == store.EnvDB && store.IsPostgres(value) && store.HasPassword(value):
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
-}
-
-// hostName is this machine's name on a team store: INTEROP_HOST, else the
-// hostname.
-func hostName(env Env) (string, error) {
-	if v, ok := env(EnvHost); ok && strings.TrimSpace(v) != "" {
-		return strings.TrimSpace(v), nil
-	}
-	h, err := os.Hostname()
-	if err != nil || strings.TrimSpace(h) == "" {
-		return "", fmt.Errorf("a team store needs this machine's name and the hostname is unknown (%v); set %s", err, EnvHost)
-	}
-	return h, nil
 }
 
 // sessionLookup gives the workflow service the workspace of a provider
