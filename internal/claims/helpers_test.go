@@ -10,6 +10,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 // t0 is the fake clock's start.
@@ -17,9 +18,7 @@ var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // newClock is a fake clock standing at t0.
 func newClock(t quartz.TestingT) *quartz.Mock {
-	c := quartz.NewMock(t)
-	c.Set(t0)
-	return c
+	return testclock.At(t, t0)
 }
 
 // seedWork inserts work items with the given IDs.

@@ -20,6 +20,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
@@ -28,9 +29,7 @@ var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // newClock is a fake clock standing at t0.
 func newClock(t quartz.TestingT) *quartz.Mock {
-	c := quartz.NewMock(t)
-	c.Set(t0)
-	return c
+	return testclock.At(t, t0)
 }
 
 // call is one prompt a fake provider session received.

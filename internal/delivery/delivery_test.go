@@ -19,6 +19,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
@@ -58,8 +59,7 @@ func newEnv(t *testing.T, path string, mutate ...func(*Options)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := quartz.NewMock(t)
-	c.Set(time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
+	c := testclock.At(t, time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
 	n := atomic.Int64{}
 	pid := int(1000 + nextPID.Add(1))
 	opts := Options{

@@ -19,6 +19,7 @@ import (
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
@@ -48,8 +49,7 @@ func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	f := &fixture{t: t, st: st, links: make(chan string, 8), now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
-	f.clock = quartz.NewMock(t)
-	f.clock.Set(f.now)
+	f.clock = testclock.At(t, f.now)
 	o := Options{
 		Store: st, Token: httpguard.NewSecret(testToken), Port: port, URL: fmt.Sprintf("http://127.0.0.1:%d", port),
 		LoginLink: func(l string) { f.links <- l }, PollEvery: 10 * time.Millisecond, Heartbeat: time.Hour,

@@ -9,6 +9,7 @@ import (
 	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 // fakeAdapter is a hand-written providers.Adapter whose Capabilities (and
@@ -125,7 +126,5 @@ func (e *skipErr) HandshakeSkipped() bool { return true }
 
 // newFakeClock is a manual clock: timers fire when the test advances it.
 func newFakeClock(t quartz.TestingT) *quartz.Mock {
-	c := quartz.NewMock(t)
-	c.Set(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	return c
+	return testclock.At(t, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 }

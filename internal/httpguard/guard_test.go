@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/quartz"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 func errorCode(t *testing.T, rec *httptest.ResponseRecorder) string {
@@ -73,8 +73,7 @@ func TestScreen(t *testing.T) {
 }
 
 func TestRateLimitFixedWindowPerAddress(t *testing.T) {
-	clock := quartz.NewMock(t)
-	clock.Set(time.Unix(1_700_000_000, 0))
+	clock := testclock.At(t, time.Unix(1_700_000_000, 0))
 	g := New(Options{Clock: clock})
 	req := func(addr string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodGet, "/healthz", nil)

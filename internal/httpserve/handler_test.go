@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/internal/httpguard"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 const testToken = "test-token-0123456789"
@@ -54,8 +55,7 @@ type testOptions struct {
 // start serves h on a loopback port until the test ends.
 func start(t *testing.T, o testOptions) *testServer {
 	t.Helper()
-	clock := quartz.NewMock(t)
-	clock.Set(time.Unix(1_700_000_000, 0))
+	clock := testclock.At(t, time.Unix(1_700_000_000, 0))
 	if o.guard.RateLimit == 0 {
 		o.guard.RateLimit = -1
 	}

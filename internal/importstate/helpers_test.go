@@ -18,6 +18,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
@@ -30,9 +31,7 @@ var importNow = time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
 
 // fixedClock is a fake clock standing at importNow.
 func fixedClock(t quartz.TestingT) *quartz.Mock {
-	c := quartz.NewMock(t)
-	c.Set(importNow)
-	return c
+	return testclock.At(t, importNow)
 }
 
 // fixture names the two files of a fixture directory.

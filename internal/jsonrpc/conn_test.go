@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/quartz"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 func guardCtx(t *testing.T) context.Context {
@@ -23,7 +23,7 @@ func guardCtx(t *testing.T) context.Context {
 // TestExchangeReportsTheWriteInstant: written runs once the request is
 // written and before any answer; Sent and Recv come from the clock.
 func TestExchangeReportsTheWriteInstant(t *testing.T) {
-	clock := quartz.NewMock(t)
+	clock := testclock.At(t, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	c, p := newPair(t, Options{Clock: clock})
 	wrote := make(chan struct{})
 	type result struct {

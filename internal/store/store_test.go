@@ -16,13 +16,12 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/store/internal/ddl"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 // fixedClock is a fake clock standing at testNow.
 func fixedClock(t testing.TB) *quartz.Mock {
-	c := quartz.NewMock(t)
-	c.Set(testNow)
-	return c
+	return testclock.At(t, testNow)
 }
 
 var testNow = time.UnixMilli(1_700_000_000_123).UTC()

@@ -8,16 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/quartz"
-
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 func TestRunWorkCLI(t *testing.T) {
 	ctx := context.Background()
-	clock := quartz.NewMock(t)
-	clock.Set(time.Date(2026, 1, 2, 3, 4, 5, 678_000_000, time.UTC))
+	clock := testclock.At(t, time.Date(2026, 1, 2, 3, 4, 5, 678_000_000, time.UTC))
 	svc := workflow.New(teststore.Open(t), workflow.Options{Clock: clock, LookupEnv: func(string) (string, bool) { return "", false }})
 	work := func(objective string, deps ...string) workflow.Work {
 		t.Helper()

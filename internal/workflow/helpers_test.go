@@ -10,6 +10,7 @@ import (
 	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
@@ -17,9 +18,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
 
 // newClock is a fake clock standing at t0.
 func newClock(t testing.TB) *quartz.Mock {
-	c := quartz.NewMock(t)
-	c.Set(t0)
-	return c
+	return testclock.At(t, t0)
 }
 
 // fakeEnv is a map-backed LookupEnv.

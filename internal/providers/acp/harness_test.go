@@ -12,13 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/quartz"
-
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/testutil/acpsim"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 var simBinary string
@@ -248,8 +247,7 @@ type fakemodelRequest = fakemodel.Request
 func TestInjectedClock(t *testing.T) {
 	p := simPeer(t)
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	clock := quartz.NewMock(t)
-	clock.Set(at)
+	clock := testclock.At(t, at)
 	c, err := acp.Start(ctxT(t, 30*time.Second), acp.Config{Argv: p.argv, Env: p.env, AuthMethod: "cursor_login", Clock: clock})
 	if err != nil {
 		t.Fatal(err)

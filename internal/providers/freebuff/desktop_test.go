@@ -84,6 +84,38 @@ func collect(t *testing.T, svc *Service, threadID string, after int64, kind stri
 	return nil, 0
 }
 
+// awaitTurnState returns the events after next up to the thread's
+// turn_state event with state (none when seen already holds it).
+func awaitTurnState(t *testing.T, svc *Service, threadID string, seen []ProgressEvent, next int64, state string) []ProgressEvent {
+	t.Helper()
+	last := ""
+	for _, e := range seen {
+		if e.Kind == KindTurnState {
+			last = e.State
+		}
+	}
+	if last == state {
+		return nil
+	}
+	ctx := guard(t)
+	var more []ProgressEvent
+	for ctx.Err() == nil {
+		snap, err := svc.GetThreadProgress(ctx, ProgressQuery{ThreadID: threadID, AfterSequence: next, TimeoutMs: 30_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		more = append(more, snap.Events...)
+		next = *snap.Next
+		for _, e := range snap.Events {
+			if e.Kind == KindTurnState && e.State == state {
+				return more
+			}
+		}
+	}
+	t.Fatalf("no turn_state %s event for %s; got %+v", state, threadID, more)
+	return nil
+}
+
 func TestDesktopReadsWritesAndProgress(t *testing.T) {
 	f := newDesktopFixture(t, freebuffsim.Options{}, true)
 	ctx := context.Background()
@@ -119,7 +151,11 @@ func TestDesktopReadsWritesAndProgress(t *testing.T) {
 	if !rec.Accepted || rec.Status != providers.StatusQueued || rec.Operation != "send" || rec.NativeID != tid || rec.Ref == "" {
 		t.Fatalf("receipt = %+v", rec)
 	}
-	events, _ := collect(t, svc, tid, 0, KindCompleted)
+	events, next := collect(t, svc, tid, 0, KindCompleted)
+	// The Desktop reports the turn's end (completed) and the thread going
+	// idle in separate frames: wait for the idle one too before reading the
+	// summary.
+	events = append(events, awaitTurnState(t, svc, tid, events, next, "idle")...)
 	var kinds []string
 	text := ""
 	for _, e := range events {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/coder/quartz"
+
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 // fakeServer is a scripted OpenCode server for edge cases the real program
@@ -161,7 +163,5 @@ func closedURL(t *testing.T) string {
 
 // newFakeClock is a manual clock: timers fire only when the test advances it.
 func newFakeClock(t quartz.TestingT) *quartz.Mock {
-	c := quartz.NewMock(t)
-	c.Set(time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
-	return c
+	return testclock.At(t, time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
 }

@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/quartz"
-
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
@@ -84,8 +83,7 @@ func TestSessionStaysOnTheEndpointThatExposedIt(t *testing.T) {
 	b := &registrytest.Adapter{Provider: providers.OpenCode, EndpointName: "http://127.0.0.1:2222"}
 	a.Endpoints = map[string]*registrytest.Adapter{b.EndpointName: b}
 	a.SetSessions([]providers.Session{a.Session("ses_1", "first")}, nil)
-	clock := quartz.NewMock(t)
-	clock.Set(time.Unix(1, 0))
+	clock := testclock.At(t, time.Unix(1, 0))
 	r, _ := New(st, []providers.Adapter{a}, Options{Clock: clock})
 	ctx := context.Background()
 	if _, err := r.ListSessions(ctx, "opencode"); err != nil {
