@@ -9,6 +9,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coder/acp-go-sdk v0.13.0
+	github.com/coder/quartz v0.3.1
 	github.com/coregx/ahocorasick v0.3.1
 	github.com/creack/pty v1.1.24
 	github.com/dlclark/regexp2/v2 v2.5.1

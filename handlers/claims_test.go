@@ -3,25 +3,14 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/claims"
-	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
-
-func openTestStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "interop.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
@@ -36,7 +25,7 @@ func mustJSON(t *testing.T, v any) string {
 // generated decoders, so the defaults the spec declares reach the service.
 func TestClaimTools(t *testing.T) {
 	ctx := context.Background()
-	st := openTestStore(t)
+	st := teststore.Open(t)
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	st.Client().WorkItem.Create().SetID("work_1").SetObjective("o").SetAcceptanceCriteria([]string{}).
 		SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{}).

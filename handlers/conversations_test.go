@@ -13,13 +13,14 @@ import (
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 // TestConversationTools drives every conversations tool from raw
 // arguments through the generated decoders.
 func TestConversationTools(t *testing.T) {
 	ctx := context.Background()
-	st := openTestStore(t)
+	st := teststore.Open(t)
 	var sent []string
 	var adapters []providers.Adapter
 	for _, id := range []providers.ID{providers.Codex, providers.OpenCode} {

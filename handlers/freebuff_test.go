@@ -28,8 +28,8 @@ func TestFreebuffTools(t *testing.T) {
 	tid := sim.AddThread(project, "Tools thread")
 	env := map[string]string{freebuff.EnvOrchestratorURL: sim.URL(), freebuff.EnvLaunchID: sim.LaunchID()}
 	svc := freebuff.New(freebuff.Config{
-		Env:     func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(),
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		ProcDir:   "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(),
 	})
 	defer svc.Close()
 	tools := FreebuffTools{Svc: svc}

@@ -10,6 +10,7 @@ import (
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers/registry"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
@@ -20,7 +21,7 @@ import (
 // covered by the static assertions next to their page types.)
 func TestPagedToolsAnswerCuttablePages(t *testing.T) {
 	ctx := context.Background()
-	st := openTestStore(t)
+	st := teststore.Open(t)
 	wf := workflow.New(st, workflow.Options{})
 	w, err := wf.CreateWork(ctx, workflow.CreateWorkInput{Objective: "o", AcceptanceCriteria: []string{"x"}})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestWorkflowTools(t *testing.T) {
 	ctx := context.Background()
 	env := map[string]string{}
-	tools := WorkflowTools{Svc: workflow.New(openTestStore(t), workflow.Options{
+	tools := WorkflowTools{Svc: workflow.New(teststore.Open(t), workflow.Options{
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 	})}
 	decode := func(v any, err error) any {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/jsonrpc"
 )
 
 // HTTPStatusError is a non-2xx answer of the HTTP server.
@@ -66,7 +68,7 @@ func (s *HTTPSession) Initialize(ctx context.Context, protocol string) (Exchange
 // Call sends a request and waits for its response.
 func (s *HTTPSession) Call(ctx context.Context, method string, params any) (Exchange, error) {
 	id := s.nextID.Add(1)
-	body, err := EncodeRequest(id, method, params)
+	body, err := jsonrpc.EncodeRequest(id, method, params)
 	if err != nil {
 		return Exchange{}, err
 	}
@@ -93,7 +95,7 @@ func (s *HTTPSession) Call(ctx context.Context, method string, params any) (Exch
 
 // Notify sends a notification; the server answers 202.
 func (s *HTTPSession) Notify(ctx context.Context, method string, params any) error {
-	body, err := EncodeRequest(-1, method, params)
+	body, err := jsonrpc.EncodeRequest(-1, method, params)
 	if err != nil {
 		return err
 	}
@@ -157,13 +159,13 @@ func (s *HTTPSession) post(ctx context.Context, body []byte) (*http.Response, er
 
 // readResponse reads an answer body (JSON, or an SSE stream of "data:"
 // events) up to the response to id.
-func readResponse(resp *http.Response, id int64) (*Message, error) {
+func readResponse(resp *http.Response, id int64) (*jsonrpc.Message, error) {
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		b, err := io.ReadAll(resp.Body)
 		if err != nil {
 			return nil, err
 		}
-		m, err := DecodeMessage(b)
+		m, err := jsonrpc.DecodeMessage(b)
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +186,7 @@ func readResponse(resp *http.Response, id int64) (*Message, error) {
 			}
 			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(l, []byte("data:")), []byte(" "))...)
 		case len(l) == 0 && len(data) > 0:
-			m, derr := DecodeMessage(data)
+			m, derr := jsonrpc.DecodeMessage(data)
 			data = nil
 			if derr != nil {
 				return nil, derr

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 // BenchmarkAcquireRelease measures one acquire plus one release (two write
@@ -22,7 +23,7 @@ func BenchmarkAcquireReleaseAmong200(b *testing.B) {
 
 func benchAcquireRelease(b *testing.B, active int) {
 	ctx := context.Background()
-	st := newStore(b)
+	st := teststore.Open(b)
 	seedWork(b, st.Client(), "work_bench")
 	s := claims.New(st)
 	for i := range active {

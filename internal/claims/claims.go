@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/google/uuid"
 
 	"github.com/agent-interop/runtime/ent"
@@ -63,16 +64,6 @@ type Claim struct {
 	ReleasedAt *time.Time `json:"releasedAt,omitempty"`
 }
 
-// Clock tells the time. Tests inject a fake; nothing in this package reads
-// the wall clock directly.
-type Clock interface {
-	Now() time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
 // Store is the part of *store.Store the service needs: the ent client and
 // one write transaction (BEGIN IMMEDIATE, so check-and-insert is atomic
 // across processes).
@@ -87,7 +78,7 @@ type TxFunc func(ctx context.Context, fn func(tx *ent.Tx) error) error
 // Service records and checks claims.
 type Service struct {
 	client *ent.Client
-	clock  Clock
+	clock  quartz.Clock
 	tx     TxFunc
 	newID  func() string
 }
@@ -95,8 +86,9 @@ type Service struct {
 // Option configures a Service.
 type Option func(*Service)
 
-// WithClock sets the clock (default: the system clock).
-func WithClock(c Clock) Option { return func(s *Service) { s.clock = c } }
+// WithClock sets the clock (default: the wall clock). Tests inject a fake;
+// nothing in this package reads the wall clock directly.
+func WithClock(c quartz.Clock) Option { return func(s *Service) { s.clock = c } }
 
 // WithIDs sets the generator of claim IDs (default: "claim_<uuid>").
 func WithIDs(newID func() string) Option { return func(s *Service) { s.newID = newID } }
@@ -105,7 +97,7 @@ func WithIDs(newID func() string) Option { return func(s *Service) { s.newID = n
 func New(st Store, opts ...Option) *Service {
 	s := &Service{
 		client: st.Client(),
-		clock:  systemClock{},
+		clock:  quartz.NewReal(),
 		tx:     st.Tx,
 		newID:  func() string { return "claim_" + uuid.NewString() },
 	}

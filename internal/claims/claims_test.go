@@ -7,15 +7,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
-func newService(t testing.TB) (*claims.Service, *ent.Client, *fakeClock) {
+func newService(t testing.TB) (*claims.Service, *ent.Client, *quartz.Mock) {
 	t.Helper()
-	st := newStore(t)
+	st := teststore.Open(t)
 	seedWork(t, st.Client(), "work_a", "work_b")
-	clock := newClock()
+	clock := newClock(t)
 	return claims.New(st, claims.WithClock(clock)), st.Client(), clock
 }
 

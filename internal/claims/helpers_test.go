@@ -2,54 +2,23 @@ package claims_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
 	"github.com/agent-interop/runtime/internal/claims"
-	"github.com/agent-interop/runtime/internal/store"
-	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 // t0 is the fake clock's start.
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock { return &fakeClock{now: t0} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// openStore opens (migrating when needed) the store file at path.
-func openStore(path string) (*store.Store, error) {
-	return store.Open(context.Background(), path)
-}
-
-// newStore creates a migrated store in t.TempDir.
-func newStore(t testing.TB) *store.Store {
-	t.Helper()
-	st, err := openStore(pgtest.StoreLocation(t))
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+// newClock is a fake clock standing at t0.
+func newClock(t quartz.TestingT) *quartz.Mock {
+	return testclock.At(t, t0)
 }
 
 // seedWork inserts work items with the given IDs.

@@ -17,6 +17,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 // oldCheck is the overlap check as it was before it was indexed: read every
@@ -195,12 +196,12 @@ func (r recordingStore) Tx(ctx context.Context, fn func(tx *ent.Tx) error) error
 // every read of the claims table must search an index, never scan it.
 func TestOverlapLookupNeverScansClaims(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := teststore.Open(t)
 	if st.Dialect() != dialect.SQLite {
 		t.Skip("asks SQLite for query plans; on PostgreSQL the same statements run against the same indexes")
 	}
 	seedWork(t, st.Client(), "work_a")
-	clock := newClock()
+	clock := newClock(t)
 	err := st.Tx(ctx, func(tx *ent.Tx) error {
 		var b []*ent.ClaimCreate
 		for i := range 5000 {

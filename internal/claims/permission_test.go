@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 func TestEditConflicts(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := teststore.Open(t)
 	seedWork(t, st.Client(), "w1")
 	svc := claims.New(st)
 	base := t.TempDir()

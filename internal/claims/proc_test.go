@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
@@ -46,7 +47,7 @@ type raceResult struct {
 // acquires the same resource once per session concurrently and prints one
 // JSON result per line.
 func raceChild() int {
-	st, err := openStore(os.Getenv(envDB))
+	st, err := store.Open(context.Background(), os.Getenv(envDB))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -106,7 +107,7 @@ func TestAcquireAcrossProcesses(t *testing.T) {
 
 func testAcquireAcrossProcesses(t *testing.T, path string) {
 	const procs, perProc = 2, 25
-	st, err := openStore(path)
+	st, err := store.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,11 @@ import (
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 func TestRestoreKeepsIDsAndTimesAndRefusesConflicts(t *testing.T) {
-	st := newStore(t)
+	st := teststore.Open(t)
 	ctx := context.Background()
 	seedWork(t, st.Client(), "work_a", "work_b")
 	now := t0

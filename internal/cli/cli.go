@@ -22,7 +22,7 @@ import (
 	stdiotransport "github.com/agent-interop/runtime/internal/stdio"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/version"
-	"github.com/agent-interop/runtime/internal/workflow"
+	"github.com/agent-interop/runtime/internal/workcli"
 )
 
 // Env looks up an environment variable (os.LookupEnv).
@@ -368,5 +368,5 @@ func work(ctx context.Context, args []string, env Env, stdio IO) int {
 		return 1
 	}
 	defer a.Close()
-	return workflow.RunWorkCLI(ctx, a.Workflow, args, stdio.Stdout, stdio.Stderr)
+	return workcli.Run(ctx, a.Workflow, args, stdio.Stdout, stdio.Stderr)
 }

@@ -15,13 +15,8 @@ import (
 	"github.com/agent-interop/runtime/internal/app"
 	doctorpkg "github.com/agent-interop/runtime/internal/doctor"
 	"github.com/agent-interop/runtime/internal/providers"
-	"github.com/agent-interop/runtime/internal/providers/claude"
-	"github.com/agent-interop/runtime/internal/providers/codex"
-	"github.com/agent-interop/runtime/internal/providers/cursor"
-	"github.com/agent-interop/runtime/internal/providers/freebuff"
-	"github.com/agent-interop/runtime/internal/providers/opencode"
+	"github.com/agent-interop/runtime/internal/providers/adapters"
 	"github.com/agent-interop/runtime/internal/providers/registry"
-	"github.com/agent-interop/runtime/internal/security"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/version"
 )
@@ -90,23 +85,11 @@ func runDoctor(ctx context.Context, args []string, env Env, stdio IO, seams doct
 }
 
 // doctorAdapters builds the five adapters the way the runtime does
-// (internal/app), except that OpenCode never starts a server: doctor
-// checks a server that runs, it does not leave one behind. No host is
-// attached: doctor sends nothing.
+// (internal/providers/adapters), except that OpenCode never starts a
+// server: doctor checks a server that runs, it does not leave one behind.
+// No host gets their reports: doctor sends nothing.
 func doctorAdapters(env Env, seams doctorSeams) []providers.Adapter {
-	getenv := env.get
-	fb := freebuff.New(freebuff.Config{Env: security.LookupEnv(env), ProcDir: seams.freebuffProcDir})
-	oc := opencode.ConfigFromEnv(getenv)
-	if !oc.DisableAutoStart {
-		oc.NoStartReason = openCodeNoStart
-	}
-	return []providers.Adapter{
-		freebuff.NewAdapter(fb, nil),
-		opencode.New(oc, nil),
-		codex.New(codex.Config{LookupEnv: env}),
-		claude.New(claude.Options{Getenv: getenv}),
-		cursor.New(cursor.Options{Getenv: getenv}),
-	}
+	return adapters.New(adapters.Config{LookupEnv: env, NoServe: openCodeNoStart, FreebuffProcDir: seams.freebuffProcDir}).All
 }
 
 // providersCmd is `interop-runtime providers [--json]`: the capability

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/delivery"
@@ -18,29 +20,16 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 // t0 is the fake clock's start.
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock { return &fakeClock{now: t0} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newClock is a fake clock standing at t0.
+func newClock(t quartz.TestingT) *quartz.Mock {
+	return testclock.At(t, t0)
 }
 
 // call is one prompt a fake provider session received.
@@ -151,7 +140,7 @@ var deadPIDs sync.Map
 
 func alive(pid int) bool { _, dead := deadPIDs.Load(pid); return !dead }
 
-func newProcess(t testing.TB, st *store.Store, clock conversations.Clock, d *dispatcher, opts ...conversations.Option) *process {
+func newProcess(t testing.TB, st *store.Store, clock quartz.Clock, d *dispatcher, opts ...conversations.Option) *process {
 	t.Helper()
 	pid := int(5000 + pidSeq.Add(1))
 	p, err := buildProcess(st, clock, d, &delivery.Process{Host: "h", PID: pid}, opts...)
@@ -163,7 +152,7 @@ func newProcess(t testing.TB, st *store.Store, clock conversations.Clock, d *dis
 }
 
 // buildProcess assembles a process; identity nil means this real process.
-func buildProcess(st *store.Store, clock conversations.Clock, d *dispatcher, identity *delivery.Process, opts ...conversations.Option) (*process, error) {
+func buildProcess(st *store.Store, clock quartz.Clock, d *dispatcher, identity *delivery.Process, opts ...conversations.Option) (*process, error) {
 	p := &process{fakes: map[providers.ID]*registrytest.Adapter{}}
 	var adapters []providers.Adapter
 	for _, id := range []providers.ID{providers.OpenCode, providers.Codex, providers.ClaudeCode, providers.Cursor} {
@@ -179,7 +168,7 @@ func buildProcess(st *store.Store, clock conversations.Clock, d *dispatcher, ide
 		return nil, err
 	}
 	p.reg = reg
-	dopts := delivery.Options{Now: clock.Now, Process: identity}
+	dopts := delivery.Options{Clock: clock, Process: identity}
 	if identity != nil {
 		p.pid, dopts.Alive = identity.PID, alive
 	}
@@ -197,18 +186,8 @@ type env struct {
 	c     *ent.Client
 	p     *process
 	svc   *conversations.Service
-	clock *fakeClock
+	clock *quartz.Mock
 	disp  *dispatcher
-}
-
-func openStore(t testing.TB, path string) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
 }
 
 func newEnv(t testing.TB, steps ...step) *env {
@@ -219,8 +198,8 @@ func newEnv(t testing.TB, steps ...step) *env {
 // newEnvAt is newEnv on the store at location (a file or a PostgreSQL URL).
 func newEnvAt(t testing.TB, location string, steps ...step) *env {
 	t.Helper()
-	st := openStore(t, location)
-	e := &env{st: st, c: st.Client(), clock: newClock(), disp: script(steps...)}
+	st := teststore.OpenAt(t, location)
+	e := &env{st: st, c: st.Client(), clock: newClock(t), disp: script(steps...)}
 	e.p = newProcess(t, st, e.clock, e.disp)
 	e.svc = e.p.svc
 	return e

@@ -38,6 +38,22 @@ func TestMain(m *testing.M) {
 	os.Exit(pgtest.Main(m))
 }
 
+// childT is the testing.T of a racing child: the fake clock reports through
+// it; a failure ends the child.
+type childT struct{}
+
+func (childT) Helper()                             {}
+func (childT) Log(args ...any)                     { fmt.Fprintln(os.Stderr, args...) }
+func (childT) Logf(format string, args ...any)     { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+func (c childT) Error(args ...any)                 { c.Fatal(args...) }
+func (c childT) Errorf(format string, args ...any) { c.Fatalf(format, args...) }
+func (childT) Fatal(args ...any)                   { fmt.Fprintln(os.Stderr, args...); os.Exit(2) }
+func (childT) Fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(2)
+}
+func (childT) Cleanup(func()) {}
+
 // raceResult is one child's report of one send.
 type raceResult struct {
 	Key       string `json:"key"`
@@ -68,7 +84,7 @@ func raceChild() int {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-	p, err := buildProcess(st, newClock(), script(), nil)
+	p, err := buildProcess(st, newClock(childT{}), script(), nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/google/uuid"
 
 	"github.com/agent-interop/runtime/ent"
@@ -26,16 +27,6 @@ const (
 	MaxReadLimit     = 100
 )
 
-// Clock tells the time. Tests inject a fake; nothing in this package reads
-// the wall clock directly.
-type Clock interface {
-	Now() time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
 // Store is the part of *store.Store the service needs: the ent client, one
 // write transaction (BEGIN IMMEDIATE) and one read snapshot.
 type Store interface {
@@ -52,7 +43,7 @@ type TxFunc func(ctx context.Context, fn func(tx *ent.Tx) error) error
 type Service struct {
 	client *ent.Client
 	ledger *delivery.Service
-	clock  Clock
+	clock  quartz.Clock
 	tx     TxFunc
 	read   TxFunc
 	newID  func(prefix string) string
@@ -61,8 +52,9 @@ type Service struct {
 // Option configures a Service.
 type Option func(*Service)
 
-// WithClock sets the clock (default: the system clock).
-func WithClock(c Clock) Option { return func(s *Service) { s.clock = c } }
+// WithClock sets the clock (default: the wall clock). Tests inject a fake;
+// nothing in this package reads the wall clock directly.
+func WithClock(c quartz.Clock) Option { return func(s *Service) { s.clock = c } }
 
 // WithIDs sets the ID generator; it receives the prefix ("conversation",
 // "message", "outbound") and returns a complete ID (default
@@ -77,7 +69,7 @@ func New(st Store, ledger *delivery.Service, opts ...Option) *Service {
 		tx:     st.Tx,
 		read:   st.Read,
 		ledger: ledger,
-		clock:  systemClock{},
+		clock:  quartz.NewReal(),
 		newID:  func(prefix string) string { return prefix + "_" + uuid.NewString() },
 	}
 	for _, o := range opts {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/google/uuid"
 
 	"github.com/agent-interop/runtime/ent"
@@ -62,8 +63,8 @@ const (
 
 // Options configure a Service.
 type Options struct {
-	// Now is the clock (default time.Now).
-	Now func() time.Time
+	// Clock is the time source (default the wall clock).
+	Clock quartz.Clock
 	// HeartbeatEvery, OwnerTimeout, SettleEvery and LookupTimeout: see the
 	// Default constants.
 	HeartbeatEvery time.Duration
@@ -79,6 +80,19 @@ type Options struct {
 	Process *Process
 	// Alive reports whether a pid runs on this host (default: ask the OS).
 	Alive func(pid int) bool
+	// Reports, when set, hands the ledger the adapters' operation outcomes
+	// (the registry's relay).
+	Reports OutcomeSource
+	// Events, when set, is told every later outcome of a recorded operation
+	// (a conversation message's too: it shows its operation's state) as an
+	// EventOperation event of the session, so read_session_events shows a
+	// queued send becoming completed or rejected, with the turn it started.
+	Events providers.EventReporter
+}
+
+// OutcomeSource passes operation outcomes on to a ledger once it is there.
+type OutcomeSource interface {
+	ForwardOutcomes(providers.Host)
 }
 
 // Service records and dispatches operations. It implements providers.Host.
@@ -124,8 +138,8 @@ type outcomeReport struct {
 
 // New returns a Service; call Close to stop its background work.
 func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = quartz.NewReal()
 	}
 	if opts.HeartbeatEvery <= 0 {
 		opts.HeartbeatEvery = DefaultHeartbeatEvery
@@ -162,7 +176,13 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
+	if opts.Events != nil {
+		s.listeners = append(s.listeners, func(op Operation) { reportOperation(opts.Events, op) })
+	}
 	go s.worker()
+	if opts.Reports != nil {
+		opts.Reports.ForwardOutcomes(s)
+	}
 	return s
 }
 
@@ -522,7 +542,7 @@ func (s *Service) recordTx(ctx context.Context, tx *ent.Tx, provider providers.I
 	if !ent.IsNotFound(err) {
 		return Operation{}, err
 	}
-	now := s.opts.Now().UTC()
+	now := s.opts.Clock.Now().UTC()
 	created, err := tx.Operation.Create().
 		SetID("op_" + s.opts.NewID()).SetIdempotencyKey(key).SetProvider(string(provider)).SetNativeID(nativeID).
 		SetOperation(sp.op).SetTextSha256(sp.textSHA).SetStatus(operation.StatusQueued).
@@ -613,7 +633,7 @@ func (s *Service) finish(ctx context.Context, op Operation, rt registry.Route, g
 		stored, err = tx.Operation.UpdateOneID(op.ID).
 			Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.me.ID)).
 			SetStatus(operation.Status(status)).SetProviderState(providerState).SetDetail(d.raw()).
-			SetRef(got.Ref).SetNativeTurn(got.NativeTurnID).SetUpdatedAt(s.opts.Now().UTC()).Save(wctx)
+			SetRef(got.Ref).SetNativeTurn(got.NativeTurnID).SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(wctx)
 		if !ent.IsNotFound(err) {
 			return err
 		}
@@ -634,9 +654,9 @@ func (s *Service) finish(ctx context.Context, op Operation, rt registry.Route, g
 		}
 		if cur.Status == operation.StatusDeliveryUnknown && (status == providers.StatusCompleted || status == providers.StatusRejected) {
 			cd := decodeDetail(cur.Detail)
-			cd.Outcome = &outcomeDetail{Status: status, Reason: reason, At: s.opts.Now().UTC()}
+			cd.Outcome = &outcomeDetail{Status: status, Reason: reason, At: s.opts.Clock.Now().UTC()}
 			cd.Reason, cd.Classification = reason, class
-			upd.SetStatus(operation.Status(status)).SetProviderState(providerState).SetDetail(cd.raw()).SetUpdatedAt(s.opts.Now().UTC())
+			upd.SetStatus(operation.Status(status)).SetProviderState(providerState).SetDetail(cd.raw()).SetUpdatedAt(s.opts.Clock.Now().UTC())
 		}
 		stored, err = upd.Save(wctx)
 		return err

@@ -11,33 +11,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
-
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 type env struct {
 	st    *store.Store
 	fake  *registrytest.Adapter
 	reg   *registry.Registry
 	svc   *Service
-	clock *clock
+	clock *quartz.Mock
 	path  string
 }
 
@@ -61,21 +52,18 @@ func newEnv(t *testing.T, path string, mutate ...func(*Options)) *env {
 	if path == "" {
 		path = pgtest.StoreLocation(t)
 	}
-	st, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := teststore.OpenAt(t, path)
 	fake := &registrytest.Adapter{Provider: providers.Codex, EndpointName: "stdio:fake"}
 	fake.SetSessions([]providers.Session{fake.Session("t1", "one"), fake.Session("t2", "two")}, nil)
 	reg, err := registry.New(st, []providers.Adapter{fake}, registry.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &clock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
+	c := testclock.At(t, time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
 	n := atomic.Int64{}
 	pid := int(1000 + nextPID.Add(1))
 	opts := Options{
-		Now: c.Now, NewID: func() string { return fmt.Sprintf("%d-%d", pid, n.Add(1)) },
+		Clock: c, NewID: func() string { return fmt.Sprintf("%d-%d", pid, n.Add(1)) },
 		Process: &Process{Host: "h", Boot: "b1", PID: pid}, Alive: table.alive,
 	}
 	for _, m := range mutate {
@@ -83,7 +71,7 @@ func newEnv(t *testing.T, path string, mutate ...func(*Options)) *env {
 	}
 	svc := New(st, reg, opts)
 	e := &env{st: st, fake: fake, reg: reg, svc: svc, clock: c, path: path}
-	t.Cleanup(func() { svc.Close(); st.Close() })
+	t.Cleanup(func() { svc.Close() })
 	return e
 }
 
@@ -266,12 +254,12 @@ func TestSettleLeavesLiveOwnersAlone(t *testing.T) {
 		t.Fatalf("settle with a live owner = %+v, %v", ch, err)
 	}
 	// On another host only the heartbeat tells: fresh is alive...
-	remote := newEnv(t, a.path, func(o *Options) { o.Process.Host = "elsewhere"; o.Now = a.clock.Now })
+	remote := newEnv(t, a.path, func(o *Options) { o.Process.Host = "elsewhere"; o.Clock = a.clock })
 	if ch, err := remote.svc.Settle(ctx); err != nil || len(ch) != 0 {
 		t.Fatalf("settle from another host with a fresh heartbeat = %+v, %v", ch, err)
 	}
 	// ...and silent past the owner timeout is gone.
-	a.clock.Add(DefaultOwnerTimeout + time.Second)
+	a.clock.Advance(DefaultOwnerTimeout + time.Second)
 	remote.fake.LookupFunc = func(context.Context, providers.TurnQuery) (providers.TurnRecord, error) {
 		return providers.TurnRecord{Source: "fake history"}, nil
 	}
@@ -533,5 +521,46 @@ func testTwoProcessesSameKeyDispatchOnce(t *testing.T, location string) {
 	}
 	if ok != 1 || sends.Load() != 1 {
 		t.Fatalf("accepted %d, dispatched %d", ok, sends.Load())
+	}
+}
+
+// eventRecorder is an EventReporter that keeps what it was told.
+type eventRecorder struct {
+	mu  sync.Mutex
+	evs []providers.NativeEvent
+}
+
+func (r *eventRecorder) ReportEvent(_ providers.ID, ev providers.NativeEvent) {
+	r.mu.Lock()
+	r.evs = append(r.evs, ev)
+	r.mu.Unlock()
+}
+
+// TestOutcomesFromTheRelayBecomeOperationEvents: the ledger takes the
+// adapters' outcomes from the registry's relay and tells the event log of
+// each changed operation.
+func TestOutcomesFromTheRelayBecomeOperationEvents(t *testing.T) {
+	relay := registry.NewHost()
+	rec := &eventRecorder{}
+	e := newEnv(t, "", func(o *Options) { o.Reports, o.Events = relay, rec })
+	ctx := context.Background()
+	e.fake.SendFunc = func(context.Context, string, string, providers.SendOptions) (providers.Receipt, error) {
+		return queued("turn-5")
+	}
+	res, err := e.svc.Send(ctx, SendRequest{Provider: "codex", NativeID: "t1", Text: "x", IdempotencyKey: "k-5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay.ReportOutcome(providers.Codex, "t1", "turn-5", providers.StatusCompleted, "")
+	e.svc.Sync(ctx)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.evs) != 1 || rec.evs[0].Type != EventOperation || rec.evs[0].NativeID != "t1" {
+		t.Fatalf("events = %+v", rec.evs)
+	}
+	var data operationEvent
+	if err := json.Unmarshal(rec.evs[0].Data, &data); err != nil || data.OperationID != res.Operation.ID ||
+		data.IdempotencyKey != "k-5" || data.Status != providers.StatusCompleted {
+		t.Fatalf("event data %s (%v)", rec.evs[0].Data, err)
 	}
 }

@@ -155,14 +155,14 @@ func (s *Service) ApplyObserved(ctx context.Context, id string, r providers.Rece
 		}
 		d := decodeDetail(o.Detail)
 		d.Receipt = r.Detail
-		d.Outcome = &outcomeDetail{Status: providers.ReceiptStatus(target), Reason: "observed by the caller", At: s.opts.Now().UTC()}
+		d.Outcome = &outcomeDetail{Status: providers.ReceiptStatus(target), Reason: "observed by the caller", At: s.opts.Clock.Now().UTC()}
 		d.Reason, d.Classification = "", ""
 		if target == operation.StatusRejected {
 			d.Reason = "the caller observed a refusal"
 		}
 		u, err := tx.Operation.UpdateOneID(id).Where(operation.StatusEQ(o.Status)).
 			SetStatus(target).SetProviderState("caller_observed").SetOwner(s.me.ID).SetDetail(d.raw()).
-			SetUpdatedAt(s.opts.Now().UTC()).Save(ctx)
+			SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(ctx)
 		if err != nil {
 			return fmt.Errorf("record observed receipt of %s: %w", id, err)
 		}

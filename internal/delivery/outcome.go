@@ -18,7 +18,7 @@ func (s *Service) ReportOutcome(provider providers.ID, nativeID, ref string, sta
 	if ref == "" {
 		return
 	}
-	r := outcomeReport{k: refKey{provider, nativeID, ref}, status: status, reason: reason, at: s.opts.Now().UTC()}
+	r := outcomeReport{k: refKey{provider, nativeID, ref}, status: status, reason: reason, at: s.opts.Clock.Now().UTC()}
 	select {
 	case s.queue <- r:
 	case <-s.stop:
@@ -79,7 +79,7 @@ func (s *Service) worker() {
 
 // stash keeps an outcome whose receipt is not recorded yet. Caller holds s.mu.
 func (s *Service) stash(r outcomeReport) {
-	now := s.opts.Now()
+	now := s.opts.Clock.Now()
 	if len(s.early) >= maxEarly {
 		for k, es := range s.early {
 			if len(es) == 0 || now.Sub(es[len(es)-1].at) > earlyTTL {
@@ -143,7 +143,7 @@ func (s *Service) apply(ctx context.Context, k refKey, status providers.ReceiptS
 			}
 			u, err := tx.Operation.UpdateOneID(o.ID).Where(operation.StatusEQ(o.Status)).
 				SetStatus(operation.Status(status)).SetProviderState(state).SetDetail(d.raw()).
-				SetUpdatedAt(s.opts.Now().UTC()).Save(ctx)
+				SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(ctx)
 			if ent.IsNotFound(err) {
 				continue // changed concurrently by another process
 			}

@@ -45,7 +45,7 @@ func (s *Service) ensureOwnerTx(ctx context.Context, tx *ent.Tx) error {
 	if done {
 		return nil
 	}
-	now := s.opts.Now().UTC()
+	now := s.opts.Clock.Now().UTC()
 	err := tx.RuntimeOwner.Create().SetID(s.me.ID).SetHost(s.me.Host).SetBoot(s.me.Boot).SetPid(s.me.PID).
 		SetStartedAt(now).SetHeartbeatAt(now).
 		OnConflict(entsql.ConflictColumns(runtimeowner.FieldID), entsql.ResolveWith(func(u *entsql.UpdateSet) {
@@ -96,7 +96,7 @@ func (s *Service) heartbeat() {
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), s.opts.HeartbeatEvery*3)
 			err := s.st.Tx(ctx, func(tx *ent.Tx) error {
-				return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetHeartbeatAt(s.opts.Now().UTC()).Exec(ctx)
+				return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetHeartbeatAt(s.opts.Clock.Now().UTC()).Exec(ctx)
 			})
 			cancel()
 			if err != nil {
@@ -117,7 +117,7 @@ func (s *Service) release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), outcomeWriteTimeout)
 	defer cancel()
 	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
-		return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetStoppedAt(s.opts.Now().UTC()).Exec(ctx)
+		return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetStoppedAt(s.opts.Clock.Now().UTC()).Exec(ctx)
 	})
 	if err != nil {
 		return fmt.Errorf("release operation ownership: %w", err)
@@ -131,7 +131,7 @@ func (s *Service) gone(id string, o *ent.RuntimeOwner) (bool, string) {
 	if id == s.me.ID {
 		return false, ""
 	}
-	return OwnerGone(id, o, s.me, s.opts.Now(), s.opts.OwnerTimeout, s.opts.Alive)
+	return OwnerGone(id, o, s.me, s.opts.Clock.Now(), s.opts.OwnerTimeout, s.opts.Alive)
 }
 
 // CurrentProcess describes the running process as an observer of owners

@@ -132,7 +132,7 @@ func (s *Service) claim(ctx context.Context, o orphan) (bool, error) {
 		var err error
 		n, err = tx.Operation.Update().
 			Where(operation.ID(o.op.ID), operation.StatusEQ(operation.StatusQueued), operation.Owner(o.prev)).
-			SetOwner(s.me.ID).SetProviderState(stateReconciling).SetUpdatedAt(s.opts.Now().UTC()).Save(ctx)
+			SetOwner(s.me.ID).SetProviderState(stateReconciling).SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(ctx)
 		return err
 	})
 	if err != nil {
@@ -144,7 +144,7 @@ func (s *Service) claim(ctx context.Context, o orphan) (bool, error) {
 // settleOne looks a claimed operation up and records the result.
 func (s *Service) settleOne(ctx context.Context, o orphan) (*Operation, error) {
 	op := o.op
-	rec := reconciliation{By: s.me.ID, At: s.opts.Now().UTC(), PreviousOwner: o.prev, OwnerGone: o.why}
+	rec := reconciliation{By: s.me.ID, At: s.opts.Clock.Now().UTC(), PreviousOwner: o.prev, OwnerGone: o.why}
 	found, lookupErr := s.lookup(ctx, op)
 	rec.Source, rec.Found = found.Source, found.Found
 	status := providers.StatusDeliveryUnknown
@@ -202,7 +202,7 @@ func (s *Service) settleOne(ctx context.Context, o orphan) (*Operation, error) {
 		saved, err = tx.Operation.UpdateOneID(op.ID).
 			Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.me.ID)).
 			SetStatus(operation.Status(status)).SetProviderState(stateReconciled).SetDetail(d.raw()).
-			SetNativeTurn(turn).SetUpdatedAt(s.opts.Now().UTC()).Save(wctx)
+			SetNativeTurn(turn).SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(wctx)
 		if ent.IsNotFound(err) {
 			saved, err = nil, nil // an observed outcome won the race
 		}
@@ -240,7 +240,7 @@ func (s *Service) follow(ctx context.Context, o orphan, rec reconciliation, foun
 		saved, err = tx.Operation.UpdateOneID(op.ID).
 			Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.me.ID)).
 			SetProviderState("following").SetDetail(d.raw()).SetRef(ref).SetNativeTurn(turn).
-			SetUpdatedAt(s.opts.Now().UTC()).Save(ctx)
+			SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(ctx)
 		if ent.IsNotFound(err) {
 			saved, err = nil, nil
 		}

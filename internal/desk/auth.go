@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/httpguard"
 )
 
@@ -28,7 +30,7 @@ func CookieName(port int) string { return "interop_desk_" + strconv.Itoa(port) }
 // auth holds the desk's one-time login code and its signed-in browsers.
 // Only digests are kept, compared in constant time (httpguard.Secret).
 type auth struct {
-	now    func() time.Time
+	clock  quartz.Clock
 	cookie string // cookie name
 
 	mu        sync.Mutex
@@ -37,8 +39,8 @@ type auth struct {
 	sessions  map[[sha256.Size]byte]time.Time // digest of the cookie value -> expiry
 }
 
-func newAuth(cookie string, now func() time.Time) *auth {
-	return &auth{now: now, cookie: cookie, sessions: map[[sha256.Size]byte]time.Time{}}
+func newAuth(cookie string, clock quartz.Clock) *auth {
+	return &auth{clock: clock, cookie: cookie, sessions: map[[sha256.Size]byte]time.Time{}}
 }
 
 // newCode replaces the login code with a fresh one and returns it: the
@@ -49,7 +51,7 @@ func (a *auth) newCode() (string, error) {
 		return "", err
 	}
 	a.mu.Lock()
-	a.code, a.codeUntil = httpguard.NewSecret(code), a.now().Add(LoginCodeLifetime)
+	a.code, a.codeUntil = httpguard.NewSecret(code), a.clock.Now().Add(LoginCodeLifetime)
 	a.mu.Unlock()
 	return code, nil
 }
@@ -58,7 +60,7 @@ func (a *auth) newCode() (string, error) {
 func (a *auth) useCode(candidate string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if candidate == "" || !a.code.Matches(candidate) || !a.now().Before(a.codeUntil) {
+	if candidate == "" || !a.code.Matches(candidate) || !a.clock.Now().Before(a.codeUntil) {
 		return false
 	}
 	a.code = httpguard.Secret{}
@@ -71,7 +73,7 @@ func (a *auth) startSession() (*http.Cookie, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := a.now()
+	now := a.clock.Now()
 	a.mu.Lock()
 	for k, until := range a.sessions {
 		if !now.Before(until) {
@@ -107,7 +109,7 @@ func (a *auth) Verify(r *http.Request) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	until, ok := a.sessions[sum] // a map lookup by digest: the value is never compared byte by byte
-	return ok && a.now().Before(until)
+	return ok && a.clock.Now().Before(until)
 }
 
 // crossSiteRequest reports a request a browser made on behalf of a page

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/argv"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/delivery"
@@ -60,7 +62,7 @@ type Options struct {
 	// its credential is checked again (an expired cookie ends the page's
 	// updates).
 	StreamLifetime time.Duration
-	Now            func() time.Time
+	Clock          quartz.Clock
 	Logger         *slog.Logger
 }
 
@@ -79,7 +81,7 @@ type Handler struct {
 	loginLink func(string)
 	heartbeat time.Duration
 	lifetime  time.Duration
-	now       func() time.Time
+	clock     quartz.Clock
 	log       *slog.Logger
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -99,8 +101,8 @@ func New(o Options) (*Handler, error) {
 	if o.Store == nil {
 		return nil, errors.New("desk: no store")
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = quartz.NewReal()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -119,20 +121,20 @@ func New(o Options) (*Handler, error) {
 	h := &Handler{
 		guard: httpguard.New(httpguard.Options{
 			AllowedOrigins: origins, LoopbackHostOnly: true, RateLimit: o.RateLimit,
-			MaxBodyBytes: 16 << 10, Now: o.Now,
+			MaxBodyBytes: 16 << 10, Clock: o.Clock,
 		}),
 		bearer: httpguard.Bearer(o.Token),
 		token:  o.Token,
-		auth:   newAuth(CookieName(o.Port), o.Now),
+		auth:   newAuth(CookieName(o.Port), o.Clock),
 		read: &reader{
 			client: o.Store.Client(),
 			events: events.NewLog(o.Store, events.LogOptions{}),
-			works:  workflow.New(o.Store, workflow.Options{Clock: clockFunc(o.Now)}),
-			convs:  conversations.New(o.Store, nil, conversations.WithClock(clockFunc(o.Now))),
-			now:    o.Now,
+			works:  workflow.New(o.Store, workflow.Options{Clock: o.Clock}),
+			convs:  conversations.New(o.Store, nil, conversations.WithClock(o.Clock)),
+			clock:  o.Clock,
 			live:   o.Liveness,
 			owners: ownerJudge{observer: delivery.CurrentProcess(), self: o.Owner, timeout: delivery.DefaultOwnerTimeout,
-				alive: delivery.ProcessRunning, now: o.Now},
+				alive: delivery.ProcessRunning, clock: o.Clock},
 		},
 		feed:      newFeed(o.Store.DB(), o.Store.Dialect(), o.PollEvery),
 		tpl:       &templates{},
@@ -141,7 +143,7 @@ func New(o Options) (*Handler, error) {
 		loginLink: o.LoginLink,
 		heartbeat: o.Heartbeat,
 		lifetime:  o.StreamLifetime,
-		now:       o.Now,
+		clock:     o.Clock,
 		log:       o.Logger,
 		closing:   make(chan struct{}),
 	}
@@ -329,7 +331,7 @@ type pageData struct {
 }
 
 func (h *Handler) page(title, nav, live string, data any) pageData {
-	return pageData{Title: title, Nav: nav, Live: live, Now: h.now(), Data: data}
+	return pageData{Title: title, Nav: nav, Live: live, Now: h.clock.Now(), Data: data}
 }
 
 func intParam(r *http.Request, name string) int {
@@ -346,11 +348,6 @@ func oneOf(v string, allowed []string) string {
 	}
 	return ""
 }
-
-// clockFunc is a function as the services' Clock.
-type clockFunc func() time.Time
-
-func (c clockFunc) Now() time.Time { return c() }
 
 // failRead answers a read error: a cursor or filter the paging layer
 // refuses is the request's fault (400, with the rule it broke), anything

@@ -12,15 +12,18 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 const testToken = "desk-test-token"
@@ -34,16 +37,11 @@ type fixture struct {
 	links  chan string
 	now    time.Time // set at the start; later moves go through advance
 	client *http.Client
-
-	mu    sync.Mutex
-	clock time.Time
+	clock  *quartz.Mock // the desk's clock, at now when the fixture starts
 }
 
-// current is the desk's clock.
-func (f *fixture) current() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.clock }
-
 // advance moves the desk's clock.
-func (f *fixture) advance(d time.Duration) { f.mu.Lock(); f.clock = f.clock.Add(d); f.mu.Unlock() }
+func (f *fixture) advance(d time.Duration) { f.clock.Advance(d) }
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
@@ -58,22 +56,18 @@ func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
 // PostgreSQL URL, as pgtest.EachDialect hands them out).
 func newFixtureAt(t testing.TB, location string, opts ...func(*Options)) *fixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), location)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := teststore.OpenAt(t, location)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	f := &fixture{t: t, st: st, links: make(chan string, 8), now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
-	f.clock = f.now
+	f.clock = testclock.At(t, f.now)
 	o := Options{
 		Store: st, Token: httpguard.NewSecret(testToken), Port: port, URL: fmt.Sprintf("http://127.0.0.1:%d", port),
 		LoginLink: func(l string) { f.links <- l }, PollEvery: 10 * time.Millisecond, Heartbeat: time.Hour,
-		Now: f.current, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Clock: f.clock, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	for _, opt := range opts {
 		opt(&o)

@@ -152,7 +152,7 @@ func (s *stream) pushed(ctx context.Context, w http.ResponseWriter, rc *http.Res
 		return false, nil
 	}
 	s.greeted = true // a new connection says once that it is live, with its cursor
-	status, err := s.h.tpl.fragment("live-status", s.h.now())
+	status, err := s.h.tpl.fragment("live-status", s.h.clock.Now())
 	if err != nil {
 		return false, err
 	}

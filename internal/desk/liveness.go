@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/ent/runtimeowner"
@@ -285,7 +287,7 @@ type ownerJudge struct {
 	self     string
 	timeout  time.Duration
 	alive    func(pid int) bool
-	now      func() time.Time
+	clock    quartz.Clock
 }
 
 func (j ownerJudge) gone(id string, o *ent.RuntimeOwner) (bool, string) {
@@ -295,7 +297,7 @@ func (j ownerJudge) gone(id string, o *ent.RuntimeOwner) (bool, string) {
 	case id == delivery.ImportedOwner:
 		return true, "it was imported from a 0.3.x state file and no runtime process follows it"
 	}
-	return delivery.OwnerGone(id, o, j.observer, j.now(), j.timeout, j.alive)
+	return delivery.OwnerGone(id, o, j.observer, j.clock.Now(), j.timeout, j.alive)
 }
 
 // openOps are the open operations of a page of sessions, by session.

@@ -12,6 +12,8 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqljson"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/ent/predicate"
@@ -43,7 +45,7 @@ type reader struct {
 	events *events.Log
 	works  *workflow.Service
 	convs  *conversations.Service
-	now    func() time.Time
+	clock  quartz.Clock
 	live   LivenessFunc
 	owners ownerJudge
 }

@@ -243,7 +243,7 @@ func (r *reader) workItem(ctx context.Context, id string, depth int) (WorkDetail
 	if len(cs) > perWorkLimit {
 		cs, d.MoreClaims = cs[:perWorkLimit], true
 	}
-	now := r.now()
+	now := r.clock.Now()
 	for _, c := range cs {
 		d.Claims = append(d.Claims, claimRow(c, now))
 	}
@@ -304,7 +304,7 @@ func (r *reader) claims(ctx context.Context, f ClaimFilter) (ClaimPage, error) {
 	if err != nil {
 		return ClaimPage{}, err
 	}
-	now := r.now()
+	now := r.clock.Now()
 	q := r.client.Claim.Query().Where(claim.StatusEQ(claim.StatusActive), claim.ExpiresAtGT(now))
 	if s := strings.TrimSpace(f.Resource); s != "" {
 		q = q.Where(claim.ResourceContains(s))

@@ -4,27 +4,9 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/coder/quartz"
 )
-
-// Clock is doctor's time source: it stamps durations and fires the
-// deadlines. Tests pass a fake to make timeouts deterministic.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f in its own goroutine once d has passed; stop
-	// prevents that if it has not happened yet.
-	AfterFunc(d time.Duration, f func()) (stop func() bool)
-}
-
-// SystemClock is the wall clock.
-type SystemClock struct{}
-
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// AfterFunc is time.AfterFunc.
-func (SystemClock) AfterFunc(d time.Duration, f func()) func() bool {
-	return time.AfterFunc(d, f).Stop
-}
 
 // DeadlineError is the cause of a context doctor ended because a deadline
 // passed.
@@ -44,11 +26,11 @@ func (e *DeadlineError) Error() string {
 
 // withDeadline returns a context that clock cancels after d with cause
 // &DeadlineError{scope, d}, and its cancel function.
-func withDeadline(parent context.Context, clock Clock, d time.Duration, scope string) (context.Context, context.CancelFunc) {
+func withDeadline(parent context.Context, clock quartz.Clock, d time.Duration, scope string) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
-	stop := clock.AfterFunc(d, func() { cancel(&DeadlineError{Scope: scope, After: d}) })
+	timer := clock.AfterFunc(d, func() { cancel(&DeadlineError{Scope: scope, After: d}) })
 	return ctx, func() {
-		stop()
+		timer.Stop()
 		cancel(context.Canceled)
 	}
 }

@@ -304,7 +304,7 @@ func TestCancelledContextEndsRun(t *testing.T) {
 }
 
 func TestProviderDeadlineWithFakeClock(t *testing.T) {
-	clock := newFakeClock()
+	clock := newFakeClock(t)
 	release := make(chan struct{})
 	defer close(release)
 	entered := make(chan struct{}, 1)
@@ -320,13 +320,15 @@ func TestProviderDeadlineWithFakeClock(t *testing.T) {
 		})
 	}()
 	<-entered // the provider's deadline timer exists before Probe runs
-	clock.Advance(4 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	clock.Advance(4 * time.Second).MustWait(ctx)
 	select {
 	case <-done:
 		t.Fatal("Run returned before the provider deadline")
 	case <-time.After(50 * time.Millisecond):
 	}
-	clock.Advance(time.Second)
+	clock.Advance(time.Second).MustWait(ctx)
 	var rep Report
 	select {
 	case rep = <-done:

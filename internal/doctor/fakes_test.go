@@ -3,12 +3,13 @@ package doctor
 import (
 	"context"
 	"errors"
-	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 // fakeAdapter is a hand-written providers.Adapter whose Capabilities (and
@@ -123,64 +124,7 @@ type skipErr struct{ msg string }
 func (e *skipErr) Error() string          { return e.msg }
 func (e *skipErr) HandshakeSkipped() bool { return true }
 
-// fakeClock is a manual Clock: timers fire when Advance passes them.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-	// added is signalled (non-blocking) whenever a timer is added.
-	added chan struct{}
-}
-
-type fakeTimer struct {
-	at      time.Time
-	f       func()
-	stopped bool
-	fired   bool
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), added: make(chan struct{}, 64)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
-	c.mu.Lock()
-	t := &fakeTimer{at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	c.mu.Unlock()
-	select {
-	case c.added <- struct{}{}:
-	default:
-	}
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		was := !t.stopped && !t.fired
-		t.stopped = true
-		return was
-	}
-}
-
-// Advance moves the clock and fires the timers that are due, in order.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*fakeTimer
-	for _, t := range c.timers {
-		if !t.stopped && !t.fired && !t.at.After(c.now) {
-			t.fired = true
-			due = append(due, t)
-		}
-	}
-	c.mu.Unlock()
-	sort.Slice(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
-	for _, t := range due {
-		go t.f()
-	}
+// newFakeClock is a manual clock: timers fire when the test advances it.
+func newFakeClock(t quartz.TestingT) *quartz.Mock {
+	return testclock.At(t, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 }

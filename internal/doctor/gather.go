@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -56,8 +58,9 @@ type Options struct {
 	// ProgramVersion finds a program's version when its provider reported
 	// none (default: [ExecVersion]).
 	ProgramVersion func(ctx context.Context, path string) (string, error)
-	// Clock is the time source (default SystemClock).
-	Clock Clock
+	// Clock is the time source: it stamps durations and fires the deadlines
+	// (default the wall clock; tests pass a fake).
+	Clock quartz.Clock
 }
 
 func (o Options) withDefaults() Options {
@@ -80,7 +83,7 @@ func (o Options) withDefaults() Options {
 		o.ProgramVersion = ExecVersion
 	}
 	if o.Clock == nil {
-		o.Clock = SystemClock{}
+		o.Clock = quartz.NewReal()
 	}
 	return o
 }
@@ -182,8 +185,8 @@ func closeAll(o Options, runs []*probeRun, reports []ProviderReport) []string {
 		return nil
 	}
 	timeout := make(chan struct{})
-	stop := o.Clock.AfterFunc(o.CloseTimeout, func() { close(timeout) })
-	defer stop()
+	timer := o.Clock.AfterFunc(o.CloseTimeout, func() { close(timeout) })
+	defer timer.Stop()
 	for len(pending) > 0 {
 		select {
 		case c := <-results:
@@ -224,7 +227,7 @@ type probeRun struct {
 	id      providers.ID
 	adapter providers.Adapter
 	ctx     context.Context
-	clock   Clock
+	clock   quartz.Clock
 	done    chan struct{}
 
 	mu       sync.Mutex

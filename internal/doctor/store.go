@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/store"
 )
 
@@ -16,9 +18,9 @@ import (
 // moved aside and a recovery record written, exactly as serve would do on
 // its slow path), reads the recovery record and closes it. A store that does
 // not exist yet is reported as such and not created.
-func CheckStore(lookup store.LookupEnv, clock Clock) StoreCheck {
+func CheckStore(lookup store.LookupEnv, clock quartz.Clock) StoreCheck {
 	if clock == nil {
-		clock = SystemClock{}
+		clock = quartz.NewReal()
 	}
 	return func(ctx context.Context) StoreReport {
 		t0 := clock.Now()
@@ -28,7 +30,7 @@ func CheckStore(lookup store.LookupEnv, clock Clock) StoreCheck {
 	}
 }
 
-func checkStore(ctx context.Context, lookup store.LookupEnv, clock Clock) StoreReport {
+func checkStore(ctx context.Context, lookup store.LookupEnv, clock quartz.Clock) StoreReport {
 	rep := StoreReport{SchemaVersion: store.SchemaVersion()}
 	path, err := store.ResolvePath(lookup)
 	if err != nil {

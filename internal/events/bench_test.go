@@ -10,24 +10,8 @@ import (
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
-	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
-
-func openStore(tb testing.TB) *store.Store {
-	tb.Helper()
-	return openAt(tb, pgtest.StoreLocation(tb))
-}
-
-// openAt opens the store at a location (a file path or a PostgreSQL URL).
-func openAt(tb testing.TB, location string) *store.Store {
-	tb.Helper()
-	st, err := store.Open(context.Background(), location)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	return st
-}
 
 var benchData = []byte(`{"threadId":"01a22b15-980c-7983-b68d-47d09f412ced","turnId":"01a22b15-9817-7210-95e1-83b1e8b69a71","itemId":"msg_1","delta":"Hello from fake."}`)
 
@@ -56,7 +40,7 @@ func benchEvents(n int) []providers.NativeEvent {
 // log holding 1,000,000 events (100 sessions at the default retention of
 // 10,000). It reports p50/p99 per page.
 func BenchmarkPage100At1M(b *testing.B) {
-	st := openStore(b)
+	st := teststore.Open(b)
 	l := NewLog(st, LogOptions{})
 	ctx := context.Background()
 	const sessions, per = 100, 10000
@@ -98,7 +82,7 @@ func BenchmarkPage100At1M(b *testing.B) {
 
 // BenchmarkAppendOnePerTx appends one event per transaction.
 func BenchmarkAppendOnePerTx(b *testing.B) {
-	st := openStore(b)
+	st := teststore.Open(b)
 	l := NewLog(st, LogOptions{})
 	ctx := context.Background()
 	ev := benchEvents(1)
@@ -115,7 +99,7 @@ func BenchmarkAppendOnePerTx(b *testing.B) {
 
 // BenchmarkAppendBatched appends 100 events per transaction.
 func BenchmarkAppendBatched(b *testing.B) {
-	st := openStore(b)
+	st := teststore.Open(b)
 	l := NewLog(st, LogOptions{})
 	ctx := context.Background()
 	evs := benchEvents(100)

@@ -13,6 +13,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 // fakeStreams is a provider whose streams the test feeds.
@@ -63,7 +64,7 @@ func newHub(t *testing.T, st *store.Store, f *fakeStreams, opts LogOptions) *Hub
 }
 
 func TestOneSharedSubscriptionAndMonotonicSequenceAcrossReopen(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	f := newFakeStreams()
 	h := newHub(t, st, f, LogOptions{})
 	ctx := context.Background()
@@ -119,7 +120,7 @@ func TestOneSharedSubscriptionAndMonotonicSequenceAcrossReopen(t *testing.T) {
 // benchmark's business: BenchmarkWaitWakeAndCancel.) The deadlines below
 // only keep a broken build from hanging.
 func TestWaitWakesProgressAndCancel(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	f := newFakeStreams()
 	h := NewHub(NewLog(st, LogOptions{}), HubOptions{Open: f.open, ReopenBackoff: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond, ProgressInterval: 5 * time.Millisecond})
 	t.Cleanup(func() { h.Close() })
@@ -177,7 +178,7 @@ func TestWaitWakesProgressAndCancel(t *testing.T) {
 // says why, when the session waits on an approval or its provider is
 // gone; every page carries the session's liveness.
 func TestWaitEndsWhenTheSessionIsParked(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	f := newFakeStreams()
 	var mu sync.Mutex
 	state := providers.LiveWorking
@@ -230,7 +231,7 @@ func TestWaitEndsWhenTheSessionIsParked(t *testing.T) {
 func TestRetentionGap(t *testing.T) { pgtest.EachDialect(t, testRetentionGap) }
 
 func testRetentionGap(t *testing.T, location string) {
-	st := openAt(t, location)
+	st := teststore.OpenAt(t, location)
 	l := NewLog(st, LogOptions{Retention: 50})
 	ctx := context.Background()
 	for i := 1; i <= 120; i++ {
@@ -380,7 +381,7 @@ func (notFound) Error() string  { return "Unknown session codex:nope" }
 func (notFound) NotFound() bool { return true }
 
 func TestUnsupportedAndUnknownAreErrorsOtherFailuresWarn(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	f := newFakeStreams()
 	f.err = &providers.UnsupportedError{Provider: providers.Cursor, Operation: "events"}
 	h := newHub(t, st, f, LogOptions{})
@@ -416,7 +417,7 @@ func TestTimeFormatRoundTrip(t *testing.T) {
 // and returns once the provider stream is open, so an event sent right
 // after it is logged in the first epoch.
 func TestWatchOpensTheStreamBeforeATurn(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	f := newFakeStreams()
 	h := newHub(t, st, f, LogOptions{})
 	ctx := context.Background()
@@ -446,7 +447,7 @@ func TestWatchOpensTheStreamBeforeATurn(t *testing.T) {
 // written (to the microsecond, PostgreSQL's precision) on both dialects.
 func TestEventTimesRoundTripOnEveryDialect(t *testing.T) {
 	pgtest.EachDialect(t, func(t *testing.T, location string) {
-		l := NewLog(openAt(t, location), LogOptions{})
+		l := NewLog(teststore.OpenAt(t, location), LogOptions{})
 		ctx := context.Background()
 		ts := time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
 		if _, err := l.Append(ctx, providers.Codex, "times", 1, []providers.NativeEvent{{Type: "t", Timestamp: ts, Data: []byte(`{"b":1,"a":[2]}`)}}); err != nil {

@@ -42,6 +42,14 @@ type HubOptions struct {
 	// registry's); every page carries it, and a wait ends early when the
 	// session is parked on an approval or its provider is gone.
 	Liveness func(provider providers.ID, nativeID string) providers.Liveness
+	// Reports, when set, hands the hub the adapters' out-of-band events
+	// (the registry's relay); each is appended to its session's log.
+	Reports EventSource
+}
+
+// EventSource passes provider events on to a reporter once it is there.
+type EventSource interface {
+	ForwardEvents(providers.EventReporter)
 }
 
 // Hub shares one provider subscription per session among all readers.
@@ -82,7 +90,11 @@ func NewHub(log *Log, opts HubOptions) *Hub {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &Hub{log: log, opts: opts, subs: map[key]*subscription{}}
+	h := &Hub{log: log, opts: opts, subs: map[key]*subscription{}}
+	if opts.Reports != nil {
+		opts.Reports.ForwardEvents(h)
+	}
+	return h
 }
 
 // Log returns the hub's log.

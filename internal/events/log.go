@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
 )
@@ -80,7 +82,7 @@ type Log struct {
 	db        *sql.DB
 	retention int64
 	slack     int64
-	now       func() time.Time
+	clock     quartz.Clock
 	notify    *notifier
 	stmts     *statements
 
@@ -93,8 +95,8 @@ type LogOptions struct {
 	// Retention is how many newest events per session are kept (default
 	// [DefaultRetention]); older ones are deleted as new ones arrive.
 	Retention int
-	// Now is the clock (default time.Now).
-	Now func() time.Time
+	// Clock is the time source (default the wall clock).
+	Clock quartz.Clock
 }
 
 // NewLog returns the event log over st. Appends run in their own write
@@ -104,15 +106,15 @@ func NewLog(st *store.Store, opts LogOptions) *Log {
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = quartz.NewReal()
 	}
 	r := int64(opts.Retention)
 	return &Log{
 		db:        st.DB(),
 		retention: r,
 		slack:     max(16, r/100),
-		now:       opts.Now,
+		clock:     opts.Clock,
 		notify:    newNotifier(),
 		stmts:     newStatements(st.DB(), st.Rebind),
 		trimmed:   map[key]int64{},
@@ -131,7 +133,7 @@ func (l *Log) NewEpoch(ctx context.Context, provider providers.ID, nativeID stri
 		if err != nil {
 			return err
 		}
-		return tx.StmtContext(ctx, st).QueryRowContext(ctx, string(provider), nativeID, l.now().UTC()).Scan(&epoch)
+		return tx.StmtContext(ctx, st).QueryRowContext(ctx, string(provider), nativeID, l.clock.Now().UTC()).Scan(&epoch)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("open event epoch for %s:%s: %w", provider, nativeID, err)
@@ -232,7 +234,7 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, provider providers.ID, n
 	if len(evs) == 0 {
 		return 0, nil, nil
 	}
-	now := l.now().UTC()
+	now := l.clock.Now().UTC()
 	bump, err := l.stmts.get(ctx, stBump)
 	if err != nil {
 		return 0, nil, err

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 // TestPagesCarryANextCursorWhileEventsFollow: a page answers nextCursor
 // only while stored events follow it; the cursor resumes exactly after the
 // page (also after the server cut it) and belongs to its session.
 func TestPagesCarryANextCursorWhileEventsFollow(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	l := NewLog(st, LogOptions{})
 	ctx := context.Background()
 	for i := 1; i <= 25; i++ {

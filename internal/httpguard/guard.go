@@ -26,6 +26,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/coder/quartz"
 )
 
 // Defaults of Options.
@@ -72,8 +74,8 @@ type Options struct {
 	// read it (a client that trickles its body is cut off).
 	MaxBodyBytes int64
 	BodyTimeout  time.Duration
-	// Now is the clock of the rate limiter (time.Now when nil).
-	Now func() time.Time
+	// Clock is the time source of the rate limiter (the wall clock when nil).
+	Clock quartz.Clock
 }
 
 // Guard applies Options to requests. It is safe for concurrent use.
@@ -102,8 +104,8 @@ func New(o Options) *Guard {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = quartz.NewReal()
 	}
 	g := &Guard{origins: map[string]bool{}, loopback: o.LoopbackHostOnly, maxBody: o.MaxBodyBytes, bodyTimeout: o.BodyTimeout}
 	for _, origin := range o.AllowedOrigins {
@@ -112,7 +114,7 @@ func New(o Options) *Guard {
 		}
 	}
 	if o.RateLimit > 0 {
-		g.limiter = newLimiter(o.RateLimit, o.RateWindow, o.Now)
+		g.limiter = newLimiter(o.RateLimit, o.RateWindow, o.Clock)
 	}
 	return g
 }

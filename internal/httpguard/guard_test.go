@@ -11,22 +11,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 func errorCode(t *testing.T, rec *httptest.ResponseRecorder) string {
 	t.Helper()
@@ -84,8 +73,8 @@ func TestScreen(t *testing.T) {
 }
 
 func TestRateLimitFixedWindowPerAddress(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
-	g := New(Options{Now: clock.Now})
+	clock := testclock.At(t, time.Unix(1_700_000_000, 0))
+	g := New(Options{Clock: clock})
 	req := func(addr string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodGet, "/healthz", nil)
 		r.RemoteAddr = addr
@@ -99,7 +88,7 @@ func TestRateLimitFixedWindowPerAddress(t *testing.T) {
 			t.Fatalf("request %d refused: %d", i+1, rec.Code)
 		}
 	}
-	clock.Add(20 * time.Second)
+	clock.Advance(20 * time.Second)
 	rec := req("127.0.0.1:50000")
 	if rec.Code != http.StatusTooManyRequests || errorCode(t, rec) != CodeRateLimited {
 		t.Fatalf("request 301: %d %s, want 429 rate_limited", rec.Code, rec.Body)
@@ -110,7 +99,7 @@ func TestRateLimitFixedWindowPerAddress(t *testing.T) {
 	if rec := req("[::1]:1234"); rec.Code != http.StatusOK {
 		t.Fatalf("another address is limited separately, got %d", rec.Code)
 	}
-	clock.Add(40 * time.Second)
+	clock.Advance(40 * time.Second)
 	if rec := req("127.0.0.1:50001"); rec.Code != http.StatusOK {
 		t.Fatalf("a new window passes again, got %d", rec.Code)
 	}

@@ -3,6 +3,8 @@ package httpguard
 import (
 	"sync"
 	"time"
+
+	"github.com/coder/quartz"
 )
 
 // limiter counts requests per key in fixed windows, as 0.3.x did: the
@@ -11,7 +13,7 @@ import (
 type limiter struct {
 	limit  int
 	window time.Duration
-	now    func() time.Time
+	clock  quartz.Clock
 
 	mu        sync.Mutex
 	windows   map[string]*window
@@ -23,14 +25,14 @@ type window struct {
 	count int
 }
 
-func newLimiter(limit int, every time.Duration, now func() time.Time) *limiter {
-	return &limiter{limit: limit, window: every, now: now, windows: map[string]*window{}}
+func newLimiter(limit int, every time.Duration, clock quartz.Clock) *limiter {
+	return &limiter{limit: limit, window: every, clock: clock, windows: map[string]*window{}}
 }
 
 // allow counts one request of key; when it is over the limit it returns
 // false and the time left until the key's window ends.
 func (l *limiter) allow(key string) (bool, time.Duration) {
-	now := l.now()
+	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !now.Before(l.nextPrune) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/httpguard"
 )
 
@@ -45,8 +47,8 @@ type Options struct {
 	ReadOnly bool
 	// IdleAfter closes sessions unseen this long (DefaultIdleAfter).
 	IdleAfter time.Duration
-	// Now is the clock of the session table (time.Now when nil).
-	Now    func() time.Time
+	// Clock is the time source of the session table (the wall clock when nil).
+	Clock  quartz.Clock
 	Logger *slog.Logger
 	// Desk, when set, serves /desk and every path below it (the traffic
 	// desk, internal/desk). It is handed the request before this
@@ -65,7 +67,7 @@ type Handler struct {
 	health   bool
 	readOnly bool
 	idle     time.Duration
-	now      func() time.Time
+	clock    quartz.Clock
 	log      *slog.Logger
 	sessions *sessionTable
 	desk     http.Handler
@@ -76,8 +78,8 @@ func NewHandler(o Options) *Handler {
 	if o.IdleAfter <= 0 {
 		o.IdleAfter = DefaultIdleAfter
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = quartz.NewReal()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -87,7 +89,7 @@ func NewHandler(o Options) *Handler {
 	}
 	return &Handler{
 		mcp: o.MCP, guard: o.Guard, bearer: httpguard.Bearer(o.Token), health: o.HealthNeedsToken,
-		readOnly: o.ReadOnly, idle: o.IdleAfter, now: o.Now, log: o.Logger, sessions: newSessionTable(), desk: o.Desk,
+		readOnly: o.ReadOnly, idle: o.IdleAfter, clock: o.Clock, log: o.Logger, sessions: newSessionTable(), desk: o.Desk,
 	}
 }
 
@@ -142,11 +144,11 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	r.ContentLength = int64(len(body))
 
 	if id := r.Header.Get(HeaderSessionID); id != "" {
-		if !h.sessions.acquire(id, h.now()) {
+		if !h.sessions.acquire(id, h.clock.Now()) {
 			h.refuseSession(w, id, http.StatusBadRequest, CodeSessionRequired)
 			return
 		}
-		defer h.sessions.release(id, h.now())
+		defer h.sessions.release(id, h.clock.Now())
 		h.mcp.ServeHTTP(&interceptor{ResponseWriter: w, onHeader: h.goneIfNotFound(w, id)}, r)
 		return
 	}
@@ -176,11 +178,11 @@ func (h *Handler) refuseSession(w http.ResponseWriter, id string, status int, co
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(HeaderSessionID)
-	if id == "" || !h.sessions.acquire(id, h.now()) {
+	if id == "" || !h.sessions.acquire(id, h.clock.Now()) {
 		httpguard.WriteError(w, http.StatusNotFound, CodeUnknownSession)
 		return
 	}
-	h.sessions.release(id, h.now())
+	h.sessions.release(id, h.clock.Now())
 	h.mcp.ServeHTTP(&interceptor{ResponseWriter: w, onHeader: h.goneIfNotFound(w, id)}, r)
 	if h.sessions.remove(id) {
 		h.log.Info("HTTP session closed", "session", id, "by", "client")
@@ -191,7 +193,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 // the answer reaches the client (which may send its next request at once).
 func (h *Handler) registerSession(status int, header http.Header) bool {
 	if id := header.Get(HeaderSessionID); status == http.StatusOK && id != "" {
-		h.sessions.open(id, h.now())
+		h.sessions.open(id, h.clock.Now())
 		h.log.Info("HTTP session opened", "session", id)
 	}
 	return false
@@ -214,7 +216,7 @@ func (h *Handler) goneIfNotFound(w http.ResponseWriter, id string) func(int, htt
 // Sweep closes the sessions with no request in flight that have not been
 // seen for IdleAfter, and returns their ids. Serve calls it every minute.
 func (h *Handler) Sweep() []string {
-	ids := h.sessions.removeIdle(h.now(), h.idle)
+	ids := h.sessions.removeIdle(h.clock.Now(), h.idle)
 	for _, id := range ids {
 		h.closeSDKSession(id)
 		h.log.Info("HTTP session closed", "session", id, "by", "idle timeout")

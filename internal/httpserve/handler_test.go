@@ -13,24 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/internal/httpguard"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 const testToken = "test-token-0123456789"
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // echoServer is an MCP server with one tool, echo, that answers its text
 // argument prefixed with the id of the session that called it.
@@ -49,7 +39,7 @@ type testServer struct {
 	url   string
 	base  string
 	h     *Handler
-	clock *fakeClock
+	clock *quartz.Mock
 	stop  context.CancelFunc // ends Serve
 	done  chan error         // Serve's result
 }
@@ -65,12 +55,12 @@ type testOptions struct {
 // start serves h on a loopback port until the test ends.
 func start(t *testing.T, o testOptions) *testServer {
 	t.Helper()
-	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	clock := testclock.At(t, time.Unix(1_700_000_000, 0))
 	if o.guard.RateLimit == 0 {
 		o.guard.RateLimit = -1
 	}
-	if o.guard.Now == nil {
-		o.guard.Now = clock.Now
+	if o.guard.Clock == nil {
+		o.guard.Clock = clock
 	}
 	o.guard.LoopbackHostOnly = true
 	token := testToken
@@ -88,7 +78,7 @@ func start(t *testing.T, o testOptions) *testServer {
 		MCP:   mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{DisableLocalhostProtection: true}),
 		Guard: httpguard.New(o.guard),
 		Token: httpguard.NewSecret(token),
-		Now:   clock.Now,
+		Clock: clock,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -290,7 +280,7 @@ func TestRateLimited(t *testing.T) {
 	if status != http.StatusTooManyRequests || !strings.Contains(body, "rate_limited") || h.Get("Retry-After") != "60" {
 		t.Fatalf("4th request: %d %v %s, want 429 rate_limited, Retry-After 60", status, h, body)
 	}
-	s.clock.Add(time.Minute)
+	s.clock.Advance(time.Minute)
 	if status, _, _ := raw(t, http.MethodGet, s.base+"/healthz", nil, ""); status != http.StatusOK {
 		t.Fatalf("next window: %d", status)
 	}
@@ -341,14 +331,14 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 	if _, err := echo(t, cs, "hello"); err != nil {
 		t.Fatal(err)
 	}
-	s.clock.Add(29 * time.Minute)
+	s.clock.Advance(29 * time.Minute)
 	if closed := s.h.Sweep(); len(closed) != 0 {
 		t.Fatalf("closed %v after 29 minutes", closed)
 	}
 	if _, err := echo(t, cs, "still in use"); err != nil { // seen again at 29 min
 		t.Fatal(err)
 	}
-	s.clock.Add(time.Minute)
+	s.clock.Advance(time.Minute)
 	closed := s.h.Sweep()
 	if len(closed) != 1 || closed[0] != other {
 		t.Fatalf("after 30 minutes closed %v, want only the idle raw session %s", closed, other)
@@ -357,7 +347,7 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 	if status != http.StatusNotFound || !strings.Contains(body, "unknown_session") {
 		t.Fatalf("request on the closed session: %d %s, want 404 unknown_session", status, body)
 	}
-	s.clock.Add(30 * time.Minute)
+	s.clock.Advance(30 * time.Minute)
 	if closed := s.h.Sweep(); len(closed) != 1 || closed[0] != cs.ID() {
 		t.Fatalf("closed %v, want the go-sdk session %s", closed, cs.ID())
 	}

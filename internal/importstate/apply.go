@@ -34,9 +34,9 @@ type Options struct {
 	// DryRun rolls the transaction back: the report says what a real run
 	// would do, and nothing is written.
 	DryRun bool
-	// Now is the import time (a claim's expiry, an in-flight send's
-	// delivery_unknown time); default time.Now.
-	Now func() time.Time
+	// At is the import time (a claim's expiry, an in-flight send's
+	// delivery_unknown time); Run passes the instant it read the files at.
+	At time.Time
 }
 
 // ErrConflicts is wrapped by the error Import returns when records the
@@ -56,13 +56,10 @@ const chunk = 500
 // store has with other content is a conflict, and any conflict refuses the
 // whole import. A dry run does the same and rolls back.
 func Import(ctx context.Context, st Store, snap *Snapshot, opts Options) (*Report, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	var rep *Report
 	err := st.Tx(ctx, func(tx *ent.Tx) error {
 		rep = newReport(snap, opts.DryRun)
-		w := &writer{tx: tx, rep: rep, now: opts.Now().UTC()}
+		w := &writer{tx: tx, rep: rep, now: opts.At.UTC()}
 		if err := w.run(ctx, snap); err != nil {
 			return err
 		}

@@ -64,7 +64,7 @@ func BenchmarkImport(b *testing.B) {
 		b.StopTimer()
 		db := filepath.Join(b.TempDir(), "interop.db")
 		b.StartTimer()
-		rep, err := Run(context.Background(), Config{StateFile: state, ConversationsFile: convs, Store: db, Now: fixedNow, Lookup: lookup})
+		rep, err := Run(context.Background(), Config{StateFile: state, ConversationsFile: convs, Store: db, Clock: fixedClock(b), Lookup: lookup})
 		if err != nil || rep.New() != records {
 			b.Fatalf("%v %+v", err, rep)
 		}
@@ -76,7 +76,7 @@ func BenchmarkImportAgain(b *testing.B) {
 	state, convs, records := writeLarge(b, 1000, 20, 100)
 	lookup := func(string) (string, bool) { return "", false }
 	db := filepath.Join(b.TempDir(), "interop.db")
-	cfg := Config{StateFile: state, ConversationsFile: convs, Store: db, Now: fixedNow, Lookup: lookup}
+	cfg := Config{StateFile: state, ConversationsFile: convs, Store: db, Clock: fixedClock(b), Lookup: lookup}
 	if _, err := Run(context.Background(), cfg); err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/delivery"
@@ -16,6 +18,8 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
@@ -25,7 +29,10 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // claim are still active then.
 var importNow = time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
 
-func fixedNow() time.Time { return importNow }
+// fixedClock is a fake clock standing at importNow.
+func fixedClock(t quartz.TestingT) *quartz.Mock {
+	return testclock.At(t, importNow)
+}
 
 // fixture names the two files of a fixture directory.
 func fixture(dir string) (state, convs string) {
@@ -36,7 +43,7 @@ func fixture(dir string) (state, convs string) {
 func run(t *testing.T, dir, db string, dryRun bool) (*Report, error) {
 	t.Helper()
 	state, convs := fixture(dir)
-	return Run(context.Background(), Config{StateFile: state, ConversationsFile: convs, Store: db, DryRun: dryRun, Now: fixedNow,
+	return Run(context.Background(), Config{StateFile: state, ConversationsFile: convs, Store: db, DryRun: dryRun, Clock: fixedClock(t),
 		Lookup: func(string) (string, bool) { return "", false }})
 }
 
@@ -53,17 +60,6 @@ func mustRun(t *testing.T, dir, db string) *Report {
 // newDB is a store path in a fresh directory (the file does not exist).
 func newDB(t *testing.T) string { return filepath.Join(t.TempDir(), "interop.db") }
 
-// openStore opens the store at db for reading back.
-func openStore(t *testing.T, db string) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 // dump is every row of every table an import writes, as JSON, so two
 // states of a store compare exactly.
 func dump(t *testing.T, db string) string {
@@ -71,7 +67,7 @@ func dump(t *testing.T, db string) string {
 	if _, err := os.Stat(db); err != nil {
 		return "no store: " + err.Error()
 	}
-	st := openStore(t, db)
+	st := teststore.OpenAt(t, db)
 	ctx := context.Background()
 	out := map[string]any{}
 	err := st.Read(ctx, func(tx *ent.Tx) error {
@@ -124,24 +120,20 @@ type services struct {
 
 func newServices(t *testing.T, db string) *services {
 	t.Helper()
-	st := openStore(t, db)
+	st := teststore.OpenAt(t, db)
 	fake := &registrytest.Adapter{Provider: providers.Codex, EndpointName: "stdio:fake"}
 	reg, err := registry.New(st, []providers.Adapter{fake}, registry.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger := delivery.New(st, reg, delivery.Options{Now: fixedNow})
+	ledger := delivery.New(st, reg, delivery.Options{Clock: fixedClock(t)})
 	t.Cleanup(func() { ledger.Close() })
 	return &services{
 		st: st, fake: fake, ledger: ledger,
-		work: workflow.New(st, workflow.Options{Clock: clockFunc(fixedNow), LookupEnv: func(string) (string, bool) { return "", false }}),
-		conv: conversations.New(st, ledger, conversations.WithClock(clockFunc(fixedNow))),
+		work: workflow.New(st, workflow.Options{Clock: fixedClock(t), LookupEnv: func(string) (string, bool) { return "", false }}),
+		conv: conversations.New(st, ledger, conversations.WithClock(fixedClock(t))),
 	}
 }
-
-type clockFunc func() time.Time
-
-func (f clockFunc) Now() time.Time { return f() }
 
 // golden compares got with testdata/<name>, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {

@@ -71,7 +71,7 @@ func TestImportReadsBackThroughTheServices(t *testing.T) {
 		ev.ContentHash != workflow.ContentHash(ev.Data) || *ev.SessionID != "codex:thread-a" || ev.CapturedAt != "2026-01-01T00:01:40.000Z" {
 		t.Errorf("evidence = %+v %s", ev, ev.Data)
 	}
-	clPage, err := claims.New(s.st, claims.WithClock(clockFunc(fixedNow))).List(ctx, claims.ListInput{ActiveOnly: true})
+	clPage, err := claims.New(s.st, claims.WithClock(fixedClock(t))).List(ctx, claims.ListInput{ActiveOnly: true})
 	cl := clPage.Claims
 	if err != nil || len(cl) != 1 || cl[0].ID != "claim_3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f" || cl[0].Resource != "auth" {
 		t.Errorf("active claims = %+v, %v", cl, err)
@@ -191,7 +191,7 @@ func TestFullFixtureEdgeCases(t *testing.T) {
 
 	// Claims: active, expired by its lease, released, and marked expired
 	// with a lease still running (released).
-	all, err := claims.New(s.st, claims.WithClock(clockFunc(fixedNow))).List(ctx, claims.ListInput{Limit: 100})
+	all, err := claims.New(s.st, claims.WithClock(fixedClock(t))).List(ctx, claims.ListInput{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestChangedInTheStoreSinceIsKept(t *testing.T) {
 	if _, err := s.work.UpdateHandoffStatus(ctx, "handoff_5d2c1b0a-9e8f-4a7b-8c6d-5e4f3a2b1c0d", "applied"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := claims.New(s.st, claims.WithClock(clockFunc(fixedNow))).Release(ctx, claims.ReleaseInput{ClaimID: "claim_3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f"}); err != nil {
+	if _, err := claims.New(s.st, claims.WithClock(fixedClock(t))).Release(ctx, claims.ReleaseInput{ClaimID: "claim_3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f"}); err != nil {
 		t.Fatal(err)
 	}
 	before := dump(t, db)
@@ -426,18 +426,18 @@ func TestMissingFiles(t *testing.T) {
 		}
 		return "", false
 	}
-	_, err := Run(context.Background(), Config{Lookup: lookup, Store: newDB(t), Now: fixedNow})
+	_, err := Run(context.Background(), Config{Lookup: lookup, Store: newDB(t), Clock: fixedClock(t)})
 	if err == nil || !strings.Contains(err.Error(), "nothing to import: neither "+filepath.Join(home, ".agent-interop-runtime", "state.json")) {
 		t.Errorf("no files: %v", err)
 	}
 	// A named file must exist; a default one that is missing is skipped.
-	_, err = Run(context.Background(), Config{Lookup: lookup, StateFile: filepath.Join(home, "nope.json"), Store: newDB(t), Now: fixedNow})
+	_, err = Run(context.Background(), Config{Lookup: lookup, StateFile: filepath.Join(home, "nope.json"), Store: newDB(t), Clock: fixedClock(t)})
 	if err == nil || !strings.Contains(err.Error(), "nope.json") {
 		t.Errorf("missing named file: %v", err)
 	}
 	_, convs := fixture("normal")
 	db := newDB(t)
-	rep, err := Run(context.Background(), Config{Lookup: lookup, ConversationsFile: convs, Store: db, Now: fixedNow})
+	rep, err := Run(context.Background(), Config{Lookup: lookup, ConversationsFile: convs, Store: db, Clock: fixedClock(t)})
 	if err != nil || rep.Files[0].Found || rep.Files[0].Role != "state" || !rep.Files[1].Found || rep.count(KindMessage).New != 3 || rep.count(KindWork).InFiles != 0 {
 		t.Errorf("conversations only = %+v, %v", rep, err)
 	}
@@ -453,7 +453,7 @@ func TestMissingFiles(t *testing.T) {
 		}
 		return "", false
 	}
-	rep, err = Run(context.Background(), Config{Lookup: lookup2, Store: db, Now: fixedNow})
+	rep, err = Run(context.Background(), Config{Lookup: lookup2, Store: db, Clock: fixedClock(t)})
 	if err != nil || rep.count(KindWork).New != 2 || rep.Files[0].Path != abs {
 		t.Errorf("INTEROP_STATE_FILE = %+v, %v", rep, err)
 	}
@@ -517,7 +517,7 @@ func TestNewerFileAddsWhatIsNew(t *testing.T) {
 	if err := os.WriteFile(newer, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), Config{StateFile: state, ConversationsFile: newer, Store: db, Now: fixedNow,
+	rep, err := Run(context.Background(), Config{StateFile: state, ConversationsFile: newer, Store: db, Clock: fixedClock(t),
 		Lookup: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ func TestMalformedInputIsRefused(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join("testdata", "malformed", tc.file)
-			cfg := Config{Store: newDB(t), Now: fixedNow, Lookup: func(string) (string, bool) { return "", false }}
+			cfg := Config{Store: newDB(t), Clock: fixedClock(t), Lookup: func(string) (string, bool) { return "", false }}
 			// The other file is a good one, so only this file is refused.
 			state, convs := fixture("normal")
 			if tc.state {
@@ -103,7 +103,7 @@ func TestRefusalLeavesTheStoreUnchanged(t *testing.T) {
 	before := dump(t, db)
 	_, convs := fixture("full")
 	_, err := Run(context.Background(), Config{StateFile: filepath.Join("testdata", "malformed", "dangling-state.json"), ConversationsFile: convs,
-		Store: db, Now: fixedNow, Lookup: func(string) (string, bool) { return "", false }})
+		Store: db, Clock: fixedClock(t), Lookup: func(string) (string, bool) { return "", false }})
 	if err == nil {
 		t.Fatal("a malformed file was imported")
 	}

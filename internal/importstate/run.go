@@ -9,7 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
+
+	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/internal/store"
 )
@@ -40,7 +41,7 @@ type Config struct {
 	// Store is the store location (store.ResolvePath).
 	Store  string
 	DryRun bool
-	Now    func() time.Time
+	Clock  quartz.Clock
 }
 
 // Run reads the files, checks them, and imports them into the store in one
@@ -49,8 +50,8 @@ type Config struct {
 // run against a store that does not exist yet leaves it missing: it runs
 // against an empty temporary store instead.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = quartz.NewReal()
 	}
 	state, err := cfg.input(cfg.StateFile, EnvStateFile, defaultState)
 	if err != nil {
@@ -63,7 +64,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if state.file == nil && convs.file == nil {
 		return nil, fmt.Errorf("nothing to import: neither %s nor %s exists (name the files with --state and --conversations)", state.path, convs.path)
 	}
-	now := cfg.Now().UTC()
+	now := cfg.Clock.Now().UTC()
 	snap, err := Parse(state.file, convs.file, now)
 	if err != nil {
 		return nil, err
@@ -94,7 +95,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the state store: %w", err)
 	}
-	rep, err := Import(ctx, st, snap, Options{DryRun: cfg.DryRun, Now: func() time.Time { return now }})
+	rep, err := Import(ctx, st, snap, Options{DryRun: cfg.DryRun, At: now})
 	if cerr := st.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("close the state store: %w", cerr)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/agent-interop/runtime/internal/jsonrpc"
 )
 
 // MaxDepth is the deepest nesting of objects and arrays a forwarded message
@@ -15,9 +17,9 @@ const MaxDepth = 1000
 
 // JSON-RPC error codes the guard answers with.
 const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeInvalidParams  = -32602
+	codeParseError     = jsonrpc.CodeParseError
+	codeInvalidRequest = jsonrpc.CodeInvalidRequest
+	codeInvalidParams  = jsonrpc.CodeInvalidParams
 )
 
 // member is one top-level member of a message object.

@@ -2,7 +2,9 @@
 // JSON-RPC with a guard in front of the MCP SDK, which would end the whole
 // session on a message it cannot decode.
 //
-// Every inbound line is checked first (frame.go) without recursion, so no
+// Lines are read with internal/jsonrpc's ReadLine, the framing every stdio
+// protocol of the runtime shares. Every inbound line is checked first
+// (frame.go) without recursion, so no
 // nesting depth or size up to [MaxLineBytes] can hurt the guard itself. A
 // line the SDK could not take gets the protocol's answer from the guard and
 // the session goes on:
@@ -30,13 +32,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-interop/runtime/internal/jsonrpc"
 )
 
 // MaxLineBytes bounds one inbound message.
@@ -331,7 +334,7 @@ func (g *guard) drained(within time.Duration) {
 func (g *guard) pump(in io.Reader, pw *io.PipeWriter) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
-		line, tooLong, err := readLine(r)
+		line, tooLong, err := jsonrpc.ReadLine(r, MaxLineBytes)
 		switch {
 		case tooLong:
 			g.answer(&refusal{code: codeInvalidRequest, msg: "Invalid Request: message exceeds 4 MiB"})
@@ -374,23 +377,4 @@ func (g *guard) forward(line []byte, pw *io.PipeWriter) error {
 		return err
 	}
 	return nil
-}
-
-// readLine returns the next line without its newline; a line over the
-// limit is consumed and reported as tooLong.
-func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > MaxLineBytes {
-				tooLong, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return bytes.TrimRight(line, "\r\n"), tooLong, err
-	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -24,16 +26,6 @@ const (
 	fileMode os.FileMode = 0o600
 )
 
-// Clock tells the current time. Production code passes [SystemClock]; tests
-// pass a fake.
-type Clock interface{ Now() time.Time }
-
-// SystemClock is the wall clock.
-type SystemClock struct{}
-
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
-
 // ErrForeignStore is wrapped by the error Open returns for a database that
 // belongs to another application.
 var ErrForeignStore = errors.New("store file belongs to another application")
@@ -46,14 +38,14 @@ var ErrSchemaMismatch = errors.New("store schema version differs from this build
 type Option func(*options)
 
 type options struct {
-	clock  Clock
+	clock  quartz.Clock
 	verify bool
 	lazy   bool
 }
 
 // WithClock sets the clock used to name preserved files and stamp recovery
-// records (default [SystemClock]).
-func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
+// records (default the wall clock).
+func WithClock(c quartz.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithIntegrityCheck makes Open take the slow path even for a current file:
 // it runs PRAGMA quick_check and moves a damaged file aside (doctor uses it).
@@ -74,7 +66,7 @@ type Store struct {
 	location string // what to print: the path, or the URL without its password
 	db       *sql.DB
 	client   *ent.Client
-	clock    Clock
+	clock    quartz.Clock
 	pg       *pgState // PostgreSQL only
 
 	// writeSlot serialises this process's writers so they queue in Go
@@ -111,7 +103,7 @@ type Store struct {
 // as damaged, is moved aside (see [Store.Recovery]); another application's
 // database is refused with an error wrapping [ErrForeignStore].
 func Open(ctx context.Context, location string, opts ...Option) (*Store, error) {
-	o := options{clock: SystemClock{}}
+	o := options{clock: quartz.NewReal()}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -165,7 +157,7 @@ func Open(ctx context.Context, location string, opts ...Option) (*Store, error) 
 	return s, nil
 }
 
-func openDB(path string, clock Clock) (*Store, error) {
+func openDB(path string, clock quartz.Clock) (*Store, error) {
 	db, err := sql.Open("sqlite", sqliteDSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -462,13 +454,21 @@ func checkTables(path string, tables []string) error {
 // with: the store's clock, cut to the precision the dialect stores
 // (PostgreSQL keeps microseconds), so a record answered right after a write
 // carries the same times as when it is read back later.
-func (s *Store) Clock() Clock {
+func (s *Store) Clock() quartz.Clock {
 	if s.pg != nil {
 		return microClock{s.clock}
 	}
 	return s.clock
 }
 
-type microClock struct{ c Clock }
+// microClock is a clock whose readings are cut to microseconds; timers are
+// the underlying clock's.
+type microClock struct{ quartz.Clock }
 
-func (m microClock) Now() time.Time { return m.c.Now().Truncate(time.Microsecond) }
+func (m microClock) Now(tags ...string) time.Time {
+	return m.Clock.Now(tags...).Truncate(time.Microsecond)
+}
+
+func (m microClock) Since(t time.Time, tags ...string) time.Duration { return m.Now(tags...).Sub(t) }
+
+func (m microClock) Until(t time.Time, tags ...string) time.Duration { return t.Sub(m.Now(tags...)) }

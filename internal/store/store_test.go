@@ -11,20 +11,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/store/internal/ddl"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
+// fixedClock is a fake clock standing at testNow.
+func fixedClock(t testing.TB) *quartz.Mock {
+	return testclock.At(t, testNow)
+}
 
 var testNow = time.UnixMilli(1_700_000_000_123).UTC()
 
 func openT(t testing.TB, path string, opts ...Option) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), path, append([]Option{WithClock(fixedClock{testNow})}, opts...)...)
+	s, err := Open(context.Background(), path, append([]Option{WithClock(fixedClock(t))}, opts...)...)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", path, err)
 	}
@@ -224,7 +228,7 @@ func TestOpenRefusesForeignDatabase(t *testing.T) {
 			}
 			db.Close()
 			before, _ := os.ReadFile(path)
-			_, err = Open(context.Background(), path, WithClock(fixedClock{testNow}))
+			_, err = Open(context.Background(), path, WithClock(fixedClock(t)))
 			if !errors.Is(err, ErrForeignStore) || !strings.Contains(err.Error(), "refusing to use or replace it") {
 				t.Fatalf("Open(foreign) err = %v", err)
 			}

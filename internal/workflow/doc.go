@@ -1,6 +1,7 @@
 // Package workflow is the coordination service layer: work items and their
 // dependencies, hashed evidence, token-budgeted handoffs with a lifecycle,
-// caller-submitted reviews, the work graph and local verification runs.
+// caller-submitted reviews, the work graph and local verification runs (the
+// commands run through internal/verify; they are recorded here as evidence).
 //
 // Every method that changes state runs in exactly one store transaction, so
 // a rejected call leaves the store unchanged. Inputs mirror the MCP tool

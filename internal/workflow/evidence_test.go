@@ -11,7 +11,7 @@ import (
 func TestEvidenceRoundTrip(t *testing.T) {
 	f := newFixture(t)
 	w := f.work("w")
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	e, err := f.svc.AddEvidence(f.ctx, AddEvidenceInput{
 		WorkID:    &w.ID,
 		SessionID: ptr("codex:abc"),
@@ -63,7 +63,7 @@ func TestListEvidenceNewestFirst(t *testing.T) {
 	w := f.work("w")
 	a := f.evidence(w.ID, "", 1)
 	b := f.evidence("", "", 2) // same millisecond: ID order breaks the tie
-	f.clock.advance(time.Millisecond)
+	f.clock.Advance(time.Millisecond)
 	c := f.evidence(w.ID, "", 3)
 	all, _ := f.svc.ListEvidence(f.ctx, ListEvidenceInput{WorkID: nil})
 	if ids := []string{all.Evidence[0].ID, all.Evidence[1].ID, all.Evidence[2].ID}; ids[0] != c.ID || ids[1] != b.ID || ids[2] != a.ID {

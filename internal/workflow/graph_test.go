@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 func hasEdge(g Graph, from, to, kind string) bool {
@@ -37,7 +37,7 @@ func TestWorkGraph(t *testing.T) {
 	if _, err := f.svc.UpdateHandoffStatus(f.ctx, h1.ID, "superseded"); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	h2, err := f.svc.CreateHandoff(f.ctx, f.handoffInput(a.ID))
 	if err != nil {
 		t.Fatal(err)
@@ -108,11 +108,7 @@ func TestWorkGraphReportsStoreRecovery(t *testing.T) {
 	if err := os.WriteFile(path, []byte("definitely not sqlite, but somebody's data"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := teststore.OpenAt(t, path)
 	svc := New(st, Options{LookupEnv: fakeEnv{}.lookup})
 	g, err := svc.WorkGraph(context.Background(), GraphInput{Limit: 100})
 	if err != nil {

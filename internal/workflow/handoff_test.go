@@ -25,7 +25,7 @@ func (f *fixture) handoffInput(workID string) CreateHandoffInput {
 // tokensOf counts a packet exactly as the service does.
 func tokensOf(t *testing.T, f *fixture, p Packet) int {
 	t.Helper()
-	raw, err := compactJSON(p)
+	raw, err := CompactJSON(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func tokensOf(t *testing.T, f *fixture, p Packet) int {
 func TestCreateHandoffSmallHasNoOmissions(t *testing.T) {
 	f := newFixture(t)
 	w := f.work("w")
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	in := f.handoffInput(w.ID)
 	in.ContinuationState = ptr("in_progress")
 	in.LatestValidation = &Validation{Command: "go test ./...", Outcome: "passed"}
@@ -61,7 +61,7 @@ func TestCreateHandoffSmallHasNoOmissions(t *testing.T) {
 	if p.Tokenizer != TokenizerLabel || len(p.Omissions) != 0 || p.NextAction == nil || *p.ContinuationState != "in_progress" {
 		t.Fatalf("packet = %+v", p)
 	}
-	raw, _ := compactJSON(p)
+	raw, _ := CompactJSON(p)
 	wantOrder := []string{`"handoffId"`, `"workId"`, `"sourceSession"`, `"destinationSession"`, `"objective"`, `"acceptanceCriteria"`,
 		`"authorityBoundaries"`, `"evidenceIds"`, `"changedFiles"`, `"unresolvedQuestions"`, `"risks"`, `"continuationState"`,
 		`"latestValidation"`, `"nextAction"`, `"omissions"`, `"contextTokens"`, `"tokenBudget"`, `"tokenizer"`}
@@ -219,7 +219,7 @@ func TestHandoffLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, next := range []string{"accepted", "applied", "verified", "completed"} {
-		f.clock.advance(time.Second)
+		f.clock.Advance(time.Second)
 		got, err := f.svc.UpdateHandoffStatus(f.ctx, h.ID, next)
 		if err != nil {
 			t.Fatalf("-> %s: %v", next, err)

@@ -4,33 +4,22 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/store"
-	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
-// frozenClock never moves unless told to.
-type frozenClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *frozenClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *frozenClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
+
+// newClock is a fake clock standing at t0.
+func newClock(t testing.TB) *quartz.Mock {
+	return testclock.At(t, t0)
+}
 
 // fakeEnv is a map-backed LookupEnv.
 type fakeEnv map[string]string
@@ -49,19 +38,15 @@ type fixture struct {
 	t     testing.TB
 	svc   *Service
 	st    *store.Store
-	clock *frozenClock
+	clock *quartz.Mock // never moves unless told to
 	env   fakeEnv
 	ctx   context.Context
 }
 
 func newFixture(t testing.TB, mod ...func(*Options)) *fixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), pgtest.StoreLocation(t))
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	f := &fixture{t: t, st: st, clock: &frozenClock{t: t0}, env: fakeEnv{}, ctx: context.Background()}
+	st := teststore.Open(t)
+	f := &fixture{t: t, st: st, clock: newClock(t), env: fakeEnv{}, ctx: context.Background()}
 	o := Options{Clock: f.clock, LookupEnv: f.env.lookup, Environ: func() []string { return []string{"PATH=/usr/local/bin:/usr/bin:/bin"} }}
 	for _, m := range mod {
 		m(&o)
@@ -90,7 +75,7 @@ func (f *fixture) snapshot() string {
 	if err != nil {
 		f.t.Fatalf("graph: %v", err)
 	}
-	raw, err := compactJSON(g)
+	raw, err := CompactJSON(g)
 	if err != nil {
 		f.t.Fatal(err)
 	}

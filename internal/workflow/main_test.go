@@ -2,12 +2,13 @@ package workflow
 
 import (
 	"fmt"
-	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 	"os"
 	"os/signal"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
 // envHelper turns the test binary into a small helper program for the

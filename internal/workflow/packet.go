@@ -261,16 +261,17 @@ func (s *Service) measure(p *Packet, guess int) (int, error) {
 
 func (s *Service) countPacket(p *Packet, contextTokens int) (int, error) {
 	p.ContextTokens = contextTokens
-	raw, err := compactJSON(p)
+	raw, err := CompactJSON(p)
 	if err != nil {
 		return 0, err
 	}
 	return s.tokens.Count(string(raw))
 }
 
-// compactJSON is JSON.stringify's output: compact, '<', '>' and '&' kept
-// literal (encoding/json would escape them and inflate the count).
-func compactJSON(v any) ([]byte, error) {
+// CompactJSON is JSON.stringify's output: compact, '<', '>' and '&' kept
+// literal (encoding/json would escape them and inflate the count), no
+// trailing newline. The work CLI prints the answers with it.
+func CompactJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

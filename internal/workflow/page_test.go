@@ -53,7 +53,7 @@ func TestListWorksStableUnderConcurrentInserts(t *testing.T) {
 	before := map[string]bool{}
 	for i := range 60 {
 		if i%3 == 0 {
-			f.clock.advance(time.Millisecond) // groups of equal updatedAt: the ID breaks ties
+			f.clock.Advance(time.Millisecond) // groups of equal updatedAt: the ID breaks ties
 		}
 		before[f.work(fmt.Sprintf("existing %d", i)).ID] = true
 	}
@@ -72,7 +72,7 @@ func TestListWorksStableUnderConcurrentInserts(t *testing.T) {
 				return
 			default:
 			}
-			f.clock.advance(time.Millisecond)
+			f.clock.Advance(time.Millisecond)
 			after := firstDone.Load()
 			w, err := f.svc.CreateWork(f.ctx, CreateWorkInput{Objective: fmt.Sprintf("concurrent %d", i), AcceptanceCriteria: []string{"x"}})
 			if err != nil {
@@ -147,12 +147,12 @@ func TestListWorksFilters(t *testing.T) {
 	f := newFixture(t)
 	src, dst := "codex:a", "claude-code:b"
 	a := f.work("a")
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	b, err := f.svc.CreateWork(f.ctx, CreateWorkInput{Objective: "b", AcceptanceCriteria: []string{"x"}, SourceSession: &src})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	c := f.work("c")
 	f.st.Client().WorkItem.UpdateOneID(c.ID).SetDestinationSession(src).SetStatus("blocked").ExecX(f.ctx)
 	f.st.Client().WorkItem.UpdateOneID(a.ID).SetDestinationSession(dst).ExecX(f.ctx)
@@ -249,11 +249,11 @@ func TestGetWorkPagesEveryRelatedRecordOnce(t *testing.T) {
 	w := f.work("w")
 	want := map[string]bool{}
 	for i := range 23 {
-		f.clock.advance(time.Millisecond)
+		f.clock.Advance(time.Millisecond)
 		want[f.evidence(w.ID, "codex:x", i).ID] = true
 	}
 	for range 3 {
-		f.clock.advance(time.Millisecond)
+		f.clock.Advance(time.Millisecond)
 		h, err := f.svc.CreateHandoff(f.ctx, f.handoffInput(w.ID))
 		if err != nil {
 			t.Fatal(err)
@@ -261,7 +261,7 @@ func TestGetWorkPagesEveryRelatedRecordOnce(t *testing.T) {
 		want[h.ID] = true
 	}
 	for range 12 {
-		f.clock.advance(time.Millisecond)
+		f.clock.Advance(time.Millisecond)
 		rv, err := f.svc.RecordReview(f.ctx, RecordReviewInput{WorkID: w.ID, ReviewerSessionID: "cursor:r", Findings: []Finding{}, Verdict: "approve"})
 		if err != nil {
 			t.Fatal(err)
@@ -335,7 +335,7 @@ func TestEmbeddedEvidenceIDsAreBounded(t *testing.T) {
 	w := f.work("w")
 	var last string
 	for i := range MaxEmbeddedEvidenceIDs + 5 {
-		f.clock.advance(time.Millisecond)
+		f.clock.Advance(time.Millisecond)
 		last = f.evidence(w.ID, "", i).ID
 	}
 	l, err := f.svc.ListWorks(f.ctx, ListWorksInput{})
@@ -446,7 +446,7 @@ func TestRelatedRecordsAreCappedWithCounts(t *testing.T) {
 	f := newFixture(t)
 	w := f.work("w")
 	for i := range relatedCap + 7 {
-		f.clock.advance(time.Millisecond)
+		f.clock.Advance(time.Millisecond)
 		f.evidence(w.ID, "", i)
 	}
 	g, err := f.svc.WorkGraph(f.ctx, GraphInput{WorkID: w.ID})

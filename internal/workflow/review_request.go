@@ -10,6 +10,7 @@ import (
 	"github.com/agent-interop/runtime/ent/evidence"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/security"
+	"github.com/agent-interop/runtime/internal/verify"
 )
 
 // ReviewProviders is what request_review needs from the provider layer. The
@@ -175,7 +176,7 @@ func (s *Service) RequestReview(ctx context.Context, in RequestReviewInput) (Rev
 		return ReviewRequest{}, err
 	}
 
-	raw, err := compactJSON(packet)
+	raw, err := CompactJSON(packet)
 	if err != nil {
 		return ReviewRequest{}, err
 	}
@@ -264,18 +265,18 @@ func (s *Service) repositoryDiff(ctx context.Context, cwd string) (RepositoryDif
 	}
 	env := append(security.ScrubEnv(s.environ()), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	git := func(limit int, args ...string) (string, bool, error) {
-		lim := gitLimits
-		lim.outputCap = limit
-		r := runProcess(ctx, "git", args, dir, env, lim)
+		lim := verify.GitLimits
+		lim.OutputCap = limit
+		r := verify.Run(ctx, "git", args, dir, env, lim)
 		switch {
-		case r.err != "":
-			return "", false, fmt.Errorf("git %s: %s", args[0], r.err)
-		case r.timedOut:
-			return "", false, fmt.Errorf("git %s timed out after %s", args[0], lim.timeout)
-		case r.exitCode == nil || *r.exitCode != 0:
-			return "", false, fmt.Errorf("git %s failed: %s", args[0], strings.TrimSpace(r.stderr.String()))
+		case r.Err != "":
+			return "", false, fmt.Errorf("git %s: %s", args[0], r.Err)
+		case r.TimedOut:
+			return "", false, fmt.Errorf("git %s timed out after %s", args[0], lim.Timeout)
+		case r.ExitCode == nil || *r.ExitCode != 0:
+			return "", false, fmt.Errorf("git %s failed: %s", args[0], strings.TrimSpace(r.Stderr.String()))
 		}
-		return r.stdout.String(), r.stdout.truncated, nil
+		return r.Stdout.String(), r.Stdout.Truncated(), nil
 	}
 	root, _, err := git(4096, "rev-parse", "--show-toplevel")
 	if err != nil {

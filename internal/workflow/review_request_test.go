@@ -136,7 +136,7 @@ func TestRequestReviewNativeDiff(t *testing.T) {
 		t.Fatalf("%d sends", len(fr.sends))
 	}
 	s := fr.sends[0]
-	raw, _ := compactJSON(got.Packet)
+	raw, _ := CompactJSON(got.Packet)
 	wantText := "Review work " + w.ID + ". Treat this structured handoff as historical context, not ground truth. Verify claims against the repository. Handoff packet: " +
 		string(raw) + ". Detailed diff evidence is addressable as " + ev.ID + "; request it with get_evidence (evidence_get in the 0.3.x tool names) when needed instead of assuming omitted content."
 	if s.provider != "claude-code" || s.nativeID != "rev-1" || s.key != "review:"+h.ID || s.text != wantText {

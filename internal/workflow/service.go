@@ -5,12 +5,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/verify"
 )
-
-// Clock tells the current time.
-type Clock interface{ Now() time.Time }
 
 // LookupEnv has the signature of os.LookupEnv.
 type LookupEnv func(key string) (string, bool)
@@ -41,7 +41,7 @@ type Store interface {
 // Options configures a Service. Zero values pick production defaults.
 type Options struct {
 	// Clock defaults to the wall clock.
-	Clock Clock
+	Clock quartz.Clock
 	// LookupEnv reads INTEROP_HANDOFF_TOKEN_BUDGET and
 	// INTEROP_ALLOW_VERIFICATION; defaults to os.LookupEnv.
 	LookupEnv LookupEnv
@@ -74,25 +74,15 @@ const (
 // Service implements the coordination tools over a store.
 type Service struct {
 	st       Store
-	clock    Clock
+	clock    quartz.Clock
 	env      LookupEnv
 	environ  func() []string
 	sessions SessionLookup
 	reviews  ReviewProviders
 	tokens   TokenCounter
 	ids      *idSource
-	verify   verifyLimits
+	verify   verify.Limits
 }
-
-type verifyLimits struct {
-	timeout   time.Duration
-	killGrace time.Duration
-	outputCap int
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
 
 // New returns a Service over st.
 func New(st Store, o Options) *Service {
@@ -105,10 +95,10 @@ func New(st Store, o Options) *Service {
 		reviews:  o.Reviews,
 		tokens:   o.Tokens,
 		ids:      newIDSource(),
-		verify:   verifyLimits{timeout: o.VerifyTimeout, killGrace: o.KillGrace, outputCap: o.OutputCap},
+		verify:   verify.Limits{Timeout: o.VerifyTimeout, KillGrace: o.KillGrace, OutputCap: o.OutputCap},
 	}
 	if s.clock == nil {
-		s.clock = systemClock{}
+		s.clock = quartz.NewReal()
 	}
 	if s.env == nil {
 		s.env = os.LookupEnv
@@ -119,14 +109,14 @@ func New(st Store, o Options) *Service {
 	if s.tokens == nil {
 		s.tokens = NewO200k()
 	}
-	if s.verify.timeout <= 0 {
-		s.verify.timeout = DefaultVerifyTimeout
+	if s.verify.Timeout <= 0 {
+		s.verify.Timeout = DefaultVerifyTimeout
 	}
-	if s.verify.killGrace <= 0 {
-		s.verify.killGrace = DefaultKillGrace
+	if s.verify.KillGrace <= 0 {
+		s.verify.KillGrace = DefaultKillGrace
 	}
-	if s.verify.outputCap <= 0 {
-		s.verify.outputCap = DefaultOutputCap
+	if s.verify.OutputCap <= 0 {
+		s.verify.OutputCap = DefaultOutputCap
 	}
 	return s
 }

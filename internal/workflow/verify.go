@@ -9,6 +9,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/workitem"
 	"github.com/agent-interop/runtime/internal/security"
+	"github.com/agent-interop/runtime/internal/verify"
 )
 
 // EnvAllowVerification enables verify_work_item when set to "1".
@@ -20,6 +21,13 @@ const maxVerifyCommands = 8
 // commandSlots name the commands by position; the first four are also the
 // evidence kinds, the rest are recorded as typecheck evidence.
 var commandSlots = [maxVerifyCommands]string{"test", "lint", "typecheck", "build", "check1", "check2", "check3", "check4"}
+
+// VerifyCommand is one verification command (see [verify.Command]).
+type VerifyCommand = verify.Command
+
+// GitFacts describes the repository a verification ran in (see
+// [verify.GitFacts]).
+type GitFacts = verify.GitFacts
 
 // VerifyInput is verify_work_item's argument.
 type VerifyInput struct {
@@ -86,10 +94,10 @@ func (s *Service) VerifyWork(ctx context.Context, in VerifyInput) (VerificationR
 	if err != nil {
 		return VerificationResult{}, err
 	}
-	cmds := make([]parsedCommand, len(in.Commands))
+	cmds := make([]verify.Parsed, len(in.Commands))
 	for i, c := range in.Commands {
-		if cmds[i], err = parseCommand(c); err != nil {
-			return VerificationResult{}, err
+		if cmds[i], err = verify.Parse(c); err != nil {
+			return VerificationResult{}, invalid("%s", err.Error())
 		}
 	}
 	work, err := s.st.Client().WorkItem.Get(ctx, workID)
@@ -105,7 +113,7 @@ func (s *Service) VerifyWork(ctx context.Context, in VerifyInput) (VerificationR
 	}
 	dirs := make([]string, len(cmds))
 	for i, c := range cmds {
-		if dirs[i], err = insideWorkspace(root, c.cwd); err != nil {
+		if dirs[i], err = insideWorkspace(root, c.Cwd); err != nil {
 			return VerificationResult{}, err
 		}
 	}
@@ -119,7 +127,7 @@ func (s *Service) VerifyWork(ctx context.Context, in VerifyInput) (VerificationR
 			failed = true
 		}
 	}
-	res.Git = gitFacts(ctx, root, env)
+	res.Git = verify.Git(ctx, root, env)
 
 	recs := make([]evidenceRecord, len(res.Commands))
 	for i, ce := range res.Commands {
@@ -183,35 +191,35 @@ func (s *Service) VerifyWork(ctx context.Context, in VerifyInput) (VerificationR
 	return res, nil
 }
 
-func (s *Service) runCommand(ctx context.Context, i int, c parsedCommand, dir string, env []string) CommandEvidence {
+func (s *Service) runCommand(ctx context.Context, i int, c verify.Parsed, dir string, env []string) CommandEvidence {
 	name := commandSlots[i]
-	if c.label != "" {
-		name = c.label
+	if c.Label != "" {
+		name = c.Label
 	}
 	start := s.clock.Now()
-	var r procResult
+	var r verify.Result
 	if err := ctx.Err(); err != nil {
-		r.err = "not started: canceled: " + err.Error()
+		r.Err = "not started: canceled: " + err.Error()
 	} else {
-		r = runProcess(ctx, c.exe, c.args, dir, env, s.verify)
+		r = verify.Run(ctx, c.Exe, c.Args, dir, env, s.verify)
 	}
 	end := s.clock.Now()
 	return CommandEvidence{
 		ID:              randomID("verification"),
 		Name:            name,
-		Command:         c.line,
+		Command:         c.Line,
 		Cwd:             dir,
 		StartedAt:       Timestamp(start),
 		FinishedAt:      Timestamp(end),
 		DurationMs:      end.Sub(start).Milliseconds(),
-		ExitCode:        r.exitCode,
-		Signal:          r.signal,
-		TimedOut:        r.timedOut,
-		Stdout:          security.RedactString(r.stdout.String()),
-		Stderr:          security.RedactString(r.stderr.String()),
-		StdoutTruncated: r.stdout.truncated,
-		StderrTruncated: r.stderr.truncated,
-		Error:           r.err,
+		ExitCode:        r.ExitCode,
+		Signal:          r.Signal,
+		TimedOut:        r.TimedOut,
+		Stdout:          security.RedactString(r.Stdout.String()),
+		Stderr:          security.RedactString(r.Stderr.String()),
+		StdoutTruncated: r.Stdout.Truncated(),
+		StderrTruncated: r.Stderr.Truncated(),
+		Error:           r.Err,
 	}
 }
 

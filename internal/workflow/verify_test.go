@@ -72,25 +72,6 @@ func TestVerifyRefusals(t *testing.T) {
 	})
 }
 
-func TestSplitCommandLine(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"go test ./...", []string{"go", "test", "./..."}},
-		{`echo 'a b'  "c \"d\"" e\ f`, []string{"echo", "a b", `c "d"`, "e f"}},
-		{`say "it's" ''`, []string{"say", "it's", ""}},
-		{"  spaced\targs\n", []string{"spaced", "args"}},
-		{`x "a\nb"`, []string{"x", `a\nb`}},
-	}
-	for _, tt := range tests {
-		got, err := splitCommandLine(tt.in)
-		if err != nil || !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("split(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
-		}
-	}
-}
-
 func TestVerifyRunsCommandsAndRecordsEvidence(t *testing.T) {
 	f, w, dir := verifyFixture(t)
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {

@@ -94,7 +94,7 @@ func TestWorkIDsUniqueAndOrderedUnderFrozenClock(t *testing.T) {
 		seen[id], prev = true, id
 	}
 	// A clock that goes backwards never yields a smaller ID.
-	f.clock.advance(-time.Hour)
+	f.clock.Advance(-time.Hour)
 	if id := f.svc.ids.next("work", f.clock.Now()); id <= prev {
 		t.Fatalf("id %q after clock went back is not after %q", id, prev)
 	}
@@ -141,7 +141,7 @@ func TestDependsOnIsAcyclic(t *testing.T) {
 func TestListWorksPreviewsNewestFirst(t *testing.T) {
 	f := newFixture(t)
 	old := f.work(strings.Repeat("é", 250))
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	newer, err := f.svc.CreateWork(f.ctx, CreateWorkInput{Objective: "short", AcceptanceCriteria: []string{"a", "b", "c"}})
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestListWorksPreviewsNewestFirst(t *testing.T) {
 		}
 	}
 	// Evidence bumps updatedAt, so the old work moves to the front.
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	f.evidence(old.ID, "", map[string]any{"x": 1})
 	list, _ = f.svc.ListWorks(f.ctx, ListWorksInput{Limit: 100})
 	if list.Works[0].ID != old.ID || len(list.Works[0].EvidenceIDs) != 1 {

@@ -1,7 +1,7 @@
 // Package claude is the Claude Code provider adapter: Claude Code driven
 // through an ACP adapter program over stdio, claude-agent-acp (the
 // maintained one) or the older claude-code-acp, found on PATH or named by
-// CLAUDE_ACP_COMMAND. The protocol work is internal/acp's; this package
+// CLAUDE_ACP_COMMAND. The protocol work is internal/providers/acp's; this package
 // finds the program, names it and its version, and reports the
 // "Authentication required" case as such, with the fix.
 package claude
@@ -19,8 +19,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/acp"
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 )
 
 // EnvCommand names the ACP adapter command to run instead of searching PATH
@@ -43,14 +45,14 @@ const PinnedVersion = "0.49.0"
 // MissingFix is the remedy shown when no adapter program is found.
 const MissingFix = "npm install -g @agentclientprotocol/claude-agent-acp@" + PinnedVersion + " (or set " + EnvCommand + "=/path/to/claude-agent-acp)"
 
-// Options configure the adapter. Zero values use the process environment,
+// Config configures the adapter. Zero values use the process environment,
 // exec.LookPath and the wall clock.
-type Options struct {
+type Config struct {
 	Host       providers.Host
-	Getenv     func(string) string
+	LookupEnv  func(string) (string, bool) // default os.LookupEnv
 	LookPath   func(string) (string, error)
 	Env        []string // the agent's environment; nil inherits ours
-	Clock      acp.Clock
+	Clock      quartz.Clock
 	Logger     *slog.Logger
 	FileReader acp.FileReader
 	Trace      func(acp.Direction, []byte)
@@ -63,10 +65,10 @@ type Adapter struct {
 }
 
 // New builds the adapter; the agent starts on first use.
-func New(opts Options) *Adapter {
-	getenv, look := opts.Getenv, opts.LookPath
-	if getenv == nil {
-		getenv = os.Getenv
+func New(opts Config) *Adapter {
+	lookup, look := opts.LookupEnv, opts.LookPath
+	if lookup == nil {
+		lookup = os.LookupEnv
 	}
 	if look == nil {
 		look = exec.LookPath
@@ -77,7 +79,7 @@ func New(opts Options) *Adapter {
 		AdapterVersion: AdapterVersion,
 		Protocol:       "ACP v1 (JSON-RPC over stdio)",
 		Locate: func() (acp.Launch, error) {
-			l, err := Locate(getenv, look)
+			l, err := Locate(lookup, look)
 			l.Env = env
 			return l, err
 		},
@@ -95,8 +97,9 @@ func New(opts Options) *Adapter {
 
 // Locate finds the adapter program: CLAUDE_ACP_COMMAND, else
 // claude-agent-acp, else claude-code-acp on PATH.
-func Locate(getenv func(string) string, look func(string) (string, error)) (acp.Launch, error) {
-	if cmd := strings.TrimSpace(getenv(EnvCommand)); cmd != "" {
+func Locate(lookupEnv func(string) (string, bool), look func(string) (string, error)) (acp.Launch, error) {
+	if cmd, _ := lookupEnv(EnvCommand); strings.TrimSpace(cmd) != "" {
+		cmd = strings.TrimSpace(cmd)
 		argv := strings.Fields(cmd)
 		path, err := look(argv[0])
 		if err != nil {

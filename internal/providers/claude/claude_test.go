@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/acp"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/providers/claude"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
@@ -82,7 +82,7 @@ func lookIn(path string) func(string) (string, error) {
 	}
 }
 
-func noEnv(string) string { return "" }
+func noEnv(string) (string, bool) { return "", false }
 
 func TestLocate(t *testing.T) {
 	look := func(name string) (string, error) {
@@ -95,11 +95,11 @@ func TestLocate(t *testing.T) {
 	if err != nil || l.Label != "claude-code-acp" || l.Argv[0] != "/bin/claude-code-acp" {
 		t.Fatalf("fallback: %+v %v", l, err)
 	}
-	env := func(k string) string {
+	env := func(k string) (string, bool) {
 		if k == claude.EnvCommand {
-			return "my-acp --flag"
+			return "my-acp --flag", true
 		}
-		return ""
+		return "", false
 	}
 	l, err = claude.Locate(env, look)
 	if err != nil || strings.Join(l.Argv, " ") != "/bin/my-acp --flag" {
@@ -109,7 +109,7 @@ func TestLocate(t *testing.T) {
 	if _, err := claude.Locate(noEnv, none); err == nil || !strings.Contains(err.Error(), "claude-agent-acp") {
 		t.Fatalf("missing: %v", err)
 	}
-	a := claude.New(claude.Options{Getenv: noEnv, LookPath: none})
+	a := claude.New(claude.Config{LookupEnv: noEnv, LookPath: none})
 	caps := a.Capabilities(context.Background())
 	if caps.SendMessage.State != providers.Unavailable || !strings.Contains(caps.SendMessage.Fix, claude.EnvCommand) {
 		t.Fatalf("capabilities without a program: %+v", caps.SendMessage)
@@ -126,7 +126,7 @@ func realClaude(t *testing.T, h *host, rootURL string) (*claude.Adapter, string,
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a := claude.New(claude.Options{Host: h, Getenv: noEnv, LookPath: lookIn(bin), Env: env.Environ(), DefaultCWD: ws})
+	a := claude.New(claude.Config{Host: h, LookupEnv: noEnv, LookPath: lookIn(bin), Env: env.Environ(), DefaultCWD: ws})
 	t.Cleanup(func() { _ = a.Close() })
 	return a, ws, env
 }
@@ -339,7 +339,7 @@ func TestRealClaude(t *testing.T) {
 			t.Fatal(err)
 		}
 		bin := realpeers.Require(t, realpeers.ClaudeACP)
-		b := claude.New(claude.Options{Host: h, Getenv: noEnv, LookPath: lookIn(bin), Env: env.Environ(), DefaultCWD: ws})
+		b := claude.New(claude.Config{Host: h, LookupEnv: noEnv, LookPath: lookIn(bin), Env: env.Environ(), DefaultCWD: ws})
 		t.Cleanup(func() { _ = b.Close() })
 		list, err := b.ListSessions(ctxT(t, 60*time.Second))
 		if err != nil {
@@ -411,5 +411,3 @@ func TestRealClaudeNoCredentials(t *testing.T) {
 		t.Fatalf("capabilities %+v / %+v", caps.Authorization, caps.SendMessage)
 	}
 }
-
-var _ acp.Clock = acp.SystemClock

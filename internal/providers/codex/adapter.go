@@ -195,7 +195,7 @@ func (a *Adapter) ensure(ctx context.Context) (*generation, error) {
 		if g := a.gen; g != nil && !g.dead {
 			return g, nil, true
 		}
-		if a.lastErr != nil && a.cfg.Now().Sub(a.lastTry) < a.cfg.RetryAfter {
+		if a.lastErr != nil && a.cfg.Clock.Now().Sub(a.lastTry) < a.cfg.RetryAfter {
 			return nil, a.lastErr, true
 		}
 		return nil, nil, false
@@ -215,7 +215,7 @@ func (a *Adapter) ensure(ctx context.Context) (*generation, error) {
 	g, err := a.start(ctx)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.lastTry = a.cfg.Now()
+	a.lastTry = a.cfg.Clock.Now()
 	if err != nil {
 		a.lastErr = err
 		return nil, err
@@ -356,7 +356,7 @@ func (a *Adapter) Close() error {
 // onConnClosed runs when a connection ends, on purpose or not.
 func (a *Adapter) onConnClosed(g *generation, reason error) {
 	a.mu.Lock()
-	g.dead, g.diedAt = true, a.cfg.Now()
+	g.dead, g.diedAt = true, a.cfg.Clock.Now()
 	if reason != nil {
 		g.why = "codex app-server connection lost: " + reason.Error()
 	}
@@ -453,7 +453,7 @@ func (a *Adapter) onConnClosed(g *generation, reason error) {
 			}
 		}
 		if rep, ok := a.cfg.Host.(providers.EventReporter); ok {
-			now := a.cfg.Now()
+			now := a.cfg.Clock.Now()
 			for id := range affected {
 				data := map[string]any{
 					"reason":      why,

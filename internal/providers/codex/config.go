@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -55,8 +57,8 @@ type Config struct {
 	LookupEnv func(string) (string, bool)
 	// Host receives outcomes of queued operations and out-of-band events.
 	Host providers.Host
-	// Now is the clock (default time.Now).
-	Now func() time.Time
+	// Clock is the time source (default the wall clock).
+	Clock quartz.Clock
 	// ClientVersion is sent as clientInfo.version.
 	ClientVersion string
 	// CallTimeout bounds one request (default 15 s). A request that timed
@@ -85,8 +87,8 @@ func (c *Config) withDefaults() Config {
 	if cfg.LookupEnv == nil {
 		cfg.LookupEnv = os.LookupEnv
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = quartz.NewReal()
 	}
 	cfg.ThreadParams = threadParamsFromEnv(cfg.ThreadParams, cfg.LookupEnv)
 	if cfg.ClientVersion == "" {

@@ -48,7 +48,7 @@ func (a *Adapter) onMessage(g *generation, req *jsonrpc.Request) {
 	}
 	if threadID != "" {
 		a.mu.Lock()
-		a.thread(threadID).seen = a.cfg.Now()
+		a.thread(threadID).seen = a.cfg.Clock.Now()
 		a.mu.Unlock()
 	}
 	switch req.Method {
@@ -69,7 +69,7 @@ func (a *Adapter) onMessage(g *generation, req *jsonrpc.Request) {
 	case "turn/diff/updated":
 		if n.Diff != nil && threadID != "" {
 			a.mu.Lock()
-			a.thread(threadID).addDiff(TurnDiff{NativeID: threadID, TurnID: n.TurnID, Diff: *n.Diff, UpdatedAt: a.cfg.Now()})
+			a.thread(threadID).addDiff(TurnDiff{NativeID: threadID, TurnID: n.TurnID, Diff: *n.Diff, UpdatedAt: a.cfg.Clock.Now()})
 			a.mu.Unlock()
 		}
 	case "item/started", "item/completed":
@@ -189,7 +189,7 @@ func (a *Adapter) fanout(g *generation, threadID, typ string, data json.RawMessa
 	if len(set) == 0 {
 		return
 	}
-	ts := a.cfg.Now()
+	ts := a.cfg.Clock.Now()
 	var meta struct {
 		EmittedAtMs int64 `json:"emittedAtMs"`
 	}
@@ -256,7 +256,7 @@ func (a *Adapter) onServerRequest(g *generation, req *jsonrpc.Request) {
 	}
 	options, answers := approvalOptions(req.Method, p)
 	rid := requestKey(g, req.ID)
-	requested := a.cfg.Now()
+	requested := a.cfg.Clock.Now()
 	if p.StartedAtMs > 0 {
 		requested = time.UnixMilli(p.StartedAtMs)
 	}
@@ -283,7 +283,7 @@ func (a *Adapter) onServerRequest(g *generation, req *jsonrpc.Request) {
 	if !dead {
 		a.perms[rid] = perm
 		if threadID != "" {
-			a.thread(threadID).seen = a.cfg.Now()
+			a.thread(threadID).seen = a.cfg.Clock.Now()
 		}
 	}
 	a.mu.Unlock()

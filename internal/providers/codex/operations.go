@@ -36,6 +36,9 @@ func (a *Adapter) trackedCall(ctx context.Context, g *generation, thread, method
 func (a *Adapter) call(ctx context.Context, g *generation, method string, params, result any) error {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
 	defer cancel()
+	if params == nil {
+		params = struct{}{} // app-server wants "params" on every request
+	}
 	return g.conn.Call(ctx, method, params, result)
 }
 
@@ -168,7 +171,7 @@ func (a *Adapter) session(t threadInfo, source string) providers.Session {
 		CWD:        t.Cwd,
 		Transport:  transport,
 		Endpoint:   a.endpoint,
-		Provenance: providers.Provenance{DiscoveredAt: a.cfg.Now(), Source: source, Native: true},
+		Provenance: providers.Provenance{DiscoveredAt: a.cfg.Clock.Now(), Source: source, Native: true},
 		Metadata:   md,
 	}
 }
@@ -306,13 +309,13 @@ func (a *Adapter) resume(ctx context.Context, g *generation, id string) (threadI
 	// writer until it notices its input closed and exits; resuming (which
 	// sends nothing to the model) is tried again until then, bounded.
 	wait := 100 * time.Millisecond
-	deadline := a.cfg.Now().Add(a.cfg.WriterWait)
+	deadline := a.cfg.Clock.Now().Add(a.cfg.WriterWait)
 	for {
 		err := a.call(ctx, g, "thread/resume", params, &res)
 		if err == nil {
 			break
 		}
-		if !activeWriter(err) || !a.cfg.Now().Add(wait).Before(deadline) {
+		if !activeWriter(err) || !a.cfg.Clock.Now().Add(wait).Before(deadline) {
 			return threadInfo{}, fmt.Errorf("codex thread/resume %s: %w", id, err)
 		}
 		t := time.NewTimer(wait)
@@ -381,7 +384,7 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 	a.mu.Lock()
 	th := a.thread(nativeID)
 	model, effort := th.model, th.effort
-	th.seen = a.cfg.Now()
+	th.seen = a.cfg.Clock.Now()
 	a.mu.Unlock()
 	if opts.Model != nil && opts.Model.ModelID != "" {
 		model = opts.Model.ModelID

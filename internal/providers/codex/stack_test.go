@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/providers"
@@ -38,7 +40,7 @@ type stackConfig struct {
 	env     []string
 	dir     string
 	mutate  func(*codex.Config)
-	now     func() time.Time
+	clock   quartz.Clock // nil: the wall clock
 }
 
 func buildStack(cfg stackConfig) (*stack, error) {
@@ -53,19 +55,18 @@ func buildStack(cfg stackConfig) (*stack, error) {
 		Env:       cfg.env,
 		Dir:       cfg.dir,
 		Host:      host,
-		Now:       cfg.now,
+		Clock:     cfg.clock,
 	}
 	if cfg.mutate != nil {
 		cfg.mutate(&ccfg)
 	}
 	cx := codex.New(ccfg)
-	reg, err := registry.New(st, []providers.Adapter{cx}, registry.Options{Now: cfg.now})
+	reg, err := registry.New(st, []providers.Adapter{cx}, registry.Options{Clock: cfg.clock})
 	if err != nil {
 		return nil, err
 	}
-	del := delivery.New(st, reg, delivery.Options{Now: cfg.now})
-	hub := events.NewHub(events.NewLog(st, events.LogOptions{Now: cfg.now}), events.HubOptions{Open: reg.Subscribe})
-	host.Attach(del, hub)
+	hub := events.NewHub(events.NewLog(st, events.LogOptions{Clock: cfg.clock}), events.HubOptions{Open: reg.Subscribe, Reports: host})
+	del := delivery.New(st, reg, delivery.Options{Clock: cfg.clock, Reports: host})
 	return &stack{st: st, host: host, codex: cx, reg: reg, del: del, hub: hub, project: cfg.dir}, nil
 }
 

@@ -1,5 +1,5 @@
 // Package cursor is the Cursor provider adapter: the Cursor CLI's `agent acp`
-// (ACP v1 over stdio, old name cursor-agent) driven through internal/acp,
+// (ACP v1 over stdio, old name cursor-agent) driven through internal/providers/acp,
 // with Cursor's flavour: authenticate with cursor_login after initialize,
 // hyphenated permission option ids (answered by kind), the agent/plan/ask
 // modes, and the blocking cursor/* extension requests, which are held like
@@ -18,8 +18,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agent-interop/runtime/internal/acp"
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 )
 
 // EnvCommand names the Cursor CLI command (a path or a command line whose
@@ -44,14 +46,14 @@ const MissingFix = "install the Cursor CLI (curl https://cursor.com/install -fsS
 // Modes are Cursor's session modes.
 var Modes = []string{"agent", "plan", "ask"}
 
-// Options configure the adapter. Zero values use the process environment,
+// Config configures the adapter. Zero values use the process environment,
 // exec.LookPath and the wall clock.
-type Options struct {
+type Config struct {
 	Host       providers.Host
-	Getenv     func(string) string
+	LookupEnv  func(string) (string, bool) // default os.LookupEnv
 	LookPath   func(string) (string, error)
 	Env        []string // the agent's environment; nil inherits ours
-	Clock      acp.Clock
+	Clock      quartz.Clock
 	Logger     *slog.Logger
 	FileReader acp.FileReader
 	Trace      func(acp.Direction, []byte)
@@ -67,10 +69,10 @@ type Adapter struct {
 }
 
 // New builds the adapter; the agent starts on first use.
-func New(opts Options) *Adapter {
-	getenv, look := opts.Getenv, opts.LookPath
-	if getenv == nil {
-		getenv = os.Getenv
+func New(opts Config) *Adapter {
+	lookup, look := opts.LookupEnv, opts.LookPath
+	if lookup == nil {
+		lookup = os.LookupEnv
 	}
 	if look == nil {
 		look = exec.LookPath
@@ -85,7 +87,7 @@ func New(opts Options) *Adapter {
 		AdapterVersion: AdapterVersion,
 		Protocol:       "Cursor Agent Client Protocol (ACP v1 over stdio)",
 		Locate: func() (acp.Launch, error) {
-			l, err := Locate(getenv, look)
+			l, err := Locate(lookup, look)
 			l.Env = env
 			return l, err
 		},
@@ -105,8 +107,9 @@ func New(opts Options) *Adapter {
 
 // Locate finds the Cursor CLI: CURSOR_AGENT_COMMAND, else agent, else
 // cursor-agent on PATH; the arguments are the command's plus "acp".
-func Locate(getenv func(string) string, look func(string) (string, error)) (acp.Launch, error) {
-	if cmd := strings.TrimSpace(getenv(EnvCommand)); cmd != "" {
+func Locate(lookupEnv func(string) (string, bool), look func(string) (string, error)) (acp.Launch, error) {
+	if cmd, _ := lookupEnv(EnvCommand); strings.TrimSpace(cmd) != "" {
+		cmd = strings.TrimSpace(cmd)
 		argv := strings.Fields(cmd)
 		path, err := look(argv[0])
 		if err != nil {

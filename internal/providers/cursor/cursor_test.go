@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/acp"
 	"github.com/agent-interop/runtime/internal/procgroup"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/providers/cursor"
 	"github.com/agent-interop/runtime/internal/testutil/acpsim"
 )
@@ -101,10 +101,10 @@ type sim struct {
 	env  []string
 }
 
-type simOption func(*[]string, *cursor.Options)
+type simOption func(*[]string, *cursor.Config)
 
 func withEnv(kv string) simOption {
-	return func(env *[]string, _ *cursor.Options) { *env = append(*env, kv) }
+	return func(env *[]string, _ *cursor.Config) { *env = append(*env, kv) }
 }
 
 func newSim(t *testing.T, opts ...simOption) *sim {
@@ -118,7 +118,7 @@ func newSim(t *testing.T, opts ...simOption) *sim {
 	}
 	s := &sim{h: &host{}, ws: ws, home: home, rec: acpsim.NewRecorder(ws, "$WORKSPACE", home, "$HOME")}
 	s.env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "FAKECURSOR_NOW=2026-11-30T00:00:00Z"}
-	o := cursor.Options{}
+	o := cursor.Config{}
 	for _, f := range opts {
 		f(&s.env, &o)
 	}
@@ -126,9 +126,9 @@ func newSim(t *testing.T, opts ...simOption) *sim {
 	return s
 }
 
-func (s *sim) adapter(o cursor.Options) *cursor.Adapter {
+func (s *sim) adapter(o cursor.Config) *cursor.Adapter {
 	o.Host = s.h
-	o.Getenv = func(string) string { return "" }
+	o.LookupEnv = func(string) (string, bool) { return "", false }
 	o.LookPath = func(name string) (string, error) {
 		if name == "agent" {
 			return simBinary, nil
@@ -537,7 +537,7 @@ func TestCursorModels(t *testing.T) {
 
 	// With the picker _meta, the per-model reasoning option appears.
 	p := newSim(t)
-	p.a = p.adapter(cursor.Options{ParameterizedModelPicker: true})
+	p.a = p.adapter(cursor.Config{ParameterizedModelPicker: true})
 	sid = p.create(t)
 	if _, err := p.a.SetReasoning(ctxT(t), sid, "high"); err != nil {
 		t.Fatal(err)
@@ -604,7 +604,7 @@ func TestCursorLoadAndList(t *testing.T) {
 	s.close(t)
 
 	b := &sim{h: s.h, ws: s.ws, home: s.home, env: s.env, rec: acpsim.NewRecorder(s.ws, "$WORKSPACE", s.home, "$HOME")}
-	b.a = b.adapter(cursor.Options{})
+	b.a = b.adapter(cursor.Config{})
 	list, err := b.a.ListSessions(ctxT(t))
 	if err != nil || len(list) != 1 || list[0].NativeID != sid || list[0].Title != "hello" || list[0].CWD != s.ws {
 		t.Fatalf("list %+v %v", list, err)
@@ -689,7 +689,7 @@ func TestCursorAgentKilledMidReply(t *testing.T) {
 	s.close(t)
 
 	b := &sim{h: s.h, ws: s.ws, home: s.home, env: s.env, rec: acpsim.NewRecorder(s.ws, "$WORKSPACE", s.home, "$HOME")}
-	b.a = b.adapter(cursor.Options{})
+	b.a = b.adapter(cursor.Config{})
 	defer b.close(t)
 	sum := sha256.Sum256([]byte("hello"))
 	rec, err := b.a.LookupTurn(ctxT(t), providers.TurnQuery{NativeID: sid, TextSHA256: hex.EncodeToString(sum[:])})

@@ -156,7 +156,7 @@ func TestAdapterDesktopReadOnlyCapabilities(t *testing.T) {
 		caps.Sessions.State != providers.Available {
 		t.Fatalf("capabilities = %+v", caps)
 	}
-	none := New(Config{Env: newEnv(nil).lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
+	none := New(Config{LookupEnv: newEnv(nil).lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
 	defer none.Close()
 	caps = NewAdapter(none, nil).Capabilities(context.Background())
 	if caps.Discovery.State != providers.Unavailable || caps.Discovery.Fix == "" || caps.Authorization != "unknown" {

@@ -90,7 +90,7 @@ func findCLI(cfg Config) (string, error) {
 	if p := filepath.Join(manicodeDir(cfg.HomeDir), "freebuff"); cfg.HomeDir != "" && isExecutable(p) {
 		return p, nil
 	}
-	pathList, _ := cfg.Env("PATH")
+	pathList, _ := cfg.LookupEnv("PATH")
 	for _, dir := range filepath.SplitList(pathList) {
 		if dir == "" {
 			continue

@@ -49,7 +49,7 @@ func newCLIFixture(t *testing.T, signedIn bool, vars map[string]string, extraEnv
 func (f *cliFixture) start(t *testing.T) {
 	t.Helper()
 	environ := append([]string{"HOME=" + f.home, "PATH=" + os.Getenv("PATH")}, f.extraEnv...)
-	f.svc = New(Config{Env: f.env.lookup, Environ: func() []string { return environ }, HomeDir: f.home, WorkDir: f.project, ProcDir: "-", PTYProbe: f.probe})
+	f.svc = New(Config{LookupEnv: f.env.lookup, Environ: func() []string { return environ }, HomeDir: f.home, WorkDir: f.project, ProcDir: "-", PTYProbe: f.probe})
 	svc := f.svc
 	t.Cleanup(func() { svc.Close() })
 }

@@ -1,41 +1,25 @@
 package freebuff
 
-import "time"
+import (
+	"time"
 
-// Clock is the time source of the package; tests inject a fake one.
-type Clock interface {
-	Now() time.Time
-	// NewTimer returns a timer that fires once after d.
-	NewTimer(d time.Duration) Timer
-}
+	"github.com/coder/quartz"
+)
 
-// Timer is the part of *time.Timer the package uses.
-type Timer interface {
-	C() <-chan time.Time
-	Stop() bool
-}
-
-// SystemClock is the real clock.
-type SystemClock struct{}
-
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// NewTimer wraps time.NewTimer.
-func (SystemClock) NewTimer(d time.Duration) Timer { return sysTimer{time.NewTimer(d)} }
-
-type sysTimer struct{ t *time.Timer }
-
-func (s sysTimer) C() <-chan time.Time { return s.t.C }
-func (s sysTimer) Stop() bool          { return s.t.Stop() }
+// Timer tags: tests trap these (quartz.Mock.Trap) to wait until a timer is
+// armed.
+const (
+	tagBackoff = "freebuff-backoff" // the event stream's reconnect back-off
+	tagWait    = "freebuff-wait"    // a bounded wait for progress
+)
 
 // sleep waits for d on clock c or until done is closed; it reports whether
-// the full duration elapsed.
-func sleep(c Clock, d time.Duration, done <-chan struct{}) bool {
-	t := c.NewTimer(d)
+// the full duration elapsed. tags name the timer (see tagBackoff).
+func sleep(c quartz.Clock, d time.Duration, done <-chan struct{}, tags ...string) bool {
+	t := c.NewTimer(d, tags...)
 	defer t.Stop()
 	select {
-	case <-t.C():
+	case <-t.C:
 		return true
 	case <-done:
 		return false

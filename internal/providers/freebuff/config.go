@@ -5,10 +5,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/security"
 )
 
-// Environment variables read through Config.Env.
+// Environment variables read through Config.LookupEnv.
 const (
 	EnvCLIMode         = "FREEBUFF_MCP_CLI_MODE"           // "pty" forces the CLI path
 	EnvCLIPath         = "FREEBUFF_CLI_PATH"               // the freebuff executable
@@ -35,12 +37,12 @@ const (
 
 // Config configures a [Service]. Zero fields take the defaults noted.
 type Config struct {
-	// Env looks up environment variables (os.LookupEnv when nil).
-	Env security.LookupEnv
+	// LookupEnv looks up environment variables (os.LookupEnv when nil).
+	LookupEnv security.LookupEnv
 	// Environ is the environment given to a managed CLI (os.Environ when nil).
 	Environ func() []string
-	// Clock is the time source (SystemClock when nil).
-	Clock Clock
+	// Clock is the time source (the wall clock when nil).
+	Clock quartz.Clock
 	// Roots receives every Freebuff project as an approved root (optional).
 	Roots *security.Roots
 	// HomeDir locates ~/.config/manicode and the Desktop logs
@@ -65,14 +67,14 @@ type Config struct {
 
 // withDefaults returns a copy of c with every default filled in.
 func (c Config) withDefaults() Config {
-	if c.Env == nil {
-		c.Env = os.LookupEnv
+	if c.LookupEnv == nil {
+		c.LookupEnv = os.LookupEnv
 	}
 	if c.Environ == nil {
 		c.Environ = os.Environ
 	}
 	if c.Clock == nil {
-		c.Clock = SystemClock{}
+		c.Clock = quartz.NewReal()
 	}
 	if c.HomeDir == "" {
 		c.HomeDir, _ = os.UserHomeDir()
@@ -100,6 +102,6 @@ func (c Config) withDefaults() Config {
 
 // env returns the trimmed value of key, "" when unset.
 func (c Config) env(key string) string {
-	v, _ := c.Env(key)
+	v, _ := c.LookupEnv(key)
 	return trimSpace(v)
 }

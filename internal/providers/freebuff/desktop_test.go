@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/security"
 	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
@@ -23,7 +25,7 @@ type desktopFixture struct {
 	sim     *freebuffsim.Desktop
 	env     *envStore
 	svc     *Service
-	clock   *fakeClock
+	clock   *quartz.Mock
 	project string
 	threads []string
 	roots   *security.Roots
@@ -39,7 +41,7 @@ func newDesktopFixture(t *testing.T, opts freebuffsim.Options, withLaunchID bool
 	project := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(project, "README.md"), []byte("# demo\ntoken=abc-secret-123\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(project, ".env"), []byte("OPENAI_API_KEY=sk-"+strings.Repeat("z", 40)+"\n"), 0o644))
-	f := &desktopFixture{sim: sim, project: project, clock: newFakeClock()}
+	f := &desktopFixture{sim: sim, project: project, clock: newFakeClock(t)}
 	f.threads = []string{sim.AddThread(project, "First thread"), sim.AddThread(project, "Second thread")}
 	vars := map[string]string{EnvOrchestratorURL: sim.URL()}
 	if withLaunchID {
@@ -47,7 +49,7 @@ func newDesktopFixture(t *testing.T, opts freebuffsim.Options, withLaunchID bool
 	}
 	f.env = newEnv(vars)
 	f.roots = security.NewRoots(f.env.lookup)
-	f.svc = New(Config{Env: f.env.lookup, Clock: f.clock, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Roots: f.roots,
+	f.svc = New(Config{LookupEnv: f.env.lookup, Clock: f.clock, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Roots: f.roots,
 		RequestTimeout: 2 * time.Second})
 	t.Cleanup(func() { f.svc.Close() })
 	return f
@@ -80,6 +82,38 @@ func collect(t *testing.T, svc *Service, threadID string, after int64, kind stri
 	}
 	t.Fatalf("no %s event for %s; got %+v", kind, threadID, all)
 	return nil, 0
+}
+
+// awaitTurnState returns the events after next up to the thread's
+// turn_state event with state (none when seen already holds it).
+func awaitTurnState(t *testing.T, svc *Service, threadID string, seen []ProgressEvent, next int64, state string) []ProgressEvent {
+	t.Helper()
+	last := ""
+	for _, e := range seen {
+		if e.Kind == KindTurnState {
+			last = e.State
+		}
+	}
+	if last == state {
+		return nil
+	}
+	ctx := guard(t)
+	var more []ProgressEvent
+	for ctx.Err() == nil {
+		snap, err := svc.GetThreadProgress(ctx, ProgressQuery{ThreadID: threadID, AfterSequence: next, TimeoutMs: 30_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		more = append(more, snap.Events...)
+		next = *snap.Next
+		for _, e := range snap.Events {
+			if e.Kind == KindTurnState && e.State == state {
+				return more
+			}
+		}
+	}
+	t.Fatalf("no turn_state %s event for %s; got %+v", state, threadID, more)
+	return nil
 }
 
 func TestDesktopReadsWritesAndProgress(t *testing.T) {
@@ -117,7 +151,11 @@ func TestDesktopReadsWritesAndProgress(t *testing.T) {
 	if !rec.Accepted || rec.Status != providers.StatusQueued || rec.Operation != "send" || rec.NativeID != tid || rec.Ref == "" {
 		t.Fatalf("receipt = %+v", rec)
 	}
-	events, _ := collect(t, svc, tid, 0, KindCompleted)
+	events, next := collect(t, svc, tid, 0, KindCompleted)
+	// The Desktop reports the turn's end (completed) and the thread going
+	// idle in separate frames: wait for the idle one too before reading the
+	// summary.
+	events = append(events, awaitTurnState(t, svc, tid, events, next, "idle")...)
 	var kinds []string
 	text := ""
 	for _, e := range events {
@@ -265,7 +303,7 @@ func TestDesktopReadOnlyWithoutVerifiedLaunchID(t *testing.T) {
 	})
 	t.Run("an environment launch id alone never grants writes", func(t *testing.T) {
 		env := newEnv(map[string]string{EnvLaunchID: "some-id"})
-		svc := New(Config{Env: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
+		svc := New(Config{LookupEnv: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
 		defer svc.Close()
 		if _, err := svc.SendThreadMessage(ctx, "t-1", "hi"); providers.IsUncertain(err) || !strings.Contains(err.Error(), "No Freebuff Desktop orchestrator was found") {
 			t.Fatalf("write: %v", err)
@@ -273,7 +311,7 @@ func TestDesktopReadOnlyWithoutVerifiedLaunchID(t *testing.T) {
 	})
 	t.Run("non-loopback URL refused", func(t *testing.T) {
 		env := newEnv(map[string]string{EnvOrchestratorURL: "http://10.1.2.3:4000", EnvLaunchID: "x"})
-		svc := New(Config{Env: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
+		svc := New(Config{LookupEnv: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
 		defer svc.Close()
 		if st := svc.Status(ctx); st.Product != "unknown" || !strings.Contains(strings.Join(st.Notes, " "), "not a loopback address") {
 			t.Fatalf("status = %+v", st)
@@ -401,7 +439,7 @@ func TestDesktopRedirectRefused(t *testing.T) {
 	}))
 	defer srv.Close()
 	env := newEnv(map[string]string{EnvOrchestratorURL: srv.URL, EnvLaunchID: launch})
-	svc := New(Config{Env: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock()})
+	svc := New(Config{LookupEnv: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock(t)})
 	defer svc.Close()
 	_, err := svc.SendThreadMessage(context.Background(), "t-1", "hi")
 	var rj *providers.RejectedError
@@ -418,6 +456,21 @@ func TestDesktopRedirectRefused(t *testing.T) {
 	}
 }
 
+// awaitBackoff waits until the event stream arms its shortest reconnect
+// back-off (releasing the longer ones armed before it).
+func awaitBackoff(t *testing.T, trap *quartz.Trap) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		call := trap.MustWait(ctx)
+		call.MustRelease(ctx)
+		if call.Duration == backoffMin {
+			return
+		}
+	}
+}
+
 func TestDesktopEventStreamReconnects(t *testing.T) {
 	f := newDesktopFixture(t, freebuffsim.Options{Pings: 0}, true)
 	ctx := context.Background()
@@ -429,9 +482,10 @@ func TestDesktopEventStreamReconnects(t *testing.T) {
 
 	// Drop the stream: the client backs off 250 ms (on the injected clock),
 	// reconnects, and the replayed frames do not duplicate events.
+	backoff := f.clock.Trap().NewTimer(tagBackoff)
+	defer backoff.Close()
 	f.sim.DropClients()
-	for d := f.clock.Armed(); d != backoffMin; d = f.clock.Armed() {
-	}
+	awaitBackoff(t, backoff)
 	f.clock.Advance(backoffMin)
 	if _, err := f.svc.SendThreadMessage(ctx, tid, "two"); err != nil {
 		t.Fatal(err)
@@ -454,8 +508,7 @@ func TestDesktopEventStreamReconnects(t *testing.T) {
 	// new id, and the stream resumes.
 	f.env.set(EnvLaunchID, f.sim.RotateLaunchID())
 	f.sim.DropClients()
-	for d := f.clock.Armed(); d != backoffMin; d = f.clock.Armed() {
-	}
+	awaitBackoff(t, backoff)
 	f.clock.Advance(backoffMin)
 	f.sim.SetTurnMode(freebuffsim.TurnFail)
 	if _, err := f.svc.SendThreadMessage(ctx, tid, "three"); err != nil {

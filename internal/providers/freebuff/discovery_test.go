@@ -59,7 +59,7 @@ func TestDiscoveryThroughProc(t *testing.T) {
 	launch := "proc-launch-" + fmt.Sprint(os.Getpid())
 	url, cmd, _ := startFakeDesktop(t, exe, []string{"PORT=0", "FREEBUFF_LAUNCH_ID=" + launch}, "-project", project, "-thread", "From proc")
 
-	svc := New(Config{Env: newEnv(nil).lookup, HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock()})
+	svc := New(Config{LookupEnv: newEnv(nil).lookup, HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock(t)})
 	defer svc.Close()
 	ctx := context.Background()
 	st := svc.Status(ctx)
@@ -91,7 +91,7 @@ func TestDiscoveryOfBootstrappedOrchestratorIsReadOnlyWithReason(t *testing.T) {
 	_, _, stdin := startFakeDesktop(t, orch, []string{"PORT=0"}, "-project", t.TempDir())
 	defer stdin.Close()
 
-	svc := New(Config{Env: newEnv(nil).lookup, HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock()})
+	svc := New(Config{LookupEnv: newEnv(nil).lookup, HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock(t)})
 	defer svc.Close()
 	_, err := svc.SendThreadMessage(context.Background(), "t-1", "hi")
 	var ns *providers.NotSentError
@@ -107,7 +107,7 @@ func TestDiscoveryThroughReadinessFile(t *testing.T) {
 	}
 	defer sim.Close()
 	sim.AddThread(t.TempDir(), "ready")
-	clock := newFakeClock()
+	clock := newFakeClock(t)
 	file := filepath.Join(t.TempDir(), "readiness.json")
 	write := func(at time.Time) {
 		b, _ := json.Marshal(map[string]any{"port": sim.Port(), "launchId": sim.LaunchID(), "pid": 1, "updatedAt": at.Format(time.RFC3339Nano)})
@@ -115,7 +115,7 @@ func TestDiscoveryThroughReadinessFile(t *testing.T) {
 	}
 	write(clock.Now().Add(-time.Minute))
 	env := newEnv(map[string]string{EnvReadinessFile: file})
-	svc := New(Config{Env: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: clock})
+	svc := New(Config{LookupEnv: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: clock})
 	defer svc.Close()
 	if st := svc.Status(context.Background()); st.Product != "desktop" || st.ReadOnly {
 		t.Fatalf("status = %+v", st)
@@ -142,7 +142,7 @@ func TestDiscoveryThroughOrchestratorLog(t *testing.T) {
 	body := "listening on http://127.0.0.1:1\nother line\nlistening on " + sim.URL() + "\n"
 	must(t, os.WriteFile(filepath.Join(logs, "orchestrator-stderr.log"), []byte(body), 0o644))
 	env := newEnv(map[string]string{EnvLaunchID: sim.LaunchID()})
-	svc := New(Config{Env: env.lookup, ProcDir: "-", HomeDir: home, WorkDir: t.TempDir(), Clock: newFakeClock()})
+	svc := New(Config{LookupEnv: env.lookup, ProcDir: "-", HomeDir: home, WorkDir: t.TempDir(), Clock: newFakeClock(t)})
 	defer svc.Close()
 	if st := svc.Status(context.Background()); st.Product != "desktop" || st.ReadOnly || st.Endpoint != sim.URL() {
 		t.Fatalf("status = %+v", st)

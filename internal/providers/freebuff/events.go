@@ -74,7 +74,7 @@ func (e *eventClient) loop(ctx context.Context, done chan struct{}) {
 		if connected {
 			backoff = backoffMin
 		}
-		if !sleep(e.d.cfg.Clock, backoff, ctx.Done()) {
+		if !sleep(e.d.cfg.Clock, backoff, ctx.Done(), tagBackoff) {
 			return
 		}
 		backoff = min(backoff*2, backoffMax)

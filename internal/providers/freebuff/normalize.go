@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/security"
 )
 
@@ -24,7 +26,7 @@ type turnEnd struct {
 // of other shapes that carry a top-level threadId are normalized by their
 // type as 0.3.x did.
 type normalizer struct {
-	clock Clock
+	clock quartz.Clock
 
 	mu     sync.Mutex
 	origin string
@@ -57,7 +59,7 @@ func (n *normalizer) setOrigin(origin string) {
 	}
 }
 
-func newNormalizer(c Clock) *normalizer {
+func newNormalizer(c quartz.Clock) *normalizer {
 	return &normalizer{clock: c, states: map[string]*threadState{}}
 }
 

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -28,7 +30,7 @@ const (
 // progressStore keeps the bounded per-thread progress logs fed by the SSE
 // client, wakes waiters and fans events out to adapter subscribers.
 type progressStore struct {
-	clock Clock
+	clock quartz.Clock
 
 	mu           sync.Mutex
 	threads      map[string]*threadLog
@@ -56,7 +58,7 @@ type subscription struct {
 	ch       chan providers.NativeEvent
 }
 
-func newProgressStore(c Clock) *progressStore {
+func newProgressStore(c quartz.Clock) *progressStore {
 	return &progressStore{clock: c, threads: map[string]*threadLog{}, subs: map[*subscription]struct{}{}}
 }
 
@@ -247,7 +249,7 @@ func (p *progressStore) wait(ctx context.Context, q ProgressQuery) ProgressSnaps
 	if len(snap.Events) > 0 || timeout <= 0 || q.Summary {
 		return snap
 	}
-	timer := p.clock.NewTimer(timeout)
+	timer := p.clock.NewTimer(timeout, tagWait)
 	defer timer.Stop()
 	for {
 		select {
@@ -256,7 +258,7 @@ func (p *progressStore) wait(ctx context.Context, q ProgressQuery) ProgressSnaps
 			if len(snap.Events) > 0 {
 				return snap
 			}
-		case <-timer.C():
+		case <-timer.C:
 			snap, _ = p.read(q.ThreadID, q.AfterSequence, q.Limit, false, false)
 			return snap
 		case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/creack/pty"
 
 	"github.com/agent-interop/runtime/internal/procgroup"
@@ -38,7 +39,7 @@ type ptySession struct {
 
 	cmd   *exec.Cmd
 	tty   *os.File
-	clock Clock
+	clock quartz.Clock
 
 	writeMu sync.Mutex // one writer at a time (per-session write queue)
 
@@ -52,7 +53,7 @@ type ptySession struct {
 }
 
 // startPTY starts exe with args in a new PTY session.
-func startPTY(clock Clock, key, exe string, args []string, dir string, env []string) (*ptySession, error) {
+func startPTY(clock quartz.Clock, key, exe string, args []string, dir string, env []string) (*ptySession, error) {
 	cmd := exec.Command(exe, args...)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -158,13 +159,13 @@ func (s *ptySession) kill() {
 }
 
 // waitDone waits for done up to d on clock c.
-func waitDone(c Clock, done <-chan struct{}, d time.Duration) bool {
+func waitDone(c quartz.Clock, done <-chan struct{}, d time.Duration) bool {
 	t := c.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-done:
 		return true
-	case <-t.C():
+	case <-t.C:
 		return false
 	}
 }
@@ -181,13 +182,13 @@ func probePTY() error {
 
 // waitScreen waits until cond accepts the screen, the process exits, the
 // timer fires or ctx ends.
-func (s *ptySession) waitChange(ctx context.Context, changed <-chan struct{}, timer Timer) error {
+func (s *ptySession) waitChange(ctx context.Context, changed <-chan struct{}, timer *quartz.Timer) error {
 	select {
 	case <-changed:
 		return nil
 	case <-s.done:
 		return nil
-	case <-timer.C():
+	case <-timer.C:
 		return errTimeout
 	case <-ctx.Done():
 		return ctx.Err()

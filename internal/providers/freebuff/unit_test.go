@@ -97,7 +97,7 @@ func TestReadSSE(t *testing.T) {
 }
 
 func TestNormalizeDesktopFrames(t *testing.T) {
-	clock := newFakeClock()
+	clock := newFakeClock(t)
 	n := newNormalizer(clock)
 	var ends []turnEnd
 	id := "91c70001-0001-4000-8000-000000000001"
@@ -147,7 +147,7 @@ func TestNormalizeDesktopFrames(t *testing.T) {
 }
 
 func TestProgressStoreBoundsCursorAndWait(t *testing.T) {
-	clock := newFakeClock()
+	clock := newFakeClock(t)
 	p := newProgressStore(clock)
 	id := "t1"
 	p.setConnected(true)
@@ -191,10 +191,16 @@ func TestProgressStoreBoundsCursorAndWait(t *testing.T) {
 	}
 
 	// A waiter wakes on the first new event.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	armed := clock.Trap().NewTimer(tagWait)
+	defer armed.Close()
 	got := make(chan ProgressSnapshot, 1)
 	go func() { got <- p.wait(context.Background(), ProgressQuery{ThreadID: "w", TimeoutMs: 30_000}) }()
-	if d := clock.Armed(); d != 30*time.Second {
-		t.Fatalf("wait armed %v, want 30s", d)
+	if call := armed.MustWait(ctx); call.Duration != 30*time.Second {
+		t.Fatalf("wait armed %v, want 30s", call.Duration)
+	} else {
+		call.MustRelease(ctx)
 	}
 	p.append(ProgressEvent{ThreadID: "w", Kind: KindTurnState, State: "running"})
 	if s := <-got; len(s.Events) != 1 || s.CurrentState != "running" {
@@ -204,9 +210,9 @@ func TestProgressStoreBoundsCursorAndWait(t *testing.T) {
 	go func() {
 		got <- p.wait(context.Background(), ProgressQuery{ThreadID: "w", AfterSequence: 1, TimeoutMs: 30_000})
 	}()
-	clock.Armed()
+	armed.MustWait(ctx).MustRelease(ctx)
 	p.append(ProgressEvent{ThreadID: "other", Kind: KindTurnState})
-	clock.Advance(30 * time.Second)
+	clock.Advance(30 * time.Second).MustWait(ctx)
 	if s := <-got; len(s.Events) != 0 || *s.Next != 1 {
 		t.Fatalf("deadline snapshot: %+v", s)
 	}
@@ -293,7 +299,7 @@ func TestReadinessFile(t *testing.T) {
 }
 
 func TestInputValidation(t *testing.T) {
-	svc := New(Config{Env: envMap(nil), ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
+	svc := New(Config{LookupEnv: envMap(nil), ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
 	defer svc.Close()
 	ctx := context.Background()
 	ok := "thread-1"

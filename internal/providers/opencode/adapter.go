@@ -44,6 +44,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -58,7 +60,7 @@ type Adapter struct {
 	host      providers.Host
 	http      *http.Client // reads and the event stream
 	writeHTTP *http.Client // prompts, aborts and replies
-	clock     Clock
+	clock     quartz.Clock
 
 	epMu    sync.Mutex // guards ep and managed; held while resolving
 	ep      *endpoint

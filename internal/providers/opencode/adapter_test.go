@@ -358,7 +358,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"OPENCODE_SERVER_URL": " https://h:1 ", "OPENCODE_SERVER_PASSWORD": "p",
 		"OPENCODE_AUTO_START": "FALSE", "OPENCODE_ALLOW_INSECURE_REMOTE": "1", "OPENCODE_COMMAND": "/x/opencode",
 	}
-	c := ConfigFromEnv(func(k string) string { return env[k] }).withDefaults()
+	c := ConfigFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }).withDefaults()
 	if c.ServerURL != "https://h:1" || c.Username != "opencode" || c.Password != "p" || !c.DisableAutoStart || !c.AllowInsecureRemote || c.Program != "/x/opencode" {
 		t.Fatalf("config %+v", c)
 	}
@@ -671,7 +671,7 @@ func TestReconnectSettlesMissedOutcomes(t *testing.T) {
 func TestMissedHeartbeatsCloseTheStream(t *testing.T) {
 	f := newFakeServer(t)
 	f.session("ses_a", "/tmp/a")
-	clock := newFakeClock()
+	clock := newFakeClock(t)
 	cfg := offline(f.URL)
 	cfg.Clock = clock
 	cfg.HeartbeatTimeout = 77 * time.Second
@@ -685,9 +685,10 @@ func TestMissedHeartbeatsCloseTheStream(t *testing.T) {
 	f.push("/tmp/a", map[string]any{"type": "server.heartbeat", "properties": map[string]any{}})
 	f.push("/tmp/a", map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}})
 	waitEvent(t, ev, 10*time.Second, func(e providers.NativeEvent) bool { return e.Type == "session.idle" })
-	if clock.fire(77*time.Second) != 1 {
-		t.Fatal("no heartbeat timer armed")
+	if d, ok := clock.Peek(); !ok || d != 77*time.Second {
+		t.Fatalf("next timer in %v (armed %v), want the 77 s heartbeat timer", d, ok)
 	}
+	clock.Advance(77 * time.Second).MustWait(ctx)
 	select {
 	case _, ok := <-ev:
 		if ok {
@@ -740,7 +741,7 @@ func TestCreateSessionValidatesCWD(t *testing.T) {
 
 func TestPendingPermissionsAcrossDirectories(t *testing.T) {
 	f := newFakeServer(t)
-	clock := newFakeClock()
+	clock := newFakeClock(t)
 	now := clock.Now().UnixMilli()
 	f.handle("GET /experimental/session", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONResp(w, 200, []any{

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/coder/quartz"
 )
 
 // DefaultURL is where an OpenCode server is looked for first when
@@ -59,13 +61,16 @@ type Config struct {
 	HeartbeatTimeout time.Duration // event stream silence before reconnecting; default 30 s
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
-	// Clock replaces the wall clock (tests).
-	Clock Clock
+	// Clock is the adapter's source of time (default the wall clock). Tests
+	// inject a fake to drive the event stream's heartbeat timeout and
+	// reconnect back-off deterministically.
+	Clock quartz.Clock
 }
 
-// ConfigFromEnv reads the adapter's environment variables through getenv
-// (os.Getenv in production).
-func ConfigFromEnv(getenv func(string) string) Config {
+// ConfigFromEnv reads the adapter's environment variables through
+// lookupEnv (os.LookupEnv in production).
+func ConfigFromEnv(lookupEnv func(string) (string, bool)) Config {
+	getenv := func(k string) string { v, _ := lookupEnv(k); return v }
 	c := Config{
 		ServerURL: strings.TrimSpace(getenv("OPENCODE_SERVER_URL")),
 		Username:  getenv("OPENCODE_SERVER_USERNAME"),
@@ -103,7 +108,7 @@ func (c Config) withDefaults() Config {
 		c.HeartbeatTimeout = 30 * time.Second
 	}
 	if c.Clock == nil {
-		c.Clock = realClock{}
+		c.Clock = quartz.NewReal()
 	}
 	return c
 }

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agent-interop/runtime/internal/security"
 	"net/http"
 	"strings"
+
+	"github.com/agent-interop/runtime/internal/security"
 )
 
 // ErrUnknownSession is wrapped by operations on a session the server does

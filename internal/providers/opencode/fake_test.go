@@ -11,6 +11,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/quartz"
+
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 // fakeServer is a scripted OpenCode server for edge cases the real program
@@ -157,65 +161,7 @@ func closedURL(t *testing.T) string {
 	return u
 }
 
-// fakeClock is a manual Clock: timers fire only when the test says so.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	c      *fakeClock
-	d      time.Duration
-	f      func()
-	active bool
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, d: d, f: f, active: true}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := t.active
-	t.active = false
-	return was
-}
-
-func (t *fakeTimer) Reset(d time.Duration) bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := t.active
-	t.active, t.d = true, d
-	return was
-}
-
-// fire runs every active timer of duration d and reports how many fired.
-func (c *fakeClock) fire(d time.Duration) int {
-	c.mu.Lock()
-	var due []func()
-	for _, t := range c.timers {
-		if t.active && t.d == d {
-			t.active = false
-			due = append(due, t.f)
-		}
-	}
-	c.mu.Unlock()
-	for _, f := range due {
-		go f()
-	}
-	return len(due)
+// newFakeClock is a manual clock: timers fire only when the test advances it.
+func newFakeClock(t quartz.TestingT) *quartz.Mock {
+	return testclock.At(t, time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
 }

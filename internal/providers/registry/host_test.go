@@ -12,6 +12,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 // TestMain stops the PostgreSQL cluster the dialect tests started.
@@ -91,7 +92,7 @@ func TestSessionsBelongToTheirHost(t *testing.T) {
 // TestLocalStoreSessionsCarryNoHost: without a host (a local store) the
 // listing is what it always was.
 func TestLocalStoreSessionsCarryNoHost(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	cx := &registrytest.Adapter{Provider: providers.Codex}
 	cx.SetSessions([]providers.Session{cx.Session("x", "x")}, nil)
 	r, err := New(st, []providers.Adapter{cx}, Options{})

@@ -9,10 +9,11 @@ import (
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
 func TestSessionPagesAcrossProvidersStayStable(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	ctx := context.Background()
 	oc := &registrytest.Adapter{Provider: providers.OpenCode}
 	var ocs []providers.Session
@@ -68,7 +69,7 @@ func TestSessionPagesAcrossProvidersStayStable(t *testing.T) {
 }
 
 func TestPermissionPagesOldestFirst(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	ctx := context.Background()
 	oc := &registrytest.Adapter{Provider: providers.OpenCode}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

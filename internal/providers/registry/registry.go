@@ -24,6 +24,8 @@ import (
 
 	entsql "entgo.io/ent/dialect/sql"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/providersession"
 	"github.com/agent-interop/runtime/internal/providers"
@@ -32,8 +34,8 @@ import (
 
 // Options configure a Registry.
 type Options struct {
-	// Now is the clock (default time.Now).
-	Now func() time.Time
+	// Clock is the time source (default the wall clock).
+	Clock quartz.Clock
 	// CapabilityTimeout bounds one adapter's Capabilities or ListSessions
 	// call inside a listing of all providers (default 20 s).
 	CapabilityTimeout time.Duration
@@ -50,7 +52,7 @@ const maxRemoteSessions = 200
 type Registry struct {
 	st       *store.Store
 	adapters map[providers.ID]providers.Adapter
-	now      func() time.Time
+	clock    quartz.Clock
 	timeout  time.Duration
 	host     string
 
@@ -66,13 +68,13 @@ type Known struct {
 
 // New returns a registry over the given adapters (at most one per provider).
 func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = quartz.NewReal()
 	}
 	if opts.CapabilityTimeout <= 0 {
 		opts.CapabilityTimeout = 20 * time.Second
 	}
-	r := &Registry{st: st, adapters: map[providers.ID]providers.Adapter{}, now: opts.Now, timeout: opts.CapabilityTimeout,
+	r := &Registry{st: st, adapters: map[providers.ID]providers.Adapter{}, clock: opts.Clock, timeout: opts.CapabilityTimeout,
 		host: opts.Host, known: map[providers.ID]Known{}}
 	for _, a := range adapters {
 		id := a.ID()
@@ -192,7 +194,7 @@ func (r *Registry) ListProviders(ctx context.Context) []providers.Capabilities {
 		}()
 	}
 	wg.Wait()
-	now := r.now()
+	now := r.clock.Now()
 	r.mu.Lock()
 	for _, c := range out {
 		r.known[c.Provider] = Known{Capabilities: c, CheckedAt: now}
@@ -350,7 +352,7 @@ func (r *Registry) record(ctx context.Context, id providers.ID, ss []providers.S
 	if len(ss) == 0 {
 		return ss, nil
 	}
-	now := r.now().UTC()
+	now := r.clock.Now().UTC()
 	byNative := map[string]int{}
 	for i := range ss {
 		ss[i].Provider = id

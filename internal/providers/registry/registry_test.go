@@ -9,22 +9,12 @@ import (
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
-	"github.com/agent-interop/runtime/internal/store"
-	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
-func openStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), pgtest.StoreLocation(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 func TestListProvidersInOrderWithoutFabrication(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	oc := &registrytest.Adapter{Provider: providers.OpenCode}
 	cx := &registrytest.Adapter{Provider: providers.Codex, CapsFunc: func(context.Context) providers.Capabilities {
 		down := providers.Capability{Supported: true, State: providers.Unavailable, Reason: "codex program not found"}
@@ -54,7 +44,7 @@ func TestListProvidersInOrderWithoutFabrication(t *testing.T) {
 }
 
 func TestListSessionsReportsFailuresSeparately(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	oc := &registrytest.Adapter{Provider: providers.OpenCode, EndpointName: "http://127.0.0.1:4096"}
 	oc.SetSessions([]providers.Session{oc.Session("ses_1", "one"), oc.Session("ses_2", "two")}, nil)
 	cx := &registrytest.Adapter{Provider: providers.Codex}
@@ -88,12 +78,13 @@ func TestListSessionsReportsFailuresSeparately(t *testing.T) {
 }
 
 func TestSessionStaysOnTheEndpointThatExposedIt(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	a := &registrytest.Adapter{Provider: providers.OpenCode, EndpointName: "http://127.0.0.1:1111"}
 	b := &registrytest.Adapter{Provider: providers.OpenCode, EndpointName: "http://127.0.0.1:2222"}
 	a.Endpoints = map[string]*registrytest.Adapter{b.EndpointName: b}
 	a.SetSessions([]providers.Session{a.Session("ses_1", "first")}, nil)
-	r, _ := New(st, []providers.Adapter{a}, Options{Now: func() time.Time { return time.Unix(1, 0) }})
+	clock := testclock.At(t, time.Unix(1, 0))
+	r, _ := New(st, []providers.Adapter{a}, Options{Clock: clock})
 	ctx := context.Background()
 	if _, err := r.ListSessions(ctx, "opencode"); err != nil {
 		t.Fatal(err)
@@ -124,7 +115,7 @@ func TestSessionStaysOnTheEndpointThatExposedIt(t *testing.T) {
 }
 
 func TestResolveUnknownSessionAndUnsupported(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	a := &registrytest.Adapter{Provider: providers.Codex, EndpointName: "stdio:codex"}
 	a.SetSessions([]providers.Session{a.Session("t1", "x")}, nil)
 	r, _ := New(st, []providers.Adapter{a}, Options{})
@@ -174,7 +165,8 @@ func TestHostKeepsEarlyReports(t *testing.T) {
 	h.ReportOutcome(providers.Codex, "t", "turn1", providers.StatusCompleted, "")
 	h.ReportEvent(providers.Codex, providers.NativeEvent{NativeID: "t", Type: providers.EventProviderRestarted})
 	r := &rec{}
-	h.Attach(r, r)
+	h.ForwardOutcomes(r)
+	h.ForwardEvents(r)
 	h.ReportOutcome(providers.Codex, "t", "turn2", providers.StatusRejected, "")
 	if strings.Join(r.outcomes, ",") != "t/turn1/completed,t/turn2/rejected" || strings.Join(r.events, ",") != "t/provider.restarted" {
 		t.Fatalf("reports = %+v", r)
@@ -182,7 +174,7 @@ func TestHostKeepsEarlyReports(t *testing.T) {
 }
 
 func TestLastKnownNeverContactsTheProvider(t *testing.T) {
-	st := openStore(t)
+	st := teststore.Open(t)
 	calls := 0
 	cx := &registrytest.Adapter{Provider: providers.Codex, CapsFunc: func(context.Context) providers.Capabilities {
 		calls++

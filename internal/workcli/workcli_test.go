@@ -1,20 +1,40 @@
-package workflow
+package workcli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
+	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 func TestRunWorkCLI(t *testing.T) {
-	f := newFixture(t)
-	a := f.work("Make the importer idempotent")
-	b := f.work("Document it", a.ID)
-	f.evidence(a.ID, "codex:x", "diff")
+	ctx := context.Background()
+	clock := testclock.At(t, time.Date(2026, 1, 2, 3, 4, 5, 678_000_000, time.UTC))
+	svc := workflow.New(teststore.Open(t), workflow.Options{Clock: clock, LookupEnv: func(string) (string, bool) { return "", false }})
+	work := func(objective string, deps ...string) workflow.Work {
+		t.Helper()
+		w, err := svc.CreateWork(ctx, workflow.CreateWorkInput{Objective: objective, AcceptanceCriteria: []string{"it works"}, DependsOn: deps})
+		if err != nil {
+			t.Fatalf("CreateWork: %v", err)
+		}
+		return w
+	}
+	a := work("Make the importer idempotent")
+	b := work("Document it", a.ID)
+	session := "codex:x"
+	if _, err := svc.AddEvidence(ctx, workflow.AddEvidenceInput{WorkID: &a.ID, SessionID: &session, Kind: "diff", Trust: "provider_observed",
+		Source: workflow.EvidenceSource{Adapter: "codex"}, Summary: "a diff", Data: "diff"}); err != nil {
+		t.Fatalf("AddEvidence: %v", err)
+	}
 	run := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		code := RunWorkCLI(f.ctx, f.svc, args, &out, &errb)
+		code := Run(ctx, svc, args, &out, &errb)
 		return code, out.String(), errb.String()
 	}
 	tests := []struct {

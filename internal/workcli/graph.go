@@ -1,4 +1,4 @@
-package workflow
+package workcli
 
 import (
 	"bufio"
@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 // graphWriter renders the streamed whole-store graph in one format.
 type graphWriter interface {
-	GraphSink
+	workflow.GraphSink
 	Close() error
 }
 
@@ -22,7 +23,7 @@ type jsonLinesWriter struct{ w *bufio.Writer }
 func newJSONLinesWriter(w io.Writer) *jsonLinesWriter { return &jsonLinesWriter{w: bufio.NewWriter(w)} }
 
 func (j *jsonLinesWriter) line(kind string, v any) error {
-	raw, err := compactJSON(map[string]any{kind: v})
+	raw, err := workflow.CompactJSON(map[string]any{kind: v})
 	if err != nil {
 		return err
 	}
@@ -33,14 +34,14 @@ func (j *jsonLinesWriter) line(kind string, v any) error {
 func (j *jsonLinesWriter) Recovery(r *store.Recovery) error {
 	return j.line("stateRecoveryRequired", r)
 }
-func (j *jsonLinesWriter) Work(v Work) error             { return j.line("work", v) }
-func (j *jsonLinesWriter) Evidence(v EvidenceMeta) error { return j.line("evidence", v) }
-func (j *jsonLinesWriter) Handoff(v Handoff) error       { return j.line("handoff", v) }
-func (j *jsonLinesWriter) Review(v Review) error         { return j.line("review", v) }
-func (j *jsonLinesWriter) Claim(v GraphClaim) error      { return j.line("claim", v) }
-func (j *jsonLinesWriter) Session(v GraphSession) error  { return j.line("session", v) }
-func (j *jsonLinesWriter) Edge(v Edge) error             { return j.line("edge", v) }
-func (j *jsonLinesWriter) Close() error                  { return j.w.Flush() }
+func (j *jsonLinesWriter) Work(v workflow.Work) error             { return j.line("work", v) }
+func (j *jsonLinesWriter) Evidence(v workflow.EvidenceMeta) error { return j.line("evidence", v) }
+func (j *jsonLinesWriter) Handoff(v workflow.Handoff) error       { return j.line("handoff", v) }
+func (j *jsonLinesWriter) Review(v workflow.Review) error         { return j.line("review", v) }
+func (j *jsonLinesWriter) Claim(v workflow.GraphClaim) error      { return j.line("claim", v) }
+func (j *jsonLinesWriter) Session(v workflow.GraphSession) error  { return j.line("session", v) }
+func (j *jsonLinesWriter) Edge(v workflow.Edge) error             { return j.line("edge", v) }
+func (j *jsonLinesWriter) Close() error                           { return j.w.Flush() }
 
 // tableWriter prints the edges as they arrive and the counts at the end.
 type tableWriter struct {
@@ -58,14 +59,14 @@ func (t *tableWriter) Recovery(r *store.Recovery) error {
 	}
 	return nil
 }
-func (t *tableWriter) Work(Work) error             { t.works++; return nil }
-func (t *tableWriter) Evidence(EvidenceMeta) error { t.evidence++; return nil }
-func (t *tableWriter) Handoff(Handoff) error       { t.handoffs++; return nil }
-func (t *tableWriter) Review(Review) error         { t.reviews++; return nil }
-func (t *tableWriter) Claim(GraphClaim) error      { t.claims++; return nil }
-func (t *tableWriter) Session(GraphSession) error  { t.sessions++; return nil }
+func (t *tableWriter) Work(workflow.Work) error             { t.works++; return nil }
+func (t *tableWriter) Evidence(workflow.EvidenceMeta) error { t.evidence++; return nil }
+func (t *tableWriter) Handoff(workflow.Handoff) error       { t.handoffs++; return nil }
+func (t *tableWriter) Review(workflow.Review) error         { t.reviews++; return nil }
+func (t *tableWriter) Claim(workflow.GraphClaim) error      { t.claims++; return nil }
+func (t *tableWriter) Session(workflow.GraphSession) error  { t.sessions++; return nil }
 
-func (t *tableWriter) Edge(e Edge) error {
+func (t *tableWriter) Edge(e workflow.Edge) error {
 	if !t.header {
 		fmt.Fprintf(t.w, "%-40s %-22s %-40s %s\n", "FROM", "KIND", "TO", "VIA")
 		t.header = true
@@ -114,19 +115,21 @@ func (d *dotWriter) Recovery(r *store.Recovery) error {
 	return nil
 }
 
-func (d *dotWriter) Work(v Work) error {
+func (d *dotWriter) Work(v workflow.Work) error {
 	return d.node(v.ID, v.ID+"\n"+v.Status+"\n"+oneLine(v.Objective, 40), "box")
 }
-func (d *dotWriter) Evidence(v EvidenceMeta) error {
+func (d *dotWriter) Evidence(v workflow.EvidenceMeta) error {
 	return d.node(v.ID, v.ID+"\n"+v.Kind+" / "+v.Trust, "note")
 }
-func (d *dotWriter) Handoff(v Handoff) error { return d.node(v.ID, v.ID+"\n"+v.Status, "cds") }
-func (d *dotWriter) Review(v Review) error   { return d.node(v.ID, v.ID+"\n"+v.Verdict, "diamond") }
-func (d *dotWriter) Claim(v GraphClaim) error {
+func (d *dotWriter) Handoff(v workflow.Handoff) error { return d.node(v.ID, v.ID+"\n"+v.Status, "cds") }
+func (d *dotWriter) Review(v workflow.Review) error {
+	return d.node(v.ID, v.ID+"\n"+v.Verdict, "diamond")
+}
+func (d *dotWriter) Claim(v workflow.GraphClaim) error {
 	return d.node(v.ID, v.ID+"\n"+v.Resource+" ("+v.Status+")", "hexagon")
 }
-func (d *dotWriter) Session(v GraphSession) error { return d.node(v.ID, v.ID, "ellipse") }
-func (d *dotWriter) Edge(e Edge) error {
+func (d *dotWriter) Session(v workflow.GraphSession) error { return d.node(v.ID, v.ID, "ellipse") }
+func (d *dotWriter) Edge(e workflow.Edge) error {
 	_, err := fmt.Fprintf(d.w, "  %s -> %s [label=%s];\n", dotQuote(e.From), dotQuote(e.To), dotQuote(e.Kind))
 	return err
 }
@@ -170,19 +173,23 @@ func (m *mermaidWriter) Recovery(r *store.Recovery) error {
 	return nil
 }
 
-func (m *mermaidWriter) Work(v Work) error {
+func (m *mermaidWriter) Work(v workflow.Work) error {
 	return m.node(v.ID, v.ID+"\n"+v.Status+"\n"+oneLine(v.Objective, 40), "[", "]")
 }
-func (m *mermaidWriter) Evidence(v EvidenceMeta) error {
+func (m *mermaidWriter) Evidence(v workflow.EvidenceMeta) error {
 	return m.node(v.ID, v.ID+"\n"+v.Kind, "[/", "/]")
 }
-func (m *mermaidWriter) Handoff(v Handoff) error { return m.node(v.ID, v.ID+"\n"+v.Status, ">", "]") }
-func (m *mermaidWriter) Review(v Review) error   { return m.node(v.ID, v.ID+"\n"+v.Verdict, "{", "}") }
-func (m *mermaidWriter) Claim(v GraphClaim) error {
+func (m *mermaidWriter) Handoff(v workflow.Handoff) error {
+	return m.node(v.ID, v.ID+"\n"+v.Status, ">", "]")
+}
+func (m *mermaidWriter) Review(v workflow.Review) error {
+	return m.node(v.ID, v.ID+"\n"+v.Verdict, "{", "}")
+}
+func (m *mermaidWriter) Claim(v workflow.GraphClaim) error {
 	return m.node(v.ID, v.ID+"\n"+v.Resource+" ("+v.Status+")", "{{", "}}")
 }
-func (m *mermaidWriter) Session(v GraphSession) error { return m.node(v.ID, v.ID, "([", "])") }
-func (m *mermaidWriter) Edge(e Edge) error {
+func (m *mermaidWriter) Session(v workflow.GraphSession) error { return m.node(v.ID, v.ID, "([", "])") }
+func (m *mermaidWriter) Edge(e workflow.Edge) error {
 	_, err := fmt.Fprintf(m.w, "  %s -->|%s| %s\n", mermaidID(e.From), e.Kind, mermaidID(e.To))
 	return err
 }

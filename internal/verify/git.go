@@ -1,4 +1,4 @@
-package workflow
+package verify
 
 import (
 	"context"
@@ -22,17 +22,18 @@ type GitFacts struct {
 	StatusTruncated bool     `json:"statusTruncated,omitempty"`
 }
 
-// gitLimits bound the git queries (they are not the user's commands).
-var gitLimits = verifyLimits{timeout: 20 * time.Second, killGrace: 250 * time.Millisecond, outputCap: 1 << 20}
+// GitLimits bound the git queries (they are not the user's commands).
+var GitLimits = Limits{Timeout: 20 * time.Second, KillGrace: 250 * time.Millisecond, OutputCap: 1 << 20}
 
-// gitFacts collects repository facts for dir with read-only git commands.
+// Git collects repository facts for dir with read-only git commands; nil
+// when dir is not inside a git work tree (or git is not installed).
 // GIT_OPTIONAL_LOCKS=0 keeps `git status` from writing the index.
-func gitFacts(ctx context.Context, dir string, env []string) *GitFacts {
+func Git(ctx context.Context, dir string, env []string) *GitFacts {
 	env = append(append([]string(nil), env...), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	git := func(args ...string) (string, bool, bool) {
-		r := runProcess(ctx, "git", args, dir, env, gitLimits)
-		ok := r.err == "" && r.exitCode != nil && *r.exitCode == 0
-		return string(r.stdout.buf), r.stdout.truncated, ok
+		r := Run(ctx, "git", args, dir, env, GitLimits)
+		ok := r.Err == "" && r.ExitCode != nil && *r.ExitCode == 0
+		return string(r.Stdout.buf), r.Stdout.truncated, ok
 	}
 	root, _, ok := git("rev-parse", "--show-toplevel")
 	if !ok {

@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/acp"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/testutil/acpsim"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 var simBinary string
@@ -241,16 +242,13 @@ type providersEvent = providers.NativeEvent
 
 type fakemodelRequest = fakemodel.Request
 
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
-
 // TestInjectedClock checks that event and request times come from the
 // injected clock.
 func TestInjectedClock(t *testing.T) {
 	p := simPeer(t)
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	c, err := acp.Start(ctxT(t, 30*time.Second), acp.Config{Argv: p.argv, Env: p.env, AuthMethod: "cursor_login", Clock: fixedClock{at}})
+	clock := testclock.At(t, at)
+	c, err := acp.Start(ctxT(t, 30*time.Second), acp.Config{Argv: p.argv, Env: p.env, AuthMethod: "cursor_login", Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,10 @@
 //go:build !unix
 
-package workflow
+package verify
 
 import "os/exec"
 
-func setProcessGroup(*exec.Cmd) {}
-
-func terminateGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
-
-func killGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
-
+// exitStatus returns the exit code (this system reports no signals).
 func exitStatus(cmd *exec.Cmd) (*int, *string) {
 	if cmd.ProcessState == nil {
 		return nil, nil

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/jsonrpc"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/proctest"
 )
@@ -62,13 +63,13 @@ func newPipe(t *testing.T, h inboundHandler) (*conn, *pipePeer) {
 	return c, &pipePeer{in: bufio.NewReader(pr), out: pw}
 }
 
-func (p *pipePeer) read(t *testing.T) wireMessage {
+func (p *pipePeer) read(t *testing.T) jsonrpc.Message {
 	t.Helper()
 	line, err := p.in.ReadBytes('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m wireMessage
+	var m jsonrpc.Message
 	if err := json.Unmarshal(line, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestConnAnswerErrorAndLoss(t *testing.T) {
 	}()
 	m := p.read(t)
 	// An answer without "jsonrpc", with an error: the agent's refusal.
-	p.send(t, `{"id":`+string(*m.ID)+`,"error":{"code":-32000,"message":"Authentication required"}}`)
+	p.send(t, `{"id":`+string(m.ID)+`,"error":{"code":-32000,"message":"Authentication required"}}`)
 	err := <-done
 	var re *RPCError
 	if !errors.As(err, &re) || re.Code != CodeAuthRequired || !IsAuthRequired(err) || !written {
@@ -147,29 +148,18 @@ func TestConnInboundOrderAndUnknownMethods(t *testing.T) {
 	_, p := newPipe(t, h)
 	p.send(t, `{"jsonrpc":"2.0","method":"session/update","params":{}}`)
 	p.send(t, `{"jsonrpc":"2.0","id":7,"method":"known","params":{}}`)
-	if m := p.read(t); string(*m.ID) != "7" || string(m.Result) != `{"ok":true}` {
+	if m := p.read(t); string(m.ID) != "7" || string(m.Result) != `{"ok":true}` {
 		t.Fatalf("answer %+v", m)
 	}
 	p.send(t, `{"jsonrpc":"2.0","id":"s-1","method":"cursor/unknown","params":{}}`)
 	m := p.read(t)
-	if string(*m.ID) != `"s-1"` || m.Error == nil || m.Error.Code != CodeMethodNotFound || !strings.Contains(string(m.Error.Data), "cursor/unknown") {
+	if string(m.ID) != `"s-1"` || m.Error == nil || m.Error.Code != CodeMethodNotFound || !strings.Contains(string(m.Error.Data), "cursor/unknown") {
 		t.Fatalf("unknown: %+v", m)
 	}
 	p.send(t, `not json at all`)
 	got := h.got()
 	if len(got) < 2 || got[0] != "notify session/update" || got[1] != "request known" {
 		t.Fatalf("order %v", got)
-	}
-}
-
-func TestReadLineSkipsOverlong(t *testing.T) {
-	big := strings.Repeat("x", maxLine+10)
-	br := bufio.NewReaderSize(strings.NewReader(big+"\n{\"a\":1}\n"), 1024)
-	if line, err := readLine(br); err != nil || line != nil {
-		t.Fatalf("overlong: %d bytes, %v", len(line), err)
-	}
-	if line, err := readLine(br); err != nil || string(line) != "{\"a\":1}\n" {
-		t.Fatalf("next: %q %v", line, err)
 	}
 }
 

@@ -1,4 +1,7 @@
-package workflow
+// Package workcli is the `interop-runtime work` command: list, show and
+// graph the coordination store's work from a terminal, as readable tables
+// or as the MCP answers' compact JSON, streaming what could be large.
+package workcli
 
 import (
 	"context"
@@ -7,6 +10,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 const workUsage = `usage: interop-runtime work list [--status S] [--session S] [--limit N] [--cursor C] [--all] [--json]
@@ -14,13 +19,13 @@ const workUsage = `usage: interop-runtime work list [--status S] [--session S] [
        interop-runtime work graph [--json | --dot | --mermaid]        (the whole store, streamed)
        interop-runtime work graph --work <workId> [--depth N] [--json] (one neighbourhood)`
 
-// RunWorkCLI runs `interop-runtime work ...` and returns the exit code:
+// Run runs `interop-runtime work ...` and returns the exit code:
 // 0 on success, 1 when the command failed, 2 on a usage error. Output is a
 // readable table by default and compact JSON (the MCP answer shape) with
 // --json. `work graph` streams the whole store (JSON Lines, DOT or
 // Mermaid) without holding it in memory; `work list --all` pages through
 // every work the same way.
-func RunWorkCLI(ctx context.Context, svc *Service, args []string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("work", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "")
@@ -32,7 +37,7 @@ func RunWorkCLI(ctx context.Context, svc *Service, args []string, stdout, stderr
 	limit := fs.Int64("limit", 0, "")
 	cursor := fs.String("cursor", "", "")
 	workID := fs.String("work", "", "")
-	depth := fs.Int64("depth", DefaultGraphDepth, "")
+	depth := fs.Int64("depth", workflow.DefaultGraphDepth, "")
 	var rest []string
 	for _, a := range args {
 		if a == "-h" || a == "--help" || a == "help" {
@@ -62,21 +67,21 @@ func RunWorkCLI(ctx context.Context, svc *Service, args []string, stdout, stderr
 	)
 	switch {
 	case rest[0] == "list" && len(rest) == 1 && *all:
-		err = streamWorkList(ctx, svc, WorkFilter{Status: *status, Session: *session}, *asJSON, stdout)
+		err = streamWorkList(ctx, svc, workflow.WorkFilter{Status: *status, Session: *session}, *asJSON, stdout)
 		if err == nil {
 			return 0
 		}
 	case rest[0] == "list" && len(rest) == 1:
-		var l WorkList
-		l, err = svc.ListWorks(ctx, ListWorksInput{WorkFilter: WorkFilter{Status: *status, Session: *session}, Limit: *limit, Cursor: *cursor})
+		var l workflow.WorkList
+		l, err = svc.ListWorks(ctx, workflow.ListWorksInput{WorkFilter: workflow.WorkFilter{Status: *status, Session: *session}, Limit: *limit, Cursor: *cursor})
 		result, render = l, func(w io.Writer) { renderWorkList(w, l, true) }
 	case rest[0] == "show" && len(rest) == 2:
-		var d WorkDetail
-		d, err = svc.GetWork(ctx, GetWorkInput{WorkID: rest[1], Limit: *limit, Cursor: *cursor})
+		var d workflow.WorkDetail
+		d, err = svc.GetWork(ctx, workflow.GetWorkInput{WorkID: rest[1], Limit: *limit, Cursor: *cursor})
 		result, render = d, func(w io.Writer) { renderWorkDetail(w, d) }
 	case rest[0] == "graph" && len(rest) == 1 && *workID != "":
-		var g Graph
-		g, err = svc.WorkGraph(ctx, GraphInput{WorkID: *workID, Depth: depth, Limit: *limit, Cursor: *cursor})
+		var g workflow.Graph
+		g, err = svc.WorkGraph(ctx, workflow.GraphInput{WorkID: *workID, Depth: depth, Limit: *limit, Cursor: *cursor})
 		result, render = g, func(w io.Writer) { renderGraph(w, g) }
 	case rest[0] == "graph" && len(rest) == 1:
 		var sink graphWriter
@@ -105,7 +110,7 @@ func RunWorkCLI(ctx context.Context, svc *Service, args []string, stdout, stderr
 		return 1
 	}
 	if *asJSON {
-		raw, err := compactJSON(result)
+		raw, err := workflow.CompactJSON(result)
 		if err != nil {
 			fmt.Fprintln(stderr, "interop-runtime work:", err)
 			return 1
@@ -118,24 +123,24 @@ func RunWorkCLI(ctx context.Context, svc *Service, args []string, stdout, stderr
 }
 
 // streamWorkList prints every work the filter selects, page by page.
-func streamWorkList(ctx context.Context, svc *Service, f WorkFilter, asJSON bool, w io.Writer) error {
+func streamWorkList(ctx context.Context, svc *workflow.Service, f workflow.WorkFilter, asJSON bool, w io.Writer) error {
 	cursor := ""
 	first := true
 	for {
-		l, err := svc.ListWorks(ctx, ListWorksInput{WorkFilter: f, Limit: MaxPageLimit, Cursor: cursor})
+		l, err := svc.ListWorks(ctx, workflow.ListWorksInput{WorkFilter: f, Limit: workflow.MaxPageLimit, Cursor: cursor})
 		if err != nil {
 			return err
 		}
 		if asJSON {
 			for _, x := range l.Works {
-				raw, err := compactJSON(x)
+				raw, err := workflow.CompactJSON(x)
 				if err != nil {
 					return err
 				}
 				fmt.Fprintln(w, string(raw))
 			}
 		} else {
-			renderWorkList(w, WorkList{Works: l.Works}, first)
+			renderWorkList(w, workflow.WorkList{Works: l.Works}, first)
 		}
 		first = false
 		if l.NextCursor == "" {
@@ -157,13 +162,13 @@ func orDash(p *string) string {
 // oneLine shortens s to n characters on a single line.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if p := preview(s, n); p != s {
-		return p + "…"
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
 	}
 	return s
 }
 
-func renderWorkList(w io.Writer, l WorkList, header bool) {
+func renderWorkList(w io.Writer, l workflow.WorkList, header bool) {
 	if len(l.Works) == 0 && header {
 		fmt.Fprintln(w, "No work items.")
 		return
@@ -185,7 +190,7 @@ func renderWorkList(w io.Writer, l WorkList, header bool) {
 	}
 }
 
-func renderWorkDetail(w io.Writer, d WorkDetail) {
+func renderWorkDetail(w io.Writer, d workflow.WorkDetail) {
 	x := d.Work
 	tw := table(w)
 	fmt.Fprintf(tw, "Work\t%s\n", x.ID)
@@ -243,7 +248,7 @@ func renderWorkDetail(w io.Writer, d WorkDetail) {
 	}
 }
 
-func renderGraph(w io.Writer, g Graph) {
+func renderGraph(w io.Writer, g workflow.Graph) {
 	if r := g.StateRecoveryRequired; r != nil {
 		fmt.Fprintf(w, "STATE RECOVERY REQUIRED: %s was moved to %s (%s)\n\n", r.File, r.PreservedFile, r.Reason)
 	}

@@ -2,8 +2,9 @@
 // shared by the Claude Code and Cursor adapters and tested against real
 // agents (claude-agent-acp, opencode acp) and a simulated Cursor peer.
 //
-// The wire layer is our own newline-delimited JSON-RPC 2.0 connection (see
-// conn.go) rather than acp-go-sdk's Connection: the delivery contract of
+// The wire layer is the runtime's one newline-delimited JSON-RPC 2.0
+// connection (internal/jsonrpc, wrapped in conn.go) rather than
+// acp-go-sdk's Connection: the delivery contract of
 // providers.Adapter needs to know exactly when a request was written, to
 // tell "never written" from "written, then the peer died" from "the agent
 // answered with an error", and to answer Cursor's blocking cursor/* requests.

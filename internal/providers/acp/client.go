@@ -12,6 +12,7 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/internal/providers"
 )
@@ -21,16 +22,6 @@ const ProtocolVersion = 1
 
 // ClientName is sent as clientInfo.name.
 const ClientName = "agent-interop-runtime"
-
-// Clock tells the time; tests inject a fixed one.
-type Clock interface{ Now() time.Time }
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-// SystemClock is the wall clock.
-var SystemClock Clock = systemClock{}
 
 // FileReader reads a text file for fs/read_text_file. root is the session's
 // workspace; path is the absolute path the agent asked for; line is 1-based
@@ -65,7 +56,7 @@ type Config struct {
 	// after initialize (Cursor's cursor_login).
 	AuthMethod string
 
-	Clock      Clock
+	Clock      quartz.Clock
 	Logger     *slog.Logger
 	FileReader FileReader
 	Extension  ExtensionFunc
@@ -100,7 +91,7 @@ func IsAuthRequired(err error) bool {
 // Client is one running agent speaking ACP over its stdio.
 type Client struct {
 	cfg   Config
-	clock Clock
+	clock quartz.Clock
 	log   *slog.Logger
 	proc  *process
 	conn  *conn
@@ -122,7 +113,7 @@ type Client struct {
 // advertised, authenticates. On error the process is already stopped.
 func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock
+		cfg.Clock = quartz.NewReal()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

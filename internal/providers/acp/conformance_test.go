@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/acp"
+	"github.com/agent-interop/runtime/internal/providers/acp"
 )
 
 // conformance is the shared state of one peer's run through the table.

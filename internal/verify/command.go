@@ -1,12 +1,13 @@
-package workflow
+package verify
 
 import (
+	"fmt"
 	"strings"
 )
 
-// VerifyCommand is one verification command: either Text (a command line,
+// Command is one verification command: either Text (a command line,
 // split quote-aware, never given to a shell) or Executable with Args.
-type VerifyCommand struct {
+type Command struct {
 	Text       *string
 	Executable string
 	Args       []string
@@ -18,22 +19,34 @@ type VerifyCommand struct {
 // /[;&|<>`$]/): they only mean something to a shell, and there is none.
 const unsafeChars = ";&|<>`$"
 
-// parsedCommand is a validated command.
-type parsedCommand struct {
-	exe   string
-	args  []string
-	cwd   string // as given; "" = the workspace
-	label string
-	line  string // for display and the evidence summary
+// Parsed is a validated command.
+type Parsed struct {
+	Exe   string
+	Args  []string
+	Cwd   string // as given; "" = the workspace
+	Label string
+	Line  string // for display and the evidence summary
 }
 
-func parseCommand(c VerifyCommand) (parsedCommand, error) {
-	var p parsedCommand
+// CommandError is a command refused before anything ran; its message is
+// the exact upstream text.
+type CommandError struct{ Msg string }
+
+func (e *CommandError) Error() string { return e.Msg }
+
+func invalid(format string, args ...any) error {
+	return &CommandError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Parse validates c: no shell metacharacters or NUL bytes, not empty. It
+// runs nothing.
+func Parse(c Command) (Parsed, error) {
+	var p Parsed
 	if c.Cwd != nil {
-		p.cwd = strings.TrimSpace(*c.Cwd)
+		p.Cwd = strings.TrimSpace(*c.Cwd)
 	}
 	if c.Label != nil {
-		p.label = strings.TrimSpace(*c.Label)
+		p.Label = strings.TrimSpace(*c.Label)
 	}
 	if c.Text != nil {
 		text := strings.TrimSpace(*c.Text)
@@ -50,20 +63,20 @@ func parseCommand(c VerifyCommand) (parsedCommand, error) {
 		if len(words) == 0 || words[0] == "" {
 			return p, invalid("Verification commands must not be empty")
 		}
-		p.exe, p.args, p.line = words[0], words[1:], text
+		p.Exe, p.Args, p.Line = words[0], words[1:], text
 		return p, nil
 	}
-	p.exe = strings.TrimSpace(c.Executable)
-	if p.exe == "" {
+	p.Exe = strings.TrimSpace(c.Executable)
+	if p.Exe == "" {
 		return p, invalid("Verification commands must not be empty")
 	}
-	for _, a := range append([]string{p.exe}, c.Args...) {
+	for _, a := range append([]string{p.Exe}, c.Args...) {
 		if strings.ContainsRune(a, 0) {
 			return p, invalid("Unsafe verification command: argument contains a NUL byte")
 		}
 	}
-	p.args = append([]string(nil), c.Args...)
-	p.line = displayLine(p.exe, p.args)
+	p.Args = append([]string(nil), c.Args...)
+	p.Line = displayLine(p.Exe, p.Args)
 	return p, nil
 }
 

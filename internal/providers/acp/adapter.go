@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -42,7 +44,7 @@ type AdapterConfig struct {
 	Limitations  []string
 
 	Host       providers.Host
-	Clock      Clock
+	Clock      quartz.Clock
 	Logger     *slog.Logger
 	FileReader FileReader
 	Trace      func(Direction, []byte)
@@ -76,7 +78,7 @@ type Adapter struct {
 // NewAdapter builds an adapter; nothing is started until it is used.
 func NewAdapter(cfg AdapterConfig) *Adapter {
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock
+		cfg.Clock = quartz.NewReal()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package workflow
+package verify
 
 import (
 	"os/exec"
@@ -8,14 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-func setProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
-
-func terminateGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-
-func killGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 
 // exitStatus returns the exit code, or the terminating signal's name.
 func exitStatus(cmd *exec.Cmd) (*int, *string) {

@@ -1,0 +1,34 @@
+// Package teststore is the one way a test opens a store: a fresh one at
+// [pgtest.StoreLocation] (a SQLite file in the test's temporary directory,
+// or a new database on the shared PostgreSQL cluster when
+// INTEROP_TEST_STORE=postgres), or an existing location; either way it is
+// closed when the test ends.
+package teststore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+)
+
+// Open opens a fresh, migrated store for tb on the dialect the run asks for
+// (see [pgtest.StoreLocation]) and closes it when tb ends.
+func Open(tb testing.TB, opts ...store.Option) *store.Store {
+	tb.Helper()
+	return OpenAt(tb, pgtest.StoreLocation(tb), opts...)
+}
+
+// OpenAt opens (migrating when needed) the store at location, a file path
+// or a PostgreSQL URL, and closes it when tb ends. A test that opens the
+// same location twice gets two stores, as two runtime processes would.
+func OpenAt(tb testing.TB, location string, opts ...store.Option) *store.Store {
+	tb.Helper()
+	st, err := store.Open(context.Background(), location, opts...)
+	if err != nil {
+		tb.Fatalf("open the test store at %s: %v", location, err)
+	}
+	tb.Cleanup(func() { _ = st.Close() })
+	return st
+}
