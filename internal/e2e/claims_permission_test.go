@@ -79,20 +79,20 @@ func TestClaimsEnforcedAtPermissionRequests(t *testing.T) {
 			type turn struct {
 				req    permission
 				cursor int64
-				text   string
+				msgID  string // the receipt's nativeTurnId
 			}
 			start := func(s session, reply fakemodel.Reply) turn {
 				tag := unique("CLAIMTURN")
 				fm.On(fakemodel.Contains(tag), reply)
-				tr := turn{cursor: openEvents(t, cs, c.provider, s.NativeID), text: tag + " now"}
-				send(t, cs, c.provider, s.NativeID, tr.text, "")
+				tr := turn{cursor: openEvents(t, cs, c.provider, s.NativeID)}
+				tr.msgID = send(t, cs, c.provider, s.NativeID, tag+" now", "").NativeTurnID
 				tr.req = awaitPermission(t, cs, c.provider, s.NativeID, turnTimeout)
 				return tr
 			}
 			end := func(s session, tr turn) {
 				switch c.provider {
 				case "opencode":
-					awaitOpenCodeTurn(t, cs, s.NativeID, tr.cursor, tr.text)
+					awaitOpenCodeTurn(t, cs, s.NativeID, tr.cursor, tr.msgID)
 				case "codex":
 					awaitEvent(t, cs, c.provider, s.NativeID, tr.cursor, turnTimeout, "turn/completed", ofType("turn/completed"))
 				default:

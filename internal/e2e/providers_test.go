@@ -194,7 +194,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 		text := unique("SLOWREPLY")
 		fm.On(fakemodel.Exact(text), fakemodel.Text("too late").WithDelay(5*time.Minute))
 		key := unique("slow")
-		send(t, cs, "opencode", s.NativeID, text, key)
+		slow := send(t, cs, "opencode", s.NativeID, text, key)
 		ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
 		defer cancel()
 		if _, err := fm.Await(ctx, func(r fakemodel.Request) bool { return r.LastUser == text }); err != nil {
@@ -205,7 +205,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 		if !r.Accepted || r.Operation != "cancel" || r.Status != "completed" || r.ProviderState != "abort_requested" {
 			t.Fatalf("cancel receipt %+v", r)
 		}
-		cursor = awaitOpenCodeTurn(t, cs, s.NativeID, cursor, text)
+		cursor = awaitOpenCodeTurn(t, cs, s.NativeID, cursor, slow.NativeTurnID)
 		// The send's stored operation now says rejected (aborted); a resend
 		// with its key is refused and names that status.
 		awaitOperationStatus(t, p, s.NativeID, text, key, "rejected")
@@ -217,7 +217,8 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 		key := unique("k401")
 		// The transport accepted it; the outcome comes later (or was seen
 		// already: a fast provider may fail the turn before the receipt).
-		if r := send(t, cs, "opencode", s.NativeID, text, key); !queuedOr(r.Status, "rejected") || (r.Status == "queued" && !r.Accepted) {
+		r := send(t, cs, "opencode", s.NativeID, text, key)
+		if !queuedOr(r.Status, "rejected") || (r.Status == "queued" && !r.Accepted) {
 			t.Fatalf("receipt %+v", r)
 		}
 		ev := awaitEvent(t, cs, "opencode", s.NativeID, cursor, turnTimeout, "session.error", ofType("session.error"))
@@ -226,7 +227,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 		}
 		// OpenCode goes idle twice after a failed turn; a prompt sent
 		// between the two is stored but never run, so wait for the end.
-		cursor = awaitOpenCodeTurn(t, cs, s.NativeID, cursor, text)
+		cursor = awaitOpenCodeTurn(t, cs, s.NativeID, cursor, r.NativeTurnID)
 		awaitOperationStatus(t, p, s.NativeID, text, key, "rejected")
 		if n := fm.Count(text); n != 1 {
 			t.Fatalf("the model saw the failing prompt %d times, want 1", n)
@@ -245,7 +246,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 		if !queuedOr(r.Status, "completed") {
 			t.Fatalf("receipt %+v", r)
 		}
-		cursor = awaitOpenCodeTurn(t, cs, s.NativeID, cursor, text)
+		cursor = awaitOpenCodeTurn(t, cs, s.NativeID, cursor, r.NativeTurnID)
 		if b, err := os.ReadFile(filepath.Join(dir, "diffed.txt")); err != nil || string(b) != live.diffTag+"\n" {
 			t.Fatalf("diffed.txt = %q, %v", b, err)
 		}
@@ -264,32 +265,18 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 	return live
 }
 
-// awaitOpenCodeTurn waits for the end of the turn that text started and
-// returns the cursor after it. OpenCode's events of consecutive turns
-// interleave (the previous turn's session.idle can follow the next
-// prompt's user message), so the turn is followed by message ids: the user
-// message carrying text, then the final assistant message answering it
-// (completed, not a tool-call step, or failed), then session.idle.
-func awaitOpenCodeTurn(t *testing.T, cs *mcp.ClientSession, nativeID string, after int64, text string) int64 {
+// awaitOpenCodeTurn waits for the end of the OpenCode turn of the prompt
+// whose user message is msgID (the receipt's nativeTurnId: the runtime names
+// the message it sends): the assistant message answering it finished, then
+// session.idle. Events of consecutive turns interleave (the previous turn's
+// session.idle can follow the next prompt's user message), so the turn is
+// followed by message ids. It answers the sequence of that idle event.
+func awaitOpenCodeTurn(t *testing.T, cs *mcp.ClientSession, nativeID string, after int64, msgID string) int64 {
 	t.Helper()
-	var userMsg string
-	prompt := awaitEvent(t, cs, "opencode", nativeID, after, turnTimeout, "the prompt's user message", func(ev sessionEvent) bool {
-		var d struct {
-			Properties struct {
-				Part struct {
-					Type      string `json:"type"`
-					Text      string `json:"text"`
-					MessageID string `json:"messageID"`
-				} `json:"part"`
-			} `json:"properties"`
-		}
-		if ev.Type != "message.part.updated" || json.Unmarshal(ev.Data, &d) != nil || d.Properties.Part.Text != text {
-			return false
-		}
-		userMsg = d.Properties.Part.MessageID
-		return true
-	})
-	answer := awaitEvent(t, cs, "opencode", nativeID, prompt.Sequence, turnTimeout, "the final answer to "+userMsg, func(ev sessionEvent) bool {
+	if msgID == "" {
+		t.Fatal("the OpenCode receipt names no nativeTurnId (the prompt's message id)")
+	}
+	answer := awaitEvent(t, cs, "opencode", nativeID, after, turnTimeout, "the final answer to "+msgID, func(ev sessionEvent) bool {
 		var d struct {
 			Properties struct {
 				Info struct {
@@ -307,7 +294,7 @@ func awaitOpenCodeTurn(t *testing.T, cs *mcp.ClientSession, nativeID string, aft
 			return false
 		}
 		info := d.Properties.Info
-		return info.Role == "assistant" && info.ParentID == userMsg &&
+		return info.Role == "assistant" && info.ParentID == msgID &&
 			(len(info.Error) > 0 || (info.Time.Completed > 0 && info.Finish != "tool-calls"))
 	})
 	return awaitEvent(t, cs, "opencode", nativeID, answer.Sequence, turnTimeout, "session.idle", ofType("session.idle")).Sequence
