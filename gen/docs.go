@@ -21,6 +21,7 @@ func toolsDoc(c *Catalog) []byte {
 		fmt.Fprintf(&b, "| `%s`%s | %d | %s |\n", p.Name, defaultMark(c, p.Name), len(p.Names), p.Description)
 	}
 	b.WriteString("\n`INTEROP_READ_ONLY=1` (or `serve --read-only`) removes every write tool (marked W) from every profile.\n\n")
+	boundsDoc(&b, c.Bounds)
 	b.WriteString("## Tools by group\n\n| tool | group | R/W | profiles |\n|---|---|---|---|\n")
 	for _, t := range c.Tools {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s |\n", t.Name, t.Name, t.Group, rw(t.Access), strings.Join(profilesOf(c, t.Name), ", "))
@@ -31,9 +32,31 @@ func toolsDoc(c *Catalog) []byte {
 		fmt.Fprintf(&b, "- group `%s`, %s; annotations readOnly=%v destructive=%v idempotent=%v openWorld=%v\n", t.Group, access(t.Access), *a.ReadOnly, *a.Destructive, *a.Idempotent, *a.OpenWorld)
 		fmt.Fprintf(&b, "- returns `%s`\n", t.Returns)
 		fmt.Fprintf(&b, "- %s\n\n", answerText(t))
-		writeArgs(&b, t.Schema)
+		writeArgs(&b, t.Exact)
 	}
 	return b.Bytes()
+}
+
+// boundsDoc states the spec-wide bounds once.
+func boundsDoc(b *bytes.Buffer, bs *spec.Bounds) {
+	b.WriteString("## Input bounds\n\n")
+	b.WriteString("Every string and array argument is bounded; lengths count characters (Unicode code points), as JSON Schema does. ")
+	b.WriteString("A bound a tool's schema states is served in `tools/list`. Every other string or array takes the bound of its kind below ")
+	fmt.Fprintf(b, "(`%s` for strings and `%s` for arrays unless the spec names another), declared once in `spec/defs.yaml`; ", bs.Default.String, bs.Default.Array)
+	b.WriteString("`tools/list` leaves these out to save the model's context, and the rules below show them as `≤ n chars (kind)`. ")
+	b.WriteString("An argument over its bound is refused before anything runs, naming the argument and the bound; the services and the store accept everything the schema allows (`catalogs/limits`).\n\n")
+	b.WriteString("| kind | bound | for |\n|---|---|---|\n")
+	for _, name := range sortedKinds(bs.Kinds) {
+		k := bs.Kinds[name]
+		bound := ""
+		if k.MaxLength != nil {
+			bound = fmt.Sprintf("≤ %d chars", *k.MaxLength)
+		} else {
+			bound = fmt.Sprintf("≤ %d items", *k.MaxItems)
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s |\n", name, bound, k.Use)
+	}
+	b.WriteString("\n")
 }
 
 // answerText states a tool's answer budget and how its collection pages.
@@ -84,6 +107,13 @@ func writeArgs(b *bytes.Buffer, s *spec.Schema) {
 		return
 	}
 	b.WriteString("| argument | type | required | default | rules |\n|---|---|---|---|---|\n")
+	writeArgRows(b, s, "")
+}
+
+// writeArgRows writes one row per property, then rows for the properties
+// of its objects (`latestValidation.label`, `findings[].title`, the object
+// branch of a string-or-object).
+func writeArgRows(b *bytes.Buffer, s *spec.Schema, prefix string) {
 	for _, k := range s.PropertyOrder {
 		p := s.Properties[k]
 		req := ""
@@ -94,8 +124,41 @@ func writeArgs(b *bytes.Buffer, s *spec.Schema) {
 		if p.Default != nil {
 			def = fmt.Sprintf("`%v`", p.Default)
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s |\n", k, typeText(p), req, def, rulesText(p))
+		fmt.Fprintf(b, "| `%s%s` | %s | %s | %s | %s |\n", prefix, k, typeText(p), req, def, rulesText(p))
+		for _, nested := range objectsIn(p) {
+			writeArgRows(b, nested.schema, prefix+k+nested.suffix+".")
+		}
 	}
+}
+
+type nestedObject struct {
+	schema *spec.Schema
+	suffix string // "" or "[]"
+}
+
+// objectsIn returns the objects whose properties get rows of their own: the
+// property itself, its array items, or a oneOf's object branch.
+func objectsIn(p *spec.Schema) []nestedObject {
+	switch {
+	case len(p.OneOf) > 0:
+		for _, o := range p.OneOf {
+			if baseType(o) == "object" {
+				return []nestedObject{{o, ""}}
+			}
+		}
+	case baseType(p) == "object" && len(p.PropertyOrder) > 0:
+		return []nestedObject{{p, ""}}
+	case baseType(p) == "array" && p.Items != nil:
+		if baseType(p.Items) == "object" && len(p.Items.OneOf) == 0 {
+			return []nestedObject{{p.Items, "[]"}}
+		}
+		for _, o := range p.Items.OneOf {
+			if baseType(o) == "object" {
+				return []nestedObject{{o, "[]"}}
+			}
+		}
+	}
+	return nil
 }
 
 func typeText(s *spec.Schema) string {
@@ -125,7 +188,7 @@ func rulesText(s *spec.Schema) string {
 		r = append(r, fmt.Sprintf("≥ %d chars", *s.MinLength))
 	}
 	if s.MaxLength != nil {
-		r = append(r, fmt.Sprintf("≤ %d chars", *s.MaxLength))
+		r = append(r, fmt.Sprintf("≤ %d chars%s", *s.MaxLength, impliedMark(s)))
 	}
 	if s.Pattern != "" {
 		r = append(r, "matches `"+s.Pattern+"`")
@@ -137,12 +200,34 @@ func rulesText(s *spec.Schema) string {
 		r = append(r, fmt.Sprintf("≥ %d items", *s.MinItems))
 	}
 	if s.MaxItems != nil {
-		r = append(r, fmt.Sprintf("≤ %d items", *s.MaxItems))
+		r = append(r, fmt.Sprintf("≤ %d items%s", *s.MaxItems, impliedMark(s)))
+	}
+	if baseType(s) == "array" && s.Items != nil && (baseType(s.Items) == "string" || len(s.Items.OneOf) > 0) {
+		if each := rulesText(s.Items); each != "" {
+			r = append(r, "each "+each)
+		}
+	}
+	if len(s.OneOf) > 0 {
+		for _, o := range s.OneOf {
+			if baseType(o) == "string" {
+				if sr := rulesText(o); sr != "" {
+					r = append(r, "as a string "+sr)
+				}
+			}
+		}
 	}
 	if s.Description != "" {
 		r = append(r, oneLine(s.Description))
 	}
 	return strings.ReplaceAll(strings.Join(r, "; "), "|", "\\|")
+}
+
+// impliedMark names the kind of a bound that tools/list does not serve.
+func impliedMark(s *spec.Schema) string {
+	if s.Implied == "" {
+		return ""
+	}
+	return " (" + s.Implied + ")"
 }
 
 func migrationDoc(c *Catalog) []byte {

@@ -62,7 +62,7 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 
 	g := newGoTypes()
 	for _, t := range c.Tools {
-		g.structType(t.Schema, t.GoName+"Input")
+		g.structType(t.Exact, t.GoName+"Input")
 	}
 	aliasBodies := map[string]string{}
 	for _, a := range c.Aliases {
@@ -77,7 +77,7 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 				fixed[k] = goLiteral(d)
 			}
 		}
-		g.objectBody(&b, a.Schema, a.Target.GoName+"Input", a.Props, fixed)
+		g.objectBody(&b, a.Exact, a.Target.GoName+"Input", a.Props, fixed)
 		aliasBodies[a.Name] = indent(b.String(), "\t")
 	}
 
@@ -145,6 +145,11 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 		pretty.WriteByte('\n')
 		files["catalogs/snapshots/"+p.Name+".json"] = pretty.Bytes()
 	}
+	limits, err := limitsFile(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	files[LimitsPath] = limits
 	files["docs/tools.md"] = toolsDoc(c)
 	files["docs/migration.md"] = migrationDoc(c)
 	return files, c, nil

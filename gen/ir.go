@@ -26,22 +26,29 @@ type Catalog struct {
 	Default  string
 	Notes    []string // global migration notes
 	Defs     map[string]*spec.Schema
+	Bounds   *spec.Bounds
 	Sources  []string
 }
 
 // Tool is a modern tool with its resolved input schema.
 type Tool struct {
 	*spec.Tool
-	Group  string
-	Schema *spec.Schema // refs inlined
-	GoName string       // e.g. ReadSessionEvents
+	Group string
+	// Schema is the served inputSchema: refs inlined, and only the bounds
+	// the spec states on a property.
+	Schema *spec.Schema
+	// Exact is Schema with every implied bound (spec.Bounds) applied: what
+	// the generated decoder enforces.
+	Exact  *spec.Schema
+	GoName string // e.g. ReadSessionEvents
 }
 
 // Alias is a legacy name with its derived input schema.
 type Alias struct {
 	*spec.Alias
 	Target *Tool
-	Schema *spec.Schema // the legacy input schema
+	Schema *spec.Schema // the served legacy input schema
+	Exact  *spec.Schema // Schema with every implied bound
 	// Props maps each offered legacy argument to the modern one.
 	Props map[string]string
 }
@@ -67,10 +74,13 @@ type Profile struct {
 // problems are reported at once.
 func Resolve(s *spec.Spec) (*Catalog, error) {
 	var errs spec.ErrorList
-	c := &Catalog{Defs: s.Defs, Default: s.Profiles.Default, Notes: s.Aliases.Notes, Sources: s.Sources}
-	for name, d := range s.Defs {
+	c := &Catalog{Defs: s.Defs, Bounds: s.Bounds, Default: s.Profiles.Default, Notes: s.Aliases.Notes, Sources: s.Sources}
+	checkBounds(&errs, s.Bounds)
+	for _, name := range sortedDefs(s.Defs) {
 		where := "def " + name
-		checkSchema(&errs, "spec/defs.yaml", where, inline(d, s.Defs, &errs, "spec/defs.yaml", where), s.Defs, false)
+		d := inline(s.Defs[name], s.Defs, &errs, "spec/defs.yaml", where)
+		checkSchema(&errs, "spec/defs.yaml", where, d, s.Defs, false)
+		applyBounds(&errs, "spec/defs.yaml", where, d, s.Bounds)
 	}
 
 	byGroup := map[string]*spec.ToolsFile{}
@@ -111,7 +121,8 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 			resolved := inline(t.Input, s.Defs, &errs, t.File, where)
 			checkSchema(&errs, t.File, where, resolved, s.Defs, true)
 			checkAnswer(&errs, t, resolved)
-			tool := &Tool{Tool: t, Group: gname, Schema: resolved, GoName: goName(t.Name)}
+			exact := applyBounds(&errs, t.File, where, resolved, s.Bounds)
+			tool := &Tool{Tool: t, Group: gname, Schema: resolved, Exact: exact, GoName: goName(t.Name)}
 			byName[t.Name] = tool
 			c.Tools = append(c.Tools, tool)
 		}
@@ -130,6 +141,9 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 			continue
 		}
 		al := deriveAlias(&errs, a, target)
+		// The alias's arguments are its target's, whose bounds were checked
+		// with the target.
+		al.Exact = applyBounds(&spec.ErrorList{}, a.File, where, al.Schema, s.Bounds)
 		aliasNames[a.Name] = al
 		c.Aliases = append(c.Aliases, al)
 	}
@@ -316,6 +330,9 @@ func inline(s *spec.Schema, defs map[string]*spec.Schema, errs *spec.ErrorList, 
 		}
 		if s.Default != nil {
 			out.Default = s.Default
+		}
+		if s.Bound != "" {
+			out.Bound = s.Bound
 		}
 		out.Line = s.Line
 		return out

@@ -18,6 +18,7 @@ import (
 // Spec is every spec file, loaded and checked against the format schema.
 type Spec struct {
 	Defs     map[string]*Schema
+	Bounds   *Bounds
 	Groups   []*ToolsFile // sorted by file name
 	Profiles *ProfilesFile
 	Aliases  *AliasesFile
@@ -90,6 +91,7 @@ func Load(fsys fs.FS) (*Spec, error) {
 	var defs DefsFile
 	if v.load(fsys, "spec/defs.yaml", "DefsFile", &defs, &errs) {
 		s.Defs = defs.Defs
+		s.Bounds = defs.Bounds
 	}
 	toolFiles, err := fs.Glob(fsys, "spec/tools/*.yaml")
 	if err != nil {

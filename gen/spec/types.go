@@ -8,6 +8,37 @@ package spec
 // {$ref: "#/defs/<name>"}.
 type DefsFile struct {
 	Defs map[string]*Schema `json:"defs" yaml:"defs" jsonschema:"required"`
+	// Bounds are the spec-wide input bounds (see Bounds).
+	Bounds *Bounds `json:"bounds" yaml:"bounds" jsonschema:"required"`
+}
+
+// Bounds declares, once for the whole spec, the bound of every string and
+// array argument that states no maxLength or maxItems of its own: the kind
+// the property names with `bound: <kind>`, else the default kind of its
+// type. Lengths count characters (Unicode code points), as JSON Schema
+// does. The generated decoder, the services (through package
+// catalogs/limits) and the ent schemas enforce them; tools/list serves only
+// the bounds stated on a property, and docs/tools.md lists every bound.
+type Bounds struct {
+	// Default names the kind of a string and of an array that names none.
+	Default BoundDefaults `json:"default" yaml:"default" jsonschema:"required"`
+	// Kinds are the named bounds, each a maxLength (strings) or a maxItems
+	// (arrays).
+	Kinds map[string]*BoundKind `json:"kinds" yaml:"kinds" jsonschema:"required"`
+}
+
+// BoundDefaults names the default kinds.
+type BoundDefaults struct {
+	String string `json:"string" yaml:"string" jsonschema:"required"`
+	Array  string `json:"array" yaml:"array" jsonschema:"required"`
+}
+
+// BoundKind is one named bound.
+type BoundKind struct {
+	MaxLength *int64 `json:"maxLength,omitempty" yaml:"maxLength,omitempty" jsonschema:"minimum=1"`
+	MaxItems  *int64 `json:"maxItems,omitempty" yaml:"maxItems,omitempty" jsonschema:"minimum=1"`
+	// Use says what the kind is for (docs only).
+	Use string `json:"use" yaml:"use" jsonschema:"required,minLength=3,maxLength=200"`
 }
 
 // ToolsFile is one spec/tools/<group>.yaml.
@@ -75,6 +106,13 @@ type Schema struct {
 	Items       *Schema            `json:"items,omitempty" yaml:"items,omitempty"`
 	OneOf       []*Schema          `json:"oneOf,omitempty" yaml:"oneOf,omitempty" jsonschema:"minItems=2,maxItems=2"`
 	Default     any                `json:"default,omitempty" yaml:"default,omitempty"`
+	// Bound names the kind (Bounds.Kinds) whose bound a string or array
+	// without its own maxLength/maxItems takes. It is never served.
+	Bound string `json:"bound,omitempty" yaml:"bound,omitempty" jsonschema:"pattern=^[a-z][A-Za-z0-9]*$"`
+
+	// Implied is set on the decoder's copy of a schema (Tool.Exact) when its
+	// maxLength or maxItems came from a kind: the kind's name.
+	Implied string `json:"-" yaml:"-"`
 
 	// PropertyOrder is the order properties appear in the YAML file; the
 	// served schema keeps it.

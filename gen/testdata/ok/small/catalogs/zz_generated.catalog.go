@@ -36,8 +36,13 @@ type Entry struct {
 	// Write tools vanish in read-only mode.
 	Write       bool
 	Annotations Annotations
-	// InputSchema is the compact JSON Schema of the arguments.
+	// InputSchema is the compact JSON Schema of the arguments as tools/list
+	// serves it: the bounds the spec states on a property, not the
+	// spec-wide kinds (catalogs/limits).
 	InputSchema string
+	// ExactSchema is InputSchema with every bound applied: exactly what
+	// Decode accepts.
+	ExactSchema string
 	// Listing is the entry's compact JSON in a tools/list result.
 	Listing string
 	// Target is the modern tool that answers (Name itself for modern tools).
@@ -154,6 +159,7 @@ var entries = [...]Entry{
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
 		InputSchema: "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
+		ExactSchema: "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\",\"maxLength\":100}},\"additionalProperties\":false}",
 		Listing:     "{\"name\":\"get_status\",\"description\":\"Status of the thing; send_note changes it.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "get_status",
 		Budget:      500,
@@ -168,6 +174,7 @@ var entries = [...]Entry{
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
 		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":3},\"effort\":{\"type\":[\"string\",\"null\"]},\"verbose\":{\"type\":\"boolean\",\"default\":false},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"text\"],\"additionalProperties\":false}",
+		ExactSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":3},\"effort\":{\"type\":[\"string\",\"null\"],\"maxLength\":100},\"verbose\":{\"type\":\"boolean\",\"default\":false},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":100},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1,\"maxLength\":100},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\",\"maxLength\":100}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":100},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false},\"maxItems\":20},\"detail\":{},\"idempotencyKey\":{\"type\":\"string\",\"maxLength\":64}},\"required\":[\"provider\",\"text\"],\"additionalProperties\":false}",
 		Listing:     "{\"name\":\"send_note\",\"description\":\"Send a note to a session.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":3},\"effort\":{\"type\":[\"string\",\"null\"]},\"verbose\":{\"type\":\"boolean\",\"default\":false},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
 		Target:      "send_note",
 		Budget:      500,
@@ -182,6 +189,7 @@ var entries = [...]Entry{
 		Write:       false,
 		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
 		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
 		Listing:     "{\"name\":\"status_get\",\"description\":\"Old name for the status tool.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
 		Target:      "get_status",
 		Legacy:      true,
@@ -198,6 +206,7 @@ var entries = [...]Entry{
 		Write:       true,
 		Annotations: Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
 		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"body\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":4},\"effort\":{\"type\":[\"string\",\"null\"]},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{}},\"required\":[\"provider\",\"body\"],\"additionalProperties\":false}",
+		ExactSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"body\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":4},\"effort\":{\"type\":[\"string\",\"null\"],\"maxLength\":100},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":100},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1,\"maxLength\":100},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\",\"maxLength\":100}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":100},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false},\"maxItems\":20},\"detail\":{}},\"required\":[\"provider\",\"body\"],\"additionalProperties\":false}",
 		Listing:     "{\"name\":\"note_send\",\"description\":\"Old name for sending a note.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"body\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":4},\"effort\":{\"type\":[\"string\",\"null\"]},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{}},\"required\":[\"provider\",\"body\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
 		Target:      "send_note",
 		Legacy:      true,
