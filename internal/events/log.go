@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
 )
@@ -16,8 +17,8 @@ import (
 // DefaultRetention is how many events per session the log keeps.
 const DefaultRetention = 10000
 
-// MaxPage is the largest page a read returns.
-const MaxPage = 100
+// MaxPage is the largest page a read returns (read_session_events' limit).
+const MaxPage = limits.ReadSessionEventsLimitMax
 
 // Event is one stored event (0.3.x AgentEvent plus the epoch).
 type Event struct {
