@@ -30,7 +30,7 @@ func toolsDoc(c *Catalog) []byte {
 		a := t.Annotations
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", t.Name, t.Description)
 		fmt.Fprintf(&b, "- group `%s`, %s; annotations readOnly=%v destructive=%v idempotent=%v openWorld=%v\n", t.Group, access(t.Access), *a.ReadOnly, *a.Destructive, *a.Idempotent, *a.OpenWorld)
-		fmt.Fprintf(&b, "- returns `%s`\n", t.Returns)
+		fmt.Fprintf(&b, "- answers %s\n", answerShape(t.Output))
 		fmt.Fprintf(&b, "- %s\n\n", answerText(t))
 		writeArgs(&b, t.Exact)
 	}
@@ -356,4 +356,40 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// answerShape names a tool's answer: a record, or its top-level fields.
+func answerShape(s *spec.Schema) string {
+	if s == nil {
+		return "nothing"
+	}
+	if r := recordName(s); r != "" {
+		return "a [`" + r + "`](#record-" + strings.ToLower(r) + ") record"
+	}
+	var fs []string
+	for _, k := range s.PropertyOrder {
+		f := "`" + k + "`"
+		if !slices.Contains(s.Required, k) {
+			f += "?"
+		}
+		if t := refText(s.Properties[k]); t != "" {
+			f += " (" + t + ")"
+		}
+		fs = append(fs, f)
+	}
+	return "`{` " + strings.Join(fs, ", ") + " `}`"
+}
+
+// refText names the records a property holds.
+func refText(p *spec.Schema) string {
+	switch {
+	case recordName(p) != "" && baseType(p) == "object":
+		r := recordName(p)
+		return "[`" + r + "`](#record-" + strings.ToLower(r) + ")"
+	case baseType(p) == "array" && p.Items != nil:
+		if t := refText(p.Items); t != "" {
+			return "list of " + t
+		}
+	}
+	return ""
 }

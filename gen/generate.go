@@ -81,7 +81,27 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 		aliasBodies[a.Name] = indent(b.String(), "\t")
 	}
 
+	answers, at, err := answersFile(c, g.decls)
+	if err != nil {
+		return nil, nil, err
+	}
+	files[AnswersPath] = answers
+	legacy := map[string][2]string{}
+	for _, a := range c.Aliases {
+		typ, expr, err := legacyType(at, a)
+		if err != nil {
+			return nil, nil, fmt.Errorf("alias %s: %w", a.Name, err)
+		}
+		if typ != "" {
+			legacy[a.Name] = [2]string{typ, expr}
+		}
+	}
+
 	funcs := template.FuncMap{
+		"answerType":  answerName,
+		"legacyType":  func(a *Alias) string { return legacy[a.Name][0] },
+		"legacyExpr":  func(a *Alias) string { return legacy[a.Name][1] },
+		"pagedAnswer": func(t *Tool) bool { return len(t.Answer.Page) > 0 },
 		"strList":        strList,
 		"oneLine":        oneLine,
 		"goName":         goName,

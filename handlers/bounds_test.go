@@ -24,6 +24,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/freebuff"
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
+	"github.com/agent-interop/runtime/internal/testutil/answercheck"
 	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
@@ -66,8 +67,14 @@ func TestNoLayerRefusesWhatTheSchemaAllows(t *testing.T) {
 				t.Errorf("%s %s at its bound (%d, %s): the decoder refuses: %v", b.Tool, b.Path, b.Max, fill, err)
 				continue
 			}
-			if _, err := e.Call(context.Background(), f.h, in); err != nil && lengthRefusal.MatchString(err.Error()) {
+			out, err := e.Call(context.Background(), f.h, in)
+			if err != nil && lengthRefusal.MatchString(err.Error()) {
 				t.Errorf("%s %s at its bound (%d %s, %s): %s", b.Tool, b.Path, b.Max, unit(b), fill, clip(err.Error()))
+			}
+			if err == nil {
+				if cerr := f.answers.CheckJSON(e, out); cerr != nil {
+					t.Error(cerr)
+				}
 			}
 			covered[b.Tool+" "+b.Path] = true
 		}
@@ -82,6 +89,78 @@ func TestNoLayerRefusesWhatTheSchemaAllows(t *testing.T) {
 	if len(covered) != len(limits.Bounds) {
 		t.Errorf("exercised %d of %d bounds", len(covered), len(limits.Bounds))
 	}
+}
+
+// TestEveryAnswerHasItsDeclaredShape calls every modern tool and every
+// legacy alias with the baseline arguments over the real services and
+// checks each answer against the output schema the spec declares (the
+// legacy aliases against their 0.3.x shape). Each must answer: a tool the
+// fixture cannot make answer is listed in mayFail with the reason.
+func TestEveryAnswerHasItsDeclaredShape(t *testing.T) {
+	f := newBoundsFixture(t)
+	mayFail := map[string]string{
+		"get_session_diff":      "the fake provider has no diffs",
+		"get_agent_diff":        "the fake provider has no diffs",
+		"set_session_model":     "the fake provider refuses model changes",
+		"session_set_model":     "the fake provider refuses model changes",
+		"set_session_reasoning": "the fake provider refuses reasoning changes",
+		"session_set_reasoning": "the fake provider refuses reasoning changes",
+		"handoff_update_status": "a handoff is accepted once; update_handoff_status accepted it",
+	}
+	n, answered := 1000, 0
+	for _, e := range catalogs.All() {
+		base, ok := f.args[e.Target]
+		if !ok {
+			base = map[string]any{}
+		}
+		n++
+		args := f.expand(base, n)
+		if e.Legacy {
+			args = legacyArgs(t, e, args)
+		}
+		delete(args, "cursor") // a baseline cursor is not one the runtime issued
+		raw, _ := json.Marshal(args)
+		in, err := e.Decode(raw)
+		if err != nil {
+			t.Errorf("%s: baseline arguments refused: %v", e.Name, err)
+			continue
+		}
+		out, err := e.Call(context.Background(), f.h, in)
+		_, excused := mayFail[e.Name]
+		switch {
+		case err != nil && !excused:
+			t.Errorf("%s: %v", e.Name, clip(err.Error()))
+		case err == nil && excused:
+			t.Errorf("%s answers now; remove it from mayFail", e.Name)
+		}
+		if err != nil {
+			continue
+		}
+		answered++
+		if err := f.answers.CheckJSON(e, out); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Logf("answers checked against their schema: %d of %d tools and aliases", answered, len(catalogs.All()))
+}
+
+// legacyArgs maps modern baseline arguments to an alias's names, keeping
+// those it offers.
+func legacyArgs(t *testing.T, e *catalogs.Entry, modern map[string]any) map[string]any {
+	t.Helper()
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal([]byte(e.InputSchema), &s); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	for name := range s.Properties {
+		if v, ok := modern[name]; ok {
+			out[name] = v
+		}
+	}
+	return out
 }
 
 func unit(b limits.Bound) string {
@@ -257,9 +336,10 @@ func entry(t *testing.T, name string) *catalogs.Entry {
 // boundsFixture is every service a tool needs, with one record of each
 // kind for the baselines to name.
 type boundsFixture struct {
-	h    *Handlers
-	args map[string]map[string]any
-	vars map[string]string
+	h       *Handlers
+	args    map[string]map[string]any
+	vars    map[string]string
+	answers *answercheck.Checker
 }
 
 // expand substitutes the fixture's records into a baseline and {{n}} with
@@ -311,6 +391,18 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 		},
 		Pending: []providers.PermissionRequest{{Provider: providers.Codex, RequestID: "r1", NativeID: "t1", Method: "edit",
 			Options: []providers.PermissionOption{{ID: "allow_once", Kind: "allow_once"}}}},
+		// A stream that stays open without events.
+		SubscribeFunc: func(ctx context.Context, _ string) (<-chan providers.NativeEvent, error) {
+			ch := make(chan providers.NativeEvent)
+			go func() { <-ctx.Done(); close(ch) }()
+			return ch, nil
+		},
+		CapsFunc: func(context.Context) providers.Capabilities {
+			ok := providers.Capability{Supported: true, State: providers.Available}
+			no := providers.Capability{Supported: false, State: providers.Unavailable, Reason: "the fake does not"}
+			return providers.Capabilities{Provider: providers.Codex, AdapterVersion: "fake", Authorization: "unknown",
+				Discovery: ok, Sessions: ok, SendMessage: ok, Steer: no, Cancel: ok, Events: ok, Diff: no, Permissions: ok, Model: no, Reasoning: no}
+		},
 	}
 	fake.SetSessions([]providers.Session{fake.Session("t1", "one"), fake.Session("t2", "two")}, nil)
 	reg, err := registry.New(st, []providers.Adapter{fake}, registry.Options{})
@@ -368,16 +460,20 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 			t.Fatal(err)
 		}
 	}
+	sent, err := conv.Send(ctx, conversations.SendInput{ConversationID: c.ID, Sender: "codex:t1", Recipient: "codex:t2", Text: "fixture", IdempotencyKey: "fixture"})
+	if err != nil {
+		t.Fatal(err)
+	}
 
-	f := &boundsFixture{h: h, vars: map[string]string{
-		"work": work.ID, "evidence": review.EvidenceID, "handoff": handoff.ID, "claim": claim.ID, "conv": c.ID,
+	f := &boundsFixture{h: h, answers: answercheck.New(), vars: map[string]string{
+		"work": work.ID, "evidence": review.EvidenceID, "message": sent.Message.ID, "handoff": handoff.ID, "claim": claim.ID, "conv": c.ID,
 		"dir": dir, "project": project, "thread": thread,
 	}, args: map[string]map[string]any{}}
 	model := `{"providerID":"p","modelID":"m","variant":"v"}`
 	for tool, js := range map[string]string{
 		"list_agent_sessions":      `{"provider":"codex","cursor":"c"}`,
 		"get_session_diff":         `{"provider":"codex","nativeId":"t1","messageId":"m"}`,
-		"read_session_events":      `{"provider":"codex","nativeId":"t1","cursor":"c"}`,
+		"read_session_events":      `{"provider":"codex","nativeId":"t1","cursor":"c","timeoutMs":0}`,
 		"send_session_message":     `{"provider":"codex","nativeId":"t1","text":"hi","model":` + model + `,"agent":"a","reasoning":"low","idempotencyKey":"send-{{n}}"}`,
 		"cancel_session":           `{"provider":"codex","nativeId":"t1","idempotencyKey":"cancel-{{n}}"}`,
 		"create_session":           `{"provider":"codex","cwd":"{{dir}}","title":"t"}`,
@@ -410,21 +506,21 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 		"read_conversation":         `{"conversationId":"{{conv}}","cursor":"c"}`,
 		"create_conversation":       `{"title":"t"}`,
 		"join_conversation":         `{"conversationId":"{{conv}}","provider":"codex","nativeId":"j{{n}}","workspaceId":"{{dir}}"}`,
-		"send_conversation_message": `{"conversationId":"{{conv}}","sender":"codex:t1","recipient":"codex:t2","text":"hi","replyTo":"m","idempotencyKey":"conv-{{n}}","model":` + model + `,"reasoning":"low"}`,
+		"send_conversation_message": `{"conversationId":"{{conv}}","sender":"codex:t1","recipient":"codex:t2","text":"hi","replyTo":"{{message}}","idempotencyKey":"conv-{{n}}","model":` + model + `,"reasoning":"low"}`,
 		"reconcile_conversation":    `{"conversationId":"{{conv}}","observedReceipts":[{"idempotencyKey":"k","receipt":{"provider":"codex","nativeId":"t1","operation":"send","accepted":true,"status":"queued"}}]}`,
 		"list_projects":             `{"cursor":"c"}`,
 		"list_threads":              `{"projectId":"{{project}}","cursor":"c"}`,
 		"get_thread":                `{"threadId":"{{thread}}"}`,
 		"get_thread_messages":       `{"threadId":"{{thread}}","cursor":"c"}`,
 		"get_active_work":           `{"threadId":"{{thread}}"}`,
-		"get_thread_progress":       `{"threadId":"{{thread}}"}`,
+		"get_thread_progress":       `{"threadId":"{{thread}}","timeoutMs":0}`,
 		"list_active_threads":       `{"cursor":"c"}`,
 		"list_project_files":        `{"projectId":"{{project}}","relative":".","cursor":"c"}`,
 		"read_project_file":         `{"projectId":"{{project}}","path":"notes.txt"}`,
 		"send_thread_message":       `{"threadId":"{{thread}}","text":"hi"}`,
 		"stop_thread":               `{"threadId":"{{thread}}"}`,
 		"resume_thread":             `{"threadId":"{{thread}}"}`,
-		"set_thread_model":          `{"threadId":"{{thread}}","model":"m","harnessId":"h"}`,
+		"set_thread_model":          `{"threadId":"{{thread}}","model":"openai/gpt-5.1","harnessId":"codebuff"}`,
 		"set_thread_reasoning":      `{"threadId":"{{thread}}","effort":"low"}`,
 	} {
 		var m map[string]any

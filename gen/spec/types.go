@@ -53,9 +53,13 @@ type Tool struct {
 	Access      string      `json:"access" yaml:"access" jsonschema:"required,enum=read,enum=write"`
 	Annotations Annotations `json:"annotations" yaml:"annotations" jsonschema:"required"`
 	Description string      `json:"description" yaml:"description" jsonschema:"required,minLength=10,maxLength=400"`
-	Returns     string      `json:"returns" yaml:"returns" jsonschema:"required,minLength=2"`
-	Answer      *Answer     `json:"answer" yaml:"answer" jsonschema:"required"`
-	Input       *Schema     `json:"input" yaml:"input" jsonschema:"required"`
+	// Output is the answer's shape (structuredContent, and the text for
+	// modern names), in the same schema subset. It is not served in
+	// tools/list; it generates the Go answer type the handler returns, the
+	// answer's documentation, and the schema tests check answers against.
+	Output *Schema  `json:"output" yaml:"output" jsonschema:"required"`
+	Answer *Answer  `json:"answer" yaml:"answer" jsonschema:"required"`
+	Input  *Schema  `json:"input" yaml:"input" jsonschema:"required"`
 
 	Line int    `json:"-" yaml:"-"`
 	File string `json:"-" yaml:"-"`
@@ -89,7 +93,7 @@ type Annotations struct {
 // Schema is the JSON Schema subset the generator compiles (see
 // docs/spec-format.md). Keywords outside this struct are spec errors.
 type Schema struct {
-	Ref         string             `json:"$ref,omitempty" yaml:"$ref,omitempty" jsonschema:"pattern=^#/defs/[A-Za-z][A-Za-z0-9]*$"`
+	Ref         string             `json:"$ref,omitempty" yaml:"$ref,omitempty" jsonschema:"pattern=^#/(defs|records)/[A-Za-z][A-Za-z0-9]*$"`
 	Type        TypeList           `json:"type,omitempty" yaml:"type,omitempty"`
 	Description string             `json:"description,omitempty" yaml:"description,omitempty" jsonschema:"maxLength=300"`
 	Properties  map[string]*Schema `json:"properties,omitempty" yaml:"properties,omitempty"`
@@ -97,6 +101,8 @@ type Schema struct {
 	MinLength   *int64             `json:"minLength,omitempty" yaml:"minLength,omitempty" jsonschema:"minimum=0"`
 	MaxLength   *int64             `json:"maxLength,omitempty" yaml:"maxLength,omitempty" jsonschema:"minimum=1"`
 	Pattern     string             `json:"pattern,omitempty" yaml:"pattern,omitempty"`
+	// Format date-time marks an RFC 3339 timestamp (answers only).
+	Format string `json:"format,omitempty" yaml:"format,omitempty" jsonschema:"enum=date-time"`
 	Enum        []string           `json:"enum,omitempty" yaml:"enum,omitempty" jsonschema:"minItems=1"`
 	Const       *string            `json:"const,omitempty" yaml:"const,omitempty"`
 	Minimum     *float64           `json:"minimum,omitempty" yaml:"minimum,omitempty"`
@@ -122,6 +128,12 @@ type Schema struct {
 
 // TypeList is a JSON Schema "type": one name, or a name plus "null".
 type TypeList []string
+
+// RecordsFile is spec/records.yaml: the records answers are made of,
+// referenced as {$ref: "#/records/<name>"}.
+type RecordsFile struct {
+	Records map[string]*Schema `json:"records" yaml:"records" jsonschema:"required"`
+}
 
 // ProfilesFile is spec/profiles.yaml.
 type ProfilesFile struct {
@@ -187,6 +199,7 @@ type Response struct {
 // Files is the root of spec.schema.json: one definition per file kind.
 type Files struct {
 	Defs     DefsFile     `json:"defs"`
+	Records  RecordsFile  `json:"records"`
 	Tools    ToolsFile    `json:"tools"`
 	Profiles ProfilesFile `json:"profiles"`
 	Aliases  AliasesFile  `json:"aliases"`
