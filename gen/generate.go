@@ -98,10 +98,10 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 	}
 
 	funcs := template.FuncMap{
-		"answerType":  answerName,
-		"legacyType":  func(a *Alias) string { return legacy[a.Name][0] },
-		"legacyExpr":  func(a *Alias) string { return legacy[a.Name][1] },
-		"pagedAnswer": func(t *Tool) bool { return len(t.Answer.Page) > 0 },
+		"answerType":     answerName,
+		"legacyType":     func(a *Alias) string { return legacy[a.Name][0] },
+		"legacyExpr":     func(a *Alias) string { return legacy[a.Name][1] },
+		"pagedAnswer":    func(t *Tool) bool { return len(t.Answer.Page) > 0 },
 		"strList":        strList,
 		"oneLine":        oneLine,
 		"goName":         goName,

@@ -57,9 +57,9 @@ type Tool struct {
 	// modern names), in the same schema subset. It is not served in
 	// tools/list; it generates the Go answer type the handler returns, the
 	// answer's documentation, and the schema tests check answers against.
-	Output *Schema  `json:"output" yaml:"output" jsonschema:"required"`
-	Answer *Answer  `json:"answer" yaml:"answer" jsonschema:"required"`
-	Input  *Schema  `json:"input" yaml:"input" jsonschema:"required"`
+	Output *Schema `json:"output" yaml:"output" jsonschema:"required"`
+	Answer *Answer `json:"answer" yaml:"answer" jsonschema:"required"`
+	Input  *Schema `json:"input" yaml:"input" jsonschema:"required"`
 
 	Line int    `json:"-" yaml:"-"`
 	File string `json:"-" yaml:"-"`
@@ -102,16 +102,16 @@ type Schema struct {
 	MaxLength   *int64             `json:"maxLength,omitempty" yaml:"maxLength,omitempty" jsonschema:"minimum=1"`
 	Pattern     string             `json:"pattern,omitempty" yaml:"pattern,omitempty"`
 	// Format date-time marks an RFC 3339 timestamp (answers only).
-	Format string `json:"format,omitempty" yaml:"format,omitempty" jsonschema:"enum=date-time"`
-	Enum        []string           `json:"enum,omitempty" yaml:"enum,omitempty" jsonschema:"minItems=1"`
-	Const       *string            `json:"const,omitempty" yaml:"const,omitempty"`
-	Minimum     *float64           `json:"minimum,omitempty" yaml:"minimum,omitempty"`
-	Maximum     *float64           `json:"maximum,omitempty" yaml:"maximum,omitempty"`
-	MinItems    *int64             `json:"minItems,omitempty" yaml:"minItems,omitempty" jsonschema:"minimum=0"`
-	MaxItems    *int64             `json:"maxItems,omitempty" yaml:"maxItems,omitempty" jsonschema:"minimum=1"`
-	Items       *Schema            `json:"items,omitempty" yaml:"items,omitempty"`
-	OneOf       []*Schema          `json:"oneOf,omitempty" yaml:"oneOf,omitempty" jsonschema:"minItems=2,maxItems=2"`
-	Default     any                `json:"default,omitempty" yaml:"default,omitempty"`
+	Format   string    `json:"format,omitempty" yaml:"format,omitempty" jsonschema:"enum=date-time"`
+	Enum     []string  `json:"enum,omitempty" yaml:"enum,omitempty" jsonschema:"minItems=1"`
+	Const    *string   `json:"const,omitempty" yaml:"const,omitempty"`
+	Minimum  *float64  `json:"minimum,omitempty" yaml:"minimum,omitempty"`
+	Maximum  *float64  `json:"maximum,omitempty" yaml:"maximum,omitempty"`
+	MinItems *int64    `json:"minItems,omitempty" yaml:"minItems,omitempty" jsonschema:"minimum=0"`
+	MaxItems *int64    `json:"maxItems,omitempty" yaml:"maxItems,omitempty" jsonschema:"minimum=1"`
+	Items    *Schema   `json:"items,omitempty" yaml:"items,omitempty"`
+	OneOf    []*Schema `json:"oneOf,omitempty" yaml:"oneOf,omitempty" jsonschema:"minItems=2,maxItems=2"`
+	Default  any       `json:"default,omitempty" yaml:"default,omitempty"`
 	// Bound names the kind (Bounds.Kinds) whose bound a string or array
 	// without its own maxLength/maxItems takes. It is never served.
 	Bound string `json:"bound,omitempty" yaml:"bound,omitempty" jsonschema:"pattern=^[a-z][A-Za-z0-9]*$"`
