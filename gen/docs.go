@@ -34,7 +34,40 @@ func toolsDoc(c *Catalog) []byte {
 		fmt.Fprintf(&b, "- %s\n\n", answerText(t))
 		writeArgs(&b, t.Exact)
 	}
+	recordsDoc(&b, c)
 	return b.Bytes()
+}
+
+// recordsDoc lists every answer record with its fields.
+func recordsDoc(b *bytes.Buffer, c *Catalog) {
+	if len(c.Records) == 0 {
+		return
+	}
+	b.WriteString("\n## Answer records\n\nThe records answers are made of (`spec/records.yaml`). A required field is always present; any other may be absent. No other field appears.\n")
+	for _, name := range sortedDefs(c.Records) {
+		r := c.Records[name]
+		fmt.Fprintf(b, "\n### Record %s\n\n", name)
+		if r.Description != "" {
+			b.WriteString(oneLine(r.Description) + "\n\n")
+		}
+		if baseType(r) != "object" {
+			fmt.Fprintf(b, "%s: %s\n", typeText(r), rulesText(r))
+			continue
+		}
+		b.WriteString("| field | type | required | rules |\n|---|---|---|---|\n")
+		for _, k := range r.PropertyOrder {
+			p := r.Properties[k]
+			req := ""
+			if slices.Contains(r.Required, k) {
+				req = "yes"
+			}
+			typ := typeText(p)
+			if t := refText(p); t != "" {
+				typ = t
+			}
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", k, typ, req, rulesText(p))
+		}
+	}
 }
 
 // boundsDoc states the spec-wide bounds once.
@@ -169,10 +202,15 @@ func typeText(s *spec.Schema) string {
 		return "any"
 	case baseType(s) == "array":
 		return "array of " + typeText(s.Items)
+	case baseType(s) == "object" && recordName(s) != "":
+		return "[`" + recordName(s) + "`](#record-" + strings.ToLower(recordName(s)) + ")"
 	case baseType(s) == "object":
 		return "object {" + strings.Join(s.PropertyOrder, ", ") + "}"
 	}
 	t := baseType(s)
+	if t == "" {
+		t = "any"
+	}
 	if nullable(s) {
 		t += " or null"
 	}
@@ -192,6 +230,12 @@ func rulesText(s *spec.Schema) string {
 	}
 	if s.Pattern != "" {
 		r = append(r, "matches `"+s.Pattern+"`")
+	}
+	if s.Format != "" {
+		r = append(r, s.Format)
+	}
+	if s.Const != nil {
+		r = append(r, "always `"+*s.Const+"`")
 	}
 	if s.Minimum != nil && s.Maximum != nil {
 		r = append(r, fmt.Sprintf("%v..%v", *s.Minimum, *s.Maximum))
@@ -342,9 +386,9 @@ func answerDiff(a *Alias) string {
 	case r == nil:
 		return "same"
 	case r.Unwrap != "":
-		return fmt.Sprintf("0.3.x: the bare `%s` value; modern: an object with `%s`", r.Unwrap, r.Unwrap)
+		return fmt.Sprintf("0.3.x: the bare `%s` value (the text only: no structuredContent unless it is an object); modern: an object with `%s`", r.Unwrap, r.Unwrap)
 	case r.WrapArray:
-		return "0.3.x: a one-element array; modern: the object itself"
+		return "0.3.x: a one-element array (the text only: no structuredContent); modern: the object itself"
 	}
 	return "same"
 }
