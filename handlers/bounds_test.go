@@ -140,6 +140,9 @@ func TestEveryAnswerHasItsDeclaredShape(t *testing.T) {
 		if err := f.answers.CheckJSON(e, out); err != nil {
 			t.Error(err)
 		}
+		if e.Paged && !cutSet(out) {
+			t.Errorf("%s: a paged answer without its Cut; the budget guard could not cut it", e.Name)
+		}
 	}
 	t.Logf("answers checked against their schema: %d of %d tools and aliases", answered, len(catalogs.All()))
 }
