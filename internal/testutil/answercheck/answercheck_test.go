@@ -18,8 +18,8 @@ func TestCheckAcceptsTheDeclaredShapeOnly(t *testing.T) {
 	c := New()
 	for _, tc := range []struct {
 		name, profile, tool, text string
-		structured               any
-		wantErr                  string
+		structured                any
+		wantErr                   string
 	}{
 		{"a claim", "", "acquire_claim", claim, obj(claim), ""},
 		{"a required field missing", "", "acquire_claim", strings.Replace(claim, `"workId":"work_1",`, "", 1), nil, "missing property 'workId'"},
