@@ -13,6 +13,28 @@ import (
 // Cut, so the server's answer guard cuts the service's page, with its
 // cursor, and the cut page is mapped again. This file holds the helpers.
 
+// answer maps a service's answer with convert, or passes its error on:
+// answer(convert)(svc.Call(...)).
+func answer[S, A any](convert func(S) *A) func(S, error) (*A, error) {
+	return func(v S, err error) (*A, error) {
+		if err != nil {
+			return nil, err
+		}
+		return convert(v), nil
+	}
+}
+
+// record is answer for a converter to a record value.
+func record[S, A any](convert func(S) A) func(S, error) (*A, error) {
+	return func(v S, err error) (*A, error) {
+		if err != nil {
+			return nil, err
+		}
+		a := convert(v)
+		return &a, nil
+	}
+}
+
 // opt is a pointer to v, or nil for its zero value: a field the service
 // leaves out when it is empty.
 func opt[T comparable](v T) *T {

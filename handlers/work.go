@@ -80,25 +80,3 @@ func (t WorkflowTools) VerifyWorkItem(ctx context.Context, in *catalogs.VerifyWo
 	}
 	return record(verificationAnswer)(t.Svc.VerifyWork(ctx, workflow.VerifyInput{WorkID: in.WorkID, Cwd: in.CWD, Commands: cmds}))
 }
-
-// answer maps a service's answer with convert, or passes its error on:
-// answer(convert)(svc.Call(...)).
-func answer[S, A any](convert func(S) *A) func(S, error) (*A, error) {
-	return func(v S, err error) (*A, error) {
-		if err != nil {
-			return nil, err
-		}
-		return convert(v), nil
-	}
-}
-
-// record is answer for a converter to a record value.
-func record[S, A any](convert func(S) A) func(S, error) (*A, error) {
-	return func(v S, err error) (*A, error) {
-		if err != nil {
-			return nil, err
-		}
-		a := convert(v)
-		return &a, nil
-	}
-}
