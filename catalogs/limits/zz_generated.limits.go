@@ -13,9 +13,6 @@ package limits
 // column that holds n characters needs n*BytesPerChar bytes.
 const BytesPerChar = 4
 
-// Bytes is the byte size of n characters at most.
-func Bytes(n int) int { return n * BytesPerChar }
-
 // Kinds of spec/defs.yaml: the bound of every string or array argument
 // that states none of its own.
 const (
