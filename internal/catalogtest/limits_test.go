@@ -403,3 +403,43 @@ func renderExpr(e ast.Expr) string {
 	}
 	return "…"
 }
+
+// TestEveryAnswerSchemaCompiles compiles each tool's and alias's answer
+// schema with santhosh-tekuri/jsonschema: a modern answer is an object
+// (structuredContent must be one), and a legacy alias answers its target's
+// shape, a field of it, or a one-element array of it.
+func TestEveryAnswerSchemaCompiles(t *testing.T) {
+	modern := map[string]schema{}
+	for _, e := range catalogs.All() {
+		compileSchema(t, e.Name+".output", e.OutputSchema)
+		var s schema
+		if err := json.Unmarshal([]byte(e.OutputSchema), &s); err != nil {
+			t.Fatal(err)
+		}
+		if !e.Legacy {
+			if typeName(s) != "object" {
+				t.Errorf("%s answers a %v, not an object", e.Name, s["type"])
+			}
+			modern[e.Name] = s
+		}
+	}
+	for _, e := range catalogs.All() {
+		if !e.Legacy {
+			continue
+		}
+		target := modern[e.Target]
+		var s schema
+		_ = json.Unmarshal([]byte(e.OutputSchema), &s)
+		same := func(a, b any) bool { x, _ := json.Marshal(a); y, _ := json.Marshal(b); return string(x) == string(y) }
+		if same(s, target) || same(s["items"], target) {
+			continue
+		}
+		found := false
+		for _, p := range props(target) {
+			found = found || same(p, s)
+		}
+		if !found {
+			t.Errorf("%s answers neither %s's shape, nor a field of it, nor an array of it", e.Name, e.Target)
+		}
+	}
+}
