@@ -20,14 +20,6 @@ type Annotations struct {
 	ReadOnly, Destructive, Idempotent, OpenWorld bool
 }
 
-// Response says how a legacy alias reshapes the modern answer's text.
-type Response struct {
-	// Unwrap names the field of the modern answer served as the text.
-	Unwrap string
-	// WrapArray serves the modern answer inside a one-element array.
-	WrapArray bool
-}
-
 // Entry is one servable tool: a modern tool or a legacy alias.
 type Entry struct {
 	Name        string
@@ -36,30 +28,51 @@ type Entry struct {
 	// Write tools vanish in read-only mode.
 	Write       bool
 	Annotations Annotations
-	// InputSchema is the compact JSON Schema of the arguments.
+	// InputSchema is the compact JSON Schema of the arguments as tools/list
+	// serves it: the bounds the spec states on a property, not the
+	// spec-wide kinds (catalogs/limits).
 	InputSchema string
+	// ExactSchema is InputSchema with every bound applied: exactly what
+	// Decode accepts.
+	ExactSchema string
+	// OutputSchema is the compact JSON Schema of the answer (the 0.3.x
+	// shape for a legacy alias). It is not served; tests check answers
+	// against it.
+	OutputSchema string
 	// Listing is the entry's compact JSON in a tools/list result.
 	Listing string
 	// Target is the modern tool that answers (Name itself for modern tools).
-	Target   string
-	Legacy   bool
-	Response Response
+	Target string
+	Legacy bool
 	// Budget is the answer budget in o200k tokens (the spec's
 	// answer.budget); the server cuts a page that would pass it short.
 	Budget int
 	// Paged reports a tool that pages its collection with limit and
 	// cursor and answers nextCursor.
-	Paged  bool
-	decode func(json.RawMessage) (any, error)
-	call   func(context.Context, Handlers, any) (any, error)
+	Paged   bool
+	decode  func(json.RawMessage) (any, error)
+	call    func(context.Context, Handlers, any) (any, error)
+	reshape func(any) any
 }
 
 // Decode validates raw arguments and returns the typed input of the
 // target tool. A validation failure is an *argv.Errors naming every field.
 func (e *Entry) Decode(raw json.RawMessage) (any, error) { return e.decode(raw) }
 
-// Call runs the target tool's handler on a decoded input.
+// Call runs the target tool's handler on a decoded input. The answer is
+// the target's answer type (*<Tool>Output or a record), never nil without
+// an error.
 func (e *Entry) Call(ctx context.Context, h Handlers, in any) (any, error) { return e.call(ctx, h, in) }
+
+// Reshaped maps an answer of the target tool (possibly cut to a page) to
+// a legacy alias's 0.3.x answer, when that differs from the modern
+// shape: a field of it (a bare array) or a one-element array of it.
+func (e *Entry) Reshaped(out any) (legacy any, ok bool) {
+	if e.reshape == nil {
+		return nil, false
+	}
+	return e.reshape(out), true
+}
 
 // Profile is a named tool set.
 type Profile struct {
@@ -106,110 +119,111 @@ func All() []*Entry {
 
 // Notes are the global migration notes from 0.3.x.
 func Notes() []string {
-	return []string{"0.3.x answered pretty-printed JSON text; every answer is compact JSON now, and modern tools also return it as structuredContent.", "Arguments are checked strictly now: unknown arguments are rejected instead of ignored, a wrong type or an out-of-range value is an error naming the field and the rule, message text is bounded at 100,000 characters, titles at 300, objectives at 20,000, and a call's arguments at 1 MiB as a whole.", "Every write that reaches a provider (send, cancel, permission answer) is recorded before it is dispatched and carries an optional idempotencyKey; an uncertain outcome is reported as delivery_unknown and never resent. A later outcome (completed, or rejected after acceptance) appears in the session's events as an interop.operation event.", "list_permission_requests, respond_to_permission, set_session_model and set_session_reasoning (0.3.x permission_pending, permission_respond, session_set_model, session_set_reasoning) are in the full profile only; 0.3.x also offered them in minimal and core.", "Modern list answers are objects wrapping the list (e.g. {works: [...]}); the legacy names keep the 0.3.x bare arrays.", "Every answer is bounded now: a collection is answered a page at a time (limit, cursor, nextCursor) within the tool's answer budget in o200k tokens, and no answer exceeds 1 MiB. The legacy names keep their 0.3.x shapes but answer the first page of the modern tool only, newest first; the table under Bounded answers gives each cap and the modern tool that pages the rest.", "get_work_graph answers one work's neighbourhood or a page of works with their records (each kind capped at 50) and counts what it left out; the whole graph is interop-runtime work graph (JSON Lines, DOT or Mermaid). work_get's related records are pages of 10 of each kind; conversation_list with detail carries each conversation's newest 10 messages; get_thread carries a thread's newest 10 messages (messagesOmitted counts the rest; get_thread_messages pages them).", "0.3.x's state.json and conversations.json (work, evidence, handoffs, reviews, claims, conversations and their receipts) move into the store with interop-runtime migrate import-state, keeping ids and sequences: see docs/import.md."}
+	return []string{"0.3.x answered pretty-printed JSON text; every answer is compact JSON now, and modern tools also return it as structuredContent.", "Arguments are checked strictly now: unknown arguments are rejected instead of ignored, a wrong type or an out-of-range value is an error naming the field and the rule, message text is bounded at 100,000 characters, titles at 300, objectives at 20,000, and a call's arguments at 1 MiB as a whole.", "Every write that reaches a provider (send, cancel, permission answer) is recorded before it is dispatched and carries an optional idempotencyKey; an uncertain outcome is reported as delivery_unknown and never resent. A later outcome (completed, or rejected after acceptance) appears in the session's events as an interop.operation event.", "list_permission_requests, respond_to_permission, set_session_model and set_session_reasoning (0.3.x permission_pending, permission_respond, session_set_model, session_set_reasoning) are in the full profile only; 0.3.x also offered them in minimal and core.", "Modern list answers are objects wrapping the list (e.g. {works: [...]}); the legacy names keep the 0.3.x bare arrays, sent as the text only: structuredContent must be an object, and a client that shows its model structuredContent would show it another shape.", "Every answer is bounded now: a collection is answered a page at a time (limit, cursor, nextCursor) within the tool's answer budget in o200k tokens, and no answer exceeds 1 MiB. The legacy names keep their 0.3.x shapes but answer the first page of the modern tool only, newest first; the table under Bounded answers gives each cap and the modern tool that pages the rest.", "get_work_graph answers one work's neighbourhood or a page of works with their records (each kind capped at 50) and counts what it left out; the whole graph is interop-runtime work graph (JSON Lines, DOT or Mermaid). work_get's related records are pages of 10 of each kind; conversation_list with detail carries each conversation's newest 10 messages; get_thread carries a thread's newest 10 messages (messagesOmitted counts the rest; get_thread_messages pages them).", "0.3.x's state.json and conversations.json (work, evidence, handoffs, reviews, claims, conversations and their receipts) move into the store with interop-runtime migrate import-state, keeping ids and sequences: see docs/import.md."}
 }
 
 // Handlers answers every modern tool. Each method receives a validated
-// input and returns a value that marshals to a JSON object.
+// input and returns the tool's answer type, generated from its output
+// schema.
 type Handlers interface {
 	// GetRuntimeStatus answers get_runtime_status: Runtime version, profile, read-only mode, store and providers.
-	GetRuntimeStatus(ctx context.Context, in *GetRuntimeStatusInput) (any, error)
+	GetRuntimeStatus(ctx context.Context, in *GetRuntimeStatusInput) (*GetRuntimeStatusOutput, error)
 	// ListProviders answers list_providers: Providers with each operation's capability state and reason.
-	ListProviders(ctx context.Context, in *ListProvidersInput) (any, error)
+	ListProviders(ctx context.Context, in *ListProvidersInput) (*ListProvidersOutput, error)
 	// ListAgentSessions answers list_agent_sessions: Native sessions of all providers or one; failures go to providerErrors.
-	ListAgentSessions(ctx context.Context, in *ListAgentSessionsInput) (any, error)
+	ListAgentSessions(ctx context.Context, in *ListAgentSessionsInput) (*ListAgentSessionsOutput, error)
 	// GetSessionDiff answers get_session_diff: A session's native diff, or one turn's (messageId).
-	GetSessionDiff(ctx context.Context, in *GetSessionDiffInput) (any, error)
+	GetSessionDiff(ctx context.Context, in *GetSessionDiffInput) (*GetSessionDiffOutput, error)
 	// ReadSessionEvents answers read_session_events: A session's events after afterSequence, waiting up to timeoutMs; pass next back.
-	ReadSessionEvents(ctx context.Context, in *ReadSessionEventsInput) (any, error)
+	ReadSessionEvents(ctx context.Context, in *ReadSessionEventsInput) (*ReadSessionEventsOutput, error)
 	// SendSessionMessage answers send_session_message: Prompt or steer a session; the reply arrives in read_session_events.
-	SendSessionMessage(ctx context.Context, in *SendSessionMessageInput) (any, error)
+	SendSessionMessage(ctx context.Context, in *SendSessionMessageInput) (*Delivery, error)
 	// CancelSession answers cancel_session: Interrupt a session's running turn.
-	CancelSession(ctx context.Context, in *CancelSessionInput) (any, error)
+	CancelSession(ctx context.Context, in *CancelSessionInput) (*Delivery, error)
 	// CreateSession answers create_session: Start a native session in cwd.
-	CreateSession(ctx context.Context, in *CreateSessionInput) (any, error)
+	CreateSession(ctx context.Context, in *CreateSessionInput) (*Session, error)
 	// ResumeSession answers resume_session: Reopen an existing native session.
-	ResumeSession(ctx context.Context, in *ResumeSessionInput) (any, error)
+	ResumeSession(ctx context.Context, in *ResumeSessionInput) (*Session, error)
 	// ListPermissionRequests answers list_permission_requests: Pending permission requests; answer with respond_to_permission.
-	ListPermissionRequests(ctx context.Context, in *ListPermissionRequestsInput) (any, error)
+	ListPermissionRequests(ctx context.Context, in *ListPermissionRequestsInput) (*ListPermissionRequestsOutput, error)
 	// RespondToPermission answers respond_to_permission: Answer a pending permission request.
-	RespondToPermission(ctx context.Context, in *RespondToPermissionInput) (any, error)
+	RespondToPermission(ctx context.Context, in *RespondToPermissionInput) (*Delivery, error)
 	// SetSessionModel answers set_session_model: Change a session's model. OpenCode refuses: pass model to send_session_message.
-	SetSessionModel(ctx context.Context, in *SetSessionModelInput) (any, error)
+	SetSessionModel(ctx context.Context, in *SetSessionModelInput) (*Receipt, error)
 	// SetSessionReasoning answers set_session_reasoning: Set a session's reasoning effort for its next turns.
-	SetSessionReasoning(ctx context.Context, in *SetSessionReasoningInput) (any, error)
+	SetSessionReasoning(ctx context.Context, in *SetSessionReasoningInput) (*Receipt, error)
 	// GetWorkGraph answers get_work_graph: A work's neighbourhood (workId, depth) or a page of works, with their records and edges.
-	GetWorkGraph(ctx context.Context, in *GetWorkGraphInput) (any, error)
+	GetWorkGraph(ctx context.Context, in *GetWorkGraphInput) (*GetWorkGraphOutput, error)
 	// ListWorkItems answers list_work_items: Work item previews, newest first; get_work_item gives one in full.
-	ListWorkItems(ctx context.Context, in *ListWorkItemsInput) (any, error)
+	ListWorkItems(ctx context.Context, in *ListWorkItemsInput) (*ListWorkItemsOutput, error)
 	// GetWorkItem answers get_work_item: A work item with pages of its evidence, handoffs and reviews.
-	GetWorkItem(ctx context.Context, in *GetWorkItemInput) (any, error)
+	GetWorkItem(ctx context.Context, in *GetWorkItemInput) (*GetWorkItemOutput, error)
 	// CreateWorkItem answers create_work_item: Create a work item; dependsOn lists the work IDs it waits for.
-	CreateWorkItem(ctx context.Context, in *CreateWorkItemInput) (any, error)
+	CreateWorkItem(ctx context.Context, in *CreateWorkItemInput) (*Work, error)
 	// VerifyWorkItem answers verify_work_item: Run commands (no shell) in the work's workspace as evidence; needs INTEROP_ALLOW_VERIFICATION=1.
-	VerifyWorkItem(ctx context.Context, in *VerifyWorkItemInput) (any, error)
+	VerifyWorkItem(ctx context.Context, in *VerifyWorkItemInput) (*VerifyWorkItemOutput, error)
 	// ListEvidence answers list_evidence: Evidence metadata, newest first; get_evidence has the data.
-	ListEvidence(ctx context.Context, in *ListEvidenceInput) (any, error)
+	ListEvidence(ctx context.Context, in *ListEvidenceInput) (*ListEvidenceOutput, error)
 	// GetEvidence answers get_evidence: One evidence record with its data and SHA-256 contentHash.
-	GetEvidence(ctx context.Context, in *GetEvidenceInput) (any, error)
+	GetEvidence(ctx context.Context, in *GetEvidenceInput) (*Evidence, error)
 	// GetHandoffPacket answers get_handoff_packet: A handoff's token-bounded packet; omissions say what to fetch.
-	GetHandoffPacket(ctx context.Context, in *GetHandoffPacketInput) (any, error)
+	GetHandoffPacket(ctx context.Context, in *GetHandoffPacketInput) (*Packet, error)
 	// CreateHandoff answers create_handoff: Hand a work item to another session as a token-bounded packet.
-	CreateHandoff(ctx context.Context, in *CreateHandoffInput) (any, error)
+	CreateHandoff(ctx context.Context, in *CreateHandoffInput) (*Handoff, error)
 	// UpdateHandoffStatus answers update_handoff_status: Advance a handoff one lifecycle step, or mark it blocked or superseded.
-	UpdateHandoffStatus(ctx context.Context, in *UpdateHandoffStatusInput) (any, error)
+	UpdateHandoffStatus(ctx context.Context, in *UpdateHandoffStatusInput) (*Handoff, error)
 	// RecordReview answers record_review: Record your own review verdict as agent_claim evidence; request_review asks another session.
-	RecordReview(ctx context.Context, in *RecordReviewInput) (any, error)
+	RecordReview(ctx context.Context, in *RecordReviewInput) (*Review, error)
 	// RequestReview answers request_review: Send a reviewer session the subject's diff in a handoff packet.
-	RequestReview(ctx context.Context, in *RequestReviewInput) (any, error)
+	RequestReview(ctx context.Context, in *RequestReviewInput) (*RequestReviewOutput, error)
 	// ListClaims answers list_claims: Claims, newest first; activeOnly hides ended ones.
-	ListClaims(ctx context.Context, in *ListClaimsInput) (any, error)
+	ListClaims(ctx context.Context, in *ListClaimsInput) (*ListClaimsOutput, error)
 	// AcquireClaim answers acquire_claim: Lease a resource to a session; refused if it overlaps another session's exclusive claim.
-	AcquireClaim(ctx context.Context, in *AcquireClaimInput) (any, error)
+	AcquireClaim(ctx context.Context, in *AcquireClaimInput) (*Claim, error)
 	// ReleaseClaim answers release_claim: Release a claim; with sessionId, only if that session holds it.
-	ReleaseClaim(ctx context.Context, in *ReleaseClaimInput) (any, error)
+	ReleaseClaim(ctx context.Context, in *ReleaseClaimInput) (*Claim, error)
 	// ListConversations answers list_conversations: Conversations, newest first; read_conversation pages one.
-	ListConversations(ctx context.Context, in *ListConversationsInput) (any, error)
+	ListConversations(ctx context.Context, in *ListConversationsInput) (*ListConversationsOutput, error)
 	// ReadConversation answers read_conversation: A conversation's messages after sequence `after`; pass next back.
-	ReadConversation(ctx context.Context, in *ReadConversationInput) (any, error)
+	ReadConversation(ctx context.Context, in *ReadConversationInput) (*ReadConversationOutput, error)
 	// CreateConversation answers create_conversation: Create a conversation; add sessions with join_conversation.
-	CreateConversation(ctx context.Context, in *CreateConversationInput) (any, error)
+	CreateConversation(ctx context.Context, in *CreateConversationInput) (*Conversation, error)
 	// JoinConversation answers join_conversation: Add a session as participant provider:nativeId; rejoining is a no-op.
-	JoinConversation(ctx context.Context, in *JoinConversationInput) (any, error)
+	JoinConversation(ctx context.Context, in *JoinConversationInput) (*Conversation, error)
 	// SendConversationMessage answers send_conversation_message: Store, then deliver a directed message; never resend one left delivery_unknown.
-	SendConversationMessage(ctx context.Context, in *SendConversationMessageInput) (any, error)
+	SendConversationMessage(ctx context.Context, in *SendConversationMessageInput) (*SendConversationMessageOutput, error)
 	// ReconcileConversation answers reconcile_conversation: Settle interrupted sends from observed receipts; never resends.
-	ReconcileConversation(ctx context.Context, in *ReconcileConversationInput) (any, error)
+	ReconcileConversation(ctx context.Context, in *ReconcileConversationInput) (*ReconcileConversationOutput, error)
 	// ListProjects answers list_projects: Freebuff projects; list_threads gives their threads.
-	ListProjects(ctx context.Context, in *ListProjectsInput) (any, error)
+	ListProjects(ctx context.Context, in *ListProjectsInput) (*ListProjectsOutput, error)
 	// ListThreads answers list_threads: Freebuff threads, of all projects or one.
-	ListThreads(ctx context.Context, in *ListThreadsInput) (any, error)
+	ListThreads(ctx context.Context, in *ListThreadsInput) (*ListThreadsOutput, error)
 	// GetThread answers get_thread: A thread with its newest messages, active work and live progress.
-	GetThread(ctx context.Context, in *GetThreadInput) (any, error)
+	GetThread(ctx context.Context, in *GetThreadInput) (*GetThreadOutput, error)
 	// GetThreadMessages answers get_thread_messages: A thread's messages, sanitized.
-	GetThreadMessages(ctx context.Context, in *GetThreadMessagesInput) (any, error)
+	GetThreadMessages(ctx context.Context, in *GetThreadMessagesInput) (*GetThreadMessagesOutput, error)
 	// GetActiveWork answers get_active_work: Non-idle threads, or one thread, with live progress.
-	GetActiveWork(ctx context.Context, in *GetActiveWorkInput) (any, error)
+	GetActiveWork(ctx context.Context, in *GetActiveWorkInput) (*GetActiveWorkOutput, error)
 	// GetThreadProgress answers get_thread_progress: A thread's progress events, waiting up to timeoutMs; summary omits events.
-	GetThreadProgress(ctx context.Context, in *GetThreadProgressInput) (any, error)
+	GetThreadProgress(ctx context.Context, in *GetThreadProgressInput) (*ProgressSnapshot, error)
 	// ListActiveThreads answers list_active_threads: Latest progress of each running thread; get_thread_progress pages one.
-	ListActiveThreads(ctx context.Context, in *ListActiveThreadsInput) (any, error)
+	ListActiveThreads(ctx context.Context, in *ListActiveThreadsInput) (*ListActiveThreadsOutput, error)
 	// ListProjectFiles answers list_project_files: Files in one project directory, not recursive; read_project_file reads one.
-	ListProjectFiles(ctx context.Context, in *ListProjectFilesInput) (any, error)
+	ListProjectFiles(ctx context.Context, in *ListProjectFilesInput) (*ListProjectFilesOutput, error)
 	// ReadProjectFile answers read_project_file: A project's text file; credential files refused, secrets redacted.
-	ReadProjectFile(ctx context.Context, in *ReadProjectFileInput) (any, error)
+	ReadProjectFile(ctx context.Context, in *ReadProjectFileInput) (*ReadProjectFileOutput, error)
 	// ListModels answers list_models: Freebuff models, or a note on choosing one.
-	ListModels(ctx context.Context, in *ListModelsInput) (any, error)
+	ListModels(ctx context.Context, in *ListModelsInput) (*ListModelsOutput, error)
 	// SendThreadMessage answers send_thread_message: Prompt a Freebuff thread; follow it with get_thread_progress.
-	SendThreadMessage(ctx context.Context, in *SendThreadMessageInput) (any, error)
+	SendThreadMessage(ctx context.Context, in *SendThreadMessageInput) (*ThreadWrite, error)
 	// StopThread answers stop_thread: Stop a Freebuff thread's running turn.
-	StopThread(ctx context.Context, in *StopThreadInput) (any, error)
+	StopThread(ctx context.Context, in *StopThreadInput) (*ThreadWrite, error)
 	// ResumeThread answers resume_thread: Resume a stopped Freebuff thread.
-	ResumeThread(ctx context.Context, in *ResumeThreadInput) (any, error)
+	ResumeThread(ctx context.Context, in *ResumeThreadInput) (*ThreadWrite, error)
 	// SetThreadModel answers set_thread_model: Set a Freebuff thread's model.
-	SetThreadModel(ctx context.Context, in *SetThreadModelInput) (any, error)
+	SetThreadModel(ctx context.Context, in *SetThreadModelInput) (*ThreadWrite, error)
 	// SetThreadReasoning answers set_thread_reasoning: Set or clear (null) a Freebuff thread's reasoning effort.
-	SetThreadReasoning(ctx context.Context, in *SetThreadReasoningInput) (any, error)
+	SetThreadReasoning(ctx context.Context, in *SetThreadReasoningInput) (*ThreadWrite, error)
 }
 
 // NotImplementedError is returned by Unimplemented for a tool whose
@@ -227,247 +241,247 @@ func (e *NotImplementedError) Error() string {
 type Unimplemented struct{}
 
 // GetRuntimeStatus reports that get_runtime_status is not implemented.
-func (Unimplemented) GetRuntimeStatus(context.Context, *GetRuntimeStatusInput) (any, error) {
+func (Unimplemented) GetRuntimeStatus(context.Context, *GetRuntimeStatusInput) (*GetRuntimeStatusOutput, error) {
 	return nil, &NotImplementedError{Tool: "get_runtime_status", Group: "runtime"}
 }
 
 // ListProviders reports that list_providers is not implemented.
-func (Unimplemented) ListProviders(context.Context, *ListProvidersInput) (any, error) {
+func (Unimplemented) ListProviders(context.Context, *ListProvidersInput) (*ListProvidersOutput, error) {
 	return nil, &NotImplementedError{Tool: "list_providers", Group: "sessions"}
 }
 
 // ListAgentSessions reports that list_agent_sessions is not implemented.
-func (Unimplemented) ListAgentSessions(context.Context, *ListAgentSessionsInput) (any, error) {
+func (Unimplemented) ListAgentSessions(context.Context, *ListAgentSessionsInput) (*ListAgentSessionsOutput, error) {
 	return nil, &NotImplementedError{Tool: "list_agent_sessions", Group: "sessions"}
 }
 
 // GetSessionDiff reports that get_session_diff is not implemented.
-func (Unimplemented) GetSessionDiff(context.Context, *GetSessionDiffInput) (any, error) {
+func (Unimplemented) GetSessionDiff(context.Context, *GetSessionDiffInput) (*GetSessionDiffOutput, error) {
 	return nil, &NotImplementedError{Tool: "get_session_diff", Group: "sessions"}
 }
 
 // ReadSessionEvents reports that read_session_events is not implemented.
-func (Unimplemented) ReadSessionEvents(context.Context, *ReadSessionEventsInput) (any, error) {
+func (Unimplemented) ReadSessionEvents(context.Context, *ReadSessionEventsInput) (*ReadSessionEventsOutput, error) {
 	return nil, &NotImplementedError{Tool: "read_session_events", Group: "sessions"}
 }
 
 // SendSessionMessage reports that send_session_message is not implemented.
-func (Unimplemented) SendSessionMessage(context.Context, *SendSessionMessageInput) (any, error) {
+func (Unimplemented) SendSessionMessage(context.Context, *SendSessionMessageInput) (*Delivery, error) {
 	return nil, &NotImplementedError{Tool: "send_session_message", Group: "sessions"}
 }
 
 // CancelSession reports that cancel_session is not implemented.
-func (Unimplemented) CancelSession(context.Context, *CancelSessionInput) (any, error) {
+func (Unimplemented) CancelSession(context.Context, *CancelSessionInput) (*Delivery, error) {
 	return nil, &NotImplementedError{Tool: "cancel_session", Group: "sessions"}
 }
 
 // CreateSession reports that create_session is not implemented.
-func (Unimplemented) CreateSession(context.Context, *CreateSessionInput) (any, error) {
+func (Unimplemented) CreateSession(context.Context, *CreateSessionInput) (*Session, error) {
 	return nil, &NotImplementedError{Tool: "create_session", Group: "sessions"}
 }
 
 // ResumeSession reports that resume_session is not implemented.
-func (Unimplemented) ResumeSession(context.Context, *ResumeSessionInput) (any, error) {
+func (Unimplemented) ResumeSession(context.Context, *ResumeSessionInput) (*Session, error) {
 	return nil, &NotImplementedError{Tool: "resume_session", Group: "sessions"}
 }
 
 // ListPermissionRequests reports that list_permission_requests is not implemented.
-func (Unimplemented) ListPermissionRequests(context.Context, *ListPermissionRequestsInput) (any, error) {
+func (Unimplemented) ListPermissionRequests(context.Context, *ListPermissionRequestsInput) (*ListPermissionRequestsOutput, error) {
 	return nil, &NotImplementedError{Tool: "list_permission_requests", Group: "session-control"}
 }
 
 // RespondToPermission reports that respond_to_permission is not implemented.
-func (Unimplemented) RespondToPermission(context.Context, *RespondToPermissionInput) (any, error) {
+func (Unimplemented) RespondToPermission(context.Context, *RespondToPermissionInput) (*Delivery, error) {
 	return nil, &NotImplementedError{Tool: "respond_to_permission", Group: "session-control"}
 }
 
 // SetSessionModel reports that set_session_model is not implemented.
-func (Unimplemented) SetSessionModel(context.Context, *SetSessionModelInput) (any, error) {
+func (Unimplemented) SetSessionModel(context.Context, *SetSessionModelInput) (*Receipt, error) {
 	return nil, &NotImplementedError{Tool: "set_session_model", Group: "session-control"}
 }
 
 // SetSessionReasoning reports that set_session_reasoning is not implemented.
-func (Unimplemented) SetSessionReasoning(context.Context, *SetSessionReasoningInput) (any, error) {
+func (Unimplemented) SetSessionReasoning(context.Context, *SetSessionReasoningInput) (*Receipt, error) {
 	return nil, &NotImplementedError{Tool: "set_session_reasoning", Group: "session-control"}
 }
 
 // GetWorkGraph reports that get_work_graph is not implemented.
-func (Unimplemented) GetWorkGraph(context.Context, *GetWorkGraphInput) (any, error) {
+func (Unimplemented) GetWorkGraph(context.Context, *GetWorkGraphInput) (*GetWorkGraphOutput, error) {
 	return nil, &NotImplementedError{Tool: "get_work_graph", Group: "work"}
 }
 
 // ListWorkItems reports that list_work_items is not implemented.
-func (Unimplemented) ListWorkItems(context.Context, *ListWorkItemsInput) (any, error) {
+func (Unimplemented) ListWorkItems(context.Context, *ListWorkItemsInput) (*ListWorkItemsOutput, error) {
 	return nil, &NotImplementedError{Tool: "list_work_items", Group: "work"}
 }
 
 // GetWorkItem reports that get_work_item is not implemented.
-func (Unimplemented) GetWorkItem(context.Context, *GetWorkItemInput) (any, error) {
+func (Unimplemented) GetWorkItem(context.Context, *GetWorkItemInput) (*GetWorkItemOutput, error) {
 	return nil, &NotImplementedError{Tool: "get_work_item", Group: "work"}
 }
 
 // CreateWorkItem reports that create_work_item is not implemented.
-func (Unimplemented) CreateWorkItem(context.Context, *CreateWorkItemInput) (any, error) {
+func (Unimplemented) CreateWorkItem(context.Context, *CreateWorkItemInput) (*Work, error) {
 	return nil, &NotImplementedError{Tool: "create_work_item", Group: "work"}
 }
 
 // VerifyWorkItem reports that verify_work_item is not implemented.
-func (Unimplemented) VerifyWorkItem(context.Context, *VerifyWorkItemInput) (any, error) {
+func (Unimplemented) VerifyWorkItem(context.Context, *VerifyWorkItemInput) (*VerifyWorkItemOutput, error) {
 	return nil, &NotImplementedError{Tool: "verify_work_item", Group: "work"}
 }
 
 // ListEvidence reports that list_evidence is not implemented.
-func (Unimplemented) ListEvidence(context.Context, *ListEvidenceInput) (any, error) {
+func (Unimplemented) ListEvidence(context.Context, *ListEvidenceInput) (*ListEvidenceOutput, error) {
 	return nil, &NotImplementedError{Tool: "list_evidence", Group: "evidence"}
 }
 
 // GetEvidence reports that get_evidence is not implemented.
-func (Unimplemented) GetEvidence(context.Context, *GetEvidenceInput) (any, error) {
+func (Unimplemented) GetEvidence(context.Context, *GetEvidenceInput) (*Evidence, error) {
 	return nil, &NotImplementedError{Tool: "get_evidence", Group: "evidence"}
 }
 
 // GetHandoffPacket reports that get_handoff_packet is not implemented.
-func (Unimplemented) GetHandoffPacket(context.Context, *GetHandoffPacketInput) (any, error) {
+func (Unimplemented) GetHandoffPacket(context.Context, *GetHandoffPacketInput) (*Packet, error) {
 	return nil, &NotImplementedError{Tool: "get_handoff_packet", Group: "handoffs"}
 }
 
 // CreateHandoff reports that create_handoff is not implemented.
-func (Unimplemented) CreateHandoff(context.Context, *CreateHandoffInput) (any, error) {
+func (Unimplemented) CreateHandoff(context.Context, *CreateHandoffInput) (*Handoff, error) {
 	return nil, &NotImplementedError{Tool: "create_handoff", Group: "handoffs"}
 }
 
 // UpdateHandoffStatus reports that update_handoff_status is not implemented.
-func (Unimplemented) UpdateHandoffStatus(context.Context, *UpdateHandoffStatusInput) (any, error) {
+func (Unimplemented) UpdateHandoffStatus(context.Context, *UpdateHandoffStatusInput) (*Handoff, error) {
 	return nil, &NotImplementedError{Tool: "update_handoff_status", Group: "handoffs"}
 }
 
 // RecordReview reports that record_review is not implemented.
-func (Unimplemented) RecordReview(context.Context, *RecordReviewInput) (any, error) {
+func (Unimplemented) RecordReview(context.Context, *RecordReviewInput) (*Review, error) {
 	return nil, &NotImplementedError{Tool: "record_review", Group: "reviews"}
 }
 
 // RequestReview reports that request_review is not implemented.
-func (Unimplemented) RequestReview(context.Context, *RequestReviewInput) (any, error) {
+func (Unimplemented) RequestReview(context.Context, *RequestReviewInput) (*RequestReviewOutput, error) {
 	return nil, &NotImplementedError{Tool: "request_review", Group: "reviews"}
 }
 
 // ListClaims reports that list_claims is not implemented.
-func (Unimplemented) ListClaims(context.Context, *ListClaimsInput) (any, error) {
+func (Unimplemented) ListClaims(context.Context, *ListClaimsInput) (*ListClaimsOutput, error) {
 	return nil, &NotImplementedError{Tool: "list_claims", Group: "claims"}
 }
 
 // AcquireClaim reports that acquire_claim is not implemented.
-func (Unimplemented) AcquireClaim(context.Context, *AcquireClaimInput) (any, error) {
+func (Unimplemented) AcquireClaim(context.Context, *AcquireClaimInput) (*Claim, error) {
 	return nil, &NotImplementedError{Tool: "acquire_claim", Group: "claims"}
 }
 
 // ReleaseClaim reports that release_claim is not implemented.
-func (Unimplemented) ReleaseClaim(context.Context, *ReleaseClaimInput) (any, error) {
+func (Unimplemented) ReleaseClaim(context.Context, *ReleaseClaimInput) (*Claim, error) {
 	return nil, &NotImplementedError{Tool: "release_claim", Group: "claims"}
 }
 
 // ListConversations reports that list_conversations is not implemented.
-func (Unimplemented) ListConversations(context.Context, *ListConversationsInput) (any, error) {
+func (Unimplemented) ListConversations(context.Context, *ListConversationsInput) (*ListConversationsOutput, error) {
 	return nil, &NotImplementedError{Tool: "list_conversations", Group: "conversations"}
 }
 
 // ReadConversation reports that read_conversation is not implemented.
-func (Unimplemented) ReadConversation(context.Context, *ReadConversationInput) (any, error) {
+func (Unimplemented) ReadConversation(context.Context, *ReadConversationInput) (*ReadConversationOutput, error) {
 	return nil, &NotImplementedError{Tool: "read_conversation", Group: "conversations"}
 }
 
 // CreateConversation reports that create_conversation is not implemented.
-func (Unimplemented) CreateConversation(context.Context, *CreateConversationInput) (any, error) {
+func (Unimplemented) CreateConversation(context.Context, *CreateConversationInput) (*Conversation, error) {
 	return nil, &NotImplementedError{Tool: "create_conversation", Group: "conversations"}
 }
 
 // JoinConversation reports that join_conversation is not implemented.
-func (Unimplemented) JoinConversation(context.Context, *JoinConversationInput) (any, error) {
+func (Unimplemented) JoinConversation(context.Context, *JoinConversationInput) (*Conversation, error) {
 	return nil, &NotImplementedError{Tool: "join_conversation", Group: "conversations"}
 }
 
 // SendConversationMessage reports that send_conversation_message is not implemented.
-func (Unimplemented) SendConversationMessage(context.Context, *SendConversationMessageInput) (any, error) {
+func (Unimplemented) SendConversationMessage(context.Context, *SendConversationMessageInput) (*SendConversationMessageOutput, error) {
 	return nil, &NotImplementedError{Tool: "send_conversation_message", Group: "conversations"}
 }
 
 // ReconcileConversation reports that reconcile_conversation is not implemented.
-func (Unimplemented) ReconcileConversation(context.Context, *ReconcileConversationInput) (any, error) {
+func (Unimplemented) ReconcileConversation(context.Context, *ReconcileConversationInput) (*ReconcileConversationOutput, error) {
 	return nil, &NotImplementedError{Tool: "reconcile_conversation", Group: "conversations"}
 }
 
 // ListProjects reports that list_projects is not implemented.
-func (Unimplemented) ListProjects(context.Context, *ListProjectsInput) (any, error) {
+func (Unimplemented) ListProjects(context.Context, *ListProjectsInput) (*ListProjectsOutput, error) {
 	return nil, &NotImplementedError{Tool: "list_projects", Group: "freebuff"}
 }
 
 // ListThreads reports that list_threads is not implemented.
-func (Unimplemented) ListThreads(context.Context, *ListThreadsInput) (any, error) {
+func (Unimplemented) ListThreads(context.Context, *ListThreadsInput) (*ListThreadsOutput, error) {
 	return nil, &NotImplementedError{Tool: "list_threads", Group: "freebuff"}
 }
 
 // GetThread reports that get_thread is not implemented.
-func (Unimplemented) GetThread(context.Context, *GetThreadInput) (any, error) {
+func (Unimplemented) GetThread(context.Context, *GetThreadInput) (*GetThreadOutput, error) {
 	return nil, &NotImplementedError{Tool: "get_thread", Group: "freebuff"}
 }
 
 // GetThreadMessages reports that get_thread_messages is not implemented.
-func (Unimplemented) GetThreadMessages(context.Context, *GetThreadMessagesInput) (any, error) {
+func (Unimplemented) GetThreadMessages(context.Context, *GetThreadMessagesInput) (*GetThreadMessagesOutput, error) {
 	return nil, &NotImplementedError{Tool: "get_thread_messages", Group: "freebuff"}
 }
 
 // GetActiveWork reports that get_active_work is not implemented.
-func (Unimplemented) GetActiveWork(context.Context, *GetActiveWorkInput) (any, error) {
+func (Unimplemented) GetActiveWork(context.Context, *GetActiveWorkInput) (*GetActiveWorkOutput, error) {
 	return nil, &NotImplementedError{Tool: "get_active_work", Group: "freebuff"}
 }
 
 // GetThreadProgress reports that get_thread_progress is not implemented.
-func (Unimplemented) GetThreadProgress(context.Context, *GetThreadProgressInput) (any, error) {
+func (Unimplemented) GetThreadProgress(context.Context, *GetThreadProgressInput) (*ProgressSnapshot, error) {
 	return nil, &NotImplementedError{Tool: "get_thread_progress", Group: "freebuff"}
 }
 
 // ListActiveThreads reports that list_active_threads is not implemented.
-func (Unimplemented) ListActiveThreads(context.Context, *ListActiveThreadsInput) (any, error) {
+func (Unimplemented) ListActiveThreads(context.Context, *ListActiveThreadsInput) (*ListActiveThreadsOutput, error) {
 	return nil, &NotImplementedError{Tool: "list_active_threads", Group: "freebuff"}
 }
 
 // ListProjectFiles reports that list_project_files is not implemented.
-func (Unimplemented) ListProjectFiles(context.Context, *ListProjectFilesInput) (any, error) {
+func (Unimplemented) ListProjectFiles(context.Context, *ListProjectFilesInput) (*ListProjectFilesOutput, error) {
 	return nil, &NotImplementedError{Tool: "list_project_files", Group: "freebuff"}
 }
 
 // ReadProjectFile reports that read_project_file is not implemented.
-func (Unimplemented) ReadProjectFile(context.Context, *ReadProjectFileInput) (any, error) {
+func (Unimplemented) ReadProjectFile(context.Context, *ReadProjectFileInput) (*ReadProjectFileOutput, error) {
 	return nil, &NotImplementedError{Tool: "read_project_file", Group: "freebuff"}
 }
 
 // ListModels reports that list_models is not implemented.
-func (Unimplemented) ListModels(context.Context, *ListModelsInput) (any, error) {
+func (Unimplemented) ListModels(context.Context, *ListModelsInput) (*ListModelsOutput, error) {
 	return nil, &NotImplementedError{Tool: "list_models", Group: "freebuff"}
 }
 
 // SendThreadMessage reports that send_thread_message is not implemented.
-func (Unimplemented) SendThreadMessage(context.Context, *SendThreadMessageInput) (any, error) {
+func (Unimplemented) SendThreadMessage(context.Context, *SendThreadMessageInput) (*ThreadWrite, error) {
 	return nil, &NotImplementedError{Tool: "send_thread_message", Group: "freebuff"}
 }
 
 // StopThread reports that stop_thread is not implemented.
-func (Unimplemented) StopThread(context.Context, *StopThreadInput) (any, error) {
+func (Unimplemented) StopThread(context.Context, *StopThreadInput) (*ThreadWrite, error) {
 	return nil, &NotImplementedError{Tool: "stop_thread", Group: "freebuff"}
 }
 
 // ResumeThread reports that resume_thread is not implemented.
-func (Unimplemented) ResumeThread(context.Context, *ResumeThreadInput) (any, error) {
+func (Unimplemented) ResumeThread(context.Context, *ResumeThreadInput) (*ThreadWrite, error) {
 	return nil, &NotImplementedError{Tool: "resume_thread", Group: "freebuff"}
 }
 
 // SetThreadModel reports that set_thread_model is not implemented.
-func (Unimplemented) SetThreadModel(context.Context, *SetThreadModelInput) (any, error) {
+func (Unimplemented) SetThreadModel(context.Context, *SetThreadModelInput) (*ThreadWrite, error) {
 	return nil, &NotImplementedError{Tool: "set_thread_model", Group: "freebuff"}
 }
 
 // SetThreadReasoning reports that set_thread_reasoning is not implemented.
-func (Unimplemented) SetThreadReasoning(context.Context, *SetThreadReasoningInput) (any, error) {
+func (Unimplemented) SetThreadReasoning(context.Context, *SetThreadReasoningInput) (*ThreadWrite, error) {
 	return nil, &NotImplementedError{Tool: "set_thread_reasoning", Group: "freebuff"}
 }
 
@@ -481,1717 +495,2272 @@ var profiles = [...]Profile{
 
 var entries = [...]Entry{
 	{
-		Name:        "get_runtime_status",
-		Group:       "runtime",
-		Description: "Runtime version, profile, read-only mode, store and providers.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_runtime_status\",\"description\":\"Runtime version, profile, read-only mode, store and providers.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_runtime_status",
-		Budget:      1500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeGetRuntimeStatus(raw) },
-		call:        callGetRuntimeStatus,
-	},
-	{
-		Name:        "list_providers",
-		Group:       "sessions",
-		Description: "Providers with each operation's capability state and reason.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_providers\",\"description\":\"Providers with each operation's capability state and reason.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_providers",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeListProviders(raw) },
-		call:        callListProviders,
-	},
-	{
-		Name:        "list_agent_sessions",
-		Group:       "sessions",
-		Description: "Native sessions of all providers or one; failures go to providerErrors.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_agent_sessions\",\"description\":\"Native sessions of all providers or one; failures go to providerErrors.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_agent_sessions",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeListAgentSessions(raw) },
-		call:        callListAgentSessions,
-	},
-	{
-		Name:        "get_session_diff",
-		Group:       "sessions",
-		Description: "A session's native diff, or one turn's (messageId).",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"messageId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_session_diff\",\"description\":\"A session's native diff, or one turn's (messageId).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"messageId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_session_diff",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeGetSessionDiff(raw) },
-		call:        callGetSessionDiff,
-	},
-	{
-		Name:        "read_session_events",
-		Group:       "sessions",
-		Description: "A session's events after afterSequence, waiting up to timeoutMs; pass next back.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"read_session_events\",\"description\":\"A session's events after afterSequence, waiting up to timeoutMs; pass next back.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "read_session_events",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeReadSessionEvents(raw) },
-		call:        callReadSessionEvents,
-	},
-	{
-		Name:        "send_session_message",
-		Group:       "sessions",
-		Description: "Prompt or steer a session; the reply arrives in read_session_events.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"mode\":{\"enum\":[\"send\",\"steer\"],\"default\":\"send\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"agent\":{\"type\":\"string\"},\"reasoning\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"text\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"send_session_message\",\"description\":\"Prompt or steer a session; the reply arrives in read_session_events.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"mode\":{\"enum\":[\"send\",\"steer\"],\"default\":\"send\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"agent\":{\"type\":\"string\"},\"reasoning\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "send_session_message",
-		Budget:      1500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeSendSessionMessage(raw) },
-		call:        callSendSessionMessage,
-	},
-	{
-		Name:        "cancel_session",
-		Group:       "sessions",
-		Description: "Interrupt a session's running turn.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"cancel_session\",\"description\":\"Interrupt a session's running turn.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
-		Target:      "cancel_session",
-		Budget:      1500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeCancelSession(raw) },
-		call:        callCancelSession,
-	},
-	{
-		Name:        "create_session",
-		Group:       "sessions",
-		Description: "Start a native session in cwd.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"cwd\":{\"type\":\"string\"},\"title\":{\"type\":\"string\",\"maxLength\":300}},\"required\":[\"provider\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"create_session\",\"description\":\"Start a native session in cwd.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"cwd\":{\"type\":\"string\"},\"title\":{\"type\":\"string\",\"maxLength\":300}},\"required\":[\"provider\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "create_session",
-		Budget:      2000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeCreateSession(raw) },
-		call:        callCreateSession,
-	},
-	{
-		Name:        "resume_session",
-		Group:       "sessions",
-		Description: "Reopen an existing native session.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"resume_session\",\"description\":\"Reopen an existing native session.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
-		Target:      "resume_session",
-		Budget:      2000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeResumeSession(raw) },
-		call:        callResumeSession,
-	},
-	{
-		Name:        "list_permission_requests",
-		Group:       "session-control",
-		Description: "Pending permission requests; answer with respond_to_permission.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_permission_requests\",\"description\":\"Pending permission requests; answer with respond_to_permission.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_permission_requests",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeListPermissionRequests(raw) },
-		call:        callListPermissionRequests,
-	},
-	{
-		Name:        "respond_to_permission",
-		Group:       "session-control",
-		Description: "Answer a pending permission request.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"Option kind/id: allow_once, reject_once, accept, decline, cancel.\"},\"idempotencyKey\":{\"type\":\"string\"},\"override\":{\"type\":\"boolean\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"respond_to_permission\",\"description\":\"Answer a pending permission request.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"Option kind/id: allow_once, reject_once, accept, decline, cancel.\"},\"idempotencyKey\":{\"type\":\"string\"},\"override\":{\"type\":\"boolean\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "respond_to_permission",
-		Budget:      1500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeRespondToPermission(raw) },
-		call:        callRespondToPermission,
-	},
-	{
-		Name:        "set_session_model",
-		Group:       "session-control",
-		Description: "Change a session's model. OpenCode refuses: pass model to send_session_message.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false}]}},\"required\":[\"provider\",\"nativeId\",\"model\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"set_session_model\",\"description\":\"Change a session's model. OpenCode refuses: pass model to send_session_message.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false}]}},\"required\":[\"provider\",\"nativeId\",\"model\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
-		Target:      "set_session_model",
-		Budget:      1500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeSetSessionModel(raw) },
-		call:        callSetSessionModel,
-	},
-	{
-		Name:        "set_session_reasoning",
-		Group:       "session-control",
-		Description: "Set a session's reasoning effort for its next turns.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"effort\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"effort\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"set_session_reasoning\",\"description\":\"Set a session's reasoning effort for its next turns.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"effort\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"effort\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
-		Target:      "set_session_reasoning",
-		Budget:      1500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeSetSessionReasoning(raw) },
-		call:        callSetSessionReasoning,
-	},
-	{
-		Name:        "get_work_graph",
-		Group:       "work",
-		Description: "A work's neighbourhood (workId, depth) or a page of works, with their records and edges.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"depth\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3,\"default\":1},\"session\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_work_graph\",\"description\":\"A work's neighbourhood (workId, depth) or a page of works, with their records and edges.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"depth\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3,\"default\":1},\"session\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_work_graph",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeGetWorkGraph(raw) },
-		call:        callGetWorkGraph,
-	},
-	{
-		Name:        "list_work_items",
-		Group:       "work",
-		Description: "Work item previews, newest first; get_work_item gives one in full.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"session\":{\"type\":\"string\"},\"updatedSince\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_work_items\",\"description\":\"Work item previews, newest first; get_work_item gives one in full.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"session\":{\"type\":\"string\"},\"updatedSince\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_work_items",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeListWorkItems(raw) },
-		call:        callListWorkItems,
-	},
-	{
-		Name:        "get_work_item",
-		Group:       "work",
-		Description: "A work item with pages of its evidence, handoffs and reviews.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"workId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_work_item\",\"description\":\"A work item with pages of its evidence, handoffs and reviews.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"workId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_work_item",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeGetWorkItem(raw) },
-		call:        callGetWorkItem,
-	},
-	{
-		Name:        "create_work_item",
-		Group:       "work",
-		Description: "Create a work item; dependsOn lists the work IDs it waits for.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"objective\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1},\"sourceSession\":{\"type\":\"string\"},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"create_work_item\",\"description\":\"Create a work item; dependsOn lists the work IDs it waits for.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"objective\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1},\"sourceSession\":{\"type\":\"string\"},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
-		Target:      "create_work_item",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeCreateWorkItem(raw) },
-		call:        callCreateWorkItem,
-	},
-	{
-		Name:        "verify_work_item",
-		Group:       "work",
-		Description: "Run commands (no shell) in the work's workspace as evidence; needs INTEROP_ALLOW_VERIFICATION=1.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"verify_work_item\",\"description\":\"Run commands (no shell) in the work's workspace as evidence; needs INTEROP_ALLOW_VERIFICATION=1.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "verify_work_item",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeVerifyWorkItem(raw) },
-		call:        callVerifyWorkItem,
-	},
-	{
-		Name:        "list_evidence",
-		Group:       "evidence",
-		Description: "Evidence metadata, newest first; get_evidence has the data.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_evidence\",\"description\":\"Evidence metadata, newest first; get_evidence has the data.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_evidence",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeListEvidence(raw) },
-		call:        callListEvidence,
-	},
-	{
-		Name:        "get_evidence",
-		Group:       "evidence",
-		Description: "One evidence record with its data and SHA-256 contentHash.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\"}},\"required\":[\"evidenceId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_evidence\",\"description\":\"One evidence record with its data and SHA-256 contentHash.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\"}},\"required\":[\"evidenceId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_evidence",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeGetEvidence(raw) },
-		call:        callGetEvidence,
-	},
-	{
-		Name:        "get_handoff_packet",
-		Group:       "handoffs",
-		Description: "A handoff's token-bounded packet; omissions say what to fetch.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"}},\"required\":[\"handoffId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_handoff_packet\",\"description\":\"A handoff's token-bounded packet; omissions say what to fetch.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"}},\"required\":[\"handoffId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_handoff_packet",
-		Budget:      3000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeGetHandoffPacket(raw) },
-		call:        callGetHandoffPacket,
-	},
-	{
-		Name:        "create_handoff",
-		Group:       "handoffs",
-		Description: "Hand a work item to another session as a token-bounded packet.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"}},\"required\":[\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"create_handoff\",\"description\":\"Hand a work item to another session as a token-bounded packet.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"}},\"required\":[\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
-		Target:      "create_handoff",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeCreateHandoff(raw) },
-		call:        callCreateHandoff,
-	},
-	{
-		Name:        "update_handoff_status",
-		Group:       "handoffs",
-		Description: "Advance a handoff one lifecycle step, or mark it blocked or superseded.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"update_handoff_status\",\"description\":\"Advance a handoff one lifecycle step, or mark it blocked or superseded.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
-		Target:      "update_handoff_status",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeUpdateHandoffStatus(raw) },
-		call:        callUpdateHandoffStatus,
-	},
-	{
-		Name:        "record_review",
-		Group:       "reviews",
-		Description: "Record your own review verdict as agent_claim evidence; request_review asks another session.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"record_review\",\"description\":\"Record your own review verdict as agent_claim evidence; request_review asks another session.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
-		Target:      "record_review",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeRecordReview(raw) },
-		call:        callRecordReview,
-	},
-	{
-		Name:        "request_review",
-		Group:       "reviews",
-		Description: "Send a reviewer session the subject's diff in a handoff packet.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"subjectNativeId\":{\"type\":\"string\"},\"reviewerProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"reviewerNativeId\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"workId\",\"subjectProvider\",\"subjectNativeId\",\"reviewerProvider\",\"reviewerNativeId\",\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"request_review\",\"description\":\"Send a reviewer session the subject's diff in a handoff packet.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"subjectNativeId\":{\"type\":\"string\"},\"reviewerProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"reviewerNativeId\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"workId\",\"subjectProvider\",\"subjectNativeId\",\"reviewerProvider\",\"reviewerNativeId\",\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "request_review",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeRequestReview(raw) },
-		call:        callRequestReview,
-	},
-	{
-		Name:        "list_claims",
-		Group:       "claims",
-		Description: "Claims, newest first; activeOnly hides ended ones.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_claims\",\"description\":\"Claims, newest first; activeOnly hides ended ones.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_claims",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeListClaims(raw) },
-		call:        callListClaims,
-	},
-	{
-		Name:        "acquire_claim",
-		Group:       "claims",
-		Description: "Lease a resource to a session; refused if it overlaps another session's exclusive claim.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"acquire_claim\",\"description\":\"Lease a resource to a session; refused if it overlaps another session's exclusive claim.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
-		Target:      "acquire_claim",
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeAcquireClaim(raw) },
-		call:        callAcquireClaim,
-	},
-	{
-		Name:        "release_claim",
-		Group:       "claims",
-		Description: "Release a claim; with sessionId, only if that session holds it.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"release_claim\",\"description\":\"Release a claim; with sessionId, only if that session holds it.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
-		Target:      "release_claim",
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeReleaseClaim(raw) },
-		call:        callReleaseClaim,
-	},
-	{
-		Name:        "list_conversations",
-		Group:       "conversations",
-		Description: "Conversations, newest first; read_conversation pages one.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_conversations\",\"description\":\"Conversations, newest first; read_conversation pages one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_conversations",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeListConversations(raw) },
-		call:        callListConversations,
-	},
-	{
-		Name:        "read_conversation",
-		Group:       "conversations",
-		Description: "A conversation's messages after sequence `after`; pass next back.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"conversationId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"read_conversation\",\"description\":\"A conversation's messages after sequence `after`; pass next back.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"conversationId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "read_conversation",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeReadConversation(raw) },
-		call:        callReadConversation,
-	},
-	{
-		Name:        "create_conversation",
-		Group:       "conversations",
-		Description: "Create a conversation; add sessions with join_conversation.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300}},\"required\":[\"title\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"create_conversation\",\"description\":\"Create a conversation; add sessions with join_conversation.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300}},\"required\":[\"title\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
-		Target:      "create_conversation",
-		Budget:      4000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeCreateConversation(raw) },
-		call:        callCreateConversation,
-	},
-	{
-		Name:        "join_conversation",
-		Group:       "conversations",
-		Description: "Add a session as participant provider:nativeId; rejoining is a no-op.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]}},\"required\":[\"conversationId\",\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"join_conversation\",\"description\":\"Add a session as participant provider:nativeId; rejoining is a no-op.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]}},\"required\":[\"conversationId\",\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
-		Target:      "join_conversation",
-		Budget:      4000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeJoinConversation(raw) },
-		call:        callJoinConversation,
-	},
-	{
-		Name:        "send_conversation_message",
-		Group:       "conversations",
-		Description: "Store, then deliver a directed message; never resend one left delivery_unknown.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"replyTo\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"reasoning\":{\"type\":\"string\"}},\"required\":[\"conversationId\",\"sender\",\"recipient\",\"text\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"send_conversation_message\",\"description\":\"Store, then deliver a directed message; never resend one left delivery_unknown.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"replyTo\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"reasoning\":{\"type\":\"string\"}},\"required\":[\"conversationId\",\"sender\",\"recipient\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "send_conversation_message",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeSendConversationMessage(raw) },
-		call:        callSendConversationMessage,
-	},
-	{
-		Name:        "reconcile_conversation",
-		Group:       "conversations",
-		Description: "Settle interrupted sends from observed receipts; never resends.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"observedReceipts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"idempotencyKey\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"type\":\"string\"},\"detail\":{}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"status\"],\"additionalProperties\":false}},\"required\":[\"idempotencyKey\",\"receipt\"],\"additionalProperties\":false}}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"reconcile_conversation\",\"description\":\"Settle interrupted sends from observed receipts; never resends.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"observedReceipts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"idempotencyKey\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"type\":\"string\"},\"detail\":{}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"status\"],\"additionalProperties\":false}},\"required\":[\"idempotencyKey\",\"receipt\"],\"additionalProperties\":false}}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
-		Target:      "reconcile_conversation",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeReconcileConversation(raw) },
-		call:        callReconcileConversation,
-	},
-	{
-		Name:        "list_projects",
-		Group:       "freebuff",
-		Description: "Freebuff projects; list_threads gives their threads.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_projects\",\"description\":\"Freebuff projects; list_threads gives their threads.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_projects",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeListProjects(raw) },
-		call:        callListProjects,
-	},
-	{
-		Name:        "list_threads",
-		Group:       "freebuff",
-		Description: "Freebuff threads, of all projects or one.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_threads\",\"description\":\"Freebuff threads, of all projects or one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_threads",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeListThreads(raw) },
-		call:        callListThreads,
-	},
-	{
-		Name:        "get_thread",
-		Group:       "freebuff",
-		Description: "A thread with its newest messages, active work and live progress.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_thread\",\"description\":\"A thread with its newest messages, active work and live progress.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_thread",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeGetThread(raw) },
-		call:        callGetThread,
-	},
-	{
-		Name:        "get_thread_messages",
-		Group:       "freebuff",
-		Description: "A thread's messages, sanitized.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_thread_messages\",\"description\":\"A thread's messages, sanitized.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_thread_messages",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeGetThreadMessages(raw) },
-		call:        callGetThreadMessages,
-	},
-	{
-		Name:        "get_active_work",
-		Group:       "freebuff",
-		Description: "Non-idle threads, or one thread, with live progress.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_active_work\",\"description\":\"Non-idle threads, or one thread, with live progress.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_active_work",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeGetActiveWork(raw) },
-		call:        callGetActiveWork,
-	},
-	{
-		Name:        "get_thread_progress",
-		Group:       "freebuff",
-		Description: "A thread's progress events, waiting up to timeoutMs; summary omits events.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0},\"summary\":{\"type\":\"boolean\",\"default\":false}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_thread_progress\",\"description\":\"A thread's progress events, waiting up to timeoutMs; summary omits events.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0},\"summary\":{\"type\":\"boolean\",\"default\":false}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_thread_progress",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeGetThreadProgress(raw) },
-		call:        callGetThreadProgress,
-	},
-	{
-		Name:        "list_active_threads",
-		Group:       "freebuff",
-		Description: "Latest progress of each running thread; get_thread_progress pages one.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_active_threads\",\"description\":\"Latest progress of each running thread; get_thread_progress pages one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_active_threads",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeListActiveThreads(raw) },
-		call:        callListActiveThreads,
-	},
-	{
-		Name:        "list_project_files",
-		Group:       "freebuff",
-		Description: "Files in one project directory, not recursive; read_project_file reads one.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"relative\":{\"type\":\"string\",\"default\":\".\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"projectId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_project_files\",\"description\":\"Files in one project directory, not recursive; read_project_file reads one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"relative\":{\"type\":\"string\",\"default\":\".\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"projectId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_project_files",
-		Budget:      8000,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeListProjectFiles(raw) },
-		call:        callListProjectFiles,
-	},
-	{
-		Name:        "read_project_file",
-		Group:       "freebuff",
-		Description: "A project's text file; credential files refused, secrets redacted.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}},\"required\":[\"projectId\",\"path\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"read_project_file\",\"description\":\"A project's text file; credential files refused, secrets redacted.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}},\"required\":[\"projectId\",\"path\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "read_project_file",
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeReadProjectFile(raw) },
-		call:        callReadProjectFile,
-	},
-	{
-		Name:        "list_models",
-		Group:       "freebuff",
-		Description: "Freebuff models, or a note on choosing one.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_models\",\"description\":\"Freebuff models, or a note on choosing one.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_models",
-		Budget:      2000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeListModels(raw) },
-		call:        callListModels,
-	},
-	{
-		Name:        "send_thread_message",
-		Group:       "freebuff",
-		Description: "Prompt a Freebuff thread; follow it with get_thread_progress.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000}},\"required\":[\"threadId\",\"text\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"send_thread_message\",\"description\":\"Prompt a Freebuff thread; follow it with get_thread_progress.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000}},\"required\":[\"threadId\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "send_thread_message",
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeSendThreadMessage(raw) },
-		call:        callSendThreadMessage,
-	},
-	{
-		Name:        "stop_thread",
-		Group:       "freebuff",
-		Description: "Stop a Freebuff thread's running turn.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"stop_thread\",\"description\":\"Stop a Freebuff thread's running turn.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
-		Target:      "stop_thread",
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeStopThread(raw) },
-		call:        callStopThread,
-	},
-	{
-		Name:        "resume_thread",
-		Group:       "freebuff",
-		Description: "Resume a stopped Freebuff thread.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"resume_thread\",\"description\":\"Resume a stopped Freebuff thread.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "resume_thread",
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeResumeThread(raw) },
-		call:        callResumeThread,
-	},
-	{
-		Name:        "set_thread_model",
-		Group:       "freebuff",
-		Description: "Set a Freebuff thread's model.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"model\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"harnessId\":{\"type\":\"string\"}},\"required\":[\"threadId\",\"model\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"set_thread_model\",\"description\":\"Set a Freebuff thread's model.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"model\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"harnessId\":{\"type\":\"string\"}},\"required\":[\"threadId\",\"model\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
-		Target:      "set_thread_model",
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeSetThreadModel(raw) },
-		call:        callSetThreadModel,
-	},
-	{
-		Name:        "set_thread_reasoning",
-		Group:       "freebuff",
-		Description: "Set or clear (null) a Freebuff thread's reasoning effort.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"effort\":{\"type\":[\"string\",\"null\"]}},\"required\":[\"threadId\",\"effort\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"set_thread_reasoning\",\"description\":\"Set or clear (null) a Freebuff thread's reasoning effort.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"effort\":{\"type\":[\"string\",\"null\"]}},\"required\":[\"threadId\",\"effort\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
-		Target:      "set_thread_reasoning",
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeSetThreadReasoning(raw) },
-		call:        callSetThreadReasoning,
-	},
-	{
-		Name:        "freebuff_status",
-		Group:       "runtime",
-		Description: "Runtime and Freebuff status, read-only mode and the active tool profile.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"freebuff_status\",\"description\":\"Runtime and Freebuff status, read-only mode and the active tool profile.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_runtime_status",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyFreebuffStatus(raw) },
-		call:        callGetRuntimeStatus,
-	},
-	{
-		Name:        "list_projects",
-		Group:       "freebuff",
-		Description: "Freebuff projects, as a bare array.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_projects\",\"description\":\"Freebuff projects, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_projects",
-		Legacy:      true,
-		Response:    Response{Unwrap: "projects", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyListProjects(raw) },
-		call:        callListProjects,
-	},
-	{
-		Name:        "list_threads",
-		Group:       "freebuff",
-		Description: "Freebuff threads of all projects or one, as a bare array.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_threads\",\"description\":\"Freebuff threads of all projects or one, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_threads",
-		Legacy:      true,
-		Response:    Response{Unwrap: "threads", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyListThreads(raw) },
-		call:        callListThreads,
-	},
-	{
-		Name:        "get_thread",
-		Group:       "freebuff",
-		Description: "A Freebuff thread with its messages, active work and live progress.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_thread\",\"description\":\"A Freebuff thread with its messages, active work and live progress.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_thread",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyGetThread(raw) },
-		call:        callGetThread,
-	},
-	{
-		Name:        "get_thread_messages",
-		Group:       "freebuff",
-		Description: "A Freebuff thread's sanitized messages, as a bare array.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_thread_messages\",\"description\":\"A Freebuff thread's sanitized messages, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_thread_messages",
-		Legacy:      true,
-		Response:    Response{Unwrap: "messages", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyGetThreadMessages(raw) },
-		call:        callGetThreadMessages,
-	},
-	{
-		Name:        "get_active_work",
-		Group:       "freebuff",
-		Description: "Non-idle Freebuff threads, or one thread, with live progress, as a bare array.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_active_work\",\"description\":\"Non-idle Freebuff threads, or one thread, with live progress, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_active_work",
-		Legacy:      true,
-		Response:    Response{Unwrap: "threads", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyGetActiveWork(raw) },
-		call:        callGetActiveWork,
-	},
-	{
-		Name:        "get_thread_progress",
-		Group:       "freebuff",
-		Description: "A thread's progress events after afterSequence, without waiting; watch_thread waits.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_thread_progress\",\"description\":\"A thread's progress events after afterSequence, without waiting; watch_thread waits.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_thread_progress",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyGetThreadProgress(raw) },
-		call:        callGetThreadProgress,
-	},
-	{
-		Name:        "watch_thread",
-		Group:       "freebuff",
-		Description: "Wait up to timeoutMs (default 30000) for a thread's progress events after afterSequence.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":30000}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"watch_thread\",\"description\":\"Wait up to timeoutMs (default 30000) for a thread's progress events after afterSequence.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":30000}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_thread_progress",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyWatchThread(raw) },
-		call:        callGetThreadProgress,
-	},
-	{
-		Name:        "get_thread_progress_summary",
-		Group:       "freebuff",
-		Description: "A thread's progress snapshot without events.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_thread_progress_summary\",\"description\":\"A thread's progress snapshot without events.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_thread_progress",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyGetThreadProgressSummary(raw) },
-		call:        callGetThreadProgress,
-	},
-	{
-		Name:        "watch_active_threads",
-		Group:       "freebuff",
-		Description: "Latest progress of each running thread, as a bare array.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"watch_active_threads\",\"description\":\"Latest progress of each running thread, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_active_threads",
-		Legacy:      true,
-		Response:    Response{Unwrap: "threads", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyWatchActiveThreads(raw) },
-		call:        callListActiveThreads,
-	},
-	{
-		Name:        "list_project_files",
-		Group:       "freebuff",
-		Description: "Files in one project directory, not recursive, as a bare array.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"relative\":{\"type\":\"string\",\"default\":\".\"}},\"required\":[\"projectId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_project_files\",\"description\":\"Files in one project directory, not recursive, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"relative\":{\"type\":\"string\",\"default\":\".\"}},\"required\":[\"projectId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_project_files",
-		Legacy:      true,
-		Response:    Response{Unwrap: "files", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyListProjectFiles(raw) },
-		call:        callListProjectFiles,
-	},
-	{
-		Name:        "read_project_file",
-		Group:       "freebuff",
-		Description: "A project's text file; credential files refused, secrets redacted.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}},\"required\":[\"projectId\",\"path\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"read_project_file\",\"description\":\"A project's text file; credential files refused, secrets redacted.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}},\"required\":[\"projectId\",\"path\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "read_project_file",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyReadProjectFile(raw) },
-		call:        callReadProjectFile,
-	},
-	{
-		Name:        "list_models",
-		Group:       "freebuff",
-		Description: "Freebuff models, or a note on choosing one.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_models\",\"description\":\"Freebuff models, or a note on choosing one.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_models",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      2000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyListModels(raw) },
-		call:        callListModels,
-	},
-	{
-		Name:        "list_agents",
-		Group:       "sessions",
-		Description: "Each provider's capability state per operation, as a bare array.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_agents\",\"description\":\"Each provider's capability state per operation, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_providers",
-		Legacy:      true,
-		Response:    Response{Unwrap: "providers", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyListAgents(raw) },
-		call:        callListProviders,
-	},
-	{
-		Name:        "list_agent_sessions",
-		Group:       "sessions",
-		Description: "Native sessions of all providers or one; failures are listed in providerErrors.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"list_agent_sessions\",\"description\":\"Native sessions of all providers or one; failures are listed in providerErrors.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_agent_sessions",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyListAgentSessions(raw) },
-		call:        callListAgentSessions,
-	},
-	{
-		Name:        "get_work_graph",
-		Group:       "work",
-		Description: "All sessions, work, evidence, handoffs, reviews, claims and edges.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_work_graph\",\"description\":\"All sessions, work, evidence, handoffs, reviews, claims and edges.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_work_graph",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyGetWorkGraph(raw) },
-		call:        callGetWorkGraph,
-	},
-	{
-		Name:        "get_agent_diff",
-		Group:       "sessions",
-		Description: "A session's native diff.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_agent_diff\",\"description\":\"A session's native diff.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_session_diff",
-		Legacy:      true,
-		Response:    Response{Unwrap: "diff", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyGetAgentDiff(raw) },
-		call:        callGetSessionDiff,
-	},
-	{
-		Name:        "events_read",
-		Group:       "sessions",
-		Description: "A session's events after afterSequence, waiting up to timeoutMs (default 5000), as a bare array; events_page adds cursor metadata.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"events_read\",\"description\":\"A session's events after afterSequence, waiting up to timeoutMs (default 5000), as a bare array; events_page adds cursor metadata.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "read_session_events",
-		Legacy:      true,
-		Response:    Response{Unwrap: "events", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyEventsRead(raw) },
-		call:        callReadSessionEvents,
-	},
-	{
-		Name:        "events_page",
-		Group:       "sessions",
-		Description: "A page of a session's events after afterSequence with next, epoch and gap; waits up to timeoutMs (default 5000).",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"events_page\",\"description\":\"A page of a session's events after afterSequence with next, epoch and gap; waits up to timeoutMs (default 5000).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "read_session_events",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyEventsPage(raw) },
-		call:        callReadSessionEvents,
-	},
-	{
-		Name:        "evidence_list",
-		Group:       "evidence",
-		Description: "Evidence metadata, newest first, as a bare array; evidence_get returns the data.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"evidence_list\",\"description\":\"Evidence metadata, newest first, as a bare array; evidence_get returns the data.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_evidence",
-		Legacy:      true,
-		Response:    Response{Unwrap: "evidence", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyEvidenceList(raw) },
-		call:        callListEvidence,
-	},
-	{
-		Name:        "evidence_get",
-		Group:       "evidence",
-		Description: "One evidence record with its data and SHA-256 contentHash.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\"}},\"required\":[\"evidenceId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"evidence_get\",\"description\":\"One evidence record with its data and SHA-256 contentHash.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\"}},\"required\":[\"evidenceId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_evidence",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyEvidenceGet(raw) },
-		call:        callGetEvidence,
-	},
-	{
-		Name:        "work_list",
-		Group:       "work",
-		Description: "Work items, newest first, as a bare array; work_get returns one in full.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"work_list\",\"description\":\"Work items, newest first, as a bare array; work_get returns one in full.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_work_items",
-		Legacy:      true,
-		Response:    Response{Unwrap: "works", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyWorkList(raw) },
-		call:        callListWorkItems,
-	},
-	{
-		Name:        "work_get",
-		Group:       "work",
-		Description: "One work item with its evidence, handoffs and reviews.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"}},\"required\":[\"workId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"work_get\",\"description\":\"One work item with its evidence, handoffs and reviews.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"}},\"required\":[\"workId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_work_item",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyWorkGet(raw) },
-		call:        callGetWorkItem,
-	},
-	{
-		Name:        "handoff_packet",
-		Group:       "handoffs",
-		Description: "A handoff's token-bounded delivery packet.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"}},\"required\":[\"handoffId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"handoff_packet\",\"description\":\"A handoff's token-bounded delivery packet.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"}},\"required\":[\"handoffId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_handoff_packet",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      3000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyHandoffPacket(raw) },
-		call:        callGetHandoffPacket,
-	},
-	{
-		Name:        "conversation_list",
-		Group:       "conversations",
-		Description: "Conversations, newest first, as a bare array; messages only with detail.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"conversation_list\",\"description\":\"Conversations, newest first, as a bare array; messages only with detail.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_conversations",
-		Legacy:      true,
-		Response:    Response{Unwrap: "conversations", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyConversationList(raw) },
-		call:        callListConversations,
-	},
-	{
-		Name:        "conversation_read",
-		Group:       "conversations",
-		Description: "A conversation's messages after sequence `after`; pass next back.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"conversationId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"conversation_read\",\"description\":\"A conversation's messages after sequence `after`; pass next back.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"conversationId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "read_conversation",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyConversationRead(raw) },
-		call:        callReadConversation,
-	},
-	{
-		Name:        "claim_list",
-		Group:       "claims",
-		Description: "Claims of all work or one item, as a bare array.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"claim_list\",\"description\":\"Claims of all work or one item, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_claims",
-		Legacy:      true,
-		Response:    Response{Unwrap: "claims", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyClaimList(raw) },
-		call:        callListClaims,
-	},
-	{
-		Name:        "permission_pending",
-		Group:       "session-control",
-		Description: "Pending permission requests and their options.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"permission_pending\",\"description\":\"Pending permission requests and their options.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "list_permission_requests",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyPermissionPending(raw) },
-		call:        callListPermissionRequests,
-	},
-	{
-		Name:        "send_message",
-		Group:       "freebuff",
-		Description: "Prompt a Freebuff thread.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000}},\"required\":[\"threadId\",\"text\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"send_message\",\"description\":\"Prompt a Freebuff thread.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000}},\"required\":[\"threadId\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "send_thread_message",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacySendMessage(raw) },
-		call:        callSendThreadMessage,
-	},
-	{
-		Name:        "stop_thread",
-		Group:       "freebuff",
-		Description: "Stop a Freebuff thread's running turn.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"stop_thread\",\"description\":\"Stop a Freebuff thread's running turn.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
-		Target:      "stop_thread",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyStopThread(raw) },
-		call:        callStopThread,
-	},
-	{
-		Name:        "resume_thread",
-		Group:       "freebuff",
-		Description: "Resume a stopped Freebuff thread.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"resume_thread\",\"description\":\"Resume a stopped Freebuff thread.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "resume_thread",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyResumeThread(raw) },
-		call:        callResumeThread,
-	},
-	{
-		Name:        "set_model",
-		Group:       "freebuff",
-		Description: "Set a Freebuff thread's model.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"model\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"harnessId\":{\"type\":\"string\"}},\"required\":[\"threadId\",\"model\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"set_model\",\"description\":\"Set a Freebuff thread's model.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"model\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"harnessId\":{\"type\":\"string\"}},\"required\":[\"threadId\",\"model\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
-		Target:      "set_thread_model",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacySetModel(raw) },
-		call:        callSetThreadModel,
-	},
-	{
-		Name:        "set_reasoning",
-		Group:       "freebuff",
-		Description: "Set or clear (null) a Freebuff thread's reasoning effort.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"effort\":{\"type\":[\"string\",\"null\"]}},\"required\":[\"threadId\",\"effort\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"set_reasoning\",\"description\":\"Set or clear (null) a Freebuff thread's reasoning effort.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"effort\":{\"type\":[\"string\",\"null\"]}},\"required\":[\"threadId\",\"effort\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
-		Target:      "set_thread_reasoning",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacySetReasoning(raw) },
-		call:        callSetThreadReasoning,
-	},
-	{
-		Name:        "agent_send",
-		Group:       "sessions",
-		Description: "Prompt or steer a native session; returns a delivery receipt, not the reply.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"mode\":{\"enum\":[\"send\",\"steer\"],\"default\":\"send\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"agent\":{\"type\":\"string\"},\"reasoning\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"text\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"agent_send\",\"description\":\"Prompt or steer a native session; returns a delivery receipt, not the reply.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"mode\":{\"enum\":[\"send\",\"steer\"],\"default\":\"send\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"agent\":{\"type\":\"string\"},\"reasoning\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "send_session_message",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyAgentSend(raw) },
-		call:        callSendSessionMessage,
-	},
-	{
-		Name:        "agent_cancel",
-		Group:       "sessions",
-		Description: "Interrupt a native session's running turn.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"agent_cancel\",\"description\":\"Interrupt a native session's running turn.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
-		Target:      "cancel_session",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyAgentCancel(raw) },
-		call:        callCancelSession,
-	},
-	{
-		Name:        "session_create",
-		Group:       "sessions",
-		Description: "Start a native session in cwd.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"cwd\":{\"type\":\"string\"},\"title\":{\"type\":\"string\",\"maxLength\":300}},\"required\":[\"provider\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"session_create\",\"description\":\"Start a native session in cwd.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"cwd\":{\"type\":\"string\"},\"title\":{\"type\":\"string\",\"maxLength\":300}},\"required\":[\"provider\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "create_session",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      2000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacySessionCreate(raw) },
-		call:        callCreateSession,
-	},
-	{
-		Name:        "session_resume",
-		Group:       "sessions",
-		Description: "Reopen an existing native session.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"session_resume\",\"description\":\"Reopen an existing native session.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
-		Target:      "resume_session",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      2000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacySessionResume(raw) },
-		call:        callResumeSession,
-	},
-	{
-		Name:        "permission_respond",
-		Group:       "session-control",
-		Description: "Answer a pending permission request.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"Option kind/id: allow_once, reject_once, accept, decline, cancel.\"},\"override\":{\"type\":\"boolean\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"permission_respond\",\"description\":\"Answer a pending permission request.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"Option kind/id: allow_once, reject_once, accept, decline, cancel.\"},\"override\":{\"type\":\"boolean\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "respond_to_permission",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyPermissionRespond(raw) },
-		call:        callRespondToPermission,
-	},
-	{
-		Name:        "session_set_model",
-		Group:       "session-control",
-		Description: "Change a native session's model (OpenCode refuses).",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false}]}},\"required\":[\"provider\",\"nativeId\",\"model\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"session_set_model\",\"description\":\"Change a native session's model (OpenCode refuses).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false}]}},\"required\":[\"provider\",\"nativeId\",\"model\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
-		Target:      "set_session_model",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacySessionSetModel(raw) },
-		call:        callSetSessionModel,
-	},
-	{
-		Name:        "session_set_reasoning",
-		Group:       "session-control",
-		Description: "Set a native session's reasoning effort.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"effort\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"effort\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"session_set_reasoning\",\"description\":\"Set a native session's reasoning effort.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"effort\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"effort\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
-		Target:      "set_session_reasoning",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacySessionSetReasoning(raw) },
-		call:        callSetSessionReasoning,
-	},
-	{
-		Name:        "conversation_create",
-		Group:       "conversations",
-		Description: "Create a conversation.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300}},\"required\":[\"title\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"conversation_create\",\"description\":\"Create a conversation.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300}},\"required\":[\"title\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
-		Target:      "create_conversation",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      4000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyConversationCreate(raw) },
-		call:        callCreateConversation,
-	},
-	{
-		Name:        "conversation_reconcile",
-		Group:       "conversations",
-		Description: "Settle interrupted sends from observed receipts, as a bare array of results. Never resends.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"observedReceipts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"idempotencyKey\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"type\":\"string\"},\"detail\":{}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"status\"],\"additionalProperties\":false}},\"required\":[\"idempotencyKey\",\"receipt\"],\"additionalProperties\":false}}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"conversation_reconcile\",\"description\":\"Settle interrupted sends from observed receipts, as a bare array of results. Never resends.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"observedReceipts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"idempotencyKey\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"type\":\"string\"},\"detail\":{}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"status\"],\"additionalProperties\":false}},\"required\":[\"idempotencyKey\",\"receipt\"],\"additionalProperties\":false}}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
-		Target:      "reconcile_conversation",
-		Legacy:      true,
-		Response:    Response{Unwrap: "results", WrapArray: false},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyConversationReconcile(raw) },
-		call:        callReconcileConversation,
-	},
-	{
-		Name:        "conversation_join",
-		Group:       "conversations",
-		Description: "Add a native session to a conversation.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]}},\"required\":[\"conversationId\",\"provider\",\"nativeId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"conversation_join\",\"description\":\"Add a native session to a conversation.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]}},\"required\":[\"conversationId\",\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
-		Target:      "join_conversation",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      4000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyConversationJoin(raw) },
-		call:        callJoinConversation,
-	},
-	{
-		Name:        "conversation_send",
-		Group:       "conversations",
-		Description: "Store, then deliver a directed conversation message; never resend one left delivery_unknown.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"replyTo\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"reasoning\":{\"type\":\"string\"}},\"required\":[\"conversationId\",\"sender\",\"recipient\",\"text\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"conversation_send\",\"description\":\"Store, then deliver a directed conversation message; never resend one left delivery_unknown.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"replyTo\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"reasoning\":{\"type\":\"string\"}},\"required\":[\"conversationId\",\"sender\",\"recipient\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "send_conversation_message",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyConversationSend(raw) },
-		call:        callSendConversationMessage,
-	},
-	{
-		Name:        "work_create",
-		Group:       "work",
-		Description: "Create a work item.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"objective\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1},\"sourceSession\":{\"type\":\"string\"},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"work_create\",\"description\":\"Create a work item.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"objective\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1},\"sourceSession\":{\"type\":\"string\"},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
-		Target:      "create_work_item",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyWorkCreate(raw) },
-		call:        callCreateWorkItem,
-	},
-	{
-		Name:        "handoff_create",
-		Group:       "handoffs",
-		Description: "Hand a work item to another session within the handoff token budget.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"}},\"required\":[\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"handoff_create\",\"description\":\"Hand a work item to another session within the handoff token budget.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"}},\"required\":[\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
-		Target:      "create_handoff",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyHandoffCreate(raw) },
-		call:        callCreateHandoff,
-	},
-	{
-		Name:        "handoff_update_status",
-		Group:       "handoffs",
-		Description: "Advance a handoff's status, or mark it blocked or superseded.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"handoff_update_status\",\"description\":\"Advance a handoff's status, or mark it blocked or superseded.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
-		Target:      "update_handoff_status",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyHandoffUpdateStatus(raw) },
-		call:        callUpdateHandoffStatus,
-	},
-	{
-		Name:        "review_create",
-		Group:       "reviews",
-		Description: "Record your review verdict and findings as agent_claim evidence.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"review_create\",\"description\":\"Record your review verdict and findings as agent_claim evidence.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
-		Target:      "record_review",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyReviewCreate(raw) },
-		call:        callRecordReview,
-	},
-	{
-		Name:        "claim_acquire",
-		Group:       "claims",
-		Description: "Lease a resource to a session for a work item.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"claim_acquire\",\"description\":\"Lease a resource to a session for a work item.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
-		Target:      "acquire_claim",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyClaimAcquire(raw) },
-		call:        callAcquireClaim,
-	},
-	{
-		Name:        "claim_release",
-		Group:       "claims",
-		Description: "Release a claim.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"claim_release\",\"description\":\"Release a claim.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
-		Target:      "release_claim",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      1000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyClaimRelease(raw) },
-		call:        callReleaseClaim,
-	},
-	{
-		Name:        "review_request",
-		Group:       "reviews",
-		Description: "Send a reviewer session the subject session's diff in a handoff packet.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"subjectNativeId\":{\"type\":\"string\"},\"reviewerProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"reviewerNativeId\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"workId\",\"subjectProvider\",\"subjectNativeId\",\"reviewerProvider\",\"reviewerNativeId\",\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"review_request\",\"description\":\"Send a reviewer session the subject session's diff in a handoff packet.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"subjectNativeId\":{\"type\":\"string\"},\"reviewerProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"reviewerNativeId\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"workId\",\"subjectProvider\",\"subjectNativeId\",\"reviewerProvider\",\"reviewerNativeId\",\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "request_review",
-		Legacy:      true,
-		Response:    Response{},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyReviewRequest(raw) },
-		call:        callRequestReview,
-	},
-	{
-		Name:        "work_verify",
-		Group:       "work",
-		Description: "Run 1-8 commands without a shell and record them as evidence; answers a one-element array.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"work_verify\",\"description\":\"Run 1-8 commands without a shell and record them as evidence; answers a one-element array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
-		Target:      "verify_work_item",
-		Legacy:      true,
-		Response:    Response{Unwrap: "", WrapArray: true},
-		Budget:      8000,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyWorkVerify(raw) },
-		call:        callVerifyWorkItem,
+		Name:         "get_runtime_status",
+		Group:        "runtime",
+		Description:  "Runtime version, profile, read-only mode, store and providers.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"version\":{\"type\":\"string\"},\"toolsetProfile\":{\"type\":\"string\"},\"toolsetProfileDescription\":{\"type\":\"string\"},\"readOnly\":{\"type\":\"boolean\"},\"tools\":{\"type\":\"integer\"},\"store\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"dialect\":{\"enum\":[\"postgres\"]},\"host\":{\"type\":\"string\"},\"reachable\":{\"type\":\"boolean\"},\"error\":{\"type\":\"string\"},\"schemaVersion\":{\"type\":\"string\"},\"stateRecoveryRequired\":{\"type\":[\"object\",\"null\"],\"properties\":{\"required\":{\"type\":\"boolean\"},\"file\":{\"type\":\"string\"},\"preservedFile\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"detectedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"required\",\"file\",\"reason\"],\"additionalProperties\":false}},\"required\":[\"path\",\"schemaVersion\",\"stateRecoveryRequired\"],\"additionalProperties\":false},\"providers\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"reason\":{\"type\":\"string\"},\"program\":{\"type\":\"string\"},\"checkedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"provider\",\"state\"],\"additionalProperties\":false}},\"notes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"name\",\"version\",\"toolsetProfile\",\"toolsetProfileDescription\",\"readOnly\",\"tools\",\"store\",\"providers\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_runtime_status\",\"description\":\"Runtime version, profile, read-only mode, store and providers.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_runtime_status",
+		Budget:       1500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeGetRuntimeStatus(raw) },
+		call:         callGetRuntimeStatus,
+	},
+	{
+		Name:         "list_providers",
+		Group:        "sessions",
+		Description:  "Providers with each operation's capability state and reason.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"providers\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"adapterVersion\":{\"type\":\"string\"},\"providerVersion\":{\"type\":\"string\"},\"program\":{\"type\":\"string\"},\"authorization\":{\"enum\":[\"authorized\",\"unauthorized\",\"unknown\"]},\"discovery\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"sessions\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"sendMessage\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"steer\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"cancel\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"events\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"diff\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"permissions\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"model\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"reasoning\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"limitations\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"provider\",\"adapterVersion\",\"authorization\",\"discovery\",\"sessions\",\"sendMessage\",\"steer\",\"cancel\",\"events\",\"diff\",\"permissions\",\"model\",\"reasoning\",\"limitations\"],\"additionalProperties\":false}}},\"required\":[\"providers\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_providers\",\"description\":\"Providers with each operation's capability state and reason.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_providers",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeListProviders(raw) },
+		call:         callListProviders,
+	},
+	{
+		Name:         "list_agent_sessions",
+		Group:        "sessions",
+		Description:  "Native sessions of all providers or one; failures go to providerErrors.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"sessions\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},\"projectId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"transport\":{\"type\":\"string\"},\"endpoint\":{\"type\":\"string\"},\"host\":{\"type\":\"string\"},\"provenance\":{\"type\":\"object\",\"properties\":{\"discoveredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"source\":{\"type\":\"string\"},\"native\":{\"type\":\"boolean\"}},\"required\":[\"discoveredAt\",\"source\",\"native\"],\"additionalProperties\":false},\"metadata\":{},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"id\",\"provider\",\"nativeId\",\"provenance\"],\"additionalProperties\":false}},\"providerErrors\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"error\":{\"type\":\"string\"}},\"required\":[\"provider\",\"error\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"sessions\",\"providerErrors\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_agent_sessions\",\"description\":\"Native sessions of all providers or one; failures go to providerErrors.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_agent_sessions",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeListAgentSessions(raw) },
+		call:         callListAgentSessions,
+	},
+	{
+		Name:         "get_session_diff",
+		Group:        "sessions",
+		Description:  "A session's native diff, or one turn's (messageId).",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"messageId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"messageId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"diff\":{\"description\":\"the provider's own diff shape\"}},\"required\":[\"provider\",\"nativeId\",\"diff\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_session_diff\",\"description\":\"A session's native diff, or one turn's (messageId).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"messageId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_session_diff",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeGetSessionDiff(raw) },
+		call:         callGetSessionDiff,
+	},
+	{
+		Name:         "read_session_events",
+		Group:        "sessions",
+		Description:  "A session's events after afterSequence, waiting up to timeoutMs; pass next back.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"epoch\":{\"type\":\"integer\"},\"timestamp\":{\"type\":\"string\",\"format\":\"date-time\"},\"type\":{\"type\":\"string\"},\"data\":{},\"turnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"sequence\",\"epoch\",\"timestamp\",\"type\",\"data\"],\"additionalProperties\":false}},\"next\":{\"type\":\"integer\"},\"epoch\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false},\"warning\":{\"type\":\"string\"},\"nextCursor\":{\"type\":\"string\"},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false},\"waitEnded\":{\"enum\":[\"timeout\",\"waiting_on_approval\",\"dead\"]}},\"required\":[\"events\",\"next\",\"epoch\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"read_session_events\",\"description\":\"A session's events after afterSequence, waiting up to timeoutMs; pass next back.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "read_session_events",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeReadSessionEvents(raw) },
+		call:         callReadSessionEvents,
+	},
+	{
+		Name:         "send_session_message",
+		Group:        "sessions",
+		Description:  "Prompt or steer a session; the reply arrives in read_session_events.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"mode\":{\"enum\":[\"send\",\"steer\"],\"default\":\"send\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"agent\":{\"type\":\"string\"},\"reasoning\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"text\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"mode\":{\"enum\":[\"send\",\"steer\"],\"default\":\"send\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\",\"maxLength\":200},\"modelID\":{\"type\":\"string\",\"maxLength\":200},\"variant\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"agent\":{\"type\":\"string\",\"maxLength\":200},\"reasoning\":{\"type\":\"string\",\"maxLength\":200},\"idempotencyKey\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"provider\",\"nativeId\",\"text\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"A delivery-logged write's receipt, the stored operation and what the runtime knows of the session now.\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"operationId\",\"idempotencyKey\",\"liveness\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"send_session_message\",\"description\":\"Prompt or steer a session; the reply arrives in read_session_events.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"mode\":{\"enum\":[\"send\",\"steer\"],\"default\":\"send\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"agent\":{\"type\":\"string\"},\"reasoning\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "send_session_message",
+		Budget:       1500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeSendSessionMessage(raw) },
+		call:         callSendSessionMessage,
+	},
+	{
+		Name:         "cancel_session",
+		Group:        "sessions",
+		Description:  "Interrupt a session's running turn.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"idempotencyKey\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"A delivery-logged write's receipt, the stored operation and what the runtime knows of the session now.\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"operationId\",\"idempotencyKey\",\"liveness\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"cancel_session\",\"description\":\"Interrupt a session's running turn.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
+		Target:       "cancel_session",
+		Budget:       1500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeCancelSession(raw) },
+		call:         callCancelSession,
+	},
+	{
+		Name:         "create_session",
+		Group:        "sessions",
+		Description:  "Start a native session in cwd.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"cwd\":{\"type\":\"string\"},\"title\":{\"type\":\"string\",\"maxLength\":300}},\"required\":[\"provider\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"cwd\":{\"type\":\"string\",\"maxLength\":1024},\"title\":{\"type\":\"string\",\"maxLength\":300}},\"required\":[\"provider\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},\"projectId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"transport\":{\"type\":\"string\"},\"endpoint\":{\"type\":\"string\"},\"host\":{\"type\":\"string\"},\"provenance\":{\"type\":\"object\",\"properties\":{\"discoveredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"source\":{\"type\":\"string\"},\"native\":{\"type\":\"boolean\"}},\"required\":[\"discoveredAt\",\"source\",\"native\"],\"additionalProperties\":false},\"metadata\":{},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"id\",\"provider\",\"nativeId\",\"provenance\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"create_session\",\"description\":\"Start a native session in cwd.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"cwd\":{\"type\":\"string\"},\"title\":{\"type\":\"string\",\"maxLength\":300}},\"required\":[\"provider\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "create_session",
+		Budget:       2000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeCreateSession(raw) },
+		call:         callCreateSession,
+	},
+	{
+		Name:         "resume_session",
+		Group:        "sessions",
+		Description:  "Reopen an existing native session.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},\"projectId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"transport\":{\"type\":\"string\"},\"endpoint\":{\"type\":\"string\"},\"host\":{\"type\":\"string\"},\"provenance\":{\"type\":\"object\",\"properties\":{\"discoveredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"source\":{\"type\":\"string\"},\"native\":{\"type\":\"boolean\"}},\"required\":[\"discoveredAt\",\"source\",\"native\"],\"additionalProperties\":false},\"metadata\":{},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"id\",\"provider\",\"nativeId\",\"provenance\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"resume_session\",\"description\":\"Reopen an existing native session.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
+		Target:       "resume_session",
+		Budget:       2000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeResumeSession(raw) },
+		call:         callResumeSession,
+	},
+	{
+		Name:         "list_permission_requests",
+		Group:        "session-control",
+		Description:  "Pending permission requests; answer with respond_to_permission.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"pending\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"requestId\":{\"type\":\"string\"},\"nativeId\":{\"type\":\"string\"},\"method\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"options\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},\"kind\":{\"type\":\"string\"}},\"required\":[\"id\"],\"additionalProperties\":false}},\"requestedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"detail\":{},\"paths\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"conflicts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"holder\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"]},\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"path\":{\"type\":\"string\"}},\"required\":[\"claimId\",\"workId\",\"holder\",\"resource\",\"kind\",\"expiresAt\",\"path\"],\"additionalProperties\":false}}},\"required\":[\"provider\",\"requestId\",\"nativeId\",\"method\",\"options\",\"requestedAt\"],\"additionalProperties\":false}},\"providerErrors\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"error\":{\"type\":\"string\"}},\"required\":[\"provider\",\"error\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"pending\",\"providerErrors\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_permission_requests\",\"description\":\"Pending permission requests; answer with respond_to_permission.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_permission_requests",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeListPermissionRequests(raw) },
+		call:         callListPermissionRequests,
+	},
+	{
+		Name:         "respond_to_permission",
+		Group:        "session-control",
+		Description:  "Answer a pending permission request.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"Option kind/id: allow_once, reject_once, accept, decline, cancel.\"},\"idempotencyKey\":{\"type\":\"string\"},\"override\":{\"type\":\"boolean\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"requestId\":{\"type\":\"string\",\"maxLength\":200},\"decision\":{\"type\":\"string\",\"description\":\"Option kind/id: allow_once, reject_once, accept, decline, cancel.\",\"maxLength\":200},\"idempotencyKey\":{\"type\":\"string\",\"maxLength\":200},\"override\":{\"type\":\"boolean\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"A delivery-logged write's receipt, the stored operation and what the runtime knows of the session now.\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"operationId\",\"idempotencyKey\",\"liveness\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"respond_to_permission\",\"description\":\"Answer a pending permission request.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"Option kind/id: allow_once, reject_once, accept, decline, cancel.\"},\"idempotencyKey\":{\"type\":\"string\"},\"override\":{\"type\":\"boolean\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "respond_to_permission",
+		Budget:       1500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeRespondToPermission(raw) },
+		call:         callRespondToPermission,
+	},
+	{
+		Name:         "set_session_model",
+		Group:        "session-control",
+		Description:  "Change a session's model. OpenCode refuses: pass model to send_session_message.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false}]}},\"required\":[\"provider\",\"nativeId\",\"model\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\",\"maxLength\":200},\"modelID\":{\"type\":\"string\",\"maxLength\":200},\"variant\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false}]}},\"required\":[\"provider\",\"nativeId\",\"model\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"set_session_model\",\"description\":\"Change a session's model. OpenCode refuses: pass model to send_session_message.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false}]}},\"required\":[\"provider\",\"nativeId\",\"model\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
+		Target:       "set_session_model",
+		Budget:       1500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeSetSessionModel(raw) },
+		call:         callSetSessionModel,
+	},
+	{
+		Name:         "set_session_reasoning",
+		Group:        "session-control",
+		Description:  "Set a session's reasoning effort for its next turns.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"effort\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"effort\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"effort\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"provider\",\"nativeId\",\"effort\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"set_session_reasoning\",\"description\":\"Set a session's reasoning effort for its next turns.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"effort\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"effort\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
+		Target:       "set_session_reasoning",
+		Budget:       1500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeSetSessionReasoning(raw) },
+		call:         callSetSessionReasoning,
+	},
+	{
+		Name:         "get_work_graph",
+		Group:        "work",
+		Description:  "A work's neighbourhood (workId, depth) or a page of works, with their records and edges.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"depth\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3,\"default\":1},\"session\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"depth\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3,\"default\":1},\"session\":{\"type\":\"string\",\"maxLength\":256},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"works\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceCount\":{\"type\":\"integer\",\"description\":\"set when evidenceIds lists only the newest of more records\"},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"objective\",\"acceptanceCriteria\",\"status\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"evidenceIds\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false}},\"evidence\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"description\":\"An evidence record without its data (get_evidence has it), with the data's size.\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"diff\",\"file_change\",\"command\",\"test\",\"build\",\"review\",\"artifact\",\"approval\",\"lint\",\"typecheck\",\"session\"]},\"trust\":{\"enum\":[\"agent_claim\",\"provider_observed\",\"runtime_observed\",\"repository_verified\",\"external_verified\",\"human_accepted\"]},\"source\":{\"type\":\"object\",\"properties\":{\"adapter\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"nativeEventId\":{\"type\":\"string\"}},\"required\":[\"adapter\"],\"additionalProperties\":false},\"capturedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"summary\":{\"type\":\"string\"},\"contentHash\":{\"type\":\"string\"},\"dataBytes\":{\"type\":\"integer\"},\"data\":{\"description\":\"only in the legacy work_get answer\"}},\"required\":[\"id\",\"kind\",\"trust\",\"source\",\"capturedAt\",\"summary\",\"contentHash\",\"dataBytes\"],\"additionalProperties\":false}},\"handoffs\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"omittedFields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"evidenceIds\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"authorityBoundaries\",\"status\",\"contextTokens\",\"tokenBudget\",\"omittedFields\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false}},\"reviews\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]},\"provenance\":{\"const\":\"agent_claim\"},\"evidenceId\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\",\"provenance\",\"createdAt\"],\"additionalProperties\":false}},\"claims\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"]},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"]},\"status\":{\"enum\":[\"active\",\"released\",\"expired\"]},\"acquiredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"releasedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sessionId\",\"resource\",\"kind\",\"mode\",\"status\",\"acquiredAt\",\"expiresAt\"],\"additionalProperties\":false}},\"sessions\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"provider\":{\"type\":\"string\"},\"nativeId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"parentSession\":{\"type\":\"string\"}},\"required\":[\"id\"],\"additionalProperties\":false}},\"edges\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"string\"},\"to\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"handoff\",\"review\",\"parent\",\"evidence\",\"depends_on\",\"verifies\",\"supersedes\",\"blocks\",\"shares_workspace_with\",\"claims\"]},\"ref\":{\"type\":\"string\"}},\"required\":[\"from\",\"to\",\"kind\"],\"additionalProperties\":false}},\"omitted\":{\"type\":\"object\",\"properties\":{\"works\":{\"type\":\"integer\"},\"evidence\":{\"type\":\"integer\"},\"handoffs\":{\"type\":\"integer\"},\"reviews\":{\"type\":\"integer\"},\"claims\":{\"type\":\"integer\"},\"edges\":{\"type\":\"integer\"},\"atLeast\":{\"type\":\"boolean\"},\"narrow\":{\"type\":\"string\"}},\"required\":[\"works\",\"evidence\",\"handoffs\",\"reviews\",\"claims\",\"edges\"],\"additionalProperties\":false},\"stateRecoveryRequired\":{\"type\":[\"object\",\"null\"],\"properties\":{\"required\":{\"type\":\"boolean\"},\"file\":{\"type\":\"string\"},\"preservedFile\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"detectedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"required\",\"file\",\"reason\"],\"additionalProperties\":false},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"works\",\"evidence\",\"handoffs\",\"reviews\",\"claims\",\"sessions\",\"edges\",\"omitted\",\"stateRecoveryRequired\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_work_graph\",\"description\":\"A work's neighbourhood (workId, depth) or a page of works, with their records and edges.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"depth\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3,\"default\":1},\"session\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_work_graph",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeGetWorkGraph(raw) },
+		call:         callGetWorkGraph,
+	},
+	{
+		Name:         "list_work_items",
+		Group:        "work",
+		Description:  "Work item previews, newest first; get_work_item gives one in full.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"session\":{\"type\":\"string\"},\"updatedSince\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"session\":{\"type\":\"string\",\"maxLength\":256},\"updatedSince\":{\"type\":\"string\",\"maxLength\":200},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"works\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceCount\":{\"type\":\"integer\"},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"objectivePreview\":{\"type\":\"string\"},\"acceptanceCriteriaCount\":{\"type\":\"integer\"}},\"required\":[\"id\",\"status\",\"changedFiles\",\"evidenceIds\",\"createdAt\",\"updatedAt\",\"objectivePreview\",\"acceptanceCriteriaCount\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"works\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_work_items\",\"description\":\"Work item previews, newest first; get_work_item gives one in full.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"session\":{\"type\":\"string\"},\"updatedSince\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_work_items",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeListWorkItems(raw) },
+		call:         callListWorkItems,
+	},
+	{
+		Name:         "get_work_item",
+		Group:        "work",
+		Description:  "A work item with pages of its evidence, handoffs and reviews.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"workId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"required\":[\"workId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"work\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceCount\":{\"type\":\"integer\",\"description\":\"set when evidenceIds lists only the newest of more records\"},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"objective\",\"acceptanceCriteria\",\"status\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"evidenceIds\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false},\"evidence\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"description\":\"An evidence record without its data (get_evidence has it), with the data's size.\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"diff\",\"file_change\",\"command\",\"test\",\"build\",\"review\",\"artifact\",\"approval\",\"lint\",\"typecheck\",\"session\"]},\"trust\":{\"enum\":[\"agent_claim\",\"provider_observed\",\"runtime_observed\",\"repository_verified\",\"external_verified\",\"human_accepted\"]},\"source\":{\"type\":\"object\",\"properties\":{\"adapter\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"nativeEventId\":{\"type\":\"string\"}},\"required\":[\"adapter\"],\"additionalProperties\":false},\"capturedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"summary\":{\"type\":\"string\"},\"contentHash\":{\"type\":\"string\"},\"dataBytes\":{\"type\":\"integer\"},\"data\":{\"description\":\"only in the legacy work_get answer\"}},\"required\":[\"id\",\"kind\",\"trust\",\"source\",\"capturedAt\",\"summary\",\"contentHash\",\"dataBytes\"],\"additionalProperties\":false}},\"handoffs\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"omittedFields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"evidenceIds\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"authorityBoundaries\",\"status\",\"contextTokens\",\"tokenBudget\",\"omittedFields\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false}},\"reviews\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]},\"provenance\":{\"const\":\"agent_claim\"},\"evidenceId\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\",\"provenance\",\"createdAt\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"work\",\"evidence\",\"handoffs\",\"reviews\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_work_item\",\"description\":\"A work item with pages of its evidence, handoffs and reviews.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"workId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_work_item",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeGetWorkItem(raw) },
+		call:         callGetWorkItem,
+	},
+	{
+		Name:         "create_work_item",
+		Group:        "work",
+		Description:  "Create a work item; dependsOn lists the work IDs it waits for.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"objective\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1},\"sourceSession\":{\"type\":\"string\"},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"objective\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"minItems\":1,\"maxItems\":100},\"sourceSession\":{\"type\":\"string\",\"maxLength\":256},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":200},\"maxItems\":100}},\"required\":[\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceCount\":{\"type\":\"integer\",\"description\":\"set when evidenceIds lists only the newest of more records\"},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"objective\",\"acceptanceCriteria\",\"status\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"evidenceIds\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"create_work_item\",\"description\":\"Create a work item; dependsOn lists the work IDs it waits for.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"objective\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1},\"sourceSession\":{\"type\":\"string\"},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		Target:       "create_work_item",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeCreateWorkItem(raw) },
+		call:         callCreateWorkItem,
+	},
+	{
+		Name:         "verify_work_item",
+		Group:        "work",
+		Description:  "Run commands (no shell) in the work's workspace as evidence; needs INTEROP_ALLOW_VERIFICATION=1.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"cwd\":{\"type\":\"string\",\"maxLength\":1024},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1,\"maxLength\":4000},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":1024},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"cwd\":{\"type\":\"string\",\"maxLength\":1024},\"label\":{\"type\":\"string\",\"maxLength\":300}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"commands\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"startedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"finishedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"durationMs\":{\"type\":\"integer\"},\"exitCode\":{\"type\":[\"integer\",\"null\"]},\"signal\":{\"type\":[\"string\",\"null\"]},\"timedOut\":{\"type\":\"boolean\"},\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},\"stdoutTruncated\":{\"type\":\"boolean\"},\"stderrTruncated\":{\"type\":\"boolean\"},\"error\":{\"type\":\"string\"}},\"required\":[\"id\",\"name\",\"command\",\"cwd\",\"startedAt\",\"finishedAt\",\"durationMs\",\"exitCode\",\"signal\",\"timedOut\",\"stdout\",\"stderr\",\"stdoutTruncated\",\"stderrTruncated\"],\"additionalProperties\":false}},\"git\":{\"type\":[\"object\",\"null\"],\"properties\":{\"repoRoot\":{\"type\":\"string\"},\"commit\":{\"type\":[\"string\",\"null\"]},\"branch\":{\"type\":[\"string\",\"null\"]},\"worktree\":{\"type\":\"string\"},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"staged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unstaged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"untracked\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"statusTruncated\":{\"type\":\"boolean\"}},\"required\":[\"repoRoot\",\"commit\",\"branch\",\"worktree\",\"changedFiles\",\"staged\",\"unstaged\",\"untracked\"],\"additionalProperties\":false},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"workStatus\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]}},\"required\":[\"commands\",\"git\",\"evidenceIds\",\"workStatus\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"verify_work_item\",\"description\":\"Run commands (no shell) in the work's workspace as evidence; needs INTEROP_ALLOW_VERIFICATION=1.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "verify_work_item",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeVerifyWorkItem(raw) },
+		call:         callVerifyWorkItem,
+	},
+	{
+		Name:         "list_evidence",
+		Group:        "evidence",
+		Description:  "Evidence metadata, newest first; get_evidence has the data.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"evidence\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"description\":\"An evidence record without its data (get_evidence has it), with the data's size.\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"diff\",\"file_change\",\"command\",\"test\",\"build\",\"review\",\"artifact\",\"approval\",\"lint\",\"typecheck\",\"session\"]},\"trust\":{\"enum\":[\"agent_claim\",\"provider_observed\",\"runtime_observed\",\"repository_verified\",\"external_verified\",\"human_accepted\"]},\"source\":{\"type\":\"object\",\"properties\":{\"adapter\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"nativeEventId\":{\"type\":\"string\"}},\"required\":[\"adapter\"],\"additionalProperties\":false},\"capturedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"summary\":{\"type\":\"string\"},\"contentHash\":{\"type\":\"string\"},\"dataBytes\":{\"type\":\"integer\"},\"data\":{\"description\":\"only in the legacy work_get answer\"}},\"required\":[\"id\",\"kind\",\"trust\",\"source\",\"capturedAt\",\"summary\",\"contentHash\",\"dataBytes\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"evidence\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_evidence\",\"description\":\"Evidence metadata, newest first; get_evidence has the data.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_evidence",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeListEvidence(raw) },
+		call:         callListEvidence,
+	},
+	{
+		Name:         "get_evidence",
+		Group:        "evidence",
+		Description:  "One evidence record with its data and SHA-256 contentHash.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\"}},\"required\":[\"evidenceId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"evidenceId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"diff\",\"file_change\",\"command\",\"test\",\"build\",\"review\",\"artifact\",\"approval\",\"lint\",\"typecheck\",\"session\"]},\"trust\":{\"enum\":[\"agent_claim\",\"provider_observed\",\"runtime_observed\",\"repository_verified\",\"external_verified\",\"human_accepted\"]},\"source\":{\"type\":\"object\",\"properties\":{\"adapter\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"nativeEventId\":{\"type\":\"string\"}},\"required\":[\"adapter\"],\"additionalProperties\":false},\"capturedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"summary\":{\"type\":\"string\"},\"data\":{},\"contentHash\":{\"type\":\"string\"}},\"required\":[\"id\",\"kind\",\"trust\",\"source\",\"capturedAt\",\"summary\",\"data\",\"contentHash\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_evidence\",\"description\":\"One evidence record with its data and SHA-256 contentHash.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\"}},\"required\":[\"evidenceId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_evidence",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeGetEvidence(raw) },
+		call:         callGetEvidence,
+	},
+	{
+		Name:         "get_handoff_packet",
+		Group:        "handoffs",
+		Description:  "A handoff's token-bounded packet; omissions say what to fetch.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"}},\"required\":[\"handoffId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"handoffId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"A handoff's delivery form within its token budget: the optional fields that fit, and an omission for each one left out.\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"omissions\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"field\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"field\",\"reason\"],\"additionalProperties\":false}},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"tokenizer\":{\"type\":\"string\"}},\"required\":[\"handoffId\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\",\"omissions\",\"contextTokens\",\"tokenBudget\",\"tokenizer\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_handoff_packet\",\"description\":\"A handoff's token-bounded packet; omissions say what to fetch.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"}},\"required\":[\"handoffId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_handoff_packet",
+		Budget:       3000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeGetHandoffPacket(raw) },
+		call:         callGetHandoffPacket,
+	},
+	{
+		Name:         "create_handoff",
+		Group:        "handoffs",
+		Description:  "Hand a work item to another session as a token-bounded packet.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"}},\"required\":[\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"sourceSession\":{\"type\":\"string\",\"maxLength\":256},\"destinationSession\":{\"type\":\"string\",\"maxLength\":256},\"objective\":{\"type\":\"string\",\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":200},\"maxItems\":100},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":1024},\"maxItems\":1000},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\",\"maxLength\":300},\"command\":{\"type\":\"string\",\"maxLength\":4000},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"nextAction\":{\"type\":\"string\",\"maxLength\":4000},\"repositoryRevision\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"omittedFields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"evidenceIds\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"authorityBoundaries\",\"status\",\"contextTokens\",\"tokenBudget\",\"omittedFields\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"create_handoff\",\"description\":\"Hand a work item to another session as a token-bounded packet.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"}},\"required\":[\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		Target:       "create_handoff",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeCreateHandoff(raw) },
+		call:         callCreateHandoff,
+	},
+	{
+		Name:         "update_handoff_status",
+		Group:        "handoffs",
+		Description:  "Advance a handoff one lifecycle step, or mark it blocked or superseded.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\",\"maxLength\":200},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"omittedFields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"evidenceIds\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"authorityBoundaries\",\"status\",\"contextTokens\",\"tokenBudget\",\"omittedFields\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"update_handoff_status\",\"description\":\"Advance a handoff one lifecycle step, or mark it blocked or superseded.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		Target:       "update_handoff_status",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeUpdateHandoffStatus(raw) },
+		call:         callUpdateHandoffStatus,
+	},
+	{
+		Name:         "record_review",
+		Group:        "reviews",
+		Description:  "Record your own review verdict as agent_claim evidence; request_review asks another session.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":200},\"maxItems\":100},\"reviewerSessionId\":{\"type\":\"string\",\"maxLength\":256},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":200},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\",\"maxLength\":300},\"detail\":{\"type\":\"string\",\"maxLength\":20000},\"file\":{\"type\":\"string\",\"maxLength\":1024},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false},\"maxItems\":100},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]},\"provenance\":{\"const\":\"agent_claim\"},\"evidenceId\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\",\"provenance\",\"createdAt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"record_review\",\"description\":\"Record your own review verdict as agent_claim evidence; request_review asks another session.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		Target:       "record_review",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeRecordReview(raw) },
+		call:         callRecordReview,
+	},
+	{
+		Name:         "request_review",
+		Group:        "reviews",
+		Description:  "Send a reviewer session the subject's diff in a handoff packet.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"subjectNativeId\":{\"type\":\"string\"},\"reviewerProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"reviewerNativeId\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"workId\",\"subjectProvider\",\"subjectNativeId\",\"reviewerProvider\",\"reviewerNativeId\",\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"subjectProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"subjectNativeId\":{\"type\":\"string\",\"maxLength\":200},\"reviewerProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"reviewerNativeId\":{\"type\":\"string\",\"maxLength\":200},\"objective\":{\"type\":\"string\",\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100}},\"required\":[\"workId\",\"subjectProvider\",\"subjectNativeId\",\"reviewerProvider\",\"reviewerNativeId\",\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"handoff\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"omittedFields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"evidenceIds\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"authorityBoundaries\",\"status\",\"contextTokens\",\"tokenBudget\",\"omittedFields\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false},\"packet\":{\"type\":\"object\",\"description\":\"A handoff's delivery form within its token budget: the optional fields that fit, and an omission for each one left out.\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"omissions\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"field\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"field\",\"reason\"],\"additionalProperties\":false}},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"tokenizer\":{\"type\":\"string\"}},\"required\":[\"handoffId\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\",\"omissions\",\"contextTokens\",\"tokenBudget\",\"tokenizer\"],\"additionalProperties\":false},\"evidence\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"diff\",\"file_change\",\"command\",\"test\",\"build\",\"review\",\"artifact\",\"approval\",\"lint\",\"typecheck\",\"session\"]},\"trust\":{\"enum\":[\"agent_claim\",\"provider_observed\",\"runtime_observed\",\"repository_verified\",\"external_verified\",\"human_accepted\"]},\"source\":{\"type\":\"object\",\"properties\":{\"adapter\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"nativeEventId\":{\"type\":\"string\"}},\"required\":[\"adapter\"],\"additionalProperties\":false},\"capturedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"summary\":{\"type\":\"string\"},\"data\":{},\"contentHash\":{\"type\":\"string\"}},\"required\":[\"id\",\"kind\",\"trust\",\"source\",\"capturedAt\",\"summary\",\"data\",\"contentHash\"],\"additionalProperties\":false},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false}},\"required\":[\"handoff\",\"packet\",\"evidence\",\"receipt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"request_review\",\"description\":\"Send a reviewer session the subject's diff in a handoff packet.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"subjectNativeId\":{\"type\":\"string\"},\"reviewerProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"reviewerNativeId\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"workId\",\"subjectProvider\",\"subjectNativeId\",\"reviewerProvider\",\"reviewerNativeId\",\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "request_review",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeRequestReview(raw) },
+		call:         callRequestReview,
+	},
+	{
+		Name:         "list_claims",
+		Group:        "claims",
+		Description:  "Claims, newest first; activeOnly hides ended ones.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"activeOnly\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"claims\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"]},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"]},\"status\":{\"enum\":[\"active\",\"released\",\"expired\"]},\"acquiredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"releasedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sessionId\",\"resource\",\"kind\",\"mode\",\"status\",\"acquiredAt\",\"expiresAt\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"claims\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_claims\",\"description\":\"Claims, newest first; activeOnly hides ended ones.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_claims",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeListClaims(raw) },
+		call:         callListClaims,
+	},
+	{
+		Name:         "acquire_claim",
+		Group:        "claims",
+		Description:  "Lease a resource to a session; refused if it overlaps another session's exclusive claim.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"sessionId\":{\"type\":\"string\",\"maxLength\":256},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"]},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"]},\"status\":{\"enum\":[\"active\",\"released\",\"expired\"]},\"acquiredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"releasedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sessionId\",\"resource\",\"kind\",\"mode\",\"status\",\"acquiredAt\",\"expiresAt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"acquire_claim\",\"description\":\"Lease a resource to a session; refused if it overlaps another session's exclusive claim.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		Target:       "acquire_claim",
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeAcquireClaim(raw) },
+		call:         callAcquireClaim,
+	},
+	{
+		Name:         "release_claim",
+		Group:        "claims",
+		Description:  "Release a claim; with sessionId, only if that session holds it.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\",\"maxLength\":200},\"sessionId\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256}},\"required\":[\"claimId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"]},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"]},\"status\":{\"enum\":[\"active\",\"released\",\"expired\"]},\"acquiredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"releasedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sessionId\",\"resource\",\"kind\",\"mode\",\"status\",\"acquiredAt\",\"expiresAt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"release_claim\",\"description\":\"Release a claim; with sessionId, only if that session holds it.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
+		Target:       "release_claim",
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeReleaseClaim(raw) },
+		call:         callReleaseClaim,
+	},
+	{
+		Name:         "list_conversations",
+		Group:        "conversations",
+		Description:  "Conversations, newest first; read_conversation pages one.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"conversations\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"participants\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]},\"joinedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"provider\",\"nativeId\",\"joinedAt\"],\"additionalProperties\":false}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"lastSequence\":{\"type\":\"integer\"},\"messageCount\":{\"type\":\"integer\"},\"messages\":{\"type\":\"array\",\"description\":\"only with detail: the newest messages\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false}}},\"required\":[\"id\",\"title\",\"participants\",\"createdAt\",\"updatedAt\",\"lastSequence\",\"messageCount\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"conversations\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_conversations\",\"description\":\"Conversations, newest first; read_conversation pages one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_conversations",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeListConversations(raw) },
+		call:         callListConversations,
+	},
+	{
+		Name:         "read_conversation",
+		Group:        "conversations",
+		Description:  "A conversation's messages after sequence `after`; pass next back.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"conversationId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\",\"maxLength\":200},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"required\":[\"conversationId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"conversation\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"participants\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]},\"joinedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"provider\",\"nativeId\",\"joinedAt\"],\"additionalProperties\":false}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"lastSequence\":{\"type\":\"integer\"},\"messageCount\":{\"type\":\"integer\"},\"messages\":{\"type\":\"array\",\"description\":\"only with detail: the newest messages\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false}}},\"required\":[\"id\",\"title\",\"participants\",\"createdAt\",\"updatedAt\",\"lastSequence\",\"messageCount\"],\"additionalProperties\":false},\"messages\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false}},\"next\":{\"type\":\"integer\"},\"latestSequence\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"conversation\",\"messages\",\"next\",\"latestSequence\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"read_conversation\",\"description\":\"A conversation's messages after sequence `after`; pass next back.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"conversationId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "read_conversation",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeReadConversation(raw) },
+		call:         callReadConversation,
+	},
+	{
+		Name:         "create_conversation",
+		Group:        "conversations",
+		Description:  "Create a conversation; add sessions with join_conversation.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300}},\"required\":[\"title\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300}},\"required\":[\"title\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"participants\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]},\"joinedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"provider\",\"nativeId\",\"joinedAt\"],\"additionalProperties\":false}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"lastSequence\":{\"type\":\"integer\"},\"messageCount\":{\"type\":\"integer\"},\"messages\":{\"type\":\"array\",\"description\":\"only with detail: the newest messages\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false}}},\"required\":[\"id\",\"title\",\"participants\",\"createdAt\",\"updatedAt\",\"lastSequence\",\"messageCount\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"create_conversation\",\"description\":\"Create a conversation; add sessions with join_conversation.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300}},\"required\":[\"title\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		Target:       "create_conversation",
+		Budget:       4000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeCreateConversation(raw) },
+		call:         callCreateConversation,
+	},
+	{
+		Name:         "join_conversation",
+		Group:        "conversations",
+		Description:  "Add a session as participant provider:nativeId; rejoining is a no-op.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]}},\"required\":[\"conversationId\",\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\",\"maxLength\":200},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"workspaceId\":{\"type\":\"string\",\"maxLength\":1024},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]}},\"required\":[\"conversationId\",\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"participants\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]},\"joinedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"provider\",\"nativeId\",\"joinedAt\"],\"additionalProperties\":false}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"lastSequence\":{\"type\":\"integer\"},\"messageCount\":{\"type\":\"integer\"},\"messages\":{\"type\":\"array\",\"description\":\"only with detail: the newest messages\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false}}},\"required\":[\"id\",\"title\",\"participants\",\"createdAt\",\"updatedAt\",\"lastSequence\",\"messageCount\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"join_conversation\",\"description\":\"Add a session as participant provider:nativeId; rejoining is a no-op.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]}},\"required\":[\"conversationId\",\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
+		Target:       "join_conversation",
+		Budget:       4000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeJoinConversation(raw) },
+		call:         callJoinConversation,
+	},
+	{
+		Name:         "send_conversation_message",
+		Group:        "conversations",
+		Description:  "Store, then deliver a directed message; never resend one left delivery_unknown.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"replyTo\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"reasoning\":{\"type\":\"string\"}},\"required\":[\"conversationId\",\"sender\",\"recipient\",\"text\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\",\"maxLength\":200},\"sender\":{\"type\":\"string\",\"maxLength\":256},\"recipient\":{\"type\":\"string\",\"maxLength\":256},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"replyTo\":{\"type\":\"string\",\"maxLength\":200},\"idempotencyKey\":{\"type\":\"string\",\"maxLength\":200},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\",\"maxLength\":200},\"modelID\":{\"type\":\"string\",\"maxLength\":200},\"variant\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"reasoning\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"conversationId\",\"sender\",\"recipient\",\"text\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"message\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"message\",\"receipt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"send_conversation_message\",\"description\":\"Store, then deliver a directed message; never resend one left delivery_unknown.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"replyTo\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"reasoning\":{\"type\":\"string\"}},\"required\":[\"conversationId\",\"sender\",\"recipient\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "send_conversation_message",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeSendConversationMessage(raw) },
+		call:         callSendConversationMessage,
+	},
+	{
+		Name:         "reconcile_conversation",
+		Group:        "conversations",
+		Description:  "Settle interrupted sends from observed receipts; never resends.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"observedReceipts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"idempotencyKey\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"type\":\"string\"},\"detail\":{}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"status\"],\"additionalProperties\":false}},\"required\":[\"idempotencyKey\",\"receipt\"],\"additionalProperties\":false}}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\",\"maxLength\":200},\"observedReceipts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"idempotencyKey\":{\"type\":\"string\",\"maxLength\":200},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"operation\":{\"type\":\"string\",\"maxLength\":200},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"type\":\"string\",\"maxLength\":200},\"detail\":{}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"status\"],\"additionalProperties\":false}},\"required\":[\"idempotencyKey\",\"receipt\"],\"additionalProperties\":false},\"maxItems\":100}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"message\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false},\"resolved\":{\"type\":\"boolean\"},\"previousDelivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]}},\"required\":[\"message\",\"resolved\",\"previousDelivery\"],\"additionalProperties\":false}}},\"required\":[\"results\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"reconcile_conversation\",\"description\":\"Settle interrupted sends from observed receipts; never resends.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"observedReceipts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"idempotencyKey\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"type\":\"string\"},\"detail\":{}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"status\"],\"additionalProperties\":false}},\"required\":[\"idempotencyKey\",\"receipt\"],\"additionalProperties\":false}}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
+		Target:       "reconcile_conversation",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeReconcileConversation(raw) },
+		call:         callReconcileConversation,
+	},
+	{
+		Name:         "list_projects",
+		Group:        "freebuff",
+		Description:  "Freebuff projects; list_threads gives their threads.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"projects\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},\"metadata\":{}},\"required\":[\"id\",\"path\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"projects\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_projects\",\"description\":\"Freebuff projects; list_threads gives their threads.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_projects",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeListProjects(raw) },
+		call:         callListProjects,
+	},
+	{
+		Name:         "list_threads",
+		Group:        "freebuff",
+		Description:  "Freebuff threads, of all projects or one.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\",\"maxLength\":1024},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"threads\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"projectId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},\"metadata\":{}},\"required\":[\"id\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"threads\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_threads\",\"description\":\"Freebuff threads, of all projects or one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_threads",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeListThreads(raw) },
+		call:         callListThreads,
+	},
+	{
+		Name:         "get_thread",
+		Group:        "freebuff",
+		Description:  "A thread with its newest messages, active work and live progress.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"projectId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},\"metadata\":{},\"messages\":{\"type\":\"array\",\"items\":{\"description\":\"a sanitized Freebuff message\"}},\"messagesOmitted\":{\"type\":\"integer\"},\"activeWork\":{},\"live\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"currentState\":{\"type\":\"string\"},\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\"},\"threadId\":{\"type\":\"string\"},\"timestamp\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"turn_state\",\"assistant_text\",\"tool_start\",\"tool_output\",\"file_change\",\"completed\",\"failed\",\"unknown\"]},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"state\":{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"error\":{\"type\":\"string\"},\"raw\":{}},\"required\":[\"sequence\",\"threadId\",\"timestamp\",\"kind\"],\"additionalProperties\":false}},\"nextSequence\":{\"type\":\"integer\"},\"next\":{\"type\":\"integer\"},\"connected\":{\"type\":\"boolean\"},\"stale\":{\"type\":\"boolean\"},\"latestEventAt\":{\"type\":\"string\"},\"activeTool\":{\"type\":\"string\"},\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"lastMeaningfulUpdate\":{\"type\":\"string\"},\"lastError\":{\"type\":\"string\"},\"secondsSinceLastEvent\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false}},\"required\":[\"threadId\",\"events\",\"connected\",\"stale\"],\"additionalProperties\":false}},\"required\":[\"id\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_thread\",\"description\":\"A thread with its newest messages, active work and live progress.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_thread",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeGetThread(raw) },
+		call:         callGetThread,
+	},
+	{
+		Name:         "get_thread_messages",
+		Group:        "freebuff",
+		Description:  "A thread's messages, sanitized.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"messages\":{\"type\":\"array\",\"items\":{\"description\":\"a sanitized Freebuff message\"}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"messages\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_thread_messages\",\"description\":\"A thread's messages, sanitized.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_thread_messages",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeGetThreadMessages(raw) },
+		call:         callGetThreadMessages,
+	},
+	{
+		Name:         "get_active_work",
+		Group:        "freebuff",
+		Description:  "Non-idle threads, or one thread, with live progress.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"threads\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"projectId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},\"metadata\":{},\"live\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"currentState\":{\"type\":\"string\"},\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\"},\"threadId\":{\"type\":\"string\"},\"timestamp\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"turn_state\",\"assistant_text\",\"tool_start\",\"tool_output\",\"file_change\",\"completed\",\"failed\",\"unknown\"]},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"state\":{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"error\":{\"type\":\"string\"},\"raw\":{}},\"required\":[\"sequence\",\"threadId\",\"timestamp\",\"kind\"],\"additionalProperties\":false}},\"nextSequence\":{\"type\":\"integer\"},\"next\":{\"type\":\"integer\"},\"connected\":{\"type\":\"boolean\"},\"stale\":{\"type\":\"boolean\"},\"latestEventAt\":{\"type\":\"string\"},\"activeTool\":{\"type\":\"string\"},\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"lastMeaningfulUpdate\":{\"type\":\"string\"},\"lastError\":{\"type\":\"string\"},\"secondsSinceLastEvent\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false}},\"required\":[\"threadId\",\"events\",\"connected\",\"stale\"],\"additionalProperties\":false}},\"required\":[\"id\"],\"additionalProperties\":false}}},\"required\":[\"threads\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_active_work\",\"description\":\"Non-idle threads, or one thread, with live progress.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_active_work",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeGetActiveWork(raw) },
+		call:         callGetActiveWork,
+	},
+	{
+		Name:         "get_thread_progress",
+		Group:        "freebuff",
+		Description:  "A thread's progress events, waiting up to timeoutMs; summary omits events.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0},\"summary\":{\"type\":\"boolean\",\"default\":false}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0},\"summary\":{\"type\":\"boolean\",\"default\":false}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"currentState\":{\"type\":\"string\"},\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\"},\"threadId\":{\"type\":\"string\"},\"timestamp\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"turn_state\",\"assistant_text\",\"tool_start\",\"tool_output\",\"file_change\",\"completed\",\"failed\",\"unknown\"]},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"state\":{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"error\":{\"type\":\"string\"},\"raw\":{}},\"required\":[\"sequence\",\"threadId\",\"timestamp\",\"kind\"],\"additionalProperties\":false}},\"nextSequence\":{\"type\":\"integer\"},\"next\":{\"type\":\"integer\"},\"connected\":{\"type\":\"boolean\"},\"stale\":{\"type\":\"boolean\"},\"latestEventAt\":{\"type\":\"string\"},\"activeTool\":{\"type\":\"string\"},\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"lastMeaningfulUpdate\":{\"type\":\"string\"},\"lastError\":{\"type\":\"string\"},\"secondsSinceLastEvent\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false}},\"required\":[\"threadId\",\"events\",\"connected\",\"stale\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_thread_progress\",\"description\":\"A thread's progress events, waiting up to timeoutMs; summary omits events.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":0},\"summary\":{\"type\":\"boolean\",\"default\":false}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_thread_progress",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeGetThreadProgress(raw) },
+		call:         callGetThreadProgress,
+	},
+	{
+		Name:         "list_active_threads",
+		Group:        "freebuff",
+		Description:  "Latest progress of each running thread; get_thread_progress pages one.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"threads\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"currentState\":{\"type\":\"string\"},\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\"},\"threadId\":{\"type\":\"string\"},\"timestamp\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"turn_state\",\"assistant_text\",\"tool_start\",\"tool_output\",\"file_change\",\"completed\",\"failed\",\"unknown\"]},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"state\":{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"error\":{\"type\":\"string\"},\"raw\":{}},\"required\":[\"sequence\",\"threadId\",\"timestamp\",\"kind\"],\"additionalProperties\":false}},\"nextSequence\":{\"type\":\"integer\"},\"next\":{\"type\":\"integer\"},\"connected\":{\"type\":\"boolean\"},\"stale\":{\"type\":\"boolean\"},\"latestEventAt\":{\"type\":\"string\"},\"activeTool\":{\"type\":\"string\"},\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"lastMeaningfulUpdate\":{\"type\":\"string\"},\"lastError\":{\"type\":\"string\"},\"secondsSinceLastEvent\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false}},\"required\":[\"threadId\",\"events\",\"connected\",\"stale\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"threads\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_active_threads\",\"description\":\"Latest progress of each running thread; get_thread_progress pages one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_active_threads",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeListActiveThreads(raw) },
+		call:         callListActiveThreads,
+	},
+	{
+		Name:         "list_project_files",
+		Group:        "freebuff",
+		Description:  "Files in one project directory, not recursive; read_project_file reads one.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"relative\":{\"type\":\"string\",\"default\":\".\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"projectId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\",\"maxLength\":1024},\"relative\":{\"type\":\"string\",\"maxLength\":1024,\"default\":\".\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\",\"maxLength\":4096}},\"required\":[\"projectId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"files\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_project_files\",\"description\":\"Files in one project directory, not recursive; read_project_file reads one.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"relative\":{\"type\":\"string\",\"default\":\".\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"cursor\":{\"type\":\"string\"}},\"required\":[\"projectId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_project_files",
+		Budget:       8000,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeListProjectFiles(raw) },
+		call:         callListProjectFiles,
+	},
+	{
+		Name:         "read_project_file",
+		Group:        "freebuff",
+		Description:  "A project's text file; credential files refused, secrets redacted.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}},\"required\":[\"projectId\",\"path\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\",\"maxLength\":1024},\"path\":{\"type\":\"string\",\"maxLength\":1024}},\"required\":[\"projectId\",\"path\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"}},\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"read_project_file\",\"description\":\"A project's text file; credential files refused, secrets redacted.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}},\"required\":[\"projectId\",\"path\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "read_project_file",
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeReadProjectFile(raw) },
+		call:         callReadProjectFile,
+	},
+	{
+		Name:         "list_models",
+		Group:        "freebuff",
+		Description:  "Freebuff models, or a note on choosing one.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"note\":{\"type\":\"string\"},\"models\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"note\",\"models\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_models\",\"description\":\"Freebuff models, or a note on choosing one.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_models",
+		Budget:       2000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeListModels(raw) },
+		call:         callListModels,
+	},
+	{
+		Name:         "send_thread_message",
+		Group:        "freebuff",
+		Description:  "Prompt a Freebuff thread; follow it with get_thread_progress.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000}},\"required\":[\"threadId\",\"text\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000}},\"required\":[\"threadId\",\"text\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"What the transport accepted: queued for an accepted prompt (its completion shows in get_thread_progress), completed only when the outcome was observed.\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"detail\":{}},\"required\":[\"threadId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"send_thread_message\",\"description\":\"Prompt a Freebuff thread; follow it with get_thread_progress.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000}},\"required\":[\"threadId\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "send_thread_message",
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeSendThreadMessage(raw) },
+		call:         callSendThreadMessage,
+	},
+	{
+		Name:         "stop_thread",
+		Group:        "freebuff",
+		Description:  "Stop a Freebuff thread's running turn.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"What the transport accepted: queued for an accepted prompt (its completion shows in get_thread_progress), completed only when the outcome was observed.\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"detail\":{}},\"required\":[\"threadId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"stop_thread\",\"description\":\"Stop a Freebuff thread's running turn.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
+		Target:       "stop_thread",
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeStopThread(raw) },
+		call:         callStopThread,
+	},
+	{
+		Name:         "resume_thread",
+		Group:        "freebuff",
+		Description:  "Resume a stopped Freebuff thread.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"What the transport accepted: queued for an accepted prompt (its completion shows in get_thread_progress), completed only when the outcome was observed.\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"detail\":{}},\"required\":[\"threadId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"resume_thread\",\"description\":\"Resume a stopped Freebuff thread.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "resume_thread",
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeResumeThread(raw) },
+		call:         callResumeThread,
+	},
+	{
+		Name:         "set_thread_model",
+		Group:        "freebuff",
+		Description:  "Set a Freebuff thread's model.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"model\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"harnessId\":{\"type\":\"string\"}},\"required\":[\"threadId\",\"model\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200},\"model\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"harnessId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"threadId\",\"model\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"What the transport accepted: queued for an accepted prompt (its completion shows in get_thread_progress), completed only when the outcome was observed.\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"detail\":{}},\"required\":[\"threadId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"set_thread_model\",\"description\":\"Set a Freebuff thread's model.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"model\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"harnessId\":{\"type\":\"string\"}},\"required\":[\"threadId\",\"model\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
+		Target:       "set_thread_model",
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeSetThreadModel(raw) },
+		call:         callSetThreadModel,
+	},
+	{
+		Name:         "set_thread_reasoning",
+		Group:        "freebuff",
+		Description:  "Set or clear (null) a Freebuff thread's reasoning effort.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"effort\":{\"type\":[\"string\",\"null\"]}},\"required\":[\"threadId\",\"effort\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200},\"effort\":{\"type\":[\"string\",\"null\"],\"maxLength\":200}},\"required\":[\"threadId\",\"effort\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"What the transport accepted: queued for an accepted prompt (its completion shows in get_thread_progress), completed only when the outcome was observed.\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"detail\":{}},\"required\":[\"threadId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"set_thread_reasoning\",\"description\":\"Set or clear (null) a Freebuff thread's reasoning effort.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"effort\":{\"type\":[\"string\",\"null\"]}},\"required\":[\"threadId\",\"effort\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
+		Target:       "set_thread_reasoning",
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeSetThreadReasoning(raw) },
+		call:         callSetThreadReasoning,
+	},
+	{
+		Name:         "freebuff_status",
+		Group:        "runtime",
+		Description:  "Runtime and Freebuff status, read-only mode and the active tool profile.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"version\":{\"type\":\"string\"},\"toolsetProfile\":{\"type\":\"string\"},\"toolsetProfileDescription\":{\"type\":\"string\"},\"readOnly\":{\"type\":\"boolean\"},\"tools\":{\"type\":\"integer\"},\"store\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"dialect\":{\"enum\":[\"postgres\"]},\"host\":{\"type\":\"string\"},\"reachable\":{\"type\":\"boolean\"},\"error\":{\"type\":\"string\"},\"schemaVersion\":{\"type\":\"string\"},\"stateRecoveryRequired\":{\"type\":[\"object\",\"null\"],\"properties\":{\"required\":{\"type\":\"boolean\"},\"file\":{\"type\":\"string\"},\"preservedFile\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"detectedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"required\",\"file\",\"reason\"],\"additionalProperties\":false}},\"required\":[\"path\",\"schemaVersion\",\"stateRecoveryRequired\"],\"additionalProperties\":false},\"providers\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"reason\":{\"type\":\"string\"},\"program\":{\"type\":\"string\"},\"checkedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"provider\",\"state\"],\"additionalProperties\":false}},\"notes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"name\",\"version\",\"toolsetProfile\",\"toolsetProfileDescription\",\"readOnly\",\"tools\",\"store\",\"providers\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"freebuff_status\",\"description\":\"Runtime and Freebuff status, read-only mode and the active tool profile.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_runtime_status",
+		Legacy:       true,
+		Budget:       1500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyFreebuffStatus(raw) },
+		call:         callGetRuntimeStatus,
+	},
+	{
+		Name:         "list_projects",
+		Group:        "freebuff",
+		Description:  "Freebuff projects, as a bare array.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},\"metadata\":{}},\"required\":[\"id\",\"path\"],\"additionalProperties\":false}}",
+		Listing:      "{\"name\":\"list_projects\",\"description\":\"Freebuff projects, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_projects",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyListProjects(raw) },
+		call:         callListProjects,
+		reshape:      func(out any) any { return legacyListProjects(out.(*ListProjectsOutput)) },
+	},
+	{
+		Name:         "list_threads",
+		Group:        "freebuff",
+		Description:  "Freebuff threads of all projects or one, as a bare array.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\",\"maxLength\":1024}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"projectId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},\"metadata\":{}},\"required\":[\"id\"],\"additionalProperties\":false}}",
+		Listing:      "{\"name\":\"list_threads\",\"description\":\"Freebuff threads of all projects or one, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_threads",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyListThreads(raw) },
+		call:         callListThreads,
+		reshape:      func(out any) any { return legacyListThreads(out.(*ListThreadsOutput)) },
+	},
+	{
+		Name:         "get_thread",
+		Group:        "freebuff",
+		Description:  "A Freebuff thread with its messages, active work and live progress.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"projectId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},\"metadata\":{},\"messages\":{\"type\":\"array\",\"items\":{\"description\":\"a sanitized Freebuff message\"}},\"messagesOmitted\":{\"type\":\"integer\"},\"activeWork\":{},\"live\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"currentState\":{\"type\":\"string\"},\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\"},\"threadId\":{\"type\":\"string\"},\"timestamp\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"turn_state\",\"assistant_text\",\"tool_start\",\"tool_output\",\"file_change\",\"completed\",\"failed\",\"unknown\"]},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"state\":{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"error\":{\"type\":\"string\"},\"raw\":{}},\"required\":[\"sequence\",\"threadId\",\"timestamp\",\"kind\"],\"additionalProperties\":false}},\"nextSequence\":{\"type\":\"integer\"},\"next\":{\"type\":\"integer\"},\"connected\":{\"type\":\"boolean\"},\"stale\":{\"type\":\"boolean\"},\"latestEventAt\":{\"type\":\"string\"},\"activeTool\":{\"type\":\"string\"},\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"lastMeaningfulUpdate\":{\"type\":\"string\"},\"lastError\":{\"type\":\"string\"},\"secondsSinceLastEvent\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false}},\"required\":[\"threadId\",\"events\",\"connected\",\"stale\"],\"additionalProperties\":false}},\"required\":[\"id\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_thread\",\"description\":\"A Freebuff thread with its messages, active work and live progress.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_thread",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyGetThread(raw) },
+		call:         callGetThread,
+	},
+	{
+		Name:         "get_thread_messages",
+		Group:        "freebuff",
+		Description:  "A Freebuff thread's sanitized messages, as a bare array.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"description\":\"a sanitized Freebuff message\"}}",
+		Listing:      "{\"name\":\"get_thread_messages\",\"description\":\"A Freebuff thread's sanitized messages, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_thread_messages",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyGetThreadMessages(raw) },
+		call:         callGetThreadMessages,
+		reshape:      func(out any) any { return legacyGetThreadMessages(out.(*GetThreadMessagesOutput)) },
+	},
+	{
+		Name:         "get_active_work",
+		Group:        "freebuff",
+		Description:  "Non-idle Freebuff threads, or one thread, with live progress, as a bare array.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"projectId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},\"metadata\":{},\"live\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"currentState\":{\"type\":\"string\"},\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\"},\"threadId\":{\"type\":\"string\"},\"timestamp\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"turn_state\",\"assistant_text\",\"tool_start\",\"tool_output\",\"file_change\",\"completed\",\"failed\",\"unknown\"]},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"state\":{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"error\":{\"type\":\"string\"},\"raw\":{}},\"required\":[\"sequence\",\"threadId\",\"timestamp\",\"kind\"],\"additionalProperties\":false}},\"nextSequence\":{\"type\":\"integer\"},\"next\":{\"type\":\"integer\"},\"connected\":{\"type\":\"boolean\"},\"stale\":{\"type\":\"boolean\"},\"latestEventAt\":{\"type\":\"string\"},\"activeTool\":{\"type\":\"string\"},\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"lastMeaningfulUpdate\":{\"type\":\"string\"},\"lastError\":{\"type\":\"string\"},\"secondsSinceLastEvent\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false}},\"required\":[\"threadId\",\"events\",\"connected\",\"stale\"],\"additionalProperties\":false}},\"required\":[\"id\"],\"additionalProperties\":false}}",
+		Listing:      "{\"name\":\"get_active_work\",\"description\":\"Non-idle Freebuff threads, or one thread, with live progress, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_active_work",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyGetActiveWork(raw) },
+		call:         callGetActiveWork,
+		reshape:      func(out any) any { return legacyGetActiveWork(out.(*GetActiveWorkOutput)) },
+	},
+	{
+		Name:         "get_thread_progress",
+		Group:        "freebuff",
+		Description:  "A thread's progress events after afterSequence, without waiting; watch_thread waits.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"currentState\":{\"type\":\"string\"},\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\"},\"threadId\":{\"type\":\"string\"},\"timestamp\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"turn_state\",\"assistant_text\",\"tool_start\",\"tool_output\",\"file_change\",\"completed\",\"failed\",\"unknown\"]},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"state\":{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"error\":{\"type\":\"string\"},\"raw\":{}},\"required\":[\"sequence\",\"threadId\",\"timestamp\",\"kind\"],\"additionalProperties\":false}},\"nextSequence\":{\"type\":\"integer\"},\"next\":{\"type\":\"integer\"},\"connected\":{\"type\":\"boolean\"},\"stale\":{\"type\":\"boolean\"},\"latestEventAt\":{\"type\":\"string\"},\"activeTool\":{\"type\":\"string\"},\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"lastMeaningfulUpdate\":{\"type\":\"string\"},\"lastError\":{\"type\":\"string\"},\"secondsSinceLastEvent\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false}},\"required\":[\"threadId\",\"events\",\"connected\",\"stale\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_thread_progress\",\"description\":\"A thread's progress events after afterSequence, without waiting; watch_thread waits.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_thread_progress",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyGetThreadProgress(raw) },
+		call:         callGetThreadProgress,
+	},
+	{
+		Name:         "watch_thread",
+		Group:        "freebuff",
+		Description:  "Wait up to timeoutMs (default 30000) for a thread's progress events after afterSequence.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":30000}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":30000}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"currentState\":{\"type\":\"string\"},\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\"},\"threadId\":{\"type\":\"string\"},\"timestamp\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"turn_state\",\"assistant_text\",\"tool_start\",\"tool_output\",\"file_change\",\"completed\",\"failed\",\"unknown\"]},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"state\":{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"error\":{\"type\":\"string\"},\"raw\":{}},\"required\":[\"sequence\",\"threadId\",\"timestamp\",\"kind\"],\"additionalProperties\":false}},\"nextSequence\":{\"type\":\"integer\"},\"next\":{\"type\":\"integer\"},\"connected\":{\"type\":\"boolean\"},\"stale\":{\"type\":\"boolean\"},\"latestEventAt\":{\"type\":\"string\"},\"activeTool\":{\"type\":\"string\"},\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"lastMeaningfulUpdate\":{\"type\":\"string\"},\"lastError\":{\"type\":\"string\"},\"secondsSinceLastEvent\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false}},\"required\":[\"threadId\",\"events\",\"connected\",\"stale\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"watch_thread\",\"description\":\"Wait up to timeoutMs (default 30000) for a thread's progress events after afterSequence.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":30000}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_thread_progress",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyWatchThread(raw) },
+		call:         callGetThreadProgress,
+	},
+	{
+		Name:         "get_thread_progress_summary",
+		Group:        "freebuff",
+		Description:  "A thread's progress snapshot without events.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"currentState\":{\"type\":\"string\"},\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\"},\"threadId\":{\"type\":\"string\"},\"timestamp\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"turn_state\",\"assistant_text\",\"tool_start\",\"tool_output\",\"file_change\",\"completed\",\"failed\",\"unknown\"]},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"state\":{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"error\":{\"type\":\"string\"},\"raw\":{}},\"required\":[\"sequence\",\"threadId\",\"timestamp\",\"kind\"],\"additionalProperties\":false}},\"nextSequence\":{\"type\":\"integer\"},\"next\":{\"type\":\"integer\"},\"connected\":{\"type\":\"boolean\"},\"stale\":{\"type\":\"boolean\"},\"latestEventAt\":{\"type\":\"string\"},\"activeTool\":{\"type\":\"string\"},\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"lastMeaningfulUpdate\":{\"type\":\"string\"},\"lastError\":{\"type\":\"string\"},\"secondsSinceLastEvent\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false}},\"required\":[\"threadId\",\"events\",\"connected\",\"stale\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_thread_progress_summary\",\"description\":\"A thread's progress snapshot without events.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_thread_progress",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyGetThreadProgressSummary(raw) },
+		call:         callGetThreadProgress,
+	},
+	{
+		Name:         "watch_active_threads",
+		Group:        "freebuff",
+		Description:  "Latest progress of each running thread, as a bare array.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"currentState\":{\"type\":\"string\"},\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\"},\"threadId\":{\"type\":\"string\"},\"timestamp\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"turn_state\",\"assistant_text\",\"tool_start\",\"tool_output\",\"file_change\",\"completed\",\"failed\",\"unknown\"]},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"state\":{\"type\":\"string\"},\"tool\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"error\":{\"type\":\"string\"},\"raw\":{}},\"required\":[\"sequence\",\"threadId\",\"timestamp\",\"kind\"],\"additionalProperties\":false}},\"nextSequence\":{\"type\":\"integer\"},\"next\":{\"type\":\"integer\"},\"connected\":{\"type\":\"boolean\"},\"stale\":{\"type\":\"boolean\"},\"latestEventAt\":{\"type\":\"string\"},\"activeTool\":{\"type\":\"string\"},\"filesChanged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"phase\":{\"enum\":[\"planning\",\"reading_files\",\"running_tests\",\"editing_files\",\"reviewing_changes\",\"waiting_for_input\",\"completed\",\"failed\",\"unknown\"]},\"lastMeaningfulUpdate\":{\"type\":\"string\"},\"lastError\":{\"type\":\"string\"},\"secondsSinceLastEvent\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false}},\"required\":[\"threadId\",\"events\",\"connected\",\"stale\"],\"additionalProperties\":false}}",
+		Listing:      "{\"name\":\"watch_active_threads\",\"description\":\"Latest progress of each running thread, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_active_threads",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyWatchActiveThreads(raw) },
+		call:         callListActiveThreads,
+		reshape:      func(out any) any { return legacyWatchActiveThreads(out.(*ListActiveThreadsOutput)) },
+	},
+	{
+		Name:         "list_project_files",
+		Group:        "freebuff",
+		Description:  "Files in one project directory, not recursive, as a bare array.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"relative\":{\"type\":\"string\",\"default\":\".\"}},\"required\":[\"projectId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\",\"maxLength\":1024},\"relative\":{\"type\":\"string\",\"maxLength\":1024,\"default\":\".\"}},\"required\":[\"projectId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}",
+		Listing:      "{\"name\":\"list_project_files\",\"description\":\"Files in one project directory, not recursive, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"relative\":{\"type\":\"string\",\"default\":\".\"}},\"required\":[\"projectId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_project_files",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyListProjectFiles(raw) },
+		call:         callListProjectFiles,
+		reshape:      func(out any) any { return legacyListProjectFiles(out.(*ListProjectFilesOutput)) },
+	},
+	{
+		Name:         "read_project_file",
+		Group:        "freebuff",
+		Description:  "A project's text file; credential files refused, secrets redacted.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}},\"required\":[\"projectId\",\"path\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\",\"maxLength\":1024},\"path\":{\"type\":\"string\",\"maxLength\":1024}},\"required\":[\"projectId\",\"path\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"}},\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"read_project_file\",\"description\":\"A project's text file; credential files refused, secrets redacted.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"projectId\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}},\"required\":[\"projectId\",\"path\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "read_project_file",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyReadProjectFile(raw) },
+		call:         callReadProjectFile,
+	},
+	{
+		Name:         "list_models",
+		Group:        "freebuff",
+		Description:  "Freebuff models, or a note on choosing one.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"note\":{\"type\":\"string\"},\"models\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"note\",\"models\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_models\",\"description\":\"Freebuff models, or a note on choosing one.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_models",
+		Legacy:       true,
+		Budget:       2000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyListModels(raw) },
+		call:         callListModels,
+	},
+	{
+		Name:         "list_agents",
+		Group:        "sessions",
+		Description:  "Each provider's capability state per operation, as a bare array.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"adapterVersion\":{\"type\":\"string\"},\"providerVersion\":{\"type\":\"string\"},\"program\":{\"type\":\"string\"},\"authorization\":{\"enum\":[\"authorized\",\"unauthorized\",\"unknown\"]},\"discovery\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"sessions\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"sendMessage\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"steer\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"cancel\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"events\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"diff\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"permissions\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"model\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"reasoning\":{\"type\":\"object\",\"properties\":{\"supported\":{\"type\":\"boolean\"},\"state\":{\"enum\":[\"available\",\"unavailable\",\"degraded\",\"unknown\"]},\"transport\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"fix\":{\"type\":\"string\"}},\"required\":[\"supported\",\"state\"],\"additionalProperties\":false},\"limitations\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"provider\",\"adapterVersion\",\"authorization\",\"discovery\",\"sessions\",\"sendMessage\",\"steer\",\"cancel\",\"events\",\"diff\",\"permissions\",\"model\",\"reasoning\",\"limitations\"],\"additionalProperties\":false}}",
+		Listing:      "{\"name\":\"list_agents\",\"description\":\"Each provider's capability state per operation, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_providers",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyListAgents(raw) },
+		call:         callListProviders,
+		reshape:      func(out any) any { return legacyListAgents(out.(*ListProvidersOutput)) },
+	},
+	{
+		Name:         "list_agent_sessions",
+		Group:        "sessions",
+		Description:  "Native sessions of all providers or one; failures are listed in providerErrors.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"sessions\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},\"projectId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"transport\":{\"type\":\"string\"},\"endpoint\":{\"type\":\"string\"},\"host\":{\"type\":\"string\"},\"provenance\":{\"type\":\"object\",\"properties\":{\"discoveredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"source\":{\"type\":\"string\"},\"native\":{\"type\":\"boolean\"}},\"required\":[\"discoveredAt\",\"source\",\"native\"],\"additionalProperties\":false},\"metadata\":{},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"id\",\"provider\",\"nativeId\",\"provenance\"],\"additionalProperties\":false}},\"providerErrors\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"error\":{\"type\":\"string\"}},\"required\":[\"provider\",\"error\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"sessions\",\"providerErrors\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"list_agent_sessions\",\"description\":\"Native sessions of all providers or one; failures are listed in providerErrors.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_agent_sessions",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyListAgentSessions(raw) },
+		call:         callListAgentSessions,
+	},
+	{
+		Name:         "get_work_graph",
+		Group:        "work",
+		Description:  "All sessions, work, evidence, handoffs, reviews, claims and edges.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"works\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceCount\":{\"type\":\"integer\",\"description\":\"set when evidenceIds lists only the newest of more records\"},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"objective\",\"acceptanceCriteria\",\"status\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"evidenceIds\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false}},\"evidence\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"description\":\"An evidence record without its data (get_evidence has it), with the data's size.\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"diff\",\"file_change\",\"command\",\"test\",\"build\",\"review\",\"artifact\",\"approval\",\"lint\",\"typecheck\",\"session\"]},\"trust\":{\"enum\":[\"agent_claim\",\"provider_observed\",\"runtime_observed\",\"repository_verified\",\"external_verified\",\"human_accepted\"]},\"source\":{\"type\":\"object\",\"properties\":{\"adapter\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"nativeEventId\":{\"type\":\"string\"}},\"required\":[\"adapter\"],\"additionalProperties\":false},\"capturedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"summary\":{\"type\":\"string\"},\"contentHash\":{\"type\":\"string\"},\"dataBytes\":{\"type\":\"integer\"},\"data\":{\"description\":\"only in the legacy work_get answer\"}},\"required\":[\"id\",\"kind\",\"trust\",\"source\",\"capturedAt\",\"summary\",\"contentHash\",\"dataBytes\"],\"additionalProperties\":false}},\"handoffs\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"omittedFields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"evidenceIds\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"authorityBoundaries\",\"status\",\"contextTokens\",\"tokenBudget\",\"omittedFields\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false}},\"reviews\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]},\"provenance\":{\"const\":\"agent_claim\"},\"evidenceId\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\",\"provenance\",\"createdAt\"],\"additionalProperties\":false}},\"claims\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"]},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"]},\"status\":{\"enum\":[\"active\",\"released\",\"expired\"]},\"acquiredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"releasedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sessionId\",\"resource\",\"kind\",\"mode\",\"status\",\"acquiredAt\",\"expiresAt\"],\"additionalProperties\":false}},\"sessions\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"provider\":{\"type\":\"string\"},\"nativeId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"parentSession\":{\"type\":\"string\"}},\"required\":[\"id\"],\"additionalProperties\":false}},\"edges\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"string\"},\"to\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"handoff\",\"review\",\"parent\",\"evidence\",\"depends_on\",\"verifies\",\"supersedes\",\"blocks\",\"shares_workspace_with\",\"claims\"]},\"ref\":{\"type\":\"string\"}},\"required\":[\"from\",\"to\",\"kind\"],\"additionalProperties\":false}},\"omitted\":{\"type\":\"object\",\"properties\":{\"works\":{\"type\":\"integer\"},\"evidence\":{\"type\":\"integer\"},\"handoffs\":{\"type\":\"integer\"},\"reviews\":{\"type\":\"integer\"},\"claims\":{\"type\":\"integer\"},\"edges\":{\"type\":\"integer\"},\"atLeast\":{\"type\":\"boolean\"},\"narrow\":{\"type\":\"string\"}},\"required\":[\"works\",\"evidence\",\"handoffs\",\"reviews\",\"claims\",\"edges\"],\"additionalProperties\":false},\"stateRecoveryRequired\":{\"type\":[\"object\",\"null\"],\"properties\":{\"required\":{\"type\":\"boolean\"},\"file\":{\"type\":\"string\"},\"preservedFile\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"},\"detectedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"required\",\"file\",\"reason\"],\"additionalProperties\":false},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"works\",\"evidence\",\"handoffs\",\"reviews\",\"claims\",\"sessions\",\"edges\",\"omitted\",\"stateRecoveryRequired\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_work_graph\",\"description\":\"All sessions, work, evidence, handoffs, reviews, claims and edges.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_work_graph",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyGetWorkGraph(raw) },
+		call:         callGetWorkGraph,
+	},
+	{
+		Name:         "get_agent_diff",
+		Group:        "sessions",
+		Description:  "A session's native diff.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"description\":\"the provider's own diff shape\"}",
+		Listing:      "{\"name\":\"get_agent_diff\",\"description\":\"A session's native diff.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_session_diff",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyGetAgentDiff(raw) },
+		call:         callGetSessionDiff,
+		reshape:      func(out any) any { return legacyGetAgentDiff(out.(*GetSessionDiffOutput)) },
+	},
+	{
+		Name:         "events_read",
+		Group:        "sessions",
+		Description:  "A session's events after afterSequence, waiting up to timeoutMs (default 5000), as a bare array; events_page adds cursor metadata.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"epoch\":{\"type\":\"integer\"},\"timestamp\":{\"type\":\"string\",\"format\":\"date-time\"},\"type\":{\"type\":\"string\"},\"data\":{},\"turnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"sequence\",\"epoch\",\"timestamp\",\"type\",\"data\"],\"additionalProperties\":false}}",
+		Listing:      "{\"name\":\"events_read\",\"description\":\"A session's events after afterSequence, waiting up to timeoutMs (default 5000), as a bare array; events_page adds cursor metadata.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "read_session_events",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyEventsRead(raw) },
+		call:         callReadSessionEvents,
+		reshape:      func(out any) any { return legacyEventsRead(out.(*ReadSessionEventsOutput)) },
+	},
+	{
+		Name:         "events_page",
+		Group:        "sessions",
+		Description:  "A page of a session's events after afterSequence with next, epoch and gap; waits up to timeoutMs (default 5000).",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"epoch\":{\"type\":\"integer\"},\"timestamp\":{\"type\":\"string\",\"format\":\"date-time\"},\"type\":{\"type\":\"string\"},\"data\":{},\"turnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"sequence\",\"epoch\",\"timestamp\",\"type\",\"data\"],\"additionalProperties\":false}},\"next\":{\"type\":\"integer\"},\"epoch\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false},\"warning\":{\"type\":\"string\"},\"nextCursor\":{\"type\":\"string\"},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false},\"waitEnded\":{\"enum\":[\"timeout\",\"waiting_on_approval\",\"dead\"]}},\"required\":[\"events\",\"next\",\"epoch\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"events_page\",\"description\":\"A page of a session's events after afterSequence with next, epoch and gap; waits up to timeoutMs (default 5000).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"afterSequence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},\"timeoutMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000,\"default\":5000}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "read_session_events",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyEventsPage(raw) },
+		call:         callReadSessionEvents,
+	},
+	{
+		Name:         "evidence_list",
+		Group:        "evidence",
+		Description:  "Evidence metadata, newest first, as a bare array; evidence_get returns the data.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"description\":\"An evidence record without its data (get_evidence has it), with the data's size.\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"diff\",\"file_change\",\"command\",\"test\",\"build\",\"review\",\"artifact\",\"approval\",\"lint\",\"typecheck\",\"session\"]},\"trust\":{\"enum\":[\"agent_claim\",\"provider_observed\",\"runtime_observed\",\"repository_verified\",\"external_verified\",\"human_accepted\"]},\"source\":{\"type\":\"object\",\"properties\":{\"adapter\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"nativeEventId\":{\"type\":\"string\"}},\"required\":[\"adapter\"],\"additionalProperties\":false},\"capturedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"summary\":{\"type\":\"string\"},\"contentHash\":{\"type\":\"string\"},\"dataBytes\":{\"type\":\"integer\"},\"data\":{\"description\":\"only in the legacy work_get answer\"}},\"required\":[\"id\",\"kind\",\"trust\",\"source\",\"capturedAt\",\"summary\",\"contentHash\",\"dataBytes\"],\"additionalProperties\":false}}",
+		Listing:      "{\"name\":\"evidence_list\",\"description\":\"Evidence metadata, newest first, as a bare array; evidence_get returns the data.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_evidence",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyEvidenceList(raw) },
+		call:         callListEvidence,
+		reshape:      func(out any) any { return legacyEvidenceList(out.(*ListEvidenceOutput)) },
+	},
+	{
+		Name:         "evidence_get",
+		Group:        "evidence",
+		Description:  "One evidence record with its data and SHA-256 contentHash.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\"}},\"required\":[\"evidenceId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"evidenceId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"diff\",\"file_change\",\"command\",\"test\",\"build\",\"review\",\"artifact\",\"approval\",\"lint\",\"typecheck\",\"session\"]},\"trust\":{\"enum\":[\"agent_claim\",\"provider_observed\",\"runtime_observed\",\"repository_verified\",\"external_verified\",\"human_accepted\"]},\"source\":{\"type\":\"object\",\"properties\":{\"adapter\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"nativeEventId\":{\"type\":\"string\"}},\"required\":[\"adapter\"],\"additionalProperties\":false},\"capturedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"summary\":{\"type\":\"string\"},\"data\":{},\"contentHash\":{\"type\":\"string\"}},\"required\":[\"id\",\"kind\",\"trust\",\"source\",\"capturedAt\",\"summary\",\"data\",\"contentHash\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"evidence_get\",\"description\":\"One evidence record with its data and SHA-256 contentHash.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"evidenceId\":{\"type\":\"string\"}},\"required\":[\"evidenceId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_evidence",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyEvidenceGet(raw) },
+		call:         callGetEvidence,
+	},
+	{
+		Name:         "work_list",
+		Group:        "work",
+		Description:  "Work items, newest first, as a bare array; work_get returns one in full.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceCount\":{\"type\":\"integer\"},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"objectivePreview\":{\"type\":\"string\"},\"acceptanceCriteriaCount\":{\"type\":\"integer\"}},\"required\":[\"id\",\"status\",\"changedFiles\",\"evidenceIds\",\"createdAt\",\"updatedAt\",\"objectivePreview\",\"acceptanceCriteriaCount\"],\"additionalProperties\":false}}",
+		Listing:      "{\"name\":\"work_list\",\"description\":\"Work items, newest first, as a bare array; work_get returns one in full.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_work_items",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyWorkList(raw) },
+		call:         callListWorkItems,
+		reshape:      func(out any) any { return legacyWorkList(out.(*ListWorkItemsOutput)) },
+	},
+	{
+		Name:         "work_get",
+		Group:        "work",
+		Description:  "One work item with its evidence, handoffs and reviews.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"}},\"required\":[\"workId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"workId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"work\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceCount\":{\"type\":\"integer\",\"description\":\"set when evidenceIds lists only the newest of more records\"},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"objective\",\"acceptanceCriteria\",\"status\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"evidenceIds\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false},\"evidence\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"description\":\"An evidence record without its data (get_evidence has it), with the data's size.\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"diff\",\"file_change\",\"command\",\"test\",\"build\",\"review\",\"artifact\",\"approval\",\"lint\",\"typecheck\",\"session\"]},\"trust\":{\"enum\":[\"agent_claim\",\"provider_observed\",\"runtime_observed\",\"repository_verified\",\"external_verified\",\"human_accepted\"]},\"source\":{\"type\":\"object\",\"properties\":{\"adapter\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"nativeEventId\":{\"type\":\"string\"}},\"required\":[\"adapter\"],\"additionalProperties\":false},\"capturedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"summary\":{\"type\":\"string\"},\"contentHash\":{\"type\":\"string\"},\"dataBytes\":{\"type\":\"integer\"},\"data\":{\"description\":\"only in the legacy work_get answer\"}},\"required\":[\"id\",\"kind\",\"trust\",\"source\",\"capturedAt\",\"summary\",\"contentHash\",\"dataBytes\"],\"additionalProperties\":false}},\"handoffs\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"omittedFields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"evidenceIds\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"authorityBoundaries\",\"status\",\"contextTokens\",\"tokenBudget\",\"omittedFields\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false}},\"reviews\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]},\"provenance\":{\"const\":\"agent_claim\"},\"evidenceId\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\",\"provenance\",\"createdAt\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"work\",\"evidence\",\"handoffs\",\"reviews\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"work_get\",\"description\":\"One work item with its evidence, handoffs and reviews.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"}},\"required\":[\"workId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_work_item",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyWorkGet(raw) },
+		call:         callGetWorkItem,
+	},
+	{
+		Name:         "handoff_packet",
+		Group:        "handoffs",
+		Description:  "A handoff's token-bounded delivery packet.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"}},\"required\":[\"handoffId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"handoffId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"A handoff's delivery form within its token budget: the optional fields that fit, and an omission for each one left out.\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"omissions\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"field\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"field\",\"reason\"],\"additionalProperties\":false}},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"tokenizer\":{\"type\":\"string\"}},\"required\":[\"handoffId\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\",\"omissions\",\"contextTokens\",\"tokenBudget\",\"tokenizer\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"handoff_packet\",\"description\":\"A handoff's token-bounded delivery packet.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"}},\"required\":[\"handoffId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_handoff_packet",
+		Legacy:       true,
+		Budget:       3000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyHandoffPacket(raw) },
+		call:         callGetHandoffPacket,
+	},
+	{
+		Name:         "conversation_list",
+		Group:        "conversations",
+		Description:  "Conversations, newest first, as a bare array; messages only with detail.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"participants\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]},\"joinedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"provider\",\"nativeId\",\"joinedAt\"],\"additionalProperties\":false}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"lastSequence\":{\"type\":\"integer\"},\"messageCount\":{\"type\":\"integer\"},\"messages\":{\"type\":\"array\",\"description\":\"only with detail: the newest messages\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false}}},\"required\":[\"id\",\"title\",\"participants\",\"createdAt\",\"updatedAt\",\"lastSequence\",\"messageCount\"],\"additionalProperties\":false}}",
+		Listing:      "{\"name\":\"conversation_list\",\"description\":\"Conversations, newest first, as a bare array; messages only with detail.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"detail\":{\"type\":\"boolean\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_conversations",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyConversationList(raw) },
+		call:         callListConversations,
+		reshape:      func(out any) any { return legacyConversationList(out.(*ListConversationsOutput)) },
+	},
+	{
+		Name:         "conversation_read",
+		Group:        "conversations",
+		Description:  "A conversation's messages after sequence `after`; pass next back.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"conversationId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\",\"maxLength\":200},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"conversationId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"conversation\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"participants\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]},\"joinedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"provider\",\"nativeId\",\"joinedAt\"],\"additionalProperties\":false}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"lastSequence\":{\"type\":\"integer\"},\"messageCount\":{\"type\":\"integer\"},\"messages\":{\"type\":\"array\",\"description\":\"only with detail: the newest messages\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false}}},\"required\":[\"id\",\"title\",\"participants\",\"createdAt\",\"updatedAt\",\"lastSequence\",\"messageCount\"],\"additionalProperties\":false},\"messages\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false}},\"next\":{\"type\":\"integer\"},\"latestSequence\":{\"type\":\"integer\"},\"gap\":{\"type\":\"object\",\"properties\":{\"from\":{\"type\":\"integer\"},\"to\":{\"type\":\"integer\"}},\"required\":[\"from\",\"to\"],\"additionalProperties\":false},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"conversation\",\"messages\",\"next\",\"latestSequence\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"conversation_read\",\"description\":\"A conversation's messages after sequence `after`; pass next back.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":2147483647},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"conversationId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "read_conversation",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyConversationRead(raw) },
+		call:         callReadConversation,
+	},
+	{
+		Name:         "claim_list",
+		Group:        "claims",
+		Description:  "Claims of all work or one item, as a bare array.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"activeOnly\":{\"type\":\"boolean\"}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"]},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"]},\"status\":{\"enum\":[\"active\",\"released\",\"expired\"]},\"acquiredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"releasedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sessionId\",\"resource\",\"kind\",\"mode\",\"status\",\"acquiredAt\",\"expiresAt\"],\"additionalProperties\":false}}",
+		Listing:      "{\"name\":\"claim_list\",\"description\":\"Claims of all work or one item, as a bare array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"activeOnly\":{\"type\":\"boolean\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_claims",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyClaimList(raw) },
+		call:         callListClaims,
+		reshape:      func(out any) any { return legacyClaimList(out.(*ListClaimsOutput)) },
+	},
+	{
+		Name:         "permission_pending",
+		Group:        "session-control",
+		Description:  "Pending permission requests and their options.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"pending\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"requestId\":{\"type\":\"string\"},\"nativeId\":{\"type\":\"string\"},\"method\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"options\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},\"kind\":{\"type\":\"string\"}},\"required\":[\"id\"],\"additionalProperties\":false}},\"requestedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"detail\":{},\"paths\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"conflicts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"holder\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"]},\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"path\":{\"type\":\"string\"}},\"required\":[\"claimId\",\"workId\",\"holder\",\"resource\",\"kind\",\"expiresAt\",\"path\"],\"additionalProperties\":false}}},\"required\":[\"provider\",\"requestId\",\"nativeId\",\"method\",\"options\",\"requestedAt\"],\"additionalProperties\":false}},\"providerErrors\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"error\":{\"type\":\"string\"}},\"required\":[\"provider\",\"error\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"pending\",\"providerErrors\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"permission_pending\",\"description\":\"Pending permission requests and their options.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "list_permission_requests",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyPermissionPending(raw) },
+		call:         callListPermissionRequests,
+	},
+	{
+		Name:         "send_message",
+		Group:        "freebuff",
+		Description:  "Prompt a Freebuff thread.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000}},\"required\":[\"threadId\",\"text\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000}},\"required\":[\"threadId\",\"text\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"What the transport accepted: queued for an accepted prompt (its completion shows in get_thread_progress), completed only when the outcome was observed.\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"detail\":{}},\"required\":[\"threadId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"send_message\",\"description\":\"Prompt a Freebuff thread.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000}},\"required\":[\"threadId\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "send_thread_message",
+		Legacy:       true,
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacySendMessage(raw) },
+		call:         callSendThreadMessage,
+	},
+	{
+		Name:         "stop_thread",
+		Group:        "freebuff",
+		Description:  "Stop a Freebuff thread's running turn.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"What the transport accepted: queued for an accepted prompt (its completion shows in get_thread_progress), completed only when the outcome was observed.\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"detail\":{}},\"required\":[\"threadId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"stop_thread\",\"description\":\"Stop a Freebuff thread's running turn.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
+		Target:       "stop_thread",
+		Legacy:       true,
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyStopThread(raw) },
+		call:         callStopThread,
+	},
+	{
+		Name:         "resume_thread",
+		Group:        "freebuff",
+		Description:  "Resume a stopped Freebuff thread.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"threadId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"What the transport accepted: queued for an accepted prompt (its completion shows in get_thread_progress), completed only when the outcome was observed.\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"detail\":{}},\"required\":[\"threadId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"resume_thread\",\"description\":\"Resume a stopped Freebuff thread.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"}},\"required\":[\"threadId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "resume_thread",
+		Legacy:       true,
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyResumeThread(raw) },
+		call:         callResumeThread,
+	},
+	{
+		Name:         "set_model",
+		Group:        "freebuff",
+		Description:  "Set a Freebuff thread's model.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"model\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"harnessId\":{\"type\":\"string\"}},\"required\":[\"threadId\",\"model\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200},\"model\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"harnessId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"threadId\",\"model\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"What the transport accepted: queued for an accepted prompt (its completion shows in get_thread_progress), completed only when the outcome was observed.\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"detail\":{}},\"required\":[\"threadId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"set_model\",\"description\":\"Set a Freebuff thread's model.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"model\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},\"harnessId\":{\"type\":\"string\"}},\"required\":[\"threadId\",\"model\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
+		Target:       "set_thread_model",
+		Legacy:       true,
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacySetModel(raw) },
+		call:         callSetThreadModel,
+	},
+	{
+		Name:         "set_reasoning",
+		Group:        "freebuff",
+		Description:  "Set or clear (null) a Freebuff thread's reasoning effort.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"effort\":{\"type\":[\"string\",\"null\"]}},\"required\":[\"threadId\",\"effort\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\",\"maxLength\":200},\"effort\":{\"type\":[\"string\",\"null\"],\"maxLength\":200}},\"required\":[\"threadId\",\"effort\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"What the transport accepted: queued for an accepted prompt (its completion shows in get_thread_progress), completed only when the outcome was observed.\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"detail\":{}},\"required\":[\"threadId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"set_reasoning\",\"description\":\"Set or clear (null) a Freebuff thread's reasoning effort.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"threadId\":{\"type\":\"string\"},\"effort\":{\"type\":[\"string\",\"null\"]}},\"required\":[\"threadId\",\"effort\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
+		Target:       "set_thread_reasoning",
+		Legacy:       true,
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacySetReasoning(raw) },
+		call:         callSetThreadReasoning,
+	},
+	{
+		Name:         "agent_send",
+		Group:        "sessions",
+		Description:  "Prompt or steer a native session; returns a delivery receipt, not the reply.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"mode\":{\"enum\":[\"send\",\"steer\"],\"default\":\"send\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"agent\":{\"type\":\"string\"},\"reasoning\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"text\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"mode\":{\"enum\":[\"send\",\"steer\"],\"default\":\"send\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\",\"maxLength\":200},\"modelID\":{\"type\":\"string\",\"maxLength\":200},\"variant\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"agent\":{\"type\":\"string\",\"maxLength\":200},\"reasoning\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"provider\",\"nativeId\",\"text\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"A delivery-logged write's receipt, the stored operation and what the runtime knows of the session now.\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"operationId\",\"idempotencyKey\",\"liveness\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"agent_send\",\"description\":\"Prompt or steer a native session; returns a delivery receipt, not the reply.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"mode\":{\"enum\":[\"send\",\"steer\"],\"default\":\"send\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"agent\":{\"type\":\"string\"},\"reasoning\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "send_session_message",
+		Legacy:       true,
+		Budget:       1500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyAgentSend(raw) },
+		call:         callSendSessionMessage,
+	},
+	{
+		Name:         "agent_cancel",
+		Group:        "sessions",
+		Description:  "Interrupt a native session's running turn.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"A delivery-logged write's receipt, the stored operation and what the runtime knows of the session now.\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"operationId\",\"idempotencyKey\",\"liveness\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"agent_cancel\",\"description\":\"Interrupt a native session's running turn.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
+		Target:       "cancel_session",
+		Legacy:       true,
+		Budget:       1500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyAgentCancel(raw) },
+		call:         callCancelSession,
+	},
+	{
+		Name:         "session_create",
+		Group:        "sessions",
+		Description:  "Start a native session in cwd.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"cwd\":{\"type\":\"string\"},\"title\":{\"type\":\"string\",\"maxLength\":300}},\"required\":[\"provider\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"cwd\":{\"type\":\"string\",\"maxLength\":1024},\"title\":{\"type\":\"string\",\"maxLength\":300}},\"required\":[\"provider\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},\"projectId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"transport\":{\"type\":\"string\"},\"endpoint\":{\"type\":\"string\"},\"host\":{\"type\":\"string\"},\"provenance\":{\"type\":\"object\",\"properties\":{\"discoveredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"source\":{\"type\":\"string\"},\"native\":{\"type\":\"boolean\"}},\"required\":[\"discoveredAt\",\"source\",\"native\"],\"additionalProperties\":false},\"metadata\":{},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"id\",\"provider\",\"nativeId\",\"provenance\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"session_create\",\"description\":\"Start a native session in cwd.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"cwd\":{\"type\":\"string\"},\"title\":{\"type\":\"string\",\"maxLength\":300}},\"required\":[\"provider\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "create_session",
+		Legacy:       true,
+		Budget:       2000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacySessionCreate(raw) },
+		call:         callCreateSession,
+	},
+	{
+		Name:         "session_resume",
+		Group:        "sessions",
+		Description:  "Reopen an existing native session.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},\"projectId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"transport\":{\"type\":\"string\"},\"endpoint\":{\"type\":\"string\"},\"host\":{\"type\":\"string\"},\"provenance\":{\"type\":\"object\",\"properties\":{\"discoveredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"source\":{\"type\":\"string\"},\"native\":{\"type\":\"boolean\"}},\"required\":[\"discoveredAt\",\"source\",\"native\"],\"additionalProperties\":false},\"metadata\":{},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"id\",\"provider\",\"nativeId\",\"provenance\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"session_resume\",\"description\":\"Reopen an existing native session.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
+		Target:       "resume_session",
+		Legacy:       true,
+		Budget:       2000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacySessionResume(raw) },
+		call:         callResumeSession,
+	},
+	{
+		Name:         "permission_respond",
+		Group:        "session-control",
+		Description:  "Answer a pending permission request.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"Option kind/id: allow_once, reject_once, accept, decline, cancel.\"},\"override\":{\"type\":\"boolean\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"requestId\":{\"type\":\"string\",\"maxLength\":200},\"decision\":{\"type\":\"string\",\"description\":\"Option kind/id: allow_once, reject_once, accept, decline, cancel.\",\"maxLength\":200},\"override\":{\"type\":\"boolean\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"description\":\"A delivery-logged write's receipt, the stored operation and what the runtime knows of the session now.\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"operationId\",\"idempotencyKey\",\"liveness\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"permission_respond\",\"description\":\"Answer a pending permission request.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"requestId\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\",\"description\":\"Option kind/id: allow_once, reject_once, accept, decline, cancel.\"},\"override\":{\"type\":\"boolean\"}},\"required\":[\"provider\",\"nativeId\",\"requestId\",\"decision\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "respond_to_permission",
+		Legacy:       true,
+		Budget:       1500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyPermissionRespond(raw) },
+		call:         callRespondToPermission,
+	},
+	{
+		Name:         "session_set_model",
+		Group:        "session-control",
+		Description:  "Change a native session's model (OpenCode refuses).",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false}]}},\"required\":[\"provider\",\"nativeId\",\"model\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\",\"maxLength\":200},\"modelID\":{\"type\":\"string\",\"maxLength\":200},\"variant\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false}]}},\"required\":[\"provider\",\"nativeId\",\"model\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"session_set_model\",\"description\":\"Change a native session's model (OpenCode refuses).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false}]}},\"required\":[\"provider\",\"nativeId\",\"model\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
+		Target:       "set_session_model",
+		Legacy:       true,
+		Budget:       1500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacySessionSetModel(raw) },
+		call:         callSetSessionModel,
+	},
+	{
+		Name:         "session_set_reasoning",
+		Group:        "session-control",
+		Description:  "Set a native session's reasoning effort.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"effort\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"effort\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"effort\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"provider\",\"nativeId\",\"effort\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"session_set_reasoning\",\"description\":\"Set a native session's reasoning effort.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"effort\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"effort\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true}}",
+		Target:       "set_session_reasoning",
+		Legacy:       true,
+		Budget:       1500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacySessionSetReasoning(raw) },
+		call:         callSetSessionReasoning,
+	},
+	{
+		Name:         "conversation_create",
+		Group:        "conversations",
+		Description:  "Create a conversation.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300}},\"required\":[\"title\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300}},\"required\":[\"title\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"participants\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]},\"joinedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"provider\",\"nativeId\",\"joinedAt\"],\"additionalProperties\":false}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"lastSequence\":{\"type\":\"integer\"},\"messageCount\":{\"type\":\"integer\"},\"messages\":{\"type\":\"array\",\"description\":\"only with detail: the newest messages\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false}}},\"required\":[\"id\",\"title\",\"participants\",\"createdAt\",\"updatedAt\",\"lastSequence\",\"messageCount\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"conversation_create\",\"description\":\"Create a conversation.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":300}},\"required\":[\"title\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		Target:       "create_conversation",
+		Legacy:       true,
+		Budget:       4000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyConversationCreate(raw) },
+		call:         callCreateConversation,
+	},
+	{
+		Name:         "conversation_reconcile",
+		Group:        "conversations",
+		Description:  "Settle interrupted sends from observed receipts, as a bare array of results. Never resends.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"observedReceipts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"idempotencyKey\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"type\":\"string\"},\"detail\":{}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"status\"],\"additionalProperties\":false}},\"required\":[\"idempotencyKey\",\"receipt\"],\"additionalProperties\":false}}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\",\"maxLength\":200},\"observedReceipts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"idempotencyKey\":{\"type\":\"string\",\"maxLength\":200},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"operation\":{\"type\":\"string\",\"maxLength\":200},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"type\":\"string\",\"maxLength\":200},\"detail\":{}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"status\"],\"additionalProperties\":false}},\"required\":[\"idempotencyKey\",\"receipt\"],\"additionalProperties\":false},\"maxItems\":100}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"message\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false},\"resolved\":{\"type\":\"boolean\"},\"previousDelivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]}},\"required\":[\"message\",\"resolved\",\"previousDelivery\"],\"additionalProperties\":false}}",
+		Listing:      "{\"name\":\"conversation_reconcile\",\"description\":\"Settle interrupted sends from observed receipts, as a bare array of results. Never resends.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"observedReceipts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"idempotencyKey\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"type\":\"string\"},\"detail\":{}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\",\"status\"],\"additionalProperties\":false}},\"required\":[\"idempotencyKey\",\"receipt\"],\"additionalProperties\":false}}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
+		Target:       "reconcile_conversation",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyConversationReconcile(raw) },
+		call:         callReconcileConversation,
+		reshape:      func(out any) any { return legacyConversationReconcile(out.(*ReconcileConversationOutput)) },
+	},
+	{
+		Name:         "conversation_join",
+		Group:        "conversations",
+		Description:  "Add a native session to a conversation.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]}},\"required\":[\"conversationId\",\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\",\"maxLength\":200},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\",\"maxLength\":200},\"workspaceId\":{\"type\":\"string\",\"maxLength\":1024},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]}},\"required\":[\"conversationId\",\"provider\",\"nativeId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"participants\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"provider:nativeId\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]},\"joinedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"provider\",\"nativeId\",\"joinedAt\"],\"additionalProperties\":false}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"lastSequence\":{\"type\":\"integer\"},\"messageCount\":{\"type\":\"integer\"},\"messages\":{\"type\":\"array\",\"description\":\"only with detail: the newest messages\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false}}},\"required\":[\"id\",\"title\",\"participants\",\"createdAt\",\"updatedAt\",\"lastSequence\",\"messageCount\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"conversation_join\",\"description\":\"Add a native session to a conversation.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"workspaceId\":{\"type\":\"string\"},\"role\":{\"enum\":[\"sender\",\"reviewer\",\"editor\"]}},\"required\":[\"conversationId\",\"provider\",\"nativeId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
+		Target:       "join_conversation",
+		Legacy:       true,
+		Budget:       4000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyConversationJoin(raw) },
+		call:         callJoinConversation,
+	},
+	{
+		Name:         "conversation_send",
+		Group:        "conversations",
+		Description:  "Store, then deliver a directed conversation message; never resend one left delivery_unknown.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"replyTo\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"reasoning\":{\"type\":\"string\"}},\"required\":[\"conversationId\",\"sender\",\"recipient\",\"text\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\",\"maxLength\":200},\"sender\":{\"type\":\"string\",\"maxLength\":256},\"recipient\":{\"type\":\"string\",\"maxLength\":256},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"replyTo\":{\"type\":\"string\",\"maxLength\":200},\"idempotencyKey\":{\"type\":\"string\",\"maxLength\":200},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\",\"maxLength\":200},\"modelID\":{\"type\":\"string\",\"maxLength\":200},\"variant\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"reasoning\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"conversationId\",\"sender\",\"recipient\",\"text\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"message\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"conversationId\":{\"type\":\"string\"},\"sequence\":{\"type\":\"integer\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"},\"replyTo\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"delivery\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"deliveryUnknownAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"idempotencyKey\":{\"type\":\"string\"},\"operationId\":{\"type\":\"string\"},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"turnId\":{\"type\":\"string\"},\"replyToTurnId\":{\"type\":\"string\"},\"trimmedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"conversationId\",\"sequence\",\"sender\",\"recipient\",\"text\",\"createdAt\",\"delivery\",\"idempotencyKey\",\"operationId\"],\"additionalProperties\":false},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false},\"liveness\":{\"type\":\"object\",\"properties\":{\"state\":{\"enum\":[\"working\",\"waiting_on_approval\",\"idle\",\"dead\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"state\"],\"additionalProperties\":false}},\"required\":[\"message\",\"receipt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"conversation_send\",\"description\":\"Store, then deliver a directed conversation message; never resend one left delivery_unknown.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"conversationId\":{\"type\":\"string\"},\"sender\":{\"type\":\"string\"},\"recipient\":{\"type\":\"string\"},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000},\"replyTo\":{\"type\":\"string\"},\"idempotencyKey\":{\"type\":\"string\"},\"model\":{\"type\":\"object\",\"properties\":{\"providerID\":{\"type\":\"string\"},\"modelID\":{\"type\":\"string\"},\"variant\":{\"type\":\"string\"}},\"required\":[\"providerID\",\"modelID\"],\"additionalProperties\":false},\"reasoning\":{\"type\":\"string\"}},\"required\":[\"conversationId\",\"sender\",\"recipient\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "send_conversation_message",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyConversationSend(raw) },
+		call:         callSendConversationMessage,
+	},
+	{
+		Name:         "work_create",
+		Group:        "work",
+		Description:  "Create a work item.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"objective\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1},\"sourceSession\":{\"type\":\"string\"},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"objective\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"minItems\":1,\"maxItems\":100},\"sourceSession\":{\"type\":\"string\",\"maxLength\":256},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":200},\"maxItems\":100}},\"required\":[\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"status\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceCount\":{\"type\":\"integer\",\"description\":\"set when evidenceIds lists only the newest of more records\"},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"objective\",\"acceptanceCriteria\",\"status\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"evidenceIds\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"work_create\",\"description\":\"Create a work item.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"objective\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1},\"sourceSession\":{\"type\":\"string\"},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"dependsOn\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		Target:       "create_work_item",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyWorkCreate(raw) },
+		call:         callCreateWorkItem,
+	},
+	{
+		Name:         "handoff_create",
+		Group:        "handoffs",
+		Description:  "Hand a work item to another session within the handoff token budget.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"}},\"required\":[\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"sourceSession\":{\"type\":\"string\",\"maxLength\":256},\"destinationSession\":{\"type\":\"string\",\"maxLength\":256},\"objective\":{\"type\":\"string\",\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":200},\"maxItems\":100},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":1024},\"maxItems\":1000},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\",\"maxLength\":300},\"command\":{\"type\":\"string\",\"maxLength\":4000},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"nextAction\":{\"type\":\"string\",\"maxLength\":4000},\"repositoryRevision\":{\"type\":\"string\",\"maxLength\":200}},\"required\":[\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"omittedFields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"evidenceIds\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"authorityBoundaries\",\"status\",\"contextTokens\",\"tokenBudget\",\"omittedFields\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"handoff_create\",\"description\":\"Hand a work item to another session within the handoff token budget.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"}},\"required\":[\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		Target:       "create_handoff",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyHandoffCreate(raw) },
+		call:         callCreateHandoff,
+	},
+	{
+		Name:         "handoff_update_status",
+		Group:        "handoffs",
+		Description:  "Advance a handoff's status, or mark it blocked or superseded.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\",\"maxLength\":200},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"omittedFields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"evidenceIds\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"authorityBoundaries\",\"status\",\"contextTokens\",\"tokenBudget\",\"omittedFields\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"handoff_update_status\",\"description\":\"Advance a handoff's status, or mark it blocked or superseded.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]}},\"required\":[\"handoffId\",\"status\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		Target:       "update_handoff_status",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyHandoffUpdateStatus(raw) },
+		call:         callUpdateHandoffStatus,
+	},
+	{
+		Name:         "review_create",
+		Group:        "reviews",
+		Description:  "Record your review verdict and findings as agent_claim evidence.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":200},\"maxItems\":100},\"reviewerSessionId\":{\"type\":\"string\",\"maxLength\":256},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":200},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\",\"maxLength\":300},\"detail\":{\"type\":\"string\",\"maxLength\":20000},\"file\":{\"type\":\"string\",\"maxLength\":1024},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false},\"maxItems\":100},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]},\"provenance\":{\"const\":\"agent_claim\"},\"evidenceId\":{\"type\":\"string\"},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\",\"provenance\",\"createdAt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"review_create\",\"description\":\"Record your review verdict and findings as agent_claim evidence.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectEvidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"reviewerSessionId\":{\"type\":\"string\"},\"independence\":{\"type\":\"object\",\"properties\":{\"differentSession\":{\"type\":\"boolean\"},\"differentProvider\":{\"type\":\"boolean\"},\"freshContext\":{\"type\":\"boolean\"},\"writeAccess\":{\"type\":\"boolean\"}},\"required\":[\"differentSession\",\"differentProvider\",\"freshContext\",\"writeAccess\"],\"additionalProperties\":false},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"severity\":{\"enum\":[\"blocking\",\"major\",\"minor\",\"note\"]},\"title\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000000}},\"required\":[\"id\",\"severity\",\"title\",\"detail\"],\"additionalProperties\":false}},\"verdict\":{\"enum\":[\"approve\",\"changes_requested\",\"blocked\"]}},\"required\":[\"workId\",\"subjectEvidenceIds\",\"reviewerSessionId\",\"independence\",\"findings\",\"verdict\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		Target:       "record_review",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyReviewCreate(raw) },
+		call:         callRecordReview,
+	},
+	{
+		Name:         "claim_acquire",
+		Group:        "claims",
+		Description:  "Lease a resource to a session for a work item.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"sessionId\":{\"type\":\"string\",\"maxLength\":256},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"]},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"]},\"status\":{\"enum\":[\"active\",\"released\",\"expired\"]},\"acquiredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"releasedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sessionId\",\"resource\",\"kind\",\"mode\",\"status\",\"acquiredAt\",\"expiresAt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"claim_acquire\",\"description\":\"Lease a resource to a session for a work item.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":2000},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"],\"default\":\"file\"},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"],\"default\":\"exclusive\"},\"ttlSeconds\":{\"type\":\"integer\",\"minimum\":30,\"maximum\":3600,\"default\":900}},\"required\":[\"workId\",\"sessionId\",\"resource\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}}",
+		Target:       "acquire_claim",
+		Legacy:       true,
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyClaimAcquire(raw) },
+		call:         callAcquireClaim,
+	},
+	{
+		Name:         "claim_release",
+		Group:        "claims",
+		Description:  "Release a claim.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\",\"maxLength\":200},\"sessionId\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256}},\"required\":[\"claimId\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"file\",\"directory\",\"interface\",\"workspace\"]},\"mode\":{\"enum\":[\"exclusive\",\"shared_read\"]},\"status\":{\"enum\":[\"active\",\"released\",\"expired\"]},\"acquiredAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"releasedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sessionId\",\"resource\",\"kind\",\"mode\",\"status\",\"acquiredAt\",\"expiresAt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"claim_release\",\"description\":\"Release a claim.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"claimId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"claimId\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}",
+		Target:       "release_claim",
+		Legacy:       true,
+		Budget:       1000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyClaimRelease(raw) },
+		call:         callReleaseClaim,
+	},
+	{
+		Name:         "review_request",
+		Group:        "reviews",
+		Description:  "Send a reviewer session the subject session's diff in a handoff packet.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"subjectNativeId\":{\"type\":\"string\"},\"reviewerProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"reviewerNativeId\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"workId\",\"subjectProvider\",\"subjectNativeId\",\"reviewerProvider\",\"reviewerNativeId\",\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"subjectProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"subjectNativeId\":{\"type\":\"string\",\"maxLength\":200},\"reviewerProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"reviewerNativeId\":{\"type\":\"string\",\"maxLength\":200},\"objective\":{\"type\":\"string\",\"maxLength\":20000},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100}},\"required\":[\"workId\",\"subjectProvider\",\"subjectNativeId\",\"reviewerProvider\",\"reviewerNativeId\",\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"handoff\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"status\":{\"enum\":[\"created\",\"accepted\",\"applied\",\"verified\",\"completed\",\"blocked\",\"superseded\"]},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"omittedFields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"id\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"evidenceIds\",\"changedFiles\",\"risks\",\"unresolvedQuestions\",\"authorityBoundaries\",\"status\",\"contextTokens\",\"tokenBudget\",\"omittedFields\",\"createdAt\",\"updatedAt\"],\"additionalProperties\":false},\"packet\":{\"type\":\"object\",\"description\":\"A handoff's delivery form within its token budget: the optional fields that fit, and an omission for each one left out.\",\"properties\":{\"handoffId\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sourceSession\":{\"type\":\"string\"},\"destinationSession\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"authorityBoundaries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unresolvedQuestions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"risks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"continuationState\":{\"enum\":[\"not_started\",\"in_progress\",\"needs_completion\",\"likely_complete\",\"existing_behavior_broken\"]},\"latestValidation\":{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"outcome\":{\"enum\":[\"passed\",\"failed\",\"unknown\"]},\"observedAt\":{\"type\":\"string\"}},\"required\":[\"outcome\"],\"additionalProperties\":false},\"assumptions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"rollbackNotes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"nextAction\":{\"type\":\"string\"},\"repositoryRevision\":{\"type\":\"string\"},\"omissions\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"field\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"field\",\"reason\"],\"additionalProperties\":false}},\"contextTokens\":{\"type\":\"integer\"},\"tokenBudget\":{\"type\":\"integer\"},\"tokenizer\":{\"type\":\"string\"}},\"required\":[\"handoffId\",\"workId\",\"sourceSession\",\"objective\",\"acceptanceCriteria\",\"authorityBoundaries\",\"omissions\",\"contextTokens\",\"tokenBudget\",\"tokenizer\"],\"additionalProperties\":false},\"evidence\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"workId\":{\"type\":\"string\"},\"sessionId\":{\"type\":\"string\"},\"kind\":{\"enum\":[\"diff\",\"file_change\",\"command\",\"test\",\"build\",\"review\",\"artifact\",\"approval\",\"lint\",\"typecheck\",\"session\"]},\"trust\":{\"enum\":[\"agent_claim\",\"provider_observed\",\"runtime_observed\",\"repository_verified\",\"external_verified\",\"human_accepted\"]},\"source\":{\"type\":\"object\",\"properties\":{\"adapter\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"},\"nativeEventId\":{\"type\":\"string\"}},\"required\":[\"adapter\"],\"additionalProperties\":false},\"capturedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"summary\":{\"type\":\"string\"},\"data\":{},\"contentHash\":{\"type\":\"string\"}},\"required\":[\"id\",\"kind\",\"trust\",\"source\",\"capturedAt\",\"summary\",\"data\",\"contentHash\"],\"additionalProperties\":false},\"receipt\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"nativeId\":{\"type\":\"string\"},\"operation\":{\"type\":\"string\"},\"accepted\":{\"type\":\"boolean\"},\"status\":{\"enum\":[\"queued\",\"completed\",\"rejected\",\"delivery_unknown\"]},\"providerState\":{\"type\":\"string\"},\"detail\":{},\"nativeTurnId\":{\"type\":\"string\"}},\"required\":[\"provider\",\"nativeId\",\"operation\",\"accepted\"],\"additionalProperties\":false}},\"required\":[\"handoff\",\"packet\",\"evidence\",\"receipt\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"review_request\",\"description\":\"Send a reviewer session the subject session's diff in a handoff packet.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"subjectProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"subjectNativeId\":{\"type\":\"string\"},\"reviewerProvider\":{\"enum\":[\"freebuff\",\"opencode\",\"codex\",\"claude-code\",\"cursor\"]},\"reviewerNativeId\":{\"type\":\"string\"},\"objective\":{\"type\":\"string\"},\"acceptanceCriteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"workId\",\"subjectProvider\",\"subjectNativeId\",\"reviewerProvider\",\"reviewerNativeId\",\"objective\",\"acceptanceCriteria\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "request_review",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyReviewRequest(raw) },
+		call:         callRequestReview,
+	},
+	{
+		Name:         "work_verify",
+		Group:        "work",
+		Description:  "Run 1-8 commands without a shell and record them as evidence; answers a one-element array.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\",\"maxLength\":200},\"cwd\":{\"type\":\"string\",\"maxLength\":1024},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1,\"maxLength\":4000},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":1024},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":4000},\"maxItems\":100},\"cwd\":{\"type\":\"string\",\"maxLength\":1024},\"label\":{\"type\":\"string\",\"maxLength\":300}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"commands\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"startedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"finishedAt\":{\"type\":\"string\",\"format\":\"date-time\"},\"durationMs\":{\"type\":\"integer\"},\"exitCode\":{\"type\":[\"integer\",\"null\"]},\"signal\":{\"type\":[\"string\",\"null\"]},\"timedOut\":{\"type\":\"boolean\"},\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},\"stdoutTruncated\":{\"type\":\"boolean\"},\"stderrTruncated\":{\"type\":\"boolean\"},\"error\":{\"type\":\"string\"}},\"required\":[\"id\",\"name\",\"command\",\"cwd\",\"startedAt\",\"finishedAt\",\"durationMs\",\"exitCode\",\"signal\",\"timedOut\",\"stdout\",\"stderr\",\"stdoutTruncated\",\"stderrTruncated\"],\"additionalProperties\":false}},\"git\":{\"type\":[\"object\",\"null\"],\"properties\":{\"repoRoot\":{\"type\":\"string\"},\"commit\":{\"type\":[\"string\",\"null\"]},\"branch\":{\"type\":[\"string\",\"null\"]},\"worktree\":{\"type\":\"string\"},\"changedFiles\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"staged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"unstaged\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"untracked\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"statusTruncated\":{\"type\":\"boolean\"}},\"required\":[\"repoRoot\",\"commit\",\"branch\",\"worktree\",\"changedFiles\",\"staged\",\"unstaged\",\"untracked\"],\"additionalProperties\":false},\"evidenceIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"workStatus\":{\"enum\":[\"open\",\"in_progress\",\"blocked\",\"accepted\",\"rejected\"]}},\"required\":[\"commands\",\"git\",\"evidenceIds\",\"workStatus\"],\"additionalProperties\":false},\"minItems\":1,\"maxItems\":1}",
+		Listing:      "{\"name\":\"work_verify\",\"description\":\"Run 1-8 commands without a shell and record them as evidence; answers a one-element array.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"workId\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"},\"commands\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"executable\":{\"type\":\"string\",\"minLength\":1},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"}},\"required\":[\"executable\"],\"additionalProperties\":false}]},\"minItems\":1,\"maxItems\":8}},\"required\":[\"workId\",\"commands\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false,\"destructiveHint\":false}}",
+		Target:       "verify_work_item",
+		Legacy:       true,
+		Budget:       8000,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyWorkVerify(raw) },
+		call:         callVerifyWorkItem,
+		reshape:      func(out any) any { return legacyWorkVerify(out.(*VerifyWorkItemOutput)) },
 	},
 }
 
 func callGetRuntimeStatus(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.GetRuntimeStatus(ctx, in.(*GetRuntimeStatusInput))
+	out, err := h.GetRuntimeStatus(ctx, in.(*GetRuntimeStatusInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "get_runtime_status")
+	}
+	return out, nil
 }
 
 func callListProviders(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ListProviders(ctx, in.(*ListProvidersInput))
+	out, err := h.ListProviders(ctx, in.(*ListProvidersInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "list_providers")
+	}
+	return out, nil
 }
 
 func callListAgentSessions(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ListAgentSessions(ctx, in.(*ListAgentSessionsInput))
+	out, err := h.ListAgentSessions(ctx, in.(*ListAgentSessionsInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "list_agent_sessions")
+	}
+	return out, nil
 }
 
 func callGetSessionDiff(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.GetSessionDiff(ctx, in.(*GetSessionDiffInput))
+	out, err := h.GetSessionDiff(ctx, in.(*GetSessionDiffInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "get_session_diff")
+	}
+	return out, nil
 }
 
 func callReadSessionEvents(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ReadSessionEvents(ctx, in.(*ReadSessionEventsInput))
+	out, err := h.ReadSessionEvents(ctx, in.(*ReadSessionEventsInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "read_session_events")
+	}
+	return out, nil
 }
 
 func callSendSessionMessage(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.SendSessionMessage(ctx, in.(*SendSessionMessageInput))
+	out, err := h.SendSessionMessage(ctx, in.(*SendSessionMessageInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "send_session_message")
+	}
+	return out, nil
 }
 
 func callCancelSession(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.CancelSession(ctx, in.(*CancelSessionInput))
+	out, err := h.CancelSession(ctx, in.(*CancelSessionInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "cancel_session")
+	}
+	return out, nil
 }
 
 func callCreateSession(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.CreateSession(ctx, in.(*CreateSessionInput))
+	out, err := h.CreateSession(ctx, in.(*CreateSessionInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "create_session")
+	}
+	return out, nil
 }
 
 func callResumeSession(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ResumeSession(ctx, in.(*ResumeSessionInput))
+	out, err := h.ResumeSession(ctx, in.(*ResumeSessionInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "resume_session")
+	}
+	return out, nil
 }
 
 func callListPermissionRequests(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ListPermissionRequests(ctx, in.(*ListPermissionRequestsInput))
+	out, err := h.ListPermissionRequests(ctx, in.(*ListPermissionRequestsInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "list_permission_requests")
+	}
+	return out, nil
 }
 
 func callRespondToPermission(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.RespondToPermission(ctx, in.(*RespondToPermissionInput))
+	out, err := h.RespondToPermission(ctx, in.(*RespondToPermissionInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "respond_to_permission")
+	}
+	return out, nil
 }
 
 func callSetSessionModel(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.SetSessionModel(ctx, in.(*SetSessionModelInput))
+	out, err := h.SetSessionModel(ctx, in.(*SetSessionModelInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "set_session_model")
+	}
+	return out, nil
 }
 
 func callSetSessionReasoning(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.SetSessionReasoning(ctx, in.(*SetSessionReasoningInput))
+	out, err := h.SetSessionReasoning(ctx, in.(*SetSessionReasoningInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "set_session_reasoning")
+	}
+	return out, nil
 }
 
 func callGetWorkGraph(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.GetWorkGraph(ctx, in.(*GetWorkGraphInput))
+	out, err := h.GetWorkGraph(ctx, in.(*GetWorkGraphInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "get_work_graph")
+	}
+	return out, nil
 }
 
 func callListWorkItems(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ListWorkItems(ctx, in.(*ListWorkItemsInput))
+	out, err := h.ListWorkItems(ctx, in.(*ListWorkItemsInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "list_work_items")
+	}
+	return out, nil
 }
 
 func callGetWorkItem(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.GetWorkItem(ctx, in.(*GetWorkItemInput))
+	out, err := h.GetWorkItem(ctx, in.(*GetWorkItemInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "get_work_item")
+	}
+	return out, nil
 }
 
 func callCreateWorkItem(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.CreateWorkItem(ctx, in.(*CreateWorkItemInput))
+	out, err := h.CreateWorkItem(ctx, in.(*CreateWorkItemInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "create_work_item")
+	}
+	return out, nil
 }
 
 func callVerifyWorkItem(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.VerifyWorkItem(ctx, in.(*VerifyWorkItemInput))
+	out, err := h.VerifyWorkItem(ctx, in.(*VerifyWorkItemInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "verify_work_item")
+	}
+	return out, nil
 }
 
 func callListEvidence(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ListEvidence(ctx, in.(*ListEvidenceInput))
+	out, err := h.ListEvidence(ctx, in.(*ListEvidenceInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "list_evidence")
+	}
+	return out, nil
 }
 
 func callGetEvidence(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.GetEvidence(ctx, in.(*GetEvidenceInput))
+	out, err := h.GetEvidence(ctx, in.(*GetEvidenceInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "get_evidence")
+	}
+	return out, nil
 }
 
 func callGetHandoffPacket(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.GetHandoffPacket(ctx, in.(*GetHandoffPacketInput))
+	out, err := h.GetHandoffPacket(ctx, in.(*GetHandoffPacketInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "get_handoff_packet")
+	}
+	return out, nil
 }
 
 func callCreateHandoff(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.CreateHandoff(ctx, in.(*CreateHandoffInput))
+	out, err := h.CreateHandoff(ctx, in.(*CreateHandoffInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "create_handoff")
+	}
+	return out, nil
 }
 
 func callUpdateHandoffStatus(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.UpdateHandoffStatus(ctx, in.(*UpdateHandoffStatusInput))
+	out, err := h.UpdateHandoffStatus(ctx, in.(*UpdateHandoffStatusInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "update_handoff_status")
+	}
+	return out, nil
 }
 
 func callRecordReview(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.RecordReview(ctx, in.(*RecordReviewInput))
+	out, err := h.RecordReview(ctx, in.(*RecordReviewInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "record_review")
+	}
+	return out, nil
 }
 
 func callRequestReview(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.RequestReview(ctx, in.(*RequestReviewInput))
+	out, err := h.RequestReview(ctx, in.(*RequestReviewInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "request_review")
+	}
+	return out, nil
 }
 
 func callListClaims(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ListClaims(ctx, in.(*ListClaimsInput))
+	out, err := h.ListClaims(ctx, in.(*ListClaimsInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "list_claims")
+	}
+	return out, nil
 }
 
 func callAcquireClaim(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.AcquireClaim(ctx, in.(*AcquireClaimInput))
+	out, err := h.AcquireClaim(ctx, in.(*AcquireClaimInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "acquire_claim")
+	}
+	return out, nil
 }
 
 func callReleaseClaim(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ReleaseClaim(ctx, in.(*ReleaseClaimInput))
+	out, err := h.ReleaseClaim(ctx, in.(*ReleaseClaimInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "release_claim")
+	}
+	return out, nil
 }
 
 func callListConversations(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ListConversations(ctx, in.(*ListConversationsInput))
+	out, err := h.ListConversations(ctx, in.(*ListConversationsInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "list_conversations")
+	}
+	return out, nil
 }
 
 func callReadConversation(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ReadConversation(ctx, in.(*ReadConversationInput))
+	out, err := h.ReadConversation(ctx, in.(*ReadConversationInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "read_conversation")
+	}
+	return out, nil
 }
 
 func callCreateConversation(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.CreateConversation(ctx, in.(*CreateConversationInput))
+	out, err := h.CreateConversation(ctx, in.(*CreateConversationInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "create_conversation")
+	}
+	return out, nil
 }
 
 func callJoinConversation(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.JoinConversation(ctx, in.(*JoinConversationInput))
+	out, err := h.JoinConversation(ctx, in.(*JoinConversationInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "join_conversation")
+	}
+	return out, nil
 }
 
 func callSendConversationMessage(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.SendConversationMessage(ctx, in.(*SendConversationMessageInput))
+	out, err := h.SendConversationMessage(ctx, in.(*SendConversationMessageInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "send_conversation_message")
+	}
+	return out, nil
 }
 
 func callReconcileConversation(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ReconcileConversation(ctx, in.(*ReconcileConversationInput))
+	out, err := h.ReconcileConversation(ctx, in.(*ReconcileConversationInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "reconcile_conversation")
+	}
+	return out, nil
 }
 
 func callListProjects(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ListProjects(ctx, in.(*ListProjectsInput))
+	out, err := h.ListProjects(ctx, in.(*ListProjectsInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "list_projects")
+	}
+	return out, nil
 }
 
 func callListThreads(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ListThreads(ctx, in.(*ListThreadsInput))
+	out, err := h.ListThreads(ctx, in.(*ListThreadsInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "list_threads")
+	}
+	return out, nil
 }
 
 func callGetThread(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.GetThread(ctx, in.(*GetThreadInput))
+	out, err := h.GetThread(ctx, in.(*GetThreadInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "get_thread")
+	}
+	return out, nil
 }
 
 func callGetThreadMessages(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.GetThreadMessages(ctx, in.(*GetThreadMessagesInput))
+	out, err := h.GetThreadMessages(ctx, in.(*GetThreadMessagesInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "get_thread_messages")
+	}
+	return out, nil
 }
 
 func callGetActiveWork(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.GetActiveWork(ctx, in.(*GetActiveWorkInput))
+	out, err := h.GetActiveWork(ctx, in.(*GetActiveWorkInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "get_active_work")
+	}
+	return out, nil
 }
 
 func callGetThreadProgress(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.GetThreadProgress(ctx, in.(*GetThreadProgressInput))
+	out, err := h.GetThreadProgress(ctx, in.(*GetThreadProgressInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "get_thread_progress")
+	}
+	return out, nil
 }
 
 func callListActiveThreads(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ListActiveThreads(ctx, in.(*ListActiveThreadsInput))
+	out, err := h.ListActiveThreads(ctx, in.(*ListActiveThreadsInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "list_active_threads")
+	}
+	return out, nil
 }
 
 func callListProjectFiles(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ListProjectFiles(ctx, in.(*ListProjectFilesInput))
+	out, err := h.ListProjectFiles(ctx, in.(*ListProjectFilesInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "list_project_files")
+	}
+	return out, nil
 }
 
 func callReadProjectFile(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ReadProjectFile(ctx, in.(*ReadProjectFileInput))
+	out, err := h.ReadProjectFile(ctx, in.(*ReadProjectFileInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "read_project_file")
+	}
+	return out, nil
 }
 
 func callListModels(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ListModels(ctx, in.(*ListModelsInput))
+	out, err := h.ListModels(ctx, in.(*ListModelsInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "list_models")
+	}
+	return out, nil
 }
 
 func callSendThreadMessage(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.SendThreadMessage(ctx, in.(*SendThreadMessageInput))
+	out, err := h.SendThreadMessage(ctx, in.(*SendThreadMessageInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "send_thread_message")
+	}
+	return out, nil
 }
 
 func callStopThread(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.StopThread(ctx, in.(*StopThreadInput))
+	out, err := h.StopThread(ctx, in.(*StopThreadInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "stop_thread")
+	}
+	return out, nil
 }
 
 func callResumeThread(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.ResumeThread(ctx, in.(*ResumeThreadInput))
+	out, err := h.ResumeThread(ctx, in.(*ResumeThreadInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "resume_thread")
+	}
+	return out, nil
 }
 
 func callSetThreadModel(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.SetThreadModel(ctx, in.(*SetThreadModelInput))
+	out, err := h.SetThreadModel(ctx, in.(*SetThreadModelInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "set_thread_model")
+	}
+	return out, nil
 }
 
 func callSetThreadReasoning(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.SetThreadReasoning(ctx, in.(*SetThreadReasoningInput))
+	out, err := h.SetThreadReasoning(ctx, in.(*SetThreadReasoningInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "set_thread_reasoning")
+	}
+	return out, nil
+}
+
+// legacyListProjects is list_projects's 0.3.x answer from list_projects's.
+func legacyListProjects(o *ListProjectsOutput) []Project { return o.Projects }
+
+// legacyListThreads is list_threads's 0.3.x answer from list_threads's.
+func legacyListThreads(o *ListThreadsOutput) []ThreadSummary { return o.Threads }
+
+// legacyGetThreadMessages is get_thread_messages's 0.3.x answer from get_thread_messages's.
+func legacyGetThreadMessages(o *GetThreadMessagesOutput) []any { return o.Messages }
+
+// legacyGetActiveWork is get_active_work's 0.3.x answer from get_active_work's.
+func legacyGetActiveWork(o *GetActiveWorkOutput) []ActiveThread { return o.Threads }
+
+// legacyWatchActiveThreads is watch_active_threads's 0.3.x answer from list_active_threads's.
+func legacyWatchActiveThreads(o *ListActiveThreadsOutput) []ProgressSnapshot { return o.Threads }
+
+// legacyListProjectFiles is list_project_files's 0.3.x answer from list_project_files's.
+func legacyListProjectFiles(o *ListProjectFilesOutput) []string { return o.Files }
+
+// legacyListAgents is list_agents's 0.3.x answer from list_providers's.
+func legacyListAgents(o *ListProvidersOutput) []ProviderCapabilities { return o.Providers }
+
+// legacyGetAgentDiff is get_agent_diff's 0.3.x answer from get_session_diff's.
+func legacyGetAgentDiff(o *GetSessionDiffOutput) any { return o.Diff }
+
+// legacyEventsRead is events_read's 0.3.x answer from read_session_events's.
+func legacyEventsRead(o *ReadSessionEventsOutput) []Event { return o.Events }
+
+// legacyEvidenceList is evidence_list's 0.3.x answer from list_evidence's.
+func legacyEvidenceList(o *ListEvidenceOutput) []EvidenceMeta { return o.Evidence }
+
+// legacyWorkList is work_list's 0.3.x answer from list_work_items's.
+func legacyWorkList(o *ListWorkItemsOutput) []WorkPreview { return o.Works }
+
+// legacyConversationList is conversation_list's 0.3.x answer from list_conversations's.
+func legacyConversationList(o *ListConversationsOutput) []Conversation { return o.Conversations }
+
+// legacyClaimList is claim_list's 0.3.x answer from list_claims's.
+func legacyClaimList(o *ListClaimsOutput) []Claim { return o.Claims }
+
+// legacyConversationReconcile is conversation_reconcile's 0.3.x answer from reconcile_conversation's.
+func legacyConversationReconcile(o *ReconcileConversationOutput) []ReconcileResult { return o.Results }
+
+// legacyWorkVerify is work_verify's 0.3.x answer from verify_work_item's.
+func legacyWorkVerify(o *VerifyWorkItemOutput) []*VerifyWorkItemOutput {
+	return []*VerifyWorkItemOutput{o}
 }

@@ -764,7 +764,7 @@ func decodeLegacyListThreads(raw json.RawMessage) (*ListThreadsInput, error) {
 			return nil
 		}
 		if x, ok := o["projectId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 				out.ProjectID = &v
 			}
 		}
@@ -793,7 +793,7 @@ func decodeLegacyGetThread(raw json.RawMessage) (*GetThreadInput, error) {
 			return nil
 		}
 		if x, ok := o["threadId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ThreadID = v
 			}
 		}
@@ -821,7 +821,7 @@ func decodeLegacyGetThreadMessages(raw json.RawMessage) (*GetThreadMessagesInput
 			return nil
 		}
 		if x, ok := o["threadId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ThreadID = v
 			}
 		}
@@ -850,7 +850,7 @@ func decodeLegacyGetActiveWork(raw json.RawMessage) (*GetActiveWorkInput, error)
 			return nil
 		}
 		if x, ok := o["threadId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ThreadID = &v
 			}
 		}
@@ -878,7 +878,7 @@ func decodeLegacyGetThreadProgress(raw json.RawMessage) (*GetThreadProgressInput
 			return nil
 		}
 		if x, ok := o["threadId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ThreadID = v
 			}
 		}
@@ -920,7 +920,7 @@ func decodeLegacyWatchThread(raw json.RawMessage) (*GetThreadProgressInput, erro
 			return nil
 		}
 		if x, ok := o["threadId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ThreadID = v
 			}
 		}
@@ -968,7 +968,7 @@ func decodeLegacyGetThreadProgressSummary(raw json.RawMessage) (*GetThreadProgre
 			return nil
 		}
 		if x, ok := o["threadId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ThreadID = v
 			}
 		}
@@ -1023,12 +1023,12 @@ func decodeLegacyListProjectFiles(raw json.RawMessage) (*ListProjectFilesInput, 
 			return nil
 		}
 		if x, ok := o["projectId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 				out.ProjectID = v
 			}
 		}
 		if x, ok := o["relative"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "relative"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "relative"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 				out.Relative = v
 			}
 		} else {
@@ -1059,12 +1059,12 @@ func decodeLegacyReadProjectFile(raw json.RawMessage) (*ReadProjectFileInput, er
 			return nil
 		}
 		if x, ok := o["projectId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 				out.ProjectID = v
 			}
 		}
 		if x, ok := o["path"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "path"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "path"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 				out.Path = v
 			}
 		}
@@ -1197,7 +1197,7 @@ func decodeLegacyGetAgentDiff(raw json.RawMessage) (*GetSessionDiffInput, error)
 			}
 		}
 		if x, ok := o["nativeId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.NativeID = v
 			}
 		}
@@ -1230,7 +1230,7 @@ func decodeLegacyEventsRead(raw json.RawMessage) (*ReadSessionEventsInput, error
 			}
 		}
 		if x, ok := o["nativeId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.NativeID = v
 			}
 		}
@@ -1282,7 +1282,7 @@ func decodeLegacyEventsPage(raw json.RawMessage) (*ReadSessionEventsInput, error
 			}
 		}
 		if x, ok := o["nativeId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.NativeID = v
 			}
 		}
@@ -1329,7 +1329,7 @@ func decodeLegacyEvidenceList(raw json.RawMessage) (*ListEvidenceInput, error) {
 			return nil
 		}
 		if x, ok := o["workId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.WorkID = &v
 			}
 		}
@@ -1358,7 +1358,7 @@ func decodeLegacyEvidenceGet(raw json.RawMessage) (*GetEvidenceInput, error) {
 			return nil
 		}
 		if x, ok := o["evidenceId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "evidenceId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "evidenceId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.EvidenceID = v
 			}
 		}
@@ -1410,7 +1410,7 @@ func decodeLegacyWorkGet(raw json.RawMessage) (*GetWorkItemInput, error) {
 			return nil
 		}
 		if x, ok := o["workId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.WorkID = v
 			}
 		}
@@ -1439,7 +1439,7 @@ func decodeLegacyHandoffPacket(raw json.RawMessage) (*GetHandoffPacketInput, err
 			return nil
 		}
 		if x, ok := o["handoffId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.HandoffID = v
 			}
 		}
@@ -1496,7 +1496,7 @@ func decodeLegacyConversationRead(raw json.RawMessage) (*ReadConversationInput, 
 			return nil
 		}
 		if x, ok := o["conversationId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ConversationID = v
 			}
 		}
@@ -1536,7 +1536,7 @@ func decodeLegacyClaimList(raw json.RawMessage) (*ListClaimsInput, error) {
 			return nil
 		}
 		if x, ok := o["workId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.WorkID = &v
 			}
 		}
@@ -1594,7 +1594,7 @@ func decodeLegacySendMessage(raw json.RawMessage) (*SendThreadMessageInput, erro
 			return nil
 		}
 		if x, ok := o["threadId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ThreadID = v
 			}
 		}
@@ -1627,7 +1627,7 @@ func decodeLegacyStopThread(raw json.RawMessage) (*StopThreadInput, error) {
 			return nil
 		}
 		if x, ok := o["threadId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ThreadID = v
 			}
 		}
@@ -1655,7 +1655,7 @@ func decodeLegacyResumeThread(raw json.RawMessage) (*ResumeThreadInput, error) {
 			return nil
 		}
 		if x, ok := o["threadId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ThreadID = v
 			}
 		}
@@ -1683,7 +1683,7 @@ func decodeLegacySetModel(raw json.RawMessage) (*SetThreadModelInput, error) {
 			return nil
 		}
 		if x, ok := o["threadId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ThreadID = v
 			}
 		}
@@ -1693,7 +1693,7 @@ func decodeLegacySetModel(raw json.RawMessage) (*SetThreadModelInput, error) {
 			}
 		}
 		if x, ok := o["harnessId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "harnessId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "harnessId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.HarnessID = &v
 			}
 		}
@@ -1721,13 +1721,13 @@ func decodeLegacySetReasoning(raw json.RawMessage) (*SetThreadReasoningInput, er
 			return nil
 		}
 		if x, ok := o["threadId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ThreadID = v
 			}
 		}
 		if x, ok := o["effort"]; ok {
 			if x != nil {
-				if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 					out.Effort = &v
 				}
 			}
@@ -1761,7 +1761,7 @@ func decodeLegacyAgentSend(raw json.RawMessage) (*SendSessionMessageInput, error
 			}
 		}
 		if x, ok := o["nativeId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.NativeID = v
 			}
 		}
@@ -1783,12 +1783,12 @@ func decodeLegacyAgentSend(raw json.RawMessage) (*SendSessionMessageInput, error
 			}
 		}
 		if x, ok := o["agent"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "agent"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "agent"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.Agent = &v
 			}
 		}
 		if x, ok := o["reasoning"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "reasoning"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "reasoning"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.Reasoning = &v
 			}
 		}
@@ -1821,7 +1821,7 @@ func decodeLegacyAgentCancel(raw json.RawMessage) (*CancelSessionInput, error) {
 			}
 		}
 		if x, ok := o["nativeId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.NativeID = v
 			}
 		}
@@ -1854,7 +1854,7 @@ func decodeLegacySessionCreate(raw json.RawMessage) (*CreateSessionInput, error)
 			}
 		}
 		if x, ok := o["cwd"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "cwd"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "cwd"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 				out.CWD = &v
 			}
 		}
@@ -1892,7 +1892,7 @@ func decodeLegacySessionResume(raw json.RawMessage) (*ResumeSessionInput, error)
 			}
 		}
 		if x, ok := o["nativeId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.NativeID = v
 			}
 		}
@@ -1925,17 +1925,17 @@ func decodeLegacyPermissionRespond(raw json.RawMessage) (*RespondToPermissionInp
 			}
 		}
 		if x, ok := o["nativeId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.NativeID = v
 			}
 		}
 		if x, ok := o["requestId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "requestId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "requestId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.RequestID = v
 			}
 		}
 		if x, ok := o["decision"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "decision"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "decision"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.Decision = v
 			}
 		}
@@ -1973,14 +1973,14 @@ func decodeLegacySessionSetModel(raw json.RawMessage) (*SetSessionModelInput, er
 			}
 		}
 		if x, ok := o["nativeId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.NativeID = v
 			}
 		}
 		if x, ok := o["model"]; ok {
 			switch x := x.(type) {
 			case string:
-				if s, ok := d.String(x, argv.Join(path, "model"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+				if s, ok := d.String(x, argv.Join(path, "model"), argv.StringRule{MinLength: 1, MaxLength: 200}); ok {
 					out.Model = &ModelSelection{Text: &s}
 				}
 			case map[string]any:
@@ -2020,12 +2020,12 @@ func decodeLegacySessionSetReasoning(raw json.RawMessage) (*SetSessionReasoningI
 			}
 		}
 		if x, ok := o["nativeId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.NativeID = v
 			}
 		}
 		if x, ok := o["effort"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.Effort = v
 			}
 		}
@@ -2081,12 +2081,12 @@ func decodeLegacyConversationReconcile(raw json.RawMessage) (*ReconcileConversat
 			return nil
 		}
 		if x, ok := o["conversationId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ConversationID = &v
 			}
 		}
 		if x, ok := o["observedReceipts"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "observedReceipts"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "observedReceipts"), -1, 100); ok {
 				list := make([]ReconcileConversationInputObservedReceiptsItem, len(a))
 				for i, e := range a {
 					if p := decodeReconcileConversationInputObservedReceiptsItem(d, e, argv.Index(argv.Join(path, "observedReceipts"), i)); p != nil {
@@ -2120,7 +2120,7 @@ func decodeLegacyConversationJoin(raw json.RawMessage) (*JoinConversationInput, 
 			return nil
 		}
 		if x, ok := o["conversationId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ConversationID = v
 			}
 		}
@@ -2130,12 +2130,12 @@ func decodeLegacyConversationJoin(raw json.RawMessage) (*JoinConversationInput, 
 			}
 		}
 		if x, ok := o["nativeId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.NativeID = v
 			}
 		}
 		if x, ok := o["workspaceId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "workspaceId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "workspaceId"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 				out.WorkspaceID = &v
 			}
 		}
@@ -2168,17 +2168,17 @@ func decodeLegacyConversationSend(raw json.RawMessage) (*SendConversationMessage
 			return nil
 		}
 		if x, ok := o["conversationId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ConversationID = v
 			}
 		}
 		if x, ok := o["sender"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "sender"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "sender"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 				out.Sender = v
 			}
 		}
 		if x, ok := o["recipient"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "recipient"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "recipient"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 				out.Recipient = v
 			}
 		}
@@ -2188,12 +2188,12 @@ func decodeLegacyConversationSend(raw json.RawMessage) (*SendConversationMessage
 			}
 		}
 		if x, ok := o["replyTo"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "replyTo"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "replyTo"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ReplyTo = &v
 			}
 		}
 		if x, ok := o["idempotencyKey"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.IdempotencyKey = &v
 			}
 		}
@@ -2203,7 +2203,7 @@ func decodeLegacyConversationSend(raw json.RawMessage) (*SendConversationMessage
 			}
 		}
 		if x, ok := o["reasoning"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "reasoning"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "reasoning"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.Reasoning = &v
 			}
 		}
@@ -2236,10 +2236,10 @@ func decodeLegacyWorkCreate(raw json.RawMessage) (*CreateWorkItemInput, error) {
 			}
 		}
 		if x, ok := o["acceptanceCriteria"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "acceptanceCriteria"), 1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "acceptanceCriteria"), 1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "acceptanceCriteria"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "acceptanceCriteria"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 						list[i] = v
 					}
 				}
@@ -2247,15 +2247,15 @@ func decodeLegacyWorkCreate(raw json.RawMessage) (*CreateWorkItemInput, error) {
 			}
 		}
 		if x, ok := o["sourceSession"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "sourceSession"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "sourceSession"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 				out.SourceSession = &v
 			}
 		}
 		if x, ok := o["risks"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "risks"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "risks"), -1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "risks"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "risks"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 						list[i] = v
 					}
 				}
@@ -2263,10 +2263,10 @@ func decodeLegacyWorkCreate(raw json.RawMessage) (*CreateWorkItemInput, error) {
 			}
 		}
 		if x, ok := o["unresolvedQuestions"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "unresolvedQuestions"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "unresolvedQuestions"), -1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "unresolvedQuestions"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "unresolvedQuestions"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 						list[i] = v
 					}
 				}
@@ -2274,10 +2274,10 @@ func decodeLegacyWorkCreate(raw json.RawMessage) (*CreateWorkItemInput, error) {
 			}
 		}
 		if x, ok := o["dependsOn"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "dependsOn"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "dependsOn"), -1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "dependsOn"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "dependsOn"), i), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 						list[i] = v
 					}
 				}
@@ -2308,30 +2308,30 @@ func decodeLegacyHandoffCreate(raw json.RawMessage) (*CreateHandoffInput, error)
 			return nil
 		}
 		if x, ok := o["workId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.WorkID = v
 			}
 		}
 		if x, ok := o["sourceSession"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "sourceSession"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "sourceSession"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 				out.SourceSession = v
 			}
 		}
 		if x, ok := o["destinationSession"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "destinationSession"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "destinationSession"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 				out.DestinationSession = &v
 			}
 		}
 		if x, ok := o["objective"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "objective"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "objective"), argv.StringRule{MinLength: 0, MaxLength: 20000}); ok {
 				out.Objective = v
 			}
 		}
 		if x, ok := o["acceptanceCriteria"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "acceptanceCriteria"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "acceptanceCriteria"), -1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "acceptanceCriteria"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "acceptanceCriteria"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 						list[i] = v
 					}
 				}
@@ -2339,10 +2339,10 @@ func decodeLegacyHandoffCreate(raw json.RawMessage) (*CreateHandoffInput, error)
 			}
 		}
 		if x, ok := o["evidenceIds"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "evidenceIds"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "evidenceIds"), -1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "evidenceIds"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "evidenceIds"), i), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 						list[i] = v
 					}
 				}
@@ -2350,10 +2350,10 @@ func decodeLegacyHandoffCreate(raw json.RawMessage) (*CreateHandoffInput, error)
 			}
 		}
 		if x, ok := o["changedFiles"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "changedFiles"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "changedFiles"), -1, 1000); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "changedFiles"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "changedFiles"), i), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 						list[i] = v
 					}
 				}
@@ -2361,10 +2361,10 @@ func decodeLegacyHandoffCreate(raw json.RawMessage) (*CreateHandoffInput, error)
 			}
 		}
 		if x, ok := o["risks"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "risks"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "risks"), -1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "risks"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "risks"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 						list[i] = v
 					}
 				}
@@ -2372,10 +2372,10 @@ func decodeLegacyHandoffCreate(raw json.RawMessage) (*CreateHandoffInput, error)
 			}
 		}
 		if x, ok := o["unresolvedQuestions"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "unresolvedQuestions"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "unresolvedQuestions"), -1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "unresolvedQuestions"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "unresolvedQuestions"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 						list[i] = v
 					}
 				}
@@ -2383,10 +2383,10 @@ func decodeLegacyHandoffCreate(raw json.RawMessage) (*CreateHandoffInput, error)
 			}
 		}
 		if x, ok := o["authorityBoundaries"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "authorityBoundaries"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "authorityBoundaries"), -1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "authorityBoundaries"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "authorityBoundaries"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 						list[i] = v
 					}
 				}
@@ -2404,10 +2404,10 @@ func decodeLegacyHandoffCreate(raw json.RawMessage) (*CreateHandoffInput, error)
 			}
 		}
 		if x, ok := o["assumptions"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "assumptions"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "assumptions"), -1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "assumptions"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "assumptions"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 						list[i] = v
 					}
 				}
@@ -2415,10 +2415,10 @@ func decodeLegacyHandoffCreate(raw json.RawMessage) (*CreateHandoffInput, error)
 			}
 		}
 		if x, ok := o["rollbackNotes"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "rollbackNotes"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "rollbackNotes"), -1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "rollbackNotes"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "rollbackNotes"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 						list[i] = v
 					}
 				}
@@ -2426,12 +2426,12 @@ func decodeLegacyHandoffCreate(raw json.RawMessage) (*CreateHandoffInput, error)
 			}
 		}
 		if x, ok := o["nextAction"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "nextAction"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "nextAction"), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 				out.NextAction = &v
 			}
 		}
 		if x, ok := o["repositoryRevision"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "repositoryRevision"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "repositoryRevision"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.RepositoryRevision = &v
 			}
 		}
@@ -2459,7 +2459,7 @@ func decodeLegacyHandoffUpdateStatus(raw json.RawMessage) (*UpdateHandoffStatusI
 			return nil
 		}
 		if x, ok := o["handoffId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.HandoffID = v
 			}
 		}
@@ -2492,15 +2492,15 @@ func decodeLegacyReviewCreate(raw json.RawMessage) (*RecordReviewInput, error) {
 			return nil
 		}
 		if x, ok := o["workId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.WorkID = v
 			}
 		}
 		if x, ok := o["subjectEvidenceIds"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "subjectEvidenceIds"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "subjectEvidenceIds"), -1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "subjectEvidenceIds"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "subjectEvidenceIds"), i), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 						list[i] = v
 					}
 				}
@@ -2508,7 +2508,7 @@ func decodeLegacyReviewCreate(raw json.RawMessage) (*RecordReviewInput, error) {
 			}
 		}
 		if x, ok := o["reviewerSessionId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "reviewerSessionId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "reviewerSessionId"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 				out.ReviewerSessionID = v
 			}
 		}
@@ -2518,7 +2518,7 @@ func decodeLegacyReviewCreate(raw json.RawMessage) (*RecordReviewInput, error) {
 			}
 		}
 		if x, ok := o["findings"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "findings"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "findings"), -1, 100); ok {
 				list := make([]RecordReviewInputFindingsItem, len(a))
 				for i, e := range a {
 					if p := decodeRecordReviewInputFindingsItem(d, e, argv.Index(argv.Join(path, "findings"), i)); p != nil {
@@ -2557,12 +2557,12 @@ func decodeLegacyClaimAcquire(raw json.RawMessage) (*AcquireClaimInput, error) {
 			return nil
 		}
 		if x, ok := o["workId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.WorkID = v
 			}
 		}
 		if x, ok := o["sessionId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 				out.SessionID = v
 			}
 		}
@@ -2616,12 +2616,12 @@ func decodeLegacyClaimRelease(raw json.RawMessage) (*ReleaseClaimInput, error) {
 			return nil
 		}
 		if x, ok := o["claimId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "claimId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "claimId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ClaimID = v
 			}
 		}
 		if x, ok := o["sessionId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 1, MaxLength: 256}); ok {
 				out.SessionID = &v
 			}
 		}
@@ -2649,7 +2649,7 @@ func decodeLegacyReviewRequest(raw json.RawMessage) (*RequestReviewInput, error)
 			return nil
 		}
 		if x, ok := o["workId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.WorkID = v
 			}
 		}
@@ -2659,7 +2659,7 @@ func decodeLegacyReviewRequest(raw json.RawMessage) (*RequestReviewInput, error)
 			}
 		}
 		if x, ok := o["subjectNativeId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "subjectNativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "subjectNativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.SubjectNativeID = v
 			}
 		}
@@ -2669,20 +2669,20 @@ func decodeLegacyReviewRequest(raw json.RawMessage) (*RequestReviewInput, error)
 			}
 		}
 		if x, ok := o["reviewerNativeId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "reviewerNativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "reviewerNativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.ReviewerNativeID = v
 			}
 		}
 		if x, ok := o["objective"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "objective"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "objective"), argv.StringRule{MinLength: 0, MaxLength: 20000}); ok {
 				out.Objective = v
 			}
 		}
 		if x, ok := o["acceptanceCriteria"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "acceptanceCriteria"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "acceptanceCriteria"), -1, 100); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "acceptanceCriteria"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "acceptanceCriteria"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 						list[i] = v
 					}
 				}
@@ -2713,12 +2713,12 @@ func decodeLegacyWorkVerify(raw json.RawMessage) (*VerifyWorkItemInput, error) {
 			return nil
 		}
 		if x, ok := o["workId"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.WorkID = v
 			}
 		}
 		if x, ok := o["cwd"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "cwd"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "cwd"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 				out.CWD = &v
 			}
 		}
@@ -2728,7 +2728,7 @@ func decodeLegacyWorkVerify(raw json.RawMessage) (*VerifyWorkItemInput, error) {
 				for i, e := range a {
 					switch x := e.(type) {
 					case string:
-						if s, ok := d.String(x, argv.Index(argv.Join(path, "commands"), i), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+						if s, ok := d.String(x, argv.Index(argv.Join(path, "commands"), i), argv.StringRule{MinLength: 1, MaxLength: 4000}); ok {
 							list[i] = VerificationCommand{Text: &s}
 						}
 					case map[string]any:

@@ -27,12 +27,12 @@ func decodeAcquireClaimInput(d *argv.Decoder, v any, path string) *AcquireClaimI
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = v
 		}
 	}
 	if x, ok := o["sessionId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.SessionID = v
 		}
 	}
@@ -84,12 +84,12 @@ func decodeCancelSessionInput(d *argv.Decoder, v any, path string) *CancelSessio
 		}
 	}
 	if x, ok := o["nativeId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
 		}
 	}
 	if x, ok := o["idempotencyKey"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.IdempotencyKey = &v
 		}
 	}
@@ -142,30 +142,30 @@ func decodeCreateHandoffInput(d *argv.Decoder, v any, path string) *CreateHandof
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = v
 		}
 	}
 	if x, ok := o["sourceSession"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "sourceSession"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "sourceSession"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.SourceSession = v
 		}
 	}
 	if x, ok := o["destinationSession"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "destinationSession"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "destinationSession"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.DestinationSession = &v
 		}
 	}
 	if x, ok := o["objective"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "objective"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "objective"), argv.StringRule{MinLength: 0, MaxLength: 20000}); ok {
 			out.Objective = v
 		}
 	}
 	if x, ok := o["acceptanceCriteria"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "acceptanceCriteria"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "acceptanceCriteria"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "acceptanceCriteria"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "acceptanceCriteria"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 					list[i] = v
 				}
 			}
@@ -173,10 +173,10 @@ func decodeCreateHandoffInput(d *argv.Decoder, v any, path string) *CreateHandof
 		}
 	}
 	if x, ok := o["evidenceIds"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "evidenceIds"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "evidenceIds"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "evidenceIds"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "evidenceIds"), i), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 					list[i] = v
 				}
 			}
@@ -184,10 +184,10 @@ func decodeCreateHandoffInput(d *argv.Decoder, v any, path string) *CreateHandof
 		}
 	}
 	if x, ok := o["changedFiles"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "changedFiles"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "changedFiles"), -1, 1000); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "changedFiles"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "changedFiles"), i), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 					list[i] = v
 				}
 			}
@@ -195,10 +195,10 @@ func decodeCreateHandoffInput(d *argv.Decoder, v any, path string) *CreateHandof
 		}
 	}
 	if x, ok := o["risks"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "risks"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "risks"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "risks"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "risks"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 					list[i] = v
 				}
 			}
@@ -206,10 +206,10 @@ func decodeCreateHandoffInput(d *argv.Decoder, v any, path string) *CreateHandof
 		}
 	}
 	if x, ok := o["unresolvedQuestions"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "unresolvedQuestions"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "unresolvedQuestions"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "unresolvedQuestions"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "unresolvedQuestions"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 					list[i] = v
 				}
 			}
@@ -217,10 +217,10 @@ func decodeCreateHandoffInput(d *argv.Decoder, v any, path string) *CreateHandof
 		}
 	}
 	if x, ok := o["authorityBoundaries"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "authorityBoundaries"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "authorityBoundaries"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "authorityBoundaries"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "authorityBoundaries"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 					list[i] = v
 				}
 			}
@@ -238,10 +238,10 @@ func decodeCreateHandoffInput(d *argv.Decoder, v any, path string) *CreateHandof
 		}
 	}
 	if x, ok := o["assumptions"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "assumptions"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "assumptions"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "assumptions"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "assumptions"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 					list[i] = v
 				}
 			}
@@ -249,10 +249,10 @@ func decodeCreateHandoffInput(d *argv.Decoder, v any, path string) *CreateHandof
 		}
 	}
 	if x, ok := o["rollbackNotes"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "rollbackNotes"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "rollbackNotes"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "rollbackNotes"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "rollbackNotes"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 					list[i] = v
 				}
 			}
@@ -260,12 +260,12 @@ func decodeCreateHandoffInput(d *argv.Decoder, v any, path string) *CreateHandof
 		}
 	}
 	if x, ok := o["nextAction"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "nextAction"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "nextAction"), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 			out.NextAction = &v
 		}
 	}
 	if x, ok := o["repositoryRevision"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "repositoryRevision"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "repositoryRevision"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.RepositoryRevision = &v
 		}
 	}
@@ -287,12 +287,12 @@ func decodeCreateHandoffInputLatestValidation(d *argv.Decoder, v any, path strin
 		return nil
 	}
 	if x, ok := o["label"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "label"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "label"), argv.StringRule{MinLength: 0, MaxLength: 300}); ok {
 			out.Label = &v
 		}
 	}
 	if x, ok := o["command"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "command"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "command"), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 			out.Command = &v
 		}
 	}
@@ -302,7 +302,7 @@ func decodeCreateHandoffInputLatestValidation(d *argv.Decoder, v any, path strin
 		}
 	}
 	if x, ok := o["observedAt"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "observedAt"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "observedAt"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ObservedAt = &v
 		}
 	}
@@ -328,7 +328,7 @@ func decodeCreateSessionInput(d *argv.Decoder, v any, path string) *CreateSessio
 		}
 	}
 	if x, ok := o["cwd"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cwd"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cwd"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.CWD = &v
 		}
 	}
@@ -362,10 +362,10 @@ func decodeCreateWorkItemInput(d *argv.Decoder, v any, path string) *CreateWorkI
 		}
 	}
 	if x, ok := o["acceptanceCriteria"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "acceptanceCriteria"), 1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "acceptanceCriteria"), 1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "acceptanceCriteria"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "acceptanceCriteria"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 					list[i] = v
 				}
 			}
@@ -373,15 +373,15 @@ func decodeCreateWorkItemInput(d *argv.Decoder, v any, path string) *CreateWorkI
 		}
 	}
 	if x, ok := o["sourceSession"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "sourceSession"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "sourceSession"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.SourceSession = &v
 		}
 	}
 	if x, ok := o["risks"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "risks"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "risks"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "risks"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "risks"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 					list[i] = v
 				}
 			}
@@ -389,10 +389,10 @@ func decodeCreateWorkItemInput(d *argv.Decoder, v any, path string) *CreateWorkI
 		}
 	}
 	if x, ok := o["unresolvedQuestions"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "unresolvedQuestions"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "unresolvedQuestions"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "unresolvedQuestions"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "unresolvedQuestions"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 					list[i] = v
 				}
 			}
@@ -400,10 +400,10 @@ func decodeCreateWorkItemInput(d *argv.Decoder, v any, path string) *CreateWorkI
 		}
 	}
 	if x, ok := o["dependsOn"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "dependsOn"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "dependsOn"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "dependsOn"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "dependsOn"), i), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 					list[i] = v
 				}
 			}
@@ -425,7 +425,7 @@ func decodeGetActiveWorkInput(d *argv.Decoder, v any, path string) *GetActiveWor
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = &v
 		}
 	}
@@ -444,7 +444,7 @@ func decodeGetEvidenceInput(d *argv.Decoder, v any, path string) *GetEvidenceInp
 		return nil
 	}
 	if x, ok := o["evidenceId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "evidenceId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "evidenceId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.EvidenceID = v
 		}
 	}
@@ -463,7 +463,7 @@ func decodeGetHandoffPacketInput(d *argv.Decoder, v any, path string) *GetHandof
 		return nil
 	}
 	if x, ok := o["handoffId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.HandoffID = v
 		}
 	}
@@ -502,12 +502,12 @@ func decodeGetSessionDiffInput(d *argv.Decoder, v any, path string) *GetSessionD
 		}
 	}
 	if x, ok := o["nativeId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
 		}
 	}
 	if x, ok := o["messageId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "messageId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "messageId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.MessageID = &v
 		}
 	}
@@ -526,7 +526,7 @@ func decodeGetThreadInput(d *argv.Decoder, v any, path string) *GetThreadInput {
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = v
 		}
 	}
@@ -547,7 +547,7 @@ func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThrea
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = v
 		}
 	}
@@ -559,7 +559,7 @@ func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThrea
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -582,7 +582,7 @@ func decodeGetThreadProgressInput(d *argv.Decoder, v any, path string) *GetThrea
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = v
 		}
 	}
@@ -631,7 +631,7 @@ func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphI
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = &v
 		}
 	}
@@ -643,7 +643,7 @@ func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphI
 		out.Depth = 1
 	}
 	if x, ok := o["session"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.Session = &v
 		}
 	}
@@ -655,7 +655,7 @@ func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphI
 		out.Limit = 5
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -676,7 +676,7 @@ func decodeGetWorkItemInput(d *argv.Decoder, v any, path string) *GetWorkItemInp
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = v
 		}
 	}
@@ -688,7 +688,7 @@ func decodeGetWorkItemInput(d *argv.Decoder, v any, path string) *GetWorkItemInp
 		out.Limit = 10
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -711,7 +711,7 @@ func decodeJoinConversationInput(d *argv.Decoder, v any, path string) *JoinConve
 		return nil
 	}
 	if x, ok := o["conversationId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ConversationID = v
 		}
 	}
@@ -721,12 +721,12 @@ func decodeJoinConversationInput(d *argv.Decoder, v any, path string) *JoinConve
 		}
 	}
 	if x, ok := o["nativeId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
 		}
 	}
 	if x, ok := o["workspaceId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "workspaceId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "workspaceId"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.WorkspaceID = &v
 		}
 	}
@@ -758,7 +758,7 @@ func decodeListActiveThreadsInput(d *argv.Decoder, v any, path string) *ListActi
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -791,7 +791,7 @@ func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgen
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -813,7 +813,7 @@ func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = &v
 		}
 	}
@@ -830,7 +830,7 @@ func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -863,7 +863,7 @@ func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConv
 		out.Limit = 15
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -884,7 +884,7 @@ func decodeListEvidenceInput(d *argv.Decoder, v any, path string) *ListEvidenceI
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = &v
 		}
 	}
@@ -896,7 +896,7 @@ func decodeListEvidenceInput(d *argv.Decoder, v any, path string) *ListEvidenceI
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -936,7 +936,7 @@ func decodeListPermissionRequestsInput(d *argv.Decoder, v any, path string) *Lis
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -958,12 +958,12 @@ func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProje
 		return nil
 	}
 	if x, ok := o["projectId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.ProjectID = v
 		}
 	}
 	if x, ok := o["relative"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "relative"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "relative"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.Relative = v
 		}
 	} else {
@@ -977,7 +977,7 @@ func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProje
 		out.Limit = 100
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -1004,7 +1004,7 @@ func decodeListProjectsInput(d *argv.Decoder, v any, path string) *ListProjectsI
 		out.Limit = 50
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -1038,7 +1038,7 @@ func decodeListThreadsInput(d *argv.Decoder, v any, path string) *ListThreadsInp
 		return nil
 	}
 	if x, ok := o["projectId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.ProjectID = &v
 		}
 	}
@@ -1050,7 +1050,7 @@ func decodeListThreadsInput(d *argv.Decoder, v any, path string) *ListThreadsInp
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -1078,12 +1078,12 @@ func decodeListWorkItemsInput(d *argv.Decoder, v any, path string) *ListWorkItem
 		}
 	}
 	if x, ok := o["session"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.Session = &v
 		}
 	}
 	if x, ok := o["updatedSince"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "updatedSince"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "updatedSince"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.UpdatedSince = &v
 		}
 	}
@@ -1095,7 +1095,7 @@ func decodeListWorkItemsInput(d *argv.Decoder, v any, path string) *ListWorkItem
 		out.Limit = 15
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -1116,17 +1116,17 @@ func decodeModel(d *argv.Decoder, v any, path string) *Model {
 		return nil
 	}
 	if x, ok := o["providerID"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "providerID"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "providerID"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ProviderID = v
 		}
 	}
 	if x, ok := o["modelID"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "modelID"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "modelID"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ModelID = v
 		}
 	}
 	if x, ok := o["variant"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "variant"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "variant"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.Variant = &v
 		}
 	}
@@ -1161,17 +1161,17 @@ func decodeModelSelectionObject(d *argv.Decoder, v any, path string) *ModelSelec
 		return nil
 	}
 	if x, ok := o["providerID"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "providerID"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "providerID"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ProviderID = v
 		}
 	}
 	if x, ok := o["modelID"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "modelID"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "modelID"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ModelID = v
 		}
 	}
 	if x, ok := o["variant"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "variant"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "variant"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.Variant = &v
 		}
 	}
@@ -1193,7 +1193,7 @@ func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConve
 		return nil
 	}
 	if x, ok := o["conversationId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ConversationID = v
 		}
 	}
@@ -1210,7 +1210,7 @@ func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConve
 		out.Limit = 10
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -1230,12 +1230,12 @@ func decodeReadProjectFileInput(d *argv.Decoder, v any, path string) *ReadProjec
 		return nil
 	}
 	if x, ok := o["projectId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.ProjectID = v
 		}
 	}
 	if x, ok := o["path"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "path"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "path"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.Path = v
 		}
 	}
@@ -1264,7 +1264,7 @@ func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSess
 		}
 	}
 	if x, ok := o["nativeId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
 		}
 	}
@@ -1281,7 +1281,7 @@ func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSess
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -1308,12 +1308,12 @@ func decodeReconcileConversationInput(d *argv.Decoder, v any, path string) *Reco
 		return nil
 	}
 	if x, ok := o["conversationId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ConversationID = &v
 		}
 	}
 	if x, ok := o["observedReceipts"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "observedReceipts"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "observedReceipts"), -1, 100); ok {
 			list := make([]ReconcileConversationInputObservedReceiptsItem, len(a))
 			for i, e := range a {
 				if p := decodeReconcileConversationInputObservedReceiptsItem(d, e, argv.Index(argv.Join(path, "observedReceipts"), i)); p != nil {
@@ -1339,7 +1339,7 @@ func decodeReconcileConversationInputObservedReceiptsItem(d *argv.Decoder, v any
 		return nil
 	}
 	if x, ok := o["idempotencyKey"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.IdempotencyKey = v
 		}
 	}
@@ -1373,12 +1373,12 @@ func decodeReconcileConversationInputObservedReceiptsItemReceipt(d *argv.Decoder
 		}
 	}
 	if x, ok := o["nativeId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
 		}
 	}
 	if x, ok := o["operation"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "operation"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "operation"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.Operation = v
 		}
 	}
@@ -1388,7 +1388,7 @@ func decodeReconcileConversationInputObservedReceiptsItemReceipt(d *argv.Decoder
 		}
 	}
 	if x, ok := o["status"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "status"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "status"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.Status = v
 		}
 	}
@@ -1415,15 +1415,15 @@ func decodeRecordReviewInput(d *argv.Decoder, v any, path string) *RecordReviewI
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = v
 		}
 	}
 	if x, ok := o["subjectEvidenceIds"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "subjectEvidenceIds"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "subjectEvidenceIds"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "subjectEvidenceIds"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "subjectEvidenceIds"), i), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 					list[i] = v
 				}
 			}
@@ -1431,7 +1431,7 @@ func decodeRecordReviewInput(d *argv.Decoder, v any, path string) *RecordReviewI
 		}
 	}
 	if x, ok := o["reviewerSessionId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "reviewerSessionId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "reviewerSessionId"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.ReviewerSessionID = v
 		}
 	}
@@ -1441,7 +1441,7 @@ func decodeRecordReviewInput(d *argv.Decoder, v any, path string) *RecordReviewI
 		}
 	}
 	if x, ok := o["findings"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "findings"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "findings"), -1, 100); ok {
 			list := make([]RecordReviewInputFindingsItem, len(a))
 			for i, e := range a {
 				if p := decodeRecordReviewInputFindingsItem(d, e, argv.Index(argv.Join(path, "findings"), i)); p != nil {
@@ -1476,7 +1476,7 @@ func decodeRecordReviewInputFindingsItem(d *argv.Decoder, v any, path string) *R
 		return nil
 	}
 	if x, ok := o["id"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "id"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "id"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ID = v
 		}
 	}
@@ -1486,17 +1486,17 @@ func decodeRecordReviewInputFindingsItem(d *argv.Decoder, v any, path string) *R
 		}
 	}
 	if x, ok := o["title"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "title"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "title"), argv.StringRule{MinLength: 0, MaxLength: 300}); ok {
 			out.Title = v
 		}
 	}
 	if x, ok := o["detail"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "detail"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "detail"), argv.StringRule{MinLength: 0, MaxLength: 20000}); ok {
 			out.Detail = v
 		}
 	}
 	if x, ok := o["file"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "file"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "file"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.File = &v
 		}
 	}
@@ -1558,12 +1558,12 @@ func decodeReleaseClaimInput(d *argv.Decoder, v any, path string) *ReleaseClaimI
 		return nil
 	}
 	if x, ok := o["claimId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "claimId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "claimId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ClaimID = v
 		}
 	}
 	if x, ok := o["sessionId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 1, MaxLength: 256}); ok {
 			out.SessionID = &v
 		}
 	}
@@ -1588,7 +1588,7 @@ func decodeRequestReviewInput(d *argv.Decoder, v any, path string) *RequestRevie
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = v
 		}
 	}
@@ -1598,7 +1598,7 @@ func decodeRequestReviewInput(d *argv.Decoder, v any, path string) *RequestRevie
 		}
 	}
 	if x, ok := o["subjectNativeId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "subjectNativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "subjectNativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.SubjectNativeID = v
 		}
 	}
@@ -1608,20 +1608,20 @@ func decodeRequestReviewInput(d *argv.Decoder, v any, path string) *RequestRevie
 		}
 	}
 	if x, ok := o["reviewerNativeId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "reviewerNativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "reviewerNativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ReviewerNativeID = v
 		}
 	}
 	if x, ok := o["objective"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "objective"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "objective"), argv.StringRule{MinLength: 0, MaxLength: 20000}); ok {
 			out.Objective = v
 		}
 	}
 	if x, ok := o["acceptanceCriteria"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "acceptanceCriteria"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "acceptanceCriteria"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "acceptanceCriteria"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "acceptanceCriteria"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 					list[i] = v
 				}
 			}
@@ -1654,22 +1654,22 @@ func decodeRespondToPermissionInput(d *argv.Decoder, v any, path string) *Respon
 		}
 	}
 	if x, ok := o["nativeId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
 		}
 	}
 	if x, ok := o["requestId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "requestId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "requestId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.RequestID = v
 		}
 	}
 	if x, ok := o["decision"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "decision"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "decision"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.Decision = v
 		}
 	}
 	if x, ok := o["idempotencyKey"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.IdempotencyKey = &v
 		}
 	}
@@ -1699,7 +1699,7 @@ func decodeResumeSessionInput(d *argv.Decoder, v any, path string) *ResumeSessio
 		}
 	}
 	if x, ok := o["nativeId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
 		}
 	}
@@ -1718,7 +1718,7 @@ func decodeResumeThreadInput(d *argv.Decoder, v any, path string) *ResumeThreadI
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = v
 		}
 	}
@@ -1744,17 +1744,17 @@ func decodeSendConversationMessageInput(d *argv.Decoder, v any, path string) *Se
 		return nil
 	}
 	if x, ok := o["conversationId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ConversationID = v
 		}
 	}
 	if x, ok := o["sender"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "sender"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "sender"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.Sender = v
 		}
 	}
 	if x, ok := o["recipient"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "recipient"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "recipient"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.Recipient = v
 		}
 	}
@@ -1764,12 +1764,12 @@ func decodeSendConversationMessageInput(d *argv.Decoder, v any, path string) *Se
 		}
 	}
 	if x, ok := o["replyTo"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "replyTo"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "replyTo"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ReplyTo = &v
 		}
 	}
 	if x, ok := o["idempotencyKey"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.IdempotencyKey = &v
 		}
 	}
@@ -1779,7 +1779,7 @@ func decodeSendConversationMessageInput(d *argv.Decoder, v any, path string) *Se
 		}
 	}
 	if x, ok := o["reasoning"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "reasoning"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "reasoning"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.Reasoning = &v
 		}
 	}
@@ -1810,7 +1810,7 @@ func decodeSendSessionMessageInput(d *argv.Decoder, v any, path string) *SendSes
 		}
 	}
 	if x, ok := o["nativeId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
 		}
 	}
@@ -1832,17 +1832,17 @@ func decodeSendSessionMessageInput(d *argv.Decoder, v any, path string) *SendSes
 		}
 	}
 	if x, ok := o["agent"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "agent"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "agent"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.Agent = &v
 		}
 	}
 	if x, ok := o["reasoning"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "reasoning"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "reasoning"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.Reasoning = &v
 		}
 	}
 	if x, ok := o["idempotencyKey"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.IdempotencyKey = &v
 		}
 	}
@@ -1862,7 +1862,7 @@ func decodeSendThreadMessageInput(d *argv.Decoder, v any, path string) *SendThre
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = v
 		}
 	}
@@ -1893,14 +1893,14 @@ func decodeSetSessionModelInput(d *argv.Decoder, v any, path string) *SetSession
 		}
 	}
 	if x, ok := o["nativeId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
 		}
 	}
 	if x, ok := o["model"]; ok {
 		switch x := x.(type) {
 		case string:
-			if s, ok := d.String(x, argv.Join(path, "model"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+			if s, ok := d.String(x, argv.Join(path, "model"), argv.StringRule{MinLength: 1, MaxLength: 200}); ok {
 				out.Model = &ModelSelection{Text: &s}
 			}
 		case map[string]any:
@@ -1933,12 +1933,12 @@ func decodeSetSessionReasoningInput(d *argv.Decoder, v any, path string) *SetSes
 		}
 	}
 	if x, ok := o["nativeId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
 		}
 	}
 	if x, ok := o["effort"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.Effort = v
 		}
 	}
@@ -1959,7 +1959,7 @@ func decodeSetThreadModelInput(d *argv.Decoder, v any, path string) *SetThreadMo
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = v
 		}
 	}
@@ -1969,7 +1969,7 @@ func decodeSetThreadModelInput(d *argv.Decoder, v any, path string) *SetThreadMo
 		}
 	}
 	if x, ok := o["harnessId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "harnessId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "harnessId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.HarnessID = &v
 		}
 	}
@@ -1989,13 +1989,13 @@ func decodeSetThreadReasoningInput(d *argv.Decoder, v any, path string) *SetThre
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = v
 		}
 	}
 	if x, ok := o["effort"]; ok {
 		if x != nil {
-			if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.Effort = &v
 			}
 		}
@@ -2015,7 +2015,7 @@ func decodeStopThreadInput(d *argv.Decoder, v any, path string) *StopThreadInput
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = v
 		}
 	}
@@ -2035,7 +2035,7 @@ func decodeUpdateHandoffStatusInput(d *argv.Decoder, v any, path string) *Update
 		return nil
 	}
 	if x, ok := o["handoffId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "handoffId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.HandoffID = v
 		}
 	}
@@ -2076,15 +2076,15 @@ func decodeVerificationCommandObject(d *argv.Decoder, v any, path string) *Verif
 		return nil
 	}
 	if x, ok := o["executable"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "executable"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "executable"), argv.StringRule{MinLength: 1, MaxLength: 1024}); ok {
 			out.Executable = v
 		}
 	}
 	if x, ok := o["args"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "args"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "args"), -1, 100); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "args"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "args"), i), argv.StringRule{MinLength: 0, MaxLength: 4000}); ok {
 					list[i] = v
 				}
 			}
@@ -2092,12 +2092,12 @@ func decodeVerificationCommandObject(d *argv.Decoder, v any, path string) *Verif
 		}
 	}
 	if x, ok := o["cwd"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cwd"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cwd"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.CWD = &v
 		}
 	}
 	if x, ok := o["label"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "label"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "label"), argv.StringRule{MinLength: 0, MaxLength: 300}); ok {
 			out.Label = &v
 		}
 	}
@@ -2118,12 +2118,12 @@ func decodeVerifyWorkItemInput(d *argv.Decoder, v any, path string) *VerifyWorkI
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = v
 		}
 	}
 	if x, ok := o["cwd"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cwd"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cwd"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.CWD = &v
 		}
 	}
@@ -2133,7 +2133,7 @@ func decodeVerifyWorkItemInput(d *argv.Decoder, v any, path string) *VerifyWorkI
 			for i, e := range a {
 				switch x := e.(type) {
 				case string:
-					if s, ok := d.String(x, argv.Index(argv.Join(path, "commands"), i), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+					if s, ok := d.String(x, argv.Index(argv.Join(path, "commands"), i), argv.StringRule{MinLength: 1, MaxLength: 4000}); ok {
 						list[i] = VerificationCommand{Text: &s}
 					}
 				case map[string]any:

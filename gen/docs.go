@@ -21,6 +21,7 @@ func toolsDoc(c *Catalog) []byte {
 		fmt.Fprintf(&b, "| `%s`%s | %d | %s |\n", p.Name, defaultMark(c, p.Name), len(p.Names), p.Description)
 	}
 	b.WriteString("\n`INTEROP_READ_ONLY=1` (or `serve --read-only`) removes every write tool (marked W) from every profile.\n\n")
+	boundsDoc(&b, c.Bounds)
 	b.WriteString("## Tools by group\n\n| tool | group | R/W | profiles |\n|---|---|---|---|\n")
 	for _, t := range c.Tools {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s |\n", t.Name, t.Name, t.Group, rw(t.Access), strings.Join(profilesOf(c, t.Name), ", "))
@@ -29,11 +30,66 @@ func toolsDoc(c *Catalog) []byte {
 		a := t.Annotations
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", t.Name, t.Description)
 		fmt.Fprintf(&b, "- group `%s`, %s; annotations readOnly=%v destructive=%v idempotent=%v openWorld=%v\n", t.Group, access(t.Access), *a.ReadOnly, *a.Destructive, *a.Idempotent, *a.OpenWorld)
-		fmt.Fprintf(&b, "- returns `%s`\n", t.Returns)
+		fmt.Fprintf(&b, "- answers %s\n", answerShape(t.Output))
 		fmt.Fprintf(&b, "- %s\n\n", answerText(t))
-		writeArgs(&b, t.Schema)
+		writeArgs(&b, t.Exact)
 	}
+	recordsDoc(&b, c)
 	return b.Bytes()
+}
+
+// recordsDoc lists every answer record with its fields.
+func recordsDoc(b *bytes.Buffer, c *Catalog) {
+	if len(c.Records) == 0 {
+		return
+	}
+	b.WriteString("\n## Answer records\n\nThe records answers are made of (`spec/records.yaml`). A required field is always present; any other may be absent. No other field appears.\n")
+	for _, name := range sortedDefs(c.Records) {
+		r := c.Records[name]
+		fmt.Fprintf(b, "\n### Record %s\n\n", name)
+		if r.Description != "" {
+			b.WriteString(oneLine(r.Description) + "\n\n")
+		}
+		if baseType(r) != "object" {
+			fmt.Fprintf(b, "%s: %s\n", typeText(r), rulesText(r))
+			continue
+		}
+		b.WriteString("| field | type | required | rules |\n|---|---|---|---|\n")
+		for _, k := range r.PropertyOrder {
+			p := r.Properties[k]
+			req := ""
+			if slices.Contains(r.Required, k) {
+				req = "yes"
+			}
+			typ := typeText(p)
+			if t := refText(p); t != "" {
+				typ = t
+			}
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", k, typ, req, rulesText(p))
+		}
+	}
+}
+
+// boundsDoc states the spec-wide bounds once.
+func boundsDoc(b *bytes.Buffer, bs *spec.Bounds) {
+	b.WriteString("## Input bounds\n\n")
+	b.WriteString("Every string and array argument is bounded; lengths count characters (Unicode code points), as JSON Schema does. ")
+	b.WriteString("A bound a tool's schema states is served in `tools/list`. Every other string or array takes the bound of its kind below ")
+	fmt.Fprintf(b, "(`%s` for strings and `%s` for arrays unless the spec names another), declared once in `spec/defs.yaml`; ", bs.Default.String, bs.Default.Array)
+	b.WriteString("`tools/list` leaves these out to save the model's context, and the rules below show them as `≤ n chars (kind)`. ")
+	b.WriteString("An argument over its bound is refused before anything runs, naming the argument and the bound; the services and the store accept everything the schema allows (`catalogs/limits`).\n\n")
+	b.WriteString("| kind | bound | for |\n|---|---|---|\n")
+	for _, name := range sortedKinds(bs.Kinds) {
+		k := bs.Kinds[name]
+		bound := ""
+		if k.MaxLength != nil {
+			bound = fmt.Sprintf("≤ %d chars", *k.MaxLength)
+		} else {
+			bound = fmt.Sprintf("≤ %d items", *k.MaxItems)
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s |\n", name, bound, k.Use)
+	}
+	b.WriteString("\n")
 }
 
 // answerText states a tool's answer budget and how its collection pages.
@@ -84,6 +140,13 @@ func writeArgs(b *bytes.Buffer, s *spec.Schema) {
 		return
 	}
 	b.WriteString("| argument | type | required | default | rules |\n|---|---|---|---|---|\n")
+	writeArgRows(b, s, "")
+}
+
+// writeArgRows writes one row per property, then rows for the properties
+// of its objects (`latestValidation.label`, `findings[].title`, the object
+// branch of a string-or-object).
+func writeArgRows(b *bytes.Buffer, s *spec.Schema, prefix string) {
 	for _, k := range s.PropertyOrder {
 		p := s.Properties[k]
 		req := ""
@@ -94,8 +157,41 @@ func writeArgs(b *bytes.Buffer, s *spec.Schema) {
 		if p.Default != nil {
 			def = fmt.Sprintf("`%v`", p.Default)
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s |\n", k, typeText(p), req, def, rulesText(p))
+		fmt.Fprintf(b, "| `%s%s` | %s | %s | %s | %s |\n", prefix, k, typeText(p), req, def, rulesText(p))
+		for _, nested := range objectsIn(p) {
+			writeArgRows(b, nested.schema, prefix+k+nested.suffix+".")
+		}
 	}
+}
+
+type nestedObject struct {
+	schema *spec.Schema
+	suffix string // "" or "[]"
+}
+
+// objectsIn returns the objects whose properties get rows of their own: the
+// property itself, its array items, or a oneOf's object branch.
+func objectsIn(p *spec.Schema) []nestedObject {
+	switch {
+	case len(p.OneOf) > 0:
+		for _, o := range p.OneOf {
+			if baseType(o) == "object" {
+				return []nestedObject{{o, ""}}
+			}
+		}
+	case baseType(p) == "object" && len(p.PropertyOrder) > 0:
+		return []nestedObject{{p, ""}}
+	case baseType(p) == "array" && p.Items != nil:
+		if baseType(p.Items) == "object" && len(p.Items.OneOf) == 0 {
+			return []nestedObject{{p.Items, "[]"}}
+		}
+		for _, o := range p.Items.OneOf {
+			if baseType(o) == "object" {
+				return []nestedObject{{o, "[]"}}
+			}
+		}
+	}
+	return nil
 }
 
 func typeText(s *spec.Schema) string {
@@ -106,10 +202,15 @@ func typeText(s *spec.Schema) string {
 		return "any"
 	case baseType(s) == "array":
 		return "array of " + typeText(s.Items)
+	case baseType(s) == "object" && recordName(s) != "":
+		return "[`" + recordName(s) + "`](#record-" + strings.ToLower(recordName(s)) + ")"
 	case baseType(s) == "object":
 		return "object {" + strings.Join(s.PropertyOrder, ", ") + "}"
 	}
 	t := baseType(s)
+	if t == "" {
+		t = "any"
+	}
 	if nullable(s) {
 		t += " or null"
 	}
@@ -125,10 +226,16 @@ func rulesText(s *spec.Schema) string {
 		r = append(r, fmt.Sprintf("≥ %d chars", *s.MinLength))
 	}
 	if s.MaxLength != nil {
-		r = append(r, fmt.Sprintf("≤ %d chars", *s.MaxLength))
+		r = append(r, fmt.Sprintf("≤ %d chars%s", *s.MaxLength, impliedMark(s)))
 	}
 	if s.Pattern != "" {
 		r = append(r, "matches `"+s.Pattern+"`")
+	}
+	if s.Format != "" {
+		r = append(r, s.Format)
+	}
+	if s.Const != nil {
+		r = append(r, "always `"+*s.Const+"`")
 	}
 	if s.Minimum != nil && s.Maximum != nil {
 		r = append(r, fmt.Sprintf("%v..%v", *s.Minimum, *s.Maximum))
@@ -137,12 +244,34 @@ func rulesText(s *spec.Schema) string {
 		r = append(r, fmt.Sprintf("≥ %d items", *s.MinItems))
 	}
 	if s.MaxItems != nil {
-		r = append(r, fmt.Sprintf("≤ %d items", *s.MaxItems))
+		r = append(r, fmt.Sprintf("≤ %d items%s", *s.MaxItems, impliedMark(s)))
+	}
+	if baseType(s) == "array" && s.Items != nil && (baseType(s.Items) == "string" || len(s.Items.OneOf) > 0) {
+		if each := rulesText(s.Items); each != "" {
+			r = append(r, "each "+each)
+		}
+	}
+	if len(s.OneOf) > 0 {
+		for _, o := range s.OneOf {
+			if baseType(o) == "string" {
+				if sr := rulesText(o); sr != "" {
+					r = append(r, "as a string "+sr)
+				}
+			}
+		}
 	}
 	if s.Description != "" {
 		r = append(r, oneLine(s.Description))
 	}
 	return strings.ReplaceAll(strings.Join(r, "; "), "|", "\\|")
+}
+
+// impliedMark names the kind of a bound that tools/list does not serve.
+func impliedMark(s *spec.Schema) string {
+	if s.Implied == "" {
+		return ""
+	}
+	return " (" + s.Implied + ")"
 }
 
 func migrationDoc(c *Catalog) []byte {
@@ -257,9 +386,9 @@ func answerDiff(a *Alias) string {
 	case r == nil:
 		return "same"
 	case r.Unwrap != "":
-		return fmt.Sprintf("0.3.x: the bare `%s` value; modern: an object with `%s`", r.Unwrap, r.Unwrap)
+		return fmt.Sprintf("0.3.x: the bare `%s` value (the text only: no structuredContent unless it is an object); modern: an object with `%s`", r.Unwrap, r.Unwrap)
 	case r.WrapArray:
-		return "0.3.x: a one-element array; modern: the object itself"
+		return "0.3.x: a one-element array (the text only: no structuredContent); modern: the object itself"
 	}
 	return "same"
 }
@@ -271,4 +400,40 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// answerShape names a tool's answer: a record, or its top-level fields.
+func answerShape(s *spec.Schema) string {
+	if s == nil {
+		return "nothing"
+	}
+	if r := recordName(s); r != "" {
+		return "a [`" + r + "`](#record-" + strings.ToLower(r) + ") record"
+	}
+	var fs []string
+	for _, k := range s.PropertyOrder {
+		f := "`" + k + "`"
+		if !slices.Contains(s.Required, k) {
+			f += "?"
+		}
+		if t := refText(s.Properties[k]); t != "" {
+			f += " (" + t + ")"
+		}
+		fs = append(fs, f)
+	}
+	return "`{` " + strings.Join(fs, ", ") + " `}`"
+}
+
+// refText names the records a property holds.
+func refText(p *spec.Schema) string {
+	switch {
+	case recordName(p) != "" && baseType(p) == "object":
+		r := recordName(p)
+		return "[`" + r + "`](#record-" + strings.ToLower(r) + ")"
+	case baseType(p) == "array" && p.Items != nil:
+		if t := refText(p.Items); t != "" {
+			return "list of " + t
+		}
+	}
+	return ""
 }

@@ -56,7 +56,7 @@ func TestGoldenOKCompiles(t *testing.T) {
 	}
 	cases, _ := filepath.Glob("testdata/ok/*")
 	for _, dir := range cases {
-		out, err := exec.Command(goTool, "vet", "./"+filepath.ToSlash(filepath.Join(dir, "catalogs"))).CombinedOutput()
+		out, err := exec.Command(goTool, "vet", "./"+filepath.ToSlash(filepath.Join(dir, "catalogs"))+"/...").CombinedOutput()
 		if err != nil {
 			t.Errorf("%s: generated code does not vet: %v\n%s", dir, err, out)
 		}

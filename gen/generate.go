@@ -62,7 +62,7 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 
 	g := newGoTypes()
 	for _, t := range c.Tools {
-		g.structType(t.Schema, t.GoName+"Input")
+		g.structType(t.Exact, t.GoName+"Input")
 	}
 	aliasBodies := map[string]string{}
 	for _, a := range c.Aliases {
@@ -77,11 +77,31 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 				fixed[k] = goLiteral(d)
 			}
 		}
-		g.objectBody(&b, a.Schema, a.Target.GoName+"Input", a.Props, fixed)
+		g.objectBody(&b, a.Exact, a.Target.GoName+"Input", a.Props, fixed)
 		aliasBodies[a.Name] = indent(b.String(), "\t")
 	}
 
+	answers, at, err := answersFile(c, g.decls)
+	if err != nil {
+		return nil, nil, err
+	}
+	files[AnswersPath] = answers
+	legacy := map[string][2]string{}
+	for _, a := range c.Aliases {
+		typ, expr, err := legacyType(at, a)
+		if err != nil {
+			return nil, nil, fmt.Errorf("alias %s: %w", a.Name, err)
+		}
+		if typ != "" {
+			legacy[a.Name] = [2]string{typ, expr}
+		}
+	}
+
 	funcs := template.FuncMap{
+		"answerType":     answerName,
+		"legacyType":     func(a *Alias) string { return legacy[a.Name][0] },
+		"legacyExpr":     func(a *Alias) string { return legacy[a.Name][1] },
+		"pagedAnswer":    func(t *Tool) bool { return len(t.Answer.Page) > 0 },
 		"strList":        strList,
 		"oneLine":        oneLine,
 		"goName":         goName,
@@ -145,6 +165,11 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 		pretty.WriteByte('\n')
 		files["catalogs/snapshots/"+p.Name+".json"] = pretty.Bytes()
 	}
+	limits, err := limitsFile(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	files[LimitsPath] = limits
 	files["docs/tools.md"] = toolsDoc(c)
 	files["docs/migration.md"] = migrationDoc(c)
 	return files, c, nil

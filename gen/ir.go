@@ -26,22 +26,35 @@ type Catalog struct {
 	Default  string
 	Notes    []string // global migration notes
 	Defs     map[string]*spec.Schema
+	Records  map[string]*spec.Schema // resolved: refs inlined
+	Bounds   *spec.Bounds
 	Sources  []string
 }
 
 // Tool is a modern tool with its resolved input schema.
 type Tool struct {
 	*spec.Tool
-	Group  string
-	Schema *spec.Schema // refs inlined
-	GoName string       // e.g. ReadSessionEvents
+	Group string
+	// Schema is the served inputSchema: refs inlined, and only the bounds
+	// the spec states on a property.
+	Schema *spec.Schema
+	// Exact is Schema with every implied bound (spec.Bounds) applied: what
+	// the generated decoder enforces.
+	Exact *spec.Schema
+	// Output is the answer's resolved schema.
+	Output *spec.Schema
+	GoName string // e.g. ReadSessionEvents
 }
 
 // Alias is a legacy name with its derived input schema.
 type Alias struct {
 	*spec.Alias
 	Target *Tool
-	Schema *spec.Schema // the legacy input schema
+	Schema *spec.Schema // the served legacy input schema
+	Exact  *spec.Schema // Schema with every implied bound
+	// Output is the 0.3.x answer's schema: the target's output, the field
+	// it unwraps, or a one-element array of it.
+	Output *spec.Schema
 	// Props maps each offered legacy argument to the modern one.
 	Props map[string]string
 }
@@ -67,10 +80,24 @@ type Profile struct {
 // problems are reported at once.
 func Resolve(s *spec.Spec) (*Catalog, error) {
 	var errs spec.ErrorList
-	c := &Catalog{Defs: s.Defs, Default: s.Profiles.Default, Notes: s.Aliases.Notes, Sources: s.Sources}
-	for name, d := range s.Defs {
+	c := &Catalog{Defs: s.Defs, Records: map[string]*spec.Schema{}, Bounds: s.Bounds, Default: s.Profiles.Default, Notes: s.Aliases.Notes, Sources: s.Sources}
+	refs := &refTable{defs: s.Defs, records: s.Records}
+	checkBounds(&errs, s.Bounds)
+	for _, name := range sortedDefs(s.Defs) {
 		where := "def " + name
-		checkSchema(&errs, "spec/defs.yaml", where, inline(d, s.Defs, &errs, "spec/defs.yaml", where), s.Defs, false)
+		d := inline(s.Defs[name], refs, &errs, "spec/defs.yaml", where)
+		checkSchema(&errs, "spec/defs.yaml", where, d, refs, false)
+		applyBounds(&errs, "spec/defs.yaml", where, d, s.Bounds)
+	}
+	for _, name := range sortedDefs(s.Records) {
+		where := "record " + name
+		if s.Defs[name] != nil {
+			errs.Add("spec/records.yaml", s.Records[name].Line, "%s: a def has the same name; Go types would collide", where)
+		}
+		r := inline(s.Records[name], refs, &errs, "spec/records.yaml", where)
+		r.Ref = "#/records/" + name
+		checkOutput(&errs, "spec/records.yaml", where, r, refs, false)
+		c.Records[name] = r
 	}
 
 	byGroup := map[string]*spec.ToolsFile{}
@@ -108,10 +135,13 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 				continue
 			}
 			checkAnnotations(&errs, t)
-			resolved := inline(t.Input, s.Defs, &errs, t.File, where)
-			checkSchema(&errs, t.File, where, resolved, s.Defs, true)
-			checkAnswer(&errs, t, resolved)
-			tool := &Tool{Tool: t, Group: gname, Schema: resolved, GoName: goName(t.Name)}
+			resolved := inline(t.Input, refs, &errs, t.File, where)
+			checkSchema(&errs, t.File, where, resolved, refs, true)
+			output := inline(t.Output, refs, &errs, t.File, where+" output")
+			checkOutput(&errs, t.File, where+" output", output, refs, true)
+			checkAnswer(&errs, t, resolved, output)
+			exact := applyBounds(&errs, t.File, where, resolved, s.Bounds)
+			tool := &Tool{Tool: t, Group: gname, Schema: resolved, Exact: exact, Output: output, GoName: goName(t.Name)}
 			byName[t.Name] = tool
 			c.Tools = append(c.Tools, tool)
 		}
@@ -130,6 +160,9 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 			continue
 		}
 		al := deriveAlias(&errs, a, target)
+		// The alias's arguments are its target's, whose bounds were checked
+		// with the target.
+		al.Exact = applyBounds(&spec.ErrorList{}, a.File, where, al.Schema, s.Bounds)
 		aliasNames[a.Name] = al
 		c.Aliases = append(c.Aliases, al)
 	}
@@ -218,7 +251,7 @@ const (
 // checkAnswer enforces the answer contract: a budget on every tool, and
 // either paging (limit and cursor from the shared fragments, nextCursor in
 // the answer) or a stated reason why the answer stays small.
-func checkAnswer(errs *spec.ErrorList, t *spec.Tool, in *spec.Schema) {
+func checkAnswer(errs *spec.ErrorList, t *spec.Tool, in, out *spec.Schema) {
 	a := t.Answer
 	if a == nil {
 		errs.Add(t.File, t.Line, "tool %s: answer {budget, page or bounded} is required", t.Name)
@@ -255,12 +288,20 @@ func checkAnswer(errs *spec.ErrorList, t *spec.Tool, in *spec.Schema) {
 	if l := props["limit"]; l != nil && (l.Default == nil || l.Maximum == nil) {
 		errs.Add(t.File, t.Line, "tool %s: limit needs a default and a maximum", t.Name)
 	}
-	if !strings.Contains(t.Returns, "nextCursor") {
-		errs.Add(t.File, t.Line, "tool %s: a paged answer must list nextCursor in returns", t.Name)
+	if out == nil || out.Ref != "" {
+		errs.Add(t.File, t.Line, "tool %s: a paged answer is an object of its own (not a shared record), with nextCursor", t.Name)
+		return
+	}
+	if nc := out.Properties["nextCursor"]; nc == nil || baseType(nc) != "string" || slices.Contains(out.Required, "nextCursor") {
+		errs.Add(t.File, t.Line, "tool %s: a paged answer must have an optional nextCursor string in output", t.Name)
 	}
 	for _, f := range a.Page {
 		if !validJSONName(f) {
 			errs.Add(t.File, t.Line, "tool %s: answer.page field %q must be a camelCase name", t.Name, f)
+			continue
+		}
+		if p := out.Properties[f]; p == nil || baseType(p) != "array" || !slices.Contains(out.Required, f) {
+			errs.Add(t.File, t.Line, "tool %s: answer.page field %q must be a required array of output", t.Name, f)
 		}
 	}
 }
@@ -297,25 +338,65 @@ func checkMentions(errs *spec.ErrorList, c *Catalog, tools map[string]*Tool, ali
 	}
 }
 
+// refTable resolves $ref: "#/defs/<name>" (input fragments) and
+// "#/records/<name>" (answer records).
+type refTable struct {
+	defs, records map[string]*spec.Schema
+}
+
+func (r *refTable) lookup(ref string) *spec.Schema {
+	if r == nil {
+		return nil
+	}
+	if name, ok := strings.CutPrefix(ref, "#/defs/"); ok {
+		return r.defs[name]
+	}
+	if name, ok := strings.CutPrefix(ref, "#/records/"); ok {
+		return r.records[name]
+	}
+	return nil
+}
+
 // inline returns a deep copy of s with every $ref replaced by its fragment.
-func inline(s *spec.Schema, defs map[string]*spec.Schema, errs *spec.ErrorList, file, where string) *spec.Schema {
+// A $ref may add "null" to the fragment's type ({$ref: ..., type:
+// [object, "null"]}).
+func inline(s *spec.Schema, refs *refTable, errs *spec.ErrorList, file, where string) *spec.Schema {
+	return inlineDepth(s, refs, errs, file, where, 0)
+}
+
+func inlineDepth(s *spec.Schema, refs *refTable, errs *spec.ErrorList, file, where string, depth int) *spec.Schema {
 	if s == nil {
 		return nil
 	}
+	if depth > 32 {
+		errs.Add(file, s.Line, "%s: $ref cycle", where)
+		return &spec.Schema{Line: s.Line}
+	}
 	if s.Ref != "" {
-		name := strings.TrimPrefix(s.Ref, "#/defs/")
-		d := defs[name]
+		d := refs.lookup(s.Ref)
 		if d == nil {
 			errs.Add(file, s.Line, "%s: unresolved $ref %q", where, s.Ref)
 			return &spec.Schema{Line: s.Line}
 		}
-		out := inline(d, defs, errs, file, where)
+		out := inlineDepth(d, refs, errs, file, where, depth+1)
 		out.Ref = s.Ref // remembered for Go type naming
 		if s.Description != "" {
 			out.Description = s.Description
 		}
 		if s.Default != nil {
 			out.Default = s.Default
+		}
+		if s.Bound != "" {
+			out.Bound = s.Bound
+		}
+		if nullable(s) {
+			if base := baseType(out); base != "" && (len(s.Type) != 2 || s.Type[0] != base && s.Type[1] != base) {
+				errs.Add(file, s.Line, "%s: a $ref's type may only add null to the fragment's type %q", where, base)
+			} else {
+				out.Type = spec.TypeList{base, "null"}
+			}
+		} else if len(s.Type) > 0 {
+			errs.Add(file, s.Line, "%s: a $ref's type may only add null to the fragment's type", where)
 		}
 		out.Line = s.Line
 		return out
@@ -325,13 +406,13 @@ func inline(s *spec.Schema, defs map[string]*spec.Schema, errs *spec.ErrorList, 
 	if s.Properties != nil {
 		cp.Properties = map[string]*spec.Schema{}
 		for k, v := range s.Properties {
-			cp.Properties[k] = inline(v, defs, errs, file, where+"."+k)
+			cp.Properties[k] = inlineDepth(v, refs, errs, file, where+"."+k, depth+1)
 		}
 	}
-	cp.Items = inline(s.Items, defs, errs, file, where+"[]")
+	cp.Items = inlineDepth(s.Items, refs, errs, file, where+"[]", depth+1)
 	cp.OneOf = nil
 	for _, o := range s.OneOf {
-		cp.OneOf = append(cp.OneOf, inline(o, defs, errs, file, where))
+		cp.OneOf = append(cp.OneOf, inlineDepth(o, refs, errs, file, where, depth+1))
 	}
 	cp.PropertyOrder = slices.Clone(s.PropertyOrder)
 	cp.Required = slices.Clone(s.Required)
@@ -360,19 +441,50 @@ func isAny(s *spec.Schema) bool {
 }
 
 // checkSchema enforces the compiled subset (docs/spec-format.md).
-func checkSchema(errs *spec.ErrorList, file, where string, s *spec.Schema, defs map[string]*spec.Schema, top bool) {
+func checkSchema(errs *spec.ErrorList, file, where string, s *spec.Schema, refs *refTable, top bool) {
+	checkSubset(errs, file, where, s, refs, top, false)
+}
+
+// checkOutput checks an answer schema: the input subset, except that
+// integers need no bounds, strings may be format date-time, and defaults,
+// bounds and oneOf have no place in an answer. An answer (top) is an
+// object.
+func checkOutput(errs *spec.ErrorList, file, where string, s *spec.Schema, refs *refTable, top bool) {
+	checkSubset(errs, file, where, s, refs, top, true)
+}
+
+func checkSubset(errs *spec.ErrorList, file, where string, s *spec.Schema, refs *refTable, top, output bool) {
 	if s == nil {
-		return
-	}
-	if s.Ref != "" && s.Properties == nil && len(s.Type) == 0 && len(s.OneOf) == 0 && len(s.Enum) == 0 && s.Const == nil {
-		name := strings.TrimPrefix(s.Ref, "#/defs/")
-		if defs[name] == nil {
-			errs.Add(file, s.Line, "%s: unresolved $ref %q", where, s.Ref)
+		if top {
+			errs.Add(file, 0, "%s: missing", where)
 		}
 		return
 	}
+	if s.Ref != "" && s.Properties == nil && len(s.Type) == 0 && len(s.OneOf) == 0 && len(s.Enum) == 0 && s.Const == nil && refs.lookup(s.Ref) == nil {
+		errs.Add(file, s.Line, "%s: unresolved $ref %q", where, s.Ref)
+		return
+	}
+	if output {
+		switch {
+		case s.Default != nil:
+			errs.Add(file, s.Line, "%s: an answer has no defaults", where)
+		case s.Bound != "":
+			errs.Add(file, s.Line, "%s: bound applies to arguments only", where)
+		case len(s.OneOf) > 0:
+			errs.Add(file, s.Line, "%s: oneOf is not supported in answers", where)
+		}
+		if s.Format != "" && baseType(s) != "string" {
+			errs.Add(file, s.Line, "%s: format applies to strings", where)
+		}
+	} else if s.Format != "" {
+		errs.Add(file, s.Line, "%s: format applies to answers only (it would cost tokens in tools/list)", where)
+	}
 	if top && (baseType(s) != "object" || nullable(s)) {
-		errs.Add(file, s.Line, "%s: input must be type object", where)
+		if output {
+			errs.Add(file, s.Line, "%s: an answer must be type object (structuredContent is an object)", where)
+		} else {
+			errs.Add(file, s.Line, "%s: input must be type object", where)
+		}
 	}
 	if top && len(s.OneOf) > 0 {
 		errs.Add(file, s.Line, "%s: no oneOf at the top level of an input schema", where)
@@ -387,7 +499,7 @@ func checkSchema(errs *spec.ErrorList, file, where string, s *spec.Schema, defs 
 		var kinds []string
 		for _, o := range s.OneOf {
 			kinds = append(kinds, baseType(o))
-			checkSchema(errs, file, where, o, defs, false)
+			checkSubset(errs, file, where, o, refs, false, output)
 		}
 		sort.Strings(kinds)
 		if !slices.Equal(kinds, []string{"object", "string"}) {
@@ -438,6 +550,9 @@ func checkSchema(errs *spec.ErrorList, file, where string, s *spec.Schema, defs 
 			}
 		}
 	case "integer":
+		if output && s.Minimum == nil && s.Maximum == nil {
+			break
+		}
 		if s.Minimum == nil || s.Maximum == nil {
 			errs.Add(file, s.Line, "%s: integers must state minimum and maximum", where)
 			break
@@ -459,7 +574,7 @@ func checkSchema(errs *spec.ErrorList, file, where string, s *spec.Schema, defs 
 			}
 		}
 	case "number":
-		if s.Minimum == nil || s.Maximum == nil {
+		if !output && (s.Minimum == nil || s.Maximum == nil) {
 			errs.Add(file, s.Line, "%s: numbers must state minimum and maximum", where)
 		}
 	case "boolean":
@@ -472,7 +587,7 @@ func checkSchema(errs *spec.ErrorList, file, where string, s *spec.Schema, defs 
 		if s.Items == nil {
 			errs.Add(file, s.Line, "%s: arrays must state items", where)
 		}
-		checkSchema(errs, file, where+"[]", s.Items, defs, false)
+		checkSubset(errs, file, where+"[]", s.Items, refs, false, output)
 	case "object":
 		for _, r := range s.Required {
 			if s.Properties[r] == nil {
@@ -480,7 +595,7 @@ func checkSchema(errs *spec.ErrorList, file, where string, s *spec.Schema, defs 
 			}
 		}
 		for _, k := range s.PropertyOrder {
-			checkSchema(errs, file, where+"."+k, s.Properties[k], defs, false)
+			checkSubset(errs, file, where+"."+k, s.Properties[k], refs, false, output)
 			if !validJSONName(k) {
 				errs.Add(file, s.Line, "%s: property name %q must be a camelCase identifier", where, k)
 			}
@@ -553,6 +668,21 @@ func deriveAlias(errs *spec.ErrorList, a *spec.Alias, t *Tool) *Alias {
 	}
 	if r := a.Response; r != nil && r.Unwrap != "" && r.WrapArray {
 		errs.Add(a.File, a.Line, "%s: response is either unwrap or wrapArray", where)
+	}
+	if t.Output != nil {
+		switch r := a.Response; {
+		case r != nil && r.Unwrap != "":
+			f := t.Output.Properties[r.Unwrap]
+			if f == nil || !slices.Contains(t.Output.Required, r.Unwrap) {
+				errs.Add(a.File, a.Line, "%s: response.unwrap %q is not a required field of %s's output", where, r.Unwrap, t.Name)
+			}
+			al.Output = f
+		case r != nil && r.WrapArray:
+			one := int64(1)
+			al.Output = &spec.Schema{Type: spec.TypeList{"array"}, Items: t.Output, MinItems: &one, MaxItems: &one, Line: t.Output.Line}
+		default:
+			al.Output = t.Output
+		}
 	}
 	// The inherited schema was checked with the tool; only the alias's own
 	// defaults are new here.

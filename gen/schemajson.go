@@ -71,6 +71,10 @@ func writeSchema(b *bytes.Buffer, s *spec.Schema) {
 		key("pattern")
 		writeJSON(b, s.Pattern)
 	}
+	if s.Format != "" {
+		key("format")
+		writeJSON(b, s.Format)
+	}
 	if s.Minimum != nil {
 		key("minimum")
 		b.WriteString(strconv.FormatFloat(*s.Minimum, 'f', -1, 64))

@@ -15,29 +15,29 @@ type ClaimTools struct {
 }
 
 // AcquireClaim answers acquire_claim with the new claim.
-func (t ClaimTools) AcquireClaim(ctx context.Context, in *catalogs.AcquireClaimInput) (any, error) {
-	return t.Svc.Acquire(ctx, claims.AcquireInput{
+func (t ClaimTools) AcquireClaim(ctx context.Context, in *catalogs.AcquireClaimInput) (*catalogs.Claim, error) {
+	return record(claimAnswer)(t.Svc.Acquire(ctx, claims.AcquireInput{
 		WorkID:     in.WorkID,
 		SessionID:  in.SessionID,
 		Resource:   in.Resource,
 		Kind:       claims.Kind(in.Kind),
 		Mode:       claims.Mode(in.Mode),
 		TTLSeconds: int(in.TTLSeconds),
-	})
+	}))
 }
 
 // ReleaseClaim answers release_claim with the released claim.
-func (t ClaimTools) ReleaseClaim(ctx context.Context, in *catalogs.ReleaseClaimInput) (any, error) {
-	return t.Svc.Release(ctx, claims.ReleaseInput{ClaimID: in.ClaimID, SessionID: optString(in.SessionID)})
+func (t ClaimTools) ReleaseClaim(ctx context.Context, in *catalogs.ReleaseClaimInput) (*catalogs.Claim, error) {
+	return record(claimAnswer)(t.Svc.Release(ctx, claims.ReleaseInput{ClaimID: in.ClaimID, SessionID: optString(in.SessionID)}))
 }
 
 // ListClaims answers list_claims with {claims, nextCursor?} (the legacy
 // claim_list unwraps the first page to the bare array).
-func (t ClaimTools) ListClaims(ctx context.Context, in *catalogs.ListClaimsInput) (any, error) {
-	return t.Svc.List(ctx, claims.ListInput{
+func (t ClaimTools) ListClaims(ctx context.Context, in *catalogs.ListClaimsInput) (*catalogs.ListClaimsOutput, error) {
+	return answer(claimPageAnswer)(t.Svc.List(ctx, claims.ListInput{
 		WorkID: optString(in.WorkID), ActiveOnly: optBool(in.ActiveOnly),
 		Limit: in.Limit, Cursor: optString(in.Cursor),
-	})
+	}))
 }
 
 // optBool returns *p, or false for nil.

@@ -40,8 +40,10 @@ func TestClaimTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := out.(claims.Claim)
-	if c.Kind != "file" || c.Mode != "exclusive" || c.ExpiresAt.Sub(c.AcquiredAt) != 900*time.Second {
+	c := out
+	acquired, _ := time.Parse(time.RFC3339Nano, c.AcquiredAt)
+	expires, _ := time.Parse(time.RFC3339Nano, c.ExpiresAt)
+	if c.Kind != "file" || c.Mode != "exclusive" || expires.Sub(acquired) != 900*time.Second {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
 	in2, _ := catalogs.DecodeAcquireClaim(json.RawMessage(`{"workId":"work_1","sessionId":"cursor:b","resource":"src/auth/x.go"}`))
@@ -58,7 +60,7 @@ func TestClaimTools(t *testing.T) {
 		t.Fatalf("list = %s, %v", mustJSON(t, list), err)
 	}
 	rel, err := tools.ReleaseClaim(ctx, &catalogs.ReleaseClaimInput{ClaimID: c.ID})
-	if err != nil || rel.(claims.Claim).Status != "released" {
+	if err != nil || rel.Status != "released" {
 		t.Fatalf("release = %+v, %v", rel, err)
 	}
 	empty, _ := tools.ListClaims(ctx, &catalogs.ListClaimsInput{ActiveOnly: ptrBool(true)})

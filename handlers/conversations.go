@@ -15,50 +15,44 @@ type ConversationTools struct {
 	Svc *conversations.Service
 }
 
-// ReconcileResults is the answer of reconcile_conversation (the legacy
-// conversation_reconcile unwraps it to the bare array).
-type ReconcileResults struct {
-	Results []conversations.ReconcileResult `json:"results"`
-}
-
 // ListConversations answers list_conversations with {conversations,
 // nextCursor?} (the legacy conversation_list unwraps the first page to the
 // bare array).
-func (t ConversationTools) ListConversations(ctx context.Context, in *catalogs.ListConversationsInput) (any, error) {
-	return t.Svc.List(ctx, conversations.ListInput{
+func (t ConversationTools) ListConversations(ctx context.Context, in *catalogs.ListConversationsInput) (*catalogs.ListConversationsOutput, error) {
+	return answer(conversationListAnswer)(t.Svc.List(ctx, conversations.ListInput{
 		Detail: optBool(in.Detail), Limit: in.Limit, Cursor: optString(in.Cursor),
-	})
+	}))
 }
 
 // ReadConversation answers read_conversation with one page.
-func (t ConversationTools) ReadConversation(ctx context.Context, in *catalogs.ReadConversationInput) (any, error) {
-	return t.Svc.Read(ctx, conversations.ReadInput{
+func (t ConversationTools) ReadConversation(ctx context.Context, in *catalogs.ReadConversationInput) (*catalogs.ReadConversationOutput, error) {
+	return answer(conversationPageAnswer)(t.Svc.Read(ctx, conversations.ReadInput{
 		ConversationID: in.ConversationID, After: optInt(in.After), Limit: int(in.Limit), Cursor: optString(in.Cursor),
-	})
+	}))
 }
 
 // CreateConversation answers create_conversation with the new
 // conversation's summary.
-func (t ConversationTools) CreateConversation(ctx context.Context, in *catalogs.CreateConversationInput) (any, error) {
-	return t.Svc.Create(ctx, in.Title)
+func (t ConversationTools) CreateConversation(ctx context.Context, in *catalogs.CreateConversationInput) (*catalogs.Conversation, error) {
+	return record(conversationAnswer)(t.Svc.Create(ctx, in.Title))
 }
 
 // JoinConversation answers join_conversation with the conversation's
 // summary.
-func (t ConversationTools) JoinConversation(ctx context.Context, in *catalogs.JoinConversationInput) (any, error) {
-	return t.Svc.Join(ctx, conversations.JoinInput{
+func (t ConversationTools) JoinConversation(ctx context.Context, in *catalogs.JoinConversationInput) (*catalogs.Conversation, error) {
+	return record(conversationAnswer)(t.Svc.Join(ctx, conversations.JoinInput{
 		ConversationID: in.ConversationID,
 		Provider:       in.Provider,
 		NativeID:       in.NativeID,
 		WorkspaceID:    optString(in.WorkspaceID),
 		Role:           optString(in.Role),
-	})
+	}))
 }
 
 // SendConversationMessage answers send_conversation_message with
 // {message, receipt}. An uncertain delivery is a tool error carrying the
 // 0.3.x delivery_unknown text.
-func (t ConversationTools) SendConversationMessage(ctx context.Context, in *catalogs.SendConversationMessageInput) (any, error) {
+func (t ConversationTools) SendConversationMessage(ctx context.Context, in *catalogs.SendConversationMessageInput) (*catalogs.SendConversationMessageOutput, error) {
 	send := conversations.SendInput{
 		ConversationID: in.ConversationID,
 		Sender:         in.Sender,
@@ -71,11 +65,11 @@ func (t ConversationTools) SendConversationMessage(ctx context.Context, in *cata
 	if in.Model != nil {
 		send.Model = &providers.Model{ProviderID: in.Model.ProviderID, ModelID: in.Model.ModelID, Variant: optString(in.Model.Variant)}
 	}
-	return t.Svc.Send(ctx, send)
+	return record(sendResultAnswer)(t.Svc.Send(ctx, send))
 }
 
 // ReconcileConversation answers reconcile_conversation.
-func (t ConversationTools) ReconcileConversation(ctx context.Context, in *catalogs.ReconcileConversationInput) (any, error) {
+func (t ConversationTools) ReconcileConversation(ctx context.Context, in *catalogs.ReconcileConversationInput) (*catalogs.ReconcileConversationOutput, error) {
 	rec := conversations.ReconcileInput{ConversationID: optString(in.ConversationID)}
 	for _, o := range in.ObservedReceipts {
 		obs := conversations.ObservedReceipt{IdempotencyKey: o.IdempotencyKey}
@@ -97,5 +91,5 @@ func (t ConversationTools) ReconcileConversation(ctx context.Context, in *catalo
 	if err != nil {
 		return nil, err
 	}
-	return ReconcileResults{Results: results}, nil
+	return &catalogs.ReconcileConversationOutput{Results: mapList(results, reconcileResultAnswer)}, nil
 }

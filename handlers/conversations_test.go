@@ -47,7 +47,7 @@ func TestConversationTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := created.(conversations.Conversation).ID
+	id := created.ID
 	for _, raw := range []string{
 		`{"conversationId":"` + id + `","provider":"codex","nativeId":"a"}`,
 		`{"conversationId":"` + id + `","provider":"opencode","nativeId":"ses_1","role":"reviewer","workspaceId":"/repo"}`,

@@ -9,13 +9,13 @@ import (
 
 // ListEvidence answers list_evidence with {evidence} metadata (the legacy
 // evidence_list unwraps it to the bare array).
-func (t WorkflowTools) ListEvidence(ctx context.Context, in *catalogs.ListEvidenceInput) (any, error) {
-	return t.Svc.ListEvidence(ctx, workflow.ListEvidenceInput{
+func (t WorkflowTools) ListEvidence(ctx context.Context, in *catalogs.ListEvidenceInput) (*catalogs.ListEvidenceOutput, error) {
+	return answer(evidenceListAnswer)(t.Svc.ListEvidence(ctx, workflow.ListEvidenceInput{
 		WorkID: in.WorkID, Limit: in.Limit, Cursor: optString(in.Cursor),
-	})
+	}))
 }
 
 // GetEvidence answers get_evidence with the full record.
-func (t WorkflowTools) GetEvidence(ctx context.Context, in *catalogs.GetEvidenceInput) (any, error) {
-	return t.Svc.GetEvidence(ctx, in.EvidenceID)
+func (t WorkflowTools) GetEvidence(ctx context.Context, in *catalogs.GetEvidenceInput) (*catalogs.Evidence, error) {
+	return record(evidenceAnswer)(t.Svc.GetEvidence(ctx, in.EvidenceID))
 }

@@ -18,108 +18,95 @@ type FreebuffTools struct {
 	Svc *freebuff.Service
 }
 
-// ActiveWorkList is the answer of get_active_work.
-type ActiveWorkList struct {
-	Threads []freebuff.ActiveThread `json:"threads"`
-}
-
-// ThreadWrite is the answer of the Freebuff write tools: what the transport
-// accepted. Status is "queued" for an accepted prompt (its completion shows
-// in get_thread_progress), "completed" only when the outcome was observed
-// (a CLI conversation resumed and ready).
-type ThreadWrite struct {
-	ThreadID  string `json:"threadId"`
-	Operation string `json:"operation"`
-	Accepted  bool   `json:"accepted"`
-	Status    string `json:"status,omitempty"`
-	Detail    any    `json:"detail,omitempty"`
-}
-
 // ListProjects answers list_projects with {projects, nextCursor?}.
-func (t FreebuffTools) ListProjects(ctx context.Context, in *catalogs.ListProjectsInput) (any, error) {
-	return t.Svc.ListProjectsPage(ctx, in.Limit, optString(in.Cursor))
+func (t FreebuffTools) ListProjects(ctx context.Context, in *catalogs.ListProjectsInput) (*catalogs.ListProjectsOutput, error) {
+	return answer(projectPageAnswer)(t.Svc.ListProjectsPage(ctx, in.Limit, optString(in.Cursor)))
 }
 
 // ListThreads answers list_threads with {threads, nextCursor?}.
-func (t FreebuffTools) ListThreads(ctx context.Context, in *catalogs.ListThreadsInput) (any, error) {
-	return t.Svc.ListThreadsPage(ctx, optString(in.ProjectID), in.Limit, optString(in.Cursor))
+func (t FreebuffTools) ListThreads(ctx context.Context, in *catalogs.ListThreadsInput) (*catalogs.ListThreadsOutput, error) {
+	return answer(threadPageAnswer)(t.Svc.ListThreadsPage(ctx, optString(in.ProjectID), in.Limit, optString(in.Cursor)))
 }
 
 // GetThread answers get_thread with the thread's newest messages.
-func (t FreebuffTools) GetThread(ctx context.Context, in *catalogs.GetThreadInput) (any, error) {
-	return t.Svc.ThreadWithNewestMessages(ctx, in.ThreadID)
+func (t FreebuffTools) GetThread(ctx context.Context, in *catalogs.GetThreadInput) (*catalogs.GetThreadOutput, error) {
+	return record(threadDetailAnswer)(t.Svc.ThreadWithNewestMessages(ctx, in.ThreadID))
 }
 
 // GetThreadMessages answers get_thread_messages with {messages,
 // nextCursor?}.
-func (t FreebuffTools) GetThreadMessages(ctx context.Context, in *catalogs.GetThreadMessagesInput) (any, error) {
-	return t.Svc.ThreadMessagesPage(ctx, in.ThreadID, in.Limit, optString(in.Cursor))
+func (t FreebuffTools) GetThreadMessages(ctx context.Context, in *catalogs.GetThreadMessagesInput) (*catalogs.GetThreadMessagesOutput, error) {
+	return answer(messagePageAnswer)(t.Svc.ThreadMessagesPage(ctx, in.ThreadID, in.Limit, optString(in.Cursor)))
 }
 
 // GetActiveWork answers get_active_work.
-func (t FreebuffTools) GetActiveWork(ctx context.Context, in *catalogs.GetActiveWorkInput) (any, error) {
+func (t FreebuffTools) GetActiveWork(ctx context.Context, in *catalogs.GetActiveWorkInput) (*catalogs.GetActiveWorkOutput, error) {
 	ws, err := t.Svc.GetActiveWork(ctx, optString(in.ThreadID))
 	if err != nil {
 		return nil, err
 	}
-	return ActiveWorkList{Threads: freebuffSlice(ws)}, nil
+	return &catalogs.GetActiveWorkOutput{Threads: mapList(ws, activeThreadAnswer)}, nil
 }
 
 // GetThreadProgress answers get_thread_progress (and the legacy watch_thread
 // and get_thread_progress_summary through their defaults).
-func (t FreebuffTools) GetThreadProgress(ctx context.Context, in *catalogs.GetThreadProgressInput) (any, error) {
-	return t.Svc.GetThreadProgress(ctx, freebuff.ProgressQuery{
+func (t FreebuffTools) GetThreadProgress(ctx context.Context, in *catalogs.GetThreadProgressInput) (*catalogs.ProgressSnapshot, error) {
+	return record(progressAnswer)(t.Svc.GetThreadProgress(ctx, freebuff.ProgressQuery{
 		ThreadID:      in.ThreadID,
 		AfterSequence: optInt(in.AfterSequence),
 		Limit:         int(in.Limit),
 		TimeoutMs:     int(in.TimeoutMs),
 		Summary:       in.Summary,
-	})
+	}))
 }
 
 // ListActiveThreads answers list_active_threads with {threads,
 // nextCursor?}.
-func (t FreebuffTools) ListActiveThreads(ctx context.Context, in *catalogs.ListActiveThreadsInput) (any, error) {
-	return t.Svc.ListActiveThreadsPage(ctx, in.Limit, optString(in.Cursor))
+func (t FreebuffTools) ListActiveThreads(ctx context.Context, in *catalogs.ListActiveThreadsInput) (*catalogs.ListActiveThreadsOutput, error) {
+	return answer(activePageAnswer)(t.Svc.ListActiveThreadsPage(ctx, in.Limit, optString(in.Cursor)))
 }
 
 // ListProjectFiles answers list_project_files with {files, nextCursor?}.
-func (t FreebuffTools) ListProjectFiles(ctx context.Context, in *catalogs.ListProjectFilesInput) (any, error) {
-	return t.Svc.ListProjectFilesPage(ctx, in.ProjectID, in.Relative, in.Limit, optString(in.Cursor))
+func (t FreebuffTools) ListProjectFiles(ctx context.Context, in *catalogs.ListProjectFilesInput) (*catalogs.ListProjectFilesOutput, error) {
+	return answer(filePageAnswer)(t.Svc.ListProjectFilesPage(ctx, in.ProjectID, in.Relative, in.Limit, optString(in.Cursor)))
 }
 
 // ReadProjectFile answers read_project_file with {path, content}.
-func (t FreebuffTools) ReadProjectFile(ctx context.Context, in *catalogs.ReadProjectFileInput) (any, error) {
-	return t.Svc.ReadProjectFile(ctx, in.ProjectID, in.Path)
+func (t FreebuffTools) ReadProjectFile(ctx context.Context, in *catalogs.ReadProjectFileInput) (*catalogs.ReadProjectFileOutput, error) {
+	return record(func(f freebuff.FileContent) catalogs.ReadProjectFileOutput {
+		return catalogs.ReadProjectFileOutput{Path: f.Path, Content: f.Content}
+	})(t.Svc.ReadProjectFile(ctx, in.ProjectID, in.Path))
 }
 
 // ListModels answers list_models with {note, models}.
-func (t FreebuffTools) ListModels(ctx context.Context, _ *catalogs.ListModelsInput) (any, error) {
-	return t.Svc.ListModels(ctx)
+func (t FreebuffTools) ListModels(ctx context.Context, _ *catalogs.ListModelsInput) (*catalogs.ListModelsOutput, error) {
+	return record(func(m freebuff.ModelList) catalogs.ListModelsOutput {
+		return catalogs.ListModelsOutput{Note: m.Note, Models: list(m.Models)}
+	})(t.Svc.ListModels(ctx))
 }
 
 // SendThreadMessage answers send_thread_message.
-func (t FreebuffTools) SendThreadMessage(ctx context.Context, in *catalogs.SendThreadMessageInput) (any, error) {
+func (t FreebuffTools) SendThreadMessage(ctx context.Context, in *catalogs.SendThreadMessageInput) (*catalogs.ThreadWrite, error) {
 	return threadWrite(t.Svc.SendThreadMessage(ctx, in.ThreadID, in.Text))
 }
 
 // StopThread answers stop_thread.
-func (t FreebuffTools) StopThread(ctx context.Context, in *catalogs.StopThreadInput) (any, error) {
+func (t FreebuffTools) StopThread(ctx context.Context, in *catalogs.StopThreadInput) (*catalogs.ThreadWrite, error) {
 	return threadWrite(t.Svc.StopThread(ctx, in.ThreadID))
 }
 
 // ResumeThread answers resume_thread.
-func (t FreebuffTools) ResumeThread(ctx context.Context, in *catalogs.ResumeThreadInput) (any, error) {
+func (t FreebuffTools) ResumeThread(ctx context.Context, in *catalogs.ResumeThreadInput) (*catalogs.ThreadWrite, error) {
 	return threadWrite(t.Svc.ResumeThread(ctx, in.ThreadID))
 }
 
 // SetThreadModel answers set_thread_model.
-func (t FreebuffTools) SetThreadModel(ctx context.Context, in *catalogs.SetThreadModelInput) (any, error) {
+func (t FreebuffTools) SetThreadModel(ctx context.Context, in *catalogs.SetThreadModelInput) (*catalogs.ThreadWrite, error) {
 	return threadWrite(t.Svc.SetThreadModel(ctx, in.ThreadID, in.Model, optString(in.HarnessID)))
 }
 
 // SetThreadReasoning answers set_thread_reasoning; a null effort clears it.
-func (t FreebuffTools) SetThreadReasoning(ctx context.Context, in *catalogs.SetThreadReasoningInput) (any, error) {
+func (t FreebuffTools) SetThreadReasoning(ctx context.Context, in *catalogs.SetThreadReasoningInput) (*catalogs.ThreadWrite, error) {
 	return threadWrite(t.Svc.SetThreadReasoning(ctx, in.ThreadID, in.Effort))
 }
 
@@ -127,7 +114,7 @@ func (t FreebuffTools) SetThreadReasoning(ctx context.Context, in *catalogs.SetT
 // left is reported with its reason alone (the "not sent" wrapper only
 // matters to the delivery log); refusals and uncertain outcomes keep their
 // full text.
-func threadWrite(r providers.Receipt, err error) (any, error) {
+func threadWrite(r providers.Receipt, err error) (*catalogs.ThreadWrite, error) {
 	if err != nil {
 		var ns *providers.NotSentError
 		if errors.As(err, &ns) {
@@ -135,13 +122,42 @@ func threadWrite(r providers.Receipt, err error) (any, error) {
 		}
 		return nil, err
 	}
-	return ThreadWrite{ThreadID: r.NativeID, Operation: r.Operation, Accepted: r.Accepted, Status: string(r.Status), Detail: r.Detail}, nil
+	return &catalogs.ThreadWrite{ThreadID: r.NativeID, Operation: r.Operation, Accepted: r.Accepted, Status: opt(string(r.Status)), Detail: r.Detail}, nil
 }
 
-// freebuffSlice turns a nil slice into an empty one so lists encode as [].
-func freebuffSlice[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+// The Freebuff pages: each keeps the service page's cut.
+
+func projectPageAnswer(p freebuff.Page[freebuff.Project]) *catalogs.ListProjectsOutput {
+	return &catalogs.ListProjectsOutput{Projects: mapList(p.Items, projectAnswer), NextCursor: opt(p.NextCursor),
+		Cut: func(n int) *catalogs.ListProjectsOutput {
+			return projectPageAnswer(p.CutPage(n).(freebuff.Page[freebuff.Project]))
+		}}
+}
+
+func threadPageAnswer(p freebuff.Page[freebuff.ThreadSummary]) *catalogs.ListThreadsOutput {
+	return &catalogs.ListThreadsOutput{Threads: mapList(p.Items, threadSummaryAnswer), NextCursor: opt(p.NextCursor),
+		Cut: func(n int) *catalogs.ListThreadsOutput {
+			return threadPageAnswer(p.CutPage(n).(freebuff.Page[freebuff.ThreadSummary]))
+		}}
+}
+
+func messagePageAnswer(p freebuff.Page[any]) *catalogs.GetThreadMessagesOutput {
+	return &catalogs.GetThreadMessagesOutput{Messages: list(p.Items), NextCursor: opt(p.NextCursor),
+		Cut: func(n int) *catalogs.GetThreadMessagesOutput {
+			return messagePageAnswer(p.CutPage(n).(freebuff.Page[any]))
+		}}
+}
+
+func activePageAnswer(p freebuff.Page[freebuff.ProgressSnapshot]) *catalogs.ListActiveThreadsOutput {
+	return &catalogs.ListActiveThreadsOutput{Threads: mapList(p.Items, progressAnswer), NextCursor: opt(p.NextCursor),
+		Cut: func(n int) *catalogs.ListActiveThreadsOutput {
+			return activePageAnswer(p.CutPage(n).(freebuff.Page[freebuff.ProgressSnapshot]))
+		}}
+}
+
+func filePageAnswer(p freebuff.Page[string]) *catalogs.ListProjectFilesOutput {
+	return &catalogs.ListProjectFilesOutput{Files: list(p.Items), NextCursor: opt(p.NextCursor),
+		Cut: func(n int) *catalogs.ListProjectFilesOutput {
+			return filePageAnswer(p.CutPage(n).(freebuff.Page[string]))
+		}}
 }

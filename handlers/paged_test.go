@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/agent-interop/runtime/catalogs"
@@ -16,8 +17,9 @@ import (
 
 // TestPagedToolsAnswerCuttablePages calls every paged tool the store
 // alone can answer, through the generated decoder with default arguments:
-// its answer must be a page the server's guard can cut, or the budget
-// would not be enforced for it. (Tools that need a provider program are
+// its answer must be a page the server's guard can cut (the generated
+// answer type with the service page's Cut set), or the budget would not be
+// enforced for it. (Tools that need a provider program are
 // covered by the static assertions next to their page types.)
 func TestPagedToolsAnswerCuttablePages(t *testing.T) {
 	ctx := context.Background()
@@ -65,12 +67,22 @@ func TestPagedToolsAnswerCuttablePages(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", e.Name, err)
 		}
-		if _, ok := out.(paging.Cuttable); !ok {
-			t.Errorf("%s answers %T, which the budget guard cannot cut", e.Name, out)
+		if _, ok := out.(paging.Cuttable); !ok || !cutSet(out) {
+			t.Errorf("%s answers %T without its Cut, which the budget guard cannot cut", e.Name, out)
 		}
 		checked++
 	}
 	if checked < 9 {
 		t.Fatalf("checked only %d paged tools", checked)
 	}
+}
+
+// cutSet reports whether a generated paged answer carries its Cut.
+func cutSet(out any) bool {
+	v := reflect.ValueOf(out)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return false
+	}
+	f := v.Elem().FieldByName("Cut")
+	return f.IsValid() && f.Kind() == reflect.Func && !f.IsNil()
 }

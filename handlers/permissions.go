@@ -12,13 +12,6 @@ import (
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
-// PendingPermission is a held permission request with the claims it would
-// break: active exclusive claims of other sessions on the files it edits.
-type PendingPermission struct {
-	providers.PermissionRequest
-	Conflicts []claims.EditConflict `json:"conflicts,omitempty"`
-}
-
 // ClaimConflictError refuses an allow that would break another session's
 // claim.
 type ClaimConflictError struct {

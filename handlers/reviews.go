@@ -9,7 +9,7 @@ import (
 
 // RecordReview answers record_review with the review (provenance
 // agent_claim; its evidence record is named by evidenceId).
-func (t WorkflowTools) RecordReview(ctx context.Context, in *catalogs.RecordReviewInput) (any, error) {
+func (t WorkflowTools) RecordReview(ctx context.Context, in *catalogs.RecordReviewInput) (*catalogs.Review, error) {
 	var ind workflow.Independence
 	if in.Independence != nil {
 		ind = workflow.Independence{
@@ -27,22 +27,22 @@ func (t WorkflowTools) RecordReview(ctx context.Context, in *catalogs.RecordRevi
 			findings[i].Line = &line
 		}
 	}
-	return t.Svc.RecordReview(ctx, workflow.RecordReviewInput{
+	return record(reviewAnswer)(t.Svc.RecordReview(ctx, workflow.RecordReviewInput{
 		WorkID:             in.WorkID,
 		SubjectEvidenceIDs: in.SubjectEvidenceIds,
 		ReviewerSessionID:  in.ReviewerSessionID,
 		Independence:       ind,
 		Findings:           findings,
 		Verdict:            in.Verdict,
-	})
+	}))
 }
 
 // RequestReview answers request_review with {handoff, packet, evidence,
 // receipt}: the subject's diff is stored as evidence, a handoff to the
 // reviewer is created, and the reviewer is sent the review request through
 // the delivery log (see workflow.Service.RequestReview).
-func (t WorkflowTools) RequestReview(ctx context.Context, in *catalogs.RequestReviewInput) (any, error) {
-	return t.Svc.RequestReview(ctx, workflow.RequestReviewInput{
+func (t WorkflowTools) RequestReview(ctx context.Context, in *catalogs.RequestReviewInput) (*catalogs.RequestReviewOutput, error) {
+	return record(reviewRequestAnswer)(t.Svc.RequestReview(ctx, workflow.RequestReviewInput{
 		WorkID:             in.WorkID,
 		SubjectProvider:    in.SubjectProvider,
 		SubjectNativeID:    in.SubjectNativeID,
@@ -50,5 +50,5 @@ func (t WorkflowTools) RequestReview(ctx context.Context, in *catalogs.RequestRe
 		ReviewerNativeID:   in.ReviewerNativeID,
 		Objective:          in.Objective,
 		AcceptanceCriteria: in.AcceptanceCriteria,
-	})
+	}))
 }

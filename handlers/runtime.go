@@ -10,68 +10,35 @@ import (
 	"github.com/agent-interop/runtime/internal/store"
 )
 
-// RuntimeStatus is the answer of get_runtime_status.
-type RuntimeStatus struct {
-	Name               string          `json:"name"`
-	Version            string          `json:"version"`
-	Profile            string          `json:"toolsetProfile"`
-	ProfileDescription string          `json:"toolsetProfileDescription"`
-	ReadOnly           bool            `json:"readOnly"`
-	Tools              int             `json:"tools"`
-	Store              StoreStatus     `json:"store"`
-	Providers          []ProviderBrief `json:"providers"`
-	Notes              []string        `json:"notes,omitempty"`
-}
-
-// StoreStatus describes the state store and any recovery of a damaged file.
-// A team store (PostgreSQL) also says so, names this machine's host, and
-// whether the database answers now (with the reason when it does not).
-type StoreStatus struct {
-	Path                  string          `json:"path"`
-	Dialect               string          `json:"dialect,omitempty"`
-	Host                  string          `json:"host,omitempty"`
-	Reachable             *bool           `json:"reachable,omitempty"`
-	Error                 string          `json:"error,omitempty"`
-	SchemaVersion         string          `json:"schemaVersion"`
-	StateRecoveryRequired *store.Recovery `json:"stateRecoveryRequired"`
-}
-
 // storeCheckTimeout bounds how long get_runtime_status waits for a team
 // store to answer.
 const storeCheckTimeout = 3 * time.Second
 
-// ProviderBrief is one provider's line in the status: what the runtime
-// last learned, without contacting the provider (list_providers checks).
-type ProviderBrief struct {
-	Provider  string     `json:"provider"`
-	State     string     `json:"state"`
-	Reason    string     `json:"reason,omitempty"`
-	Program   string     `json:"program,omitempty"`
-	CheckedAt *time.Time `json:"checkedAt,omitempty"`
-}
-
-// GetRuntimeStatus answers get_runtime_status.
-func (h *Handlers) GetRuntimeStatus(ctx context.Context, _ *catalogs.GetRuntimeStatusInput) (any, error) {
+// GetRuntimeStatus answers get_runtime_status: the build, the profile, the
+// store (a team store also says whether it answers now, with the reason
+// when it does not) and what the runtime last learned of each provider,
+// without contacting one (list_providers checks).
+func (h *Handlers) GetRuntimeStatus(ctx context.Context, _ *catalogs.GetRuntimeStatusInput) (*catalogs.GetRuntimeStatusOutput, error) {
 	r := h.deps.Runtime
-	st := RuntimeStatus{
-		Name:               "agent-interop-runtime",
-		Version:            r.Version,
-		Profile:            r.Profile,
-		ProfileDescription: r.ProfileDescription,
-		ReadOnly:           r.ReadOnly,
-		Tools:              r.Tools,
-		Store:              StoreStatus{Path: r.StorePath, SchemaVersion: store.SchemaVersion()},
-		Providers:          []ProviderBrief{},
+	st := &catalogs.GetRuntimeStatusOutput{
+		Name:                      "agent-interop-runtime",
+		Version:                   r.Version,
+		ToolsetProfile:            r.Profile,
+		ToolsetProfileDescription: r.ProfileDescription,
+		ReadOnly:                  r.ReadOnly,
+		Tools:                     int64(r.Tools),
+		Store:                     catalogs.StoreStatus{Path: r.StorePath, SchemaVersion: store.SchemaVersion()},
+		Providers:                 []catalogs.ProviderBrief{},
 	}
+	var notes []string
 	for _, id := range providers.Order() {
-		b := ProviderBrief{Provider: string(id), State: string(providers.Unknown), Reason: "not checked yet; list_providers checks it"}
+		b := catalogs.ProviderBrief{Provider: string(id), State: string(providers.Unknown), Reason: opt("not checked yet; list_providers checks it")}
 		if h.deps.Registry != nil {
 			if k, ok := h.deps.Registry.LastKnown(id); ok {
 				c := k.Capabilities
-				b.State, b.Reason, b.Program = string(c.Sessions.State), c.Sessions.Reason, c.Program
+				b.State, b.Reason, b.Program = string(c.Sessions.State), opt(c.Sessions.Reason), opt(c.Program)
 				if !k.CheckedAt.IsZero() {
-					t := k.CheckedAt.UTC()
-					b.CheckedAt = &t
+					b.CheckedAt = opt(timeText(k.CheckedAt.UTC()))
 				}
 			}
 		}
@@ -83,10 +50,10 @@ func (h *Handlers) GetRuntimeStatus(ctx context.Context, _ *catalogs.GetRuntimeS
 		err := s.Check(cctx)
 		cancel()
 		ok := err == nil
-		st.Store.Dialect, st.Store.Host, st.Store.Reachable = "postgres", r.Host, &ok
+		st.Store.Dialect, st.Store.Host, st.Store.Reachable = opt("postgres"), opt(r.Host), &ok
 		if err != nil {
-			st.Store.Error = err.Error()
-			st.Notes = append(st.Notes, "The team store does not answer; every store tool fails until it does: "+err.Error())
+			st.Store.Error = opt(err.Error())
+			notes = append(notes, "The team store does not answer; every store tool fails until it does: "+err.Error())
 		}
 	}
 	if h.deps.Store != nil {
@@ -94,10 +61,11 @@ func (h *Handlers) GetRuntimeStatus(ctx context.Context, _ *catalogs.GetRuntimeS
 		if err != nil {
 			return nil, err
 		}
-		st.Store.StateRecoveryRequired = rec
+		st.Store.StateRecoveryRequired = ptrTo(rec, recoveryAnswer)
 		if rec != nil {
-			st.Notes = append(st.Notes, fmt.Sprintf("The store file was damaged and moved aside to %s (%s); the runtime started a new store.", rec.PreservedFile, rec.Reason))
+			notes = append(notes, fmt.Sprintf("The store file was damaged and moved aside to %s (%s); the runtime started a new store.", rec.PreservedFile, rec.Reason))
 		}
 	}
+	st.Notes = nonEmpty(notes)
 	return st, nil
 }

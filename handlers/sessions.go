@@ -33,81 +33,62 @@ type SessionTools struct {
 // stream to open before it dispatches anyway.
 const watchBeforeSend = 3 * time.Second
 
-// ProviderList is the answer of list_providers.
-type ProviderList struct {
-	Providers []providers.Capabilities `json:"providers"`
-}
-
-// DiffAnswer is the answer of get_session_diff.
-type DiffAnswer struct {
-	Provider string `json:"provider"`
-	NativeID string `json:"nativeId"`
-	Diff     any    `json:"diff"`
-}
-
-// PermissionRequests is the answer of list_permission_requests: one page
-// of held requests, each with the claims it would break.
-type PermissionRequests struct {
-	Pending        []PendingPermission      `json:"pending"`
-	ProviderErrors []registry.ProviderError `json:"providerErrors"`
-	NextCursor     string                   `json:"nextCursor,omitempty"`
-
-	page registry.PermissionPage
-}
-
-// PageLen implements paging.Cuttable.
-func (p PermissionRequests) PageLen() int { return len(p.Pending) }
-
-// CutPage implements paging.Cuttable.
-func (p PermissionRequests) CutPage(n int) any {
-	p.NextCursor = p.page.CutPage(n).(registry.PermissionPage).NextCursor
-	p.Pending = p.Pending[:n]
-	return p
-}
-
-var _ paging.Cuttable = PermissionRequests{}
-
-// DeliveryAnswer is the answer of the delivery-logged writes: the receipt
+// deliveryAnswer is the answer of the delivery-logged writes: the receipt
 // (0.3.x OperationReceipt, with the native turn it started) plus the stored
 // operation's identity and what the runtime knows of the session now.
-type DeliveryAnswer struct {
-	providers.Receipt
-	OperationID    string             `json:"operationId"`
-	IdempotencyKey string             `json:"idempotencyKey"`
-	Liveness       providers.Liveness `json:"liveness"`
+func (t SessionTools) deliveryAnswer(r delivery.Result) *catalogs.Delivery {
+	rc := r.Receipt
+	if rc.NativeTurnID == "" {
+		rc.NativeTurnID = r.Operation.NativeTurnID
+	}
+	return &catalogs.Delivery{
+		Provider:       string(rc.Provider),
+		NativeID:       rc.NativeID,
+		Operation:      rc.Operation,
+		Accepted:       rc.Accepted,
+		Status:         opt(string(rc.Status)),
+		ProviderState:  opt(rc.ProviderState),
+		Detail:         rc.Detail,
+		NativeTurnID:   opt(rc.NativeTurnID),
+		OperationID:    r.Operation.ID,
+		IdempotencyKey: r.Operation.IdempotencyKey,
+		Liveness:       livenessAnswer(t.Registry.Liveness(rc.Provider, rc.NativeID)),
+	}
 }
 
-func (t SessionTools) deliveryAnswer(r delivery.Result) DeliveryAnswer {
-	if r.Receipt.NativeTurnID == "" {
-		r.Receipt.NativeTurnID = r.Operation.NativeTurnID
-	}
-	return DeliveryAnswer{Receipt: r.Receipt, OperationID: r.Operation.ID, IdempotencyKey: r.Operation.IdempotencyKey,
-		Liveness: t.Registry.Liveness(r.Receipt.Provider, r.Receipt.NativeID)}
+// ProvidersAnswer is list_providers' answer for the capability records
+// (doctor --json writes the same shape).
+func ProvidersAnswer(list []providers.Capabilities) *catalogs.ListProvidersOutput {
+	return &catalogs.ListProvidersOutput{Providers: mapList(list, capabilitiesAnswer)}
 }
 
 // ListProviders answers list_providers.
-func (t SessionTools) ListProviders(ctx context.Context, _ *catalogs.ListProvidersInput) (any, error) {
-	return ProviderList{Providers: t.Registry.ListProviders(ctx)}, nil
+func (t SessionTools) ListProviders(ctx context.Context, _ *catalogs.ListProvidersInput) (*catalogs.ListProvidersOutput, error) {
+	return ProvidersAnswer(t.Registry.ListProviders(ctx)), nil
 }
 
 // ListAgentSessions answers list_agent_sessions: a page of the providers'
 // sessions, each provider's failure reported on its own.
-func (t SessionTools) ListAgentSessions(ctx context.Context, in *catalogs.ListAgentSessionsInput) (any, error) {
-	return t.Registry.ListSessionPage(ctx, registry.SessionQuery{Provider: optString(in.Provider), Limit: in.Limit, Cursor: optString(in.Cursor)})
+func (t SessionTools) ListAgentSessions(ctx context.Context, in *catalogs.ListAgentSessionsInput) (*catalogs.ListAgentSessionsOutput, error) {
+	p, err := t.Registry.ListSessionPage(ctx, registry.SessionQuery{Provider: optString(in.Provider), Limit: in.Limit, Cursor: optString(in.Cursor)})
+	if err != nil {
+		return nil, err
+	}
+	return sessionPageAnswer(p), nil
 }
 
 // GetSessionDiff answers get_session_diff.
-func (t SessionTools) GetSessionDiff(ctx context.Context, in *catalogs.GetSessionDiffInput) (any, error) {
+func (t SessionTools) GetSessionDiff(ctx context.Context, in *catalogs.GetSessionDiffInput) (*catalogs.GetSessionDiffOutput, error) {
 	d, err := t.Registry.Diff(ctx, in.Provider, in.NativeID, providers.DiffOptions{MessageID: optString(in.MessageID)})
 	if err != nil {
 		return nil, err
 	}
-	return DiffAnswer{Provider: in.Provider, NativeID: in.NativeID, Diff: d}, nil
+	return &catalogs.GetSessionDiffOutput{Provider: in.Provider, NativeID: in.NativeID, Diff: d}, nil
 }
 
 // ReadSessionEvents answers read_session_events: a page after the cursor,
 // waiting up to timeoutMs, with MCP progress while it waits.
-func (t SessionTools) ReadSessionEvents(ctx context.Context, in *catalogs.ReadSessionEventsInput) (any, error) {
+func (t SessionTools) ReadSessionEvents(ctx context.Context, in *catalogs.ReadSessionEventsInput) (*catalogs.ReadSessionEventsOutput, error) {
 	id, err := providers.ParseID(in.Provider)
 	if err != nil {
 		return nil, err
@@ -137,11 +118,15 @@ func (t SessionTools) ReadSessionEvents(ctx context.Context, in *catalogs.ReadSe
 			report(float64(waited.Milliseconds()), float64(total.Milliseconds()), "waiting for session events")
 		}
 	}
-	return t.Events.Read(ctx, req)
+	p, err := t.Events.Read(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return eventPageAnswer(p), nil
 }
 
 // SendSessionMessage answers send_session_message.
-func (t SessionTools) SendSessionMessage(ctx context.Context, in *catalogs.SendSessionMessageInput) (any, error) {
+func (t SessionTools) SendSessionMessage(ctx context.Context, in *catalogs.SendSessionMessageInput) (*catalogs.Delivery, error) {
 	opts := providers.SendOptions{Mode: in.Mode, Agent: optString(in.Agent), Reasoning: optString(in.Reasoning)}
 	if in.Model != nil {
 		opts.Model = &providers.Model{ProviderID: in.Model.ProviderID, ModelID: in.Model.ModelID, Variant: optString(in.Model.Variant)}
@@ -162,7 +147,7 @@ func (t SessionTools) SendSessionMessage(ctx context.Context, in *catalogs.SendS
 }
 
 // CancelSession answers cancel_session.
-func (t SessionTools) CancelSession(ctx context.Context, in *catalogs.CancelSessionInput) (any, error) {
+func (t SessionTools) CancelSession(ctx context.Context, in *catalogs.CancelSessionInput) (*catalogs.Delivery, error) {
 	r, err := t.Delivery.Cancel(ctx, delivery.CancelRequest{Provider: in.Provider, NativeID: in.NativeID, IdempotencyKey: optString(in.IdempotencyKey)})
 	if err != nil {
 		return nil, err
@@ -171,39 +156,61 @@ func (t SessionTools) CancelSession(ctx context.Context, in *catalogs.CancelSess
 }
 
 // CreateSession answers create_session.
-func (t SessionTools) CreateSession(ctx context.Context, in *catalogs.CreateSessionInput) (any, error) {
-	return t.Registry.CreateSession(ctx, in.Provider, providers.CreateOptions{CWD: optString(in.CWD), Title: optString(in.Title)})
+func (t SessionTools) CreateSession(ctx context.Context, in *catalogs.CreateSessionInput) (*catalogs.Session, error) {
+	s, err := t.Registry.CreateSession(ctx, in.Provider, providers.CreateOptions{CWD: optString(in.CWD), Title: optString(in.Title)})
+	if err != nil {
+		return nil, err
+	}
+	a := sessionAnswer(s)
+	return &a, nil
 }
 
 // ResumeSession answers resume_session.
-func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSessionInput) (any, error) {
-	return t.Registry.ResumeSession(ctx, in.Provider, in.NativeID)
+func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSessionInput) (*catalogs.Session, error) {
+	s, err := t.Registry.ResumeSession(ctx, in.Provider, in.NativeID)
+	if err != nil {
+		return nil, err
+	}
+	a := sessionAnswer(s)
+	return &a, nil
 }
 
 // ListPermissionRequests answers list_permission_requests: a page of the
 // held requests of every provider, oldest first (never auto-approved), each
 // with the claims it would break (looked up for the page only).
-func (t SessionTools) ListPermissionRequests(ctx context.Context, in *catalogs.ListPermissionRequestsInput) (any, error) {
+func (t SessionTools) ListPermissionRequests(ctx context.Context, in *catalogs.ListPermissionRequestsInput) (*catalogs.ListPermissionRequestsOutput, error) {
 	page, err := t.Registry.PendingPermissionPage(ctx, registry.PermissionQuery{Limit: in.Limit, Cursor: optString(in.Cursor)})
 	if err != nil {
 		return nil, err
 	}
-	out := PermissionRequests{Pending: make([]PendingPermission, 0, len(page.Pending)), ProviderErrors: page.ProviderErrors,
-		NextCursor: page.NextCursor, page: page}
+	pending := make([]catalogs.PendingPermission, 0, len(page.Pending))
 	for _, req := range page.Pending {
 		conflicts, err := t.editConflicts(ctx, req)
 		if err != nil {
 			return nil, err
 		}
-		out.Pending = append(out.Pending, PendingPermission{PermissionRequest: req, Conflicts: conflicts})
+		pending = append(pending, pendingPermissionAnswer(req, conflicts))
 	}
-	return out, nil
+	return permissionPageAnswer(page, pending), nil
+}
+
+// permissionPageAnswer is a page of pending requests; a cut keeps the
+// first n with the conflicts already looked up.
+func permissionPageAnswer(page registry.PermissionPage, pending []catalogs.PendingPermission) *catalogs.ListPermissionRequestsOutput {
+	return &catalogs.ListPermissionRequestsOutput{
+		Pending:        pending,
+		ProviderErrors: mapList(page.ProviderErrors, providerErrorAnswer),
+		NextCursor:     opt(page.NextCursor),
+		Cut: func(n int) *catalogs.ListPermissionRequestsOutput {
+			return permissionPageAnswer(page.CutPage(n).(registry.PermissionPage), pending[:n])
+		},
+	}
 }
 
 // RespondToPermission answers respond_to_permission. An allow of a request
 // that would edit a path another session holds an exclusive claim on is
 // refused unless override is set; an override is recorded as evidence.
-func (t SessionTools) RespondToPermission(ctx context.Context, in *catalogs.RespondToPermissionInput) (any, error) {
+func (t SessionTools) RespondToPermission(ctx context.Context, in *catalogs.RespondToPermissionInput) (*catalogs.Delivery, error) {
 	if err := t.checkClaims(ctx, in); err != nil {
 		return nil, err
 	}
@@ -218,7 +225,7 @@ func (t SessionTools) RespondToPermission(ctx context.Context, in *catalogs.Resp
 
 // SetSessionModel answers set_session_model. A string names the model as
 // "providerID/modelID" or just "modelID".
-func (t SessionTools) SetSessionModel(ctx context.Context, in *catalogs.SetSessionModelInput) (any, error) {
+func (t SessionTools) SetSessionModel(ctx context.Context, in *catalogs.SetSessionModelInput) (*catalogs.Receipt, error) {
 	var m providers.Model
 	switch {
 	case in.Model.Text != nil:
@@ -231,10 +238,18 @@ func (t SessionTools) SetSessionModel(ctx context.Context, in *catalogs.SetSessi
 		o := in.Model.Object
 		m = providers.Model{ProviderID: o.ProviderID, ModelID: o.ModelID, Variant: optString(o.Variant)}
 	}
-	return t.Registry.SetModel(ctx, in.Provider, in.NativeID, m)
+	return receiptResult(t.Registry.SetModel(ctx, in.Provider, in.NativeID, m))
 }
 
 // SetSessionReasoning answers set_session_reasoning.
-func (t SessionTools) SetSessionReasoning(ctx context.Context, in *catalogs.SetSessionReasoningInput) (any, error) {
-	return t.Registry.SetReasoning(ctx, in.Provider, in.NativeID, in.Effort)
+func (t SessionTools) SetSessionReasoning(ctx context.Context, in *catalogs.SetSessionReasoningInput) (*catalogs.Receipt, error) {
+	return receiptResult(t.Registry.SetReasoning(ctx, in.Provider, in.NativeID, in.Effort))
+}
+
+func receiptResult(r providers.Receipt, err error) (*catalogs.Receipt, error) {
+	if err != nil {
+		return nil, err
+	}
+	a := receiptAnswer(r)
+	return &a, nil
 }

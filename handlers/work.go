@@ -18,57 +18,57 @@ type WorkflowTools struct {
 
 // GetWorkGraph answers get_work_graph with one work's neighbourhood or a
 // page of works (the legacy get_work_graph answers the first page).
-func (t WorkflowTools) GetWorkGraph(ctx context.Context, in *catalogs.GetWorkGraphInput) (any, error) {
-	return t.Svc.WorkGraph(ctx, workflow.GraphInput{
+func (t WorkflowTools) GetWorkGraph(ctx context.Context, in *catalogs.GetWorkGraphInput) (*catalogs.GetWorkGraphOutput, error) {
+	return answer(graphAnswer)(t.Svc.WorkGraph(ctx, workflow.GraphInput{
 		WorkID:     optString(in.WorkID),
 		Depth:      &in.Depth,
 		WorkFilter: workflow.WorkFilter{Session: optString(in.Session)},
 		Limit:      in.Limit,
 		Cursor:     optString(in.Cursor),
-	})
+	}))
 }
 
 // ListWorkItems answers list_work_items with {works, nextCursor?} (the
 // legacy work_list unwraps the first page to the bare array).
-func (t WorkflowTools) ListWorkItems(ctx context.Context, in *catalogs.ListWorkItemsInput) (any, error) {
+func (t WorkflowTools) ListWorkItems(ctx context.Context, in *catalogs.ListWorkItemsInput) (*catalogs.ListWorkItemsOutput, error) {
 	since, err := paging.Since("list_work_items", "updatedSince", in.UpdatedSince)
 	if err != nil {
 		return nil, err
 	}
-	return t.Svc.ListWorks(ctx, workflow.ListWorksInput{
+	return answer(workListAnswer)(t.Svc.ListWorks(ctx, workflow.ListWorksInput{
 		WorkFilter: workflow.WorkFilter{Status: optString(in.Status), Session: optString(in.Session), UpdatedSince: since},
 		Limit:      in.Limit,
 		Cursor:     optString(in.Cursor),
-	})
+	}))
 }
 
 // GetWorkItem answers get_work_item with {work, evidence, handoffs,
 // reviews, nextCursor?}: evidence as metadata, except under the legacy
 // work_get, which keeps the 0.3.x full records (within the same page caps).
-func (t WorkflowTools) GetWorkItem(ctx context.Context, in *catalogs.GetWorkItemInput) (any, error) {
-	return t.Svc.GetWork(ctx, workflow.GetWorkInput{
+func (t WorkflowTools) GetWorkItem(ctx context.Context, in *catalogs.GetWorkItemInput) (*catalogs.GetWorkItemOutput, error) {
+	return answer(workDetailAnswer)(t.Svc.GetWork(ctx, workflow.GetWorkInput{
 		WorkID:       in.WorkID,
 		Limit:        in.Limit,
 		Cursor:       optString(in.Cursor),
 		FullEvidence: callinfo.Legacy(ctx),
-	})
+	}))
 }
 
 // CreateWorkItem answers create_work_item with the new work record.
-func (t WorkflowTools) CreateWorkItem(ctx context.Context, in *catalogs.CreateWorkItemInput) (any, error) {
-	return t.Svc.CreateWork(ctx, workflow.CreateWorkInput{
+func (t WorkflowTools) CreateWorkItem(ctx context.Context, in *catalogs.CreateWorkItemInput) (*catalogs.Work, error) {
+	return record(workAnswer)(t.Svc.CreateWork(ctx, workflow.CreateWorkInput{
 		Objective:           in.Objective,
 		AcceptanceCriteria:  in.AcceptanceCriteria,
 		SourceSession:       in.SourceSession,
 		Risks:               in.Risks,
 		UnresolvedQuestions: in.UnresolvedQuestions,
 		DependsOn:           in.DependsOn,
-	})
+	}))
 }
 
 // VerifyWorkItem answers verify_work_item with {commands, git, ...} (the
 // legacy work_verify wraps it in a one-element array).
-func (t WorkflowTools) VerifyWorkItem(ctx context.Context, in *catalogs.VerifyWorkItemInput) (any, error) {
+func (t WorkflowTools) VerifyWorkItem(ctx context.Context, in *catalogs.VerifyWorkItemInput) (*catalogs.VerifyWorkItemOutput, error) {
 	cmds := make([]workflow.VerifyCommand, len(in.Commands))
 	for i, c := range in.Commands {
 		switch {
@@ -78,5 +78,5 @@ func (t WorkflowTools) VerifyWorkItem(ctx context.Context, in *catalogs.VerifyWo
 			cmds[i] = workflow.VerifyCommand{Executable: c.Object.Executable, Args: c.Object.Args, Cwd: c.Object.CWD, Label: c.Object.Label}
 		}
 	}
-	return t.Svc.VerifyWork(ctx, workflow.VerifyInput{WorkID: in.WorkID, Cwd: in.CWD, Commands: cmds})
+	return record(verificationAnswer)(t.Svc.VerifyWork(ctx, workflow.VerifyInput{WorkID: in.WorkID, Cwd: in.CWD, Commands: cmds}))
 }

@@ -31,17 +31,16 @@ func TestWorkflowTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	work := out.(workflow.Work)
+	work := out
 
 	hi := decode(catalogs.DecodeCreateHandoff(json.RawMessage(`{"workId":"` + work.ID + `","sourceSession":"codex:a","destinationSession":"claude-code:b",
 		"objective":"finish","acceptanceCriteria":["green"],"evidenceIds":[],"changedFiles":["a.go"],"risks":[],"unresolvedQuestions":[],
 		"authorityBoundaries":["no API changes"],"latestValidation":{"outcome":"passed","command":"go test ./..."}}`))).(*catalogs.CreateHandoffInput)
-	out, err = tools.CreateHandoff(ctx, hi)
+	h, err := tools.CreateHandoff(ctx, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := out.(workflow.Handoff)
-	if h.LatestValidation == nil || h.LatestValidation.Command != "go test ./..." || h.Status != "created" {
+	if h.LatestValidation == nil || *h.LatestValidation.Command != "go test ./..." || h.Status != "created" {
 		t.Fatalf("handoff = %+v", h)
 	}
 	if _, err := tools.UpdateHandoffStatus(ctx, &catalogs.UpdateHandoffStatusInput{HandoffID: h.ID, Status: "applied"}); err == nil ||
@@ -56,11 +55,11 @@ func TestWorkflowTools(t *testing.T) {
 	ri := decode(catalogs.DecodeRecordReview(json.RawMessage(`{"workId":"` + work.ID + `","subjectEvidenceIds":[],"reviewerSessionId":"cursor:r",
 		"independence":{"differentSession":true,"differentProvider":true,"freshContext":false,"writeAccess":false},
 		"findings":[{"id":"f1","severity":"minor","title":"naming","detail":"rename x","line":3}],"verdict":"approve"}`))).(*catalogs.RecordReviewInput)
-	out, err = tools.RecordReview(ctx, ri)
+	r, err := tools.RecordReview(ctx, ri)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := out.(workflow.Review); r.Provenance != "agent_claim" || *r.Findings[0].Line != 3 {
+	if r.Provenance != "agent_claim" || *r.Findings[0].Line != 3 {
 		t.Fatalf("review = %+v", r)
 	}
 	list, err := tools.ListEvidence(ctx, &catalogs.ListEvidenceInput{WorkID: &work.ID})
@@ -81,11 +80,11 @@ func TestWorkflowTools(t *testing.T) {
 		t.Fatalf("verification without opt-in: %v", err)
 	}
 	env[workflow.EnvAllowVerification] = "1"
-	out, err = tools.VerifyWorkItem(ctx, vi)
+	res, err := tools.VerifyWorkItem(ctx, vi)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := out.(workflow.VerificationResult); len(res.Commands) != 2 || *res.Commands[1].ExitCode != 0 {
+	if len(res.Commands) != 2 || *res.Commands[1].ExitCode != 0 {
 		t.Fatalf("verification = %+v", res)
 	}
 	if _, err := tools.RequestReview(ctx, &catalogs.RequestReviewInput{SubjectProvider: "codex"}); err == nil ||

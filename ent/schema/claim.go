@@ -27,10 +27,10 @@ func (Claim) Annotations() []schema.Annotation {
 // in the table; readers treat it as expired (lazy expiry).
 func (Claim) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(200).Immutable().Comment("claim_<uuid>"),
+		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("claim_<uuid>"),
 		field.String("work_id").NotEmpty().Immutable(),
-		field.String("session_id").NotEmpty().MaxLen(400).Immutable(),
-		field.String("resource").NotEmpty().MaxLen(2000).Immutable().
+		field.String("session_id").NotEmpty().MaxLen(MaxSessionBytes).Immutable(),
+		field.String("resource").NotEmpty().MaxLen(MaxResourceBytes).Immutable().
 			Comment("normalized: trimmed; file and directory paths cleaned to forward slashes"),
 		field.Enum("kind").Values("file", "directory", "interface", "workspace").Default("file").Immutable(),
 		field.Enum("mode").Values("exclusive", "shared_read").Default("exclusive").Immutable(),

@@ -25,8 +25,8 @@ func (Conversation) Annotations() []schema.Annotation {
 // Fields of the Conversation.
 func (Conversation) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(200).Immutable().Comment("conversation_<uuid>"),
-		field.String("title").NotEmpty().MaxLen(1200).Comment("trimmed, at most 300 characters"),
+		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("conversation_<uuid>"),
+		field.String("title").NotEmpty().MaxLen(MaxTitleBytes).Comment("trimmed, at most 300 characters"),
 		field.Time("created_at").Immutable(),
 		field.Time("updated_at"),
 		field.Int64("last_sequence").NonNegative().Default(0),

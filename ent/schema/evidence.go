@@ -30,9 +30,9 @@ func (Evidence) Annotations() []schema.Annotation {
 // Fields of the Evidence.
 func (Evidence) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(200).Immutable().Comment("evidence_<unixms>_<6 base36>"),
+		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("evidence_<unixms>_<6 base36>"),
 		field.String("work_id").Optional().Nillable().Immutable(),
-		field.String("session_id").Optional().Nillable().Immutable().MaxLen(400),
+		field.String("session_id").Optional().Nillable().Immutable().MaxLen(MaxSessionBytes),
 		field.Enum("kind").Immutable().Values(
 			"diff", "file_change", "command", "test", "build", "review",
 			"artifact", "approval", "lint", "typecheck", "session"),

@@ -33,10 +33,10 @@ func (Handoff) Annotations() []schema.Annotation {
 // ones its packet omitted.
 func (Handoff) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(200).Immutable().Comment("handoff_<uuid>"),
+		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("handoff_<uuid>"),
 		field.String("work_id").Immutable(),
-		field.String("source_session").NotEmpty().Immutable().MaxLen(400),
-		field.String("destination_session").Optional().Nillable().Immutable().MaxLen(400),
+		field.String("source_session").NotEmpty().Immutable().MaxLen(MaxSessionBytes),
+		field.String("destination_session").Optional().Nillable().Immutable().MaxLen(MaxSessionBytes),
 		field.Text("objective").Immutable(),
 		field.Strings("acceptance_criteria").Immutable(),
 		field.Strings("evidence_ids").Immutable(),
@@ -50,7 +50,7 @@ func (Handoff) Fields() []ent.Field {
 		field.Strings("assumptions").Optional().Immutable(),
 		field.Strings("rollback_notes").Optional().Immutable(),
 		field.Text("next_action").Optional().Nillable().Immutable(),
-		field.String("repository_revision").Optional().Nillable().Immutable().MaxLen(400),
+		field.String("repository_revision").Optional().Nillable().Immutable().MaxLen(MaxRevisionBytes),
 		field.Enum("status").Values(
 			"created", "accepted", "applied", "verified", "completed", "blocked", "superseded").Default("created"),
 		field.Int("context_tokens").NonNegative().Immutable(),

@@ -32,15 +32,15 @@ func (Message) Annotations() []schema.Annotation {
 // Fields of the Message.
 func (Message) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(200).Immutable().Comment("message_<uuid>"),
+		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("message_<uuid>"),
 		field.String("conversation_id").NotEmpty().Immutable(),
 		field.Int64("sequence").Positive().Immutable(),
-		field.String("sender").NotEmpty().MaxLen(600).Immutable(),
-		field.String("recipient").NotEmpty().MaxLen(600).Immutable(),
+		field.String("sender").NotEmpty().MaxLen(MaxSessionBytes).Immutable(),
+		field.String("recipient").NotEmpty().MaxLen(MaxSessionBytes).Immutable(),
 		field.Text("text").Comment("cleared when the message is trimmed"),
-		field.String("reply_to").Optional().Nillable().MaxLen(200).Immutable(),
+		field.String("reply_to").Optional().Nillable().MaxLen(MaxReplyToBytes).Immutable(),
 		field.Time("created_at").Immutable(),
-		field.String("idempotency_key").NotEmpty().MaxLen(200).Unique().Immutable(),
+		field.String("idempotency_key").NotEmpty().MaxLen(MaxKeyBytes).Unique().Immutable(),
 		// OperationID is the delivery operation that carries the message.
 		field.String("operation_id").NotEmpty().Immutable(),
 		field.Time("trimmed_at").Optional().Nillable(),

@@ -27,10 +27,10 @@ func (Participant) Annotations() []schema.Annotation {
 func (Participant) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("conversation_id").NotEmpty().Immutable(),
-		field.String("participant_id").NotEmpty().MaxLen(600).Immutable(),
+		field.String("participant_id").NotEmpty().MaxLen(MaxSessionBytes).Immutable(),
 		field.String("provider").NotEmpty().MaxLen(100).Immutable(),
-		field.String("native_id").NotEmpty().MaxLen(400).Immutable(),
-		field.String("workspace_id").Optional().Nillable().MaxLen(2000).Immutable(),
+		field.String("native_id").NotEmpty().MaxLen(MaxNativeIDBytes).Immutable(),
+		field.String("workspace_id").Optional().Nillable().MaxLen(MaxWorkspaceBytes).Immutable(),
 		field.Enum("role").Values("sender", "reviewer", "editor").Optional().Nillable().Immutable(),
 		field.Time("joined_at").Immutable(),
 	}

@@ -41,10 +41,10 @@ func (Review) Annotations() []schema.Annotation {
 // Fields of the Review.
 func (Review) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(200).Immutable().Comment("review_<uuid>"),
+		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("review_<uuid>"),
 		field.String("work_id").Immutable(),
 		field.Strings("subject_evidence_ids").Immutable(),
-		field.String("reviewer_session_id").NotEmpty().Immutable().MaxLen(400),
+		field.String("reviewer_session_id").NotEmpty().Immutable().MaxLen(MaxSessionBytes),
 		field.JSON("independence", ReviewIndependence{}).Immutable(),
 		field.JSON("findings", []ReviewFinding{}).Immutable(),
 		field.Enum("verdict").Immutable().Values("approve", "changes_requested", "blocked"),

@@ -24,13 +24,13 @@ func (WorkItem) Annotations() []schema.Annotation {
 // layer sets them from its injected clock.
 func (WorkItem) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(200).Immutable().Comment("work_<unixms>_<6 base36>"),
+		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("work_<unixms>_<6 base36>"),
 		field.Text("objective").NotEmpty(),
 		field.Strings("acceptance_criteria"),
 		field.Strings("risks"),
 		field.Strings("unresolved_questions"),
-		field.String("source_session").Optional().Nillable().MaxLen(400),
-		field.String("destination_session").Optional().Nillable().MaxLen(400),
+		field.String("source_session").Optional().Nillable().MaxLen(MaxSessionBytes),
+		field.String("destination_session").Optional().Nillable().MaxLen(MaxSessionBytes),
 		field.Enum("status").Values("open", "in_progress", "blocked", "accepted", "rejected").Default("open"),
 		field.Strings("changed_files"),
 		field.Time("created_at").Immutable(),

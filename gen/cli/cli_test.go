@@ -58,7 +58,7 @@ func TestCheckFailsOnDriftWithDiffAndFix(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("check exit %d, want 1", code)
 	}
-	for _, want := range []string{"differs from what the spec generates", "-\t\tDescription: \"Send a note to a session.\"", "run: go run ./cmd/interopgen generate"} {
+	for _, want := range []string{"differs from what the spec generates", "-\t\tDescription:  \"Send a note to a session.\"", "run: go run ./cmd/interopgen generate"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}

@@ -18,6 +18,8 @@ import (
 // Spec is every spec file, loaded and checked against the format schema.
 type Spec struct {
 	Defs     map[string]*Schema
+	Records  map[string]*Schema
+	Bounds   *Bounds
 	Groups   []*ToolsFile // sorted by file name
 	Profiles *ProfilesFile
 	Aliases  *AliasesFile
@@ -90,6 +92,17 @@ func Load(fsys fs.FS) (*Spec, error) {
 	var defs DefsFile
 	if v.load(fsys, "spec/defs.yaml", "DefsFile", &defs, &errs) {
 		s.Defs = defs.Defs
+		s.Bounds = defs.Bounds
+	}
+	// spec/records.yaml is optional: a spec whose answers reference no
+	// record has none.
+	_, statErr := fs.Stat(fsys, "spec/records.yaml")
+	hasRecords := statErr == nil
+	if hasRecords {
+		var rf RecordsFile
+		if v.load(fsys, "spec/records.yaml", "RecordsFile", &rf, &errs) {
+			s.Records = rf.Records
+		}
 	}
 	toolFiles, err := fs.Glob(fsys, "spec/tools/*.yaml")
 	if err != nil {
@@ -113,6 +126,9 @@ func Load(fsys fs.FS) (*Spec, error) {
 		s.Groups = append(s.Groups, &tf)
 	}
 	s.Sources = append(s.Sources, "spec/defs.yaml")
+	if hasRecords {
+		s.Sources = append(s.Sources, "spec/records.yaml")
+	}
 	s.Sources = append(s.Sources, toolFiles...)
 
 	var pf ProfilesFile
@@ -151,7 +167,7 @@ func newValidator(raw []byte) (*validator, error) {
 		return nil, fmt.Errorf("add spec schema: %w", err)
 	}
 	v := &validator{schemas: map[string]*jsonschema.Schema{}}
-	for _, kind := range []string{"DefsFile", "ToolsFile", "ProfilesFile", "AliasesFile"} {
+	for _, kind := range []string{"DefsFile", "RecordsFile", "ToolsFile", "ProfilesFile", "AliasesFile"} {
 		sch, err := c.Compile(url + "#/$defs/" + kind)
 		if err != nil {
 			return nil, fmt.Errorf("compile spec schema %s: %w", kind, err)

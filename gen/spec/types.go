@@ -8,6 +8,37 @@ package spec
 // {$ref: "#/defs/<name>"}.
 type DefsFile struct {
 	Defs map[string]*Schema `json:"defs" yaml:"defs" jsonschema:"required"`
+	// Bounds are the spec-wide input bounds (see Bounds).
+	Bounds *Bounds `json:"bounds" yaml:"bounds" jsonschema:"required"`
+}
+
+// Bounds declares, once for the whole spec, the bound of every string and
+// array argument that states no maxLength or maxItems of its own: the kind
+// the property names with `bound: <kind>`, else the default kind of its
+// type. Lengths count characters (Unicode code points), as JSON Schema
+// does. The generated decoder, the services (through package
+// catalogs/limits) and the ent schemas enforce them; tools/list serves only
+// the bounds stated on a property, and docs/tools.md lists every bound.
+type Bounds struct {
+	// Default names the kind of a string and of an array that names none.
+	Default BoundDefaults `json:"default" yaml:"default" jsonschema:"required"`
+	// Kinds are the named bounds, each a maxLength (strings) or a maxItems
+	// (arrays).
+	Kinds map[string]*BoundKind `json:"kinds" yaml:"kinds" jsonschema:"required"`
+}
+
+// BoundDefaults names the default kinds.
+type BoundDefaults struct {
+	String string `json:"string" yaml:"string" jsonschema:"required"`
+	Array  string `json:"array" yaml:"array" jsonschema:"required"`
+}
+
+// BoundKind is one named bound.
+type BoundKind struct {
+	MaxLength *int64 `json:"maxLength,omitempty" yaml:"maxLength,omitempty" jsonschema:"minimum=1"`
+	MaxItems  *int64 `json:"maxItems,omitempty" yaml:"maxItems,omitempty" jsonschema:"minimum=1"`
+	// Use says what the kind is for (docs only).
+	Use string `json:"use" yaml:"use" jsonschema:"required,minLength=3,maxLength=200"`
 }
 
 // ToolsFile is one spec/tools/<group>.yaml.
@@ -22,9 +53,13 @@ type Tool struct {
 	Access      string      `json:"access" yaml:"access" jsonschema:"required,enum=read,enum=write"`
 	Annotations Annotations `json:"annotations" yaml:"annotations" jsonschema:"required"`
 	Description string      `json:"description" yaml:"description" jsonschema:"required,minLength=10,maxLength=400"`
-	Returns     string      `json:"returns" yaml:"returns" jsonschema:"required,minLength=2"`
-	Answer      *Answer     `json:"answer" yaml:"answer" jsonschema:"required"`
-	Input       *Schema     `json:"input" yaml:"input" jsonschema:"required"`
+	// Output is the answer's shape (structuredContent, and the text for
+	// modern names), in the same schema subset. It is not served in
+	// tools/list; it generates the Go answer type the handler returns, the
+	// answer's documentation, and the schema tests check answers against.
+	Output *Schema `json:"output" yaml:"output" jsonschema:"required"`
+	Answer *Answer `json:"answer" yaml:"answer" jsonschema:"required"`
+	Input  *Schema `json:"input" yaml:"input" jsonschema:"required"`
 
 	Line int    `json:"-" yaml:"-"`
 	File string `json:"-" yaml:"-"`
@@ -58,7 +93,7 @@ type Annotations struct {
 // Schema is the JSON Schema subset the generator compiles (see
 // docs/spec-format.md). Keywords outside this struct are spec errors.
 type Schema struct {
-	Ref         string             `json:"$ref,omitempty" yaml:"$ref,omitempty" jsonschema:"pattern=^#/defs/[A-Za-z][A-Za-z0-9]*$"`
+	Ref         string             `json:"$ref,omitempty" yaml:"$ref,omitempty" jsonschema:"pattern=^#/(defs|records)/[A-Za-z][A-Za-z0-9]*$"`
 	Type        TypeList           `json:"type,omitempty" yaml:"type,omitempty"`
 	Description string             `json:"description,omitempty" yaml:"description,omitempty" jsonschema:"maxLength=300"`
 	Properties  map[string]*Schema `json:"properties,omitempty" yaml:"properties,omitempty"`
@@ -66,15 +101,24 @@ type Schema struct {
 	MinLength   *int64             `json:"minLength,omitempty" yaml:"minLength,omitempty" jsonschema:"minimum=0"`
 	MaxLength   *int64             `json:"maxLength,omitempty" yaml:"maxLength,omitempty" jsonschema:"minimum=1"`
 	Pattern     string             `json:"pattern,omitempty" yaml:"pattern,omitempty"`
-	Enum        []string           `json:"enum,omitempty" yaml:"enum,omitempty" jsonschema:"minItems=1"`
-	Const       *string            `json:"const,omitempty" yaml:"const,omitempty"`
-	Minimum     *float64           `json:"minimum,omitempty" yaml:"minimum,omitempty"`
-	Maximum     *float64           `json:"maximum,omitempty" yaml:"maximum,omitempty"`
-	MinItems    *int64             `json:"minItems,omitempty" yaml:"minItems,omitempty" jsonschema:"minimum=0"`
-	MaxItems    *int64             `json:"maxItems,omitempty" yaml:"maxItems,omitempty" jsonschema:"minimum=1"`
-	Items       *Schema            `json:"items,omitempty" yaml:"items,omitempty"`
-	OneOf       []*Schema          `json:"oneOf,omitempty" yaml:"oneOf,omitempty" jsonschema:"minItems=2,maxItems=2"`
-	Default     any                `json:"default,omitempty" yaml:"default,omitempty"`
+	// Format date-time marks an RFC 3339 timestamp (answers only).
+	Format   string    `json:"format,omitempty" yaml:"format,omitempty" jsonschema:"enum=date-time"`
+	Enum     []string  `json:"enum,omitempty" yaml:"enum,omitempty" jsonschema:"minItems=1"`
+	Const    *string   `json:"const,omitempty" yaml:"const,omitempty"`
+	Minimum  *float64  `json:"minimum,omitempty" yaml:"minimum,omitempty"`
+	Maximum  *float64  `json:"maximum,omitempty" yaml:"maximum,omitempty"`
+	MinItems *int64    `json:"minItems,omitempty" yaml:"minItems,omitempty" jsonschema:"minimum=0"`
+	MaxItems *int64    `json:"maxItems,omitempty" yaml:"maxItems,omitempty" jsonschema:"minimum=1"`
+	Items    *Schema   `json:"items,omitempty" yaml:"items,omitempty"`
+	OneOf    []*Schema `json:"oneOf,omitempty" yaml:"oneOf,omitempty" jsonschema:"minItems=2,maxItems=2"`
+	Default  any       `json:"default,omitempty" yaml:"default,omitempty"`
+	// Bound names the kind (Bounds.Kinds) whose bound a string or array
+	// without its own maxLength/maxItems takes. It is never served.
+	Bound string `json:"bound,omitempty" yaml:"bound,omitempty" jsonschema:"pattern=^[a-z][A-Za-z0-9]*$"`
+
+	// Implied is set on the decoder's copy of a schema (Tool.Exact) when its
+	// maxLength or maxItems came from a kind: the kind's name.
+	Implied string `json:"-" yaml:"-"`
 
 	// PropertyOrder is the order properties appear in the YAML file; the
 	// served schema keeps it.
@@ -84,6 +128,12 @@ type Schema struct {
 
 // TypeList is a JSON Schema "type": one name, or a name plus "null".
 type TypeList []string
+
+// RecordsFile is spec/records.yaml: the records answers are made of,
+// referenced as {$ref: "#/records/<name>"}.
+type RecordsFile struct {
+	Records map[string]*Schema `json:"records" yaml:"records" jsonschema:"required"`
+}
 
 // ProfilesFile is spec/profiles.yaml.
 type ProfilesFile struct {
@@ -149,6 +199,7 @@ type Response struct {
 // Files is the root of spec.schema.json: one definition per file kind.
 type Files struct {
 	Defs     DefsFile     `json:"defs"`
+	Records  RecordsFile  `json:"records"`
 	Tools    ToolsFile    `json:"tools"`
 	Profiles ProfilesFile `json:"profiles"`
 	Aliases  AliasesFile  `json:"aliases"`

@@ -9,8 +9,14 @@ import (
 	"strings"
 )
 
-// schema is a parsed served input schema.
+// schema is a parsed input schema.
 type schema = map[string]any
+
+// nonASCII are strings whose characters take 2, 3 and 4 bytes in UTF-8,
+// combining marks, a zero-width-joined emoji sequence, an astral-plane
+// character, a right-to-left script and a byte-order mark: each is a
+// short valid value for any unpatterned string.
+var nonASCII = []string{"é漢字", "日本語のテキスト", "😀", "👩\u200d👩\u200d👧", "e\u0301", "𝄞𝕏", "مرحبا", "\ufeffbom"}
 
 // validValues returns JSON literals that satisfy s.
 func validValues(s schema) []string {
@@ -183,12 +189,21 @@ func stringsFor(s schema, valid bool) []string {
 	if p, ok := s["pattern"].(string); ok {
 		pat = regexp.MustCompile(p)
 	}
-	candidates := []string{"a", "abc", "hello world", "é漢字", "x_y:z.1", "", "A-Z"}
+	candidates := append([]string{"a", "abc", "hello world", "x_y:z.1", "", "A-Z"}, nonASCII...)
 	if hasMin {
 		candidates = append(candidates, strings.Repeat("b", int(minL)), strings.Repeat("é", max(int(minL)-1, 0)))
 	}
 	if hasMax {
-		candidates = append(candidates, strings.Repeat("c", int(maxL)), strings.Repeat("ü", int(maxL)), strings.Repeat("d", int(maxL)+1), strings.Repeat("ü", int(maxL)+1))
+		n := int(maxL)
+		candidates = append(candidates, strings.Repeat("c", n), strings.Repeat("d", n+1))
+		// At and one over the bound in characters of every UTF-8 width, and
+		// in base letters with combining marks (two code points each, one
+		// on screen): the bound counts code points, never bytes or glyphs.
+		for _, r := range []string{"ü", "漢", "😀", "𝄞"} {
+			candidates = append(candidates, strings.Repeat(r, n), strings.Repeat(r, n+1))
+		}
+		combining := strings.Repeat("e\u0301", n/2) + strings.Repeat("x", n%2)
+		candidates = append(candidates, combining, combining+"\u0301")
 	}
 	var out []string
 	for _, c := range candidates {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,21 +14,35 @@ import (
 	"github.com/agent-interop/runtime/internal/argv"
 )
 
-// referee is santhosh-tekuri/jsonschema compiled from one served schema.
+// referee is santhosh-tekuri/jsonschema compiled from the exact schema the
+// decoder enforces (the served schema plus the spec-wide bounds).
 func referee(t testing.TB, e *catalogs.Entry) *jsonschema.Schema {
 	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(e.InputSchema))
+	return compileSchema(t, e.Name, e.ExactSchema)
+}
+
+// servedReferee is santhosh-tekuri/jsonschema compiled from the schema
+// tools/list serves, which leaves the spec-wide bounds out: it must accept
+// everything the decoder accepts.
+func servedReferee(t testing.TB, e *catalogs.Entry) *jsonschema.Schema {
+	t.Helper()
+	return compileSchema(t, e.Name+".served", e.InputSchema)
+}
+
+func compileSchema(t testing.TB, name, text string) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
 	if err != nil {
-		t.Fatalf("%s: %v", e.Name, err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("mem://"+e.Name+".json", doc); err != nil {
+	if err := c.AddResource("mem://"+name+".json", doc); err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Compile("mem://" + e.Name + ".json")
+	s, err := c.Compile("mem://" + name + ".json")
 	if err != nil {
-		t.Fatalf("%s: schema does not compile: %v", e.Name, err)
+		t.Fatalf("%s: schema does not compile: %v", name, err)
 	}
 	return s
 }
@@ -77,16 +92,18 @@ func hugeNumber(v any) bool {
 }
 
 // TestValidatorsAgreeWithJSONSchema runs every served tool and alias on
-// cases generated from its schema plus hand-written edge cases: each
-// generated decoder must accept exactly what the JSON Schema engine
-// accepts, with at least 5 accepted and 5 rejected cases per tool, and
-// every rejection must name a field and a rule.
+// cases generated from its exact schema (non-ASCII values at and over every
+// bound included) plus hand-written edge cases: each generated decoder must
+// accept exactly what the JSON Schema engine accepts under the exact
+// schema, the served schema must accept every case the decoder accepts,
+// with at least 5 accepted and 5 rejected cases per tool, and every
+// rejection must name a field and a rule.
 func TestValidatorsAgreeWithJSONSchema(t *testing.T) {
 	for _, e := range catalogs.All() {
 		t.Run(e.Name, func(t *testing.T) {
-			ref := referee(t, e)
+			ref, served := referee(t, e), servedReferee(t, e)
 			var s schema
-			if err := json.Unmarshal([]byte(e.InputSchema), &s); err != nil {
+			if err := json.Unmarshal([]byte(e.ExactSchema), &s); err != nil {
 				t.Fatal(err)
 			}
 			cases := append(validValues(s), invalidValues(s)...)
@@ -105,6 +122,10 @@ func TestValidatorsAgreeWithJSONSchema(t *testing.T) {
 					t.Errorf("disagreement on %s: ours accept=%v (%v), jsonschema accept=%v", c, ours, err, theirs)
 				}
 				if ours {
+					v, _ := argv.Parse([]byte(c))
+					if err := served.Validate(v); err != nil {
+						t.Errorf("the decoder accepts %s but the served schema refuses it: %v", clipCase(c), err)
+					}
 					accepted++
 					continue
 				}
@@ -127,6 +148,31 @@ func TestValidatorsAgreeWithJSONSchema(t *testing.T) {
 	}
 }
 
+// fuzzSeeds is one valid case and a spread of at most 12 short invalid
+// ones: TestValidatorsAgreeWithJSONSchema runs every case, and a small
+// corpus leaves the fuzzer its time for new inputs.
+func fuzzSeeds(valid string, invalid []string) []string {
+	var short []string
+	for _, c := range invalid {
+		if len(c) <= 512 {
+			short = append(short, c)
+		}
+	}
+	out := []string{valid}
+	step := max(1, len(short)/12)
+	for i := 0; i < len(short) && len(out) <= 12; i += step {
+		out = append(out, short[i])
+	}
+	return out
+}
+
+func clipCase(c string) string {
+	if len(c) > 200 {
+		return c[:200] + "…"
+	}
+	return c
+}
+
 // handWritten are edge cases applied to every tool.
 var handWritten = []string{
 	`{}`, ` {} `, "{\n}", "\t{}\t", `{ }`,
@@ -142,13 +188,17 @@ var handWritten = []string{
 func FuzzValidators(f *testing.F) {
 	entries := catalogs.All()
 	refs := make([]*jsonschema.Schema, len(entries))
+	served := make([]*jsonschema.Schema, len(entries))
 	for i, e := range entries {
-		refs[i] = referee(f, e)
+		refs[i], served[i] = referee(f, e), servedReferee(f, e)
 		var s schema
-		_ = json.Unmarshal([]byte(e.InputSchema), &s)
-		for _, c := range append(validValues(s)[:1], invalidValues(s)...) {
+		_ = json.Unmarshal([]byte(e.ExactSchema), &s)
+		for _, c := range fuzzSeeds(validValues(s)[0], invalidValues(s)) {
 			f.Add(byte(i), []byte(c))
 		}
+	}
+	for _, c := range nonASCII {
+		f.Add(byte(0), []byte(`{"nativeId":`+strconv.Quote(c)+`}`))
 	}
 	for _, c := range handWritten {
 		f.Add(byte(0), []byte(c))
@@ -161,6 +211,13 @@ func FuzzValidators(f *testing.F) {
 		}
 		if !ours && err == nil {
 			t.Fatalf("%s: rejected without an error", entries[i].Name)
+		}
+		if ours {
+			if v, perr := argv.Parse(raw); perr == nil && !hugeNumber(v) {
+				if err := served[i].Validate(v); err != nil {
+					t.Fatalf("%s: the decoder accepts %q but the served schema refuses it: %v", entries[i].Name, raw, err)
+				}
+			}
 		}
 		if !bytes.Equal(raw, raw) {
 			t.Fatal("unreachable")

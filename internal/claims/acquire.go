@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
@@ -157,8 +158,8 @@ func (s *Service) validate(in AcquireInput) (Claim, time.Duration, error) {
 	switch {
 	case c.Resource == "":
 		return c, 0, invalidf("resource must not be blank")
-	case len(c.Resource) > MaxResourceLen:
-		return c, 0, invalidf("resource must be at most %d characters; received %d", MaxResourceLen, len(c.Resource))
+	case utf8.RuneCountInString(c.Resource) > MaxResourceLen:
+		return c, 0, invalidf("resource must be at most %d characters; received %d", MaxResourceLen, utf8.RuneCountInString(c.Resource))
 	}
 	ttl := in.TTLSeconds
 	if ttl == 0 {

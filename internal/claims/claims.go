@@ -7,6 +7,7 @@ import (
 	"github.com/coder/quartz"
 	"github.com/google/uuid"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 )
 
@@ -43,11 +44,11 @@ const (
 
 // TTL bounds in seconds.
 const (
-	MinTTLSeconds     = 30
-	MaxTTLSeconds     = 3600
-	DefaultTTLSeconds = 900
-	// MaxResourceLen is the longest resource accepted, in bytes.
-	MaxResourceLen = 2000
+	MinTTLSeconds     = limits.AcquireClaimTTLSecondsMin
+	MaxTTLSeconds     = limits.AcquireClaimTTLSecondsMax
+	DefaultTTLSeconds = limits.AcquireClaimTTLSecondsDefault
+	// MaxResourceLen is the longest resource accepted, in characters.
+	MaxResourceLen = limits.AcquireClaimResourceMaxLen
 )
 
 // Claim is a claim as clients see it (upstream 0.3.x field names).

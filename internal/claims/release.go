@@ -8,6 +8,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
 	"github.com/agent-interop/runtime/internal/paging"
@@ -81,8 +82,8 @@ type ListInput struct {
 
 // Page sizes of List.
 const (
-	DefaultListLimit = 20
-	MaxListLimit     = 100
+	DefaultListLimit = limits.ListClaimsLimitDefault
+	MaxListLimit     = limits.ListClaimsLimitMax
 )
 
 const toolList = "list_claims"

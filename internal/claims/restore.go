@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
@@ -84,8 +85,8 @@ func checkRestored(c Claim) (Claim, error) {
 	switch {
 	case c.Resource == "":
 		return c, invalidf("resource must not be blank")
-	case len(c.Resource) > MaxResourceLen:
-		return c, invalidf("resource must be at most %d characters; received %d", MaxResourceLen, len(c.Resource))
+	case utf8.RuneCountInString(c.Resource) > MaxResourceLen:
+		return c, invalidf("resource must be at most %d characters; received %d", MaxResourceLen, utf8.RuneCountInString(c.Resource))
 	}
 	switch c.Status {
 	case StatusActive:

@@ -110,7 +110,7 @@ func providersCmd(ctx context.Context, args []string, env Env, stdio IO) int {
 	list := a.Registry.ListProviders(lctx)
 	var err error
 	if *jsonOut {
-		err = writeJSON(stdio.Stdout, handlers.ProviderList{Providers: list})
+		err = writeJSON(stdio.Stdout, handlers.ProvidersAnswer(list))
 	} else {
 		err = doctorpkg.RenderProviders(stdio.Stdout, list)
 	}

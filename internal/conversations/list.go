@@ -9,6 +9,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/conversation"
 	"github.com/agent-interop/runtime/ent/message"
@@ -18,8 +19,8 @@ import (
 
 // Page sizes of List, and the messages a detailed listing embeds.
 const (
-	DefaultListLimit = 15
-	MaxListLimit     = 100
+	DefaultListLimit = limits.ListConversationsLimitDefault
+	MaxListLimit     = limits.ListConversationsLimitMax
 	// DetailMessages is how many of its newest retained messages each
 	// conversation of a detailed listing carries; read_conversation pages
 	// the rest.

@@ -7,6 +7,7 @@ import (
 	"github.com/coder/quartz"
 	"github.com/google/uuid"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/delivery"
 )
@@ -17,14 +18,15 @@ const (
 	// retains; older ones are trimmed.
 	MaxMessagesPerConversation = 500
 	// MaxTitleLen is the longest stored title, in characters.
-	MaxTitleLen = 300
+	MaxTitleLen = limits.CreateConversationTitleMaxLen
 	// MaxTextLen is the longest message text, in characters.
-	MaxTextLen = 100000
+	MaxTextLen = limits.SendConversationMessageTextMaxLen
 	// MaxKeyLen is the longest idempotency key, in characters.
-	MaxKeyLen = 200
-	// DefaultReadLimit and MaxReadLimit bound a read page.
+	MaxKeyLen = limits.SendConversationMessageIdempotencyKeyMaxLen
+	// DefaultReadLimit (the 0.3.x conversation_read default, for callers
+	// that pass none) and MaxReadLimit bound a read page.
 	DefaultReadLimit = 100
-	MaxReadLimit     = 100
+	MaxReadLimit     = limits.ReadConversationLimitMax
 )
 
 // Store is the part of *store.Store the service needs: the ent client, one

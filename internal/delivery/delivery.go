@@ -10,10 +10,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/quartz"
 	"github.com/google/uuid"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/internal/providers"
@@ -35,8 +37,11 @@ const (
 	DefaultSettleEvery = 15 * time.Second
 	// DefaultLookupTimeout bounds one native-history lookup at settlement.
 	DefaultLookupTimeout = 45 * time.Second
-	// MaxKeyLen bounds an idempotency key.
-	MaxKeyLen = 200
+	// MaxKeyLen bounds an idempotency key, in characters: the longest key
+	// any tool's schema allows (a review send's key, "review:<handoffId>",
+	// is built by the runtime and far shorter).
+	MaxKeyLen = max(limits.SendSessionMessageIdempotencyKeyMaxLen, limits.CancelSessionIdempotencyKeyMaxLen,
+		limits.RespondToPermissionIdempotencyKeyMaxLen, limits.SendConversationMessageIdempotencyKeyMaxLen)
 	// earlyTTL is how long an outcome waits for its receipt.
 	earlyTTL = 10 * time.Minute
 	maxEarly = 4096
@@ -483,8 +488,8 @@ func (s *Service) checkKey(k string) (string, error) {
 	if key == "" {
 		key = "auto_" + s.opts.NewID()
 	}
-	if len(key) > MaxKeyLen {
-		return "", &InvalidError{Msg: fmt.Sprintf("idempotencyKey must be at most %d characters; received %d", MaxKeyLen, len(key))}
+	if n := utf8.RuneCountInString(key); n > MaxKeyLen {
+		return "", &InvalidError{Msg: fmt.Sprintf("idempotencyKey must be at most %d characters; received %d", MaxKeyLen, n)}
 	}
 	return key, nil
 }

@@ -300,10 +300,11 @@ func (j ownerJudge) gone(id string, o *ent.RuntimeOwner) (bool, string) {
 	return delivery.OwnerGone(id, o, j.observer, j.clock.Now(), j.timeout, j.alive)
 }
 
-// openOps are the open operations of a page of sessions, by session.
+// openOps are the open operations of a page of sessions, by session. A
+// session without any here reads its own (sessionRow): more may be open
+// than were read at once.
 type openOps struct {
-	by  map[[2]string][]opFact
-	cut bool // more were open than were read
+	by map[[2]string][]opFact
 }
 
 func (o openOps) of(provider, nativeID string) []opFact { return o.by[[2]string{provider, nativeID}] }
@@ -312,16 +313,13 @@ func (o openOps) of(provider, nativeID string) []opFact { return o.by[[2]string{
 // any time (through the status index), with their owners' rows.
 func (r *reader) openOperations(ctx context.Context) (openOps, error) {
 	list, err := r.client.Operation.Query().Where(operation.StatusEQ(operation.StatusQueued)).
-		Order(ent.Desc(operation.FieldCreatedAt), ent.Desc(operation.FieldID)).Limit(maxOpenOperations+1).
+		Order(ent.Desc(operation.FieldCreatedAt), ent.Desc(operation.FieldID)).Limit(maxOpenOperations).
 		Select(operation.FieldProvider, operation.FieldNativeID, operation.FieldOperation, operation.FieldStatus,
 			operation.FieldOwner, operation.FieldCreatedAt, operation.FieldUpdatedAt).All(ctx)
 	if err != nil {
 		return openOps{}, fmt.Errorf("read open operations: %w", err)
 	}
 	out := openOps{by: map[[2]string][]opFact{}}
-	if len(list) > maxOpenOperations {
-		list, out.cut = list[:maxOpenOperations], true
-	}
 	facts, err := r.opFacts(ctx, list)
 	if err != nil {
 		return out, err

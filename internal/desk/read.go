@@ -241,23 +241,27 @@ func (r *reader) sessionRow(ctx context.Context, s *ent.ProviderSession, open op
 		return row, fmt.Errorf("read recent events of %s:%s: %w", s.Provider, s.NativeID, err)
 	}
 	facts := sessionFacts{open: open.of(s.Provider, s.NativeID)}
-	if len(facts.open) == 0 && open.cut {
-		if facts.open, err = r.openOf(ctx, s.Provider, s.NativeID); err != nil {
-			return row, err
-		}
-	}
 	for _, e := range recent {
 		facts.events = append(facts.events, eventFact{seq: e.Sequence, typ: e.Type, at: e.Timestamp, data: e.Data})
 	}
-	row.OpenOps = len(facts.open)
-	if row.OpenOps == 0 {
+	if len(facts.open) == 0 {
 		// One seek on the (provider, native_id, …) index.
 		facts.anyOperation, err = r.client.Operation.Query().
 			Where(operation.Provider(s.Provider), operation.NativeID(s.NativeID)).Exist(ctx)
 		if err != nil {
 			return row, fmt.Errorf("look for operations of %s:%s: %w", s.Provider, s.NativeID, err)
 		}
+		// Its open operations are read after that (and not taken from the
+		// page's, read before, or cut short): an operation recorded in
+		// between would read as settled. An operation only ever goes from
+		// open to settled, so "none open" is then true of what was found.
+		if facts.anyOperation {
+			if facts.open, err = r.openOf(ctx, s.Provider, s.NativeID); err != nil {
+				return row, err
+			}
+		}
 	}
+	row.OpenOps = len(facts.open)
 	row.Liveness, row.Pending = deriveLiveness(facts)
 	if r.live != nil {
 		if l, ok := r.live(s.Provider, s.NativeID); ok {

@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	reportAnswers()
 	pgtest.StopShared()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -55,7 +56,7 @@ func connect(t *testing.T, args []string, env []string) *mcp.ClientSession {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = env
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	client := newClient(t, "e2e", args, env, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -122,7 +123,11 @@ func TestEveryProfileListsItsTools(t *testing.T) {
 
 // rawSession speaks newline-delimited JSON-RPC to the binary.
 type rawSession struct {
-	t      *testing.T
+	t       *testing.T
+	profile string
+	// calls maps the id of each tools/call sent to its tool, so recv
+	// checks the answer against its declared shape.
+	calls  map[string]string
 	in     io.WriteCloser
 	out    *bufio.Reader
 	stderr *bytes.Buffer
@@ -140,13 +145,23 @@ func startRaw(t *testing.T, args []string, env []string) *rawSession {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r := &rawSession{t: t, in: in, out: bufio.NewReaderSize(out, 1<<20), stderr: &stderr, cmd: cmd}
+	r := &rawSession{t: t, profile: profileOf(args, env), calls: map[string]string{}, in: in, out: bufio.NewReaderSize(out, 1<<20), stderr: &stderr, cmd: cmd}
 	t.Cleanup(func() { in.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	return r
 }
 
 func (r *rawSession) send(line string) {
 	r.t.Helper()
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal([]byte(line), &req) == nil && req.Method == "tools/call" && len(req.ID) > 0 {
+		r.calls[string(req.ID)] = req.Params.Name
+	}
 	if _, err := io.WriteString(r.in, line+"\n"); err != nil {
 		r.t.Fatal(err)
 	}
@@ -169,6 +184,9 @@ func (r *rawSession) recv() map[string]json.RawMessage {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(res.line, &m); err != nil || string(m["jsonrpc"]) != `"2.0"` {
 			r.t.Fatalf("stdout carried a non-JSON-RPC line: %q", res.line)
+		}
+		if name, ok := r.calls[string(m["id"])]; ok && m["result"] != nil {
+			checkRawAnswer(r.t, r.profile, name, m["result"])
 		}
 		return m
 	case <-time.After(10 * time.Second):

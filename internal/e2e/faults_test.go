@@ -98,7 +98,7 @@ func (r *rig) start(extra ...string) *runtimeProc {
 	cmd.Env = env.Environ()
 	stderr := &strings.Builder{}
 	cmd.Stderr = &lockedWriter{w: stderr}
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-faults", Version: "1"}, nil)
+	client := newClient(r.t, "e2e-faults", cmd.Args, cmd.Env, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)

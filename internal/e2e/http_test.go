@@ -157,7 +157,7 @@ func (r *httpRuntime) connect(t *testing.T) *mcp.ClientSession {
 
 func (r *httpRuntime) connectWith(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, opts)
+	client := newClient(t, "e2e-http", r.cmd.Args, r.cmd.Env, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: bearerTransport{r.token}}}, nil)

@@ -126,7 +126,7 @@ func connectWith(t *testing.T, args, env []string, opts *mcp.ClientOptions) *mcp
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = env
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-peers", Version: "1"}, opts)
+	client := newClient(t, "e2e-peers", args, env, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)

@@ -95,7 +95,7 @@ func BenchmarkFirstRead(b *testing.B) {
 		home := b.TempDir()
 		cmd := exec.Command(binary, "serve")
 		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "INTEROP_DB=" + filepath.Join(home, "db"), "INTEROP_PROJECT_ROOTS=" + root}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+		cs, err := newClient(b, "bench", cmd.Args, cmd.Env, nil).Connect(b.Context(), &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -117,7 +117,7 @@ func testKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T, location string
 	cmd := exec.Command(binary, "serve", "--profile", "core")
 	cmd.Env = env
 	procgroup.Set(cmd)
-	client := mcp.NewClient(&mcp.Implementation{Name: "writer", Version: "1"}, nil)
+	client := newClient(t, "writer", cmd.Args, env, nil)
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ func connectLogged(t *testing.T, args []string, env []string) (*mcp.ClientSessio
 	cmd.Env = append(env, "INTEROP_LOG_LEVEL=debug")
 	logs := &lockedBuffer{}
 	cmd.Stderr = logs
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	client := newClient(t, "e2e", cmd.Args, cmd.Env, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)

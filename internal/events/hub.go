@@ -7,11 +7,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
-// MaxWait bounds one read's wait.
-const MaxWait = 30 * time.Second
+// MaxWait bounds one read's wait (read_session_events' timeoutMs).
+const MaxWait = limits.ReadSessionEventsTimeoutMsMax * time.Millisecond
 
 // openWait is how long a read waits for a session's first stream to open
 // (so a missing session or an unsupported provider is reported as such).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/quartz"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
 )
@@ -18,8 +19,8 @@ import (
 // DefaultRetention is how many events per session the log keeps.
 const DefaultRetention = 10000
 
-// MaxPage is the largest page a read returns.
-const MaxPage = 100
+// MaxPage is the largest page a read returns (read_session_events' limit).
+const MaxPage = limits.ReadSessionEventsLimitMax
 
 // Event is one stored event (0.3.x AgentEvent plus the epoch).
 type Event struct {

@@ -9,20 +9,26 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agent-interop/runtime/catalogs/limits"
+	"github.com/agent-interop/runtime/ent/schema"
 )
 
 // maxErrors bounds how many problems one refusal lists.
 const maxErrors = 50
 
-// Store limits a record must fit (ent/schema).
+// Store limits a record must fit (ent/schema, derived from the spec's
+// bounds in catalogs/limits).
 const (
-	maxIDBytes        = 200
-	maxSessionBytes   = 400
-	maxParticipantLen = 600
-	maxNativeIDBytes  = 400
-	maxWorkspaceBytes = 2000
-	maxKeyBytes       = 200
-	maxTitleChars     = 300 // conversations.MaxTitleLen
+	maxIDBytes        = schema.MaxIDBytes
+	maxSessionBytes   = schema.MaxSessionBytes
+	maxParticipantLen = schema.MaxSessionBytes
+	maxNativeIDBytes  = schema.MaxNativeIDBytes
+	maxWorkspaceBytes = schema.MaxWorkspaceBytes
+	maxKeyBytes       = schema.MaxKeyBytes
+	maxReplyToBytes   = schema.MaxReplyToBytes
+	maxRevisionBytes  = schema.MaxRevisionBytes
+	maxTitleChars     = limits.CreateConversationTitleMaxLen // conversations.MaxTitleLen
 )
 
 // checker collects the problems of one file, each at its position.

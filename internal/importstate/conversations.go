@@ -210,7 +210,7 @@ func (c *checker) message(snap *Snapshot, p, convID string, m message03, seq int
 		c.fail(p+".recipient", "names %q, which is not a participant of conversation %s", r.Recipient, convID)
 	}
 	r.Text = m.Text
-	r.ReplyTo = c.optional(p+".replyTo", m.ReplyTo, maxIDBytes)
+	r.ReplyTo = c.optional(p+".replyTo", m.ReplyTo, maxReplyToBytes)
 	r.CreatedAt = c.time(p+".createdAt", m.CreatedAt)
 	if m.IdempotencyKey != nil && strings.TrimSpace(*m.IdempotencyKey) != "" {
 		r.IdempotencyKey = *m.IdempotencyKey

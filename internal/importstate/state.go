@@ -219,7 +219,7 @@ func (c *checker) handoff(snap *Snapshot, p string, h handoff03, works, evidence
 	r.Assumptions = optionalList(h.Assumptions)
 	r.RollbackNotes = optionalList(h.RollbackNotes)
 	r.NextAction = c.optional(p+".nextAction", h.NextAction, 0)
-	r.RepositoryRevision = c.optional(p+".repositoryRevision", h.RepositoryRevision, maxSessionBytes)
+	r.RepositoryRevision = c.optional(p+".repositoryRevision", h.RepositoryRevision, maxRevisionBytes)
 	r.Status = c.enum(p+".status", h.Status, "", handoffStatuses...)
 	switch {
 	case h.ContextTokens == nil:

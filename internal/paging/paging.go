@@ -19,15 +19,18 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/argv"
 )
 
 // version is the cursor format; a cursor of another version is stale.
 const version = 1
 
-// maxCursorLen bounds what Decode looks at.
-const maxCursorLen = 4096
+// maxCursorLen bounds what Decode looks at: the spec's cursor kind, in
+// characters (the schema lets every cursor argument be this long).
+const maxCursorLen = limits.KindCursor
 
 // Filter is the canonical form of a query's filter arguments: name=value
 // pairs in a fixed order. Two calls page the same query when their filters
@@ -70,7 +73,7 @@ func Decode(tool string, filter Filter, cursor string, wantKeys int) ([]string, 
 	if cursor == "" {
 		return nil, nil
 	}
-	if len(cursor) > maxCursorLen {
+	if utf8.RuneCountInString(cursor) > maxCursorLen {
 		return nil, Invalid(tool, "cursor", "is not a cursor this runtime issued (too long); pass nextCursor back unchanged or omit cursor")
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimSpace(cursor))

@@ -12,14 +12,18 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/agent-interop/runtime/catalogs/limits"
 )
 
 // MaxFileBytes is the largest file a project read or an ACP fs/read_text_file
 // returns.
 const MaxFileBytes = 1_000_000
 
-// maxPathBytes bounds a requested relative path before any file-system call.
-const maxPathBytes = 4096
+// maxPathBytes bounds a requested relative path before any file-system call:
+// the spec's path kind (catalogs/limits) in bytes, so a path the tool's
+// schema allows is never refused for its length here.
+const maxPathBytes = limits.KindPath * limits.BytesPerChar
 
 // Errors returned by the file-access functions. The first three keep the
 // 0.3.x texts verbatim.

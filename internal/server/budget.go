@@ -39,6 +39,8 @@ type guard struct {
 // fitResult is a guarded answer.
 type fitResult struct {
 	body []byte
+	// value is the answer body encodes: out, or the cut page.
+	value any
 	// cut reports a page cut short by the guard.
 	cut bool
 	// counted is how many times the guard ran the tokenizer, encoded how
@@ -52,24 +54,29 @@ type fitResult struct {
 // least one record, which is never cut in part), close to the longest
 // one; any other answer is returned as it is.
 func (g *guard) fit(out any, body []byte, budget int, encode func(any) ([]byte, error)) (fitResult, error) {
-	res := fitResult{body: body}
+	res := fitResult{body: body, value: out}
 	c, ok := out.(paging.Cuttable)
 	if !ok || budget <= 0 {
 		return res, nil
 	}
 	n := c.PageLen()
 	bodies := map[int][]byte{n: body}
+	values := map[int]any{n: out}
 	page := func(k int) ([]byte, error) {
 		if b, ok := bodies[k]; ok {
 			return b, nil
 		}
 		res.encoded++
-		b, err := encode(c.CutPage(k))
+		v := c.CutPage(k)
+		b, err := encode(v)
 		if err != nil {
 			return nil, err
 		}
-		bodies[k] = b
+		bodies[k], values[k] = b, v
 		return b, nil
+	}
+	take := func(k int) {
+		res.body, res.value, res.cut = bodies[k], values[k], true
 	}
 	if !wireFits(body) && n > 1 {
 		// Over the wire cap: nothing longer than the longest prefix under
@@ -83,7 +90,7 @@ func (g *guard) fit(out any, body []byte, budget int, encode func(any) ([]byte, 
 		}
 		n = max(k, 1)
 		body, _ = page(n)
-		res.body, res.cut = body, true
+		take(n)
 	}
 	within, tok, err := g.within(body, budget, &res)
 	if err != nil || within || n <= 1 {
@@ -106,7 +113,7 @@ func (g *guard) fit(out any, body []byte, budget int, encode func(any) ([]byte, 
 		}
 		b, _ := page(k)
 		if len(b) <= budget {
-			res.body, res.cut = b, true // within budget by bytes alone
+			take(k) // within budget by bytes alone
 			return res, nil
 		}
 		t, err := g.count(b, &res)
@@ -114,7 +121,7 @@ func (g *guard) fit(out any, body []byte, budget int, encode func(any) ([]byte, 
 			return res, err
 		}
 		if t <= budget {
-			res.body, res.cut = b, true
+			take(k)
 			return res, nil
 		}
 		ratio = float64(t) / float64(len(b))
@@ -128,11 +135,10 @@ func (g *guard) fit(out any, body []byte, budget int, encode func(any) ([]byte, 
 	if err != nil {
 		return res, err
 	}
-	b, err := page(max(k, 1))
-	if err != nil {
+	if _, err := page(max(k, 1)); err != nil {
 		return res, err
 	}
-	res.body, res.cut = b, true
+	take(max(k, 1))
 	return res, nil
 }
 

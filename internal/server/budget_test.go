@@ -189,8 +189,22 @@ type pagedHandlers struct {
 	page testPage
 }
 
-func (h *pagedHandlers) ListClaims(context.Context, *catalogs.ListClaimsInput) (any, error) {
-	return h.page, nil
+func (h *pagedHandlers) ListClaims(context.Context, *catalogs.ListClaimsInput) (*catalogs.ListClaimsOutput, error) {
+	return claimsOf(h.page), nil
+}
+
+// claimsOf is the list_claims answer of a test page: a claim per record,
+// cut by the page's own cut.
+func claimsOf(p testPage) *catalogs.ListClaimsOutput {
+	out := &catalogs.ListClaimsOutput{Claims: []catalogs.Claim{}, Cut: func(n int) *catalogs.ListClaimsOutput { return claimsOf(p.CutPage(n).(testPage)) }}
+	for _, r := range p.Records {
+		out.Claims = append(out.Claims, catalogs.Claim{ID: fmt.Sprint("claim_", r.ID), WorkID: "work_1", SessionID: "codex:a", Resource: r.Text,
+			Kind: "file", Mode: "exclusive", Status: "active", AcquiredAt: "2026-01-02T03:04:05Z", ExpiresAt: "2026-01-02T03:19:05Z"})
+	}
+	if p.NextCursor != "" {
+		out.NextCursor = &p.NextCursor
+	}
+	return out
 }
 
 // TestServerCutsAPageAndAnswersTheCut runs the guard in the real call path:
@@ -214,21 +228,27 @@ func TestServerCutsAPageAndAnswersTheCut(t *testing.T) {
 		t.Fatal(text)
 	}
 	n, _ := tokens.NewO200k().Count(text)
-	var got testPage
-	if err := json.Unmarshal([]byte(text), &got); err != nil || n > budget || got.NextCursor == "" || len(got.Records) == 0 || len(got.Records) == 100 {
-		t.Fatalf("%d tokens (budget %d), %d records, cursor %q, %v", n, budget, len(got.Records), got.NextCursor, err)
+	var got struct {
+		Claims     []catalogs.Claim `json:"claims"`
+		NextCursor string           `json:"nextCursor"`
+	}
+	if err := json.Unmarshal([]byte(text), &got); err != nil || n > budget || len(got.Claims) == 0 || len(got.Claims) == 100 ||
+		got.NextCursor != fmt.Sprint("after-", len(got.Claims)-1) {
+		t.Fatalf("%d tokens (budget %d), %d records, cursor %q, %v", n, budget, len(got.Claims), got.NextCursor, err)
 	}
 	var fromText any
 	_ = json.Unmarshal([]byte(text), &fromText)
 	if !reflect.DeepEqual(fromText, res.StructuredContent) {
 		t.Fatal("structuredContent and text disagree after the cut")
 	}
-	// The legacy claim_list unwraps the same cut page.
+	// The legacy claim_list unwraps the same cut page: a bare array, so
+	// no structuredContent (it would show a client's model the modern
+	// shape).
 	legacy := session(t, "legacy", h)
-	_, text = call(t, legacy, "claim_list", map[string]any{})
-	var bare []record
-	if err := json.Unmarshal([]byte(text), &bare); err != nil || len(bare) != len(got.Records) {
-		t.Fatalf("legacy answer: %d records, %v", len(bare), err)
+	res, text = call(t, legacy, "claim_list", map[string]any{})
+	var bare []catalogs.Claim
+	if err := json.Unmarshal([]byte(text), &bare); err != nil || len(bare) != len(got.Claims) || res.StructuredContent != nil {
+		t.Fatalf("legacy answer: %d records, structuredContent %v, %v", len(bare), res.StructuredContent != nil, err)
 	}
 }
 

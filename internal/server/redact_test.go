@@ -17,17 +17,17 @@ type leakyHandlers struct {
 	secret string
 }
 
-func (h *leakyHandlers) ReadSessionEvents(context.Context, *catalogs.ReadSessionEventsInput) (any, error) {
-	return map[string]any{"events": []any{
-		map[string]any{"sequence": 1, "data": map[string]any{"text": "export DB=redis://:" + h.secret + "@cache:6379"}},
+func (h *leakyHandlers) ReadSessionEvents(context.Context, *catalogs.ReadSessionEventsInput) (*catalogs.ReadSessionEventsOutput, error) {
+	return &catalogs.ReadSessionEventsOutput{Events: []catalogs.Event{
+		{Provider: "codex", NativeID: "t1", Sequence: 1, Type: "message", Data: map[string]any{"text": "export DB=redis://:" + h.secret + "@cache:6379"}},
 	}}, nil
 }
 
-func (h *leakyHandlers) GetSessionDiff(context.Context, *catalogs.GetSessionDiffInput) (any, error) {
-	return map[string]any{"diff": "+++ b/config.yml\n+password: " + h.secret + "\n"}, nil
+func (h *leakyHandlers) GetSessionDiff(context.Context, *catalogs.GetSessionDiffInput) (*catalogs.GetSessionDiffOutput, error) {
+	return &catalogs.GetSessionDiffOutput{Provider: "codex", NativeID: "t1", Diff: "+++ b/config.yml\n+password: " + h.secret + "\n"}, nil
 }
 
-func (h *leakyHandlers) SendSessionMessage(context.Context, *catalogs.SendSessionMessageInput) (any, error) {
+func (h *leakyHandlers) SendSessionMessage(context.Context, *catalogs.SendSessionMessageInput) (*catalogs.Delivery, error) {
 	return nil, errors.New("provider said: 401 for Authorization: Bearer " + h.secret + " on /v1/chat")
 }
 

@@ -188,7 +188,9 @@ func (s *Server) toolError(msg string) *mcp.CallToolResult {
 // answer encodes a handler's value as compact JSON text and as
 // structuredContent (always an object), within the tool's answer budget
 // and the wire cap: a page that would pass either is cut short with
-// nextCursor (see guard). A legacy alias gets its 0.3.x shape in the text.
+// nextCursor (see guard). A legacy alias gets its 0.3.x shape, mapped from
+// the typed (and possibly cut) answer: in the text, and in
+// structuredContent only when it is an object.
 // This is the choke point of secret redaction: every string of every answer
 // (file text, verification output, diffs, event data, provider texts)
 // passes through the redactor before it leaves, whichever tool built it;
@@ -217,29 +219,27 @@ func (s *Server) answer(out any, e *catalogs.Entry) (*mcp.CallToolResult, error)
 		s.opts.Logger.Debug("answer page cut to its budget", "tool", e.Name, "budget", e.Budget, "bytes", len(fit.body), "tokenized", fit.counted)
 	}
 	body = fit.body
-	r := e.Response
-	text := body
-	switch {
-	case r.Unwrap != "":
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(body, &m); err != nil {
+	text, structured := body, body
+	if legacy, ok := e.Reshaped(fit.value); ok {
+		if text, err = encode(legacy); err != nil {
 			return nil, err
 		}
-		field, ok := m[r.Unwrap]
-		if !ok {
-			return nil, fmt.Errorf("answer has no %q field for the legacy shape", r.Unwrap)
+		// A 0.3.x answer that is not an object (a bare array, a string) is
+		// the text alone: structuredContent must be an object, and a client
+		// that hands structuredContent to its model would otherwise show it
+		// the modern shape instead of the 0.3.x one.
+		structured = nil
+		if len(text) > 0 && text[0] == '{' {
+			structured = text
 		}
-		text = field
-	case r.WrapArray:
-		text = append(append([]byte{'['}, body...), ']')
 	}
-	text, structured, err := capWire(text, body)
+	text, wire, err := capWire(text, structured)
 	if err != nil {
 		return s.toolError(fmt.Sprintf("%s: %v", e.Name, err)), nil
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
-	if structured != nil {
-		res.StructuredContent = structured
+	if wire != nil {
+		res.StructuredContent = wire
 	}
 	return res, nil
 }

@@ -18,19 +18,13 @@ type fakeHandlers struct {
 	sawProgress bool
 }
 
-func (f *fakeHandlers) ListProviders(ctx context.Context, _ *catalogs.ListProvidersInput) (any, error) {
+func (f *fakeHandlers) ListProviders(ctx context.Context, _ *catalogs.ListProvidersInput) (*catalogs.ListProvidersOutput, error) {
 	f.sawProgress = progress.Requested(ctx)
-	return map[string]any{"providers": []any{map[string]any{"provider": "codex"}}}, nil
+	return &catalogs.ListProvidersOutput{Providers: []catalogs.ProviderCapabilities{{Provider: "codex", AdapterVersion: "1", Limitations: []string{}}}}, nil
 }
 
-func (f *fakeHandlers) ListWorkItems(context.Context, *catalogs.ListWorkItemsInput) (any, error) {
-	return []string{"not", "an", "object"}, nil
-}
-
-func (f *fakeHandlers) GetRuntimeStatus(context.Context, *catalogs.GetRuntimeStatusInput) (any, error) {
-	return struct {
-		Note string `json:"note"`
-	}{"a <b> & c"}, nil
+func (f *fakeHandlers) GetRuntimeStatus(context.Context, *catalogs.GetRuntimeStatusInput) (*catalogs.GetRuntimeStatusOutput, error) {
+	return &catalogs.GetRuntimeStatusOutput{Name: "agent-interop-runtime", ToolsetProfileDescription: "a <b> & c", Providers: []catalogs.ProviderBrief{}}, nil
 }
 
 func session(t *testing.T, profile string, h catalogs.Handlers) *mcp.ClientSession {
@@ -64,28 +58,34 @@ func TestAnswersAreCompactObjectsAndLegacyShapesApply(t *testing.T) {
 	h := &fakeHandlers{}
 	modern := session(t, "full", h)
 	res, text := call(t, modern, "list_providers", map[string]any{})
-	if res.IsError || text != `{"providers":[{"provider":"codex"}]}` {
+	if res.IsError || !strings.HasPrefix(text, `{"providers":[{"provider":"codex","adapterVersion":"1",`) || strings.Contains(text, "\n") {
 		t.Errorf("modern answer %q", text)
 	}
-	if _, ok := res.StructuredContent.(map[string]any); !ok {
-		t.Errorf("structuredContent is %T, want an object", res.StructuredContent)
+	var fromText any
+	_ = json.Unmarshal([]byte(text), &fromText)
+	if m, ok := res.StructuredContent.(map[string]any); !ok || mustJSON(t, m) != mustJSON(t, fromText) {
+		t.Errorf("structuredContent is %T %v, want the text's object", res.StructuredContent, res.StructuredContent)
 	}
 	_, text = call(t, modern, "get_runtime_status", nil)
-	if text != `{"note":"a <b> & c"}` {
+	if !strings.Contains(text, `"toolsetProfileDescription":"a <b> & c"`) {
 		t.Errorf("answer was escaped or pretty: %q", text)
 	}
-	res, text = call(t, modern, "list_work_items", map[string]any{})
-	if !res.IsError || !strings.Contains(text, "cannot be encoded") {
-		t.Errorf("a non-object answer must be refused: %q", text)
-	}
 
+	// A legacy alias whose 0.3.x answer is a bare array answers it in the
+	// text and sends no structuredContent: a client that gives its model
+	// structuredContent (Codex, Claude Code) would show the modern shape.
 	legacy := session(t, "legacy", h)
 	res, text = call(t, legacy, "list_agents", map[string]any{})
-	if res.IsError || text != `[{"provider":"codex"}]` {
+	if res.IsError || !strings.HasPrefix(text, `[{"provider":"codex",`) {
 		t.Errorf("legacy list_agents text %q, want the bare array", text)
 	}
-	if m, ok := res.StructuredContent.(map[string]any); !ok || m["providers"] == nil {
-		t.Errorf("legacy structuredContent must stay the object: %#v", res.StructuredContent)
+	if res.StructuredContent != nil {
+		t.Errorf("legacy list_agents sends structuredContent %#v; its 0.3.x answer is not an object", res.StructuredContent)
+	}
+	// An alias that keeps the modern shape (freebuff_status) keeps both.
+	res, text = call(t, legacy, "freebuff_status", map[string]any{})
+	if _, ok := res.StructuredContent.(map[string]any); res.IsError || !ok || !strings.HasPrefix(text, "{") {
+		t.Errorf("freebuff_status: %q, structuredContent %T", text, res.StructuredContent)
 	}
 }
 

@@ -85,10 +85,10 @@ type evidenceRecord struct {
 func (s *Service) prepareEvidence(in AddEvidenceInput) (evidenceRecord, error) {
 	var r evidenceRecord
 	var err error
-	if r.workID, err = optionalText("workId", in.WorkID, maxIDLen); err != nil {
+	if r.workID, err = optionalText("workId", in.WorkID, maxEvidenceWork); err != nil {
 		return r, err
 	}
-	if r.sessionID, err = optionalText("sessionId", in.SessionID, maxSessionLen); err != nil {
+	if r.sessionID, err = optionalText("sessionId", in.SessionID, maxEvidenceSession); err != nil {
 		return r, err
 	}
 	r.kind = evidence.Kind(in.Kind)

@@ -11,6 +11,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
 	"github.com/agent-interop/runtime/ent/evidence"
@@ -108,11 +109,11 @@ type Edge struct {
 // Graph bounds.
 const (
 	// DefaultGraphLimit is the number of works of one graph answer.
-	DefaultGraphLimit = 5
+	DefaultGraphLimit = limits.GetWorkGraphLimitDefault
 	// DefaultGraphDepth is the neighbourhood depth from a workId.
-	DefaultGraphDepth = 1
+	DefaultGraphDepth = limits.GetWorkGraphDepthDefault
 	// MaxGraphDepth bounds the depth.
-	MaxGraphDepth = 3
+	MaxGraphDepth = limits.GetWorkGraphDepthMax
 	// relatedCap bounds each kind of related record in one answer.
 	relatedCap = 50
 	// maxSessionLookups bounds the sessions the provider layer is asked

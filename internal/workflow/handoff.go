@@ -4,7 +4,9 @@ import (
 	"context"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/handoff"
 	"github.com/agent-interop/runtime/ent/workitem"
@@ -122,16 +124,16 @@ func (s *Service) insertHandoff(ctx context.Context, tx *ent.Tx, h *Handoff, now
 func validateHandoff(in CreateHandoffInput) (Handoff, error) {
 	var h Handoff
 	var err error
-	if h.WorkID, err = requiredText("workId", in.WorkID, maxIDLen); err != nil {
+	if h.WorkID, err = requiredText("workId", in.WorkID, limits.CreateHandoffWorkIDMaxLen); err != nil {
 		return h, err
 	}
-	if h.SourceSession, err = requiredText("sourceSession", in.SourceSession, maxSessionLen); err != nil {
+	if h.SourceSession, err = requiredText("sourceSession", in.SourceSession, limits.CreateHandoffSourceSessionMaxLen); err != nil {
 		return h, err
 	}
-	if h.DestinationSession, err = optionalText("destinationSession", in.DestinationSession, maxSessionLen); err != nil {
+	if h.DestinationSession, err = optionalText("destinationSession", in.DestinationSession, limits.CreateHandoffDestinationSessionMaxLen); err != nil {
 		return h, err
 	}
-	if h.Objective, err = requiredText("objective", in.Objective, maxObjective); err != nil {
+	if h.Objective, err = requiredText("objective", in.Objective, limits.CreateHandoffObjectiveMaxLen); err != nil {
 		return h, err
 	}
 	lists := []struct {
@@ -141,13 +143,13 @@ func validateHandoff(in CreateHandoffInput) (Handoff, error) {
 		maxItems int
 		maxLen   int
 	}{
-		{"acceptanceCriteria", in.AcceptanceCriteria, &h.AcceptanceCriteria, maxListItems, maxItemText},
-		{"changedFiles", in.ChangedFiles, &h.ChangedFiles, maxChangedList, maxChangedFile},
-		{"risks", in.Risks, &h.Risks, maxListItems, maxItemText},
-		{"unresolvedQuestions", in.UnresolvedQuestions, &h.UnresolvedQuestions, maxListItems, maxItemText},
-		{"authorityBoundaries", in.AuthorityBoundaries, &h.AuthorityBoundaries, maxListItems, maxItemText},
-		{"assumptions", in.Assumptions, &h.Assumptions, maxListItems, maxItemText},
-		{"rollbackNotes", in.RollbackNotes, &h.RollbackNotes, maxListItems, maxItemText},
+		{"acceptanceCriteria", in.AcceptanceCriteria, &h.AcceptanceCriteria, limits.CreateHandoffAcceptanceCriteriaMaxItems, limits.CreateHandoffAcceptanceCriteriaItemMaxLen},
+		{"changedFiles", in.ChangedFiles, &h.ChangedFiles, limits.CreateHandoffChangedFilesMaxItems, limits.CreateHandoffChangedFilesItemMaxLen},
+		{"risks", in.Risks, &h.Risks, limits.CreateHandoffRisksMaxItems, limits.CreateHandoffRisksItemMaxLen},
+		{"unresolvedQuestions", in.UnresolvedQuestions, &h.UnresolvedQuestions, limits.CreateHandoffUnresolvedQuestionsMaxItems, limits.CreateHandoffUnresolvedQuestionsItemMaxLen},
+		{"authorityBoundaries", in.AuthorityBoundaries, &h.AuthorityBoundaries, limits.CreateHandoffAuthorityBoundariesMaxItems, limits.CreateHandoffAuthorityBoundariesItemMaxLen},
+		{"assumptions", in.Assumptions, &h.Assumptions, limits.CreateHandoffAssumptionsMaxItems, limits.CreateHandoffAssumptionsItemMaxLen},
+		{"rollbackNotes", in.RollbackNotes, &h.RollbackNotes, limits.CreateHandoffRollbackNotesMaxItems, limits.CreateHandoffRollbackNotesItemMaxLen},
 	}
 	for _, l := range lists {
 		if *l.out, err = textList(l.field, l.in, l.maxItems, l.maxLen); err != nil {
@@ -160,7 +162,7 @@ func validateHandoff(in CreateHandoffInput) (Handoff, error) {
 	if len(h.RollbackNotes) == 0 {
 		h.RollbackNotes = nil
 	}
-	if h.EvidenceIDs, err = idList("evidenceIds", in.EvidenceIDs, maxEvidenceIDs); err != nil {
+	if h.EvidenceIDs, err = idList("evidenceIds", in.EvidenceIDs, limits.CreateHandoffEvidenceIdsMaxItems, limits.CreateHandoffEvidenceIdsItemMaxLen); err != nil {
 		return h, err
 	}
 	if in.ContinuationState != nil {
@@ -181,18 +183,22 @@ func validateHandoff(in CreateHandoffInput) (Handoff, error) {
 			name string
 			val  *string
 			max  int
-		}{{"latestValidation.label", &v.Label, 300}, {"latestValidation.command", &v.Command, maxItemText}, {"latestValidation.observedAt", &v.ObservedAt, 200}} {
+		}{
+			{"latestValidation.label", &v.Label, limits.CreateHandoffLatestValidationLabelMaxLen},
+			{"latestValidation.command", &v.Command, limits.CreateHandoffLatestValidationCommandMaxLen},
+			{"latestValidation.observedAt", &v.ObservedAt, limits.CreateHandoffLatestValidationObservedAtMaxLen},
+		} {
 			*f.val = strings.TrimSpace(*f.val)
-			if len([]rune(*f.val)) > f.max {
+			if utf8.RuneCountInString(*f.val) > f.max {
 				return h, invalid("%s exceeds %d characters", f.name, f.max)
 			}
 		}
 		h.LatestValidation = &v
 	}
-	if h.NextAction, err = optionalText("nextAction", in.NextAction, maxItemText); err != nil {
+	if h.NextAction, err = optionalText("nextAction", in.NextAction, limits.CreateHandoffNextActionMaxLen); err != nil {
 		return h, err
 	}
-	if h.RepositoryRevision, err = optionalText("repositoryRevision", in.RepositoryRevision, maxIDLen); err != nil {
+	if h.RepositoryRevision, err = optionalText("repositoryRevision", in.RepositoryRevision, limits.CreateHandoffRepositoryRevisionMaxLen); err != nil {
 		return h, err
 	}
 	return h, nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agent-interop/runtime/catalogs/limits"
 )
 
 func (f *fixture) handoffInput(workID string) CreateHandoffInput {
@@ -152,7 +154,9 @@ func TestCreateHandoffRefusals(t *testing.T) {
 		{"blank objective", bad(func(in *CreateHandoffInput) { in.Objective = " " }), ErrInvalid, "objective must not be blank"},
 		{"bad continuation", bad(func(in *CreateHandoffInput) { in.ContinuationState = ptr("done") }), ErrInvalid, `Invalid continuationState "done"`},
 		{"bad outcome", bad(func(in *CreateHandoffInput) { in.LatestValidation = &Validation{Outcome: "ok"} }), ErrInvalid, `Invalid latestValidation.outcome "ok"`},
-		{"too many files", bad(func(in *CreateHandoffInput) { in.ChangedFiles = make([]string, maxChangedList+1) }), ErrInvalid, "changedFiles accepts at most 1000"},
+		{"too many files", bad(func(in *CreateHandoffInput) {
+			in.ChangedFiles = make([]string, limits.CreateHandoffChangedFilesMaxItems+1)
+		}), ErrInvalid, "changedFiles accepts at most 1000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,22 +4,22 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agent-interop/runtime/catalogs/limits"
 )
 
-// Input limits. They match the tool spec (spec/tools/*.yaml) so a caller
-// that bypasses the generated validators gets the same bounds here.
+// The limits of tool arguments come from the spec (catalogs/limits), one
+// constant per argument, so this package never refuses what a tool's
+// schema allows; a caller that bypasses the generated decoders (the CLI,
+// an import) gets the same bounds. Lengths count characters. The limits
+// below bound what the runtime itself builds, not an argument.
 const (
-	maxObjective   = 20000 // characters
-	maxItemText    = 4000  // characters per list entry
-	maxListItems   = 100
-	maxIDLen       = 200
-	maxSessionLen  = 200
-	maxEvidenceIDs = 200
-	maxChangedFile = 4096
-	maxChangedList = 1000
-	maxFindings    = 200
-	maxTitle       = 300
-	maxDetail      = 20000
+	// maxEvidenceSession and maxEvidenceWork bound the session and work an
+	// evidence record names: the runtime records evidence for a work and
+	// a session some tool named.
+	maxEvidenceSession = limits.KindSession
+	maxEvidenceWork    = limits.KindID
+	// maxSummary bounds an evidence summary the runtime writes.
 	maxSummary     = 4000
 	maxEvidenceRaw = 1 << 20 // canonical data bytes per evidence record
 	previewChars   = 200
@@ -73,7 +73,7 @@ func textList(field string, in []string, maxItems, maxLen int) ([]string, error)
 
 // idList checks a list of record IDs: bounded, no blanks, duplicates
 // removed (first occurrence kept).
-func idList(field string, in []string, maxItems int) ([]string, error) {
+func idList(field string, in []string, maxItems, maxLen int) ([]string, error) {
 	if len(in) > maxItems {
 		return nil, invalid("%s accepts at most %d entries; received %d", field, maxItems, len(in))
 	}
@@ -84,8 +84,8 @@ func idList(field string, in []string, maxItems int) ([]string, error) {
 		if t == "" {
 			return nil, invalid("%s[%d] must not be blank", field, i)
 		}
-		if len(t) > maxIDLen {
-			return nil, invalid("%s[%d] exceeds %d characters", field, i, maxIDLen)
+		if utf8.RuneCountInString(t) > maxLen {
+			return nil, invalid("%s[%d] exceeds %d characters", field, i, maxLen)
 		}
 		if !seen[t] {
 			seen[t] = true

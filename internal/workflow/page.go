@@ -3,6 +3,7 @@ package workflow
 import (
 	"time"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/paging"
 )
 
@@ -16,10 +17,10 @@ const (
 
 // Page sizes (the spec's limit defaults; the maximum is paging's).
 const (
-	DefaultListLimit  = 20
-	DefaultWorksLimit = 15
-	DefaultWorkLimit  = 10
-	MaxPageLimit      = 100
+	DefaultListLimit  = limits.ListEvidenceLimitDefault
+	DefaultWorksLimit = limits.ListWorkItemsLimitDefault
+	DefaultWorkLimit  = limits.GetWorkItemLimitDefault
+	MaxPageLimit      = limits.ListWorkItemsLimitMax
 )
 
 // countCap bounds the counts of omitted records: counting stops there, so

@@ -3,7 +3,9 @@ package workflow
 import (
 	"context"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/evidence"
 	"github.com/agent-interop/runtime/ent/review"
@@ -83,13 +85,13 @@ func (s *Service) RecordReview(ctx context.Context, in RecordReviewInput) (Revie
 func validateReview(in RecordReviewInput) (Review, error) {
 	var r Review
 	var err error
-	if r.WorkID, err = requiredText("workId", in.WorkID, maxIDLen); err != nil {
+	if r.WorkID, err = requiredText("workId", in.WorkID, limits.RecordReviewWorkIDMaxLen); err != nil {
 		return r, err
 	}
-	if r.SubjectEvidenceIDs, err = idList("subjectEvidenceIds", in.SubjectEvidenceIDs, maxEvidenceIDs); err != nil {
+	if r.SubjectEvidenceIDs, err = idList("subjectEvidenceIds", in.SubjectEvidenceIDs, limits.RecordReviewSubjectEvidenceIdsMaxItems, limits.RecordReviewSubjectEvidenceIdsItemMaxLen); err != nil {
 		return r, err
 	}
-	if r.ReviewerSessionID, err = requiredText("reviewerSessionId", in.ReviewerSessionID, maxSessionLen); err != nil {
+	if r.ReviewerSessionID, err = requiredText("reviewerSessionId", in.ReviewerSessionID, limits.RecordReviewReviewerSessionIDMaxLen); err != nil {
 		return r, err
 	}
 	if review.VerdictValidator(review.Verdict(in.Verdict)) != nil {
@@ -97,8 +99,8 @@ func validateReview(in RecordReviewInput) (Review, error) {
 	}
 	r.Verdict = in.Verdict
 	r.Independence = in.Independence
-	if len(in.Findings) > maxFindings {
-		return r, invalid("findings accepts at most %d entries; received %d", maxFindings, len(in.Findings))
+	if len(in.Findings) > limits.RecordReviewFindingsMaxItems {
+		return r, invalid("findings accepts at most %d entries; received %d", limits.RecordReviewFindingsMaxItems, len(in.Findings))
 	}
 	r.Findings = make([]Finding, 0, len(in.Findings))
 	for i, f := range in.Findings {
@@ -107,17 +109,17 @@ func validateReview(in RecordReviewInput) (Review, error) {
 		default:
 			return r, invalid("Invalid findings[%d].severity %q; expected blocking, major, minor or note", i, f.Severity)
 		}
-		if f.ID, err = requiredText(indexed("findings", i, "id"), f.ID, maxIDLen); err != nil {
+		if f.ID, err = requiredText(indexed("findings", i, "id"), f.ID, limits.RecordReviewFindingsItemIDMaxLen); err != nil {
 			return r, err
 		}
-		if f.Title, err = requiredText(indexed("findings", i, "title"), f.Title, maxTitle); err != nil {
+		if f.Title, err = requiredText(indexed("findings", i, "title"), f.Title, limits.RecordReviewFindingsItemTitleMaxLen); err != nil {
 			return r, err
 		}
-		if f.Detail, err = requiredText(indexed("findings", i, "detail"), f.Detail, maxDetail); err != nil {
+		if f.Detail, err = requiredText(indexed("findings", i, "detail"), f.Detail, limits.RecordReviewFindingsItemDetailMaxLen); err != nil {
 			return r, err
 		}
-		if f.File = strings.TrimSpace(f.File); len(f.File) > maxChangedFile {
-			return r, invalid("findings[%d].file exceeds %d characters", i, maxChangedFile)
+		if f.File = strings.TrimSpace(f.File); utf8.RuneCountInString(f.File) > limits.RecordReviewFindingsItemFileMaxLen {
+			return r, invalid("findings[%d].file exceeds %d characters", i, limits.RecordReviewFindingsItemFileMaxLen)
 		}
 		if f.Line != nil && *f.Line < 0 {
 			return r, invalid("findings[%d].line must not be negative", i)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/evidence"
 	"github.com/agent-interop/runtime/internal/providers"
@@ -97,17 +98,18 @@ func (s *Service) RequestReview(ctx context.Context, in RequestReviewInput) (Rev
 		return ReviewRequest{}, fmt.Errorf("request_review needs a provider adapter for %s; none is available", in.SubjectProvider)
 	}
 	var err error
-	if in.WorkID, err = requiredText("workId", in.WorkID, maxIDLen); err != nil {
+	if in.WorkID, err = requiredText("workId", in.WorkID, limits.RequestReviewWorkIDMaxLen); err != nil {
 		return ReviewRequest{}, err
 	}
 	for _, f := range []struct {
 		name string
 		val  *string
+		max  int
 	}{
-		{"subjectProvider", &in.SubjectProvider}, {"subjectNativeId", &in.SubjectNativeID},
-		{"reviewerProvider", &in.ReviewerProvider}, {"reviewerNativeId", &in.ReviewerNativeID},
+		{"subjectProvider", &in.SubjectProvider, limits.KindID}, {"subjectNativeId", &in.SubjectNativeID, limits.RequestReviewSubjectNativeIDMaxLen},
+		{"reviewerProvider", &in.ReviewerProvider, limits.KindID}, {"reviewerNativeId", &in.ReviewerNativeID, limits.RequestReviewReviewerNativeIDMaxLen},
 	} {
-		if *f.val, err = requiredText(f.name, *f.val, maxSessionLen); err != nil {
+		if *f.val, err = requiredText(f.name, *f.val, f.max); err != nil {
 			return ReviewRequest{}, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/workitem"
 	"github.com/agent-interop/runtime/internal/security"
@@ -16,7 +17,7 @@ import (
 const EnvAllowVerification = "INTEROP_ALLOW_VERIFICATION"
 
 // Verification limits (upstream 0.3.x).
-const maxVerifyCommands = 8
+const maxVerifyCommands = limits.VerifyWorkItemCommandsMaxItems
 
 // commandSlots name the commands by position; the first four are also the
 // evidence kinds, the rest are recorded as typecheck evidence.
@@ -90,7 +91,7 @@ func (s *Service) VerifyWork(ctx context.Context, in VerifyInput) (VerificationR
 	case n > maxVerifyCommands:
 		return VerificationResult{}, invalid("Verification accepts at most 8 commands; received %d. Submit the remainder separately.", n)
 	}
-	workID, err := requiredText("workId", in.WorkID, maxIDLen)
+	workID, err := requiredText("workId", in.WorkID, limits.VerifyWorkItemWorkIDMaxLen)
 	if err != nil {
 		return VerificationResult{}, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/evidence"
 	"github.com/agent-interop/runtime/ent/handoff"
@@ -33,30 +34,30 @@ type CreateWorkInput struct {
 // at works that already exist and dependency edges are never added later,
 // the depends_on graph cannot contain a cycle.
 func (s *Service) CreateWork(ctx context.Context, in CreateWorkInput) (Work, error) {
-	objective, err := requiredText("objective", in.Objective, maxObjective)
+	objective, err := requiredText("objective", in.Objective, limits.CreateWorkItemObjectiveMaxLen)
 	if err != nil {
 		return Work{}, err
 	}
-	criteria, err := textList("acceptanceCriteria", in.AcceptanceCriteria, maxListItems, maxItemText)
+	criteria, err := textList("acceptanceCriteria", in.AcceptanceCriteria, limits.CreateWorkItemAcceptanceCriteriaMaxItems, limits.CreateWorkItemAcceptanceCriteriaItemMaxLen)
 	if err != nil {
 		return Work{}, err
 	}
 	if len(criteria) == 0 {
 		return Work{}, invalid("Work requires at least one acceptance criterion")
 	}
-	source, err := optionalText("sourceSession", in.SourceSession, maxSessionLen)
+	source, err := optionalText("sourceSession", in.SourceSession, limits.CreateWorkItemSourceSessionMaxLen)
 	if err != nil {
 		return Work{}, err
 	}
-	risks, err := textList("risks", in.Risks, maxListItems, maxItemText)
+	risks, err := textList("risks", in.Risks, limits.CreateWorkItemRisksMaxItems, limits.CreateWorkItemRisksItemMaxLen)
 	if err != nil {
 		return Work{}, err
 	}
-	questions, err := textList("unresolvedQuestions", in.UnresolvedQuestions, maxListItems, maxItemText)
+	questions, err := textList("unresolvedQuestions", in.UnresolvedQuestions, limits.CreateWorkItemUnresolvedQuestionsMaxItems, limits.CreateWorkItemUnresolvedQuestionsItemMaxLen)
 	if err != nil {
 		return Work{}, err
 	}
-	deps, err := idList("dependsOn", in.DependsOn, maxListItems)
+	deps, err := idList("dependsOn", in.DependsOn, limits.CreateWorkItemDependsOnMaxItems, limits.CreateWorkItemDependsOnItemMaxLen)
 	if err != nil {
 		return Work{}, err
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agent-interop/runtime/catalogs/limits"
 )
 
 var workIDPattern = regexp.MustCompile(`^work_\d{13}_[0-9a-z]{6}$`)
@@ -53,8 +55,8 @@ func TestCreateWork(t *testing.T) {
 func TestCreateWorkRejects(t *testing.T) {
 	f := newFixture(t)
 	existing := f.work("existing")
-	long := strings.Repeat("x", maxObjective+1)
-	many := make([]string, maxListItems+1)
+	long := strings.Repeat("x", limits.CreateWorkItemObjectiveMaxLen+1)
+	many := make([]string, limits.CreateWorkItemAcceptanceCriteriaMaxItems+1)
 	for i := range many {
 		many[i] = "r"
 	}
@@ -68,11 +70,11 @@ func TestCreateWorkRejects(t *testing.T) {
 		{"no criteria", CreateWorkInput{Objective: "o"}, ErrInvalid, "Work requires at least one acceptance criterion"},
 		{"blank criteria only", CreateWorkInput{Objective: "o", AcceptanceCriteria: []string{" ", ""}}, ErrInvalid, "at least one acceptance criterion"},
 		{"oversized objective", CreateWorkInput{Objective: long, AcceptanceCriteria: []string{"a"}}, ErrInvalid, "objective exceeds 20000 characters"},
-		{"oversized criterion", CreateWorkInput{Objective: "o", AcceptanceCriteria: []string{strings.Repeat("é", maxItemText+1)}}, ErrInvalid, "acceptanceCriteria[0] exceeds 4000"},
+		{"oversized criterion", CreateWorkInput{Objective: "o", AcceptanceCriteria: []string{strings.Repeat("é", limits.CreateWorkItemAcceptanceCriteriaItemMaxLen+1)}}, ErrInvalid, "acceptanceCriteria[0] exceeds 4000"},
 		{"too many risks", CreateWorkInput{Objective: "o", AcceptanceCriteria: []string{"a"}, Risks: many}, ErrInvalid, "risks accepts at most 100 entries; received 101"},
 		{"unknown dependency", CreateWorkInput{Objective: "o", AcceptanceCriteria: []string{"a"}, DependsOn: []string{existing.ID, "work_nope"}}, ErrNotFound, "Unknown work work_nope in dependsOn"},
 		{"blank dependency", CreateWorkInput{Objective: "o", AcceptanceCriteria: []string{"a"}, DependsOn: []string{" "}}, ErrInvalid, "dependsOn[0] must not be blank"},
-		{"oversized session", CreateWorkInput{Objective: "o", AcceptanceCriteria: []string{"a"}, SourceSession: ptr(strings.Repeat("s", 201))}, ErrInvalid, "sourceSession exceeds 200"},
+		{"oversized session", CreateWorkInput{Objective: "o", AcceptanceCriteria: []string{"a"}, SourceSession: ptr(strings.Repeat("s", limits.CreateWorkItemSourceSessionMaxLen+1))}, ErrInvalid, "sourceSession exceeds 256"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -110,6 +110,28 @@ func (c *Client) requestPermission(ctx context.Context, params json.RawMessage) 
 	if err := json.Unmarshal(params, &p); err != nil || p.SessionID == "" {
 		return nil, invalidParams("session/request_permission needs sessionId, toolCall and options")
 	}
+	title, paths := permissionTarget(p.ToolCall)
+	opts := make([]providers.PermissionOption, 0, len(p.Options))
+	for _, o := range p.Options {
+		opts = append(opts, providers.PermissionOption{ID: o.OptionID, Name: o.Name, Kind: o.Kind})
+	}
+	c.emit(p.SessionID, "session/request_permission", params)
+	d, err := c.Hold(ctx, p.SessionID, "session/request_permission", title, opts, json.RawMessage(params), paths)
+	if err != nil {
+		return nil, &RPCError{Code: CodeInternalError, Message: "Internal error: " + err.Error()}
+	}
+	if d.Cancelled {
+		return d.Ack(sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}), nil
+	}
+	return d.Ack(sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(d.Option.ID))}), nil
+}
+
+// permissionTarget reads the title of a permission request's tool call and
+// the paths it would let the agent write: its locations and the file path
+// of its raw input for an edit, delete or move (or a call of no kind), and
+// Unknown for a command, whose writes are known only once it has run (a
+// claim cannot be checked against it). Other kinds write nothing.
+func permissionTarget(toolCall json.RawMessage) (string, Paths) {
 	var tc struct {
 		Title     string `json:"title"`
 		Kind      string `json:"kind"`
@@ -122,15 +144,17 @@ func (c *Client) requestPermission(ctx context.Context, params json.RawMessage) 
 			NotebookPath string `json:"notebook_path"`
 		} `json:"rawInput"`
 	}
-	_ = json.Unmarshal(p.ToolCall, &tc)
-	var paths []string
+	_ = json.Unmarshal(toolCall, &tc)
+	var paths Paths
 	switch tc.Kind {
+	case "execute":
+		paths.Unknown = true
 	case "edit", "delete", "move", "":
 		seen := map[string]bool{}
 		add := func(p string) {
 			if p != "" && !seen[p] {
 				seen[p] = true
-				paths = append(paths, p)
+				paths.Known = append(paths.Known, p)
 			}
 		}
 		for _, l := range tc.Locations {
@@ -140,22 +164,17 @@ func (c *Client) requestPermission(ctx context.Context, params json.RawMessage) 
 		add(tc.RawInput.Path)
 		add(tc.RawInput.NotebookPath)
 	}
-	opts := make([]providers.PermissionOption, 0, len(p.Options))
-	for _, o := range p.Options {
-		opts = append(opts, providers.PermissionOption{ID: o.OptionID, Name: o.Name, Kind: o.Kind})
-	}
-	c.emit(p.SessionID, "session/request_permission", params)
-	d, err := c.Hold(ctx, p.SessionID, "session/request_permission", tc.Title, opts, json.RawMessage(params), paths...)
-	if err != nil {
-		return nil, &RPCError{Code: CodeInternalError, Message: "Internal error: " + err.Error()}
-	}
-	if d.Cancelled {
-		return d.Ack(sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}), nil
-	}
-	return d.Ack(sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(d.Option.ID))}), nil
+	return tc.Title, paths
 }
 
 // --- held requests ---------------------------------------------------------
+
+// Paths is what a held request would let the agent write: the files it
+// names, or Unknown when that is known only once it has run (a command).
+type Paths struct {
+	Known   []string
+	Unknown bool
+}
 
 // Decision is how a held request was answered: one of its options, or
 // cancelled.
@@ -190,14 +209,14 @@ type held struct {
 // or an extension's blocking question), until Respond or Cancel answers it
 // or the connection ends. It is never answered automatically.
 // paths are the files the request would edit (see providers.PermissionRequest).
-func (c *Client) Hold(ctx context.Context, sessionID, method, title string, options []providers.PermissionOption, detail any, paths ...string) (Decision, error) {
+func (c *Client) Hold(ctx context.Context, sessionID, method, title string, options []providers.PermissionOption, detail any, paths Paths) (Decision, error) {
 	c.mu.Lock()
 	c.heldSeq++
 	id := c.tag + "-" + strconv.Itoa(c.heldSeq)
 	h := &held{
 		req: providers.PermissionRequest{
 			Provider: c.cfg.Provider, RequestID: id, NativeID: sessionID, Method: method,
-			Title: title, Options: options, RequestedAt: c.clock.Now(), Detail: detail, Paths: paths,
+			Title: title, Options: options, RequestedAt: c.clock.Now(), Detail: detail, Paths: paths.Known, PathsUnknown: paths.Unknown,
 		},
 		sessionID: sessionID,
 		answer:    make(chan Decision, 1),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -303,5 +304,32 @@ func TestSliceLinesClamp(t *testing.T) {
 	}
 	if got := sliceLines("a\nb", 0, 0); got != "a\nb" {
 		t.Fatalf("whole text: %q", got)
+	}
+}
+
+func TestPermissionTarget(t *testing.T) {
+	tests := []struct {
+		name, toolCall, title string
+		want                  Paths
+	}{
+		{"edit names its locations and raw input once each",
+			`{"title":"Edit a.go","kind":"edit","locations":[{"path":"/w/a.go"}],"rawInput":{"file_path":"/w/a.go","path":"/w/b.go"}}`,
+			"Edit a.go", Paths{Known: []string{"/w/a.go", "/w/b.go"}}},
+		{"a call of no kind is read like an edit", `{"title":"Write","rawInput":{"notebook_path":"/w/n.ipynb"}}`,
+			"Write", Paths{Known: []string{"/w/n.ipynb"}}},
+		{"delete and move name theirs", `{"kind":"move","locations":[{"path":"/w/x"},{"path":"/w/y"}]}`,
+			"", Paths{Known: []string{"/w/x", "/w/y"}}},
+		{"a command's writes are unknown", `{"title":"printf x > c.txt","kind":"execute","rawInput":{"command":"printf x > c.txt"}}`,
+			"printf x > c.txt", Paths{Unknown: true}},
+		{"a read writes nothing", `{"title":"Read","kind":"read","locations":[{"path":"/w/a.go"}]}`, "Read", Paths{}},
+		{"a malformed tool call names nothing", `"not an object"`, "", Paths{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			title, got := permissionTarget(json.RawMessage(tt.toolCall))
+			if title != tt.title || got.Unknown != tt.want.Unknown || !slices.Equal(got.Known, tt.want.Known) {
+				t.Fatalf("permissionTarget = %q, %+v; want %q, %+v", title, got, tt.title, tt.want)
+			}
+		})
 	}
 }

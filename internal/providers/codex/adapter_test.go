@@ -501,3 +501,25 @@ func TestSimOlderServerMethodsNotSupported(t *testing.T) {
 		t.Fatalf("list = %v", err)
 	}
 }
+
+// A thread started in a symlinked directory gets the directory's real path:
+// Codex's sandbox grants writes under the real path only.
+func TestSimCreateSessionResolvesSymlinkedCWD(t *testing.T) {
+	a, _ := simAdapter(t, newRecHost(), nil)
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "workspace")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	want, err := filepath.EvalSymlinks(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := a.CreateSession(ctxT(t), providers.CreateOptions{CWD: link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.CWD != want {
+		t.Fatalf("thread cwd %q, want the real path %q (asked for %q)", s.CWD, want, link)
+	}
+}

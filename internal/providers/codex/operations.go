@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -262,7 +263,7 @@ func (a *Adapter) CreateSession(ctx context.Context, opts providers.CreateOption
 	}
 	params := a.threadParams()
 	if opts.CWD != "" {
-		params["cwd"] = opts.CWD
+		params["cwd"] = resolvedDir(opts.CWD)
 	}
 	var res struct {
 		Thread threadInfo `json:"thread"`
@@ -645,4 +646,15 @@ func (a *Adapter) SetReasoning(_ context.Context, nativeID, effort string) (prov
 	a.mu.Unlock()
 	return providers.Receipt{Provider: providers.Codex, NativeID: nativeID, Operation: "set_reasoning", Accepted: true,
 		Status: providers.StatusCompleted, ProviderState: "applies_to_next_turn", Detail: map[string]any{"effort": effort}}, nil
+}
+
+// resolvedDir is dir with its symbolic links resolved (dir itself when it
+// cannot be resolved). Codex's sandbox grants writes under the real path of
+// the thread's working directory, so a thread started in a symlinked
+// directory could read its workspace but never write to it.
+func resolvedDir(dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
 }

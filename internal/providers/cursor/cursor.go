@@ -193,7 +193,7 @@ func askQuestion(ctx context.Context, in acp.Inbound) (any, *acp.RPCError, bool)
 	if title == "" {
 		title = p.Questions[0].Prompt
 	}
-	d, err := in.Client.Hold(ctx, in.Client.ActiveSession(), in.Method, title, opts, json.RawMessage(in.Params))
+	d, err := in.Client.Hold(ctx, in.Client.ActiveSession(), in.Method, title, opts, json.RawMessage(in.Params), acp.Paths{})
 	if err != nil {
 		return nil, &acp.RPCError{Code: acp.CodeInternalError, Message: "Internal error: " + err.Error()}, true
 	}
@@ -219,7 +219,7 @@ func createPlan(ctx context.Context, in acp.Inbound) (any, *acp.RPCError, bool) 
 		{ID: "rejected", Name: "Reject the plan", Kind: "reject"},
 		{ID: "cancelled", Name: "Cancel", Kind: "cancel"},
 	}
-	d, err := in.Client.Hold(ctx, in.Client.ActiveSession(), in.Method, title, opts, json.RawMessage(in.Params))
+	d, err := in.Client.Hold(ctx, in.Client.ActiveSession(), in.Method, title, opts, json.RawMessage(in.Params), acp.Paths{})
 	if err != nil {
 		return nil, &acp.RPCError{Code: acp.CodeInternalError, Message: "Internal error: " + err.Error()}, true
 	}

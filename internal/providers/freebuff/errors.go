@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/security"
 )
 
-// Limits on tool input.
+// Limits on tool input (the spec's, catalogs/limits), in characters.
 const (
-	MaxMessageChars = 100_000
-	MaxModelChars   = 200
+	MaxMessageChars = limits.SendThreadMessageTextMaxLen
+	MaxModelChars   = limits.SetThreadModelModelMaxLen
 )
 
 // Read-only reasons with the 0.3.x texts.
@@ -83,7 +85,7 @@ func validateModel(model string) error {
 	if strings.TrimSpace(model) == "" {
 		return &InputError{Field: "model", Msg: "Model must not be blank"}
 	}
-	if len([]rune(model)) > MaxModelChars {
+	if utf8.RuneCountInString(model) > MaxModelChars {
 		return &InputError{Field: "model", Msg: "Invalid model"}
 	}
 	for _, r := range model {

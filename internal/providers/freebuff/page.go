@@ -6,15 +6,16 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/paging"
 )
 
 // Page sizes of the Freebuff listings (the spec's limit defaults).
 const (
-	DefaultProjectLimit = 50
-	DefaultListLimit    = 20
-	DefaultFileLimit    = 100
-	MaxPageLimit        = 100
+	DefaultProjectLimit = limits.ListProjectsLimitDefault
+	DefaultListLimit    = limits.ListThreadsLimitDefault
+	DefaultFileLimit    = limits.ListProjectFilesLimitDefault
+	MaxPageLimit        = limits.ListProjectsLimitMax
 	// ThreadMessages is how many of its newest messages get_thread carries;
 	// get_thread_messages pages them all.
 	ThreadMessages = 10

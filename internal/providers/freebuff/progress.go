@@ -8,6 +8,7 @@ import (
 
 	"github.com/coder/quartz"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -18,12 +19,12 @@ const (
 	maxFrameChars   = 512_000
 	progressTTL     = 30 * time.Minute
 	staleAfter      = 90 * time.Second
-	maxWait         = 30 * time.Second
+	maxWait         = limits.GetThreadProgressTimeoutMsMax * time.Millisecond
 	maxTextChars    = 100_000
 	maxFiles        = 100
 	maxFileChars    = 1000
-	defaultLimit    = 50
-	maxLimit        = 100
+	defaultLimit    = limits.GetThreadProgressLimitDefault
+	maxLimit        = limits.GetThreadProgressLimitMax
 	subscriberQueue = 256
 )
 

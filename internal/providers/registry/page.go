@@ -6,14 +6,15 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
 // Page sizes of the session and permission listings.
 const (
-	DefaultPageLimit = 20
-	MaxPageLimit     = 100
+	DefaultPageLimit = limits.ListAgentSessionsLimitDefault
+	MaxPageLimit     = limits.ListAgentSessionsLimitMax
 )
 
 // Tools the cursors of this file are issued for.

@@ -20,14 +20,6 @@ type Annotations struct {
 	ReadOnly, Destructive, Idempotent, OpenWorld bool
 }
 
-// Response says how a legacy alias reshapes the modern answer's text.
-type Response struct {
-	// Unwrap names the field of the modern answer served as the text.
-	Unwrap string
-	// WrapArray serves the modern answer inside a one-element array.
-	WrapArray bool
-}
-
 // Entry is one servable tool: a modern tool or a legacy alias.
 type Entry struct {
 	Name        string
@@ -36,30 +28,51 @@ type Entry struct {
 	// Write tools vanish in read-only mode.
 	Write       bool
 	Annotations Annotations
-	// InputSchema is the compact JSON Schema of the arguments.
+	// InputSchema is the compact JSON Schema of the arguments as tools/list
+	// serves it: the bounds the spec states on a property, not the
+	// spec-wide kinds (catalogs/limits).
 	InputSchema string
+	// ExactSchema is InputSchema with every bound applied: exactly what
+	// Decode accepts.
+	ExactSchema string
+	// OutputSchema is the compact JSON Schema of the answer (the 0.3.x
+	// shape for a legacy alias). It is not served; tests check answers
+	// against it.
+	OutputSchema string
 	// Listing is the entry's compact JSON in a tools/list result.
 	Listing string
 	// Target is the modern tool that answers (Name itself for modern tools).
-	Target   string
-	Legacy   bool
-	Response Response
+	Target string
+	Legacy bool
 	// Budget is the answer budget in o200k tokens (the spec's
 	// answer.budget); the server cuts a page that would pass it short.
 	Budget int
 	// Paged reports a tool that pages its collection with limit and
 	// cursor and answers nextCursor.
-	Paged  bool
-	decode func(json.RawMessage) (any, error)
-	call   func(context.Context, Handlers, any) (any, error)
+	Paged   bool
+	decode  func(json.RawMessage) (any, error)
+	call    func(context.Context, Handlers, any) (any, error)
+	reshape func(any) any
 }
 
 // Decode validates raw arguments and returns the typed input of the
 // target tool. A validation failure is an *argv.Errors naming every field.
 func (e *Entry) Decode(raw json.RawMessage) (any, error) { return e.decode(raw) }
 
-// Call runs the target tool's handler on a decoded input.
+// Call runs the target tool's handler on a decoded input. The answer is
+// the target's answer type (*<Tool>Output or a record), never nil without
+// an error.
 func (e *Entry) Call(ctx context.Context, h Handlers, in any) (any, error) { return e.call(ctx, h, in) }
+
+// Reshaped maps an answer of the target tool (possibly cut to a page) to
+// a legacy alias's 0.3.x answer, when that differs from the modern
+// shape: a field of it (a bare array) or a one-element array of it.
+func (e *Entry) Reshaped(out any) (legacy any, ok bool) {
+	if e.reshape == nil {
+		return nil, false
+	}
+	return e.reshape(out), true
+}
 
 // Profile is a named tool set.
 type Profile struct {
@@ -108,12 +121,13 @@ func All() []*Entry {
 func Notes() []string { return []string{"Answers are compact JSON now."} }
 
 // Handlers answers every modern tool. Each method receives a validated
-// input and returns a value that marshals to a JSON object.
+// input and returns the tool's answer type, generated from its output
+// schema.
 type Handlers interface {
 	// GetStatus answers get_status: Status of the thing; send_note changes it.
-	GetStatus(ctx context.Context, in *GetStatusInput) (any, error)
+	GetStatus(ctx context.Context, in *GetStatusInput) (*GetStatusOutput, error)
 	// SendNote answers send_note: Send a note to a session.
-	SendNote(ctx context.Context, in *SendNoteInput) (any, error)
+	SendNote(ctx context.Context, in *SendNoteInput) (*Receipt, error)
 }
 
 // NotImplementedError is returned by Unimplemented for a tool whose
@@ -131,12 +145,12 @@ func (e *NotImplementedError) Error() string {
 type Unimplemented struct{}
 
 // GetStatus reports that get_status is not implemented.
-func (Unimplemented) GetStatus(context.Context, *GetStatusInput) (any, error) {
+func (Unimplemented) GetStatus(context.Context, *GetStatusInput) (*GetStatusOutput, error) {
 	return nil, &NotImplementedError{Tool: "get_status", Group: "core"}
 }
 
 // SendNote reports that send_note is not implemented.
-func (Unimplemented) SendNote(context.Context, *SendNoteInput) (any, error) {
+func (Unimplemented) SendNote(context.Context, *SendNoteInput) (*Receipt, error) {
 	return nil, &NotImplementedError{Tool: "send_note", Group: "core"}
 }
 
@@ -148,71 +162,99 @@ var profiles = [...]Profile{
 
 var entries = [...]Entry{
 	{
-		Name:        "get_status",
-		Group:       "core",
-		Description: "Status of the thing; send_note changes it.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"get_status\",\"description\":\"Status of the thing; send_note changes it.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_status",
-		Budget:      500,
-		Paged:       true,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeGetStatus(raw) },
-		call:        callGetStatus,
+		Name:         "get_status",
+		Group:        "core",
+		Description:  "Status of the thing; send_note changes it.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\",\"maxLength\":100}},\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"description\":\"A stored note.\",\"properties\":{\"id\":{\"type\":\"string\"},\"at\":{\"type\":\"string\",\"format\":\"date-time\"},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"count\":{\"type\":\"integer\"},\"extra\":{},\"receipt\":{\"type\":[\"object\",\"null\"],\"properties\":{\"accepted\":{\"type\":\"boolean\"},\"detail\":{\"description\":\"anything the provider said\"},\"state\":{\"enum\":[\"queued\",\"done\"]}},\"required\":[\"accepted\"],\"additionalProperties\":false},\"seen\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"id\",\"at\",\"tags\",\"receipt\"],\"additionalProperties\":false}},\"nextCursor\":{\"type\":\"string\"}},\"required\":[\"status\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"get_status\",\"description\":\"Status of the thing; send_note changes it.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50},\"cursor\":{\"type\":\"string\",\"description\":\"nextCursor of the previous page\"}},\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_status",
+		Budget:       500,
+		Paged:        true,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeGetStatus(raw) },
+		call:         callGetStatus,
 	},
 	{
-		Name:        "send_note",
-		Group:       "core",
-		Description: "Send a note to a session.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":3},\"effort\":{\"type\":[\"string\",\"null\"]},\"verbose\":{\"type\":\"boolean\",\"default\":false},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"text\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"send_note\",\"description\":\"Send a note to a session.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":3},\"effort\":{\"type\":[\"string\",\"null\"]},\"verbose\":{\"type\":\"boolean\",\"default\":false},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
-		Target:      "send_note",
-		Budget:      500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return DecodeSendNote(raw) },
-		call:        callSendNote,
+		Name:         "send_note",
+		Group:        "core",
+		Description:  "Send a note to a session.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":3},\"effort\":{\"type\":[\"string\",\"null\"]},\"verbose\":{\"type\":\"boolean\",\"default\":false},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"text\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":3},\"effort\":{\"type\":[\"string\",\"null\"],\"maxLength\":100},\"verbose\":{\"type\":\"boolean\",\"default\":false},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":100},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1,\"maxLength\":100},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\",\"maxLength\":100}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":100},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false},\"maxItems\":20},\"detail\":{},\"idempotencyKey\":{\"type\":\"string\",\"maxLength\":64}},\"required\":[\"provider\",\"text\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"object\",\"properties\":{\"accepted\":{\"type\":\"boolean\"},\"detail\":{\"description\":\"anything the provider said\"},\"state\":{\"enum\":[\"queued\",\"done\"]}},\"required\":[\"accepted\"],\"additionalProperties\":false}",
+		Listing:      "{\"name\":\"send_note\",\"description\":\"Send a note to a session.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":3},\"effort\":{\"type\":[\"string\",\"null\"]},\"verbose\":{\"type\":\"boolean\",\"default\":false},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{},\"idempotencyKey\":{\"type\":\"string\"}},\"required\":[\"provider\",\"text\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
+		Target:       "send_note",
+		Budget:       500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return DecodeSendNote(raw) },
+		call:         callSendNote,
 	},
 	{
-		Name:        "status_get",
-		Group:       "core",
-		Description: "Old name for the status tool.",
-		Write:       false,
-		Annotations: Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
-		InputSchema: "{\"type\":\"object\",\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"status_get\",\"description\":\"Old name for the status tool.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
-		Target:      "get_status",
-		Legacy:      true,
-		Response:    Response{Unwrap: "status", WrapArray: false},
-		Budget:      500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyStatusGet(raw) },
-		call:        callGetStatus,
+		Name:         "status_get",
+		Group:        "core",
+		Description:  "Old name for the status tool.",
+		Write:        false,
+		Annotations:  Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false},
+		InputSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"description\":\"A stored note.\",\"properties\":{\"id\":{\"type\":\"string\"},\"at\":{\"type\":\"string\",\"format\":\"date-time\"},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"count\":{\"type\":\"integer\"},\"extra\":{},\"receipt\":{\"type\":[\"object\",\"null\"],\"properties\":{\"accepted\":{\"type\":\"boolean\"},\"detail\":{\"description\":\"anything the provider said\"},\"state\":{\"enum\":[\"queued\",\"done\"]}},\"required\":[\"accepted\"],\"additionalProperties\":false},\"seen\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"id\",\"at\",\"tags\",\"receipt\"],\"additionalProperties\":false}}",
+		Listing:      "{\"name\":\"status_get\",\"description\":\"Old name for the status tool.\",\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+		Target:       "get_status",
+		Legacy:       true,
+		Budget:       500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyStatusGet(raw) },
+		call:         callGetStatus,
+		reshape:      func(out any) any { return legacyStatusGet(out.(*GetStatusOutput)) },
 	},
 	{
-		Name:        "note_send",
-		Group:       "core",
-		Description: "Old name for sending a note.",
-		Write:       true,
-		Annotations: Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
-		InputSchema: "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"body\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":4},\"effort\":{\"type\":[\"string\",\"null\"]},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{}},\"required\":[\"provider\",\"body\"],\"additionalProperties\":false}",
-		Listing:     "{\"name\":\"note_send\",\"description\":\"Old name for sending a note.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"body\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":4},\"effort\":{\"type\":[\"string\",\"null\"]},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{}},\"required\":[\"provider\",\"body\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
-		Target:      "send_note",
-		Legacy:      true,
-		Response:    Response{Unwrap: "", WrapArray: true},
-		Budget:      500,
-		Paged:       false,
-		decode:      func(raw json.RawMessage) (any, error) { return decodeLegacyNoteSend(raw) },
-		call:        callSendNote,
+		Name:         "note_send",
+		Group:        "core",
+		Description:  "Old name for sending a note.",
+		Write:        true,
+		Annotations:  Annotations{ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
+		InputSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"body\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":4},\"effort\":{\"type\":[\"string\",\"null\"]},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{}},\"required\":[\"provider\",\"body\"],\"additionalProperties\":false}",
+		ExactSchema:  "{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"body\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":4},\"effort\":{\"type\":[\"string\",\"null\"],\"maxLength\":100},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":100},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1,\"maxLength\":100},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\",\"maxLength\":100}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"maxLength\":100},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false},\"maxItems\":20},\"detail\":{}},\"required\":[\"provider\",\"body\"],\"additionalProperties\":false}",
+		OutputSchema: "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"accepted\":{\"type\":\"boolean\"},\"detail\":{\"description\":\"anything the provider said\"},\"state\":{\"enum\":[\"queued\",\"done\"]}},\"required\":[\"accepted\"],\"additionalProperties\":false},\"minItems\":1,\"maxItems\":1}",
+		Listing:      "{\"name\":\"note_send\",\"description\":\"Old name for sending a note.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"provider\":{\"enum\":[\"alpha\",\"beta\"]},\"body\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":10,\"pattern\":\"^[a-z ]+$\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":4},\"effort\":{\"type\":[\"string\",\"null\"]},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":2},\"model\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\",\"properties\":{\"modelID\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":50},\"variant\":{\"type\":\"string\"}},\"required\":[\"modelID\"],\"additionalProperties\":false}]},\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100}},\"required\":[\"id\"],\"additionalProperties\":false}},\"detail\":{}},\"required\":[\"provider\",\"body\"],\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":false}}",
+		Target:       "send_note",
+		Legacy:       true,
+		Budget:       500,
+		Paged:        false,
+		decode:       func(raw json.RawMessage) (any, error) { return decodeLegacyNoteSend(raw) },
+		call:         callSendNote,
+		reshape:      func(out any) any { return legacyNoteSend(out.(*Receipt)) },
 	},
 }
 
 func callGetStatus(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.GetStatus(ctx, in.(*GetStatusInput))
+	out, err := h.GetStatus(ctx, in.(*GetStatusInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "get_status")
+	}
+	return out, nil
 }
 
 func callSendNote(ctx context.Context, h Handlers, in any) (any, error) {
-	return h.SendNote(ctx, in.(*SendNoteInput))
+	out, err := h.SendNote(ctx, in.(*SendNoteInput))
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%s answered nothing", "send_note")
+	}
+	return out, nil
 }
+
+// legacyStatusGet is status_get's 0.3.x answer from get_status's.
+func legacyStatusGet(o *GetStatusOutput) []Note { return o.Status }
+
+// legacyNoteSend is note_send's 0.3.x answer from send_note's.
+func legacyNoteSend(o *Receipt) []*Receipt { return []*Receipt{o} }

@@ -101,7 +101,7 @@ func decodeLegacyNoteSend(raw json.RawMessage) (*SendNoteInput, error) {
 		}
 		if x, ok := o["effort"]; ok {
 			if x != nil {
-				if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: 100}); ok {
 					out.Effort = &v
 				}
 			}
@@ -110,7 +110,7 @@ func decodeLegacyNoteSend(raw json.RawMessage) (*SendNoteInput, error) {
 			if a, ok := d.Array(x, argv.Join(path, "tags"), -1, 2); ok {
 				list := make([]string, len(a))
 				for i, e := range a {
-					if v, ok := d.String(e, argv.Index(argv.Join(path, "tags"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+					if v, ok := d.String(e, argv.Index(argv.Join(path, "tags"), i), argv.StringRule{MinLength: 0, MaxLength: 100}); ok {
 						list[i] = v
 					}
 				}
@@ -120,7 +120,7 @@ func decodeLegacyNoteSend(raw json.RawMessage) (*SendNoteInput, error) {
 		if x, ok := o["model"]; ok {
 			switch x := x.(type) {
 			case string:
-				if s, ok := d.String(x, argv.Join(path, "model"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+				if s, ok := d.String(x, argv.Join(path, "model"), argv.StringRule{MinLength: 1, MaxLength: 100}); ok {
 					out.Model = &Selection{Text: &s}
 				}
 			case map[string]any:
@@ -132,7 +132,7 @@ func decodeLegacyNoteSend(raw json.RawMessage) (*SendNoteInput, error) {
 			}
 		}
 		if x, ok := o["findings"]; ok {
-			if a, ok := d.Array(x, argv.Join(path, "findings"), -1, -1); ok {
+			if a, ok := d.Array(x, argv.Join(path, "findings"), -1, 20); ok {
 				list := make([]SendNoteInputFindingsItem, len(a))
 				for i, e := range a {
 					if p := decodeSendNoteInputFindingsItem(d, e, argv.Index(argv.Join(path, "findings"), i)); p != nil {

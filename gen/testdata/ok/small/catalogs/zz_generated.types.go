@@ -31,7 +31,7 @@ func decodeGetStatusInput(d *argv.Decoder, v any, path string) *GetStatusInput {
 		out.Limit = 5
 	}
 	if x, ok := o["cursor"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 100}); ok {
 			out.Cursor = &v
 		}
 	}
@@ -56,7 +56,7 @@ func decodeModel(d *argv.Decoder, v any, path string) *Model {
 		}
 	}
 	if x, ok := o["variant"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "variant"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "variant"), argv.StringRule{MinLength: 0, MaxLength: 100}); ok {
 			out.Variant = &v
 		}
 	}
@@ -116,7 +116,7 @@ func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
 	}
 	if x, ok := o["effort"]; ok {
 		if x != nil {
-			if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+			if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: 100}); ok {
 				out.Effort = &v
 			}
 		}
@@ -132,7 +132,7 @@ func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
 		if a, ok := d.Array(x, argv.Join(path, "tags"), -1, 2); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
-				if v, ok := d.String(e, argv.Index(argv.Join(path, "tags"), i), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+				if v, ok := d.String(e, argv.Index(argv.Join(path, "tags"), i), argv.StringRule{MinLength: 0, MaxLength: 100}); ok {
 					list[i] = v
 				}
 			}
@@ -142,7 +142,7 @@ func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
 	if x, ok := o["model"]; ok {
 		switch x := x.(type) {
 		case string:
-			if s, ok := d.String(x, argv.Join(path, "model"), argv.StringRule{MinLength: 1, MaxLength: -1}); ok {
+			if s, ok := d.String(x, argv.Join(path, "model"), argv.StringRule{MinLength: 1, MaxLength: 100}); ok {
 				out.Model = &Selection{Text: &s}
 			}
 		case map[string]any:
@@ -154,7 +154,7 @@ func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
 		}
 	}
 	if x, ok := o["findings"]; ok {
-		if a, ok := d.Array(x, argv.Join(path, "findings"), -1, -1); ok {
+		if a, ok := d.Array(x, argv.Join(path, "findings"), -1, 20); ok {
 			list := make([]SendNoteInputFindingsItem, len(a))
 			for i, e := range a {
 				if p := decodeSendNoteInputFindingsItem(d, e, argv.Index(argv.Join(path, "findings"), i)); p != nil {
@@ -168,7 +168,7 @@ func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
 		out.Detail = argv.Raw(x)
 	}
 	if x, ok := o["idempotencyKey"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 64}); ok {
 			out.IdempotencyKey = &v
 		}
 	}
@@ -188,7 +188,7 @@ func decodeSendNoteInputFindingsItem(d *argv.Decoder, v any, path string) *SendN
 		return nil
 	}
 	if x, ok := o["id"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "id"), argv.StringRule{MinLength: 0, MaxLength: -1}); ok {
+		if v, ok := d.String(x, argv.Join(path, "id"), argv.StringRule{MinLength: 0, MaxLength: 100}); ok {
 			out.ID = v
 		}
 	}
