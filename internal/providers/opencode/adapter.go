@@ -62,10 +62,17 @@ type Adapter struct {
 	writeHTTP *http.Client // prompts, aborts and replies
 	clock     quartz.Clock
 
-	epMu    sync.Mutex // guards ep and managed; held while resolving
+	epMu    sync.Mutex // guards ep, managed, held and startedOwn; held while resolving
 	ep      *endpoint
 	managed *managedServer
-	closed  atomic.Bool
+	// held is the first server found that this adapter did not start:
+	// its sessions live there, so once it answered it is the only one
+	// used again after a loss (never another listener in its place).
+	held *endpoint
+	// startedOwn is set once the adapter started a server itself: when
+	// that one dies it is started again, never replaced by a listener.
+	startedOwn bool
+	closed     atomic.Bool
 
 	mu       sync.Mutex
 	dirs     map[string]string    // session id → directory

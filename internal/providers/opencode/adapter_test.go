@@ -823,3 +823,41 @@ func TestEditPaths(t *testing.T) {
 		}
 	}
 }
+
+// Once a server answered, a loss is followed by that server only: another
+// one (the default URL here; a listener alike) has none of its sessions.
+func TestLostServerIsNotReplacedByAnother(t *testing.T) {
+	held := newFakeServer(t)
+	other := newFakeServer(t)
+	addr := held.Listener.Addr().String()
+	a := New(Config{ServerURL: held.URL, DefaultURL: other.URL, DisableScan: true, DisableAutoStart: true}, nil)
+	defer a.Close()
+	ctx := ctxT(t, 10*time.Second)
+	if got, err := a.Endpoint(ctx); err != nil || got != held.URL {
+		t.Fatalf("Endpoint = %q, %v; want %s", got, err, held.URL)
+	}
+
+	held.shutdown()
+	a.invalidate(a.ep) // what a failed call does
+	got, err := a.Endpoint(ctx)
+	var ce *ConnectError
+	if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), held.URL) || !strings.Contains(err.Error(), "no other server") {
+		t.Fatalf("after the loss Endpoint = %q, %v; want an error naming %s and no replacement", got, err, held.URL)
+	}
+
+	// The same server started again at its address is used again.
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", addr, err)
+	}
+	back := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSONResp(w, 200, map[string]any{"healthy": true, "version": PinnedVersion})
+	}))
+	back.Listener.Close()
+	back.Listener = l
+	back.Start()
+	defer back.Close()
+	if got, err := a.Endpoint(ctx); err != nil || got != held.URL {
+		t.Fatalf("after the restart Endpoint = %q, %v; want %s", got, err, held.URL)
+	}
+}

@@ -100,12 +100,45 @@ func (a *Adapter) current(ctx context.Context) (*endpoint, error) {
 		return a.ep, nil
 	}
 	a.ep = nil
-	ep, err := a.resolve(ctx)
+	var ep *endpoint
+	var err error
+	switch {
+	case a.held != nil:
+		ep, err = a.reconnect(ctx, a.held)
+	case a.startedOwn:
+		// The server this adapter started died: it is started again (its
+		// sessions are in the same data), never replaced by a listener.
+		ep, err = a.startInstead(ctx, "the OpenCode server this runtime started is gone")
+	default:
+		ep, err = a.resolve(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
+	if ep.source == sourceStarted {
+		a.startedOwn = true
+	} else {
+		a.held = ep
+	}
 	a.ep = ep
 	return ep, nil
+}
+
+// reconnect probes the server this adapter used before it was lost. No
+// other server takes its place: its sessions are not on another one (a
+// send there would be refused, "Session not found", or reach a stranger's
+// session of the same id), so until it answers again calls fail, saying
+// so.
+func (a *Adapter) reconnect(ctx context.Context, held *endpoint) (*endpoint, error) {
+	v, err := a.probeWithin(ctx, held.base, a.cfg.RequestTimeout)
+	if err != nil {
+		return nil, &ConnectError{
+			Reason:       fmt.Sprintf("the OpenCode server at %s (%s), where this runtime found its OpenCode sessions, is not answering: %v; no other server is used in its place", held.base, held.source, err),
+			Fix:          "start that OpenCode server again at the same address, or restart the runtime to look for another",
+			Unauthorized: isUnauthorized(err),
+		}
+	}
+	return &endpoint{base: held.base, version: v, source: held.source}, nil
 }
 
 // invalidate forgets ep after a connection failure so the next call
@@ -120,6 +153,7 @@ func (a *Adapter) invalidate(ep *endpoint) {
 
 // resolve finds a server: the configured URL (a remote one is never
 // replaced), the default URL, loopback listeners, then a started server.
+// It runs until one answered; after that, current reconnects to it only.
 func (a *Adapter) resolve(ctx context.Context) (*endpoint, error) {
 	var tried []string
 	seen := map[string]bool{}
@@ -159,7 +193,12 @@ func (a *Adapter) resolve(ctx context.Context) (*endpoint, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("looking for an OpenCode server: %w", err)
 	}
-	none := "no OpenCode server answered at " + strings.Join(tried, "; ")
+	return a.startInstead(ctx, "no OpenCode server answered at "+strings.Join(tried, "; "))
+}
+
+// startInstead starts a server when none answered (none says where it
+// looked), unless starting one is disabled.
+func (a *Adapter) startInstead(ctx context.Context, none string) (*endpoint, error) {
 	if a.cfg.DisableAutoStart || a.cfg.NoStartReason != "" {
 		why := "automatic start is disabled (OPENCODE_AUTO_START=false)"
 		if a.cfg.NoStartReason != "" {
