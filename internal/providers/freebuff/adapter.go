@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/cli"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
 
 // AdapterVersion is reported in the capability record.
@@ -232,20 +234,18 @@ func (a *Adapter) Subscribe(ctx context.Context, nativeID string) (<-chan provid
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := b.(*cliBackend); ok {
+	if _, ok := b.(*cli.Backend); ok {
 		return nil, &providers.UnsupportedError{Provider: providers.Freebuff, Operation: "events", Reason: reasonCLIEvents}
 	}
-	store := a.svc.desktop.store
-	sub := store.subscribe(nativeID)
-	a.svc.desktop.events.start()
+	events, cancel := a.svc.desktop.Subscribe(nativeID)
 	go func() {
 		select {
 		case <-ctx.Done():
 		case <-a.svc.closeCh:
 		}
-		store.unsubscribe(sub)
+		cancel()
 	}()
-	return sub.ch, nil
+	return events, nil
 }
 
 // Diff is unsupported.
@@ -268,7 +268,7 @@ func (a *Adapter) RespondPermission(context.Context, string, string, string) (pr
 // "<provider>/<model>" (Freebuff's model ids look like "z-ai/glm-5.3-flash").
 func (a *Adapter) SetModel(ctx context.Context, nativeID string, model providers.Model) (providers.Receipt, error) {
 	if model.Variant != "" {
-		return providers.Receipt{}, notSent(&InputError{Field: "model.variant", Msg: "Freebuff models have no variants"})
+		return providers.Receipt{}, core.NotSent(&InputError{Field: "model.variant", Msg: "Freebuff models have no variants"})
 	}
 	id := model.ModelID
 	switch p := model.ProviderID; {

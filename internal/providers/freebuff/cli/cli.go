@@ -1,4 +1,4 @@
-package freebuff
+package cli
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 	"github.com/agent-interop/runtime/internal/security"
 )
 
@@ -33,9 +34,10 @@ type ScreenError struct {
 
 func (e *ScreenError) Error() string { return e.Msg }
 
-// cliBackend drives the freebuff terminal UI in managed PTYs.
-type cliBackend struct {
-	cfg      Config
+// Backend drives the freebuff terminal UI in managed PTYs. It is safe for
+// concurrent use.
+type Backend struct {
+	cfg      core.Config
 	root     string
 	exe      string
 	exeErr   error
@@ -53,39 +55,80 @@ type cliBackend struct {
 	closed   bool
 }
 
-func newCLI(cfg Config) *cliBackend {
-	b := &cliBackend{cfg: cfg, sessions: map[string]*ptySession{}, probe: cfg.PTYProbe}
+// New returns a Backend for cfg (with its defaults filled in). It looks for
+// the freebuff executable and starts nothing.
+func New(cfg core.Config) *Backend {
+	cfg = cfg.WithDefaults()
+	b := &Backend{cfg: cfg, sessions: map[string]*ptySession{}, probe: cfg.PTYProbe}
 	if b.probe == nil {
 		b.probe = probePTY
 	}
-	b.root = cfg.env(EnvProjectRoot)
+	b.root = cfg.Env(core.EnvProjectRoot)
 	if b.root == "" {
 		b.root = cfg.WorkDir
 	}
 	if abs, err := filepath.Abs(b.root); err == nil {
 		b.root = abs
 	}
-	if p := cfg.env(EnvReadyPattern); p != "" {
+	if p := cfg.Env(core.EnvReadyPattern); p != "" {
 		re, err := regexp.Compile("(?i)" + p)
 		if err != nil {
-			b.readyErr = fmt.Errorf("%s is not a valid regular expression: %w", EnvReadyPattern, err)
+			b.readyErr = fmt.Errorf("%s is not a valid regular expression: %w", core.EnvReadyPattern, err)
 		} else {
 			b.readyRe = re
 		}
 	}
-	b.takeover = cfg.env(EnvTakeover) == "1"
+	b.takeover = cfg.Env(core.EnvTakeover) == "1"
 	b.exe, b.exeErr = findCLI(cfg)
 	return b
 }
 
+// Found reports why no freebuff executable can be used, or nil.
+func (b *Backend) Found() error { return b.exeErr }
+
+// Program returns the freebuff executable found ("" when none was).
+func (b *Backend) Program() string { return b.exe }
+
+// Session is what can be observed of one managed session.
+type Session struct {
+	// Key is the managed key ("pty-N"), the thread id until the session
+	// has written a conversation.
+	Key string
+	PID int
+	// Conversation is the CLI conversation the session writes, "" until
+	// it has written one.
+	Conversation string
+	// Screen is the recognised screen (ScreenReady, ScreenWorking, …; ""
+	// when none is), Text the normalized visible text.
+	Screen, Text string
+	Exited       bool
+	// Changed is closed on the session's next output or exit.
+	Changed <-chan struct{}
+}
+
+// Observe returns the running managed session of a thread id (a managed
+// key or a bound conversation id).
+func (b *Backend) Observe(id string) (Session, bool) {
+	s := b.live(id)
+	if s == nil {
+		return Session{}, false
+	}
+	screen, text, exited, changed := s.state(b.classify)
+	conv := b.bindChat(s) // after the screen: a conversation shown is written
+	return Session{Key: s.key, PID: s.pid, Conversation: conv, Screen: screen, Text: text, Exited: exited, Changed: changed}, true
+}
+
+// Running returns how many managed sessions run.
+func (b *Backend) Running() int { return len(b.liveSessions()) }
+
 // findCLI locates the freebuff executable: FREEBUFF_CLI_PATH, then
 // ~/.config/manicode/freebuff, then PATH.
-func findCLI(cfg Config) (string, error) {
-	if p := cfg.env(EnvCLIPath); p != "" {
+func findCLI(cfg core.Config) (string, error) {
+	if p := cfg.Env(core.EnvCLIPath); p != "" {
 		if isExecutable(p) {
 			return p, nil
 		}
-		return "", fmt.Errorf("%s=%s is not an executable file", EnvCLIPath, p)
+		return "", fmt.Errorf("%s=%s is not an executable file", core.EnvCLIPath, p)
 	}
 	if p := filepath.Join(manicodeDir(cfg.HomeDir), "freebuff"); cfg.HomeDir != "" && isExecutable(p) {
 		return p, nil
@@ -108,38 +151,38 @@ func isExecutable(p string) bool {
 }
 
 // chatsDir is the history directory of the project root.
-func (b *cliBackend) chatsDir() string {
-	return filepath.Join(manicodeDir(b.cfg.HomeDir), "projects", projectKey(b.cfg.env(EnvProjectKey), b.root), "chats")
+func (b *Backend) ChatsDir() string {
+	return filepath.Join(manicodeDir(b.cfg.HomeDir), "projects", projectKey(b.cfg.Env(core.EnvProjectKey), b.root), "chats")
 }
 
 // writesErr says why CLI writes cannot be attempted, or nil. The PTY
 // start-up probe runs once.
-func (b *cliBackend) writesErr() error {
+func (b *Backend) writesErr() error {
 	if b.exeErr != nil {
-		return &ReadOnlyError{Reason: "Freebuff CLI writes are unavailable: " + b.exeErr.Error()}
+		return &core.ReadOnlyError{Reason: "Freebuff CLI writes are unavailable: " + b.exeErr.Error()}
 	}
 	if b.readyErr != nil {
-		return &ReadOnlyError{Reason: "Freebuff CLI writes are unavailable: " + b.readyErr.Error()}
+		return &core.ReadOnlyError{Reason: "Freebuff CLI writes are unavailable: " + b.readyErr.Error()}
 	}
 	b.probeOnce.Do(func() { b.probeErr = b.probe() })
 	if b.probeErr != nil {
-		return &ReadOnlyError{Reason: "Freebuff CLI writes are unavailable: the PTY start-up probe failed: " + b.probeErr.Error()}
+		return &core.ReadOnlyError{Reason: "Freebuff CLI writes are unavailable: the PTY start-up probe failed: " + b.probeErr.Error()}
 	}
 	return nil
 }
 
-func (b *cliBackend) classify(text string) string { return classifyScreen(text, b.readyRe) }
+func (b *Backend) classify(text string) string { return classifyScreen(text, b.readyRe) }
 
 // --- sessions ----------------------------------------------------------------
 
 // start launches a managed CLI (resuming chatID exactly when set) and waits
 // for its ready screen.
-func (b *cliBackend) start(ctx context.Context, dir, chatID string) (*ptySession, error) {
+func (b *Backend) start(ctx context.Context, dir, chatID string) (*ptySession, error) {
 	if err := b.writesErr(); err != nil {
 		return nil, err
 	}
 	before := map[string]struct{}{}
-	if chats, err := listChats(b.chatsDir()); err == nil {
+	if chats, err := listChats(b.ChatsDir()); err == nil {
 		for _, c := range chats {
 			before[c.ID] = struct{}{}
 		}
@@ -175,20 +218,20 @@ func (b *cliBackend) start(ctx context.Context, dir, chatID string) (*ptySession
 // awaitReady drives the start-up screens: presses Enter once on the model
 // picker (which starts the session) and, with FREEBUFF_CLI_TAKEOVER=1, once
 // on the single-instance lock; login, lock and expiry screens are reported.
-func (b *cliBackend) awaitReady(ctx context.Context, s *ptySession) error {
+func (b *Backend) awaitReady(ctx context.Context, s *ptySession) error {
 	timer := b.cfg.Clock.NewTimer(b.cfg.ReadyTimeout)
 	defer timer.Stop()
 	pickerPressed, takeoverPressed := false, false
 	for {
 		screen, _, exited, changed := s.state(b.classify)
 		switch screen {
-		case screenReady:
+		case ScreenReady:
 			return nil
-		case screenLogin:
-			return &ScreenError{Screen: screenLogin, Msg: "Freebuff CLI is not signed in: it shows its login screen (\"Press ENTER to login\"). Run `freebuff login` in a terminal, then retry."}
-		case screenLock:
+		case ScreenLogin:
+			return &ScreenError{Screen: ScreenLogin, Msg: "Freebuff CLI is not signed in: it shows its login screen (\"Press ENTER to login\"). Run `freebuff login` in a terminal, then retry."}
+		case ScreenLock:
 			if !b.takeover {
-				return &ScreenError{Screen: screenLock, Msg: "Freebuff is already running: only one freebuff instance is allowed at a time. Close the other instance, or set FREEBUFF_CLI_TAKEOVER=1 to take it over."}
+				return &ScreenError{Screen: ScreenLock, Msg: "Freebuff is already running: only one freebuff instance is allowed at a time. Close the other instance, or set FREEBUFF_CLI_TAKEOVER=1 to take it over."}
 			}
 			if !takeoverPressed {
 				takeoverPressed = true
@@ -196,15 +239,15 @@ func (b *cliBackend) awaitReady(ctx context.Context, s *ptySession) error {
 					return fmt.Errorf("answer the Freebuff takeover dialog: %w", err)
 				}
 			}
-		case screenPicker:
+		case ScreenPicker:
 			if !pickerPressed {
 				pickerPressed = true
 				if _, err := s.write(keyEnter); err != nil {
 					return fmt.Errorf("start a Freebuff session on the picker: %w", err)
 				}
 			}
-		case screenExpired:
-			return &ScreenError{Screen: screenExpired, Msg: "Freebuff CLI session ended before it was ready (\"Session ended\")"}
+		case ScreenExpired:
+			return &ScreenError{Screen: ScreenExpired, Msg: "Freebuff CLI session ended before it was ready (\"Session ended\")"}
 		}
 		if exited {
 			return &ScreenError{Screen: "exited", Msg: "Freebuff CLI exited before it was ready; last output: " + security.RedactString(s.tail(300))}
@@ -220,14 +263,14 @@ func (b *cliBackend) awaitReady(ctx context.Context, s *ptySession) error {
 
 // bindChat finds the conversation a new session created: the oldest chat
 // folder that did not exist when the session started.
-func (b *cliBackend) bindChat(s *ptySession) string {
+func (b *Backend) bindChat(s *ptySession) string {
 	s.mu.Lock()
 	id := s.chatID
 	s.mu.Unlock()
 	if id != "" {
 		return id
 	}
-	chats, err := listChats(b.chatsDir())
+	chats, err := listChats(b.ChatsDir())
 	if err != nil {
 		return ""
 	}
@@ -249,7 +292,7 @@ func (b *cliBackend) bindChat(s *ptySession) string {
 
 // live returns the running managed session for a thread id (a managed key
 // or a bound conversation id).
-func (b *cliBackend) live(id string) *ptySession {
+func (b *Backend) live(id string) *ptySession {
 	b.mu.Lock()
 	sessions := make([]*ptySession, 0, len(b.sessions))
 	var gone []*ptySession
@@ -279,7 +322,7 @@ func (b *cliBackend) live(id string) *ptySession {
 }
 
 // liveSessions returns every running managed session.
-func (b *cliBackend) liveSessions() []*ptySession {
+func (b *Backend) liveSessions() []*ptySession {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make([]*ptySession, 0, len(b.sessions))
@@ -293,12 +336,12 @@ func (b *cliBackend) liveSessions() []*ptySession {
 }
 
 // screenState maps a session screen to a thread state.
-func (b *cliBackend) threadState(s *ptySession) string {
+func (b *Backend) threadState(s *ptySession) string {
 	screen, _, _, _ := s.state(b.classify)
 	switch screen {
-	case screenWorking:
+	case ScreenWorking:
 		return "running"
-	case screenReady:
+	case ScreenReady:
 		return "idle"
 	case "":
 		return "starting"
@@ -308,24 +351,27 @@ func (b *cliBackend) threadState(s *ptySession) string {
 
 // --- reads -----------------------------------------------------------------
 
-func (b *cliBackend) project() Project {
-	return Project{ID: b.root, Path: b.root, Name: filepath.Base(b.root), Metadata: map[string]any{"historyKey": projectKey(b.cfg.env(EnvProjectKey), b.root)}}
+func (b *Backend) project() core.Project {
+	return core.Project{ID: b.root, Path: b.root, Name: filepath.Base(b.root), Metadata: map[string]any{"historyKey": projectKey(b.cfg.Env(core.EnvProjectKey), b.root)}}
 }
 
-func (b *cliBackend) listProjects(context.Context) ([]Project, error) {
-	return []Project{b.project()}, nil
+// ListProjects lists the one project the CLI is managed for.
+func (b *Backend) ListProjects(context.Context) ([]core.Project, error) {
+	return []core.Project{b.project()}, nil
 }
 
-func (b *cliBackend) projectRoot(_ context.Context, projectID string) (string, error) {
+// ProjectRoot returns the project root when projectID names it (its
+// path or base name).
+func (b *Backend) ProjectRoot(_ context.Context, projectID string) (string, error) {
 	if projectID != b.root && projectID != filepath.Base(b.root) {
-		return "", &NotFoundError{Kind: "project", ID: projectID}
+		return "", &core.NotFoundError{Kind: "project", ID: projectID}
 	}
 	return b.root, nil
 }
 
-func (b *cliBackend) summary(c chat) ThreadSummary {
-	t := ThreadSummary{ID: c.ID, ProjectID: b.root, Title: c.FirstPrompt, State: "idle",
-		Metadata: map[string]any{"messageCount": c.MessageCount, "conversationId": c.ID, "updatedAt": isoTime(c.UpdatedAt), "live": false}}
+func (b *Backend) summary(c chat) core.ThreadSummary {
+	t := core.ThreadSummary{ID: c.ID, ProjectID: b.root, Title: c.FirstPrompt, State: "idle",
+		Metadata: map[string]any{"messageCount": c.MessageCount, "conversationId": c.ID, "updatedAt": core.ISOTime(c.UpdatedAt), "live": false}}
 	if t.Title == "" {
 		t.Title = "Freebuff CLI conversation"
 	}
@@ -337,17 +383,19 @@ func (b *cliBackend) summary(c chat) ThreadSummary {
 	return t
 }
 
-func (b *cliBackend) listThreads(ctx context.Context, projectID string) ([]ThreadSummary, error) {
+// ListThreads lists the history's conversations and the managed sessions
+// that have not written one yet.
+func (b *Backend) ListThreads(ctx context.Context, projectID string) ([]core.ThreadSummary, error) {
 	if projectID != "" {
-		if _, err := b.projectRoot(ctx, projectID); err != nil {
+		if _, err := b.ProjectRoot(ctx, projectID); err != nil {
 			return nil, err
 		}
 	}
-	chats, err := listChats(b.chatsDir())
+	chats, err := listChats(b.ChatsDir())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ThreadSummary, 0, len(chats))
+	out := make([]core.ThreadSummary, 0, len(chats))
 	bound := map[string]struct{}{}
 	for _, c := range chats {
 		out = append(out, b.summary(c))
@@ -360,53 +408,57 @@ func (b *cliBackend) listThreads(ctx context.Context, projectID string) ([]Threa
 				continue
 			}
 		}
-		out = append(out, ThreadSummary{ID: s.key, ProjectID: b.root, Title: "New Freebuff CLI session", State: b.threadState(s),
+		out = append(out, core.ThreadSummary{ID: s.key, ProjectID: b.root, Title: "New Freebuff CLI session", State: b.threadState(s),
 			Metadata: map[string]any{"live": true, "pid": s.pid, "messageCount": 0}})
 	}
 	return out, nil
 }
 
-func (b *cliBackend) getThread(_ context.Context, id string) (ThreadDetail, error) {
-	c, err := readChat(b.chatsDir(), id, true)
+// GetThread returns a conversation with its sanitized messages, or a live
+// managed session that has none yet.
+func (b *Backend) GetThread(_ context.Context, id string) (core.ThreadDetail, error) {
+	c, err := readChat(b.ChatsDir(), id, true)
 	if err == nil {
-		return ThreadDetail{ThreadSummary: b.summary(c), Messages: c.Messages}, nil
+		return core.ThreadDetail{ThreadSummary: b.summary(c), Messages: c.Messages}, nil
 	}
-	var nf *NotFoundError
+	var nf *core.NotFoundError
 	if !errors.As(err, &nf) {
-		return ThreadDetail{}, err
+		return core.ThreadDetail{}, err
 	}
 	if s := b.live(id); s != nil {
 		if chatID := b.bindChat(s); chatID != "" && chatID != id {
-			return b.getThread(context.Background(), chatID)
+			return b.GetThread(context.Background(), chatID)
 		}
-		return ThreadDetail{ThreadSummary: ThreadSummary{ID: s.key, ProjectID: b.root, Title: "New Freebuff CLI session", State: b.threadState(s),
+		return core.ThreadDetail{ThreadSummary: core.ThreadSummary{ID: s.key, ProjectID: b.root, Title: "New Freebuff CLI session", State: b.threadState(s),
 			Metadata: map[string]any{"live": true, "pid": s.pid, "messageCount": 0}}, Messages: []any{}}, nil
 	}
-	return ThreadDetail{}, &NotFoundError{Kind: "thread", ID: id}
+	return core.ThreadDetail{}, &core.NotFoundError{Kind: "thread", ID: id}
 }
 
-// cliProgress is the 0.3.x CLI-mode progress answer: no live stream.
-func cliProgress(id string) ProgressSnapshot {
-	return ProgressSnapshot{ThreadID: id, Events: []ProgressEvent{}, Connected: false, Stale: true}
+// Progress is the 0.3.x CLI-mode progress answer: no live stream.
+func Progress(id string) core.ProgressSnapshot {
+	return core.ProgressSnapshot{ThreadID: id, Events: []core.ProgressEvent{}, Connected: false, Stale: true}
 }
 
-func (b *cliBackend) activeWork(ctx context.Context, id string) ([]ActiveThread, error) {
-	threads, err := b.listThreads(ctx, "")
+// ActiveWork returns the threads that are not idle (only id when set).
+func (b *Backend) ActiveWork(ctx context.Context, id string) ([]core.ActiveThread, error) {
+	threads, err := b.ListThreads(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	out := []ActiveThread{}
+	out := []core.ActiveThread{}
 	for _, t := range threads {
 		if (id == "" || t.ID == id) && t.State != "" && t.State != "idle" {
-			live := cliProgress(t.ID)
-			out = append(out, ActiveThread{ThreadSummary: t, Live: &live})
+			live := Progress(t.ID)
+			out = append(out, core.ActiveThread{ThreadSummary: t, Live: &live})
 		}
 	}
 	return out, nil
 }
 
-func (b *cliBackend) listModels(context.Context) (ModelList, error) {
-	return ModelList{
+// ListModels explains that the CLI has no model catalog.
+func (b *Backend) ListModels(context.Context) (core.ModelList, error) {
+	return core.ModelList{
 		Note:   "The Freebuff CLI has no model catalog: the model is picked on its start screen ('Start coding for free'), and " + ReasonCLIModel + ".",
 		Models: []string{},
 	}, nil
@@ -414,7 +466,7 @@ func (b *cliBackend) listModels(context.Context) (ModelList, error) {
 
 // signedIn reports whether the CLI's credentials file holds a token (the
 // token itself is never kept).
-func (b *cliBackend) signedIn() any {
+func (b *Backend) signedIn() any {
 	data, err := os.ReadFile(filepath.Join(manicodeDir(b.cfg.HomeDir), "credentials.json"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -434,14 +486,16 @@ func (b *cliBackend) signedIn() any {
 	return creds.Default.AuthToken != "" || creds.AuthToken != ""
 }
 
-func (b *cliBackend) status(context.Context) Status {
-	st := Status{Product: "cli", SignedIn: b.signedIn(), Endpoints: []string{"managed PTY"}, Notes: []string{}}
+// Status reports the CLI found, whether it is signed in and whether it
+// can be driven.
+func (b *Backend) Status(context.Context) core.Status {
+	st := core.Status{Product: "cli", SignedIn: b.signedIn(), Endpoints: []string{"managed PTY"}, Notes: []string{}}
 	if err := b.writesErr(); err != nil {
 		st.ReadOnly, st.ReadOnlyReason = true, err.Error()
 		st.Notes = append(st.Notes, err.Error())
 	} else {
 		st.Endpoint = b.exe
-		st.Notes = append(st.Notes, fmt.Sprintf("Freebuff CLI at %s driven in managed PTYs for project %s; history in %s.", b.exe, b.root, b.chatsDir()))
+		st.Notes = append(st.Notes, fmt.Sprintf("Freebuff CLI at %s driven in managed PTYs for project %s; history in %s.", b.exe, b.root, b.ChatsDir()))
 	}
 	st.Notes = append(st.Notes, "Live Desktop progress is unavailable in CLI mode; model and reasoning changes are unsupported on the CLI.")
 	return st
@@ -451,11 +505,11 @@ func (b *cliBackend) status(context.Context) Status {
 
 // sessionFor returns the live session of a thread, or resumes the exact
 // conversation with --continue <id>. It never substitutes another one.
-func (b *cliBackend) sessionFor(ctx context.Context, id string) (*ptySession, error) {
+func (b *Backend) sessionFor(ctx context.Context, id string) (*ptySession, error) {
 	if s := b.live(id); s != nil {
 		return s, nil
 	}
-	if _, err := readChat(b.chatsDir(), id, false); err != nil {
+	if _, err := readChat(b.ChatsDir(), id, false); err != nil {
 		return nil, err
 	}
 	return b.start(ctx, b.root, id)
@@ -476,41 +530,43 @@ func sanitizePaste(text string) string {
 	}, text)
 }
 
-func (b *cliBackend) receipt(op, id string, status providers.ReceiptStatus, detail map[string]any) providers.Receipt {
+func (b *Backend) receipt(op, id string, status providers.ReceiptStatus, detail map[string]any) providers.Receipt {
 	return providers.Receipt{Provider: providers.Freebuff, NativeID: id, Operation: op, Accepted: true, Status: status, ProviderState: "managed PTY", Detail: detail}
 }
 
 // usable refuses a session whose screen cannot take a prompt.
-func (b *cliBackend) usable(s *ptySession) error {
+func (b *Backend) usable(s *ptySession) error {
 	screen, _, exited, _ := s.state(b.classify)
 	switch {
 	case exited:
 		return errors.New("the Freebuff CLI process has exited")
-	case screen == screenExpired:
-		return &ScreenError{Screen: screenExpired, Msg: "Freebuff CLI session ended (\"Session ended\"); resume_thread starts it again with --continue"}
-	case screen == screenLogin:
-		return &ScreenError{Screen: screenLogin, Msg: "Freebuff CLI is not signed in: run `freebuff login` in a terminal"}
-	case screen == screenLock:
-		return &ScreenError{Screen: screenLock, Msg: "Freebuff is already running: only one freebuff instance is allowed at a time"}
+	case screen == ScreenExpired:
+		return &ScreenError{Screen: ScreenExpired, Msg: "Freebuff CLI session ended (\"Session ended\"); resume_thread starts it again with --continue"}
+	case screen == ScreenLogin:
+		return &ScreenError{Screen: ScreenLogin, Msg: "Freebuff CLI is not signed in: run `freebuff login` in a terminal"}
+	case screen == ScreenLock:
+		return &ScreenError{Screen: ScreenLock, Msg: "Freebuff is already running: only one freebuff instance is allowed at a time"}
 	}
 	return nil
 }
 
-func (b *cliBackend) send(ctx context.Context, id, text string) (providers.Receipt, error) {
+// Send pastes a prompt into the thread's managed session (resuming the
+// exact conversation first when none runs) and presses Enter.
+func (b *Backend) Send(ctx context.Context, id, text string) (providers.Receipt, error) {
 	if err := b.writesErr(); err != nil {
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, core.NotSent(err)
 	}
 	s, err := b.sessionFor(ctx, id)
 	if err != nil {
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, core.NotSent(err)
 	}
 	if err := b.usable(s); err != nil {
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, core.NotSent(err)
 	}
 	chatID := b.bindChat(s)
 	baseline := 0
 	if chatID != "" {
-		if c, err := readChat(b.chatsDir(), chatID, false); err == nil {
+		if c, err := readChat(b.ChatsDir(), chatID, false); err == nil {
 			baseline = c.Finished
 		}
 	}
@@ -519,7 +575,7 @@ func (b *cliBackend) send(ctx context.Context, id, text string) (providers.Recei
 	n, err := s.write(keyClearLine + pasteStart + sanitizePaste(text) + pasteEnd)
 	if err != nil {
 		if n == 0 {
-			return providers.Receipt{}, notSent(fmt.Errorf("write to the Freebuff CLI: %w", err))
+			return providers.Receipt{}, core.NotSent(fmt.Errorf("write to the Freebuff CLI: %w", err))
 		}
 		return providers.Receipt{}, fmt.Errorf("Freebuff CLI send outcome unknown (the paste was cut after %d bytes): %w", n, err)
 	}
@@ -534,28 +590,31 @@ func (b *cliBackend) send(ctx context.Context, id, text string) (providers.Recei
 	return r, nil
 }
 
-func (b *cliBackend) stop(_ context.Context, id string) (providers.Receipt, error) {
+// Stop presses Esc in the thread's managed session.
+func (b *Backend) Stop(_ context.Context, id string) (providers.Receipt, error) {
 	if err := b.writesErr(); err != nil {
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, core.NotSent(err)
 	}
 	s := b.live(id)
 	if s == nil {
-		if _, err := readChat(b.chatsDir(), id, false); err != nil {
-			return providers.Receipt{}, notSent(err)
+		if _, err := readChat(b.ChatsDir(), id, false); err != nil {
+			return providers.Receipt{}, core.NotSent(err)
 		}
-		return providers.Receipt{}, notSent(fmt.Errorf("no managed Freebuff CLI session is running thread %s; there is nothing to stop", id))
+		return providers.Receipt{}, core.NotSent(fmt.Errorf("no managed Freebuff CLI session is running thread %s; there is nothing to stop", id))
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if _, err := s.write(keyEsc); err != nil {
-		return providers.Receipt{}, notSent(fmt.Errorf("send Esc to the Freebuff CLI: %w", err))
+		return providers.Receipt{}, core.NotSent(fmt.Errorf("send Esc to the Freebuff CLI: %w", err))
 	}
 	return b.receipt("stop", id, providers.StatusQueued, map[string]any{"pid": s.pid, "key": "Esc"}), nil
 }
 
-func (b *cliBackend) resume(ctx context.Context, id string) (providers.Receipt, error) {
+// Resume starts the conversation again with --continue <id> (completed
+// at once when a usable session already runs it).
+func (b *Backend) Resume(ctx context.Context, id string) (providers.Receipt, error) {
 	if err := b.writesErr(); err != nil {
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, core.NotSent(err)
 	}
 	if s := b.live(id); s != nil {
 		if err := b.usable(s); err == nil {
@@ -568,8 +627,8 @@ func (b *cliBackend) resume(ctx context.Context, id string) (providers.Receipt, 
 		b.mu.Unlock()
 		s.kill()
 	}
-	if _, err := readChat(b.chatsDir(), id, false); err != nil {
-		return providers.Receipt{}, notSent(err)
+	if _, err := readChat(b.ChatsDir(), id, false); err != nil {
+		return providers.Receipt{}, core.NotSent(err)
 	}
 	s, err := b.start(ctx, b.root, id)
 	if err != nil {
@@ -577,36 +636,37 @@ func (b *cliBackend) resume(ctx context.Context, id string) (providers.Receipt, 
 		if errors.As(err, &se) {
 			return providers.Receipt{}, &providers.RejectedError{Reason: se.Msg}
 		}
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, core.NotSent(err)
 	}
 	return b.receipt("resume", id, providers.StatusCompleted, map[string]any{"pid": s.pid, "conversationId": id, "args": "--continue " + id}), nil
 }
 
-func (b *cliBackend) createThread(ctx context.Context, opts CreateThreadOptions) (ThreadSummary, error) {
+// CreateThread starts a new managed session.
+func (b *Backend) CreateThread(ctx context.Context, opts core.CreateThreadOptions) (core.ThreadSummary, error) {
 	dir := b.root
 	if opts.ProjectPath != "" {
 		if !filepath.IsAbs(opts.ProjectPath) {
-			return ThreadSummary{}, notSent(&InputError{Field: "cwd", Msg: "The Freebuff CLI working directory must be an absolute path"})
+			return core.ThreadSummary{}, core.NotSent(&core.InputError{Field: "cwd", Msg: "The Freebuff CLI working directory must be an absolute path"})
 		}
 		if st, err := os.Stat(opts.ProjectPath); err != nil || !st.IsDir() {
-			return ThreadSummary{}, notSent(&InputError{Field: "cwd", Msg: "The Freebuff CLI working directory does not exist: " + opts.ProjectPath})
+			return core.ThreadSummary{}, core.NotSent(&core.InputError{Field: "cwd", Msg: "The Freebuff CLI working directory does not exist: " + opts.ProjectPath})
 		}
 		if gitRoot(opts.ProjectPath) != gitRoot(b.root) {
-			return ThreadSummary{}, notSent(&InputError{Field: "cwd", Msg: "The Freebuff CLI is managed for project " + b.root + "; set FREEBUFF_PROJECT_ROOT to use another"})
+			return core.ThreadSummary{}, core.NotSent(&core.InputError{Field: "cwd", Msg: "The Freebuff CLI is managed for project " + b.root + "; set FREEBUFF_PROJECT_ROOT to use another"})
 		}
 		dir = opts.ProjectPath
 	}
 	s, err := b.start(ctx, dir, "")
 	if err != nil {
-		return ThreadSummary{}, notSent(err)
+		return core.ThreadSummary{}, core.NotSent(err)
 	}
-	return ThreadSummary{ID: s.key, ProjectID: b.root, Title: "New Freebuff CLI session", State: b.threadState(s),
+	return core.ThreadSummary{ID: s.key, ProjectID: b.root, Title: "New Freebuff CLI session", State: b.threadState(s),
 		Metadata: map[string]any{"live": true, "pid": s.pid}}, nil
 }
 
 // finishedTurns returns the bound conversation and its finished-turn count
 // for a managed session key (outcome tracking).
-func (b *cliBackend) finishedTurns(key string) (string, int, bool) {
+func (b *Backend) FinishedTurns(key string) (string, int, bool) {
 	b.mu.Lock()
 	s := b.sessions[key]
 	b.mu.Unlock()
@@ -617,14 +677,15 @@ func (b *cliBackend) finishedTurns(key string) (string, int, bool) {
 	if id == "" {
 		return "", 0, !s.isExited()
 	}
-	c, err := readChat(b.chatsDir(), id, false)
+	c, err := readChat(b.ChatsDir(), id, false)
 	if err != nil {
 		return id, 0, !s.isExited()
 	}
 	return id, c.Finished, !s.isExited()
 }
 
-func (b *cliBackend) close() error {
+// Close kills every managed session's process group.
+func (b *Backend) Close() error {
 	b.mu.Lock()
 	b.closed = true
 	sessions := make([]*ptySession, 0, len(b.sessions))
