@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/agent-interop/runtime/internal/providers"
-	"github.com/agent-interop/runtime/internal/providers/freebuff/cli"
 	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
 
@@ -148,7 +147,7 @@ func (a *Adapter) session(ctx context.Context, t ThreadSummary) providers.Sessio
 		CWD:        t.ProjectID,
 		Transport:  transport,
 		Endpoint:   endpoint,
-		Provenance: providers.Provenance{DiscoveredAt: a.svc.cfg.Clock.Now(), Source: source, Native: true},
+		Provenance: providers.Provenance{DiscoveredAt: a.svc.now(), Source: source, Native: true},
 		Metadata:   t.Metadata,
 	}
 }
@@ -227,25 +226,7 @@ func (a *Adapter) Cancel(ctx context.Context, nativeID string) (providers.Receip
 // the progress kind, Data the event JSON). The channel closes when ctx ends
 // or the Desktop event stream ends.
 func (a *Adapter) Subscribe(ctx context.Context, nativeID string) (<-chan providers.NativeEvent, error) {
-	if err := validateThreadID(nativeID); err != nil {
-		return nil, err
-	}
-	b, err := a.svc.pick(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := b.(*cli.Backend); ok {
-		return nil, &providers.UnsupportedError{Provider: providers.Freebuff, Operation: "events", Reason: reasonCLIEvents}
-	}
-	events, cancel := a.svc.desktop.Subscribe(nativeID)
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-a.svc.closeCh:
-		}
-		cancel()
-	}()
-	return events, nil
+	return a.svc.Subscribe(ctx, nativeID)
 }
 
 // Diff is unsupported.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/providers"
@@ -432,6 +433,35 @@ func (s *Service) Close() error {
 	s.wg.Wait()
 	return err
 }
+
+// Subscribe streams a Desktop thread's normalized progress events (Type is
+// the progress kind, Data the event JSON). The channel closes when ctx
+// ends, the service closes or the Desktop event stream ends. The CLI has
+// no live stream: it answers an UnsupportedError.
+func (s *Service) Subscribe(ctx context.Context, threadID string) (<-chan providers.NativeEvent, error) {
+	if err := validateThreadID(threadID); err != nil {
+		return nil, err
+	}
+	b, err := s.pick(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := b.(*cli.Backend); ok {
+		return nil, &providers.UnsupportedError{Provider: providers.Freebuff, Operation: "events", Reason: reasonCLIEvents}
+	}
+	events, cancel := s.desktop.Subscribe(threadID)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.closeCh:
+		}
+		cancel()
+	}()
+	return events, nil
+}
+
+// now reads the service's clock.
+func (s *Service) now() time.Time { return s.cfg.Clock.Now() }
 
 // transportInfo names the current path for session records.
 func (s *Service) transportInfo(ctx context.Context) (transport, endpoint, source string) {
