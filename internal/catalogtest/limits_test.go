@@ -209,37 +209,16 @@ func servicePackages(t *testing.T, root string) []string {
 			set[rel] = true
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(root, "handlers", "*.go"))
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range af.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
-			add(p)
-		}
+	for _, p := range packageImports(t, fset, filepath.Join(root, "handlers")) {
+		add(p)
 	}
 	// A package handlers imports may keep its backends in its own
 	// sub-packages (internal/providers/freebuff/desktop, …/cli): they are
 	// behind the tools too.
 	for _, dir := range slices.Sorted(maps.Keys(set)) {
-		files, _ := filepath.Glob(filepath.Join(root, dir, "*.go"))
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, imp := range af.Imports {
-				if p, _ := strconv.Unquote(imp.Path.Value); strings.HasPrefix(p, module+dir+"/") {
-					add(p)
-				}
+		for _, p := range packageImports(t, fset, filepath.Join(root, dir)) {
+			if strings.HasPrefix(p, module+dir+"/") {
+				add(p)
 			}
 		}
 	}
@@ -270,6 +249,27 @@ func servicePackages(t *testing.T, root string) []string {
 		out = append(out, d)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// packageImports returns the import paths of dir's non-test Go files.
+func packageImports(t *testing.T, fset *token.FileSet, dir string) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	var out []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range af.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			out = append(out, p)
+		}
+	}
 	return out
 }
 
