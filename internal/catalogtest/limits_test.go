@@ -5,8 +5,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -160,18 +162,18 @@ func inServed(served schema, path, k string) bool {
 // provider or buffers.
 func TestServicesTakeTheirLimitsFromTheSpec(t *testing.T) {
 	notArguments := map[string]string{
-		"internal/workflow MaxEmbeddedEvidenceIDs":     "answer shape: evidence IDs embedded in a work",
-		"internal/workflow maxEvidenceRaw":             "evidence data the runtime records (command output, diffs)",
-		"internal/claims scanCap":                      "overlap scan cap",
-		"internal/providers/freebuff maxResponseBytes": "Freebuff Desktop response size",
-		"internal/providers/freebuff maxHistoryBytes":  "Freebuff CLI history file size",
-		"internal/providers/freebuff maxThreadEvents":  "progress events buffered per thread",
-		"internal/providers/freebuff ThreadMessages":   "answer shape: the newest messages get_thread carries",
-		"internal/security MaxListEntries":             "directory entries listed",
-		"internal/security MaxFileBytes":               "project file size read",
-		"internal/importstate maxFileBytes":            "0.3.x state file size",
-		"internal/importstate 80":                      "width of a value quoted in an import report",
-		"internal/events 10":                           "digits of a stored timestamp's fraction",
+		"internal/workflow MaxEmbeddedEvidenceIDs":             "answer shape: evidence IDs embedded in a work",
+		"internal/workflow maxEvidenceRaw":                     "evidence data the runtime records (command output, diffs)",
+		"internal/claims scanCap":                              "overlap scan cap",
+		"internal/providers/freebuff/desktop maxResponseBytes": "Freebuff Desktop response size",
+		"internal/providers/freebuff/cli maxHistoryBytes":      "Freebuff CLI history file size",
+		"internal/providers/freebuff/desktop maxThreadEvents":  "progress events buffered per thread",
+		"internal/providers/freebuff ThreadMessages":           "answer shape: the newest messages get_thread carries",
+		"internal/security MaxListEntries":                     "directory entries listed",
+		"internal/security MaxFileBytes":                       "project file size read",
+		"internal/importstate maxFileBytes":                    "0.3.x state file size",
+		"internal/importstate 80":                              "width of a value quoted in an import report",
+		"internal/events 10":                                   "digits of a stored timestamp's fraction",
 	}
 	root := filepath.Join("..", "..")
 	dirs := servicePackages(t, root)
@@ -207,18 +209,17 @@ func servicePackages(t *testing.T, root string) []string {
 			set[rel] = true
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(root, "handlers", "*.go"))
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range af.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
-			add(p)
+	for _, p := range packageImports(t, fset, filepath.Join(root, "handlers")) {
+		add(p)
+	}
+	// A package handlers imports may keep its backends in its own
+	// sub-packages (internal/providers/freebuff/desktop, …/cli): they are
+	// behind the tools too.
+	for _, dir := range slices.Sorted(maps.Keys(set)) {
+		for _, p := range packageImports(t, fset, filepath.Join(root, dir)) {
+			if strings.HasPrefix(p, module+dir+"/") {
+				add(p)
+			}
 		}
 	}
 	err := filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d os.DirEntry, err error) error {
@@ -248,6 +249,27 @@ func servicePackages(t *testing.T, root string) []string {
 		out = append(out, d)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// packageImports returns the import paths of dir's non-test Go files.
+func packageImports(t *testing.T, fset *token.FileSet, dir string) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	var out []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range af.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			out = append(out, p)
+		}
+	}
 	return out
 }
 

@@ -45,8 +45,11 @@ type testServer struct {
 }
 
 type testOptions struct {
-	guard   httpguard.Options
+	guard httpguard.Options
+	// serve's SweepEvery defaults to a day: tests sweep with h.Sweep()
+	// unless they test the sweeper.
 	serve   ServeOptions
+	clock   *quartz.Mock // a fresh fake clock when nil
 	token   string
 	noToken bool
 	server  *mcp.Server // echoServer() when nil
@@ -55,7 +58,13 @@ type testOptions struct {
 // start serves h on a loopback port until the test ends.
 func start(t *testing.T, o testOptions) *testServer {
 	t.Helper()
-	clock := testclock.At(t, time.Unix(1_700_000_000, 0))
+	clock := o.clock
+	if clock == nil {
+		clock = testclock.At(t, time.Unix(1_700_000_000, 0))
+	}
+	if o.serve.SweepEvery == 0 {
+		o.serve.SweepEvery = 24 * time.Hour
+	}
 	if o.guard.RateLimit == 0 {
 		o.guard.RateLimit = -1
 	}
@@ -465,5 +474,61 @@ func TestShutdownDrainsInFlightCalls(t *testing.T) {
 	}
 	if err := <-s.done; err != nil {
 		t.Fatalf("Serve: %v", err)
+	}
+}
+
+// TestServeSweepsOnTheClock: Serve sweeps every SweepEvery on the
+// handler's clock, so a session idle for 30 minutes is closed by the first
+// sweep after that, and not before.
+func TestServeSweepsOnTheClock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	clock := testclock.At(t, time.Unix(1_700_000_000, 0))
+	trap := clock.Trap().TickerFunc("httpserve", "sweep")
+	defer trap.Close()
+	s := start(t, testOptions{clock: clock, serve: ServeOptions{SweepEvery: time.Minute}})
+	if call := trap.MustWait(ctx); call.Duration != time.Minute {
+		t.Fatalf("sweeper ticks every %v, want 1m", call.Duration)
+	} else {
+		call.MustRelease(ctx)
+	}
+	id := openRaw(t, s)
+	awaitNoRequestInFlight(t, s.h) // the session's last use is stamped on release
+	for minute := 1; minute < 30; minute++ {
+		clock.Advance(time.Minute).MustWait(ctx) // returns once that sweep ran
+		if n := s.h.Sessions(); n != 1 {
+			t.Fatalf("%d sessions after %d idle minutes, want 1", n, minute)
+		}
+	}
+	clock.Advance(time.Minute).MustWait(ctx)
+	if n := s.h.Sessions(); n != 0 {
+		t.Fatalf("%d sessions after 30 idle minutes, want 0", n)
+	}
+	status, _, body := raw(t, http.MethodPost, s.url, with(auth(), HeaderSessionID, id), `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if status != http.StatusNotFound || !strings.Contains(body, "unknown_session") {
+		t.Fatalf("request on the swept session: %d %s, want 404 unknown_session", status, body)
+	}
+}
+
+// awaitNoRequestInFlight waits until every handler has released its
+// session: a client has its answer a moment before the handler returns and
+// stamps the session's last use.
+func awaitNoRequestInFlight(t *testing.T, h *Handler) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h.sessions.mu.Lock()
+		busy := 0
+		for _, s := range h.sessions.live {
+			busy += s.active
+		}
+		h.sessions.mu.Unlock()
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests still in flight after 30 s", busy)
+		}
+		time.Sleep(time.Millisecond) // polling a condition, bounded by the deadline
 	}
 }

@@ -69,36 +69,42 @@ func (o ServeOptions) withDefaults() ServeOptions {
 }
 
 // Serve serves h on ln until ctx ends, sweeping idle sessions every
-// SweepEvery. Then it stops accepting, lets in-flight requests finish for
-// up to ShutdownGrace, closes every session and returns.
+// SweepEvery on h's clock. Then it stops accepting, lets in-flight requests
+// finish for up to ShutdownGrace, closes every session and returns.
 func Serve(ctx context.Context, ln net.Listener, h *Handler, o ServeOptions) error {
 	o = o.withDefaults()
 	srv := NewHTTPServer(h, o)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 
-	tick := time.NewTicker(o.SweepEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-done:
-			h.CloseAll()
-			if errors.Is(err, http.ErrServerClosed) {
-				return nil
-			}
-			return fmt.Errorf("serve HTTP: %w", err)
-		case <-tick.C:
-			h.Sweep()
-		case <-ctx.Done():
-			grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.ShutdownGrace)
-			err := srv.Shutdown(grace)
-			cancel()
-			h.CloseAll()
-			if err != nil {
-				_ = srv.Close()
-			}
-			<-done
+	sweepCtx, stopSweeping := context.WithCancel(ctx)
+	sweeper := h.clock.TickerFunc(sweepCtx, o.SweepEvery, func() error {
+		h.Sweep()
+		return nil
+	}, "httpserve", "sweep")
+	// A sweep in progress finishes before the sessions are closed.
+	stopSweep := func() {
+		stopSweeping()
+		_ = sweeper.Wait() // the context's error: sweeping never fails
+	}
+	select {
+	case err := <-done:
+		stopSweep()
+		h.CloseAll()
+		if errors.Is(err, http.ErrServerClosed) {
 			return nil
 		}
+		return fmt.Errorf("serve HTTP: %w", err)
+	case <-ctx.Done():
+		stopSweep()
+		grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.ShutdownGrace)
+		err := srv.Shutdown(grace)
+		cancel()
+		h.CloseAll()
+		if err != nil {
+			_ = srv.Close()
+		}
+		<-done
+		return nil
 	}
 }

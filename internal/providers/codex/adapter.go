@@ -263,9 +263,11 @@ func (a *Adapter) start(ctx context.Context) (*generation, error) {
 			case <-link.Exited:
 				// Give the last messages a moment to be read, then end the
 				// connection even if a grandchild still holds the pipe.
+				t := a.cfg.Clock.NewTimer(250*time.Millisecond, "codex", "exit-drain")
+				defer t.Stop()
 				select {
 				case <-g.conn.Done():
-				case <-time.After(250 * time.Millisecond):
+				case <-t.C:
 					g.conn.Close()
 				}
 			case <-g.conn.Done():
@@ -292,13 +294,13 @@ func (a *Adapter) start(ctx context.Context) (*generation, error) {
 	default:
 		g.closing = true
 		g.conn.Close()
-		return nil, fmt.Errorf("codex app-server initialize failed: %w%s", err, exitSuffix(link))
+		return nil, fmt.Errorf("codex app-server initialize failed: %w%s", err, a.exitSuffix(link))
 	}
 	g.userAgent, g.codexHome = init.UserAgent, init.CodexHome
 	if err := g.conn.Notify("initialized", nil); err != nil {
 		g.closing = true
 		g.conn.Close()
-		return nil, fmt.Errorf("codex app-server initialized notification: %w%s", err, exitSuffix(link))
+		return nil, fmt.Errorf("codex app-server initialized notification: %w%s", err, a.exitSuffix(link))
 	}
 	var acct struct {
 		Account            json.RawMessage `json:"account"`
@@ -320,14 +322,17 @@ func (a *Adapter) start(ctx context.Context) (*generation, error) {
 	return g, nil
 }
 
-// exitSuffix describes how the process ended, if it did.
-func exitSuffix(link *Link) string {
+// exitSuffix describes how the process ended, if it did (waiting up to
+// 500 ms on the adapter's clock for it to end).
+func (a *Adapter) exitSuffix(link *Link) string {
 	if link.Exited == nil {
 		return ""
 	}
+	t := a.cfg.Clock.NewTimer(500*time.Millisecond, "codex", "exit-reason")
+	defer t.Stop()
 	select {
 	case <-link.Exited:
-	case <-time.After(500 * time.Millisecond):
+	case <-t.C:
 		return ""
 	}
 	if r := link.ExitReason(); r != "" {
@@ -436,7 +441,7 @@ func (a *Adapter) onConnClosed(g *generation, reason error) {
 			closeSubs()
 			return
 		}
-		why := "codex app-server connection lost: " + reason.Error() + exitSuffix(g.link)
+		why := "codex app-server connection lost: " + reason.Error() + a.exitSuffix(g.link)
 		a.cfg.Logf("codex: %s", why)
 		if h := a.cfg.Host; h != nil {
 			for _, t := range turns {

@@ -319,7 +319,7 @@ func (a *Adapter) resume(ctx context.Context, g *generation, id string) (threadI
 		if !activeWriter(err) || !a.cfg.Clock.Now().Add(wait).Before(deadline) {
 			return threadInfo{}, fmt.Errorf("codex thread/resume %s: %w", id, err)
 		}
-		t := time.NewTimer(wait)
+		t := a.cfg.Clock.NewTimer(wait, "codex", "resume-retry")
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -460,7 +460,7 @@ func (a *Adapter) Cancel(ctx context.Context, nativeID string) (providers.Receip
 	if started != nil {
 		// turn/interrupt before turn/started is refused ("no active turn");
 		// wait for it, bounded.
-		t := time.NewTimer(a.cfg.InterruptWait)
+		t := a.cfg.Clock.NewTimer(a.cfg.InterruptWait, "codex", "interrupt-wait")
 		select {
 		case <-started:
 		case <-t.C:

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
 
 // AdapterVersion is reported in the capability record.
@@ -146,7 +147,7 @@ func (a *Adapter) session(ctx context.Context, t ThreadSummary) providers.Sessio
 		CWD:        t.ProjectID,
 		Transport:  transport,
 		Endpoint:   endpoint,
-		Provenance: providers.Provenance{DiscoveredAt: a.svc.cfg.Clock.Now(), Source: source, Native: true},
+		Provenance: providers.Provenance{DiscoveredAt: a.svc.now(), Source: source, Native: true},
 		Metadata:   t.Metadata,
 	}
 }
@@ -225,27 +226,7 @@ func (a *Adapter) Cancel(ctx context.Context, nativeID string) (providers.Receip
 // the progress kind, Data the event JSON). The channel closes when ctx ends
 // or the Desktop event stream ends.
 func (a *Adapter) Subscribe(ctx context.Context, nativeID string) (<-chan providers.NativeEvent, error) {
-	if err := validateThreadID(nativeID); err != nil {
-		return nil, err
-	}
-	b, err := a.svc.pick(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := b.(*cliBackend); ok {
-		return nil, &providers.UnsupportedError{Provider: providers.Freebuff, Operation: "events", Reason: reasonCLIEvents}
-	}
-	store := a.svc.desktop.store
-	sub := store.subscribe(nativeID)
-	a.svc.desktop.events.start()
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-a.svc.closeCh:
-		}
-		store.unsubscribe(sub)
-	}()
-	return sub.ch, nil
+	return a.svc.Subscribe(ctx, nativeID)
 }
 
 // Diff is unsupported.
@@ -268,7 +249,7 @@ func (a *Adapter) RespondPermission(context.Context, string, string, string) (pr
 // "<provider>/<model>" (Freebuff's model ids look like "z-ai/glm-5.3-flash").
 func (a *Adapter) SetModel(ctx context.Context, nativeID string, model providers.Model) (providers.Receipt, error) {
 	if model.Variant != "" {
-		return providers.Receipt{}, notSent(&InputError{Field: "model.variant", Msg: "Freebuff models have no variants"})
+		return providers.Receipt{}, core.NotSent(&InputError{Field: "model.variant", Msg: "Freebuff models have no variants"})
 	}
 	id := model.ModelID
 	switch p := model.ProviderID; {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
 )
 
@@ -87,7 +88,7 @@ func TestAdapterDesktop(t *testing.T) {
 			if ev.NativeID != tid || pe.ThreadID != tid || ev.Type != pe.Kind {
 				t.Fatalf("event = %+v", ev)
 			}
-			sawText = pe.Kind == KindAssistantText && strings.Contains(pe.Text, "through the adapter")
+			sawText = pe.Kind == core.KindAssistantText && strings.Contains(pe.Text, "through the adapter")
 		case <-guard(t).Done():
 			t.Fatal("no assistant text on the subscription")
 		}

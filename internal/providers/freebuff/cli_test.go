@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/cli"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 	"github.com/agent-interop/runtime/internal/testutil/proctest"
 )
 
@@ -33,8 +35,8 @@ func newCLIFixture(t *testing.T, signedIn bool, vars map[string]string, extraEnv
 	must(t, os.MkdirAll(filepath.Join(f.project, ".git"), 0o755))
 	must(t, os.WriteFile(filepath.Join(f.project, "main.go"), []byte("package main\n"), 0o644))
 	if signedIn {
-		must(t, os.MkdirAll(manicodeDir(f.home), 0o755))
-		must(t, os.WriteFile(filepath.Join(manicodeDir(f.home), "credentials.json"), []byte(`{"default":{"name":"n","email":"e","authToken":"tok-secret-123"}}`), 0o600))
+		must(t, os.MkdirAll(filepath.Join(f.home, ".config", "manicode"), 0o755))
+		must(t, os.WriteFile(filepath.Join(filepath.Join(f.home, ".config", "manicode"), "credentials.json"), []byte(`{"default":{"name":"n","email":"e","authToken":"tok-secret-123"}}`), 0o600))
 	}
 	base := map[string]string{EnvCLIMode: "pty", EnvCLIPath: exe, EnvProjectRoot: f.project}
 	for k, v := range vars {
@@ -59,25 +61,24 @@ func (f *cliFixture) chatsDir() string {
 }
 
 // waitScreen waits until a managed session shows screen.
-func waitScreen(t *testing.T, svc *Service, id, screen string) *ptySession {
+func waitScreen(t *testing.T, svc *Service, id, screen string) cli.Session {
 	t.Helper()
 	ctx := guard(t)
 	for {
-		s := svc.cli.live(id)
-		if s == nil {
+		s, ok := svc.cli.Observe(id)
+		if !ok {
 			t.Fatalf("no live session for %s", id)
 		}
-		got, text, exited, changed := s.state(svc.cli.classify)
-		if got == screen {
+		if s.Screen == screen {
 			return s
 		}
-		if exited {
-			t.Fatalf("session exited while waiting for %s; screen %q", screen, text)
+		if s.Exited {
+			t.Fatalf("session exited while waiting for %s; screen %q", screen, s.Text)
 		}
 		select {
-		case <-changed:
+		case <-s.Changed:
 		case <-ctx.Done():
-			t.Fatalf("screen %q never showed; last %q: %q", screen, got, text)
+			t.Fatalf("screen %q never showed; last %q: %q", screen, s.Screen, s.Text)
 		}
 	}
 }
@@ -87,17 +88,16 @@ func waitFinished(t *testing.T, f *cliFixture, key string, n int) string {
 	t.Helper()
 	ctx := guard(t)
 	for ctx.Err() == nil {
-		s := f.svc.cli.live(key)
-		if s == nil {
+		s, ok := f.svc.cli.Observe(key)
+		if !ok {
 			t.Fatalf("session %s is gone", key)
 		}
-		_, _, _, changed := s.state(f.svc.cli.classify)
-		id, done, _ := f.svc.cli.finishedTurns(s.key)
+		id, done, _ := f.svc.cli.FinishedTurns(s.Key)
 		if done >= n {
 			return id
 		}
 		select {
-		case <-changed:
+		case <-s.Changed:
 		case <-ctx.Done():
 		}
 	}
@@ -147,7 +147,7 @@ func TestCLICreateSendHistoryAndExactResume(t *testing.T) {
 		t.Fatalf("threads = %+v, %v", threads, err)
 	}
 	det, err := f.svc.GetThread(ctx, chatID)
-	if err != nil || len(det.Messages) != 2 || asMap(det.Messages[1])["content"] != "Echo: hello\nsecond line" {
+	if err != nil || len(det.Messages) != 2 || core.AsMap(det.Messages[1])["content"] != "Echo: hello\nsecond line" {
 		t.Fatalf("detail = %+v, %v", det, err)
 	}
 	// The bound conversation id reaches the same process.
@@ -155,7 +155,7 @@ func TestCLICreateSendHistoryAndExactResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFinished(t, f, key, 2)
-	if s := f.svc.cli.live(chatID); s == nil || s.pid != pid {
+	if s, ok := f.svc.cli.Observe(chatID); !ok || s.PID != pid {
 		t.Fatal("the second prompt did not reach the same session")
 	}
 	// A newer conversation appears; resuming the older one must not
@@ -163,7 +163,7 @@ func TestCLICreateSendHistoryAndExactResume(t *testing.T) {
 	if _, err := f.svc.SendThreadMessage(ctx, key, "/new"); err != nil {
 		t.Fatal(err)
 	}
-	waitScreen(t, f.svc, key, screenReady)
+	waitScreen(t, f.svc, key, cli.ScreenReady)
 
 	// Close kills the process group.
 	must(t, f.svc.Close())
@@ -182,8 +182,8 @@ func TestCLICreateSendHistoryAndExactResume(t *testing.T) {
 	if _, err := f.svc.SendThreadMessage(ctx, chatID, "third"); err != nil {
 		t.Fatal(err)
 	}
-	s := f.svc.cli.live(chatID)
-	waitFinished(t, f, s.key, 3)
+	s, _ := f.svc.cli.Observe(chatID)
+	waitFinished(t, f, s.Key, 3)
 	det, err = f.svc.GetThread(ctx, chatID)
 	if err != nil || len(det.Messages) != 6 {
 		t.Fatalf("resumed conversation has %d messages, %v", len(det.Messages), err)
@@ -213,11 +213,11 @@ func TestCLIPasteCannotInjectKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	content := asMap(det.Messages[0])["content"].(string)
+	content := core.AsMap(det.Messages[0])["content"].(string)
 	if content != "line one[201~/exit tail" {
 		t.Fatalf("pasted content = %q", content)
 	}
-	if s := f.svc.cli.live(created.ID); s == nil || s.isExited() {
+	if s, ok := f.svc.cli.Observe(created.ID); !ok || s.Exited {
 		t.Fatal("the pasted text ended the CLI")
 	}
 }
@@ -232,7 +232,7 @@ func TestCLIStopWithEsc(t *testing.T) {
 	if _, err := f.svc.SendThreadMessage(ctx, created.ID, "long job"); err != nil {
 		t.Fatal(err)
 	}
-	waitScreen(t, f.svc, created.ID, screenWorking)
+	waitScreen(t, f.svc, created.ID, cli.ScreenWorking)
 	work, err := f.svc.GetActiveWork(ctx, "")
 	if err != nil || len(work) != 1 || work[0].State != "running" {
 		t.Fatalf("active work = %+v, %v", work, err)
@@ -241,10 +241,9 @@ func TestCLIStopWithEsc(t *testing.T) {
 	if err != nil || rec.Operation != "stop" {
 		t.Fatalf("stop = %+v, %v", rec, err)
 	}
-	waitScreen(t, f.svc, created.ID, screenReady)
-	chatID := f.svc.cli.bindChat(f.svc.cli.live(created.ID))
+	chatID := waitScreen(t, f.svc, created.ID, cli.ScreenReady).Conversation
 	det, _ := f.svc.GetThread(ctx, chatID)
-	if len(det.Messages) != 2 || asMap(det.Messages[1])["content"] != "Stopped." {
+	if len(det.Messages) != 2 || core.AsMap(det.Messages[1])["content"] != "Stopped." {
 		t.Fatalf("messages after Esc = %+v", det.Messages)
 	}
 	// Stopping a thread with no managed session is not sent.
@@ -263,19 +262,19 @@ func TestCLIScreensAreReported(t *testing.T) {
 		}
 		_, err := f.svc.CreateThread(ctx, CreateThreadOptions{})
 		var se *ScreenError
-		if !errors.As(err, &se) || se.Screen != screenLogin || !strings.Contains(err.Error(), "freebuff login") {
+		if !errors.As(err, &se) || se.Screen != cli.ScreenLogin || !strings.Contains(err.Error(), "freebuff login") {
 			t.Fatalf("err = %v", err)
 		}
-		if len(f.svc.cli.liveSessions()) != 0 {
+		if f.svc.cli.Running() != 0 {
 			t.Fatal("a session on the login screen was kept")
 		}
 	})
 	t.Run("lock", func(t *testing.T) {
 		f := newCLIFixture(t, true, nil)
-		must(t, os.WriteFile(filepath.Join(manicodeDir(f.home), "freebuff-instance-owner.json"), []byte(`{"instanceId":"other","pid":`+strconv.Itoa(os.Getpid())+`}`), 0o644))
+		must(t, os.WriteFile(filepath.Join(filepath.Join(f.home, ".config", "manicode"), "freebuff-instance-owner.json"), []byte(`{"instanceId":"other","pid":`+strconv.Itoa(os.Getpid())+`}`), 0o644))
 		_, err := f.svc.CreateThread(ctx, CreateThreadOptions{})
 		var se *ScreenError
-		if !errors.As(err, &se) || se.Screen != screenLock || !strings.Contains(err.Error(), "FREEBUFF_CLI_TAKEOVER=1") {
+		if !errors.As(err, &se) || se.Screen != cli.ScreenLock || !strings.Contains(err.Error(), "FREEBUFF_CLI_TAKEOVER=1") {
 			t.Fatalf("err = %v", err)
 		}
 		f.env.set(EnvTakeover, "1")
@@ -293,15 +292,14 @@ func TestCLIScreensAreReported(t *testing.T) {
 		if _, err := f.svc.SendThreadMessage(ctx, created.ID, "only turn"); err != nil {
 			t.Fatal(err)
 		}
-		waitScreen(t, f.svc, created.ID, screenExpired)
-		chatID := f.svc.cli.bindChat(f.svc.cli.live(created.ID))
+		chatID := waitScreen(t, f.svc, created.ID, cli.ScreenExpired).Conversation
 		_, err = f.svc.SendThreadMessage(ctx, chatID, "after expiry")
 		var se *ScreenError
-		if !errors.As(err, &se) || se.Screen != screenExpired || providers.IsUncertain(err) {
+		if !errors.As(err, &se) || se.Screen != cli.ScreenExpired || providers.IsUncertain(err) {
 			t.Fatalf("send after expiry: %v", err)
 		}
 		threads, _ := f.svc.ListThreads(ctx, "")
-		if len(threads) != 1 || threads[0].State != screenExpired {
+		if len(threads) != 1 || threads[0].State != cli.ScreenExpired {
 			t.Fatalf("threads = %+v", threads)
 		}
 		if rec, err := f.svc.ResumeThread(ctx, chatID); err != nil || rec.Status != providers.StatusCompleted {
@@ -317,7 +315,7 @@ func TestCLIScreensAreReported(t *testing.T) {
 		if _, err := f.svc.SetThreadModel(ctx, "2001-01-01T00-00-00.000Z", "z-ai/glm-5.3-flash", ""); !errors.As(err, &un) || un.Reason != ReasonCLIModel {
 			t.Fatalf("model: %v", err)
 		}
-		if _, err := f.svc.SetThreadReasoning(ctx, "2001-01-01T00-00-00.000Z", ptr("high")); !errors.As(err, &un) || !strings.Contains(err.Error(), "/reasoning") {
+		if _, err := f.svc.SetThreadReasoning(ctx, "2001-01-01T00-00-00.000Z", core.Ptr("high")); !errors.As(err, &un) || !strings.Contains(err.Error(), "/reasoning") {
 			t.Fatalf("reasoning: %v", err)
 		}
 		if m, err := f.svc.ListModels(ctx); err != nil || len(m.Models) != 0 || !strings.Contains(m.Note, "/model") {
@@ -370,7 +368,7 @@ func TestCLIHistoryLayout(t *testing.T) {
 	must(t, os.MkdirAll(sub, 0o755))
 	f.env.set(EnvProjectRoot, sub)
 	f.start(t)
-	if got := f.svc.cli.chatsDir(); got != f.chatsDir() {
+	if got := f.svc.cli.ChatsDir(); got != f.chatsDir() {
 		t.Fatalf("chats dir = %s, want %s", got, f.chatsDir())
 	}
 	created, err := f.svc.CreateThread(ctx, CreateThreadOptions{})

@@ -15,6 +15,8 @@ import (
 	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/desktop"
 	"github.com/agent-interop/runtime/internal/security"
 	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
 )
@@ -31,7 +33,7 @@ type desktopFixture struct {
 	roots   *security.Roots
 }
 
-func newDesktopFixture(t *testing.T, opts freebuffsim.Options, withLaunchID bool) *desktopFixture {
+func newDesktopFixture(t *testing.T, opts freebuffsim.Options, withLaunchID bool, tweaks ...func(*Config)) *desktopFixture {
 	t.Helper()
 	sim, err := freebuffsim.NewDesktop(opts)
 	if err != nil {
@@ -49,8 +51,12 @@ func newDesktopFixture(t *testing.T, opts freebuffsim.Options, withLaunchID bool
 	}
 	f.env = newEnv(vars)
 	f.roots = security.NewRoots(f.env.lookup)
-	f.svc = New(Config{LookupEnv: f.env.lookup, Clock: f.clock, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Roots: f.roots,
-		RequestTimeout: 2 * time.Second})
+	cfg := Config{LookupEnv: f.env.lookup, Clock: f.clock, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Roots: f.roots,
+		RequestTimeout: 2 * time.Second}
+	for _, tweak := range tweaks {
+		tweak(&cfg)
+	}
+	f.svc = New(cfg)
 	t.Cleanup(func() { f.svc.Close() })
 	return f
 }
@@ -90,7 +96,7 @@ func awaitTurnState(t *testing.T, svc *Service, threadID string, seen []Progress
 	t.Helper()
 	last := ""
 	for _, e := range seen {
-		if e.Kind == KindTurnState {
+		if e.Kind == core.KindTurnState {
 			last = e.State
 		}
 	}
@@ -107,7 +113,7 @@ func awaitTurnState(t *testing.T, svc *Service, threadID string, seen []Progress
 		more = append(more, snap.Events...)
 		next = *snap.Next
 		for _, e := range snap.Events {
-			if e.Kind == KindTurnState && e.State == state {
+			if e.Kind == core.KindTurnState && e.State == state {
 				return more
 			}
 		}
@@ -151,7 +157,7 @@ func TestDesktopReadsWritesAndProgress(t *testing.T) {
 	if !rec.Accepted || rec.Status != providers.StatusQueued || rec.Operation != "send" || rec.NativeID != tid || rec.Ref == "" {
 		t.Fatalf("receipt = %+v", rec)
 	}
-	events, next := collect(t, svc, tid, 0, KindCompleted)
+	events, next := collect(t, svc, tid, 0, core.KindCompleted)
 	// The Desktop reports the turn's end (completed) and the thread going
 	// idle in separate frames: wait for the idle one too before reading the
 	// summary.
@@ -184,7 +190,7 @@ func TestDesktopReadsWritesAndProgress(t *testing.T) {
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("messages = %+v, %v", msgs, err)
 	}
-	if sum, err := svc.GetThreadProgress(ctx, ProgressQuery{ThreadID: tid, Summary: true}); err != nil || len(sum.Events) != 0 || sum.Phase != PhaseCompleted || sum.CurrentState != "idle" {
+	if sum, err := svc.GetThreadProgress(ctx, ProgressQuery{ThreadID: tid, Summary: true}); err != nil || len(sum.Events) != 0 || sum.Phase != core.PhaseCompleted || sum.CurrentState != "idle" {
 		t.Fatalf("summary = %+v, %v", sum, err)
 	}
 	if msgs, _, _ := f.sim.Thread(tid); len(msgs) != 2 || msgs[0].Text != "hello\nworld" {
@@ -196,7 +202,7 @@ func TestDesktopReadsWritesAndProgress(t *testing.T) {
 	if _, err := svc.SendThreadMessage(ctx, f.threads[1], "long task"); err != nil {
 		t.Fatal(err)
 	}
-	collect(t, svc, f.threads[1], 0, KindToolOutput)
+	collect(t, svc, f.threads[1], 0, core.KindToolOutput)
 	active, err := svc.ListActiveThreads(ctx)
 	if err != nil || len(active) != 1 || active[0].ThreadID != f.threads[1] {
 		t.Fatalf("active threads = %+v, %v", active, err)
@@ -223,7 +229,7 @@ func TestDesktopReadsWritesAndProgress(t *testing.T) {
 	if _, err := svc.SetThreadModel(ctx, tid, "no/such-model", ""); !errors.As(err, &rj) || !strings.Contains(rj.Reason, "invalid model") {
 		t.Fatalf("invalid model: %v", err)
 	}
-	if _, err := svc.SetThreadReasoning(ctx, tid, ptr("high")); err != nil {
+	if _, err := svc.SetThreadReasoning(ctx, tid, core.Ptr("high")); err != nil {
 		t.Fatal(err)
 	}
 	_, state, _ := f.sim.Thread(tid)
@@ -398,9 +404,7 @@ func TestDesktopNeverRetriesUncertainOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("timeout", func(t *testing.T) {
-		f := newDesktopFixture(t, freebuffsim.Options{}, true)
-		f.svc.cfg.RequestTimeout = 300 * time.Millisecond
-		f.svc.desktop.cfg.RequestTimeout = 300 * time.Millisecond
+		f := newDesktopFixture(t, freebuffsim.Options{}, true, func(c *Config) { c.RequestTimeout = 300 * time.Millisecond })
 		f.sim.HangNextWrites(1)
 		_, err := f.svc.StopThread(ctx, f.threads[0])
 		if err == nil || !providers.IsUncertain(err) {
@@ -465,7 +469,7 @@ func awaitBackoff(t *testing.T, trap *quartz.Trap) {
 	for {
 		call := trap.MustWait(ctx)
 		call.MustRelease(ctx)
-		if call.Duration == backoffMin {
+		if call.Duration == desktop.BackoffMin {
 			return
 		}
 	}
@@ -478,25 +482,25 @@ func TestDesktopEventStreamReconnects(t *testing.T) {
 	if _, err := f.svc.SendThreadMessage(ctx, tid, "one"); err != nil {
 		t.Fatal(err)
 	}
-	first, next := collect(t, f.svc, tid, 0, KindCompleted)
+	first, next := collect(t, f.svc, tid, 0, core.KindCompleted)
 
 	// Drop the stream: the client backs off 250 ms (on the injected clock),
 	// reconnects, and the replayed frames do not duplicate events.
-	backoff := f.clock.Trap().NewTimer(tagBackoff)
+	backoff := f.clock.Trap().NewTimer(desktop.TagBackoff)
 	defer backoff.Close()
 	f.sim.DropClients()
 	awaitBackoff(t, backoff)
-	f.clock.Advance(backoffMin)
+	f.clock.Advance(desktop.BackoffMin)
 	if _, err := f.svc.SendThreadMessage(ctx, tid, "two"); err != nil {
 		t.Fatal(err)
 	}
-	second, _ := collect(t, f.svc, tid, next, KindCompleted)
+	second, _ := collect(t, f.svc, tid, next, core.KindCompleted)
 	if second[0].Sequence != next+1 {
 		t.Fatalf("sequence restarted: %d after %d", second[0].Sequence, next)
 	}
 	texts := 0
 	for _, e := range append(first, second...) {
-		if e.Kind == KindAssistantText {
+		if e.Kind == core.KindAssistantText {
 			texts++
 		}
 	}
@@ -509,15 +513,15 @@ func TestDesktopEventStreamReconnects(t *testing.T) {
 	f.env.set(EnvLaunchID, f.sim.RotateLaunchID())
 	f.sim.DropClients()
 	awaitBackoff(t, backoff)
-	f.clock.Advance(backoffMin)
+	f.clock.Advance(desktop.BackoffMin)
 	f.sim.SetTurnMode(freebuffsim.TurnFail)
 	if _, err := f.svc.SendThreadMessage(ctx, tid, "three"); err != nil {
 		t.Fatal(err)
 	}
-	third, _ := collect(t, f.svc, tid, next+int64(len(second)), KindFailed)
+	third, _ := collect(t, f.svc, tid, next+int64(len(second)), core.KindFailed)
 	failed := 0
 	for _, e := range third {
-		if e.Kind == KindFailed {
+		if e.Kind == core.KindFailed {
 			failed++
 			if e.Error != "model overloaded" {
 				t.Fatalf("failed event = %+v", e)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/desktop"
 	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
 )
 
@@ -122,7 +123,7 @@ func TestDiscoveryThroughReadinessFile(t *testing.T) {
 	}
 	// A stale record is ignored (after the cached connection expires).
 	write(clock.Now().Add(-11 * time.Minute))
-	clock.Advance(connectionTTL + time.Second)
+	clock.Advance(desktop.ConnectionTTL + time.Second)
 	st := svc.Status(context.Background())
 	if st.Product != "unknown" || !strings.Contains(strings.Join(st.Notes, " "), "older than 10 minutes") {
 		t.Fatalf("status with a stale record = %+v", st)

@@ -1,14 +1,12 @@
 package freebuff
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/agent-interop/runtime/catalogs/limits"
-	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/security"
 )
 
@@ -17,49 +15,6 @@ const (
 	MaxMessageChars = limits.SendThreadMessageTextMaxLen
 	MaxModelChars   = limits.SetThreadModelModelMaxLen
 )
-
-// Read-only reasons with the 0.3.x texts.
-const (
-	ReasonDesktopUnverified = "Freebuff Desktop writes are unavailable: no verified launch authorization contract"
-	ReasonUnavailable       = "Freebuff is unavailable or read-only"
-)
-
-// NotFoundError names an unknown thread or project.
-type NotFoundError struct {
-	Kind string // "thread" or "project"
-	ID   string
-}
-
-func (e *NotFoundError) Error() string { return fmt.Sprintf("Unknown Freebuff %s %s", e.Kind, e.ID) }
-
-// ReadOnlyError says why a write cannot be attempted. The service returns it
-// wrapped in a *providers.NotSentError.
-type ReadOnlyError struct{ Reason string }
-
-func (e *ReadOnlyError) Error() string { return e.Reason }
-
-// UnavailableError says Freebuff (Desktop or CLI) could not be reached for a
-// read, and what was checked.
-type UnavailableError struct{ Reason string }
-
-func (e *UnavailableError) Error() string { return e.Reason }
-
-// InputError is a rejected tool argument; it names the field and the rule.
-type InputError struct {
-	Field string
-	Msg   string
-}
-
-func (e *InputError) Error() string { return e.Msg }
-
-// notSent marks err as certainly not delivered.
-func notSent(err error) error {
-	var ns *providers.NotSentError
-	if errors.As(err, &ns) {
-		return err
-	}
-	return &providers.NotSentError{Err: err}
-}
 
 // validateThreadID checks a thread id.
 func validateThreadID(id string) error {

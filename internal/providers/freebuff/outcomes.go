@@ -1,12 +1,13 @@
 package freebuff
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/desktop"
 )
 
 // OutcomeFunc receives the observed outcome of a send whose receipt carried
@@ -109,7 +110,7 @@ func (s *Service) trackCLI(threadID string, r providers.Receipt) {
 }
 
 // turnEnded resolves the Desktop sends a finished turn answers.
-func (s *Service) turnEnded(te turnEnd) {
+func (s *Service) turnEnded(te desktop.TurnEnd) {
 	status, reason := providers.StatusCompleted, ""
 	if te.Outcome == "error" {
 		status, reason = providers.StatusRejected, te.Error
@@ -144,10 +145,10 @@ func (s *Service) turnEnded(te turnEnd) {
 func (s *Service) watchCLI(threadID, ref, key string, baseline int) {
 	start := s.cfg.Clock.Now()
 	for {
-		if !sleep(s.cfg.Clock, cliPollInterval, s.closeCh) {
+		if !core.Sleep(s.cfg.Clock, cliPollInterval, s.closeCh) {
 			return
 		}
-		_, finished, alive := s.cli.finishedTurns(key)
+		_, finished, alive := s.cli.FinishedTurns(key)
 		if finished > baseline {
 			if fn := s.hook(); fn != nil {
 				fn(threadID, ref, providers.StatusCompleted, "")
@@ -158,34 +159,4 @@ func (s *Service) watchCLI(threadID, ref, key string, baseline int) {
 			return
 		}
 	}
-}
-
-// finishedAt returns the last observed lastTurnFinishedAt of a thread and
-// whether the thread was observed at all.
-func (n *normalizer) finishedAt(threadID string) (int64, bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if st, ok := n.states[threadID]; ok {
-		return st.finishedAt, true
-	}
-	return 0, false
-}
-
-// turnBaseline returns the lastTurnFinishedAt a new send must exceed to be
-// resolved: from the event stream when it has seen the thread, else from
-// GET /api/thread/:id.
-func (s *Service) turnBaseline(ctx context.Context, threadID string) int64 {
-	if at, ok := s.desktop.norm.finishedAt(threadID); ok {
-		return at
-	}
-	v, _, err := s.desktop.get(ctx, threadPath(threadID, ""))
-	if err != nil {
-		return 0
-	}
-	m := asMap(v)
-	if t := asMap(m["thread"]); t != nil {
-		m = t
-	}
-	at, _ := num(m["lastTurnFinishedAt"])
-	return at
 }

@@ -10,24 +10,34 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/cli"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/desktop"
 	"github.com/agent-interop/runtime/internal/security"
 )
 
 // backend is one way of reaching Freebuff.
+// *desktop.Backend and *cli.Backend implement it.
 type backend interface {
-	status(ctx context.Context) Status
-	listProjects(ctx context.Context) ([]Project, error)
-	listThreads(ctx context.Context, projectID string) ([]ThreadSummary, error)
-	getThread(ctx context.Context, id string) (ThreadDetail, error)
-	projectRoot(ctx context.Context, projectID string) (string, error)
-	listModels(ctx context.Context) (ModelList, error)
-	send(ctx context.Context, id, text string) (providers.Receipt, error)
-	stop(ctx context.Context, id string) (providers.Receipt, error)
-	resume(ctx context.Context, id string) (providers.Receipt, error)
-	createThread(ctx context.Context, opts CreateThreadOptions) (ThreadSummary, error)
-	close() error
+	Status(ctx context.Context) Status
+	ListProjects(ctx context.Context) ([]Project, error)
+	ListThreads(ctx context.Context, projectID string) ([]ThreadSummary, error)
+	GetThread(ctx context.Context, id string) (ThreadDetail, error)
+	ProjectRoot(ctx context.Context, projectID string) (string, error)
+	ListModels(ctx context.Context) (ModelList, error)
+	Send(ctx context.Context, id, text string) (providers.Receipt, error)
+	Stop(ctx context.Context, id string) (providers.Receipt, error)
+	Resume(ctx context.Context, id string) (providers.Receipt, error)
+	CreateThread(ctx context.Context, opts CreateThreadOptions) (ThreadSummary, error)
+	Close() error
 }
+
+var (
+	_ backend = (*desktop.Backend)(nil)
+	_ backend = (*cli.Backend)(nil)
+)
 
 // Service answers the Freebuff tools. It picks its path on every call: the
 // CLI when FREEBUFF_MCP_CLI_MODE=pty, else the Desktop when an orchestrator
@@ -36,8 +46,8 @@ type backend interface {
 // started before the first call. It is safe for concurrent use.
 type Service struct {
 	cfg     Config
-	desktop *desktopBackend
-	cli     *cliBackend
+	desktop *desktop.Backend
+	cli     *cli.Backend
 	forced  bool // FREEBUFF_MCP_CLI_MODE=pty
 
 	hookMu  sync.Mutex
@@ -61,16 +71,15 @@ type pendingTurn struct {
 
 // New returns a Service. It performs no I/O.
 func New(cfg Config) *Service {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	s := &Service{
 		cfg:     cfg,
-		desktop: newDesktop(cfg),
-		cli:     newCLI(cfg),
-		forced:  strings.EqualFold(cfg.env(EnvCLIMode), "pty"),
+		cli:     cli.New(cfg),
+		forced:  strings.EqualFold(cfg.Env(EnvCLIMode), "pty"),
 		pending: map[string][]*pendingTurn{},
 		closeCh: make(chan struct{}),
 	}
-	s.desktop.onTurnEnd = s.turnEnded
+	s.desktop = desktop.New(cfg, s.turnEnded)
 	return s
 }
 
@@ -80,14 +89,15 @@ func (s *Service) pick(ctx context.Context) (backend, error) {
 	if s.forced {
 		return s.cli, nil
 	}
-	_, derr := s.desktop.connection(ctx, false)
+	derr := s.desktop.Available(ctx)
 	if derr == nil {
 		return s.desktop, nil
 	}
-	if s.cli.exeErr == nil {
+	cerr := s.cli.Found()
+	if cerr == nil {
 		return s.cli, nil
 	}
-	return nil, &UnavailableError{Reason: ReasonUnavailable + ": " + derr.Error() + "; and " + s.cli.exeErr.Error()}
+	return nil, &UnavailableError{Reason: ReasonUnavailable + ": " + derr.Error() + "; and " + cerr.Error()}
 }
 
 // Status reports which Freebuff was found and whether writes are possible.
@@ -97,7 +107,7 @@ func (s *Service) Status(ctx context.Context) Status {
 		return Status{Product: "unknown", SignedIn: "unknown", ReadOnly: true, ReadOnlyReason: ReasonUnavailable,
 			Endpoints: []string{}, Notes: []string{err.Error()}}
 	}
-	st := b.status(ctx)
+	st := b.Status(ctx)
 	if s.forced {
 		st.Notes = append(st.Notes, EnvCLIMode+"=pty selects the CLI.")
 	}
@@ -114,7 +124,7 @@ func (s *Service) ListProjects(ctx context.Context) ([]Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps, err := b.listProjects(ctx)
+	ps, err := b.ListProjects(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +142,7 @@ func (s *Service) ListThreads(ctx context.Context, projectID string) ([]ThreadSu
 	if err != nil {
 		return nil, err
 	}
-	return b.listThreads(ctx, projectID)
+	return b.ListThreads(ctx, projectID)
 }
 
 // GetThread returns a thread with its sanitized messages, queued work and
@@ -145,7 +155,7 @@ func (s *Service) GetThread(ctx context.Context, threadID string) (ThreadDetail,
 	if err != nil {
 		return ThreadDetail{}, err
 	}
-	return b.getThread(ctx, threadID)
+	return b.GetThread(ctx, threadID)
 }
 
 // GetThreadMessages returns a thread's sanitized, redacted messages.
@@ -172,10 +182,10 @@ func (s *Service) GetActiveWork(ctx context.Context, threadID string) ([]ActiveT
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := b.(*cliBackend); ok {
-		return c.activeWork(ctx, threadID)
+	if c, ok := b.(*cli.Backend); ok {
+		return c.ActiveWork(ctx, threadID)
 	}
-	threads, err := s.desktop.listThreads(ctx, "")
+	threads, err := s.desktop.ListThreads(ctx, "")
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +197,7 @@ func (s *Service) GetActiveWork(ctx context.Context, threadID string) ([]ActiveT
 		}
 		known = true
 		if t.State != "" && t.State != "idle" {
-			out = append(out, ActiveThread{ThreadSummary: t, Live: s.desktop.live(t.ID)})
+			out = append(out, ActiveThread{ThreadSummary: t, Live: s.desktop.Live(t.ID)})
 		}
 	}
 	if !known {
@@ -208,22 +218,22 @@ func (s *Service) GetThreadProgress(ctx context.Context, q ProgressQuery) (Progr
 		return ProgressSnapshot{}, &InputError{Field: "afterSequence", Msg: "afterSequence must be 0 or more"}
 	}
 	if q.Limit == 0 {
-		q.Limit = defaultLimit
+		q.Limit = limits.GetThreadProgressLimitDefault
 	}
-	if q.Limit < 1 || q.Limit > maxLimit {
+	if q.Limit < 1 || q.Limit > limits.GetThreadProgressLimitMax {
 		return ProgressSnapshot{}, &InputError{Field: "limit", Msg: "limit must be between 1 and 100"}
 	}
-	if q.TimeoutMs < 0 || q.TimeoutMs > int(maxWait/time.Millisecond) {
+	if q.TimeoutMs < 0 || q.TimeoutMs > limits.GetThreadProgressTimeoutMsMax {
 		return ProgressSnapshot{}, &InputError{Field: "timeoutMs", Msg: "timeoutMs must be between 0 and 30000"}
 	}
 	b, err := s.pick(ctx)
 	if err != nil {
 		return ProgressSnapshot{}, err
 	}
-	if _, ok := b.(*cliBackend); ok {
-		return cliProgress(q.ThreadID), nil
+	if _, ok := b.(*cli.Backend); ok {
+		return cli.Progress(q.ThreadID), nil
 	}
-	return s.desktop.progress(ctx, q)
+	return s.desktop.Progress(ctx, q)
 }
 
 // ListActiveThreads returns one-event summaries of the threads that are
@@ -233,10 +243,10 @@ func (s *Service) ListActiveThreads(ctx context.Context) ([]ProgressSnapshot, er
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := b.(*cliBackend); ok {
+	if _, ok := b.(*cli.Backend); ok {
 		return []ProgressSnapshot{}, nil
 	}
-	return s.desktop.activeThreads(ctx)
+	return s.desktop.ActiveThreads(ctx)
 }
 
 // ListProjectFiles lists the regular files directly inside relative (default
@@ -282,7 +292,7 @@ func (s *Service) root(ctx context.Context, projectID string) (string, error) {
 		}
 		return "", err
 	}
-	root, err := b.projectRoot(ctx, projectID)
+	root, err := b.ProjectRoot(ctx, projectID)
 	if err != nil {
 		return "", err
 	}
@@ -298,17 +308,17 @@ func (s *Service) ListModels(ctx context.Context) (ModelList, error) {
 	if err != nil {
 		return ModelList{}, err
 	}
-	return b.listModels(ctx)
+	return b.ListModels(ctx)
 }
 
 // writeBackend picks the backend for a write; failures are NotSent.
 func (s *Service) writeBackend(ctx context.Context, threadID string) (backend, error) {
 	if err := validateThreadID(threadID); err != nil {
-		return nil, notSent(err)
+		return nil, core.NotSent(err)
 	}
 	b, err := s.pick(ctx)
 	if err != nil {
-		return nil, notSent(&ReadOnlyError{Reason: err.Error()})
+		return nil, core.NotSent(&ReadOnlyError{Reason: err.Error()})
 	}
 	return b, nil
 }
@@ -318,26 +328,26 @@ func (s *Service) writeBackend(ctx context.Context, threadID string) (backend, e
 // delivery contract (NotSentError, RejectedError, or uncertain).
 func (s *Service) SendThreadMessage(ctx context.Context, threadID, text string) (providers.Receipt, error) {
 	if err := validateText(text); err != nil {
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, core.NotSent(err)
 	}
 	b, err := s.writeBackend(ctx, threadID)
 	if err != nil {
 		return providers.Receipt{}, err
 	}
-	if _, ok := b.(*desktopBackend); ok {
+	if _, ok := b.(*desktop.Backend); ok {
 		var baseline int64
 		if s.hook() != nil {
-			baseline = s.turnBaseline(ctx, threadID)
+			baseline = s.desktop.TurnBaseline(ctx, threadID)
 		}
 		p := s.expect(threadID, baseline)
-		r, err := b.send(ctx, threadID, text)
+		r, err := b.Send(ctx, threadID, text)
 		if err == nil {
 			r.Ref = p.ref
 		}
 		s.settle(threadID, p, err == nil)
 		return r, err
 	}
-	r, err := b.send(ctx, threadID, text)
+	r, err := b.Send(ctx, threadID, text)
 	if err == nil {
 		s.trackCLI(threadID, r)
 	}
@@ -350,7 +360,7 @@ func (s *Service) StopThread(ctx context.Context, threadID string) (providers.Re
 	if err != nil {
 		return providers.Receipt{}, err
 	}
-	return b.stop(ctx, threadID)
+	return b.Stop(ctx, threadID)
 }
 
 // ResumeThread resumes a thread (Desktop resume restarts its queue; the CLI
@@ -360,29 +370,29 @@ func (s *Service) ResumeThread(ctx context.Context, threadID string) (providers.
 	if err != nil {
 		return providers.Receipt{}, err
 	}
-	return b.resume(ctx, threadID)
+	return b.Resume(ctx, threadID)
 }
 
 // SetThreadModel sets a thread's model (harnessID defaults to "codebuff").
 // The CLI path reports it unsupported with the reason.
 func (s *Service) SetThreadModel(ctx context.Context, threadID, model, harnessID string) (providers.Receipt, error) {
 	if err := validateModel(model); err != nil {
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, core.NotSent(err)
 	}
 	if harnessID == "" {
 		harnessID = "codebuff"
 	}
 	if security.ValidateID(harnessID) != nil {
-		return providers.Receipt{}, notSent(&InputError{Field: "harnessId", Msg: "Invalid harnessId"})
+		return providers.Receipt{}, core.NotSent(&InputError{Field: "harnessId", Msg: "Invalid harnessId"})
 	}
 	b, err := s.writeBackend(ctx, threadID)
 	if err != nil {
 		return providers.Receipt{}, err
 	}
-	if _, ok := b.(*cliBackend); ok {
+	if _, ok := b.(*cli.Backend); ok {
 		return providers.Receipt{}, &providers.UnsupportedError{Provider: providers.Freebuff, Operation: "model changes", Reason: ReasonCLIModel}
 	}
-	return s.desktop.setModel(ctx, threadID, model, harnessID)
+	return s.desktop.SetModel(ctx, threadID, model, harnessID)
 }
 
 // SetThreadReasoning sets (or, with nil, clears) a thread's reasoning
@@ -390,16 +400,16 @@ func (s *Service) SetThreadModel(ctx context.Context, threadID, model, harnessID
 func (s *Service) SetThreadReasoning(ctx context.Context, threadID string, effort *string) (providers.Receipt, error) {
 	e, err := normalizeEffort(effort)
 	if err != nil {
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, core.NotSent(err)
 	}
 	b, err := s.writeBackend(ctx, threadID)
 	if err != nil {
 		return providers.Receipt{}, err
 	}
-	if _, ok := b.(*cliBackend); ok {
+	if _, ok := b.(*cli.Backend); ok {
 		return providers.Receipt{}, &providers.UnsupportedError{Provider: providers.Freebuff, Operation: "reasoning changes", Reason: ReasonCLIReasoning}
 	}
-	return s.desktop.setReasoning(ctx, threadID, e)
+	return s.desktop.SetReasoning(ctx, threadID, e)
 }
 
 // CreateThread starts a new thread: a Desktop thread in a project, or a new
@@ -407,22 +417,51 @@ func (s *Service) SetThreadReasoning(ctx context.Context, threadID string, effor
 func (s *Service) CreateThread(ctx context.Context, opts CreateThreadOptions) (ThreadSummary, error) {
 	b, err := s.pick(ctx)
 	if err != nil {
-		return ThreadSummary{}, notSent(&ReadOnlyError{Reason: err.Error()})
+		return ThreadSummary{}, core.NotSent(&ReadOnlyError{Reason: err.Error()})
 	}
-	if _, ok := b.(*desktopBackend); ok && opts.ProjectPath == "" {
-		return ThreadSummary{}, notSent(&InputError{Field: "cwd", Msg: "A Freebuff Desktop thread needs a project path (cwd)"})
+	if _, ok := b.(*desktop.Backend); ok && opts.ProjectPath == "" {
+		return ThreadSummary{}, core.NotSent(&InputError{Field: "cwd", Msg: "A Freebuff Desktop thread needs a project path (cwd)"})
 	}
-	return b.createThread(ctx, opts)
+	return b.CreateThread(ctx, opts)
 }
 
 // Close stops the event stream, kills every managed CLI process group and
 // ends outcome tracking.
 func (s *Service) Close() error {
 	s.closed.Do(func() { close(s.closeCh) })
-	err := errors.Join(s.desktop.close(), s.cli.close())
+	err := errors.Join(s.desktop.Close(), s.cli.Close())
 	s.wg.Wait()
 	return err
 }
+
+// Subscribe streams a Desktop thread's normalized progress events (Type is
+// the progress kind, Data the event JSON). The channel closes when ctx
+// ends, the service closes or the Desktop event stream ends. The CLI has
+// no live stream: it answers an UnsupportedError.
+func (s *Service) Subscribe(ctx context.Context, threadID string) (<-chan providers.NativeEvent, error) {
+	if err := validateThreadID(threadID); err != nil {
+		return nil, err
+	}
+	b, err := s.pick(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := b.(*cli.Backend); ok {
+		return nil, &providers.UnsupportedError{Provider: providers.Freebuff, Operation: "events", Reason: reasonCLIEvents}
+	}
+	events, cancel := s.desktop.Subscribe(threadID)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.closeCh:
+		}
+		cancel()
+	}()
+	return events, nil
+}
+
+// now reads the service's clock.
+func (s *Service) now() time.Time { return s.cfg.Clock.Now() }
 
 // transportInfo names the current path for session records.
 func (s *Service) transportInfo(ctx context.Context) (transport, endpoint, source string) {
@@ -430,11 +469,8 @@ func (s *Service) transportInfo(ctx context.Context) (transport, endpoint, sourc
 	if err != nil {
 		return "", "", "Freebuff"
 	}
-	if c, ok := b.(*cliBackend); ok {
-		return "managed PTY", c.exe, "Freebuff CLI history"
+	if c, ok := b.(*cli.Backend); ok {
+		return "managed PTY", c.Program(), "Freebuff CLI history"
 	}
-	if conn := s.desktop.cached(); conn != nil {
-		return "http", conn.Base, "Freebuff Desktop /api/projects"
-	}
-	return "http", "", "Freebuff Desktop /api/projects"
+	return "http", s.desktop.Endpoint(), "Freebuff Desktop /api/projects"
 }

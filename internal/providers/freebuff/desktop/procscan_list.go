@@ -1,4 +1,4 @@
-package freebuff
+package desktop
 
 import (
 	"sort"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agent-interop/runtime/internal/osproc"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
 
 // orchestratorsFrom picks the orchestrator processes out of a process list
@@ -36,7 +37,7 @@ func orchestratorsFrom(procs []osproc.Process, ls []osproc.Listener, self int) [
 		if p.PID == self || p.PID <= 0 {
 			continue
 		}
-		launchID := strings.TrimSpace(p.Env[EnvLaunchID])
+		launchID := strings.TrimSpace(p.Env[core.EnvLaunchID])
 		switch {
 		case launchID != "" || strings.Contains(p.Command, "orchestrator.js"):
 		case p.Command == "" && p.Env == nil &&

@@ -1,4 +1,4 @@
-package freebuff
+package desktop
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
 
 // candidate is one place the Desktop orchestrator might be.
@@ -48,13 +50,13 @@ func (c *desktopConn) origin() string {
 
 // candidates lists every discovery source in priority order, with notes on
 // sources that were present but unusable.
-func (d *desktopBackend) candidates() ([]candidate, []string) {
+func (d *Backend) candidates() ([]candidate, []string) {
 	var out []candidate
 	var notes []string
-	envLaunch := d.cfg.env(EnvLaunchID)
+	envLaunch := d.cfg.Env(core.EnvLaunchID)
 
 	// 1. A readiness file a deployment supplies (the app writes none).
-	if file := d.cfg.env(EnvReadinessFile); file != "" {
+	if file := d.cfg.Env(core.EnvReadinessFile); file != "" {
 		c, err := readReadiness(file, d.cfg.Clock.Now())
 		if err != nil {
 			notes = append(notes, err.Error())
@@ -63,11 +65,11 @@ func (d *desktopBackend) candidates() ([]candidate, []string) {
 		}
 	}
 	// 2. FREEBUFF_ORCHESTRATOR_URL (+ FREEBUFF_LAUNCH_ID).
-	if raw := d.cfg.env(EnvOrchestratorURL); raw != "" {
+	if raw := d.cfg.Env(core.EnvOrchestratorURL); raw != "" {
 		if u, err := parseLoopbackURL(raw); err != nil {
-			notes = append(notes, fmt.Sprintf("%s ignored: %v", EnvOrchestratorURL, err))
+			notes = append(notes, fmt.Sprintf("%s ignored: %v", core.EnvOrchestratorURL, err))
 		} else {
-			out = append(out, candidate{URL: u.String(), LaunchID: envLaunch, Source: EnvOrchestratorURL})
+			out = append(out, candidate{URL: u.String(), LaunchID: envLaunch, Source: core.EnvOrchestratorURL})
 		}
 	}
 	// 3. The orchestrator process: launch id from its environment, port
@@ -107,18 +109,18 @@ func readReadiness(file string, now time.Time) (candidate, error) {
 	if err != nil {
 		return candidate{}, fmt.Errorf("readiness file %s unreadable: %w", file, err)
 	}
-	v, err := decodeJSON(b)
-	m := asMap(v)
+	v, err := core.DecodeJSON(b)
+	m := core.AsMap(v)
 	if err != nil || m == nil {
 		return candidate{}, fmt.Errorf("readiness file %s is not a JSON object", file)
 	}
 	at := st.ModTime()
 	for _, k := range []string{"timestamp", "updatedAt", "updated_at", "freshness"} {
-		if n, ok := num(m[k]); ok && n > 0 {
+		if n, ok := core.Num(m[k]); ok && n > 0 {
 			at = time.UnixMilli(n)
 			break
 		}
-		if s := str(m[k]); s != "" {
+		if s := core.Str(m[k]); s != "" {
 			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 				at = t
 				break
@@ -128,11 +130,11 @@ func readReadiness(file string, now time.Time) (candidate, error) {
 	if now.Sub(at) > readinessMaxAge {
 		return candidate{}, fmt.Errorf("readiness file %s ignored: its record is older than 10 minutes", file)
 	}
-	raw := str(m["url"])
+	raw := core.Str(m["url"])
 	if raw == "" {
-		if p, ok := num(m["port"]); ok && p > 0 && p < 65536 {
+		if p, ok := core.Num(m["port"]); ok && p > 0 && p < 65536 {
 			raw = "http://127.0.0.1:" + strconv.FormatInt(p, 10)
-		} else if s := str(m["port"]); s != "" {
+		} else if s := core.Str(m["port"]); s != "" {
 			raw = "http://127.0.0.1:" + s
 		}
 	}
@@ -140,10 +142,10 @@ func readReadiness(file string, now time.Time) (candidate, error) {
 	if err != nil {
 		return candidate{}, fmt.Errorf("readiness file %s ignored: %w", file, err)
 	}
-	pid, _ := num(firstNonNil(m["pid"], m["processId"], m["process_id"]))
+	pid, _ := core.Num(firstNonNil(m["pid"], m["processId"], m["process_id"]))
 	return candidate{
 		URL:      u.String(),
-		LaunchID: firstStr(m, "launchId", "launch-id", "launch_id"),
+		LaunchID: core.FirstStr(m, "launchId", "launch-id", "launch_id"),
 		PID:      int(pid),
 		Source:   "readiness file " + file,
 	}, nil
@@ -153,7 +155,7 @@ var listeningLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCom
 
 // logPort returns the port of the last listening line in the first
 // orchestrator stderr log found.
-func (d *desktopBackend) logPort() (int, string) {
+func (d *Backend) logPort() (int, string) {
 	home := d.cfg.HomeDir
 	if home == "" {
 		return 0, ""
@@ -190,7 +192,7 @@ func (d *desktopBackend) logPort() (int, string) {
 
 // discover probes every candidate and returns the first verified one, else
 // the first readable one. The error lists what was checked.
-func (d *desktopBackend) discover(ctx context.Context) (*desktopConn, error) {
+func (d *Backend) discover(ctx context.Context) (*desktopConn, error) {
 	cands, notes := d.candidates()
 	seen := map[string]struct{}{}
 	var readable *desktopConn
@@ -219,7 +221,7 @@ func (d *desktopBackend) discover(ctx context.Context) (*desktopConn, error) {
 	if len(notes) > 0 {
 		reason += ": " + strings.Join(notes, "; ")
 	}
-	return nil, &UnavailableError{Reason: reason}
+	return nil, &core.UnavailableError{Reason: reason}
 }
 
 // EnvDesktopSources names the Desktop discovery sources for messages.
@@ -228,7 +230,7 @@ const EnvDesktopSources = "FREEBUFF_DESKTOP_READINESS_FILE, FREEBUFF_ORCHESTRATO
 // probe checks one candidate: GET /api/projects must answer a projects
 // list; with a launch id, GET /healthz must answer {"ok":true} (and echo the
 // same launch id when it echoes one) for the connection to be verified.
-func (d *desktopBackend) probe(ctx context.Context, c candidate) (*desktopConn, error) {
+func (d *Backend) probe(ctx context.Context, c candidate) (*desktopConn, error) {
 	conn := &desktopConn{Base: c.URL, LaunchID: c.LaunchID, PID: c.PID, Source: c.Source, CheckedAt: d.cfg.Clock.Now()}
 	pctx, cancel := withTimeout(ctx, d.cfg.ProbeTimeout)
 	defer cancel()
@@ -242,8 +244,8 @@ func (d *desktopBackend) probe(ctx context.Context, c candidate) (*desktopConn, 
 		}
 		return nil, fmt.Errorf("%s (%s): %s", c.URL, c.Source, res.reason())
 	}
-	v, err := decodeJSON(res.body)
-	if _, ok := asMap(v)["projects"].([]any); err != nil || !ok {
+	v, err := core.DecodeJSON(res.body)
+	if _, ok := core.AsMap(v)["projects"].([]any); err != nil || !ok {
 		return nil, fmt.Errorf("%s (%s): invalid /api/projects response", c.URL, c.Source)
 	}
 	if c.LaunchID == "" {

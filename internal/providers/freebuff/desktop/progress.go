@@ -1,4 +1,4 @@
-package freebuff
+package desktop
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
 
 // Bounds of the live-progress buffers (0.3.x events.ts).
@@ -48,7 +49,7 @@ type threadLog struct {
 }
 
 type logEntry struct {
-	ev    ProgressEvent
+	ev    core.ProgressEvent
 	at    time.Time
 	bytes int
 }
@@ -103,7 +104,7 @@ func (p *progressStore) prune(l *threadLog, now time.Time) {
 
 // append assigns the next per-thread sequence to ev, stores it within the
 // bounds, wakes waiters and feeds subscribers.
-func (p *progressStore) append(ev ProgressEvent) ProgressEvent {
+func (p *progressStore) append(ev core.ProgressEvent) core.ProgressEvent {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
@@ -112,7 +113,7 @@ func (p *progressStore) append(ev ProgressEvent) ProgressEvent {
 	l.seq++
 	ev.Sequence = l.seq
 	if ev.Timestamp == "" {
-		ev.Timestamp = isoTime(now)
+		ev.Timestamp = core.ISOTime(now)
 	}
 	b, _ := json.Marshal(ev)
 	l.entries = append(l.entries, logEntry{ev: ev, at: now, bytes: len(b)})
@@ -143,7 +144,7 @@ func (p *progressStore) append(ev ProgressEvent) ProgressEvent {
 // read returns a page after afterSequence plus the thread summary, and the
 // channel that is closed on the thread's next append.
 // Only a waiter (create) allocates a log for a thread that has none yet.
-func (p *progressStore) read(threadID string, after int64, limit int, summary, create bool) (ProgressSnapshot, <-chan struct{}) {
+func (p *progressStore) read(threadID string, after int64, limit int, summary, create bool) (core.ProgressSnapshot, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
@@ -162,9 +163,9 @@ func (p *progressStore) read(threadID string, after int64, limit int, summary, c
 	if limit > maxLimit {
 		limit = maxLimit
 	}
-	snap := ProgressSnapshot{
+	snap := core.ProgressSnapshot{
 		ThreadID:  threadID,
-		Events:    []ProgressEvent{},
+		Events:    []core.ProgressEvent{},
 		Connected: p.connected,
 		Stale:     !(p.connected && now.Sub(p.lastActivity) <= staleAfter),
 	}
@@ -186,25 +187,25 @@ func (p *progressStore) read(threadID string, after int64, limit int, summary, c
 				oldest = l.entries[0].ev.Sequence
 			}
 			if oldest > after+1 {
-				snap.Gap = &Gap{From: after + 1, To: oldest - 1}
+				snap.Gap = &core.Gap{From: after + 1, To: oldest - 1}
 			}
 		}
 	} else if l.seq > 0 {
 		next = l.seq
 	}
-	snap.Next, snap.NextSequence = ptr(next), ptr(next)
+	snap.Next, snap.NextSequence = core.Ptr(next), core.Ptr(next)
 	summarize(&snap, l.entries, now)
 	return snap, l.notify
 }
 
 // summarize fills the summary fields from every retained event.
-func summarize(s *ProgressSnapshot, entries []logEntry, now time.Time) {
+func summarize(s *core.ProgressSnapshot, entries []logEntry, now time.Time) {
 	if len(entries) == 0 {
 		return
 	}
 	latest := entries[len(entries)-1]
 	s.LatestEventAt = latest.ev.Timestamp
-	s.SecondsSinceLastEvent = ptr(int64(max(0, now.Sub(latest.at)/time.Second)))
+	s.SecondsSinceLastEvent = core.Ptr(int64(max(0, now.Sub(latest.at)/time.Second)))
 	toolDone := false
 	seenFiles := map[string]struct{}{}
 	var files []string
@@ -213,13 +214,13 @@ func summarize(s *ProgressSnapshot, entries []logEntry, now time.Time) {
 		if s.CurrentState == "" && ev.State != "" {
 			s.CurrentState = ev.State
 		}
-		if ev.Kind == KindCompleted || ev.Kind == KindFailed {
+		if ev.Kind == core.KindCompleted || ev.Kind == core.KindFailed {
 			toolDone = true
 		}
-		if s.ActiveTool == "" && !toolDone && ev.Tool != "" && (ev.Kind == KindToolStart || ev.Kind == KindToolOutput) {
+		if s.ActiveTool == "" && !toolDone && ev.Tool != "" && (ev.Kind == core.KindToolStart || ev.Kind == core.KindToolOutput) {
 			s.ActiveTool = ev.Tool
 		}
-		if s.LastMeaningfulUpdate == "" && (ev.Kind != KindUnknown || ev.Phase != "") {
+		if s.LastMeaningfulUpdate == "" && (ev.Kind != core.KindUnknown || ev.Phase != "") {
 			s.LastMeaningfulUpdate = ev.Timestamp
 		}
 		if s.Phase == "" && ev.Phase != "" {
@@ -244,13 +245,13 @@ func summarize(s *ProgressSnapshot, entries []logEntry, now time.Time) {
 
 // wait returns the page as soon as it holds an event, or when the timeout
 // (capped at 30 s) or ctx ends.
-func (p *progressStore) wait(ctx context.Context, q ProgressQuery) ProgressSnapshot {
+func (p *progressStore) wait(ctx context.Context, q core.ProgressQuery) core.ProgressSnapshot {
 	timeout := min(time.Duration(q.TimeoutMs)*time.Millisecond, maxWait)
 	snap, notify := p.read(q.ThreadID, q.AfterSequence, q.Limit, q.Summary, timeout > 0 && !q.Summary)
 	if len(snap.Events) > 0 || timeout <= 0 || q.Summary {
 		return snap
 	}
-	timer := p.clock.NewTimer(timeout, tagWait)
+	timer := p.clock.NewTimer(timeout, TagWait)
 	defer timer.Stop()
 	for {
 		select {
@@ -280,7 +281,7 @@ func (p *progressStore) active() []string {
 	var out []string
 	for _, id := range ids {
 		s, _ := p.read(id, 0, 1, true, false)
-		if s.CurrentState == "running" || s.Phase == PhasePlanning || s.Phase == PhaseRunningTests || s.Phase == PhaseEditingFiles {
+		if s.CurrentState == "running" || s.Phase == core.PhasePlanning || s.Phase == core.PhaseRunningTests || s.Phase == core.PhaseEditingFiles {
 			out = append(out, id)
 		}
 	}

@@ -1,4 +1,4 @@
-package freebuff
+package desktop
 
 import (
 	"context"
@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
 
 // Reconnect backoff of the SSE client (0.3.x: 250 ms doubling to 10 s).
 const (
-	backoffMin = 250 * time.Millisecond
-	backoffMax = 10 * time.Second
+	BackoffMin = 250 * time.Millisecond
+	BackoffMax = 10 * time.Second
 )
 
 // eventClient keeps one SSE subscription to GET /api/events open while the
@@ -19,7 +21,7 @@ const (
 // exponential backoff and re-discovers the orchestrator after an
 // authorization refusal (a restarted Desktop has a new port and launch id).
 type eventClient struct {
-	d *desktopBackend
+	d *Backend
 
 	mu      sync.Mutex
 	running bool
@@ -27,7 +29,7 @@ type eventClient struct {
 	done    chan struct{}
 }
 
-func newEventClient(d *desktopBackend) *eventClient { return &eventClient{d: d} }
+func newEventClient(d *Backend) *eventClient { return &eventClient{d: d} }
 
 // start launches the stream loop once.
 func (e *eventClient) start() {
@@ -56,7 +58,7 @@ func (e *eventClient) stop() {
 func (e *eventClient) loop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	store := e.d.store
-	backoff := backoffMin
+	backoff := BackoffMin
 	for ctx.Err() == nil {
 		conn, err := e.d.connection(ctx, false)
 		connected := false
@@ -72,12 +74,12 @@ func (e *eventClient) loop(ctx context.Context, done chan struct{}) {
 			e.d.cfg.Logger.Debug("freebuff event stream ended", "err", err)
 		}
 		if connected {
-			backoff = backoffMin
+			backoff = BackoffMin
 		}
-		if !sleep(e.d.cfg.Clock, backoff, ctx.Done(), tagBackoff) {
+		if !core.Sleep(e.d.cfg.Clock, backoff, ctx.Done(), TagBackoff) {
 			return
 		}
-		backoff = min(backoff*2, backoffMax)
+		backoff = min(backoff*2, BackoffMax)
 	}
 }
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package freebuff
+package desktop
 
 import (
 	"context"

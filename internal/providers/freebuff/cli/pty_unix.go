@@ -1,6 +1,6 @@
 //go:build unix
 
-package freebuff
+package cli
 
 // explainPTY returns a PTY failure as it is: Unix has pseudo-terminals.
 func explainPTY(err error) error { return err }

@@ -1,76 +1,17 @@
-package freebuff
+package desktop
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
-
-func TestVTScreenRendersCursorDrawnText(t *testing.T) {
-	s := newVTScreen(48, 160)
-	// The placeholder drawn in two pieces with a cursor jump, colours, an
-	// alternate screen switch and a split UTF-8 sequence.
-	s.write([]byte("\x1b[?1049h\x1b[2J\x1b[HConnecting…\r\n"))
-	s.write([]byte("\x1b[48;3H\x1b[90mEnter a coding tas\x1b[48;21Hk or / for commands\x1b[0m"))
-	s.write([]byte("\x1b[47;1Hworking · 3s · \xe2"))
-	s.write([]byte("\x96\xa0 Esc"))
-	got := normalizeScreen(s.text())
-	for _, want := range []string{"Connecting…", "Enter a coding task or / for commands", "working · 3s · ■ Esc"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("screen %q lacks %q", got, want)
-		}
-	}
-	if classifyScreen(got, nil) != screenWorking {
-		t.Errorf("classify = %q, want working", classifyScreen(got, nil))
-	}
-	s.write([]byte("\x1b[47;1H\x1b[2K"))
-	if c := classifyScreen(normalizeScreen(s.text()), nil); c != screenReady {
-		t.Errorf("after the status line is erased: %q, want ready", c)
-	}
-	s.write([]byte("\x1b[2J\x1b[HSession ended  ·  3 Freebucks left\r\nPress Enter to continue in a new session"))
-	if c := classifyScreen(normalizeScreen(s.text()), nil); c != screenExpired {
-		t.Errorf("expired screen: %q", c)
-	}
-	custom := regexp.MustCompile(`(?i)READY>`)
-	s.write([]byte("\x1b[2J\x1b[HREADY>"))
-	if c := classifyScreen(normalizeScreen(s.text()), custom); c != screenReady {
-		t.Errorf("custom ready pattern: %q", c)
-	}
-	// Scrolling keeps the newest lines.
-	s2 := newVTScreen(3, 20)
-	s2.write([]byte("a\r\nb\r\nc\r\nd"))
-	if got := s2.text(); got != "b\nc\nd" {
-		t.Errorf("scrolled screen = %q", got)
-	}
-}
-
-func TestClassifyScreens(t *testing.T) {
-	for text, want := range map[string]string{
-		"Not authenticated Press ENTER to login...":                                    screenLogin,
-		"Freebuff is already running Only one freebuff instance is allowed at a time.": screenLock,
-		"Start coding for free 1 Freebucks/hr z-ai/glm":                                screenPicker,
-		"Enter a coding task": screenReady,
-		"z-ai/glm-5.3-flash · 1h left Enter a coding task or / for commands": screenReady,
-		"Connecting…": screenConnecting,
-		"":            "",
-		"Enter a coding task or / for commands working · 1s · ■ Esc":                screenWorking,
-		"Session ended · 2 Freebucks left Press Enter to continue in a new session": screenExpired,
-		"Command not found: \"/x\" Enter a coding task or / for commands":           screenReady,
-	} {
-		if got := classifyScreen(text, nil); got != want {
-			t.Errorf("classifyScreen(%q) = %q, want %q", text, got, want)
-		}
-	}
-}
 
 func TestReadSSE(t *testing.T) {
 	big := strings.Repeat("x", maxFrameChars+10)
@@ -99,7 +40,7 @@ func TestReadSSE(t *testing.T) {
 func TestNormalizeDesktopFrames(t *testing.T) {
 	clock := newFakeClock(t)
 	n := newNormalizer(clock)
-	var ends []turnEnd
+	var ends []TurnEnd
 	id := "91c70001-0001-4000-8000-000000000001"
 	frames := []string{
 		`{"type":"state","snapshot":{"threads":[{"id":"` + id + `","turnState":"idle","lastTurnOutcome":"closed","lastTurnFinishedAt":100}]}}`,
@@ -115,7 +56,7 @@ func TestNormalizeDesktopFrames(t *testing.T) {
 		`not json`,
 		`{"type":"agent","threadId":"` + id + `","event":{"type":"mystery","apiKey":"k-123","note":"n"}}`,
 	}
-	var evs []ProgressEvent
+	var evs []core.ProgressEvent
 	for _, f := range frames {
 		e, te := n.frame("", []byte(f))
 		evs = append(evs, e...)
@@ -152,7 +93,7 @@ func TestProgressStoreBoundsCursorAndWait(t *testing.T) {
 	id := "t1"
 	p.setConnected(true)
 	for i := 0; i < 250; i++ {
-		p.append(ProgressEvent{ThreadID: id, Kind: KindAssistantText, Text: fmt.Sprint(i)})
+		p.append(core.ProgressEvent{ThreadID: id, Kind: core.KindAssistantText, Text: fmt.Sprint(i)})
 	}
 	snap, _ := p.read(id, 0, 100, false, false)
 	if len(snap.Events) != 100 || snap.Events[0].Sequence != 51 || *snap.Next != 150 || *snap.NextSequence != 150 {
@@ -168,7 +109,7 @@ func TestProgressStoreBoundsCursorAndWait(t *testing.T) {
 	// Byte bound: large events evict older ones.
 	big := strings.Repeat("y", 100_000)
 	for i := 0; i < 10; i++ {
-		p.append(ProgressEvent{ThreadID: "t2", Kind: KindAssistantText, Text: big})
+		p.append(core.ProgressEvent{ThreadID: "t2", Kind: core.KindAssistantText, Text: big})
 	}
 	p.mu.Lock()
 	l := p.threads["t2"]
@@ -193,25 +134,25 @@ func TestProgressStoreBoundsCursorAndWait(t *testing.T) {
 	// A waiter wakes on the first new event.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	armed := clock.Trap().NewTimer(tagWait)
+	armed := clock.Trap().NewTimer(TagWait)
 	defer armed.Close()
-	got := make(chan ProgressSnapshot, 1)
-	go func() { got <- p.wait(context.Background(), ProgressQuery{ThreadID: "w", TimeoutMs: 30_000}) }()
+	got := make(chan core.ProgressSnapshot, 1)
+	go func() { got <- p.wait(context.Background(), core.ProgressQuery{ThreadID: "w", TimeoutMs: 30_000}) }()
 	if call := armed.MustWait(ctx); call.Duration != 30*time.Second {
 		t.Fatalf("wait armed %v, want 30s", call.Duration)
 	} else {
 		call.MustRelease(ctx)
 	}
-	p.append(ProgressEvent{ThreadID: "w", Kind: KindTurnState, State: "running"})
+	p.append(core.ProgressEvent{ThreadID: "w", Kind: core.KindTurnState, State: "running"})
 	if s := <-got; len(s.Events) != 1 || s.CurrentState != "running" {
 		t.Fatalf("woken snapshot: %+v", s)
 	}
 	// A waiter returns the empty page at the (capped) deadline.
 	go func() {
-		got <- p.wait(context.Background(), ProgressQuery{ThreadID: "w", AfterSequence: 1, TimeoutMs: 30_000})
+		got <- p.wait(context.Background(), core.ProgressQuery{ThreadID: "w", AfterSequence: 1, TimeoutMs: 30_000})
 	}()
 	armed.MustWait(ctx).MustRelease(ctx)
-	p.append(ProgressEvent{ThreadID: "other", Kind: KindTurnState})
+	p.append(core.ProgressEvent{ThreadID: "other", Kind: core.KindTurnState})
 	clock.Advance(30 * time.Second).MustWait(ctx)
 	if s := <-got; len(s.Events) != 0 || *s.Next != 1 {
 		t.Fatalf("deadline snapshot: %+v", s)
@@ -296,77 +237,4 @@ func TestReadinessFile(t *testing.T) {
 	if _, err := readReadiness(old, now); err == nil {
 		t.Fatal("a record without a timestamp is dated by its file")
 	}
-}
-
-func TestInputValidation(t *testing.T) {
-	svc := New(Config{LookupEnv: envMap(nil), ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
-	defer svc.Close()
-	ctx := context.Background()
-	ok := "thread-1"
-	cases := []struct {
-		name string
-		call func() error
-		want string
-	}{
-		{"blank text", func() error { _, err := svc.SendThreadMessage(ctx, ok, " \n\t"); return err }, "Message text must not be blank"},
-		{"oversized text", func() error {
-			_, err := svc.SendThreadMessage(ctx, ok, strings.Repeat("a", MaxMessageChars+1))
-			return err
-		}, "Message must be 1 to 100000 characters"},
-		{"bad thread id", func() error { _, err := svc.SendThreadMessage(ctx, "../x", "hi"); return err }, "Invalid identifier"},
-		{"long model", func() error { _, err := svc.SetThreadModel(ctx, ok, strings.Repeat("m", 201), ""); return err }, "Invalid model"},
-		{"blank model", func() error { _, err := svc.SetThreadModel(ctx, ok, "", ""); return err }, "Model must not be blank"},
-		{"model with space", func() error { _, err := svc.SetThreadModel(ctx, ok, "a b", ""); return err }, "Invalid model"},
-		{"bad effort", func() error { e := "ultra"; _, err := svc.SetThreadReasoning(ctx, ok, &e); return err }, `Invalid reasoning effort "ultra"`},
-		{"bad harness", func() error { _, err := svc.SetThreadModel(ctx, ok, "z", "a/b"); return err }, "Invalid harnessId"},
-		{"progress limit", func() error {
-			_, err := svc.GetThreadProgress(ctx, ProgressQuery{ThreadID: ok, Limit: 101})
-			return err
-		}, "limit must be between 1 and 100"},
-		{"progress timeout", func() error {
-			_, err := svc.GetThreadProgress(ctx, ProgressQuery{ThreadID: ok, TimeoutMs: 30_001})
-			return err
-		}, "timeoutMs must be between 0 and 30000"},
-		{"get bad id", func() error { _, err := svc.GetThread(ctx, "a b"); return err }, "Invalid identifier"},
-		{"blank project", func() error { _, err := svc.ReadProjectFile(ctx, " ", "x"); return err }, "projectId must not be blank"},
-	}
-	for _, tc := range cases {
-		err := tc.call()
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
-			continue
-		}
-		if strings.Contains(tc.name, "text") || strings.Contains(tc.name, "model") || strings.Contains(tc.name, "effort") || strings.Contains(tc.name, "harness") {
-			var ns *providers.NotSentError
-			if !errors.As(err, &ns) || providers.IsUncertain(err) {
-				t.Errorf("%s: %T is not a NotSentError", tc.name, err)
-			}
-		}
-	}
-	// Nothing found: reads explain what was checked, writes are not sent.
-	if _, err := svc.ListProjects(ctx); err == nil || !strings.Contains(err.Error(), "Freebuff is unavailable or read-only") {
-		t.Errorf("ListProjects with nothing found: %v", err)
-	}
-	if _, err := svc.SendThreadMessage(ctx, ok, "hi"); providers.IsUncertain(err) || !strings.Contains(err.Error(), ReasonUnavailable) {
-		t.Errorf("send with nothing found: %v", err)
-	}
-	if st := svc.Status(ctx); st.Product != "unknown" || !st.ReadOnly || st.ReadOnlyReason != ReasonUnavailable {
-		t.Errorf("status: %+v", st)
-	}
-	// A null effort is valid (it clears the effort).
-	if e, err := normalizeEffort(nil); e != nil || err != nil {
-		t.Errorf("nil effort: %v %v", e, err)
-	}
-	if e, err := normalizeEffort(ptr(" HIGH ")); err != nil || *e != "high" {
-		t.Errorf("effort normalisation: %v %v", e, err)
-	}
-}
-
-// envMap returns a concurrency-safe environment lookup over m.
-func envMap(m map[string]string) func(string) (string, bool) {
-	e := &envStore{m: map[string]string{}}
-	for k, v := range m {
-		e.m[k] = v
-	}
-	return e.lookup
 }

@@ -1,4 +1,4 @@
-package freebuff
+package cli
 
 import (
 	"context"

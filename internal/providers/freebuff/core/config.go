@@ -1,8 +1,9 @@
-package freebuff
+package core
 
 import (
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/coder/quartz"
@@ -28,14 +29,10 @@ const (
 	DefaultRequestTimeout = 5 * time.Second
 	DefaultProbeTimeout   = 1500 * time.Millisecond
 	DefaultReadyTimeout   = 12 * time.Second
-	// connectionTTL is how long a discovered (or failed) connection is
-	// reused for reads before discovery runs again. Writes always refresh.
-	connectionTTL = 5 * time.Second
-	// readinessMaxAge ignores readiness records older than this.
-	readinessMaxAge = 10 * time.Minute
 )
 
-// Config configures a [Service]. Zero fields take the defaults noted.
+// Config configures the Freebuff service and its backends. Zero fields
+// take the defaults noted.
 type Config struct {
 	// LookupEnv looks up environment variables (os.LookupEnv when nil).
 	LookupEnv security.LookupEnv
@@ -65,8 +62,8 @@ type Config struct {
 	PTYProbe func() error
 }
 
-// withDefaults returns a copy of c with every default filled in.
-func (c Config) withDefaults() Config {
+// WithDefaults returns a copy of c with every default filled in.
+func (c Config) WithDefaults() Config {
 	if c.LookupEnv == nil {
 		c.LookupEnv = os.LookupEnv
 	}
@@ -100,8 +97,8 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// env returns the trimmed value of key, "" when unset.
-func (c Config) env(key string) string {
+// Env returns the trimmed value of key, "" when unset.
+func (c Config) Env(key string) string {
 	v, _ := c.LookupEnv(key)
-	return trimSpace(v)
+	return strings.TrimSpace(v)
 }

@@ -1,4 +1,4 @@
-package freebuff
+package desktop
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
 
 // orchestratorProc is a process that looks like the Freebuff Desktop
@@ -51,7 +53,7 @@ func scanProc(procDir string, self int) []orchestratorProc {
 		for _, kv := range bytes.Split(env, []byte{0}) {
 			k, v, _ := bytes.Cut(kv, []byte("="))
 			switch string(k) {
-			case EnvLaunchID:
+			case core.EnvLaunchID:
 				launchID = strings.TrimSpace(string(v))
 			case "PORT":
 				portEnv = string(v)

@@ -1,4 +1,4 @@
-package freebuff
+package desktop
 
 import (
 	"encoding/json"
@@ -7,11 +7,12 @@ import (
 
 	"github.com/coder/quartz"
 
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 	"github.com/agent-interop/runtime/internal/security"
 )
 
-// turnEnd reports that a Desktop thread finished a turn.
-type turnEnd struct {
+// TurnEnd reports that a Desktop thread finished a turn.
+type TurnEnd struct {
 	ThreadID   string
 	Outcome    string // lastTurnOutcome: "closed", "error", …
 	FinishedAt int64  // lastTurnFinishedAt, Unix milliseconds
@@ -75,49 +76,49 @@ func (n *normalizer) state(id string) (*threadState, bool) {
 // frame normalizes one SSE frame into progress events and the turn ends it
 // reports. Malformed frames yield nothing. Callbacks for the turn ends are
 // the caller's business, outside the normalizer's lock.
-func (n *normalizer) frame(eventName string, data []byte) ([]ProgressEvent, []turnEnd) {
-	v, err := decodeJSON(data)
+func (n *normalizer) frame(eventName string, data []byte) ([]core.ProgressEvent, []TurnEnd) {
+	v, err := core.DecodeJSON(data)
 	if err != nil {
 		return nil, nil
 	}
-	m := asMap(v)
+	m := core.AsMap(v)
 	if m == nil {
 		return nil, nil
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	var ends []turnEnd
+	var ends []TurnEnd
 	evs := n.frameLocked(eventName, m, &ends)
 	return evs, ends
 }
 
-func (n *normalizer) frameLocked(eventName string, m map[string]any, ends *[]turnEnd) []ProgressEvent {
-	typ := strings.ToLower(str(m["type"]))
+func (n *normalizer) frameLocked(eventName string, m map[string]any, ends *[]TurnEnd) []core.ProgressEvent {
+	typ := strings.ToLower(core.Str(m["type"]))
 	if eventName != "" && eventName != "message" {
 		typ = strings.ToLower(eventName)
 	}
 	switch typ {
 	case "state":
-		var out []ProgressEvent
-		snap := asMap(m["snapshot"])
+		var out []core.ProgressEvent
+		snap := core.AsMap(m["snapshot"])
 		for _, t := range threadsOf(snap) {
 			out = append(out, n.thread(t, ends)...)
 		}
 		return out
 	case "thread":
-		return n.thread(asMap(m["thread"]), ends)
+		return n.thread(core.AsMap(m["thread"]), ends)
 	case "agent":
-		id := firstStr(m, "threadId", "thread_id")
-		if seq, ok := num(m["seq"]); ok && security.ValidateID(id) == nil {
+		id := core.FirstStr(m, "threadId", "thread_id")
+		if seq, ok := core.Num(m["seq"]); ok && security.ValidateID(id) == nil {
 			st, _ := n.state(id)
 			if seq <= st.agentSeq {
 				return nil // replayed on reconnect
 			}
 			st.agentSeq = seq
 		}
-		return n.agent(id, asMap(m["event"]))
+		return n.agent(id, core.AsMap(m["event"]))
 	default:
-		id := firstStr(m, "threadId", "thread_id", "thread")
+		id := core.FirstStr(m, "threadId", "thread_id", "thread")
 		if id == "" {
 			return nil
 		}
@@ -131,18 +132,18 @@ func threadsOf(snap map[string]any) []map[string]any {
 	add := func(list any) {
 		arr, _ := list.([]any)
 		for _, t := range arr {
-			if tm := asMap(t); tm != nil {
+			if tm := core.AsMap(t); tm != nil {
 				out = append(out, tm)
 			}
 		}
 	}
 	add(snap["threads"])
-	if p := asMap(snap["project"]); p != nil {
+	if p := core.AsMap(snap["project"]); p != nil {
 		add(p["threads"])
 	}
 	if ps, ok := snap["projects"].([]any); ok {
 		for _, p := range ps {
-			add(asMap(p)["threads"])
+			add(core.AsMap(p)["threads"])
 		}
 	}
 	return out
@@ -154,24 +155,24 @@ func threadsOf(snap map[string]any) []map[string]any {
 // come from the agent's own error frames only, because the Desktop's
 // connect-time snapshot may arrive before the replayed frames of the same
 // turn and must not duplicate them.
-func (n *normalizer) thread(t map[string]any, ends *[]turnEnd) []ProgressEvent {
-	id := str(t["id"])
+func (n *normalizer) thread(t map[string]any, ends *[]TurnEnd) []core.ProgressEvent {
+	id := core.Str(t["id"])
 	if t == nil || security.ValidateID(id) != nil {
 		return nil
 	}
 	st, seen := n.state(id)
-	ev := ProgressEvent{ThreadID: id, Timestamp: isoTime(n.clock.Now()), Kind: KindTurnState}
+	ev := core.ProgressEvent{ThreadID: id, Timestamp: core.ISOTime(n.clock.Now()), Kind: core.KindTurnState}
 	emit := false
-	if state := str(t["turnState"]); state != "" && state != st.turnState {
+	if state := core.Str(t["turnState"]); state != "" && state != st.turnState {
 		st.turnState, ev.State, emit = state, state, true
 		if state == "running" {
 			st.failed = false
 		}
 	}
-	finished, _ := num(t["lastTurnFinishedAt"])
+	finished, _ := core.Num(t["lastTurnFinishedAt"])
 	if finished > st.finishedAt {
-		outcome := str(t["lastTurnOutcome"])
-		errText := redactText(firstStr(t, "lastError", "error"))
+		outcome := core.Str(t["lastTurnOutcome"])
+		errText := redactText(core.FirstStr(t, "lastError", "error"))
 		if errText == "" && st.failed {
 			errText = st.failedText
 		}
@@ -182,24 +183,24 @@ func (n *normalizer) thread(t map[string]any, ends *[]turnEnd) []ProgressEvent {
 			ev.Error, ev.State, emit = errText, st.turnState, true
 		}
 		st.finishedAt, st.failed, st.failedText = finished, false, ""
-		*ends = append(*ends, turnEnd{ThreadID: id, Outcome: outcome, FinishedAt: finished, Error: errText})
+		*ends = append(*ends, TurnEnd{ThreadID: id, Outcome: outcome, FinishedAt: finished, Error: errText})
 	}
 	if !emit {
 		return nil
 	}
-	return []ProgressEvent{ev}
+	return []core.ProgressEvent{ev}
 }
 
 // agent normalizes one agent event of a thread.
-func (n *normalizer) agent(id string, ev map[string]any) []ProgressEvent {
+func (n *normalizer) agent(id string, ev map[string]any) []core.ProgressEvent {
 	if ev == nil || security.ValidateID(id) != nil {
 		return nil
 	}
 	st, _ := n.state(id)
-	typ := strings.ToLower(strings.NewReplacer(" ", "_", "-", "_").Replace(firstStr(ev, "type", "kind", "event")))
-	out := ProgressEvent{ThreadID: id, Timestamp: firstStr(ev, "timestamp", "createdAt")}
+	typ := strings.ToLower(strings.NewReplacer(" ", "_", "-", "_").Replace(core.FirstStr(ev, "type", "kind", "event")))
+	out := core.ProgressEvent{ThreadID: id, Timestamp: core.FirstStr(ev, "timestamp", "createdAt")}
 	if out.Timestamp == "" {
-		out.Timestamp = isoTime(n.clock.Now())
+		out.Timestamp = core.ISOTime(n.clock.Now())
 	}
 	if strings.Contains(typ, "reasoning") || strings.Contains(typ, "thinking") {
 		// Reasoning text is never kept; a run of reasoning deltas becomes
@@ -208,66 +209,66 @@ func (n *normalizer) agent(id string, ev map[string]any) []ProgressEvent {
 			return nil
 		}
 		st.reasoning = true
-		out.Kind, out.Phase = KindUnknown, PhasePlanning
-		return []ProgressEvent{out}
+		out.Kind, out.Phase = core.KindUnknown, core.PhasePlanning
+		return []core.ProgressEvent{out}
 	}
 	st.reasoning = false
-	input := asMap(ev["input"])
+	input := core.AsMap(ev["input"])
 	if input == nil {
-		input = asMap(ev["args"])
+		input = core.AsMap(ev["args"])
 	}
 	switch typ {
 	case "text", "assistant", "assistant_text", "assistant_update", "message":
-		out.Kind = KindAssistantText
-		out.Text = redactText(firstStr(ev, "text", "delta", "content", "message"))
+		out.Kind = core.KindAssistantText
+		out.Text = redactText(core.FirstStr(ev, "text", "delta", "content", "message"))
 	case "tool_call", "tool_start", "tool", "command":
-		out.Kind = KindToolStart
-		out.Tool = cut(firstStr(ev, "toolName", "tool", "name"), 200)
-		out.Command = redactText(firstStr(input, "command", "cmd"))
+		out.Kind = core.KindToolStart
+		out.Tool = core.Cut(core.FirstStr(ev, "toolName", "tool", "name"), 200)
+		out.Command = redactText(core.FirstStr(input, "command", "cmd"))
 		if out.Command == "" {
-			out.Command = redactText(str(ev["command"]))
+			out.Command = redactText(core.Str(ev["command"]))
 		}
 		out.Files = filesOf(input, ev)
 		out.Phase = toolPhase(out.Tool, out.Command)
 	case "tool_result", "tool_output":
-		out.Kind = KindToolOutput
-		out.Tool = cut(firstStr(ev, "toolName", "tool", "name"), 200)
+		out.Kind = core.KindToolOutput
+		out.Tool = core.Cut(core.FirstStr(ev, "toolName", "tool", "name"), 200)
 		out.Text = redactText(textOf(firstNonNil(ev["output"], ev["result"], ev["text"])))
 		out.Phase = toolPhase(out.Tool, "")
 	case "file", "file_change":
-		out.Kind = KindFileChange
+		out.Kind = core.KindFileChange
 		out.Files = filesOf(input, ev)
-		out.Phase = PhaseEditingFiles
+		out.Phase = core.PhaseEditingFiles
 	case "start", "running", "turn_running", "turn_state", "state":
-		out.Kind = KindTurnState
-		out.State = firstStr(ev, "state", "turnState", "status")
+		out.Kind = core.KindTurnState
+		out.State = core.FirstStr(ev, "state", "turnState", "status")
 		if out.State == "" && typ != "turn_state" && typ != "state" {
 			out.State = "running"
 		}
 	case "finish", "done", "complete", "completed":
-		out.Kind, out.Phase = KindCompleted, PhaseCompleted
+		out.Kind, out.Phase = core.KindCompleted, core.PhaseCompleted
 	case "error", "failed":
 		st.failed = true
-		out.Kind, out.Phase = KindFailed, PhaseFailed
+		out.Kind, out.Phase = core.KindFailed, core.PhaseFailed
 		out.Error = redactText(errorText(ev))
 		if out.Error == "" {
 			out.Error = "The Freebuff turn failed"
 		}
 		st.failedText = out.Error
 	case "subagent_start":
-		out.Kind = KindToolStart
-		out.Tool = cut("subagent:"+firstStr(ev, "agentType", "agentId", "name"), 200)
+		out.Kind = core.KindToolStart
+		out.Tool = core.Cut("subagent:"+core.FirstStr(ev, "agentType", "agentId", "name"), 200)
 	case "subagent_finish":
-		out.Kind = KindToolOutput
-		out.Tool = cut("subagent:"+firstStr(ev, "agentType", "agentId", "name"), 200)
+		out.Kind = core.KindToolOutput
+		out.Tool = core.Cut("subagent:"+core.FirstStr(ev, "agentType", "agentId", "name"), 200)
 	default:
-		out.Kind = KindUnknown
+		out.Kind = core.KindUnknown
 		out.Raw = security.SanitizeFreebuff(ev)
 		if t := textOf(ev["text"]); t != "" {
 			out.Text = redactText(t)
 		}
 	}
-	return []ProgressEvent{out}
+	return []core.ProgressEvent{out}
 }
 
 func firstNonNil(vs ...any) any {
@@ -300,9 +301,9 @@ func errorText(ev map[string]any) string {
 	case string:
 		return e
 	case map[string]any:
-		return firstStr(e, "message", "kind")
+		return core.FirstStr(e, "message", "kind")
 	}
-	return firstStr(ev, "message", "text")
+	return core.FirstStr(ev, "message", "text")
 }
 
 // redactText redacts and cuts a text field.
@@ -310,7 +311,7 @@ func redactText(s string) string {
 	if s == "" {
 		return ""
 	}
-	return cut(security.RedactString(s), maxTextChars)
+	return core.Cut(security.RedactString(s), maxTextChars)
 }
 
 // filesOf collects file paths from a tool input or an event.
@@ -320,12 +321,12 @@ func filesOf(maps ...map[string]any) []string {
 		switch t := v.(type) {
 		case string:
 			if t != "" && len(out) < maxFiles {
-				out = append(out, cut(t, maxFileChars))
+				out = append(out, core.Cut(t, maxFileChars))
 			}
 		case []any:
 			for _, x := range t {
 				if s, ok := x.(string); ok && s != "" && len(out) < maxFiles {
-					out = append(out, cut(s, maxFileChars))
+					out = append(out, core.Cut(s, maxFileChars))
 				}
 			}
 		}
@@ -347,17 +348,28 @@ func toolPhase(tool, command string) string {
 	switch {
 	case strings.Contains(t, "read") || strings.Contains(t, "search") || strings.Contains(t, "find") ||
 		strings.Contains(t, "glob") || strings.Contains(t, "list") || strings.Contains(t, "grep"):
-		return PhaseReadingFiles
+		return core.PhaseReadingFiles
 	case strings.Contains(t, "write") || strings.Contains(t, "edit") || strings.Contains(t, "replace") || strings.Contains(t, "patch"):
-		return PhaseEditingFiles
+		return core.PhaseEditingFiles
 	case strings.Contains(t, "terminal") || t == "shell" || t == "bash" || command != "":
-		return PhaseRunningTests
+		return core.PhaseRunningTests
 	case strings.Contains(t, "plan") || strings.Contains(t, "think"):
-		return PhasePlanning
+		return core.PhasePlanning
 	case strings.Contains(t, "review"):
-		return PhaseReviewing
+		return core.PhaseReviewing
 	case strings.Contains(t, "ask") || strings.Contains(t, "approval") || strings.Contains(t, "input"):
-		return PhaseWaitingInput
+		return core.PhaseWaitingInput
 	}
 	return ""
+}
+
+// finishedAt returns the last observed lastTurnFinishedAt of a thread and
+// whether the thread was observed at all.
+func (n *normalizer) finishedAt(threadID string) (int64, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if st, ok := n.states[threadID]; ok {
+		return st.finishedAt, true
+	}
+	return 0, false
 }

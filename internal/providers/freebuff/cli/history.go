@@ -1,4 +1,4 @@
-package freebuff
+package cli
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 	"github.com/agent-interop/runtime/internal/security"
 )
 
@@ -130,7 +131,7 @@ func readChat(dir, id string, withMessages bool) (chat, error) {
 	cdir := filepath.Join(dir, id)
 	st, err := os.Stat(cdir)
 	if err != nil || !st.IsDir() {
-		return chat{}, &NotFoundError{Kind: "thread", ID: id}
+		return chat{}, &core.NotFoundError{Kind: "thread", ID: id}
 	}
 	c := chat{ID: id, Dir: cdir, UpdatedAt: st.ModTime()}
 	mst, mErr := os.Stat(filepath.Join(cdir, chatMessagesFile))
@@ -165,7 +166,7 @@ func readChat(dir, id string, withMessages bool) (chat, error) {
 			}
 		}
 	}
-	c.FirstPrompt = cut(security.RedactString(c.FirstPrompt), firstPromptChars)
+	c.FirstPrompt = core.Cut(security.RedactString(c.FirstPrompt), firstPromptChars)
 	c.Finished = countFinished(filepath.Join(cdir, chatLogFile))
 	if _, err := os.Stat(filepath.Join(cdir, runStateFile)); err == nil {
 		c.RunState = true
@@ -178,7 +179,7 @@ func readMessages(path string) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := decodeJSON(b)
+	v, err := core.DecodeJSON(b)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", chatMessagesFile, err)
 	}
@@ -192,9 +193,9 @@ func readMessages(path string) ([]any, error) {
 // firstPrompt is the first user message's content, cut to 100 characters.
 func firstPrompt(msgs []any) string {
 	for _, m := range msgs {
-		mm := asMap(m)
-		if str(mm["variant"]) == "user" {
-			return cut(strings.TrimSpace(str(mm["content"])), firstPromptChars)
+		mm := core.AsMap(m)
+		if core.Str(mm["variant"]) == "user" {
+			return core.Cut(strings.TrimSpace(core.Str(mm["content"])), firstPromptChars)
 		}
 	}
 	return ""

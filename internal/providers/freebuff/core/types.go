@@ -1,4 +1,4 @@
-package freebuff
+package core
 
 // Status is the runtime's view of Freebuff (the 0.3.x freebuff_status
 // capabilities record, with the read-only reason spelled out).

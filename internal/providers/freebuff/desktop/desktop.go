@@ -1,4 +1,4 @@
-package freebuff
+package desktop
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 	"github.com/agent-interop/runtime/internal/security"
 )
 
@@ -25,9 +26,10 @@ const HeaderLaunchID = "x-freebuff-launch-id"
 // maxResponseBytes bounds one Desktop JSON answer.
 const maxResponseBytes = 32 << 20
 
-// desktopBackend drives the Desktop orchestrator over loopback HTTP.
-type desktopBackend struct {
-	cfg    Config
+// Backend drives the Desktop orchestrator over loopback HTTP. It is safe
+// for concurrent use.
+type Backend struct {
+	cfg    core.Config
 	client *http.Client // reads
 	writer *http.Client // writes: a fresh connection each, so a dead pooled
 	// connection never turns a request that never left into an uncertain one
@@ -35,8 +37,8 @@ type desktopBackend struct {
 	store  *progressStore
 	norm   *normalizer
 	events *eventClient
-	// onTurnEnd is told about finished turns (set once, before use).
-	onTurnEnd func(turnEnd)
+	// onTurnEnd is told about finished turns (nil: nobody listens).
+	onTurnEnd func(TurnEnd)
 
 	discoverMu sync.Mutex // one discovery at a time
 	mu         sync.Mutex
@@ -46,14 +48,19 @@ type desktopBackend struct {
 	connAt     int64 // clock time of the last discovery, UnixNano
 }
 
-func newDesktop(cfg Config) *desktopBackend {
-	d := &desktopBackend{
-		cfg:    cfg,
-		client: newLoopbackClient(0, true),
-		writer: newLoopbackClient(0, false),
-		stream: newLoopbackClient(0, true),
-		store:  newProgressStore(cfg.Clock),
-		norm:   newNormalizer(cfg.Clock),
+// New returns a Backend for cfg (with its defaults filled in); onTurnEnd
+// (optional) is told about every turn the event stream sees finish. It
+// performs no I/O: discovery runs on first use.
+func New(cfg core.Config, onTurnEnd func(TurnEnd)) *Backend {
+	cfg = cfg.WithDefaults()
+	d := &Backend{
+		cfg:       cfg,
+		onTurnEnd: onTurnEnd,
+		client:    newLoopbackClient(0, true),
+		writer:    newLoopbackClient(0, false),
+		stream:    newLoopbackClient(0, true),
+		store:     newProgressStore(cfg.Clock),
+		norm:      newNormalizer(cfg.Clock),
 	}
 	d.events = newEventClient(d)
 	return d
@@ -71,22 +78,22 @@ func (r response) reason() string {
 		return fmt.Sprintf("Freebuff Desktop answered HTTP %d with a redirect; redirects are refused", r.status)
 	}
 	msg := ""
-	if v, err := decodeJSON(r.body); err == nil {
-		m := asMap(v)
+	if v, err := core.DecodeJSON(r.body); err == nil {
+		m := core.AsMap(v)
 		switch e := m["error"].(type) {
 		case string:
 			msg = e
 		case map[string]any:
-			msg = firstStr(e, "message", "kind")
+			msg = core.FirstStr(e, "message", "kind")
 		}
 		if msg == "" {
-			msg = firstStr(m, "message")
+			msg = core.FirstStr(m, "message")
 		}
 	}
 	if msg == "" {
 		msg = strings.TrimSpace(string(r.body))
 	}
-	msg = cut(security.RedactString(msg), 300)
+	msg = core.Cut(security.RedactString(msg), 300)
 	if msg == "" {
 		return fmt.Sprintf("Freebuff returned HTTP %d", r.status)
 	}
@@ -105,7 +112,7 @@ func (e *sendError) Unwrap() error { return e.err }
 
 // do performs one request against conn. A transport failure is a
 // *sendError recording whether the request could have left.
-func (d *desktopBackend) do(ctx context.Context, conn *desktopConn, method, p string, body any) (response, error) {
+func (d *Backend) do(ctx context.Context, conn *desktopConn, method, p string, body any) (response, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -149,13 +156,13 @@ func (d *desktopBackend) do(ctx context.Context, conn *desktopConn, method, p st
 }
 
 // connection returns the current Desktop connection, running discovery when
-// forced or when the cached result is older than connectionTTL. A failed
+// forced or when the cached result is older than ConnectionTTL. A failed
 // discovery is cached for the same time so reads do not rescan on every
 // call.
-func (d *desktopBackend) connection(ctx context.Context, force bool) (*desktopConn, error) {
+func (d *Backend) connection(ctx context.Context, force bool) (*desktopConn, error) {
 	d.mu.Lock()
 	now := d.cfg.Clock.Now().UnixNano()
-	if !force && d.connAt != 0 && now-d.connAt < int64(connectionTTL) {
+	if !force && d.connAt != 0 && now-d.connAt < int64(ConnectionTTL) {
 		c, err := d.conn, d.connErr
 		d.mu.Unlock()
 		return c, err
@@ -184,15 +191,36 @@ func (d *desktopBackend) connection(ctx context.Context, force bool) (*desktopCo
 	return c, err
 }
 
-// cached returns the last discovered connection without probing.
-func (d *desktopBackend) cached() *desktopConn {
+// Available reports why no orchestrator can be used for reads, or nil. A
+// result is reused for ConnectionTTL.
+func (d *Backend) Available(ctx context.Context) error {
+	_, err := d.connection(ctx, false)
+	return err
+}
+
+// Endpoint returns the base URL of the last discovered orchestrator, "" when
+// none was found yet. It does not probe.
+func (d *Backend) Endpoint() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.conn
+	if d.conn == nil {
+		return ""
+	}
+	return d.conn.Base
+}
+
+// Subscribe streams one thread's normalized progress events (Type is the
+// progress kind, Data the event JSON) and starts the event stream. The
+// channel closes when the event stream ends, when the reader falls behind,
+// or when cancel is called.
+func (d *Backend) Subscribe(threadID string) (events <-chan providers.NativeEvent, cancel func()) {
+	sub := d.store.subscribe(threadID)
+	d.events.start()
+	return sub.ch, func() { d.store.unsubscribe(sub) }
 }
 
 // invalidate forgets the cached connection.
-func (d *desktopBackend) invalidate() {
+func (d *Backend) invalidate() {
 	d.mu.Lock()
 	d.connAt = 0
 	d.mu.Unlock()
@@ -200,7 +228,7 @@ func (d *desktopBackend) invalidate() {
 
 // get reads a JSON answer. A transport failure or an authorization refusal
 // triggers one re-discovery and one retry (reads are safe to repeat).
-func (d *desktopBackend) get(ctx context.Context, p string) (any, response, error) {
+func (d *Backend) get(ctx context.Context, p string) (any, response, error) {
 	for attempt := 0; ; attempt++ {
 		conn, err := d.connection(ctx, attempt > 0)
 		if err != nil {
@@ -219,7 +247,7 @@ func (d *desktopBackend) get(ctx context.Context, p string) (any, response, erro
 		if res.status < 200 || res.status > 299 {
 			return nil, res, errors.New(res.reason())
 		}
-		v, err := decodeJSON(res.body)
+		v, err := core.DecodeJSON(res.body)
 		if err != nil {
 			return nil, res, fmt.Errorf("Freebuff returned invalid JSON for GET %s: %w", p, err)
 		}
@@ -235,34 +263,35 @@ func threadPath(id, suffix string) string {
 // --- reads -----------------------------------------------------------------
 
 // rawProjects returns the /api/projects project objects.
-func (d *desktopBackend) rawProjects(ctx context.Context) ([]map[string]any, error) {
+func (d *Backend) rawProjects(ctx context.Context) ([]map[string]any, error) {
 	v, _, err := d.get(ctx, "/api/projects")
 	if err != nil {
 		return nil, err
 	}
-	list, ok := asMap(v)["projects"].([]any)
+	list, ok := core.AsMap(v)["projects"].([]any)
 	if !ok {
 		return nil, errors.New("Invalid Freebuff /api/projects response")
 	}
 	out := make([]map[string]any, 0, len(list))
 	for _, p := range list {
-		if m := asMap(p); m != nil && str(m["path"]) != "" {
+		if m := core.AsMap(p); m != nil && core.Str(m["path"]) != "" {
 			out = append(out, m)
 		}
 	}
 	return out, nil
 }
 
-func (d *desktopBackend) listProjects(ctx context.Context) ([]Project, error) {
+// ListProjects lists the projects of GET /api/projects (the id is the path).
+func (d *Backend) ListProjects(ctx context.Context) ([]core.Project, error) {
 	raw, err := d.rawProjects(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Project, 0, len(raw))
+	out := make([]core.Project, 0, len(raw))
 	for _, p := range raw {
-		pp := str(p["path"])
+		pp := core.Str(p["path"])
 		threads, _ := p["threads"].([]any)
-		out = append(out, Project{ID: pp, Path: pp, Name: path.Base(pp), Metadata: map[string]any{"threadCount": len(threads)}})
+		out = append(out, core.Project{ID: pp, Path: pp, Name: path.Base(pp), Metadata: map[string]any{"threadCount": len(threads)}})
 	}
 	return out, nil
 }
@@ -271,13 +300,13 @@ func (d *desktopBackend) listProjects(ctx context.Context) ([]Project, error) {
 var summaryKeys = map[string]struct{}{"id": {}, "projectId": {}, "projectPath": {}, "title": {}, "turnState": {}, "model": {}}
 
 // threadSummary maps a Desktop thread object.
-func threadSummary(t map[string]any, projectID string) ThreadSummary {
-	s := ThreadSummary{
-		ID:        str(t["id"]),
-		ProjectID: firstStr(t, "projectPath", "projectId"),
-		Title:     security.RedactString(str(t["title"])),
-		State:     str(t["turnState"]),
-		Model:     str(t["model"]),
+func threadSummary(t map[string]any, projectID string) core.ThreadSummary {
+	s := core.ThreadSummary{
+		ID:        core.Str(t["id"]),
+		ProjectID: core.FirstStr(t, "projectPath", "projectId"),
+		Title:     security.RedactString(core.Str(t["title"])),
+		State:     core.Str(t["turnState"]),
+		Model:     core.Str(t["model"]),
 	}
 	if s.ProjectID == "" {
 		s.ProjectID = projectID
@@ -294,57 +323,61 @@ func threadSummary(t map[string]any, projectID string) ThreadSummary {
 	return s
 }
 
-func (d *desktopBackend) listThreads(ctx context.Context, projectID string) ([]ThreadSummary, error) {
+// ListThreads lists the threads of one project (every project's when
+// projectID is "").
+func (d *Backend) ListThreads(ctx context.Context, projectID string) ([]core.ThreadSummary, error) {
 	raw, err := d.rawProjects(ctx)
 	if err != nil {
 		return nil, err
 	}
 	found := projectID == ""
-	var out []ThreadSummary
+	var out []core.ThreadSummary
 	for _, p := range raw {
-		pp := str(p["path"])
+		pp := core.Str(p["path"])
 		if projectID != "" && projectID != pp {
 			continue
 		}
 		found = true
 		threads, _ := p["threads"].([]any)
 		for _, t := range threads {
-			if tm := asMap(t); tm != nil && security.ValidateID(str(tm["id"])) == nil {
+			if tm := core.AsMap(t); tm != nil && security.ValidateID(core.Str(tm["id"])) == nil {
 				out = append(out, threadSummary(tm, pp))
 			}
 		}
 	}
 	if !found {
-		return nil, &NotFoundError{Kind: "project", ID: projectID}
+		return nil, &core.NotFoundError{Kind: "project", ID: projectID}
 	}
 	if out == nil {
-		out = []ThreadSummary{}
+		out = []core.ThreadSummary{}
 	}
 	return out, nil
 }
 
-func (d *desktopBackend) getThread(ctx context.Context, id string) (ThreadDetail, error) {
+// GetThread returns a thread with its sanitized messages, queued work and
+// live progress summary.
+func (d *Backend) GetThread(ctx context.Context, id string) (core.ThreadDetail, error) {
 	v, res, err := d.get(ctx, threadPath(id, ""))
 	if err != nil {
 		if res.status == http.StatusNotFound {
-			return ThreadDetail{}, &NotFoundError{Kind: "thread", ID: id}
+			return core.ThreadDetail{}, &core.NotFoundError{Kind: "thread", ID: id}
 		}
-		return ThreadDetail{}, err
+		return core.ThreadDetail{}, err
 	}
-	m := asMap(v)
+	m := core.AsMap(v)
 	if m == nil {
-		return ThreadDetail{}, errors.New("Invalid Freebuff thread response")
+		return core.ThreadDetail{}, errors.New("Invalid Freebuff thread response")
 	}
 	// The orchestrator answers {thread, messages, items}; older builds
 	// answered the thread fields flat.
-	t := asMap(m["thread"])
+	t := core.AsMap(m["thread"])
 	if t == nil {
 		t = m
 	}
-	if str(t["id"]) == "" {
+	if core.Str(t["id"]) == "" {
 		t["id"] = id
 	}
-	det := ThreadDetail{ThreadSummary: threadSummary(t, "")}
+	det := core.ThreadDetail{ThreadSummary: threadSummary(t, "")}
 	delete(det.Metadata, "messages")
 	delete(det.Metadata, "items")
 	delete(det.Metadata, "activeWork")
@@ -364,20 +397,23 @@ func (d *desktopBackend) getThread(ctx context.Context, id string) (ThreadDetail
 	return det, nil
 }
 
-func (d *desktopBackend) progress(ctx context.Context, q ProgressQuery) (ProgressSnapshot, error) {
+// Progress returns a page of a thread's live progress, waiting as q says.
+func (d *Backend) Progress(ctx context.Context, q core.ProgressQuery) (core.ProgressSnapshot, error) {
 	if _, err := d.connection(ctx, false); err != nil {
-		return ProgressSnapshot{}, err
+		return core.ProgressSnapshot{}, err
 	}
 	return d.store.wait(ctx, q), nil
 }
 
-func (d *desktopBackend) activeThreads(ctx context.Context) ([]ProgressSnapshot, error) {
+// ActiveThreads returns the one-event summaries of the threads that are
+// running or in an active phase, by thread id.
+func (d *Backend) ActiveThreads(ctx context.Context) ([]core.ProgressSnapshot, error) {
 	if _, err := d.connection(ctx, false); err != nil {
 		return nil, err
 	}
 	ids := d.store.active()
 	sort.Strings(ids)
-	out := make([]ProgressSnapshot, 0, len(ids))
+	out := make([]core.ProgressSnapshot, 0, len(ids))
 	for _, id := range ids {
 		s, _ := d.store.read(id, 0, 1, true, false)
 		out = append(out, s)
@@ -385,15 +421,18 @@ func (d *desktopBackend) activeThreads(ctx context.Context) ([]ProgressSnapshot,
 	return out, nil
 }
 
-func (d *desktopBackend) live(threadID string) *ProgressSnapshot {
+// Live returns a thread's live progress summary (no events).
+func (d *Backend) Live(threadID string) *core.ProgressSnapshot {
 	s, _ := d.store.read(threadID, 0, 1, true, false)
 	return &s
 }
 
-func (d *desktopBackend) listModels(ctx context.Context) (ModelList, error) {
-	threads, err := d.listThreads(ctx, "")
+// ListModels lists the models the threads use (the Desktop has no model
+// catalog).
+func (d *Backend) ListModels(ctx context.Context) (core.ModelList, error) {
+	threads, err := d.ListThreads(ctx, "")
 	if err != nil {
-		return ModelList{}, err
+		return core.ModelList{}, err
 	}
 	seen := map[string]struct{}{}
 	models := []string{}
@@ -404,19 +443,20 @@ func (d *desktopBackend) listModels(ctx context.Context) (ModelList, error) {
 		}
 	}
 	sort.Strings(models)
-	return ModelList{
+	return core.ModelList{
 		Note:   "The Freebuff Desktop exposes no model-catalog route; models lists the models its threads use. set_thread_model validates a model with the Desktop (harness codebuff).",
 		Models: models,
 	}, nil
 }
 
-func (d *desktopBackend) status(ctx context.Context) Status {
+// Status reports the orchestrator found and whether writes are possible.
+func (d *Backend) Status(ctx context.Context) core.Status {
 	conn, err := d.connection(ctx, false)
 	if err != nil {
-		return Status{Product: "unknown", SignedIn: "unknown", ReadOnly: true, ReadOnlyReason: ReasonUnavailable,
+		return core.Status{Product: "unknown", SignedIn: "unknown", ReadOnly: true, ReadOnlyReason: core.ReasonUnavailable,
 			Endpoints: []string{}, Notes: []string{err.Error()}}
 	}
-	st := Status{
+	st := core.Status{
 		Product:      "desktop",
 		SignedIn:     d.signedIn(ctx, conn),
 		Orchestrator: true,
@@ -433,7 +473,7 @@ func (d *desktopBackend) status(ctx context.Context) Status {
 			"/api/thread/:id/agent", "/api/thread/:id/effort", "/api/threads")
 		st.Notes = append(st.Notes, "Writes are enabled: the launch id was verified through /healthz.")
 	} else {
-		st.ReadOnlyReason = ReasonDesktopUnverified
+		st.ReadOnlyReason = core.ReasonDesktopUnverified
 		st.Notes = append(st.Notes, "Desktop connected read-only: "+conn.Note+".")
 	}
 	d.store.mu.Lock()
@@ -448,7 +488,7 @@ func (d *desktopBackend) status(ctx context.Context) Status {
 }
 
 // signedIn asks GET /api/auth/status; anything but a clear answer is "unknown".
-func (d *desktopBackend) signedIn(ctx context.Context, conn *desktopConn) any {
+func (d *Backend) signedIn(ctx context.Context, conn *desktopConn) any {
 	pctx, cancel := withTimeout(ctx, d.cfg.ProbeTimeout)
 	defer cancel()
 	res, err := d.do(pctx, conn, http.MethodGet, "/api/auth/status", nil)
@@ -464,139 +504,44 @@ func (d *desktopBackend) signedIn(ctx context.Context, conn *desktopConn) any {
 	return *body.Authed
 }
 
-// projectRoot returns the path of a Desktop project.
-func (d *desktopBackend) projectRoot(ctx context.Context, projectID string) (string, error) {
+// ProjectRoot returns the path of a Desktop project.
+func (d *Backend) ProjectRoot(ctx context.Context, projectID string) (string, error) {
 	raw, err := d.rawProjects(ctx)
 	if err != nil {
 		return "", err
 	}
 	for _, p := range raw {
-		if pp := str(p["path"]); pp == projectID {
+		if pp := core.Str(p["path"]); pp == projectID {
 			return pp, nil
 		}
 	}
-	return "", &NotFoundError{Kind: "project", ID: projectID}
+	return "", &core.NotFoundError{Kind: "project", ID: projectID}
 }
 
-// --- writes ----------------------------------------------------------------
-
-// write performs one Desktop mutation under the delivery contract:
-//   - the connection is re-discovered first, and a write needs a launch id
-//     verified through /healthz (otherwise NotSent with the 0.3.x reason);
-//   - a write refused for authorization (401/403: a rotated launch id or a
-//     new port) is retried exactly once after re-discovery; so is a write
-//     whose connection could not even be opened;
-//   - a timeout or a connection cut after the request may have left is
-//     returned as an uncertain error and never retried;
-//   - any other 4xx is a RejectedError with the provider's reason.
-func (d *desktopBackend) write(ctx context.Context, op, threadID, p string, body any) (providers.Receipt, error) {
-	for attempt := 0; attempt < 2; attempt++ {
-		conn, err := d.connection(ctx, true)
-		if err != nil {
-			return providers.Receipt{}, notSent(err)
-		}
-		if !conn.Verified {
-			return providers.Receipt{}, notSent(&ReadOnlyError{Reason: ReasonDesktopUnverified})
-		}
-		rctx, cancel := withTimeout(ctx, d.cfg.RequestTimeout)
-		res, err := d.do(rctx, conn, http.MethodPost, p, body)
-		cancel()
-		if err != nil {
-			var se *sendError
-			if errors.As(err, &se) && !se.sent {
-				if attempt == 0 && ctx.Err() == nil {
-					continue
-				}
-				return providers.Receipt{}, notSent(fmt.Errorf("Freebuff Desktop %s: %w", op, err))
-			}
-			return providers.Receipt{}, fmt.Errorf("Freebuff Desktop %s outcome unknown (the request may have been delivered): %w", op, err)
-		}
-		switch {
-		case res.status >= 300 && res.status < 400:
-			return providers.Receipt{}, &providers.RejectedError{Reason: fmt.Sprintf("Freebuff Desktop answered HTTP %d with a redirect; redirects are refused", res.status)}
-		case res.status == http.StatusUnauthorized || res.status == http.StatusForbidden:
-			if attempt == 0 {
-				d.cfg.Logger.Info("freebuff desktop write refused for authorization; re-discovering", "op", op, "status", res.status)
-				continue
-			}
-			return providers.Receipt{}, &providers.RejectedError{Reason: res.reason() + " (launch authorization refused after re-discovery)"}
-		case res.status >= 400 && res.status < 500:
-			if res.status == http.StatusNotFound && threadID != "" {
-				return providers.Receipt{}, &providers.RejectedError{Reason: (&NotFoundError{Kind: "thread", ID: threadID}).Error() + " (" + res.reason() + ")"}
-			}
-			return providers.Receipt{}, &providers.RejectedError{Reason: res.reason()}
-		case res.status >= 500:
-			return providers.Receipt{}, fmt.Errorf("Freebuff Desktop %s outcome unknown: %s", op, res.reason())
-		case res.status < 200 || res.status > 299:
-			return providers.Receipt{}, fmt.Errorf("Freebuff Desktop %s outcome unknown: unexpected HTTP %d", op, res.status)
-		}
-		var detail any = map[string]any{}
-		if len(bytes.TrimSpace(res.body)) > 0 {
-			if v, err := decodeJSON(res.body); err == nil {
-				detail = security.SanitizeFreebuff(v)
-			}
-		}
-		return providers.Receipt{
-			Provider:      providers.Freebuff,
-			NativeID:      threadID,
-			Operation:     op,
-			Accepted:      true,
-			Status:        providers.StatusQueued,
-			ProviderState: "accepted",
-			Detail:        detail,
-		}, nil
-	}
-	return providers.Receipt{}, notSent(errors.New("Freebuff Desktop write was not attempted"))
-}
-
-func (d *desktopBackend) send(ctx context.Context, id, text string) (providers.Receipt, error) {
-	return d.write(ctx, "send", id, threadPath(id, "/message"), map[string]any{"text": text})
-}
-
-func (d *desktopBackend) stop(ctx context.Context, id string) (providers.Receipt, error) {
-	return d.write(ctx, "stop", id, threadPath(id, "/stop"), map[string]any{})
-}
-
-func (d *desktopBackend) resume(ctx context.Context, id string) (providers.Receipt, error) {
-	return d.write(ctx, "resume", id, threadPath(id, "/resume"), map[string]any{})
-}
-
-func (d *desktopBackend) setModel(ctx context.Context, id, model, harness string) (providers.Receipt, error) {
-	return d.write(ctx, "set_model", id, threadPath(id, "/agent"), map[string]any{"model": model, "harnessId": harness})
-}
-
-func (d *desktopBackend) setReasoning(ctx context.Context, id string, effort *string) (providers.Receipt, error) {
-	var e any
-	if effort != nil {
-		e = *effort
-	}
-	return d.write(ctx, "set_reasoning", id, threadPath(id, "/effort"), map[string]any{"effort": e})
-}
-
-// createThread creates a Desktop thread in a project.
-func (d *desktopBackend) createThread(ctx context.Context, opts CreateThreadOptions) (ThreadSummary, error) {
-	body := map[string]any{"projectPath": opts.ProjectPath}
-	if opts.Title != "" {
-		body["title"] = opts.Title
-	}
-	rec, err := d.write(ctx, "create", "", "/api/threads", body)
-	if err != nil {
-		return ThreadSummary{}, err
-	}
-	t := asMap(rec.Detail)
-	if inner := asMap(t["thread"]); inner != nil {
-		t = inner
-	}
-	if security.ValidateID(str(t["id"])) != nil {
-		return ThreadSummary{}, errors.New("Freebuff created a thread but returned no valid id")
-	}
-	return threadSummary(t, opts.ProjectPath), nil
-}
-
-func (d *desktopBackend) close() error {
+// Close stops the event stream and closes idle connections.
+func (d *Backend) Close() error {
 	d.events.stop()
 	d.client.CloseIdleConnections()
 	d.stream.CloseIdleConnections()
 	d.writer.CloseIdleConnections()
 	return nil
+}
+
+// TurnBaseline returns the lastTurnFinishedAt a new send's turn must exceed
+// to count as finished: from the event stream when it has seen the thread,
+// else from GET /api/thread/:id (0 when neither answers).
+func (d *Backend) TurnBaseline(ctx context.Context, threadID string) int64 {
+	if at, ok := d.norm.finishedAt(threadID); ok {
+		return at
+	}
+	v, _, err := d.get(ctx, threadPath(threadID, ""))
+	if err != nil {
+		return 0
+	}
+	m := core.AsMap(v)
+	if t := core.AsMap(m["thread"]); t != nil {
+		m = t
+	}
+	at, _ := core.Num(m["lastTurnFinishedAt"])
+	return at
 }

@@ -1,4 +1,4 @@
-package freebuff
+package desktop
 
 import (
 	"bufio"

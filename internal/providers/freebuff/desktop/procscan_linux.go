@@ -1,4 +1,4 @@
-package freebuff
+package desktop
 
 // scanProcesses finds orchestrator processes: on Linux by reading procDir
 // (normally /proc).

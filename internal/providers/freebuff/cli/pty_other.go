@@ -1,6 +1,6 @@
 //go:build !unix
 
-package freebuff
+package cli
 
 import "fmt"
 

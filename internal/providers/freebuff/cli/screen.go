@@ -1,4 +1,4 @@
-package freebuff
+package cli
 
 import (
 	"regexp"
@@ -287,13 +287,13 @@ func normalizeScreen(s string) string { return strings.TrimSpace(spaceRun().Repl
 
 // CLI screens recognised on the visible screen.
 const (
-	screenConnecting = "connecting"
-	screenPicker     = "picker"
-	screenReady      = "ready"
-	screenWorking    = "working"
-	screenLogin      = "login"
-	screenLock       = "lock"
-	screenExpired    = "expired"
+	ScreenConnecting = "connecting"
+	ScreenPicker     = "picker"
+	ScreenReady      = "ready"
+	ScreenWorking    = "working"
+	ScreenLogin      = "login"
+	ScreenLock       = "lock"
+	ScreenExpired    = "expired"
 )
 
 // screenMarkers in priority order: the first whose marker is visible wins
@@ -305,13 +305,13 @@ type screenMarker struct {
 
 var screenMarkers = sync.OnceValue(func() []screenMarker {
 	return []screenMarker{
-		{screenLogin, regexp.MustCompile(`(?i)Press ENTER to login|Not authenticated`)},
-		{screenLock, regexp.MustCompile(`(?i)Freebuff is already running|Only one freebuff instance is allowed at a time`)},
-		{screenExpired, regexp.MustCompile(`(?i)Session ended|Press Enter to continue in a new session`)},
-		{screenWorking, regexp.MustCompile(`(?i)\bworking ·`)},
-		{screenPicker, regexp.MustCompile(`(?i)Start coding for free`)},
-		{screenReady, regexp.MustCompile(`(?i)Enter a coding task`)},
-		{screenConnecting, regexp.MustCompile(`(?i)\bConnecting\b`)},
+		{ScreenLogin, regexp.MustCompile(`(?i)Press ENTER to login|Not authenticated`)},
+		{ScreenLock, regexp.MustCompile(`(?i)Freebuff is already running|Only one freebuff instance is allowed at a time`)},
+		{ScreenExpired, regexp.MustCompile(`(?i)Session ended|Press Enter to continue in a new session`)},
+		{ScreenWorking, regexp.MustCompile(`(?i)\bworking ·`)},
+		{ScreenPicker, regexp.MustCompile(`(?i)Start coding for free`)},
+		{ScreenReady, regexp.MustCompile(`(?i)Enter a coding task`)},
+		{ScreenConnecting, regexp.MustCompile(`(?i)\bConnecting\b`)},
 	}
 })
 
@@ -320,7 +320,7 @@ var screenMarkers = sync.OnceValue(func() []screenMarker {
 func classifyScreen(text string, ready *regexp.Regexp) string {
 	for _, m := range screenMarkers() {
 		re := m.re
-		if m.screen == screenReady && ready != nil {
+		if m.screen == ScreenReady && ready != nil {
 			re = ready
 		}
 		if re.MatchString(text) {
