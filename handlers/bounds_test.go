@@ -24,9 +24,9 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/freebuff"
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
-	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/testutil/answercheck"
 	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
@@ -482,7 +482,7 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 		"cancel_session":           `{"provider":"codex","nativeId":"t1","idempotencyKey":"cancel-{{n}}"}`,
 		"create_session":           `{"provider":"codex","cwd":"{{dir}}","title":"t"}`,
 		"resume_session":           `{"provider":"codex","nativeId":"t1"}`,
-		"list_permission_requests": `{"cursor":"c"}`,
+		"list_permission_requests": `{"session":"codex:t1","cursor":"c"}`,
 		"respond_to_permission":    `{"provider":"codex","nativeId":"t1","requestId":"r1","decision":"allow_once","idempotencyKey":"perm-{{n}}"}`,
 		"set_session_model":        `{"provider":"codex","nativeId":"t1","model":` + model + `}`,
 		"set_session_reasoning":    `{"provider":"codex","nativeId":"t1","effort":"low"}`,
@@ -491,7 +491,7 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 		"get_work_item":            `{"workId":"{{work}}","cursor":"c"}`,
 		"create_work_item":         `{"objective":"o","acceptanceCriteria":["c"],"sourceSession":"codex:t1","risks":["r"],"unresolvedQuestions":["q"],"dependsOn":["{{work}}"]}`,
 		"verify_work_item":         `{"workId":"{{work}}","cwd":"{{dir}}","commands":[{"executable":"true","args":["a"],"cwd":".","label":"l"}]}`,
-		"list_evidence":            `{"workId":"{{work}}","cursor":"c"}`,
+		"list_evidence":            `{"workId":"{{work}}","session":"codex:t1","cursor":"c"}`,
 		"get_evidence":             `{"evidenceId":"{{evidence}}"}`,
 		"get_handoff_packet":       `{"handoffId":"{{handoff}}"}`,
 		"create_handoff": `{"workId":"{{work}}","sourceSession":"codex:t1","destinationSession":"codex:t2","objective":"o","acceptanceCriteria":["c"],
@@ -503,10 +503,10 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 			"independence":{"differentSession":true,"differentProvider":false,"freshContext":true,"writeAccess":false},
 			"findings":[{"id":"f","severity":"minor","title":"t","detail":"d","file":"a.go","line":1}],"verdict":"approve"}`,
 		"request_review":            `{"workId":"{{work}}","subjectProvider":"codex","subjectNativeId":"t1","reviewerProvider":"codex","reviewerNativeId":"t2","objective":"o","acceptanceCriteria":["c"]}`,
-		"list_claims":               `{"workId":"{{work}}","cursor":"c"}`,
+		"list_claims":               `{"workId":"{{work}}","session":"codex:t1","activeOnly":true,"cursor":"c"}`,
 		"acquire_claim":             `{"workId":"{{work}}","sessionId":"codex:t1","resource":"r{{n}}/a.go"}`,
 		"release_claim":             `{"claimId":"{{claim}}","sessionId":"codex:t1"}`,
-		"list_conversations":        `{"cursor":"c"}`,
+		"list_conversations":        `{"session":"codex:t1","updatedSince":"2020-01-01T00:00:00Z","cursor":"c"}`,
 		"read_conversation":         `{"conversationId":"{{conv}}","cursor":"c"}`,
 		"create_conversation":       `{"title":"t"}`,
 		"join_conversation":         `{"conversationId":"{{conv}}","provider":"codex","nativeId":"j{{n}}","workspaceId":"{{dir}}"}`,

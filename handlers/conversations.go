@@ -5,6 +5,7 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -19,8 +20,16 @@ type ConversationTools struct {
 // nextCursor?} (the legacy conversation_list unwraps the first page to the
 // bare array).
 func (t ConversationTools) ListConversations(ctx context.Context, in *catalogs.ListConversationsInput) (*catalogs.ListConversationsOutput, error) {
+	session, err := paging.Session("list_conversations", "session", in.Session, true)
+	if err != nil {
+		return nil, err
+	}
+	since, err := paging.Since("list_conversations", "updatedSince", in.UpdatedSince)
+	if err != nil {
+		return nil, err
+	}
 	return answer(conversationListAnswer)(t.Svc.List(ctx, conversations.ListInput{
-		Detail: optBool(in.Detail), Limit: in.Limit, Cursor: optString(in.Cursor),
+		Detail: optBool(in.Detail), Session: session, UpdatedSince: since, Limit: in.Limit, Cursor: optString(in.Cursor),
 	}))
 }
 

@@ -179,7 +179,11 @@ func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSess
 // held requests of every provider, oldest first (never auto-approved), each
 // with the claims it would break (looked up for the page only).
 func (t SessionTools) ListPermissionRequests(ctx context.Context, in *catalogs.ListPermissionRequestsInput) (*catalogs.ListPermissionRequestsOutput, error) {
-	page, err := t.Registry.PendingPermissionPage(ctx, registry.PermissionQuery{Limit: in.Limit, Cursor: optString(in.Cursor)})
+	session, err := paging.Session("list_permission_requests", "session", in.Session, true)
+	if err != nil {
+		return nil, err
+	}
+	page, err := t.Registry.PendingPermissionPage(ctx, registry.PermissionQuery{Session: session, Limit: in.Limit, Cursor: optString(in.Cursor)})
 	if err != nil {
 		return nil, err
 	}

@@ -99,10 +99,11 @@ const (
 
 // Bounds of list_permission_requests.
 const (
-	ListPermissionRequestsCursorMaxLen = 4096 // cursor, kind cursor: characters
-	ListPermissionRequestsLimitMin     = 1
-	ListPermissionRequestsLimitMax     = 100
-	ListPermissionRequestsLimitDefault = 20
+	ListPermissionRequestsSessionMaxLen = 256  // session, kind session: characters
+	ListPermissionRequestsCursorMaxLen  = 4096 // cursor, kind cursor: characters
+	ListPermissionRequestsLimitMin      = 1
+	ListPermissionRequestsLimitMax      = 100
+	ListPermissionRequestsLimitDefault  = 20
 )
 
 // Bounds of respond_to_permission.
@@ -189,11 +190,12 @@ const (
 
 // Bounds of list_evidence.
 const (
-	ListEvidenceWorkIDMaxLen = 200  // workId, kind id: characters
-	ListEvidenceCursorMaxLen = 4096 // cursor, kind cursor: characters
-	ListEvidenceLimitMin     = 1
-	ListEvidenceLimitMax     = 100
-	ListEvidenceLimitDefault = 20
+	ListEvidenceWorkIDMaxLen  = 200  // workId, kind id: characters
+	ListEvidenceSessionMaxLen = 256  // session, kind session: characters
+	ListEvidenceCursorMaxLen  = 4096 // cursor, kind cursor: characters
+	ListEvidenceLimitMin      = 1
+	ListEvidenceLimitMax      = 100
+	ListEvidenceLimitDefault  = 20
 )
 
 // Bounds of get_evidence.
@@ -267,11 +269,12 @@ const (
 
 // Bounds of list_claims.
 const (
-	ListClaimsWorkIDMaxLen = 200  // workId, kind id: characters
-	ListClaimsCursorMaxLen = 4096 // cursor, kind cursor: characters
-	ListClaimsLimitMin     = 1
-	ListClaimsLimitMax     = 100
-	ListClaimsLimitDefault = 20
+	ListClaimsWorkIDMaxLen  = 200  // workId, kind id: characters
+	ListClaimsSessionMaxLen = 256  // session, kind session: characters
+	ListClaimsCursorMaxLen  = 4096 // cursor, kind cursor: characters
+	ListClaimsLimitMin      = 1
+	ListClaimsLimitMax      = 100
+	ListClaimsLimitDefault  = 20
 )
 
 // Bounds of acquire_claim.
@@ -292,10 +295,12 @@ const (
 
 // Bounds of list_conversations.
 const (
-	ListConversationsCursorMaxLen = 4096 // cursor, kind cursor: characters
-	ListConversationsLimitMin     = 1
-	ListConversationsLimitMax     = 100
-	ListConversationsLimitDefault = 15
+	ListConversationsSessionMaxLen      = 256  // session, kind session: characters
+	ListConversationsUpdatedSinceMaxLen = 200  // updatedSince, kind id: characters
+	ListConversationsCursorMaxLen       = 4096 // cursor, kind cursor: characters
+	ListConversationsLimitMin           = 1
+	ListConversationsLimitMax           = 100
+	ListConversationsLimitDefault       = 15
 )
 
 // Bounds of read_conversation.
@@ -482,6 +487,7 @@ var Bounds = [...]Bound{
 	{Tool: "create_session", Path: "cwd", Max: CreateSessionCWDMaxLen, Items: false, Kind: "path"},
 	{Tool: "create_session", Path: "title", Max: CreateSessionTitleMaxLen, Items: false, Kind: ""},
 	{Tool: "resume_session", Path: "nativeId", Max: ResumeSessionNativeIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "list_permission_requests", Path: "session", Max: ListPermissionRequestsSessionMaxLen, Items: false, Kind: "session"},
 	{Tool: "list_permission_requests", Path: "cursor", Max: ListPermissionRequestsCursorMaxLen, Items: false, Kind: "cursor"},
 	{Tool: "respond_to_permission", Path: "nativeId", Max: RespondToPermissionNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "respond_to_permission", Path: "requestId", Max: RespondToPermissionRequestIDMaxLen, Items: false, Kind: "id"},
@@ -522,6 +528,7 @@ var Bounds = [...]Bound{
 	{Tool: "verify_work_item", Path: "commands[].cwd", Max: VerifyWorkItemCommandsItemCWDMaxLen, Items: false, Kind: "path"},
 	{Tool: "verify_work_item", Path: "commands[].label", Max: VerifyWorkItemCommandsItemLabelMaxLen, Items: false, Kind: "title"},
 	{Tool: "list_evidence", Path: "workId", Max: ListEvidenceWorkIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "list_evidence", Path: "session", Max: ListEvidenceSessionMaxLen, Items: false, Kind: "session"},
 	{Tool: "list_evidence", Path: "cursor", Max: ListEvidenceCursorMaxLen, Items: false, Kind: "cursor"},
 	{Tool: "get_evidence", Path: "evidenceId", Max: GetEvidenceEvidenceIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "get_handoff_packet", Path: "handoffId", Max: GetHandoffPacketHandoffIDMaxLen, Items: false, Kind: "id"},
@@ -567,12 +574,15 @@ var Bounds = [...]Bound{
 	{Tool: "request_review", Path: "acceptanceCriteria", Max: RequestReviewAcceptanceCriteriaMaxItems, Items: true, Kind: "list"},
 	{Tool: "request_review", Path: "acceptanceCriteria[]", Max: RequestReviewAcceptanceCriteriaItemMaxLen, Items: false, Kind: "text"},
 	{Tool: "list_claims", Path: "workId", Max: ListClaimsWorkIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "list_claims", Path: "session", Max: ListClaimsSessionMaxLen, Items: false, Kind: "session"},
 	{Tool: "list_claims", Path: "cursor", Max: ListClaimsCursorMaxLen, Items: false, Kind: "cursor"},
 	{Tool: "acquire_claim", Path: "workId", Max: AcquireClaimWorkIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "acquire_claim", Path: "sessionId", Max: AcquireClaimSessionIDMaxLen, Items: false, Kind: "session"},
 	{Tool: "acquire_claim", Path: "resource", Max: AcquireClaimResourceMaxLen, Items: false, Kind: ""},
 	{Tool: "release_claim", Path: "claimId", Max: ReleaseClaimClaimIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "release_claim", Path: "sessionId", Max: ReleaseClaimSessionIDMaxLen, Items: false, Kind: "session"},
+	{Tool: "list_conversations", Path: "session", Max: ListConversationsSessionMaxLen, Items: false, Kind: "session"},
+	{Tool: "list_conversations", Path: "updatedSince", Max: ListConversationsUpdatedSinceMaxLen, Items: false, Kind: "id"},
 	{Tool: "list_conversations", Path: "cursor", Max: ListConversationsCursorMaxLen, Items: false, Kind: "cursor"},
 	{Tool: "read_conversation", Path: "conversationId", Max: ReadConversationConversationIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "read_conversation", Path: "cursor", Max: ReadConversationCursorMaxLen, Items: false, Kind: "cursor"},
