@@ -536,7 +536,7 @@ func decodeGetThreadInput(d *argv.Decoder, v any, path string) *GetThreadInput {
 // GetThreadMessagesInput is a decoded argument object.
 type GetThreadMessagesInput struct {
 	ThreadID string `json:"threadId,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -572,7 +572,7 @@ func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThrea
 type GetThreadProgressInput struct {
 	ThreadID      string `json:"threadId,omitempty"`
 	AfterSequence *int64 `json:"afterSequence,omitempty"`
-	// page size
+	// ≤100
 	Limit     int64 `json:"limit,omitempty"`
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 	Summary   bool  `json:"summary,omitempty"`
@@ -623,7 +623,7 @@ type GetWorkGraphInput struct {
 	WorkID  *string `json:"workId,omitempty"`
 	Depth   int64   `json:"depth,omitempty"`
 	Session *string `json:"session,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -670,7 +670,7 @@ func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphI
 // GetWorkItemInput is a decoded argument object.
 type GetWorkItemInput struct {
 	WorkID string `json:"workId,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -747,7 +747,7 @@ func decodeJoinConversationInput(d *argv.Decoder, v any, path string) *JoinConve
 
 // ListActiveThreadsInput is a decoded argument object.
 type ListActiveThreadsInput struct {
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -777,7 +777,7 @@ func decodeListActiveThreadsInput(d *argv.Decoder, v any, path string) *ListActi
 // ListAgentSessionsInput is a decoded argument object.
 type ListAgentSessionsInput struct {
 	Provider *string `json:"provider,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -814,7 +814,7 @@ type ListClaimsInput struct {
 	WorkID     *string `json:"workId,omitempty"`
 	Session    *string `json:"session,omitempty"`
 	ActiveOnly *bool   `json:"activeOnly,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -861,7 +861,7 @@ type ListConversationsInput struct {
 	Session      *string `json:"session,omitempty"`
 	UpdatedSince *string `json:"updatedSince,omitempty"`
 	Detail       *bool   `json:"detail,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -907,7 +907,7 @@ func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConv
 type ListEvidenceInput struct {
 	WorkID  *string `json:"workId,omitempty"`
 	Session *string `json:"session,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -960,7 +960,7 @@ func decodeListModelsInput(d *argv.Decoder, v any, path string) *ListModelsInput
 // ListPermissionRequestsInput is a decoded argument object.
 type ListPermissionRequestsInput struct {
 	Session *string `json:"session,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -996,7 +996,7 @@ func decodeListPermissionRequestsInput(d *argv.Decoder, v any, path string) *Lis
 type ListProjectFilesInput struct {
 	ProjectID string `json:"projectId,omitempty"`
 	Relative  string `json:"relative,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -1037,7 +1037,7 @@ func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProje
 
 // ListProjectsInput is a decoded argument object.
 type ListProjectsInput struct {
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -1080,7 +1080,7 @@ func decodeListProvidersInput(d *argv.Decoder, v any, path string) *ListProvider
 // ListThreadsInput is a decoded argument object.
 type ListThreadsInput struct {
 	ProjectID *string `json:"projectId,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -1117,7 +1117,7 @@ type ListWorkItemsInput struct {
 	Status       *string `json:"status,omitempty"`
 	Session      *string `json:"session,omitempty"`
 	UpdatedSince *string `json:"updatedSince,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -1239,7 +1239,7 @@ func decodeModelSelectionObject(d *argv.Decoder, v any, path string) *ModelSelec
 type ReadConversationInput struct {
 	ConversationID string `json:"conversationId,omitempty"`
 	After          *int64 `json:"after,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
@@ -1306,7 +1306,7 @@ type ReadSessionEventsInput struct {
 	Provider      string `json:"provider,omitempty"`
 	NativeID      string `json:"nativeId,omitempty"`
 	AfterSequence *int64 `json:"afterSequence,omitempty"`
-	// page size
+	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor    *string `json:"cursor,omitempty"`
