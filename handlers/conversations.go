@@ -20,7 +20,7 @@ type ConversationTools struct {
 // nextCursor?} (the legacy conversation_list unwraps the first page to the
 // bare array).
 func (t ConversationTools) ListConversations(ctx context.Context, in *catalogs.ListConversationsInput) (*catalogs.ListConversationsOutput, error) {
-	session, err := paging.Session("list_conversations", "session", in.Session, true)
+	session, err := providerSession("list_conversations", in.Session)
 	if err != nil {
 		return nil, err
 	}
