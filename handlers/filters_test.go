@@ -269,4 +269,3 @@ func TestListFilterRefusals(t *testing.T) {
 		})
 	}
 }
-
