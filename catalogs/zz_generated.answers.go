@@ -165,6 +165,7 @@ type Gap struct {
 // GetActiveWorkOutput is an answer record.
 type GetActiveWorkOutput struct {
 	Threads []ActiveThread `json:"threads"`
+	Omitted *int64         `json:"omitted,omitempty"`
 }
 
 // GetRuntimeStatusOutput is an answer record.
@@ -853,6 +854,7 @@ type Receipt struct {
 // ReconcileConversationOutput is an answer record.
 type ReconcileConversationOutput struct {
 	Results []ReconcileResult `json:"results"`
+	Omitted *int64            `json:"omitted,omitempty"`
 }
 
 // ReconcileResult is the answer record reconcileResult (spec/records.yaml).

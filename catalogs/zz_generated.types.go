@@ -535,9 +535,11 @@ func decodeGetThreadInput(d *argv.Decoder, v any, path string) *GetThreadInput {
 
 // GetThreadMessagesInput is a decoded argument object.
 type GetThreadMessagesInput struct {
-	ThreadID string  `json:"threadId,omitempty"`
-	Limit    int64   `json:"limit,omitempty"`
-	Cursor   *string `json:"cursor,omitempty"`
+	ThreadID string `json:"threadId,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThreadMessagesInput {
@@ -570,9 +572,10 @@ func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThrea
 type GetThreadProgressInput struct {
 	ThreadID      string `json:"threadId,omitempty"`
 	AfterSequence *int64 `json:"afterSequence,omitempty"`
-	Limit         int64  `json:"limit,omitempty"`
-	TimeoutMs     int64  `json:"timeoutMs,omitempty"`
-	Summary       bool   `json:"summary,omitempty"`
+	// ≤100
+	Limit     int64 `json:"limit,omitempty"`
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	Summary   bool  `json:"summary,omitempty"`
 }
 
 func decodeGetThreadProgressInput(d *argv.Decoder, v any, path string) *GetThreadProgressInput {
@@ -620,8 +623,10 @@ type GetWorkGraphInput struct {
 	WorkID  *string `json:"workId,omitempty"`
 	Depth   int64   `json:"depth,omitempty"`
 	Session *string `json:"session,omitempty"`
-	Limit   int64   `json:"limit,omitempty"`
-	Cursor  *string `json:"cursor,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphInput {
@@ -664,8 +669,10 @@ func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphI
 
 // GetWorkItemInput is a decoded argument object.
 type GetWorkItemInput struct {
-	WorkID string  `json:"workId,omitempty"`
-	Limit  int64   `json:"limit,omitempty"`
+	WorkID string `json:"workId,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
 }
 
@@ -740,7 +747,9 @@ func decodeJoinConversationInput(d *argv.Decoder, v any, path string) *JoinConve
 
 // ListActiveThreadsInput is a decoded argument object.
 type ListActiveThreadsInput struct {
-	Limit  int64   `json:"limit,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
 }
 
@@ -768,8 +777,10 @@ func decodeListActiveThreadsInput(d *argv.Decoder, v any, path string) *ListActi
 // ListAgentSessionsInput is a decoded argument object.
 type ListAgentSessionsInput struct {
 	Provider *string `json:"provider,omitempty"`
-	Limit    int64   `json:"limit,omitempty"`
-	Cursor   *string `json:"cursor,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgentSessionsInput {
@@ -801,20 +812,28 @@ func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgen
 // ListClaimsInput is a decoded argument object.
 type ListClaimsInput struct {
 	WorkID     *string `json:"workId,omitempty"`
+	Session    *string `json:"session,omitempty"`
 	ActiveOnly *bool   `json:"activeOnly,omitempty"`
-	Limit      int64   `json:"limit,omitempty"`
-	Cursor     *string `json:"cursor,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput {
 	out := new(ListClaimsInput)
-	o := d.Object(v, path, []string{"workId", "activeOnly", "limit", "cursor"}, nil)
+	o := d.Object(v, path, []string{"workId", "session", "activeOnly", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = &v
+		}
+	}
+	if x, ok := o["session"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
+			out.Session = &v
 		}
 	}
 	if x, ok := o["activeOnly"]; ok {
@@ -839,16 +858,30 @@ func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput
 
 // ListConversationsInput is a decoded argument object.
 type ListConversationsInput struct {
-	Detail *bool   `json:"detail,omitempty"`
-	Limit  int64   `json:"limit,omitempty"`
+	Session      *string `json:"session,omitempty"`
+	UpdatedSince *string `json:"updatedSince,omitempty"`
+	Detail       *bool   `json:"detail,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConversationsInput {
 	out := new(ListConversationsInput)
-	o := d.Object(v, path, []string{"detail", "limit", "cursor"}, nil)
+	o := d.Object(v, path, []string{"session", "updatedSince", "detail", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["session"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
+			out.Session = &v
+		}
+	}
+	if x, ok := o["updatedSince"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "updatedSince"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
+			out.UpdatedSince = &v
+		}
 	}
 	if x, ok := o["detail"]; ok {
 		if v, ok := d.Bool(x, argv.Join(path, "detail")); ok {
@@ -872,20 +905,28 @@ func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConv
 
 // ListEvidenceInput is a decoded argument object.
 type ListEvidenceInput struct {
-	WorkID *string `json:"workId,omitempty"`
-	Limit  int64   `json:"limit,omitempty"`
+	WorkID  *string `json:"workId,omitempty"`
+	Session *string `json:"session,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListEvidenceInput(d *argv.Decoder, v any, path string) *ListEvidenceInput {
 	out := new(ListEvidenceInput)
-	o := d.Object(v, path, []string{"workId", "limit", "cursor"}, nil)
+	o := d.Object(v, path, []string{"workId", "session", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = &v
+		}
+	}
+	if x, ok := o["session"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
+			out.Session = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
@@ -918,15 +959,23 @@ func decodeListModelsInput(d *argv.Decoder, v any, path string) *ListModelsInput
 
 // ListPermissionRequestsInput is a decoded argument object.
 type ListPermissionRequestsInput struct {
-	Limit  int64   `json:"limit,omitempty"`
+	Session *string `json:"session,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListPermissionRequestsInput(d *argv.Decoder, v any, path string) *ListPermissionRequestsInput {
 	out := new(ListPermissionRequestsInput)
-	o := d.Object(v, path, []string{"limit", "cursor"}, nil)
+	o := d.Object(v, path, []string{"session", "limit", "cursor"}, nil)
 	if o == nil {
 		return nil
+	}
+	if x, ok := o["session"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
+			out.Session = &v
+		}
 	}
 	if x, ok := o["limit"]; ok {
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
@@ -945,10 +994,12 @@ func decodeListPermissionRequestsInput(d *argv.Decoder, v any, path string) *Lis
 
 // ListProjectFilesInput is a decoded argument object.
 type ListProjectFilesInput struct {
-	ProjectID string  `json:"projectId,omitempty"`
-	Relative  string  `json:"relative,omitempty"`
-	Limit     int64   `json:"limit,omitempty"`
-	Cursor    *string `json:"cursor,omitempty"`
+	ProjectID string `json:"projectId,omitempty"`
+	Relative  string `json:"relative,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProjectFilesInput {
@@ -986,7 +1037,9 @@ func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProje
 
 // ListProjectsInput is a decoded argument object.
 type ListProjectsInput struct {
-	Limit  int64   `json:"limit,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
 }
 
@@ -1027,8 +1080,10 @@ func decodeListProvidersInput(d *argv.Decoder, v any, path string) *ListProvider
 // ListThreadsInput is a decoded argument object.
 type ListThreadsInput struct {
 	ProjectID *string `json:"projectId,omitempty"`
-	Limit     int64   `json:"limit,omitempty"`
-	Cursor    *string `json:"cursor,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListThreadsInput(d *argv.Decoder, v any, path string) *ListThreadsInput {
@@ -1062,8 +1117,10 @@ type ListWorkItemsInput struct {
 	Status       *string `json:"status,omitempty"`
 	Session      *string `json:"session,omitempty"`
 	UpdatedSince *string `json:"updatedSince,omitempty"`
-	Limit        int64   `json:"limit,omitempty"`
-	Cursor       *string `json:"cursor,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeListWorkItemsInput(d *argv.Decoder, v any, path string) *ListWorkItemsInput {
@@ -1180,10 +1237,12 @@ func decodeModelSelectionObject(d *argv.Decoder, v any, path string) *ModelSelec
 
 // ReadConversationInput is a decoded argument object.
 type ReadConversationInput struct {
-	ConversationID string  `json:"conversationId,omitempty"`
-	After          *int64  `json:"after,omitempty"`
-	Limit          int64   `json:"limit,omitempty"`
-	Cursor         *string `json:"cursor,omitempty"`
+	ConversationID string `json:"conversationId,omitempty"`
+	After          *int64 `json:"after,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConversationInput {
@@ -1244,12 +1303,14 @@ func decodeReadProjectFileInput(d *argv.Decoder, v any, path string) *ReadProjec
 
 // ReadSessionEventsInput is a decoded argument object.
 type ReadSessionEventsInput struct {
-	Provider      string  `json:"provider,omitempty"`
-	NativeID      string  `json:"nativeId,omitempty"`
-	AfterSequence *int64  `json:"afterSequence,omitempty"`
-	Limit         int64   `json:"limit,omitempty"`
-	Cursor        *string `json:"cursor,omitempty"`
-	TimeoutMs     int64   `json:"timeoutMs,omitempty"`
+	Provider      string `json:"provider,omitempty"`
+	NativeID      string `json:"nativeId,omitempty"`
+	AfterSequence *int64 `json:"afterSequence,omitempty"`
+	// ≤100
+	Limit int64 `json:"limit,omitempty"`
+	// from nextCursor
+	Cursor    *string `json:"cursor,omitempty"`
+	TimeoutMs int64   `json:"timeoutMs,omitempty"`
 }
 
 func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSessionEventsInput {

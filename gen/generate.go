@@ -107,6 +107,7 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 		"goName":         goName,
 		"deref":          func(b *bool) bool { return b != nil && *b },
 		"schema":         func(s *spec.Schema) string { return string(schemaJSON(s)) },
+		"exactSchema":    func(s *spec.Schema) string { return string(exactSchemaJSON(s)) },
 		"intList":        intList,
 		"aliasBody":      func(a *Alias) string { return aliasBodies[a.Name] },
 		"profileEntries": func(p *Profile) []int { return profileEntries(c, p) },

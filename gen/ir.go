@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agent-interop/runtime/gen/spec"
@@ -287,6 +288,9 @@ func checkAnswer(errs *spec.ErrorList, t *spec.Tool, in, out *spec.Schema) {
 	}
 	if l := props["limit"]; l != nil && (l.Default == nil || l.Maximum == nil) {
 		errs.Add(t.File, t.Line, "tool %s: limit needs a default and a maximum", t.Name)
+	} else if l != nil && !strings.Contains(l.Description, strconv.FormatFloat(*l.Maximum, 'f', -1, 64)) {
+		// tools/list serves the page size's range only in its description.
+		errs.Add(t.File, t.Line, "tool %s: limit's description must state its maximum (%v)", t.Name, *l.Maximum)
 	}
 	if out == nil || out.Ref != "" {
 		errs.Add(t.File, t.Line, "tool %s: a paged answer is an object of its own (not a shared record), with nextCursor", t.Name)

@@ -8,15 +8,27 @@ import (
 	"github.com/agent-interop/runtime/gen/spec"
 )
 
-// schemaJSON writes a resolved schema as compact JSON with a fixed key order.
-// Every object is closed with additionalProperties:false.
+// schemaJSON writes a resolved schema as compact JSON with a fixed key order,
+// as tools/list serves it. The top-level object is closed with
+// additionalProperties:false; nested objects are served open (their
+// properties tell the model what they take, and the decoder refuses any
+// other, naming it), which spares every nested object five tokens.
 func schemaJSON(s *spec.Schema) []byte {
 	var b bytes.Buffer
-	writeSchema(&b, s)
+	writeSchema(&b, s, true, false)
 	return b.Bytes()
 }
 
-func writeSchema(b *bytes.Buffer, s *spec.Schema) {
+// exactSchemaJSON is the schema the decoder enforces: every object closed,
+// and every bound, including those tools/list leaves to a description (a
+// page size's).
+func exactSchemaJSON(s *spec.Schema) []byte {
+	var b bytes.Buffer
+	writeSchema(&b, s, false, false)
+	return b.Bytes()
+}
+
+func writeSchema(b *bytes.Buffer, s *spec.Schema, served, nested bool) {
 	b.WriteByte('{')
 	first := true
 	key := func(k string) {
@@ -34,7 +46,7 @@ func writeSchema(b *bytes.Buffer, s *spec.Schema) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeSchema(b, o)
+			writeSchema(b, o, served, true)
 		}
 		b.WriteByte(']')
 	}
@@ -75,17 +87,21 @@ func writeSchema(b *bytes.Buffer, s *spec.Schema) {
 		key("format")
 		writeJSON(b, s.Format)
 	}
-	if s.Minimum != nil {
+	// A page size's range is the same on every paged tool; tools/list
+	// states it in the shared fragment's description (spec/defs.yaml)
+	// instead of in minimum and maximum on every tool.
+	pageSize := served && s.Ref == limitRef
+	if s.Minimum != nil && !pageSize {
 		key("minimum")
 		b.WriteString(strconv.FormatFloat(*s.Minimum, 'f', -1, 64))
 	}
-	if s.Maximum != nil {
+	if s.Maximum != nil && !pageSize {
 		key("maximum")
 		b.WriteString(strconv.FormatFloat(*s.Maximum, 'f', -1, 64))
 	}
 	if s.Items != nil {
 		key("items")
-		writeSchema(b, s.Items)
+		writeSchema(b, s.Items, served, true)
 	}
 	if s.MinItems != nil {
 		key("minItems")
@@ -104,7 +120,7 @@ func writeSchema(b *bytes.Buffer, s *spec.Schema) {
 			}
 			b.WriteString(strconv.Quote(k))
 			b.WriteByte(':')
-			writeSchema(b, s.Properties[k])
+			writeSchema(b, s.Properties[k], served, true)
 		}
 		b.WriteByte('}')
 		if len(s.Required) > 0 {
@@ -112,7 +128,7 @@ func writeSchema(b *bytes.Buffer, s *spec.Schema) {
 			writeJSON(b, s.Required)
 		}
 	}
-	if baseType(s) == "object" {
+	if baseType(s) == "object" && !(served && nested) {
 		key("additionalProperties")
 		b.WriteString("false")
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/paging"
 )
 
 // ClaimTools answers the claims tool group (acquire_claim, release_claim,
@@ -34,8 +35,12 @@ func (t ClaimTools) ReleaseClaim(ctx context.Context, in *catalogs.ReleaseClaimI
 // ListClaims answers list_claims with {claims, nextCursor?} (the legacy
 // claim_list unwraps the first page to the bare array).
 func (t ClaimTools) ListClaims(ctx context.Context, in *catalogs.ListClaimsInput) (*catalogs.ListClaimsOutput, error) {
+	session, err := paging.Session("list_claims", "session", in.Session, false)
+	if err != nil {
+		return nil, err
+	}
 	return answer(claimPageAnswer)(t.Svc.List(ctx, claims.ListInput{
-		WorkID: optString(in.WorkID), ActiveOnly: optBool(in.ActiveOnly),
+		WorkID: optString(in.WorkID), Session: session, ActiveOnly: optBool(in.ActiveOnly),
 		Limit: in.Limit, Cursor: optString(in.Cursor),
 	}))
 }

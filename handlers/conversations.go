@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -19,8 +21,16 @@ type ConversationTools struct {
 // nextCursor?} (the legacy conversation_list unwraps the first page to the
 // bare array).
 func (t ConversationTools) ListConversations(ctx context.Context, in *catalogs.ListConversationsInput) (*catalogs.ListConversationsOutput, error) {
+	session, err := providerSession("list_conversations", in.Session)
+	if err != nil {
+		return nil, err
+	}
+	since, err := paging.Since("list_conversations", "updatedSince", in.UpdatedSince)
+	if err != nil {
+		return nil, err
+	}
 	return answer(conversationListAnswer)(t.Svc.List(ctx, conversations.ListInput{
-		Detail: optBool(in.Detail), Limit: in.Limit, Cursor: optString(in.Cursor),
+		Detail: optBool(in.Detail), Session: session, UpdatedSince: since, Limit: in.Limit, Cursor: optString(in.Cursor),
 	}))
 }
 
@@ -91,5 +101,19 @@ func (t ConversationTools) ReconcileConversation(ctx context.Context, in *catalo
 	if err != nil {
 		return nil, err
 	}
-	return &catalogs.ReconcileConversationOutput{Results: mapList(results, reconcileResultAnswer)}, nil
+	out := &catalogs.ReconcileConversationOutput{}
+	results, out.Omitted = capList(results, limits.KindList)
+	out.Results = mapList(results, reconcileResultAnswer)
+	return out, nil
+}
+
+// capList keeps the first n of list and counts the rest (nil when none
+// are left out): a collection that is settled or listed whole but answered
+// within a declared cap.
+func capList[T any](list []T, n int) ([]T, *int64) {
+	if len(list) <= n {
+		return list, nil
+	}
+	rest := int64(len(list) - n)
+	return list[:n], &rest
 }

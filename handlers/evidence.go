@@ -4,14 +4,19 @@ import (
 	"context"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 // ListEvidence answers list_evidence with {evidence} metadata (the legacy
 // evidence_list unwraps it to the bare array).
 func (t WorkflowTools) ListEvidence(ctx context.Context, in *catalogs.ListEvidenceInput) (*catalogs.ListEvidenceOutput, error) {
+	session, err := paging.Session("list_evidence", "session", in.Session, false)
+	if err != nil {
+		return nil, err
+	}
 	return answer(evidenceListAnswer)(t.Svc.ListEvidence(ctx, workflow.ListEvidenceInput{
-		WorkID: in.WorkID, Limit: in.Limit, Cursor: optString(in.Cursor),
+		WorkID: in.WorkID, Session: session, Limit: in.Limit, Cursor: optString(in.Cursor),
 	}))
 }
 

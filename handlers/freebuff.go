@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/freebuff"
 )
@@ -45,7 +46,10 @@ func (t FreebuffTools) GetActiveWork(ctx context.Context, in *catalogs.GetActive
 	if err != nil {
 		return nil, err
 	}
-	return &catalogs.GetActiveWorkOutput{Threads: mapList(ws, activeThreadAnswer)}, nil
+	out := &catalogs.GetActiveWorkOutput{}
+	ws, out.Omitted = capList(ws, limits.ListActiveThreadsLimitDefault)
+	out.Threads = mapList(ws, activeThreadAnswer)
+	return out, nil
 }
 
 // GetThreadProgress answers get_thread_progress (and the legacy watch_thread

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -179,7 +180,11 @@ func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSess
 // held requests of every provider, oldest first (never auto-approved), each
 // with the claims it would break (looked up for the page only).
 func (t SessionTools) ListPermissionRequests(ctx context.Context, in *catalogs.ListPermissionRequestsInput) (*catalogs.ListPermissionRequestsOutput, error) {
-	page, err := t.Registry.PendingPermissionPage(ctx, registry.PermissionQuery{Limit: in.Limit, Cursor: optString(in.Cursor)})
+	session, err := providerSession("list_permission_requests", in.Session)
+	if err != nil {
+		return nil, err
+	}
+	page, err := t.Registry.PendingPermissionPage(ctx, registry.PermissionQuery{Session: session, Limit: in.Limit, Cursor: optString(in.Cursor)})
 	if err != nil {
 		return nil, err
 	}
@@ -252,4 +257,23 @@ func receiptResult(r providers.Receipt, err error) (*catalogs.Receipt, error) {
 	}
 	a := receiptAnswer(r)
 	return &a, nil
+}
+
+// providerSession reads a session filter of the <provider>:<nativeId> form
+// (participants and permission requests are keyed by both), refusing an
+// unknown provider with an error naming the argument.
+func providerSession(tool string, s *string) (string, error) {
+	v, err := paging.Session(tool, "session", s, true)
+	if err != nil || v == "" {
+		return v, err
+	}
+	name, _, _ := strings.Cut(v, ":")
+	if _, err := providers.ParseID(name); err != nil {
+		names := make([]string, 0, len(providers.Order()))
+		for _, id := range providers.Order() {
+			names = append(names, string(id))
+		}
+		return "", paging.Invalid(tool, "session", fmt.Sprintf("names unknown provider %q; use one of %s", name, strings.Join(names, ", ")))
+	}
+	return v, nil
 }

@@ -19,10 +19,14 @@ type WorkflowTools struct {
 // GetWorkGraph answers get_work_graph with one work's neighbourhood or a
 // page of works (the legacy get_work_graph answers the first page).
 func (t WorkflowTools) GetWorkGraph(ctx context.Context, in *catalogs.GetWorkGraphInput) (*catalogs.GetWorkGraphOutput, error) {
+	session, err := paging.Session("get_work_graph", "session", in.Session, false)
+	if err != nil {
+		return nil, err
+	}
 	return answer(graphAnswer)(t.Svc.WorkGraph(ctx, workflow.GraphInput{
 		WorkID:     optString(in.WorkID),
 		Depth:      &in.Depth,
-		WorkFilter: workflow.WorkFilter{Session: optString(in.Session)},
+		WorkFilter: workflow.WorkFilter{Session: session},
 		Limit:      in.Limit,
 		Cursor:     optString(in.Cursor),
 	}))
@@ -31,12 +35,16 @@ func (t WorkflowTools) GetWorkGraph(ctx context.Context, in *catalogs.GetWorkGra
 // ListWorkItems answers list_work_items with {works, nextCursor?} (the
 // legacy work_list unwraps the first page to the bare array).
 func (t WorkflowTools) ListWorkItems(ctx context.Context, in *catalogs.ListWorkItemsInput) (*catalogs.ListWorkItemsOutput, error) {
+	session, err := paging.Session("list_work_items", "session", in.Session, false)
+	if err != nil {
+		return nil, err
+	}
 	since, err := paging.Since("list_work_items", "updatedSince", in.UpdatedSince)
 	if err != nil {
 		return nil, err
 	}
 	return answer(workListAnswer)(t.Svc.ListWorks(ctx, workflow.ListWorksInput{
-		WorkFilter: workflow.WorkFilter{Status: optString(in.Status), Session: optString(in.Session), UpdatedSince: since},
+		WorkFilter: workflow.WorkFilter{Status: optString(in.Status), Session: session, UpdatedSince: since},
 		Limit:      in.Limit,
 		Cursor:     optString(in.Cursor),
 	}))

@@ -24,10 +24,14 @@ const (
 	KindID = 200
 	// KindList: lists (items).
 	KindList = 100
+	// KindMessage: a prompt or message text (characters).
+	KindMessage = 100000
 	// KindPath: file paths and working directories (at most 4096 bytes in UTF-8) (characters).
 	KindPath = 1024
 	// KindProse: long free text (objectives, review details) (characters).
 	KindProse = 20000
+	// KindResource: claimed resources (a path, an interface name) (characters).
+	KindResource = 2000
 	// KindSession: session references (provider:nativeId, or a caller's label) (characters).
 	KindSession = 256
 	// KindText: one entry of free text (a criterion, a risk, a command line) (characters).
@@ -71,7 +75,7 @@ const (
 // Bounds of send_session_message.
 const (
 	SendSessionMessageNativeIDMaxLen        = 200    // nativeId, kind id: characters
-	SendSessionMessageTextMaxLen            = 100000 // text, stated: characters
+	SendSessionMessageTextMaxLen            = 100000 // text, kind message: characters
 	SendSessionMessageModelProviderIDMaxLen = 200    // model.providerID, kind id: characters
 	SendSessionMessageModelModelIDMaxLen    = 200    // model.modelID, kind id: characters
 	SendSessionMessageModelVariantMaxLen    = 200    // model.variant, kind id: characters
@@ -89,7 +93,7 @@ const (
 // Bounds of create_session.
 const (
 	CreateSessionCWDMaxLen   = 1024 // cwd, kind path: characters
-	CreateSessionTitleMaxLen = 300  // title, stated: characters
+	CreateSessionTitleMaxLen = 300  // title, kind title: characters
 )
 
 // Bounds of resume_session.
@@ -99,10 +103,11 @@ const (
 
 // Bounds of list_permission_requests.
 const (
-	ListPermissionRequestsCursorMaxLen = 4096 // cursor, kind cursor: characters
-	ListPermissionRequestsLimitMin     = 1
-	ListPermissionRequestsLimitMax     = 100
-	ListPermissionRequestsLimitDefault = 20
+	ListPermissionRequestsSessionMaxLen = 256  // session, kind session: characters
+	ListPermissionRequestsCursorMaxLen  = 4096 // cursor, kind cursor: characters
+	ListPermissionRequestsLimitMin      = 1
+	ListPermissionRequestsLimitMax      = 100
+	ListPermissionRequestsLimitDefault  = 20
 )
 
 // Bounds of respond_to_permission.
@@ -162,7 +167,7 @@ const (
 
 // Bounds of create_work_item.
 const (
-	CreateWorkItemObjectiveMaxLen               = 20000 // objective, stated: characters
+	CreateWorkItemObjectiveMaxLen               = 20000 // objective, kind prose: characters
 	CreateWorkItemAcceptanceCriteriaMaxItems    = 100   // acceptanceCriteria, kind list: items
 	CreateWorkItemAcceptanceCriteriaItemMaxLen  = 4000  // acceptanceCriteria[], kind text: characters
 	CreateWorkItemSourceSessionMaxLen           = 256   // sourceSession, kind session: characters
@@ -189,11 +194,12 @@ const (
 
 // Bounds of list_evidence.
 const (
-	ListEvidenceWorkIDMaxLen = 200  // workId, kind id: characters
-	ListEvidenceCursorMaxLen = 4096 // cursor, kind cursor: characters
-	ListEvidenceLimitMin     = 1
-	ListEvidenceLimitMax     = 100
-	ListEvidenceLimitDefault = 20
+	ListEvidenceWorkIDMaxLen  = 200  // workId, kind id: characters
+	ListEvidenceSessionMaxLen = 256  // session, kind session: characters
+	ListEvidenceCursorMaxLen  = 4096 // cursor, kind cursor: characters
+	ListEvidenceLimitMin      = 1
+	ListEvidenceLimitMax      = 100
+	ListEvidenceLimitDefault  = 20
 )
 
 // Bounds of get_evidence.
@@ -267,18 +273,19 @@ const (
 
 // Bounds of list_claims.
 const (
-	ListClaimsWorkIDMaxLen = 200  // workId, kind id: characters
-	ListClaimsCursorMaxLen = 4096 // cursor, kind cursor: characters
-	ListClaimsLimitMin     = 1
-	ListClaimsLimitMax     = 100
-	ListClaimsLimitDefault = 20
+	ListClaimsWorkIDMaxLen  = 200  // workId, kind id: characters
+	ListClaimsSessionMaxLen = 256  // session, kind session: characters
+	ListClaimsCursorMaxLen  = 4096 // cursor, kind cursor: characters
+	ListClaimsLimitMin      = 1
+	ListClaimsLimitMax      = 100
+	ListClaimsLimitDefault  = 20
 )
 
 // Bounds of acquire_claim.
 const (
 	AcquireClaimWorkIDMaxLen      = 200  // workId, kind id: characters
 	AcquireClaimSessionIDMaxLen   = 256  // sessionId, kind session: characters
-	AcquireClaimResourceMaxLen    = 2000 // resource, stated: characters
+	AcquireClaimResourceMaxLen    = 2000 // resource, kind resource: characters
 	AcquireClaimTTLSecondsMin     = 30
 	AcquireClaimTTLSecondsMax     = 3600
 	AcquireClaimTTLSecondsDefault = 900
@@ -292,10 +299,12 @@ const (
 
 // Bounds of list_conversations.
 const (
-	ListConversationsCursorMaxLen = 4096 // cursor, kind cursor: characters
-	ListConversationsLimitMin     = 1
-	ListConversationsLimitMax     = 100
-	ListConversationsLimitDefault = 15
+	ListConversationsSessionMaxLen      = 256  // session, kind session: characters
+	ListConversationsUpdatedSinceMaxLen = 200  // updatedSince, kind id: characters
+	ListConversationsCursorMaxLen       = 4096 // cursor, kind cursor: characters
+	ListConversationsLimitMin           = 1
+	ListConversationsLimitMax           = 100
+	ListConversationsLimitDefault       = 15
 )
 
 // Bounds of read_conversation.
@@ -311,7 +320,7 @@ const (
 
 // Bounds of create_conversation.
 const (
-	CreateConversationTitleMaxLen = 300 // title, stated: characters
+	CreateConversationTitleMaxLen = 300 // title, kind title: characters
 )
 
 // Bounds of join_conversation.
@@ -326,7 +335,7 @@ const (
 	SendConversationMessageConversationIDMaxLen  = 200    // conversationId, kind id: characters
 	SendConversationMessageSenderMaxLen          = 256    // sender, kind session: characters
 	SendConversationMessageRecipientMaxLen       = 256    // recipient, kind session: characters
-	SendConversationMessageTextMaxLen            = 100000 // text, stated: characters
+	SendConversationMessageTextMaxLen            = 100000 // text, kind message: characters
 	SendConversationMessageReplyToMaxLen         = 200    // replyTo, kind id: characters
 	SendConversationMessageIdempotencyKeyMaxLen  = 200    // idempotencyKey, kind id: characters
 	SendConversationMessageModelProviderIDMaxLen = 200    // model.providerID, kind id: characters
@@ -421,7 +430,7 @@ const (
 // Bounds of send_thread_message.
 const (
 	SendThreadMessageThreadIDMaxLen = 200    // threadId, kind id: characters
-	SendThreadMessageTextMaxLen     = 100000 // text, stated: characters
+	SendThreadMessageTextMaxLen     = 100000 // text, kind message: characters
 )
 
 // Bounds of stop_thread.
@@ -437,7 +446,7 @@ const (
 // Bounds of set_thread_model.
 const (
 	SetThreadModelThreadIDMaxLen  = 200 // threadId, kind id: characters
-	SetThreadModelModelMaxLen     = 200 // model, stated: characters
+	SetThreadModelModelMaxLen     = 200 // model, kind id: characters
 	SetThreadModelHarnessIDMaxLen = 200 // harnessId, kind id: characters
 )
 
@@ -470,7 +479,7 @@ var Bounds = [...]Bound{
 	{Tool: "read_session_events", Path: "nativeId", Max: ReadSessionEventsNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "read_session_events", Path: "cursor", Max: ReadSessionEventsCursorMaxLen, Items: false, Kind: "cursor"},
 	{Tool: "send_session_message", Path: "nativeId", Max: SendSessionMessageNativeIDMaxLen, Items: false, Kind: "id"},
-	{Tool: "send_session_message", Path: "text", Max: SendSessionMessageTextMaxLen, Items: false, Kind: ""},
+	{Tool: "send_session_message", Path: "text", Max: SendSessionMessageTextMaxLen, Items: false, Kind: "message"},
 	{Tool: "send_session_message", Path: "model.providerID", Max: SendSessionMessageModelProviderIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "send_session_message", Path: "model.modelID", Max: SendSessionMessageModelModelIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "send_session_message", Path: "model.variant", Max: SendSessionMessageModelVariantMaxLen, Items: false, Kind: "id"},
@@ -480,8 +489,9 @@ var Bounds = [...]Bound{
 	{Tool: "cancel_session", Path: "nativeId", Max: CancelSessionNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "cancel_session", Path: "idempotencyKey", Max: CancelSessionIdempotencyKeyMaxLen, Items: false, Kind: "id"},
 	{Tool: "create_session", Path: "cwd", Max: CreateSessionCWDMaxLen, Items: false, Kind: "path"},
-	{Tool: "create_session", Path: "title", Max: CreateSessionTitleMaxLen, Items: false, Kind: ""},
+	{Tool: "create_session", Path: "title", Max: CreateSessionTitleMaxLen, Items: false, Kind: "title"},
 	{Tool: "resume_session", Path: "nativeId", Max: ResumeSessionNativeIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "list_permission_requests", Path: "session", Max: ListPermissionRequestsSessionMaxLen, Items: false, Kind: "session"},
 	{Tool: "list_permission_requests", Path: "cursor", Max: ListPermissionRequestsCursorMaxLen, Items: false, Kind: "cursor"},
 	{Tool: "respond_to_permission", Path: "nativeId", Max: RespondToPermissionNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "respond_to_permission", Path: "requestId", Max: RespondToPermissionRequestIDMaxLen, Items: false, Kind: "id"},
@@ -502,7 +512,7 @@ var Bounds = [...]Bound{
 	{Tool: "list_work_items", Path: "cursor", Max: ListWorkItemsCursorMaxLen, Items: false, Kind: "cursor"},
 	{Tool: "get_work_item", Path: "workId", Max: GetWorkItemWorkIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "get_work_item", Path: "cursor", Max: GetWorkItemCursorMaxLen, Items: false, Kind: "cursor"},
-	{Tool: "create_work_item", Path: "objective", Max: CreateWorkItemObjectiveMaxLen, Items: false, Kind: ""},
+	{Tool: "create_work_item", Path: "objective", Max: CreateWorkItemObjectiveMaxLen, Items: false, Kind: "prose"},
 	{Tool: "create_work_item", Path: "acceptanceCriteria", Max: CreateWorkItemAcceptanceCriteriaMaxItems, Items: true, Kind: "list"},
 	{Tool: "create_work_item", Path: "acceptanceCriteria[]", Max: CreateWorkItemAcceptanceCriteriaItemMaxLen, Items: false, Kind: "text"},
 	{Tool: "create_work_item", Path: "sourceSession", Max: CreateWorkItemSourceSessionMaxLen, Items: false, Kind: "session"},
@@ -522,6 +532,7 @@ var Bounds = [...]Bound{
 	{Tool: "verify_work_item", Path: "commands[].cwd", Max: VerifyWorkItemCommandsItemCWDMaxLen, Items: false, Kind: "path"},
 	{Tool: "verify_work_item", Path: "commands[].label", Max: VerifyWorkItemCommandsItemLabelMaxLen, Items: false, Kind: "title"},
 	{Tool: "list_evidence", Path: "workId", Max: ListEvidenceWorkIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "list_evidence", Path: "session", Max: ListEvidenceSessionMaxLen, Items: false, Kind: "session"},
 	{Tool: "list_evidence", Path: "cursor", Max: ListEvidenceCursorMaxLen, Items: false, Kind: "cursor"},
 	{Tool: "get_evidence", Path: "evidenceId", Max: GetEvidenceEvidenceIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "get_handoff_packet", Path: "handoffId", Max: GetHandoffPacketHandoffIDMaxLen, Items: false, Kind: "id"},
@@ -567,23 +578,26 @@ var Bounds = [...]Bound{
 	{Tool: "request_review", Path: "acceptanceCriteria", Max: RequestReviewAcceptanceCriteriaMaxItems, Items: true, Kind: "list"},
 	{Tool: "request_review", Path: "acceptanceCriteria[]", Max: RequestReviewAcceptanceCriteriaItemMaxLen, Items: false, Kind: "text"},
 	{Tool: "list_claims", Path: "workId", Max: ListClaimsWorkIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "list_claims", Path: "session", Max: ListClaimsSessionMaxLen, Items: false, Kind: "session"},
 	{Tool: "list_claims", Path: "cursor", Max: ListClaimsCursorMaxLen, Items: false, Kind: "cursor"},
 	{Tool: "acquire_claim", Path: "workId", Max: AcquireClaimWorkIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "acquire_claim", Path: "sessionId", Max: AcquireClaimSessionIDMaxLen, Items: false, Kind: "session"},
-	{Tool: "acquire_claim", Path: "resource", Max: AcquireClaimResourceMaxLen, Items: false, Kind: ""},
+	{Tool: "acquire_claim", Path: "resource", Max: AcquireClaimResourceMaxLen, Items: false, Kind: "resource"},
 	{Tool: "release_claim", Path: "claimId", Max: ReleaseClaimClaimIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "release_claim", Path: "sessionId", Max: ReleaseClaimSessionIDMaxLen, Items: false, Kind: "session"},
+	{Tool: "list_conversations", Path: "session", Max: ListConversationsSessionMaxLen, Items: false, Kind: "session"},
+	{Tool: "list_conversations", Path: "updatedSince", Max: ListConversationsUpdatedSinceMaxLen, Items: false, Kind: "id"},
 	{Tool: "list_conversations", Path: "cursor", Max: ListConversationsCursorMaxLen, Items: false, Kind: "cursor"},
 	{Tool: "read_conversation", Path: "conversationId", Max: ReadConversationConversationIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "read_conversation", Path: "cursor", Max: ReadConversationCursorMaxLen, Items: false, Kind: "cursor"},
-	{Tool: "create_conversation", Path: "title", Max: CreateConversationTitleMaxLen, Items: false, Kind: ""},
+	{Tool: "create_conversation", Path: "title", Max: CreateConversationTitleMaxLen, Items: false, Kind: "title"},
 	{Tool: "join_conversation", Path: "conversationId", Max: JoinConversationConversationIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "join_conversation", Path: "nativeId", Max: JoinConversationNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "join_conversation", Path: "workspaceId", Max: JoinConversationWorkspaceIDMaxLen, Items: false, Kind: "path"},
 	{Tool: "send_conversation_message", Path: "conversationId", Max: SendConversationMessageConversationIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "send_conversation_message", Path: "sender", Max: SendConversationMessageSenderMaxLen, Items: false, Kind: "session"},
 	{Tool: "send_conversation_message", Path: "recipient", Max: SendConversationMessageRecipientMaxLen, Items: false, Kind: "session"},
-	{Tool: "send_conversation_message", Path: "text", Max: SendConversationMessageTextMaxLen, Items: false, Kind: ""},
+	{Tool: "send_conversation_message", Path: "text", Max: SendConversationMessageTextMaxLen, Items: false, Kind: "message"},
 	{Tool: "send_conversation_message", Path: "replyTo", Max: SendConversationMessageReplyToMaxLen, Items: false, Kind: "id"},
 	{Tool: "send_conversation_message", Path: "idempotencyKey", Max: SendConversationMessageIdempotencyKeyMaxLen, Items: false, Kind: "id"},
 	{Tool: "send_conversation_message", Path: "model.providerID", Max: SendConversationMessageModelProviderIDMaxLen, Items: false, Kind: "id"},
@@ -611,11 +625,11 @@ var Bounds = [...]Bound{
 	{Tool: "read_project_file", Path: "projectId", Max: ReadProjectFileProjectIDMaxLen, Items: false, Kind: "path"},
 	{Tool: "read_project_file", Path: "path", Max: ReadProjectFilePathMaxLen, Items: false, Kind: "path"},
 	{Tool: "send_thread_message", Path: "threadId", Max: SendThreadMessageThreadIDMaxLen, Items: false, Kind: "id"},
-	{Tool: "send_thread_message", Path: "text", Max: SendThreadMessageTextMaxLen, Items: false, Kind: ""},
+	{Tool: "send_thread_message", Path: "text", Max: SendThreadMessageTextMaxLen, Items: false, Kind: "message"},
 	{Tool: "stop_thread", Path: "threadId", Max: StopThreadThreadIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "resume_thread", Path: "threadId", Max: ResumeThreadThreadIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_thread_model", Path: "threadId", Max: SetThreadModelThreadIDMaxLen, Items: false, Kind: "id"},
-	{Tool: "set_thread_model", Path: "model", Max: SetThreadModelModelMaxLen, Items: false, Kind: ""},
+	{Tool: "set_thread_model", Path: "model", Max: SetThreadModelModelMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_thread_model", Path: "harnessId", Max: SetThreadModelHarnessIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_thread_reasoning", Path: "threadId", Max: SetThreadReasoningThreadIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_thread_reasoning", Path: "effort", Max: SetThreadReasoningEffortMaxLen, Items: false, Kind: "id"},

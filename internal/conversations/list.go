@@ -105,7 +105,17 @@ func (s *Service) List(ctx context.Context, in ListInput) (List, error) {
 	err = s.read(ctx, func(tx *ent.Tx) error {
 		q := tx.Conversation.Query()
 		if session != "" {
-			q = q.Where(conversation.HasParticipantsWith(participant.Provider(prov), participant.NativeID(native)))
+			// Driven from the participant index: the session's own
+			// conversations are looked up by ID and sorted, so the cost is
+			// that session's conversations, not every newer conversation
+			// of the store (which walking updated_at and probing each
+			// would cost).
+			q = q.Where(func(sel *sql.Selector) {
+				t := sql.Table(participant.Table)
+				sel.Where(sql.In(sel.C(conversation.FieldID),
+					sql.Select(t.C(participant.FieldConversationID)).From(t).
+						Where(sql.And(sql.EQ(t.C(participant.FieldProvider), prov), sql.EQ(t.C(participant.FieldNativeID), native)))))
+			})
 		}
 		if in.UpdatedSince != nil {
 			q = q.Where(conversation.UpdatedAtGTE(*in.UpdatedSince))

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agent-interop/runtime/catalogs/limits"
@@ -135,6 +136,29 @@ func Since(tool, field string, s *string) (*time.Time, error) {
 	}
 	t = t.UTC()
 	return &t, nil
+}
+
+// Session reads a session filter argument: nil or "" is no filter; a
+// value is trimmed, and one that is blank or holds a control character is
+// refused with an error naming field. withProvider also requires the
+// <provider>:<nativeId> form (the records it filters store both parts).
+func Session(tool, field string, s *string, withProvider bool) (string, error) {
+	if s == nil || *s == "" {
+		return "", nil
+	}
+	v := strings.TrimSpace(*s)
+	if v == "" {
+		return "", Invalid(tool, field, "must not be blank; omit it to list every session")
+	}
+	if strings.IndexFunc(v, unicode.IsControl) >= 0 {
+		return "", Invalid(tool, field, "must not contain control characters")
+	}
+	if withProvider {
+		if p, n, ok := strings.Cut(v, ":"); !ok || strings.TrimSpace(p) == "" || strings.TrimSpace(n) == "" {
+			return "", Invalid(tool, field, "must be <provider>:<nativeId>")
+		}
+	}
+	return v, nil
 }
 
 // Cuttable is an answer whose page the server may cut short: it holds

@@ -12,6 +12,7 @@ var _ json.RawMessage
 
 // GetStatusInput is a decoded argument object.
 type GetStatusInput struct {
+	// ≤50
 	Limit int64 `json:"limit,omitempty"`
 	// nextCursor of the previous page
 	Cursor *string `json:"cursor,omitempty"`
