@@ -37,13 +37,22 @@ func (f Files) Paths() []string {
 }
 
 // GenerateFS loads spec/ from fsys (rooted at the repository root) and
-// generates every output file.
+// generates every output file: the whole files Generate makes, and the
+// hand-written files of fsys that hold generated regions (README.md,
+// CONTRIBUTING.md) with those regions regenerated.
 func GenerateFS(fsys fs.FS) (Files, *Catalog, error) {
 	s, err := spec.Load(fsys)
 	if err != nil {
 		return nil, nil, err
 	}
-	return Generate(s)
+	files, c, err := Generate(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := spliceRegions(fsys, c, files); err != nil {
+		return nil, nil, err
+	}
+	return files, c, nil
 }
 
 // Generate turns a loaded spec into every generated file. It is pure and

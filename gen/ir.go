@@ -1,6 +1,7 @@
 // Package gen turns the spec (gen/spec) into the generated catalogs package,
-// the tools/list snapshots, the tool and migration docs and the spec format
-// schema. Generate is pure: the same spec always yields the same bytes, and
+// the tools/list snapshots, the tool and migration docs, the spec format
+// schema and the generated regions of README.md and CONTRIBUTING.md (the
+// profile and environment tables, regions.go). Generate is pure: the same spec always yields the same bytes, and
 // both `interopgen generate` and `interopgen check` call it.
 package gen
 
@@ -30,6 +31,7 @@ type Catalog struct {
 	Records  map[string]*spec.Schema // resolved: refs inlined
 	Bounds   *spec.Bounds
 	Sources  []string
+	Env      []*spec.EnvVar // spec/env.yaml, in file order; nil without one
 }
 
 // Tool is a modern tool with its resolved input schema.
@@ -82,6 +84,9 @@ type Profile struct {
 func Resolve(s *spec.Spec) (*Catalog, error) {
 	var errs spec.ErrorList
 	c := &Catalog{Defs: s.Defs, Records: map[string]*spec.Schema{}, Bounds: s.Bounds, Default: s.Profiles.Default, Notes: s.Aliases.Notes, Sources: s.Sources}
+	if s.Env != nil {
+		c.Env = s.Env.Variables
+	}
 	refs := &refTable{defs: s.Defs, records: s.Records}
 	checkBounds(&errs, s.Bounds)
 	for _, name := range sortedDefs(s.Defs) {

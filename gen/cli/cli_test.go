@@ -123,3 +123,53 @@ func TestUsage(t *testing.T) {
 		t.Errorf("unknown command: exit %d, want 2", code)
 	}
 }
+
+// TestReadmeRegions: check fails when a README table differs from the spec
+// (a spec change not regenerated, or a hand edit inside a region), and
+// ignores hand edits outside the regions; generate rewrites only the region.
+func TestReadmeRegions(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, old, new string
+		fails                bool
+	}{
+		{"spec changed", "spec/env.yaml", "where the tests find their programs", "where the tests look for programs", true},
+		{"hand edit in a region", "README.md", "| `SMALL_PROFILE` | `all` |", "| `SMALL_PROFILE` | `none` |", true},
+		{"hand edit outside the regions", "README.md", "Between the regions, too.", "Between the regions, edited.", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := copyCase(t)
+			p := filepath.Join(root, filepath.FromSlash(tc.file))
+			b, err := os.ReadFile(p)
+			if err != nil || !bytes.Contains(b, []byte(tc.old)) {
+				t.Fatalf("%s lacks %q (%v)", tc.file, tc.old, err)
+			}
+			if err := os.WriteFile(p, bytes.Replace(b, []byte(tc.old), []byte(tc.new), 1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, _, errs := run(root, "check")
+			if !tc.fails {
+				if code != 0 {
+					t.Fatalf("check exit %d\n%s", code, errs)
+				}
+				return
+			}
+			target := "README.md"
+			if tc.file == "spec/env.yaml" {
+				target = "CONTRIBUTING.md"
+			}
+			if code != 1 || !strings.Contains(errs, target+" differs from what the spec generates") {
+				t.Fatalf("check exit %d, want 1 naming %s:\n%s", code, target, errs)
+			}
+			if code, out, errs := run(root, "generate"); code != 0 {
+				t.Fatalf("generate exit %d\n%s%s", code, out, errs)
+			}
+			readme, _ := os.ReadFile(filepath.Join(root, "README.md"))
+			if !bytes.Contains(readme, []byte("Hand-written text stays as it is.")) {
+				t.Errorf("generate lost the hand-written text:\n%s", readme)
+			}
+			if code, _, errs := run(root, "check"); code != 0 {
+				t.Fatalf("check after generate exit %d\n%s", code, errs)
+			}
+		})
+	}
+}

@@ -23,9 +23,14 @@ type Spec struct {
 	Groups   []*ToolsFile // sorted by file name
 	Profiles *ProfilesFile
 	Aliases  *AliasesFile
+	// Env is spec/env.yaml; nil when the spec has none.
+	Env *EnvFile
 	// Sources are the spec files read, relative to the repository root.
 	Sources []string
 }
+
+// EnvPath is the optional file of environment variables.
+const EnvPath = "spec/env.yaml"
 
 // Error is one spec problem at a file and line.
 type Error struct {
@@ -146,6 +151,26 @@ func Load(fsys fs.FS) (*Spec, error) {
 		s.Aliases = &af
 	}
 	s.Sources = append(s.Sources, "spec/profiles.yaml", "spec/aliases.yaml")
+	// spec/env.yaml is optional too: a spec without it documents no
+	// environment variables.
+	if _, err := fs.Stat(fsys, EnvPath); err == nil {
+		var ef EnvFile
+		if v.load(fsys, EnvPath, "EnvFile", &ef, &errs) {
+			seen := map[string]int{}
+			for _, e := range ef.Variables {
+				e.File = EnvPath
+				for _, n := range append([]string{e.Name}, e.Aliases...) {
+					if first, dup := seen[n]; dup {
+						errs.Add(EnvPath, e.Line, "variable %s is already declared at line %d", n, first)
+						continue
+					}
+					seen[n] = e.Line
+				}
+			}
+			s.Env = &ef
+		}
+		s.Sources = append(s.Sources, EnvPath)
+	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -167,7 +192,7 @@ func newValidator(raw []byte) (*validator, error) {
 		return nil, fmt.Errorf("add spec schema: %w", err)
 	}
 	v := &validator{schemas: map[string]*jsonschema.Schema{}}
-	for _, kind := range []string{"DefsFile", "RecordsFile", "ToolsFile", "ProfilesFile", "AliasesFile"} {
+	for _, kind := range []string{"DefsFile", "RecordsFile", "ToolsFile", "ProfilesFile", "AliasesFile", "EnvFile"} {
 		sch, err := c.Compile(url + "#/$defs/" + kind)
 		if err != nil {
 			return nil, fmt.Errorf("compile spec schema %s: %w", kind, err)

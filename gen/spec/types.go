@@ -196,6 +196,30 @@ type Response struct {
 	WrapArray bool   `json:"wrapArray,omitempty" yaml:"wrapArray,omitempty"`
 }
 
+// EnvFile is spec/env.yaml: every environment variable the runtime (or its
+// test suite) reads, in the order the tables list them.
+type EnvFile struct {
+	Variables []*EnvVar `json:"variables" yaml:"variables" jsonschema:"required,minItems=1"`
+}
+
+// EnvVar is one environment variable.
+type EnvVar struct {
+	Name string `json:"name" yaml:"name" jsonschema:"required,pattern=^[A-Z][A-Z0-9_]*$"`
+	// Aliases are other names read when Name is unset (0.3.x's names).
+	Aliases []string `json:"aliases,omitempty" yaml:"aliases,omitempty" jsonschema:"uniqueItems=true"`
+	// Default is what applies when the variable is unset, in Markdown
+	// (a literal value in backticks); empty when unset means "off" or
+	// "none".
+	Default     string `json:"default,omitempty" yaml:"default,omitempty"`
+	Description string `json:"description" yaml:"description" jsonschema:"required,minLength=10,maxLength=400"`
+	// Scope is who reads it: the runtime (README's table) or the test
+	// suite (CONTRIBUTING's table).
+	Scope string `json:"scope" yaml:"scope" jsonschema:"required,enum=runtime,enum=test"`
+
+	Line int    `json:"-" yaml:"-"`
+	File string `json:"-" yaml:"-"`
+}
+
 // Files is the root of spec.schema.json: one definition per file kind.
 type Files struct {
 	Defs     DefsFile     `json:"defs"`
@@ -203,4 +227,5 @@ type Files struct {
 	Tools    ToolsFile    `json:"tools"`
 	Profiles ProfilesFile `json:"profiles"`
 	Aliases  AliasesFile  `json:"aliases"`
+	Env      EnvFile      `json:"env"`
 }

@@ -85,3 +85,13 @@ func (a *Alias) UnmarshalYAML(n *yaml.Node) error {
 	a.Line = n.Line
 	return nil
 }
+
+// UnmarshalYAML remembers the variable's line.
+func (e *EnvVar) UnmarshalYAML(n *yaml.Node) error {
+	type plain EnvVar
+	if err := n.Decode((*plain)(e)); err != nil {
+		return err
+	}
+	e.Line = n.Line
+	return nil
+}
