@@ -5,8 +5,11 @@
 //
 // The adapter talks to OPENCODE_SERVER_URL when set; a remote (non-loopback)
 // URL must use HTTPS (unless OPENCODE_ALLOW_INSECURE_REMOTE=1) and carry
-// credentials, and is never silently replaced by a local server. Otherwise it
-// tries http://127.0.0.1:4096, then the loopback listeners of /proc/net/tcp
+// credentials, and is never silently replaced by a local server. A loopback
+// URL that does not answer is replaced only until it first answers: once it
+// did, the adapter keeps to it (its sessions live there) and calls fail with
+// a *ConnectError until it answers again. Otherwise it tries
+// http://127.0.0.1:4096, then the loopback listeners of /proc/net/tcp
 // and /proc/net/tcp6 that answer GET /global/health as OpenCode, then starts
 // `opencode serve --hostname 127.0.0.1 --port <free> --pure` in its own
 // process group and reuses it (starting it again if it dies) unless
@@ -62,10 +65,14 @@ type Adapter struct {
 	writeHTTP *http.Client // prompts, aborts and replies
 	clock     quartz.Clock
 
-	epMu    sync.Mutex // guards ep and managed; held while resolving
+	epMu    sync.Mutex // guards ep, managed and configuredSeen; held while resolving
 	ep      *endpoint
 	managed *managedServer
 	closed  atomic.Bool
+	// configuredSeen says the OPENCODE_SERVER_URL server answered once:
+	// from then on it is the user's server, and when it stops answering
+	// (restarted, killed) it is waited for, never replaced by another one.
+	configuredSeen bool
 
 	mu       sync.Mutex
 	dirs     map[string]string    // session id → directory

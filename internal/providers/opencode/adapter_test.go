@@ -293,6 +293,36 @@ func TestConfiguredLoopbackFallsBackToDefault(t *testing.T) {
 	}
 }
 
+// TestConfiguredLoopbackThatAnsweredIsNotReplaced: once the configured
+// server answered, a restart of it (health failing for a while) is waited
+// for; the default server never gets its prompts or credentials.
+func TestConfiguredLoopbackThatAnsweredIsNotReplaced(t *testing.T) {
+	configured, local := newFakeServer(t), newFakeServer(t)
+	a := New(Config{ServerURL: configured.URL, Password: "pw-configured", DefaultURL: local.URL, DisableScan: true, DisableAutoStart: true}, nil)
+	defer a.Close()
+	ctx := ctxT(t, 10*time.Second)
+	if got, err := a.Endpoint(ctx); err != nil || got != configured.URL {
+		t.Fatalf("Endpoint = %q, %v; want %s", got, err, configured.URL)
+	}
+	healthy := func(w http.ResponseWriter, r *http.Request) {
+		writeJSONResp(w, 200, map[string]any{"healthy": true, "version": PinnedVersion})
+	}
+	configured.handle("GET /global/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	a.invalidate(a.ep) // what a failed call does
+	_, err := a.Endpoint(ctx)
+	var ce *ConnectError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "stopped answering") || !strings.Contains(ce.Reason, configured.URL) {
+		t.Fatalf("Endpoint while the configured server is down = %v; want a ConnectError naming it", err)
+	}
+	if n := local.hits("GET", "/global/health"); n != 0 {
+		t.Fatalf("the default server was contacted %d times", n)
+	}
+	configured.handle("GET /global/health", healthy)
+	if got, err := a.Endpoint(ctx); err != nil || got != configured.URL {
+		t.Fatalf("Endpoint after the configured server is back = %q, %v", got, err)
+	}
+}
+
 func TestScanFindsLoopbackListener(t *testing.T) {
 	srv := newFakeServer(t)
 	_, portStr, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))

@@ -130,7 +130,18 @@ func (a *Adapter) resolve(ctx context.Context) (*endpoint, error) {
 		}
 		v, err := a.probeWithin(ctx, base, a.cfg.RequestTimeout)
 		if err == nil {
+			a.configuredSeen = true
 			return &endpoint{base: base, version: v, source: sourceConfigured}, nil
+		}
+		if loopback && a.configuredSeen && !isUnauthorized(err) {
+			// The server answered before: it is being restarted or is
+			// gone for now. Another server (127.0.0.1:4096, a listener)
+			// knows none of its sessions and must not get the prompts
+			// meant for it, nor its credentials.
+			return nil, &ConnectError{
+				Reason: fmt.Sprintf("OpenCode server %s from OPENCODE_SERVER_URL stopped answering: %v; it answered before, so it is not replaced by another server", base, err),
+				Fix:    "start the server at OPENCODE_SERVER_URL again, or unset OPENCODE_SERVER_URL",
+			}
 		}
 		if !loopback || isUnauthorized(err) {
 			return nil, &ConnectError{
