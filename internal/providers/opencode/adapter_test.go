@@ -853,3 +853,70 @@ func TestEditPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestCatchUpAskedForDuringOneRunsAgain: a session.idle that arrives while
+// a catch-up is still reading the stored messages (its answer may predate
+// the reply's end) makes one more catch-up run after it, so the finished
+// reply is seen. Dropping that request left the receipt queued for good
+// (seen on a loaded machine in e2e TestFaultsOpenCode).
+func TestCatchUpAskedForDuringOneRunsAgain(t *testing.T) {
+	f := newFakeServer(t)
+	f.session("ses_a", "/tmp/a")
+	f.handle("POST /session/ses_a/prompt_async", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
+	host := newHost()
+	a := New(Config{ServerURL: f.URL, DisableScan: true, DisableAutoStart: true}, host)
+	defer a.Close()
+	ctx := ctxT(t, 20*time.Second)
+
+	var user atomic.Value
+	user.Store("")
+	var finished atomic.Bool
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	f.handle("GET /session/ses_a/message", func(w http.ResponseWriter, r *http.Request) {
+		stale := !finished.Load()
+		if calls.Add(1) == 1 {
+			close(entered)
+			<-release // the first read is slow and answers what it saw when it began
+		}
+		msgs := []map[string]any{{"info": map[string]any{"id": user.Load().(string), "role": "user"}, "parts": []map[string]any{{"type": "text", "text": "the prompt"}}}}
+		if !stale {
+			msgs = append(msgs, map[string]any{"info": map[string]any{"id": "msg_reply", "role": "assistant", "parentID": user.Load().(string),
+				"finish": "stop", "time": map[string]any{"created": 1, "completed": 2}}, "parts": []map[string]any{}})
+		}
+		writeJSONResp(w, 200, msgs)
+	})
+	rc, err := a.Send(ctx, "ses_a", "the prompt", providers.SendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user.Store(rc.NativeTurnID)
+	idle := map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}}
+	f.push("/tmp/a", idle)
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("no catch-up read the stored messages")
+	}
+	// The reply ends while that read is under way; its idle asks for
+	// another catch-up.
+	finished.Store(true)
+	f.push("/tmp/a", idle)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a.hub.mu.Lock()
+		again := a.hub.catchUpAgain["ses_a"]
+		a.hub.mu.Unlock()
+		if again {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the idle seen during the catch-up was not noted")
+		}
+		time.Sleep(time.Millisecond) // polling a condition, bounded by the deadline
+	}
+	close(release)
+	if o := host.wait(t, rc.Ref, 10*time.Second); o.status != providers.StatusCompleted {
+		t.Fatalf("outcome %+v", o)
+	}
+}
