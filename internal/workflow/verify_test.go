@@ -286,8 +286,22 @@ func TestVerifyGitFacts(t *testing.T) {
 func TestVerifyCanceledStillRecordsWhatRan(t *testing.T) {
 	f, w, dir := verifyFixture(t)
 	ctx, cancel := context.WithCancel(f.ctx)
-	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
-	res, err := f.svc.VerifyWork(ctx, VerifyInput{WorkID: w.ID, Cwd: &dir, Commands: []VerifyCommand{text("sleep 30"), text("true")}})
+	defer cancel()
+	// Cancel once the first command runs (it says so with a file), not
+	// after a fixed time: on a loaded machine the run may not have begun.
+	started := filepath.Join(t.TempDir(), "started")
+	go func() {
+		defer cancel()
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(started); err == nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the deadline
+		}
+	}()
+	first := VerifyCommand{Executable: "sh", Args: []string{"-c", "touch '" + started + "' && exec sleep 30"}}
+	res, err := f.svc.VerifyWork(ctx, VerifyInput{WorkID: w.ID, Cwd: &dir, Commands: []VerifyCommand{first, text("true")}})
 	if err != nil {
 		t.Fatal(err)
 	}
