@@ -72,9 +72,12 @@ func TestConnCallSkipsOtherMessages(t *testing.T) {
 }
 
 func TestConnCallLongLine(t *testing.T) {
-	c, _, out := fakeServer(t)
+	c, requests, out := fakeServer(t)
 	long := strings.Repeat("x", 300<<10)
-	go io.WriteString(out, `{"jsonrpc":"2.0","id":1,"result":{"s":"`+long+`"}}`+"\n")
+	go func() {
+		<-requests.arrived // an answer read before its request was sent matches no call
+		io.WriteString(out, `{"jsonrpc":"2.0","id":1,"result":{"s":"`+long+`"}}`+"\n")
+	}()
 	ex, err := c.Call(ctx5(t), "tools/list", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -85,8 +88,11 @@ func TestConnCallLongLine(t *testing.T) {
 }
 
 func TestConnCallErrorAnswer(t *testing.T) {
-	c, _, out := fakeServer(t)
-	go io.WriteString(out, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found"}}`+"\n")
+	c, requests, out := fakeServer(t)
+	go func() {
+		<-requests.arrived
+		io.WriteString(out, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found"}}`+"\n")
+	}()
 	_, err := c.Call(ctx5(t), "nope", nil)
 	var rpcErr *RPCError
 	if !errors.As(err, &rpcErr) || rpcErr.Code != -32601 {

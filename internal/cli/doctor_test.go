@@ -209,7 +209,7 @@ func TestDoctorJSONWithRealPrograms(t *testing.T) {
 	}
 
 	// Everything doctor started is gone.
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		left := processesWithHome(e.Home())
 		if len(left) == 0 {

@@ -214,7 +214,7 @@ func TestProviderTimeoutDoesNotDelayTheOthers(t *testing.T) {
 		ProviderTimeout: 200 * time.Millisecond,
 		ProgramVersion:  noVersion,
 	})
-	if el := time.Since(start); el > 3*time.Second {
+	if el := time.Since(start); el > 9*time.Second { // without the provider deadline only the 10 s overall one would end Run
 		t.Fatalf("Run took %s with a 200 ms provider deadline", el)
 	}
 	if rep.DeadlineReached {
@@ -261,7 +261,7 @@ func TestOverallDeadlineHoldsWhateverTheAdaptersDo(t *testing.T) {
 		ProviderTimeout: time.Minute,
 		ProgramVersion:  noVersion,
 	})
-	if el := time.Since(start); el > timeout+time.Second {
+	if el := time.Since(start); el > timeout+10*time.Second { // everything hangs forever: any bound proves the deadline
 		t.Fatalf("Run took %s, overall deadline %s", el, timeout)
 	}
 	if !rep.DeadlineReached {
@@ -332,7 +332,7 @@ func TestProviderDeadlineWithFakeClock(t *testing.T) {
 	var rep Report
 	select {
 	case rep = <-done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not return after the provider deadline passed")
 	}
 	c := byProvider(t, rep, providers.Codex)
@@ -554,7 +554,7 @@ func TestExecVersion(t *testing.T) {
 	if _, err := ExecVersion(ctx, hangs); err == nil {
 		t.Fatal("a hanging program gave a version")
 	}
-	if el := time.Since(start); el > 3*time.Second {
+	if el := time.Since(start); el > 20*time.Second { // the program sleeps 30 s
 		t.Fatalf("ExecVersion ignored ctx for %s", el)
 	}
 	if _, err := ExecVersion(context.Background(), filepath.Join(dir, "absent")); err == nil {

@@ -123,7 +123,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 				cursor = page.Next
 				return false
 			}
-			if !p.progress.await(token, 1, 5*time.Second) {
+			if !p.progress.await(token, 1, 20*time.Second) {
 				t.Fatal("a read that waited 1.5 s sent no progress notification")
 			}
 			for _, n := range p.progress.get(token) {

@@ -139,7 +139,7 @@ func testKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T, location string
 			mu.Unlock()
 		}
 	}()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // 40 writes, on a loaded machine and PostgreSQL too
 	for {
 		mu.Lock()
 		n := len(acked)

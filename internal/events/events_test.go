@@ -51,7 +51,7 @@ func waitOpen(t *testing.T, f *fakeStreams) chan providers.NativeEvent {
 	select {
 	case ch := <-f.opened:
 		return ch
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("stream not opened")
 		return nil
 	}

@@ -363,7 +363,7 @@ func TestCheckpointsRunInBackground(t *testing.T) {
 	if err := s.Tx(ctx, func(tx *ent.Tx) error { insertWork(t, ctx, tx, "work_ckpt"); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for s.checkpoints.Load() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("no background checkpoint after a committed write")

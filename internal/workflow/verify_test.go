@@ -170,7 +170,9 @@ func TestVerifyTimeoutAndKillEscalation(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, w, dir := verifyFixture(t, func(o *Options) {
-		o.VerifyTimeout = 300 * time.Millisecond
+		// Long enough for the helper (this test binary) to start and
+		// ignore SIGTERM on a loaded machine before its timeout comes.
+		o.VerifyTimeout = 3 * time.Second
 		o.Environ = func() []string { return []string{"PATH=/usr/bin:/bin", envHelper + "=ignore-term"} }
 	})
 	start := time.Now()
@@ -183,7 +185,7 @@ func TestVerifyTimeoutAndKillEscalation(t *testing.T) {
 	}
 	// A bound, not a measure: the 30 s sleep was stopped at its timeout,
 	// not waited for.
-	if elapsed := time.Since(start); elapsed > 20*time.Second {
+	if elapsed := time.Since(start); elapsed > 25*time.Second {
 		t.Fatalf("verification took %v", elapsed)
 	}
 	sleep, stubborn := res.Commands[0], res.Commands[1]
@@ -286,8 +288,22 @@ func TestVerifyGitFacts(t *testing.T) {
 func TestVerifyCanceledStillRecordsWhatRan(t *testing.T) {
 	f, w, dir := verifyFixture(t)
 	ctx, cancel := context.WithCancel(f.ctx)
-	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
-	res, err := f.svc.VerifyWork(ctx, VerifyInput{WorkID: w.ID, Cwd: &dir, Commands: []VerifyCommand{text("sleep 30"), text("true")}})
+	defer cancel()
+	// Cancel once the first command runs (it says so with a file), not
+	// after a fixed time: on a loaded machine the run may not have begun.
+	started := filepath.Join(t.TempDir(), "started")
+	go func() {
+		defer cancel()
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(started); err == nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the deadline
+		}
+	}()
+	first := VerifyCommand{Executable: "sh", Args: []string{"-c", "touch '" + started + "' && exec sleep 30"}}
+	res, err := f.svc.VerifyWork(ctx, VerifyInput{WorkID: w.ID, Cwd: &dir, Commands: []VerifyCommand{first, text("true")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func testPrompt(t *testing.T, s *conformance) {
 	if turn.StopReason != "end_turn" {
 		t.Fatalf("stopReason %q, want end_turn", turn.StopReason)
 	}
-	wait(t, 5*time.Second, "the prompt's result event", func() bool { return has(s.ev.since(n), "session/prompt") })
+	wait(t, 30*time.Second, "the prompt's result event", func() bool { return has(s.ev.since(n), "session/prompt") })
 	evs := s.ev.since(n)
 	if got := text(evs, "agent_message_chunk"); !strings.Contains(got, s.p.helloReply) {
 		t.Fatalf("streamed text %q lacks %q; events %v", got, s.p.helloReply, kinds(evs))
@@ -219,7 +219,7 @@ func testPermission(t *testing.T, s *conformance, kind string) {
 	}
 	// Our reply carried the agent's own option id for that kind.
 	wantReply := `"optionId":"` + d.Option.ID + `"`
-	wait(t, 5*time.Second, "the reply in the trace", func() bool {
+	wait(t, 30*time.Second, "the reply in the trace", func() bool {
 		for _, e := range s.p.trace.Entries() {
 			if e.Dir == string(acp.ToAgent) && strings.Contains(string(e.Msg), wantReply) {
 				return true
@@ -227,19 +227,22 @@ func testPermission(t *testing.T, s *conformance, kind string) {
 		}
 		return false
 	})
+	ended := time.After(90 * time.Second)
+answering:
 	for {
 		// OpenCode may ask again for the same edit; answer alike.
 		select {
 		case <-turn.Done():
+			break answering
+		case <-ended:
+			t.Fatalf("turn %s did not end within 90 s of the %s answer", turn.ID, kind)
 		case <-time.After(50 * time.Millisecond):
 			if p := s.c.Pending(); len(p) > 0 {
 				if _, err := s.c.Respond(ctxT(t, 10*time.Second), s.sid, p[0].RequestID, kind); err != nil {
 					t.Fatalf("respond again: %v", err)
 				}
 			}
-			continue
 		}
-		break
 	}
 	awaitTurn(t, turn, 90*time.Second)
 	t.Logf("stopReason %s; events %v", turn.StopReason, kinds(s.ev.since(n)))
@@ -466,7 +469,7 @@ func testLoad(t *testing.T, s *conformance) {
 		t.Fatalf("loaded %q", setup.SessionID)
 	}
 	ev := collect(t, c, s.sid)
-	wait(t, 5*time.Second, "the replayed history", func() bool {
+	wait(t, 30*time.Second, "the replayed history", func() bool {
 		return strings.Contains(text(ev.all(), "user_message_chunk"), s.p.hello)
 	})
 	if !strings.Contains(text(ev.all(), "agent_message_chunk"), s.p.helloReply) {

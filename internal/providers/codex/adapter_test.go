@@ -55,7 +55,7 @@ func (h *recHost) poke() {
 // waitOutcome waits for an outcome for ref.
 func (h *recHost) waitOutcome(t *testing.T, ref string) outcome {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		h.mu.Lock()
 		for _, o := range h.outcomes {
@@ -76,7 +76,7 @@ func (h *recHost) waitOutcome(t *testing.T, ref string) outcome {
 
 func (h *recHost) waitEvent(t *testing.T, typ string) providers.NativeEvent {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		h.mu.Lock()
 		for _, e := range h.events {
@@ -402,11 +402,17 @@ func TestSimCrashBeforeAnswerIsUncertain(t *testing.T) {
 
 func TestSimTimeoutIsUncertainAndConnectionSurvives(t *testing.T) {
 	h := newRecHost()
-	a, state := simAdapter(t, h, func(c *Config) { c.CallTimeout = 300 * time.Millisecond })
+	// The bound applies to every call, the set-up's and the next send's
+	// too: 2 s leaves a loaded machine room to answer those, and the HANG
+	// call still ends by the bound.
+	a, state := simAdapter(t, h, func(c *Config) { c.CallTimeout = 2 * time.Second })
 	ctx := ctxT(t)
-	s, _ := a.CreateSession(ctx, providers.CreateOptions{})
+	s, err := a.CreateSession(ctx, providers.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pid := a.PID()
-	_, err := a.Send(ctx, s.NativeID, "HANG", providers.SendOptions{})
+	_, err = a.Send(ctx, s.NativeID, "HANG", providers.SendOptions{})
 	if err == nil || !providers.IsUncertain(err) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error = %v", err)
 	}

@@ -365,7 +365,7 @@ func simAdapter(t *testing.T, host *recHost, mutate func(*Config)) (*Adapter, st
 		Program:     exe + " -test.run=^$",
 		Env:         append(os.Environ(), "CODEX_SIM_APP_SERVER=1", "CODEX_SIM_STATE="+state),
 		Host:        host,
-		CallTimeout: 5 * time.Second,
+		CallTimeout: 15 * time.Second, // generous for a loaded machine; the timeout test sets its own
 		RetryAfter:  time.Millisecond,
 	}
 	if mutate != nil {

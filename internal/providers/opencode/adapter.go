@@ -5,8 +5,11 @@
 //
 // The adapter talks to OPENCODE_SERVER_URL when set; a remote (non-loopback)
 // URL must use HTTPS (unless OPENCODE_ALLOW_INSECURE_REMOTE=1) and carry
-// credentials, and is never silently replaced by a local server. Otherwise it
-// tries http://127.0.0.1:4096, then the loopback listeners of /proc/net/tcp
+// credentials, and is never silently replaced by a local server. A loopback
+// URL that does not answer is replaced only until it first answers: once it
+// did, the adapter keeps to it (its sessions live there) and calls fail with
+// a *ConnectError until it answers again. Otherwise it tries
+// http://127.0.0.1:4096, then the loopback listeners of /proc/net/tcp
 // and /proc/net/tcp6 that answer GET /global/health as OpenCode, then starts
 // `opencode serve --hostname 127.0.0.1 --port <free> --pure` in its own
 // process group and reuses it (starting it again if it dies) unless

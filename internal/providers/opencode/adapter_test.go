@@ -293,6 +293,36 @@ func TestConfiguredLoopbackFallsBackToDefault(t *testing.T) {
 	}
 }
 
+// TestConfiguredLoopbackThatAnsweredIsNotReplaced: once the configured
+// server answered, a restart of it (health failing for a while) is waited
+// for; the default server never gets its prompts or credentials.
+func TestConfiguredLoopbackThatAnsweredIsNotReplaced(t *testing.T) {
+	configured, local := newFakeServer(t), newFakeServer(t)
+	a := New(Config{ServerURL: configured.URL, Password: "pw-configured", DefaultURL: local.URL, DisableScan: true, DisableAutoStart: true}, nil)
+	defer a.Close()
+	ctx := ctxT(t, 10*time.Second)
+	if got, err := a.Endpoint(ctx); err != nil || got != configured.URL {
+		t.Fatalf("Endpoint = %q, %v; want %s", got, err, configured.URL)
+	}
+	healthy := func(w http.ResponseWriter, r *http.Request) {
+		writeJSONResp(w, 200, map[string]any{"healthy": true, "version": PinnedVersion})
+	}
+	configured.handle("GET /global/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	a.invalidate(a.ep) // what a failed call does
+	_, err := a.Endpoint(ctx)
+	var ce *ConnectError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "stopped answering") || !strings.Contains(ce.Reason, configured.URL) {
+		t.Fatalf("Endpoint while the configured server is down = %v; want a ConnectError naming it", err)
+	}
+	if n := local.hits("GET", "/global/health"); n != 0 {
+		t.Fatalf("the default server was contacted %d times", n)
+	}
+	configured.handle("GET /global/health", healthy)
+	if got, err := a.Endpoint(ctx); err != nil || got != configured.URL {
+		t.Fatalf("Endpoint after the configured server is back = %q, %v", got, err)
+	}
+}
+
 func TestScanFindsLoopbackListener(t *testing.T) {
 	srv := newFakeServer(t)
 	_, portStr, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
@@ -859,5 +889,72 @@ func TestLostServerIsNotReplacedByAnother(t *testing.T) {
 	defer back.Close()
 	if got, err := a.Endpoint(ctx); err != nil || got != held.URL {
 		t.Fatalf("after the restart Endpoint = %q, %v; want %s", got, err, held.URL)
+	}
+}
+
+// TestCatchUpAskedForDuringOneRunsAgain: a session.idle that arrives while
+// a catch-up is still reading the stored messages (its answer may predate
+// the reply's end) makes one more catch-up run after it, so the finished
+// reply is seen. Dropping that request left the receipt queued for good
+// (seen on a loaded machine in e2e TestFaultsOpenCode).
+func TestCatchUpAskedForDuringOneRunsAgain(t *testing.T) {
+	f := newFakeServer(t)
+	f.session("ses_a", "/tmp/a")
+	f.handle("POST /session/ses_a/prompt_async", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
+	host := newHost()
+	a := New(Config{ServerURL: f.URL, DisableScan: true, DisableAutoStart: true}, host)
+	defer a.Close()
+	ctx := ctxT(t, 20*time.Second)
+
+	var user atomic.Value
+	user.Store("")
+	var finished atomic.Bool
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	f.handle("GET /session/ses_a/message", func(w http.ResponseWriter, r *http.Request) {
+		stale := !finished.Load()
+		if calls.Add(1) == 1 {
+			close(entered)
+			<-release // the first read is slow and answers what it saw when it began
+		}
+		msgs := []map[string]any{{"info": map[string]any{"id": user.Load().(string), "role": "user"}, "parts": []map[string]any{{"type": "text", "text": "the prompt"}}}}
+		if !stale {
+			msgs = append(msgs, map[string]any{"info": map[string]any{"id": "msg_reply", "role": "assistant", "parentID": user.Load().(string),
+				"finish": "stop", "time": map[string]any{"created": 1, "completed": 2}}, "parts": []map[string]any{}})
+		}
+		writeJSONResp(w, 200, msgs)
+	})
+	rc, err := a.Send(ctx, "ses_a", "the prompt", providers.SendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user.Store(rc.NativeTurnID)
+	idle := map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}}
+	f.push("/tmp/a", idle)
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("no catch-up read the stored messages")
+	}
+	// The reply ends while that read is under way; its idle asks for
+	// another catch-up.
+	finished.Store(true)
+	f.push("/tmp/a", idle)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a.hub.mu.Lock()
+		again := a.hub.catchUpAgain["ses_a"]
+		a.hub.mu.Unlock()
+		if again {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the idle seen during the catch-up was not noted")
+		}
+		time.Sleep(time.Millisecond) // polling a condition, bounded by the deadline
+	}
+	close(release)
+	if o := host.wait(t, rc.Ref, 10*time.Second); o.status != providers.StatusCompleted {
+		t.Fatalf("outcome %+v", o)
 	}
 }

@@ -133,7 +133,7 @@ func (a *Adapter) reconnect(ctx context.Context, held *endpoint) (*endpoint, err
 	v, err := a.probeWithin(ctx, held.base, a.cfg.RequestTimeout)
 	if err != nil {
 		return nil, &ConnectError{
-			Reason:       fmt.Sprintf("the OpenCode server at %s (%s), where this runtime found its OpenCode sessions, is not answering: %v; no other server is used in its place", held.base, held.source, err),
+			Reason:       fmt.Sprintf("the OpenCode server at %s (%s), where this runtime found its OpenCode sessions, stopped answering: %v; no other server is used in its place", held.base, held.source, err),
 			Fix:          "start that OpenCode server again at the same address, or restart the runtime to look for another",
 			Unauthorized: isUnauthorized(err),
 		}

@@ -58,6 +58,10 @@ type hub struct {
 	lastBase string      // the endpoint of the last stream attempt
 
 	catchingUp map[string]bool // sessions being reconciled
+	// catchUpAgain marks sessions asked to reconcile while a catch-up was
+	// already reading: that read may predate what prompted the request (a
+	// reply that finished meanwhile), so one more runs after it.
+	catchUpAgain map[string]bool
 }
 
 // liveState is what the stream last showed of one session.
@@ -131,7 +135,8 @@ func newHub(a *Adapter) *hub {
 		turnOf:  map[string]string{},
 		live:    map[string]*liveState{},
 
-		catchingUp: map[string]bool{},
+		catchingUp:   map[string]bool{},
+		catchUpAgain: map[string]bool{},
 	}
 }
 
@@ -1042,11 +1047,27 @@ func (h *hub) followedLocked() []string {
 	return sids
 }
 
+// unresolvedLocked reports whether a followed prompt of sid has no outcome
+// yet.
+func (h *hub) unresolvedLocked(sid string) bool {
+	for _, ps := range h.pending[sid] {
+		if !ps.resolved {
+			return true
+		}
+	}
+	return false
+}
+
 // reconcileLocked starts catching up the given sessions from their stored
-// messages, at most one catch-up per session at a time.
+// messages, at most one catch-up per session at a time; a request made
+// while one runs makes one more run after it.
 func (h *hub) reconcileLocked(sids ...string) {
 	for _, sid := range sids {
-		if h.closing || h.catchingUp[sid] {
+		if h.closing {
+			continue
+		}
+		if h.catchingUp[sid] {
+			h.catchUpAgain[sid] = true
 			continue
 		}
 		h.catchingUp[sid] = true
@@ -1072,6 +1093,12 @@ func (h *hub) reconcile(sid string) {
 	var reports []report
 	if err == nil { // on error the events will tell, or the receipt stays queued
 		reports = h.settleFromMessagesLocked(sid, msgs)
+	}
+	if h.catchUpAgain[sid] {
+		delete(h.catchUpAgain, sid)
+		if h.unresolvedLocked(sid) {
+			h.reconcileLocked(sid)
+		}
 	}
 	h.maybeStopLocked()
 	h.mu.Unlock()

@@ -33,15 +33,24 @@ const (
 	eventTimeout = 60 * time.Second
 )
 
+// realConfig binds an adapter to the test's server only. A server busy
+// with other tests' turns on a loaded machine can take more than the
+// default 10 s to answer, and must not make the adapter fall back to
+// 127.0.0.1:4096, where another process's OpenCode may listen: the
+// default URL is a closed port.
+func realConfig(url, password string) Config {
+	return Config{
+		ServerURL: url, Password: password, DefaultURL: "http://127.0.0.1:1",
+		DisableScan: true, DisableAutoStart: true, RequestTimeout: 60 * time.Second,
+	}
+}
+
 // realAdapter returns an adapter bound to the shared server.
 func realAdapter(t *testing.T) (*Adapter, *recordingHost, *realpeers.OpenCodeServer, *fakemodel.Server) {
 	t.Helper()
 	srv, fm := shared.Get(t)
 	host := newHost()
-	a := New(Config{
-		ServerURL: srv.URL, Password: srv.Password,
-		DisableScan: true, DisableAutoStart: true,
-	}, host)
+	a := New(realConfig(srv.URL, srv.Password), host)
 	t.Cleanup(func() { _ = a.Close() })
 	t.Cleanup(func() { diagnose(t, fm, srv) })
 	return a, host, srv, fm
@@ -256,7 +265,7 @@ func TestRealProviderErrorRejectsReceipt(t *testing.T) {
 
 func TestRealWrongPasswordIsUnauthorized(t *testing.T) {
 	srv, _ := shared.Get(t)
-	a := New(Config{ServerURL: srv.URL, Password: "wrong", DisableScan: true, DisableAutoStart: true}, nil)
+	a := New(realConfig(srv.URL, "wrong"), nil)
 	t.Cleanup(func() { _ = a.Close() })
 	caps := a.Capabilities(ctxT(t, 30*time.Second))
 	if caps.Authorization != "unauthorized" || caps.Discovery.State != providers.Unavailable || strings.Contains(caps.Discovery.Reason, "wrong") {
@@ -271,7 +280,7 @@ func TestRealPermissionAskAndReply(t *testing.T) {
 	srv := realpeers.OpenCodeFor(t, cfg)
 	t.Cleanup(func() { diagnose(t, fm, srv) })
 	host := newHost()
-	a := New(Config{ServerURL: srv.URL, DisableScan: true, DisableAutoStart: true}, host)
+	a := New(realConfig(srv.URL, ""), host)
 	t.Cleanup(func() { _ = a.Close() })
 	ctx := ctxT(t, 2*turnTimeout)
 
