@@ -24,9 +24,9 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/freebuff"
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
-	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/testutil/answercheck"
 	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
