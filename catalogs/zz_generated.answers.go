@@ -670,16 +670,17 @@ type Participant struct {
 // PendingPermission is the answer record pendingPermission
 // (spec/records.yaml).
 type PendingPermission struct {
-	Provider    string             `json:"provider"`
-	RequestID   string             `json:"requestId"`
-	NativeID    string             `json:"nativeId"`
-	Method      string             `json:"method"`
-	Title       *string            `json:"title,omitempty"`
-	Options     []PermissionOption `json:"options"`
-	RequestedAt string             `json:"requestedAt"`
-	Detail      any                `json:"detail,omitempty"`
-	Paths       *[]string          `json:"paths,omitempty"`
-	Conflicts   *[]EditConflict    `json:"conflicts,omitempty"`
+	Provider     string             `json:"provider"`
+	RequestID    string             `json:"requestId"`
+	NativeID     string             `json:"nativeId"`
+	Method       string             `json:"method"`
+	Title        *string            `json:"title,omitempty"`
+	Options      []PermissionOption `json:"options"`
+	RequestedAt  string             `json:"requestedAt"`
+	Detail       any                `json:"detail,omitempty"`
+	Paths        *[]string          `json:"paths,omitempty"`
+	PathsUnknown *bool              `json:"pathsUnknown,omitempty"`
+	Conflicts    *[]EditConflict    `json:"conflicts,omitempty"`
 }
 
 // PermissionOption is the answer record permissionOption

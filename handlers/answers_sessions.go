@@ -150,16 +150,17 @@ func editConflictAnswer(v claims.EditConflict) catalogs.EditConflict {
 
 func pendingPermissionAnswer(r providers.PermissionRequest, conflicts []claims.EditConflict) catalogs.PendingPermission {
 	return catalogs.PendingPermission{
-		Provider:    string(r.Provider),
-		RequestID:   r.RequestID,
-		NativeID:    r.NativeID,
-		Method:      r.Method,
-		Title:       opt(r.Title),
-		Options:     mapList(r.Options, permissionOptionAnswer),
-		RequestedAt: timeText(r.RequestedAt),
-		Detail:      r.Detail,
-		Paths:       nonEmpty(r.Paths),
-		Conflicts:   nonEmpty(mapList(conflicts, editConflictAnswer)),
+		Provider:     string(r.Provider),
+		RequestID:    r.RequestID,
+		NativeID:     r.NativeID,
+		Method:       r.Method,
+		Title:        opt(r.Title),
+		Options:      mapList(r.Options, permissionOptionAnswer),
+		RequestedAt:  timeText(r.RequestedAt),
+		Detail:       r.Detail,
+		Paths:        nonEmpty(r.Paths),
+		PathsUnknown: opt(r.PathsUnknown),
+		Conflicts:    nonEmpty(mapList(conflicts, editConflictAnswer)),
 	}
 }
 
