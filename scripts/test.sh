@@ -5,10 +5,20 @@
 # runs. .ci/run calls exactly this script.
 #
 #   FUZZTIME=60s   how long the validator fuzz target runs (default 60s)
+#
+# Besides the tests it runs four guards, each failing the script with what
+# to do: go mod tidy drift, staticcheck (pinned below, config in
+# staticcheck.conf), the race detector (every package's tests run under
+# -race, once) and goroutine leaks (internal/testutil/leakcheck, run by the
+# TestMain of every package that starts goroutines).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# The linter's version: changing it is a reviewed edit, never a drift.
+STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 step() { printf '\n== %s\n' "$*"; }
+fail() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
 
 step "install pinned provider programs"
 scripts/install-providers.sh
@@ -38,8 +48,14 @@ if [[ -n "$unformatted" ]]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+step "go mod tidy: go.mod and go.sum are what the imports need"
+go mod tidy -diff || fail "go.mod/go.sum drifted from the imports (diff above); run: go mod tidy"
+
 step "go vet"
 go vet ./...
+
+step "staticcheck (${STATICCHECK#*@}, staticcheck.conf)"
+go run "$STATICCHECK" ./... || fail "staticcheck found problems (above); fix them in the code, or in gen/ for generated files"
 
 step "cross-build, vet and compile the tests for Windows and macOS"
 for goos in windows darwin; do
@@ -64,8 +80,25 @@ if [[ -n "$(git status --porcelain -- internal/store)" ]]; then
 	echo "internal/store DDL drifted from ent/schema; run: go generate ./internal/store"; git status --short -- internal/store; exit 1
 fi
 
-step "go test"
-go test -count=1 ./...
+# Every package's tests run once, under the race detector; the TestMain of
+# each package that starts goroutines (internal/testutil/leakcheck) fails it
+# when a goroutine outlives its tests. The packages whose tests drive the
+# real provider programs are those whose test binary links
+# internal/testutil/realpeers; they run second, as their own step, so a
+# failure says which kind of test it is. Both sets are under -race: measured
+# on 2 cores, it keeps .ci/run well inside its 30 minutes (README).
+realpeers="$(go list -m)/internal/testutil/realpeers"
+mapfile -t real_pkgs < <(go list -test -f '{{if .ForTest}}{{.ForTest}}{{range .Deps}}{{if eq . "'"$realpeers"'"}} real{{end}}{{end}}{{end}}' ./... | awk '$2 == "real" {print $1}' | sort -u)
+mapfile -t other_pkgs < <(go list ./... | grep -vxF -f <(printf '%s\n' "${real_pkgs[@]}"))
+((${#real_pkgs[@]} > 0 && ${#other_pkgs[@]} > 0)) || fail "could not split the packages by internal/testutil/realpeers (go list above)"
+
+step "go test -race: ${#other_pkgs[@]} packages without the real provider programs"
+go test -race -count=1 "${other_pkgs[@]}" ||
+	fail "go test -race failed (above): a failing test, a DATA RACE report, or leakcheck naming goroutines left running"
+
+step "go test -race: ${#real_pkgs[@]} packages driving the real provider programs (${real_pkgs[*]##*/})"
+go test -race -count=1 "${real_pkgs[@]}" ||
+	fail "go test -race on the real-provider packages failed (above): a failing test, a DATA RACE report, or leakcheck naming goroutines left running"
 
 step "store-backed suites once more on a PostgreSQL team store (INTEROP_TEST_STORE=postgres)"
 INTEROP_TEST_STORE=postgres go test -count=1 ./internal/workflow ./internal/conversations ./internal/claims \

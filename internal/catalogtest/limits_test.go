@@ -295,82 +295,89 @@ type sizeCheck struct{ where, size, bound, value string }
 func ownSizeBounds(t *testing.T, root, dir string) []sizeCheck {
 	t.Helper()
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, filepath.Join(root, dir), func(fi os.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
+	names, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := map[string]*ast.File{}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = f
+	}
 	var out []sizeCheck
-	for _, p := range pkgs {
-		consts := map[string]ast.Expr{}
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
-					for _, sp := range g.Specs {
-						vs := sp.(*ast.ValueSpec)
-						for i, n := range vs.Names {
-							if i < len(vs.Values) {
-								consts[n.Name] = vs.Values[i]
-							}
+	consts := map[string]ast.Expr{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				for _, sp := range g.Specs {
+					vs := sp.(*ast.ValueSpec)
+					for i, n := range vs.Names {
+						if i < len(vs.Values) {
+							consts[n.Name] = vs.Values[i]
 						}
 					}
 				}
 			}
 		}
-		for name, f := range p.Files {
-			// Locals holding a size (n := utf8.RuneCountInString(s)) count
-			// as the size itself.
-			sizes := map[string]bool{}
-			ast.Inspect(f, func(n ast.Node) bool {
-				if as, ok := n.(*ast.AssignStmt); ok && len(as.Lhs) == len(as.Rhs) {
-					for i, r := range as.Rhs {
-						if id, ok := as.Lhs[i].(*ast.Ident); ok && isSizeCall(r) {
-							sizes[id.Name] = true
-						}
+	}
+	for name, f := range files {
+		// Locals holding a size (n := utf8.RuneCountInString(s)) count
+		// as the size itself.
+		sizes := map[string]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if as, ok := n.(*ast.AssignStmt); ok && len(as.Lhs) == len(as.Rhs) {
+				for i, r := range as.Rhs {
+					if id, ok := as.Lhs[i].(*ast.Ident); ok && isSizeCall(r) {
+						sizes[id.Name] = true
 					}
 				}
-				return true
-			})
-			isSize := func(e ast.Expr) bool {
-				if id, ok := e.(*ast.Ident); ok {
-					return sizes[id.Name]
-				}
-				return isSizeCall(e)
 			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				be, ok := n.(*ast.BinaryExpr)
-				if !ok {
-					return true
-				}
-				// Upper bounds only: size > b, size <= b, b < size, b >= size.
-				var size, bound ast.Expr
-				switch be.Op {
-				case token.GTR, token.LEQ:
-					size, bound = be.X, be.Y
-				case token.LSS, token.GEQ:
-					size, bound = be.Y, be.X
-				default:
-					return true
-				}
-				if !isSize(size) {
-					return true
-				}
-				v, own := ownConstant(bound, consts, 0)
-				if !own || v == "0" || v == "1" {
-					return true
-				}
-				label := renderExpr(bound)
-				if _, lit := bound.(*ast.BasicLit); lit {
-					label = v
-				}
-				out = append(out, sizeCheck{
-					where: filepath.ToSlash(filepath.Join(dir, filepath.Base(name))) + ":" + strconv.Itoa(fset.Position(be.Pos()).Line),
-					size:  renderExpr(size), bound: label, value: v,
-				})
-				return true
-			})
+			return true
+		})
+		isSize := func(e ast.Expr) bool {
+			if id, ok := e.(*ast.Ident); ok {
+				return sizes[id.Name]
+			}
+			return isSizeCall(e)
 		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			be, ok := n.(*ast.BinaryExpr)
+			if !ok {
+				return true
+			}
+			// Upper bounds only: size > b, size <= b, b < size, b >= size.
+			var size, bound ast.Expr
+			switch be.Op {
+			case token.GTR, token.LEQ:
+				size, bound = be.X, be.Y
+			case token.LSS, token.GEQ:
+				size, bound = be.Y, be.X
+			default:
+				return true
+			}
+			if !isSize(size) {
+				return true
+			}
+			v, own := ownConstant(bound, consts, 0)
+			if !own || v == "0" || v == "1" {
+				return true
+			}
+			label := renderExpr(bound)
+			if _, lit := bound.(*ast.BasicLit); lit {
+				label = v
+			}
+			out = append(out, sizeCheck{
+				where: filepath.ToSlash(filepath.Join(dir, filepath.Base(name))) + ":" + strconv.Itoa(fset.Position(be.Pos()).Line),
+				size:  renderExpr(size), bound: label, value: v,
+			})
+			return true
+		})
 	}
 	return out
 }

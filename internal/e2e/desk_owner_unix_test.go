@@ -24,8 +24,8 @@ func startServe(t *testing.T, env []string) *runtimeProc {
 	t.Helper()
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = env
-	stderr := &strings.Builder{}
-	cmd.Stderr = &lockedWriter{w: stderr}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-desk", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -83,7 +83,7 @@ func newRig(t *testing.T, provider string) *rig {
 type runtimeProc struct {
 	cs     *mcp.ClientSession
 	cmd    *exec.Cmd
-	stderr *strings.Builder
+	stderr *lockedBuffer // written by the process's copier goroutine
 }
 
 // start runs the binary with the rig's environment plus extra variables.
@@ -96,8 +96,8 @@ func (r *rig) start(extra ...string) *runtimeProc {
 	}
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = env.Environ()
-	stderr := &strings.Builder{}
-	cmd.Stderr = &lockedWriter{w: stderr}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	client := newClient(r.t, "e2e-faults", cmd.Args, cmd.Env, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -114,17 +114,6 @@ func (r *rig) start(extra ...string) *runtimeProc {
 		}
 	})
 	return rt
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // kill SIGKILLs the runtime and waits until it is gone (and reaped), and

@@ -55,9 +55,9 @@ func statusCall(id string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"get_runtime_status","arguments":{}}}`
 }
 
-// run starts the binary with stdin from in, and returns its answers, exit
-// error and stderr once it exited.
-func runWithInput(t *testing.T, env []string, write func(w io.Writer)) (answers, error, string) {
+// runWithInput starts the binary with stdin written by write, and returns
+// its answers, stderr and exit error once it exited.
+func runWithInput(t *testing.T, env []string, write func(w io.Writer)) (answers, string, error) {
 	t.Helper()
 	cmd := exec.Command(binary, "serve", "--profile", "minimal")
 	cmd.Env = env
@@ -79,7 +79,7 @@ func runWithInput(t *testing.T, env []string, write func(w io.Writer)) (answers,
 		t.Fatal("stdout still open 2 min after stdin closed")
 	}
 	err := cmd.Wait()
-	return a, err, stderr.String()
+	return a, stderr.String(), err
 }
 
 func nest(depth int, inner string) string {
@@ -102,7 +102,7 @@ func TestHostileFramesNeverEndTheServer(t *testing.T) {
 		"104":                            `{"jsonrpc":"2.0","id":104,"method":"tools/call","params":{"name":"get_runtime_status","_meta":{"progressToken":1e400}}}`,
 		"105":                            `{"jsonrpc":"2.0","id":105,"method":"tools/call","params":7}`,
 	}
-	a, err, stderr := runWithInput(t, isolatedEnv(t), func(w io.Writer) {
+	a, stderr, err := runWithInput(t, isolatedEnv(t), func(w io.Writer) {
 		io.WriteString(w, initLines())
 		n := 0
 		for _, frame := range hostile {
@@ -179,7 +179,7 @@ func TestMutatedFramesNeverEndTheServer(t *testing.T) {
 	}
 	const frames = 5200
 	kept := map[string]string{} // ids of mutated frames that stayed valid requests
-	a, err, stderr := runWithInput(t, isolatedEnv(t), func(w io.Writer) {
+	a, stderr, err := runWithInput(t, isolatedEnv(t), func(w io.Writer) {
 		io.WriteString(w, initLines())
 		for i := range frames {
 			id := fmt.Sprintf(`"m%d"`, i)
@@ -236,7 +236,7 @@ func tail(s string, n int) string {
 // closes are answered, background start-up work stops cleanly, and the
 // process exits 0 without an ERROR line.
 func TestEOFAnswersRequestsAlreadyRead(t *testing.T) {
-	a, err, stderr := runWithInput(t, isolatedEnv(t), func(w io.Writer) {
+	a, stderr, err := runWithInput(t, isolatedEnv(t), func(w io.Writer) {
 		io.WriteString(w, initLines())
 		for i := range 20 {
 			io.WriteString(w, statusCall(fmt.Sprint(i))+"\n")

@@ -50,7 +50,7 @@ func (r *Redactor) JSON(doc []byte) []byte {
 				secretValueAt = k + 1
 			}
 		}
-		red := text
+		var red string
 		if valueOfSecretKey && !isKey && text != "" && !alreadyRedacted(text) {
 			red = Redacted
 		} else {

@@ -88,7 +88,6 @@ type toolCall struct {
 type sessionCalls struct {
 	calls map[string]*toolCall
 	order []string // tool call ids, oldest first
-	cwd   string
 }
 
 // diffBook records the diff-bearing tool calls of every session, across
@@ -210,18 +209,6 @@ func decodeEdits(content, locations json.RawMessage) []edit {
 	return out
 }
 
-// setCWD remembers the session's workspace (paths are shown relative to it).
-func (b *diffBook) setCWD(sessionID, cwd string) {
-	if cwd == "" {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if sc := b.sessions[sessionID]; sc != nil {
-		sc.cwd = cwd
-	}
-}
-
 // diff builds the diff of turn (the latest turn with diff content when
 // turn is "").
 func (b *diffBook) diff(sessionID, turn, cwd string) (DiffResult, bool) {
@@ -231,9 +218,6 @@ func (b *diffBook) diff(sessionID, turn, cwd string) (DiffResult, bool) {
 	sc := b.sessions[sessionID]
 	if sc == nil {
 		return res, turn == ""
-	}
-	if cwd == "" {
-		cwd = sc.cwd
 	}
 	if turn == "" {
 		for i := len(sc.order) - 1; i >= 0 && turn == ""; i-- {

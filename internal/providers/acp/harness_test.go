@@ -16,6 +16,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/testutil/acpsim"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
+	"github.com/agent-interop/runtime/internal/testutil/leakcheck"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
@@ -34,9 +35,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(leakcheck.Main(m, func() { _ = os.RemoveAll(dir) }))
 }
 
 // wait polls cond until it holds or the deadline passes.

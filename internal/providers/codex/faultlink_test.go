@@ -39,7 +39,6 @@ var errCut = errors.New("fault injection: connection cut")
 // while the process keeps running, so a thousand faults cost no restart.
 // Every turn/start written is counted by its text, at the transport.
 type faultHub struct {
-	spec codex.ProcessSpec
 	plan func(text string) faultKind
 	// written is called once a dropped or delayed turn/start was written:
 	// the test then stops waiting for its answer (its caller gives up).

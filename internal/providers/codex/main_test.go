@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agent-interop/runtime/internal/providers/codex"
+	"github.com/agent-interop/runtime/internal/testutil/leakcheck"
 )
 
 // TestMain lets the test binary play two other programs: the simulated
@@ -18,5 +19,5 @@ func TestMain(m *testing.M) {
 	case os.Getenv(childDBEnv) != "":
 		os.Exit(runRuntimeChild())
 	}
-	os.Exit(m.Run())
+	os.Exit(leakcheck.Main(m))
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/providers/cursor"
 	"github.com/agent-interop/runtime/internal/testutil/acpsim"
+	"github.com/agent-interop/runtime/internal/testutil/leakcheck"
 )
 
 var update = flag.Bool("update", false, "rewrite the acpsim fixtures")
@@ -42,9 +43,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(leakcheck.Main(m, func() { _ = os.RemoveAll(dir) }))
 }
 
 type host struct {

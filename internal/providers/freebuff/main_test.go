@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
+	"github.com/agent-interop/runtime/internal/testutil/leakcheck"
 )
 
 // The simulated programs are built once per test run, on first use, into a
@@ -26,9 +27,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(leakcheck.Main(m, func() { _ = os.RemoveAll(dir) }))
 }
 
 // program returns the path of a simulated program, building it on first use.

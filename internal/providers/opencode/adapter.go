@@ -116,6 +116,9 @@ func (a *Adapter) Close() error {
 		return nil
 	}
 	a.hub.close()
+	// Pooled keep-alive connections (two goroutines each) would otherwise
+	// stay open to a server this adapter no longer uses.
+	a.http.CloseIdleConnections()
 	a.epMu.Lock()
 	defer a.epMu.Unlock()
 	if a.managed != nil {

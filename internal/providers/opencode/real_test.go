@@ -13,6 +13,7 @@ import (
 	"github.com/agent-interop/runtime/internal/procgroup"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
+	"github.com/agent-interop/runtime/internal/testutil/leakcheck"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
 )
 
@@ -22,9 +23,7 @@ import (
 var shared = realpeers.SharedOpenCode{Password: "s3cret-pass"}
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	shared.Close()
-	os.Exit(code)
+	os.Exit(leakcheck.Main(m, shared.Close))
 }
 
 // Generous bounds: the machine is shared by several agents.

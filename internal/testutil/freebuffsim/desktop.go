@@ -834,9 +834,7 @@ func (d *Desktop) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-r.Context().Done():
 			d.mu.Lock()
-			if _, ok := d.clients[c]; ok {
-				delete(d.clients, c)
-			}
+			delete(d.clients, c)
 			d.mu.Unlock()
 			return
 		}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/leakcheck"
 )
 
 var shared struct {
@@ -47,12 +49,11 @@ func StopShared() {
 	}
 }
 
-// Main runs the tests and stops the shared cluster: func TestMain(m
-// *testing.M) { os.Exit(pgtest.Main(m)) }.
+// Main runs the tests, stops the shared cluster and then fails the binary
+// when a goroutine leaked (leakcheck.Main): func TestMain(m *testing.M) {
+// os.Exit(pgtest.Main(m)) }.
 func Main(m *testing.M) int {
-	code := m.Run()
-	StopShared()
-	return code
+	return leakcheck.Main(m, StopShared)
 }
 
 // Database returns the URL of a new, empty database on the shared cluster.

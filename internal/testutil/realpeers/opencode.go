@@ -156,6 +156,7 @@ func startOpenCodeOnce(ctx context.Context, opts OpenCodeOptions) (*OpenCodeServ
 // waitHealthy polls /global/health until it answers JSON {healthy:true}.
 func (s *OpenCodeServer) waitHealthy(ctx context.Context) (string, error) {
 	client := &http.Client{Timeout: 2 * time.Second}
+	defer client.CloseIdleConnections() // no pooled connection outlives the wait
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
