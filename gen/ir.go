@@ -473,6 +473,54 @@ func checkSubset(errs *spec.ErrorList, file, where string, s *spec.Schema, refs 
 		errs.Add(file, s.Line, "%s: unresolved $ref %q", where, s.Ref)
 		return
 	}
+	checkPlacement(errs, file, where, s, top, output)
+	if len(s.Type) == 2 && !nullable(s) {
+		errs.Add(file, s.Line, "%s: a two-name type must be [<type>, \"null\"]", where)
+	}
+	if len(s.OneOf) > 0 {
+		checkOneOf(errs, file, where, s, refs, output)
+		return
+	}
+	if isAny(s) {
+		return
+	}
+	t := baseType(s)
+	checkKeywordsApply(errs, file, where, s, t)
+	switch t {
+	case "string":
+		checkString(errs, file, where, s)
+	case "integer":
+		checkInteger(errs, file, where, s, output)
+	case "number":
+		if !output && (s.Minimum == nil || s.Maximum == nil) {
+			errs.Add(file, s.Line, "%s: numbers must state minimum and maximum", where)
+		}
+	case "boolean":
+		if s.Default != nil {
+			if _, ok := s.Default.(bool); !ok {
+				errs.Add(file, s.Line, "%s: default must be a boolean", where)
+			}
+		}
+	case "array":
+		if s.Items == nil {
+			errs.Add(file, s.Line, "%s: arrays must state items", where)
+		}
+		checkSubset(errs, file, where+"[]", s.Items, refs, false, output)
+	case "object":
+		checkObject(errs, file, where, s, refs, output)
+	case "":
+		errs.Add(file, s.Line, "%s: a schema needs a type, oneOf or $ref", where)
+	default:
+		errs.Add(file, s.Line, "%s: unsupported type %q", where, t)
+	}
+	if s.Default != nil && t != "string" && t != "integer" && t != "boolean" {
+		errs.Add(file, s.Line, "%s: default is supported on string, integer and boolean only", where)
+	}
+}
+
+// checkPlacement reports the keywords s may not carry where it stands:
+// in an answer (output) or an input, and at the top level of either.
+func checkPlacement(errs *spec.ErrorList, file, where string, s *spec.Schema, top, output bool) {
 	if output {
 		switch {
 		case s.Default != nil:
@@ -498,28 +546,28 @@ func checkSubset(errs *spec.ErrorList, file, where string, s *spec.Schema, refs 
 	if top && len(s.OneOf) > 0 {
 		errs.Add(file, s.Line, "%s: no oneOf at the top level of an input schema", where)
 	}
-	if len(s.Type) == 2 && !nullable(s) {
-		errs.Add(file, s.Line, "%s: a two-name type must be [<type>, \"null\"]", where)
+}
+
+// checkOneOf checks a oneOf schema: exactly a string and an object
+// branch, each a valid schema, and no type beside it.
+func checkOneOf(errs *spec.ErrorList, file, where string, s *spec.Schema, refs *refTable, output bool) {
+	if len(s.Type) > 0 {
+		errs.Add(file, s.Line, "%s: oneOf replaces type", where)
 	}
-	if len(s.OneOf) > 0 {
-		if len(s.Type) > 0 {
-			errs.Add(file, s.Line, "%s: oneOf replaces type", where)
-		}
-		var kinds []string
-		for _, o := range s.OneOf {
-			kinds = append(kinds, baseType(o))
-			checkSubset(errs, file, where, o, refs, false, output)
-		}
-		sort.Strings(kinds)
-		if !slices.Equal(kinds, []string{"object", "string"}) {
-			errs.Add(file, s.Line, "%s: oneOf must be exactly a string branch and an object branch", where)
-		}
-		return
+	var kinds []string
+	for _, o := range s.OneOf {
+		kinds = append(kinds, baseType(o))
+		checkSubset(errs, file, where, o, refs, false, output)
 	}
-	if isAny(s) {
-		return
+	sort.Strings(kinds)
+	if !slices.Equal(kinds, []string{"object", "string"}) {
+		errs.Add(file, s.Line, "%s: oneOf must be exactly a string branch and an object branch", where)
 	}
-	t := baseType(s)
+}
+
+// checkKeywordsApply reports the keywords s carries that do not apply to
+// its type t.
+func checkKeywordsApply(errs *spec.ErrorList, file, where string, s *spec.Schema, t string) {
 	bad := func(kw string) { errs.Add(file, s.Line, "%s: %s does not apply to type %s", where, kw, t) }
 	if t != "string" {
 		if s.MinLength != nil || s.MaxLength != nil {
@@ -541,81 +589,68 @@ func checkSubset(errs *spec.ErrorList, file, where string, s *spec.Schema, refs 
 	if t != "object" && (s.Properties != nil || len(s.Required) > 0) {
 		bad("properties/required")
 	}
-	switch t {
-	case "string":
-		if s.Pattern != "" {
-			if _, err := regexp.Compile(s.Pattern); err != nil {
-				errs.Add(file, s.Line, "%s: pattern does not compile: %v", where, err)
-			}
+}
+
+// checkString checks a string schema's pattern, length bounds and default.
+func checkString(errs *spec.ErrorList, file, where string, s *spec.Schema) {
+	if s.Pattern != "" {
+		if _, err := regexp.Compile(s.Pattern); err != nil {
+			errs.Add(file, s.Line, "%s: pattern does not compile: %v", where, err)
 		}
-		if s.MinLength != nil && s.MaxLength != nil && *s.MinLength > *s.MaxLength {
-			errs.Add(file, s.Line, "%s: minLength exceeds maxLength", where)
-		}
-		if s.Default != nil {
-			if _, ok := s.Default.(string); !ok {
-				errs.Add(file, s.Line, "%s: default must be a string", where)
-			} else if len(s.Enum) > 0 && !slices.Contains(s.Enum, s.Default.(string)) {
-				errs.Add(file, s.Line, "%s: default is not in enum", where)
-			}
-		}
-	case "integer":
-		if output && s.Minimum == nil && s.Maximum == nil {
-			break
-		}
-		if s.Minimum == nil || s.Maximum == nil {
-			errs.Add(file, s.Line, "%s: integers must state minimum and maximum", where)
-			break
-		}
-		for _, b := range []float64{*s.Minimum, *s.Maximum} {
-			if b != math.Trunc(b) || math.Abs(b) > maxSafeInt {
-				errs.Add(file, s.Line, "%s: integer bounds must be whole numbers within ±2^53-1", where)
-			}
-		}
-		if *s.Minimum > *s.Maximum {
-			errs.Add(file, s.Line, "%s: minimum exceeds maximum", where)
-		}
-		if s.Default != nil {
-			d, ok := s.Default.(int)
-			if !ok {
-				errs.Add(file, s.Line, "%s: default must be an integer", where)
-			} else if float64(d) < *s.Minimum || float64(d) > *s.Maximum {
-				errs.Add(file, s.Line, "%s: default is out of bounds", where)
-			}
-		}
-	case "number":
-		if !output && (s.Minimum == nil || s.Maximum == nil) {
-			errs.Add(file, s.Line, "%s: numbers must state minimum and maximum", where)
-		}
-	case "boolean":
-		if s.Default != nil {
-			if _, ok := s.Default.(bool); !ok {
-				errs.Add(file, s.Line, "%s: default must be a boolean", where)
-			}
-		}
-	case "array":
-		if s.Items == nil {
-			errs.Add(file, s.Line, "%s: arrays must state items", where)
-		}
-		checkSubset(errs, file, where+"[]", s.Items, refs, false, output)
-	case "object":
-		for _, r := range s.Required {
-			if s.Properties[r] == nil {
-				errs.Add(file, s.Line, "%s: required property %q is not defined", where, r)
-			}
-		}
-		for _, k := range s.PropertyOrder {
-			checkSubset(errs, file, where+"."+k, s.Properties[k], refs, false, output)
-			if !validJSONName(k) {
-				errs.Add(file, s.Line, "%s: property name %q must be a camelCase identifier", where, k)
-			}
-		}
-	case "":
-		errs.Add(file, s.Line, "%s: a schema needs a type, oneOf or $ref", where)
-	default:
-		errs.Add(file, s.Line, "%s: unsupported type %q", where, t)
 	}
-	if s.Default != nil && t != "string" && t != "integer" && t != "boolean" {
-		errs.Add(file, s.Line, "%s: default is supported on string, integer and boolean only", where)
+	if s.MinLength != nil && s.MaxLength != nil && *s.MinLength > *s.MaxLength {
+		errs.Add(file, s.Line, "%s: minLength exceeds maxLength", where)
+	}
+	if s.Default != nil {
+		if _, ok := s.Default.(string); !ok {
+			errs.Add(file, s.Line, "%s: default must be a string", where)
+		} else if len(s.Enum) > 0 && !slices.Contains(s.Enum, s.Default.(string)) {
+			errs.Add(file, s.Line, "%s: default is not in enum", where)
+		}
+	}
+}
+
+// checkInteger checks an integer schema's bounds (required in inputs,
+// whole and JSON-safe) and its default.
+func checkInteger(errs *spec.ErrorList, file, where string, s *spec.Schema, output bool) {
+	if output && s.Minimum == nil && s.Maximum == nil {
+		return
+	}
+	if s.Minimum == nil || s.Maximum == nil {
+		errs.Add(file, s.Line, "%s: integers must state minimum and maximum", where)
+		return
+	}
+	for _, b := range []float64{*s.Minimum, *s.Maximum} {
+		if b != math.Trunc(b) || math.Abs(b) > maxSafeInt {
+			errs.Add(file, s.Line, "%s: integer bounds must be whole numbers within ±2^53-1", where)
+		}
+	}
+	if *s.Minimum > *s.Maximum {
+		errs.Add(file, s.Line, "%s: minimum exceeds maximum", where)
+	}
+	if s.Default != nil {
+		d, ok := s.Default.(int)
+		if !ok {
+			errs.Add(file, s.Line, "%s: default must be an integer", where)
+		} else if float64(d) < *s.Minimum || float64(d) > *s.Maximum {
+			errs.Add(file, s.Line, "%s: default is out of bounds", where)
+		}
+	}
+}
+
+// checkObject checks an object schema: every required property defined,
+// every property a valid schema with a camelCase name.
+func checkObject(errs *spec.ErrorList, file, where string, s *spec.Schema, refs *refTable, output bool) {
+	for _, r := range s.Required {
+		if s.Properties[r] == nil {
+			errs.Add(file, s.Line, "%s: required property %q is not defined", where, r)
+		}
+	}
+	for _, k := range s.PropertyOrder {
+		checkSubset(errs, file, where+"."+k, s.Properties[k], refs, false, output)
+		if !validJSONName(k) {
+			errs.Add(file, s.Line, "%s: property name %q must be a camelCase identifier", where, k)
+		}
 	}
 }
 
