@@ -89,47 +89,75 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 	}
 	refs := &refTable{defs: s.Defs, records: s.Records}
 	checkBounds(&errs, s.Bounds)
+	resolveShared(&errs, c, s, refs)
+	byGroup := map[string]*spec.ToolsFile{}
+	for _, g := range s.Groups {
+		byGroup[g.Group] = g
+	}
+	byName := resolveTools(&errs, c, s, refs, byGroup, groupOrder(&errs, s))
+	aliasNames := resolveAliases(&errs, c, s, byName)
+	resolveProfiles(&errs, c, s, byGroup)
+	for _, t := range c.Tools {
+		if !inAnyProfile(c.Profiles, t.Name) {
+			errs.Add(t.File, t.Line, "tool %s is in no profile", t.Name)
+		}
+	}
+	checkMentions(&errs, c, byName, aliasNames)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// resolveShared checks the shared defs and records and stores the
+// inlined records in c.
+func resolveShared(errs *spec.ErrorList, c *Catalog, s *spec.Spec, refs *refTable) {
 	for _, name := range sortedDefs(s.Defs) {
 		where := "def " + name
-		d := inline(s.Defs[name], refs, &errs, "spec/defs.yaml", where)
-		checkSchema(&errs, "spec/defs.yaml", where, d, refs, false)
-		applyBounds(&errs, "spec/defs.yaml", where, d, s.Bounds)
+		d := inline(s.Defs[name], refs, errs, "spec/defs.yaml", where)
+		checkSchema(errs, "spec/defs.yaml", where, d, refs, false)
+		applyBounds(errs, "spec/defs.yaml", where, d, s.Bounds)
 	}
 	for _, name := range sortedDefs(s.Records) {
 		where := "record " + name
 		if s.Defs[name] != nil {
 			errs.Add("spec/records.yaml", s.Records[name].Line, "%s: a def has the same name; Go types would collide", where)
 		}
-		r := inline(s.Records[name], refs, &errs, "spec/records.yaml", where)
+		r := inline(s.Records[name], refs, errs, "spec/records.yaml", where)
 		r.Ref = "#/records/" + name
-		checkOutput(&errs, "spec/records.yaml", where, r, refs, false)
+		checkOutput(errs, "spec/records.yaml", where, r, refs, false)
 		c.Records[name] = r
 	}
+}
 
-	byGroup := map[string]*spec.ToolsFile{}
-	for _, g := range s.Groups {
-		byGroup[g.Group] = g
-	}
-	// Groups are ordered as the default profile lists them, then by their
-	// first appearance in the other profiles.
-	var groupOrder []string
+// groupOrder orders the tool groups as the default profile lists them,
+// then by their first appearance in the other profiles; a group in no
+// profile is reported and comes last.
+func groupOrder(errs *spec.ErrorList, s *spec.Spec) []string {
+	var order []string
 	profs := slices.Clone(s.Profiles.Profiles)
 	sort.SliceStable(profs, func(i, j int) bool { return profs[i].Name == s.Profiles.Default && profs[j].Name != s.Profiles.Default })
 	for _, p := range profs {
 		for _, g := range p.Groups {
-			if !slices.Contains(groupOrder, g) {
-				groupOrder = append(groupOrder, g)
+			if !slices.Contains(order, g) {
+				order = append(order, g)
 			}
 		}
 	}
 	for _, g := range s.Groups {
-		if !slices.Contains(groupOrder, g.Group) {
+		if !slices.Contains(order, g.Group) {
 			errs.Add(g.Tools[0].File, 1, "group %s is in no profile", g.Group)
-			groupOrder = append(groupOrder, g.Group)
+			order = append(order, g.Group)
 		}
 	}
+	return order
+}
+
+// resolveTools checks and inlines every tool, group by group in order,
+// appends them to c.Tools and returns them by name.
+func resolveTools(errs *spec.ErrorList, c *Catalog, s *spec.Spec, refs *refTable, byGroup map[string]*spec.ToolsFile, order []string) map[string]*Tool {
 	byName := map[string]*Tool{}
-	for _, gname := range groupOrder {
+	for _, gname := range order {
 		g := byGroup[gname]
 		if g == nil {
 			continue
@@ -140,19 +168,25 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 				errs.Add(t.File, t.Line, "%s: duplicate tool name (first at %s:%d)", where, prev.File, prev.Line)
 				continue
 			}
-			checkAnnotations(&errs, t)
-			resolved := inline(t.Input, refs, &errs, t.File, where)
-			checkSchema(&errs, t.File, where, resolved, refs, true)
-			output := inline(t.Output, refs, &errs, t.File, where+" output")
-			checkOutput(&errs, t.File, where+" output", output, refs, true)
-			checkAnswer(&errs, t, resolved, output)
-			exact := applyBounds(&errs, t.File, where, resolved, s.Bounds)
+			checkAnnotations(errs, t)
+			resolved := inline(t.Input, refs, errs, t.File, where)
+			checkSchema(errs, t.File, where, resolved, refs, true)
+			output := inline(t.Output, refs, errs, t.File, where+" output")
+			checkOutput(errs, t.File, where+" output", output, refs, true)
+			checkAnswer(errs, t, resolved, output)
+			exact := applyBounds(errs, t.File, where, resolved, s.Bounds)
 			tool := &Tool{Tool: t, Group: gname, Schema: resolved, Exact: exact, Output: output, GoName: goName(t.Name)}
 			byName[t.Name] = tool
 			c.Tools = append(c.Tools, tool)
 		}
 	}
 
+	return byName
+}
+
+// resolveAliases derives every legacy alias from its modern tool,
+// appends them to c.Aliases and returns them by name.
+func resolveAliases(errs *spec.ErrorList, c *Catalog, s *spec.Spec, byName map[string]*Tool) map[string]*Alias {
 	aliasNames := map[string]*Alias{}
 	for _, a := range s.Aliases.Aliases {
 		where := "alias " + a.Name
@@ -165,7 +199,7 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 			errs.Add(a.File, a.Line, "%s: unknown modern tool %q", where, a.Tool)
 			continue
 		}
-		al := deriveAlias(&errs, a, target)
+		al := deriveAlias(errs, a, target)
 		// The alias's arguments are its target's, whose bounds were checked
 		// with the target.
 		al.Exact = applyBounds(&spec.ErrorList{}, a.File, where, al.Schema, s.Bounds)
@@ -173,6 +207,13 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 		c.Aliases = append(c.Aliases, al)
 	}
 
+	return aliasNames
+}
+
+// resolveProfiles lists the names every profile serves into c.Profiles
+// and checks them against the spec's tool counts, the default profile
+// and the budget references.
+func resolveProfiles(errs *spec.ErrorList, c *Catalog, s *spec.Spec, byGroup map[string]*spec.ToolsFile) {
 	profNames := map[string]*Profile{}
 	for _, p := range s.Profiles.Profiles {
 		if profNames[p.Name] != nil {
@@ -213,16 +254,6 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 			errs.Add(p.File, p.Line, "profile %s: maxBytesRatio refers to unknown profile %q", p.Name, r.Of)
 		}
 	}
-	for _, t := range c.Tools {
-		if !inAnyProfile(c.Profiles, t.Name) {
-			errs.Add(t.File, t.Line, "tool %s is in no profile", t.Name)
-		}
-	}
-	checkMentions(&errs, c, byName, aliasNames)
-	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 func inAnyProfile(ps []*Profile, name string) bool {
