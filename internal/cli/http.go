@@ -144,7 +144,7 @@ func serveHTTP(ctx context.Context, fs *flag.FlagSet, f serveFlags, profile cata
 	}
 	defer a.Close()
 	srv := newMCPServer(a, profile, readOnly, logger)
-	rate := guardRateLimit(cfg)
+	rate := guardRateLimit(cfg.RateLimit)
 	guard := httpguard.New(httpguard.Options{
 		AllowedOrigins:   append([]string{}, cfg.AllowedOrigins...),
 		LoopbackHostOnly: cfg.Loopback() && !cfg.AllowRemote,
@@ -211,13 +211,13 @@ func tokenFilePath(cfg httpserve.Config, port int, env Env) (string, error) {
 	return httpserve.DefaultTokenFile(home, port), nil
 }
 
-// guardRateLimit is the configured rate limit in the guard's terms: an
-// unset (zero) limit is the guard's "no limit", -1.
-func guardRateLimit(cfg httpserve.Config) int {
-	if cfg.RateLimit == 0 {
+// guardRateLimit is a configured rate limit (requests per minute) in the
+// guard's terms: 0, no limit, is the guard's -1.
+func guardRateLimit(rate int) int {
+	if rate == 0 {
 		return -1
 	}
-	return cfg.RateLimit
+	return rate
 }
 
 // openDesk opens the traffic desk at /desk, over the same store and
