@@ -73,6 +73,39 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 	for _, t := range c.Tools {
 		g.structType(t.Exact, t.GoName+"Input")
 	}
+	aliasBodies := aliasDecodeBodies(g, c)
+	answers, at, err := answersFile(c, g.decls)
+	if err != nil {
+		return nil, nil, err
+	}
+	files[AnswersPath] = answers
+	legacy, err := legacyAnswerTypes(at, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := renderTemplates(files, c, g, legacy, aliasBodies); err != nil {
+		return nil, nil, err
+	}
+	if files["catalogs/zz_generated.types.go"], err = typesFile(g); err != nil {
+		return nil, nil, err
+	}
+	if err := snapshotFiles(files, c); err != nil {
+		return nil, nil, err
+	}
+	limits, err := limitsFile(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	files[LimitsPath] = limits
+	files["docs/tools.md"] = toolsDoc(c)
+	files["docs/migration.md"] = migrationDoc(c)
+	return files, c, nil
+}
+
+// aliasDecodeBodies renders, by alias name, the Go body that decodes an
+// alias's arguments into its modern tool's input: the fixed values and
+// the modern defaults of dropped arguments filled in.
+func aliasDecodeBodies(g *goTypes, c *Catalog) map[string]string {
 	aliasBodies := map[string]string{}
 	for _, a := range c.Aliases {
 		var b bytes.Buffer
@@ -89,23 +122,27 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 		g.objectBody(&b, a.Exact, a.Target.GoName+"Input", a.Props, fixed)
 		aliasBodies[a.Name] = indent(b.String(), "\t")
 	}
+	return aliasBodies
+}
 
-	answers, at, err := answersFile(c, g.decls)
-	if err != nil {
-		return nil, nil, err
-	}
-	files[AnswersPath] = answers
+// legacyAnswerTypes maps each alias whose answer differs from its modern
+// tool's to the legacy answer's Go type and conversion expression.
+func legacyAnswerTypes(at *answerTypes, c *Catalog) (map[string][2]string, error) {
 	legacy := map[string][2]string{}
 	for _, a := range c.Aliases {
 		typ, expr, err := legacyType(at, a)
 		if err != nil {
-			return nil, nil, fmt.Errorf("alias %s: %w", a.Name, err)
+			return nil, fmt.Errorf("alias %s: %w", a.Name, err)
 		}
 		if typ != "" {
 			legacy[a.Name] = [2]string{typ, expr}
 		}
 	}
+	return legacy, nil
+}
 
+// renderTemplates renders the catalog and decode templates into files.
+func renderTemplates(files Files, c *Catalog, g *goTypes, legacy map[string][2]string, aliasBodies map[string]string) error {
 	funcs := template.FuncMap{
 		"answerType":     answerName,
 		"legacyType":     func(a *Alias) string { return legacy[a.Name][0] },
@@ -124,7 +161,7 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 	}
 	tmpl, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.tmpl")
 	if err != nil {
-		return nil, nil, fmt.Errorf("parse templates: %w", err)
+		return fmt.Errorf("parse templates: %w", err)
 	}
 	data := map[string]any{
 		"Default": c.Default, "Notes": c.Notes, "Tools": c.Tools, "Aliases": c.Aliases,
@@ -136,15 +173,20 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 	} {
 		var b bytes.Buffer
 		if err := tmpl.ExecuteTemplate(&b, out.tmpl, data); err != nil {
-			return nil, nil, fmt.Errorf("render %s: %w", out.tmpl, err)
+			return fmt.Errorf("render %s: %w", out.tmpl, err)
 		}
 		src, err := formatGo(out.path, b.Bytes())
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		files[out.path] = src
 	}
+	return nil
+}
 
+// typesFile is the Go source of every argument type g declared, sorted
+// by name.
+func typesFile(g *goTypes) ([]byte, error) {
 	var types bytes.Buffer
 	types.WriteString(Header + "\n\npackage catalogs\n\nimport (\n\t\"encoding/json\"\n\n\t\"github.com/agent-interop/runtime/internal/argv\"\n)\n\nvar _ json.RawMessage\n\n")
 	names := make([]string, 0, len(g.decls))
@@ -157,32 +199,25 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 		types.WriteString("\n")
 	}
 	types.WriteString("var _ = argv.Join\n")
-	src, err := formatGo("catalogs/zz_generated.types.go", types.Bytes())
-	if err != nil {
-		return nil, nil, err
-	}
-	files["catalogs/zz_generated.types.go"] = src
+	return formatGo("catalogs/zz_generated.types.go", types.Bytes())
+}
 
+// snapshotFiles writes every profile's indented tools/list snapshot into
+// files.
+func snapshotFiles(files Files, c *Catalog) error {
 	for _, p := range c.Profiles {
 		list, err := ToolsList(ProfileView(c, p, false))
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		var pretty bytes.Buffer
 		if err := json.Indent(&pretty, list, "", "  "); err != nil {
-			return nil, nil, fmt.Errorf("indent snapshot %s: %w", p.Name, err)
+			return fmt.Errorf("indent snapshot %s: %w", p.Name, err)
 		}
 		pretty.WriteByte('\n')
 		files["catalogs/snapshots/"+p.Name+".json"] = pretty.Bytes()
 	}
-	limits, err := limitsFile(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	files[LimitsPath] = limits
-	files["docs/tools.md"] = toolsDoc(c)
-	files["docs/migration.md"] = migrationDoc(c)
-	return files, c, nil
+	return nil
 }
 
 func formatGo(name string, src []byte) ([]byte, error) {

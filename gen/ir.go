@@ -89,47 +89,75 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 	}
 	refs := &refTable{defs: s.Defs, records: s.Records}
 	checkBounds(&errs, s.Bounds)
+	resolveShared(&errs, c, s, refs)
+	byGroup := map[string]*spec.ToolsFile{}
+	for _, g := range s.Groups {
+		byGroup[g.Group] = g
+	}
+	byName := resolveTools(&errs, c, s, refs, byGroup, groupOrder(&errs, s))
+	aliasNames := resolveAliases(&errs, c, s, byName)
+	resolveProfiles(&errs, c, s, byGroup)
+	for _, t := range c.Tools {
+		if !inAnyProfile(c.Profiles, t.Name) {
+			errs.Add(t.File, t.Line, "tool %s is in no profile", t.Name)
+		}
+	}
+	checkMentions(&errs, c, byName, aliasNames)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// resolveShared checks the shared defs and records and stores the
+// inlined records in c.
+func resolveShared(errs *spec.ErrorList, c *Catalog, s *spec.Spec, refs *refTable) {
 	for _, name := range sortedDefs(s.Defs) {
 		where := "def " + name
-		d := inline(s.Defs[name], refs, &errs, "spec/defs.yaml", where)
-		checkSchema(&errs, "spec/defs.yaml", where, d, refs, false)
-		applyBounds(&errs, "spec/defs.yaml", where, d, s.Bounds)
+		d := inline(s.Defs[name], refs, errs, "spec/defs.yaml", where)
+		checkSchema(errs, "spec/defs.yaml", where, d, refs, false)
+		applyBounds(errs, "spec/defs.yaml", where, d, s.Bounds)
 	}
 	for _, name := range sortedDefs(s.Records) {
 		where := "record " + name
 		if s.Defs[name] != nil {
 			errs.Add("spec/records.yaml", s.Records[name].Line, "%s: a def has the same name; Go types would collide", where)
 		}
-		r := inline(s.Records[name], refs, &errs, "spec/records.yaml", where)
+		r := inline(s.Records[name], refs, errs, "spec/records.yaml", where)
 		r.Ref = "#/records/" + name
-		checkOutput(&errs, "spec/records.yaml", where, r, refs, false)
+		checkOutput(errs, "spec/records.yaml", where, r, refs, false)
 		c.Records[name] = r
 	}
+}
 
-	byGroup := map[string]*spec.ToolsFile{}
-	for _, g := range s.Groups {
-		byGroup[g.Group] = g
-	}
-	// Groups are ordered as the default profile lists them, then by their
-	// first appearance in the other profiles.
-	var groupOrder []string
+// groupOrder orders the tool groups as the default profile lists them,
+// then by their first appearance in the other profiles; a group in no
+// profile is reported and comes last.
+func groupOrder(errs *spec.ErrorList, s *spec.Spec) []string {
+	var order []string
 	profs := slices.Clone(s.Profiles.Profiles)
 	sort.SliceStable(profs, func(i, j int) bool { return profs[i].Name == s.Profiles.Default && profs[j].Name != s.Profiles.Default })
 	for _, p := range profs {
 		for _, g := range p.Groups {
-			if !slices.Contains(groupOrder, g) {
-				groupOrder = append(groupOrder, g)
+			if !slices.Contains(order, g) {
+				order = append(order, g)
 			}
 		}
 	}
 	for _, g := range s.Groups {
-		if !slices.Contains(groupOrder, g.Group) {
+		if !slices.Contains(order, g.Group) {
 			errs.Add(g.Tools[0].File, 1, "group %s is in no profile", g.Group)
-			groupOrder = append(groupOrder, g.Group)
+			order = append(order, g.Group)
 		}
 	}
+	return order
+}
+
+// resolveTools checks and inlines every tool, group by group in order,
+// appends them to c.Tools and returns them by name.
+func resolveTools(errs *spec.ErrorList, c *Catalog, s *spec.Spec, refs *refTable, byGroup map[string]*spec.ToolsFile, order []string) map[string]*Tool {
 	byName := map[string]*Tool{}
-	for _, gname := range groupOrder {
+	for _, gname := range order {
 		g := byGroup[gname]
 		if g == nil {
 			continue
@@ -140,19 +168,25 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 				errs.Add(t.File, t.Line, "%s: duplicate tool name (first at %s:%d)", where, prev.File, prev.Line)
 				continue
 			}
-			checkAnnotations(&errs, t)
-			resolved := inline(t.Input, refs, &errs, t.File, where)
-			checkSchema(&errs, t.File, where, resolved, refs, true)
-			output := inline(t.Output, refs, &errs, t.File, where+" output")
-			checkOutput(&errs, t.File, where+" output", output, refs, true)
-			checkAnswer(&errs, t, resolved, output)
-			exact := applyBounds(&errs, t.File, where, resolved, s.Bounds)
+			checkAnnotations(errs, t)
+			resolved := inline(t.Input, refs, errs, t.File, where)
+			checkSchema(errs, t.File, where, resolved, refs, true)
+			output := inline(t.Output, refs, errs, t.File, where+" output")
+			checkOutput(errs, t.File, where+" output", output, refs, true)
+			checkAnswer(errs, t, resolved, output)
+			exact := applyBounds(errs, t.File, where, resolved, s.Bounds)
 			tool := &Tool{Tool: t, Group: gname, Schema: resolved, Exact: exact, Output: output, GoName: goName(t.Name)}
 			byName[t.Name] = tool
 			c.Tools = append(c.Tools, tool)
 		}
 	}
 
+	return byName
+}
+
+// resolveAliases derives every legacy alias from its modern tool,
+// appends them to c.Aliases and returns them by name.
+func resolveAliases(errs *spec.ErrorList, c *Catalog, s *spec.Spec, byName map[string]*Tool) map[string]*Alias {
 	aliasNames := map[string]*Alias{}
 	for _, a := range s.Aliases.Aliases {
 		where := "alias " + a.Name
@@ -165,7 +199,7 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 			errs.Add(a.File, a.Line, "%s: unknown modern tool %q", where, a.Tool)
 			continue
 		}
-		al := deriveAlias(&errs, a, target)
+		al := deriveAlias(errs, a, target)
 		// The alias's arguments are its target's, whose bounds were checked
 		// with the target.
 		al.Exact = applyBounds(&spec.ErrorList{}, a.File, where, al.Schema, s.Bounds)
@@ -173,6 +207,13 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 		c.Aliases = append(c.Aliases, al)
 	}
 
+	return aliasNames
+}
+
+// resolveProfiles lists the names every profile serves into c.Profiles
+// and checks them against the spec's tool counts, the default profile
+// and the budget references.
+func resolveProfiles(errs *spec.ErrorList, c *Catalog, s *spec.Spec, byGroup map[string]*spec.ToolsFile) {
 	profNames := map[string]*Profile{}
 	for _, p := range s.Profiles.Profiles {
 		if profNames[p.Name] != nil {
@@ -213,16 +254,6 @@ func Resolve(s *spec.Spec) (*Catalog, error) {
 			errs.Add(p.File, p.Line, "profile %s: maxBytesRatio refers to unknown profile %q", p.Name, r.Of)
 		}
 	}
-	for _, t := range c.Tools {
-		if !inAnyProfile(c.Profiles, t.Name) {
-			errs.Add(t.File, t.Line, "tool %s is in no profile", t.Name)
-		}
-	}
-	checkMentions(&errs, c, byName, aliasNames)
-	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 func inAnyProfile(ps []*Profile, name string) bool {
@@ -473,6 +504,54 @@ func checkSubset(errs *spec.ErrorList, file, where string, s *spec.Schema, refs 
 		errs.Add(file, s.Line, "%s: unresolved $ref %q", where, s.Ref)
 		return
 	}
+	checkPlacement(errs, file, where, s, top, output)
+	if len(s.Type) == 2 && !nullable(s) {
+		errs.Add(file, s.Line, "%s: a two-name type must be [<type>, \"null\"]", where)
+	}
+	if len(s.OneOf) > 0 {
+		checkOneOf(errs, file, where, s, refs, output)
+		return
+	}
+	if isAny(s) {
+		return
+	}
+	t := baseType(s)
+	checkKeywordsApply(errs, file, where, s, t)
+	switch t {
+	case "string":
+		checkString(errs, file, where, s)
+	case "integer":
+		checkInteger(errs, file, where, s, output)
+	case "number":
+		if !output && (s.Minimum == nil || s.Maximum == nil) {
+			errs.Add(file, s.Line, "%s: numbers must state minimum and maximum", where)
+		}
+	case "boolean":
+		if s.Default != nil {
+			if _, ok := s.Default.(bool); !ok {
+				errs.Add(file, s.Line, "%s: default must be a boolean", where)
+			}
+		}
+	case "array":
+		if s.Items == nil {
+			errs.Add(file, s.Line, "%s: arrays must state items", where)
+		}
+		checkSubset(errs, file, where+"[]", s.Items, refs, false, output)
+	case "object":
+		checkObject(errs, file, where, s, refs, output)
+	case "":
+		errs.Add(file, s.Line, "%s: a schema needs a type, oneOf or $ref", where)
+	default:
+		errs.Add(file, s.Line, "%s: unsupported type %q", where, t)
+	}
+	if s.Default != nil && t != "string" && t != "integer" && t != "boolean" {
+		errs.Add(file, s.Line, "%s: default is supported on string, integer and boolean only", where)
+	}
+}
+
+// checkPlacement reports the keywords s may not carry where it stands:
+// in an answer (output) or an input, and at the top level of either.
+func checkPlacement(errs *spec.ErrorList, file, where string, s *spec.Schema, top, output bool) {
 	if output {
 		switch {
 		case s.Default != nil:
@@ -498,28 +577,28 @@ func checkSubset(errs *spec.ErrorList, file, where string, s *spec.Schema, refs 
 	if top && len(s.OneOf) > 0 {
 		errs.Add(file, s.Line, "%s: no oneOf at the top level of an input schema", where)
 	}
-	if len(s.Type) == 2 && !nullable(s) {
-		errs.Add(file, s.Line, "%s: a two-name type must be [<type>, \"null\"]", where)
+}
+
+// checkOneOf checks a oneOf schema: exactly a string and an object
+// branch, each a valid schema, and no type beside it.
+func checkOneOf(errs *spec.ErrorList, file, where string, s *spec.Schema, refs *refTable, output bool) {
+	if len(s.Type) > 0 {
+		errs.Add(file, s.Line, "%s: oneOf replaces type", where)
 	}
-	if len(s.OneOf) > 0 {
-		if len(s.Type) > 0 {
-			errs.Add(file, s.Line, "%s: oneOf replaces type", where)
-		}
-		var kinds []string
-		for _, o := range s.OneOf {
-			kinds = append(kinds, baseType(o))
-			checkSubset(errs, file, where, o, refs, false, output)
-		}
-		sort.Strings(kinds)
-		if !slices.Equal(kinds, []string{"object", "string"}) {
-			errs.Add(file, s.Line, "%s: oneOf must be exactly a string branch and an object branch", where)
-		}
-		return
+	var kinds []string
+	for _, o := range s.OneOf {
+		kinds = append(kinds, baseType(o))
+		checkSubset(errs, file, where, o, refs, false, output)
 	}
-	if isAny(s) {
-		return
+	sort.Strings(kinds)
+	if !slices.Equal(kinds, []string{"object", "string"}) {
+		errs.Add(file, s.Line, "%s: oneOf must be exactly a string branch and an object branch", where)
 	}
-	t := baseType(s)
+}
+
+// checkKeywordsApply reports the keywords s carries that do not apply to
+// its type t.
+func checkKeywordsApply(errs *spec.ErrorList, file, where string, s *spec.Schema, t string) {
 	bad := func(kw string) { errs.Add(file, s.Line, "%s: %s does not apply to type %s", where, kw, t) }
 	if t != "string" {
 		if s.MinLength != nil || s.MaxLength != nil {
@@ -541,81 +620,68 @@ func checkSubset(errs *spec.ErrorList, file, where string, s *spec.Schema, refs 
 	if t != "object" && (s.Properties != nil || len(s.Required) > 0) {
 		bad("properties/required")
 	}
-	switch t {
-	case "string":
-		if s.Pattern != "" {
-			if _, err := regexp.Compile(s.Pattern); err != nil {
-				errs.Add(file, s.Line, "%s: pattern does not compile: %v", where, err)
-			}
+}
+
+// checkString checks a string schema's pattern, length bounds and default.
+func checkString(errs *spec.ErrorList, file, where string, s *spec.Schema) {
+	if s.Pattern != "" {
+		if _, err := regexp.Compile(s.Pattern); err != nil {
+			errs.Add(file, s.Line, "%s: pattern does not compile: %v", where, err)
 		}
-		if s.MinLength != nil && s.MaxLength != nil && *s.MinLength > *s.MaxLength {
-			errs.Add(file, s.Line, "%s: minLength exceeds maxLength", where)
-		}
-		if s.Default != nil {
-			if _, ok := s.Default.(string); !ok {
-				errs.Add(file, s.Line, "%s: default must be a string", where)
-			} else if len(s.Enum) > 0 && !slices.Contains(s.Enum, s.Default.(string)) {
-				errs.Add(file, s.Line, "%s: default is not in enum", where)
-			}
-		}
-	case "integer":
-		if output && s.Minimum == nil && s.Maximum == nil {
-			break
-		}
-		if s.Minimum == nil || s.Maximum == nil {
-			errs.Add(file, s.Line, "%s: integers must state minimum and maximum", where)
-			break
-		}
-		for _, b := range []float64{*s.Minimum, *s.Maximum} {
-			if b != math.Trunc(b) || math.Abs(b) > maxSafeInt {
-				errs.Add(file, s.Line, "%s: integer bounds must be whole numbers within ±2^53-1", where)
-			}
-		}
-		if *s.Minimum > *s.Maximum {
-			errs.Add(file, s.Line, "%s: minimum exceeds maximum", where)
-		}
-		if s.Default != nil {
-			d, ok := s.Default.(int)
-			if !ok {
-				errs.Add(file, s.Line, "%s: default must be an integer", where)
-			} else if float64(d) < *s.Minimum || float64(d) > *s.Maximum {
-				errs.Add(file, s.Line, "%s: default is out of bounds", where)
-			}
-		}
-	case "number":
-		if !output && (s.Minimum == nil || s.Maximum == nil) {
-			errs.Add(file, s.Line, "%s: numbers must state minimum and maximum", where)
-		}
-	case "boolean":
-		if s.Default != nil {
-			if _, ok := s.Default.(bool); !ok {
-				errs.Add(file, s.Line, "%s: default must be a boolean", where)
-			}
-		}
-	case "array":
-		if s.Items == nil {
-			errs.Add(file, s.Line, "%s: arrays must state items", where)
-		}
-		checkSubset(errs, file, where+"[]", s.Items, refs, false, output)
-	case "object":
-		for _, r := range s.Required {
-			if s.Properties[r] == nil {
-				errs.Add(file, s.Line, "%s: required property %q is not defined", where, r)
-			}
-		}
-		for _, k := range s.PropertyOrder {
-			checkSubset(errs, file, where+"."+k, s.Properties[k], refs, false, output)
-			if !validJSONName(k) {
-				errs.Add(file, s.Line, "%s: property name %q must be a camelCase identifier", where, k)
-			}
-		}
-	case "":
-		errs.Add(file, s.Line, "%s: a schema needs a type, oneOf or $ref", where)
-	default:
-		errs.Add(file, s.Line, "%s: unsupported type %q", where, t)
 	}
-	if s.Default != nil && t != "string" && t != "integer" && t != "boolean" {
-		errs.Add(file, s.Line, "%s: default is supported on string, integer and boolean only", where)
+	if s.MinLength != nil && s.MaxLength != nil && *s.MinLength > *s.MaxLength {
+		errs.Add(file, s.Line, "%s: minLength exceeds maxLength", where)
+	}
+	if s.Default != nil {
+		if _, ok := s.Default.(string); !ok {
+			errs.Add(file, s.Line, "%s: default must be a string", where)
+		} else if len(s.Enum) > 0 && !slices.Contains(s.Enum, s.Default.(string)) {
+			errs.Add(file, s.Line, "%s: default is not in enum", where)
+		}
+	}
+}
+
+// checkInteger checks an integer schema's bounds (required in inputs,
+// whole and JSON-safe) and its default.
+func checkInteger(errs *spec.ErrorList, file, where string, s *spec.Schema, output bool) {
+	if output && s.Minimum == nil && s.Maximum == nil {
+		return
+	}
+	if s.Minimum == nil || s.Maximum == nil {
+		errs.Add(file, s.Line, "%s: integers must state minimum and maximum", where)
+		return
+	}
+	for _, b := range []float64{*s.Minimum, *s.Maximum} {
+		if b != math.Trunc(b) || math.Abs(b) > maxSafeInt {
+			errs.Add(file, s.Line, "%s: integer bounds must be whole numbers within ±2^53-1", where)
+		}
+	}
+	if *s.Minimum > *s.Maximum {
+		errs.Add(file, s.Line, "%s: minimum exceeds maximum", where)
+	}
+	if s.Default != nil {
+		d, ok := s.Default.(int)
+		if !ok {
+			errs.Add(file, s.Line, "%s: default must be an integer", where)
+		} else if float64(d) < *s.Minimum || float64(d) > *s.Maximum {
+			errs.Add(file, s.Line, "%s: default is out of bounds", where)
+		}
+	}
+}
+
+// checkObject checks an object schema: every required property defined,
+// every property a valid schema with a camelCase name.
+func checkObject(errs *spec.ErrorList, file, where string, s *spec.Schema, refs *refTable, output bool) {
+	for _, r := range s.Required {
+		if s.Properties[r] == nil {
+			errs.Add(file, s.Line, "%s: required property %q is not defined", where, r)
+		}
+	}
+	for _, k := range s.PropertyOrder {
+		checkSubset(errs, file, where+"."+k, s.Properties[k], refs, false, output)
+		if !validJSONName(k) {
+			errs.Add(file, s.Line, "%s: property name %q must be a camelCase identifier", where, k)
+		}
 	}
 }
 

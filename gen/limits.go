@@ -116,16 +116,7 @@ const BytesPerChar = 4
 // that states none of its own.
 const (
 `)
-	for _, name := range sortedKinds(c.Bounds.Kinds) {
-		k := c.Bounds.Kinds[name]
-		n, unit := k.MaxItems, "items"
-		if k.MaxLength != nil {
-			n, unit = k.MaxLength, "characters"
-		}
-		fmt.Fprintf(&b, "\t// Kind%s: %s (%s).\n\tKind%s = %d\n", goName(name), oneLine(k.Use), unit, goName(name), *n)
-	}
-	fmt.Fprintf(&b, "\t// DefaultStringMaxLen is the bound of a string that names no kind (%s).\n\tDefaultStringMaxLen = Kind%s\n", c.Bounds.Default.String, goName(c.Bounds.Default.String))
-	fmt.Fprintf(&b, "\t// DefaultArrayMaxItems is the bound of an array that names no kind (%s).\n\tDefaultArrayMaxItems = Kind%s\n)\n\n", c.Bounds.Default.Array, goName(c.Bounds.Default.Array))
+	writeKindConsts(&b, c)
 
 	var all []BoundRow
 	seen := map[string]string{}
@@ -135,35 +126,9 @@ const (
 		if len(rows) == 0 && len(rr) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "// Bounds of %s.\nconst (\n", t.Name)
-		for _, r := range rows {
-			if prev, ok := seen[r.Const]; ok {
-				return nil, fmt.Errorf("limits: constant %s names both %s and %s.%s", r.Const, prev, t.Name, r.Path)
-			}
-			seen[r.Const] = t.Name + "." + r.Path
-			unit := "characters"
-			if r.Items {
-				unit = "items"
-			}
-			how := "stated"
-			if r.Kind != "" {
-				how = "kind " + r.Kind
-			}
-			fmt.Fprintf(&b, "\t%s = %d // %s, %s: %s\n", r.Const, r.Max, r.Path, how, unit)
+		if err := writeToolBounds(&b, t, rows, rr, seen); err != nil {
+			return nil, err
 		}
-		for _, r := range rr {
-			for _, n := range []string{r.Const + "Min", r.Const + "Max", r.Const + "Default"} {
-				if prev, ok := seen[n]; ok {
-					return nil, fmt.Errorf("limits: constant %s is declared twice (%s)", n, prev)
-				}
-				seen[n] = t.Name
-			}
-			fmt.Fprintf(&b, "\t%sMin = %d\n\t%sMax = %d\n", r.Const, r.Min, r.Const, r.Max)
-			if r.Default != nil {
-				fmt.Fprintf(&b, "\t%sDefault = %d\n", r.Const, *r.Default)
-			}
-		}
-		b.WriteString(")\n\n")
 		all = append(all, rows...)
 	}
 	b.WriteString(`// Bound is one string or array argument's bound.
@@ -189,4 +154,56 @@ var Bounds = [...]Bound{
 	}
 	b.WriteString("}\n")
 	return formatGo(LimitsPath, b.Bytes())
+}
+
+// writeKindConsts writes the Kind constants of spec/defs.yaml and the
+// default string and array bounds, closing the const block.
+func writeKindConsts(b *bytes.Buffer, c *Catalog) {
+	for _, name := range sortedKinds(c.Bounds.Kinds) {
+		k := c.Bounds.Kinds[name]
+		n, unit := k.MaxItems, "items"
+		if k.MaxLength != nil {
+			n, unit = k.MaxLength, "characters"
+		}
+		fmt.Fprintf(b, "\t// Kind%s: %s (%s).\n\tKind%s = %d\n", goName(name), oneLine(k.Use), unit, goName(name), *n)
+	}
+	fmt.Fprintf(b, "\t// DefaultStringMaxLen is the bound of a string that names no kind (%s).\n\tDefaultStringMaxLen = Kind%s\n", c.Bounds.Default.String, goName(c.Bounds.Default.String))
+	fmt.Fprintf(b, "\t// DefaultArrayMaxItems is the bound of an array that names no kind (%s).\n\tDefaultArrayMaxItems = Kind%s\n)\n\n", c.Bounds.Default.Array, goName(c.Bounds.Default.Array))
+}
+
+// writeToolBounds writes tool t's const block: a constant per bounded
+// argument (rows) and the minimum, maximum and default of every integer
+// range (rr). seen holds every constant written so far, and where it came
+// from; a name written twice is an error.
+func writeToolBounds(b *bytes.Buffer, t *Tool, rows []BoundRow, rr []rangeRow, seen map[string]string) error {
+	fmt.Fprintf(b, "// Bounds of %s.\nconst (\n", t.Name)
+	for _, r := range rows {
+		if prev, ok := seen[r.Const]; ok {
+			return fmt.Errorf("limits: constant %s names both %s and %s.%s", r.Const, prev, t.Name, r.Path)
+		}
+		seen[r.Const] = t.Name + "." + r.Path
+		unit := "characters"
+		if r.Items {
+			unit = "items"
+		}
+		how := "stated"
+		if r.Kind != "" {
+			how = "kind " + r.Kind
+		}
+		fmt.Fprintf(b, "\t%s = %d // %s, %s: %s\n", r.Const, r.Max, r.Path, how, unit)
+	}
+	for _, r := range rr {
+		for _, n := range []string{r.Const + "Min", r.Const + "Max", r.Const + "Default"} {
+			if prev, ok := seen[n]; ok {
+				return fmt.Errorf("limits: constant %s is declared twice (%s)", n, prev)
+			}
+			seen[n] = t.Name
+		}
+		fmt.Fprintf(b, "\t%sMin = %d\n\t%sMax = %d\n", r.Const, r.Min, r.Const, r.Max)
+		if r.Default != nil {
+			fmt.Fprintf(b, "\t%sDefault = %d\n", r.Const, *r.Default)
+		}
+	}
+	b.WriteString(")\n\n")
+	return nil
 }

@@ -52,23 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	c := bench.Config{}
-	fs.IntVar(&c.N, "n", 30, "measured spawns per configuration")
-	fs.IntVar(&c.Warmup, "warmup", 1, "unmeasured spawns per configuration before the measured ones")
-	fs.IntVar(&c.Calls, "calls", 200, "trivial tools/call requests per spawn (2000 for the \"after 2,000 calls\" RSS figure)")
-	profiles := fs.String("profiles", strings.Join(bench.AllProfiles(), ","), "comma-separated runtime profiles to measure")
-	fs.BoolVar(&c.ReadOnly, "read-only", true, "also measure the full profile with --read-only")
-	fs.StringVar(&c.Protocol, "protocol", "2025-06-18", "protocolVersion sent in initialize (2026-07-28 with -discover)")
-	fs.BoolVar(&c.Discover, "discover", false, "open sessions with server/discover (sessionless 2026-07-28), as a go-sdk v1.8 client does by default")
-	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "how long to wait for each answer")
-	fs.BoolVar(&c.InitTrace, "inittrace", true, "one extra GODEBUG=inittrace=1 run of each binary for the package init figure")
-	fs.StringVar(&c.Machine, "machine", "", "a description of the machine, printed with the figures")
-	fs.BoolVar(&c.HTTP, "http", true, "also measure serve-http (full profile): a new session per round on one server, the same trivial calls, compared with stdio")
-	load := fs.Bool("http-load", false, "also run the HTTP load test (-load-sessions concurrent sessions × -load-calls get_work_item calls)")
-	fs.IntVar(&c.LoadSessions, "load-sessions", 16, "concurrent sessions of the HTTP load test")
-	fs.IntVar(&c.LoadCalls, "load-calls", 1000, "calls per session of the HTTP load test")
-	dir := fs.String("C", ".", "a directory inside the module to build")
-	jsonOut := fs.Bool("json", false, "print the report as JSON (with every spawn's figures) instead of tables")
-	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	f := defineRunFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -77,7 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if c.Discover && !protocolSet {
 		c.Protocol = "2026-07-28"
 	}
-	if !*load {
+	if !*f.load {
 		c.LoadSessions, c.LoadCalls = 0, 0
 	}
 	if fs.NArg() > 0 {
@@ -85,19 +69,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	c.Profiles = nil
-	for _, p := range strings.Split(*profiles, ",") {
+	for _, p := range strings.Split(*f.profiles, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			c.Profiles = append(c.Profiles, p)
 		}
 	}
-	if !*quiet {
+	if !*f.quiet {
 		c.Progress = stderr
 	}
 	if err := c.Validate(); err != nil {
 		fmt.Fprintf(stderr, "interop-bench: %v\n", err)
 		return 2
 	}
-	root, err := bench.ModuleRoot(ctx, *dir)
+	root, err := bench.ModuleRoot(ctx, *f.dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "interop-bench: %v\n", err)
 		return 1
@@ -109,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "interop-bench: %v\n", err)
 		return 1
 	}
-	if *jsonOut {
+	if *f.jsonOut {
 		err = rep.WriteJSON(stdout)
 	} else {
 		err = rep.WriteTable(stdout)
@@ -119,6 +103,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// runFlags are run's flags that are not fields of bench.Config.
+type runFlags struct {
+	profiles, dir        *string
+	load, jsonOut, quiet *bool
+}
+
+// defineRunFlags defines run's flags on fs, the configuration's into c.
+func defineRunFlags(fs *flag.FlagSet, c *bench.Config) runFlags {
+	var f runFlags
+	fs.IntVar(&c.N, "n", 30, "measured spawns per configuration")
+	fs.IntVar(&c.Warmup, "warmup", 1, "unmeasured spawns per configuration before the measured ones")
+	fs.IntVar(&c.Calls, "calls", 200, "trivial tools/call requests per spawn (2000 for the \"after 2,000 calls\" RSS figure)")
+	f.profiles = fs.String("profiles", strings.Join(bench.AllProfiles(), ","), "comma-separated runtime profiles to measure")
+	fs.BoolVar(&c.ReadOnly, "read-only", true, "also measure the full profile with --read-only")
+	fs.StringVar(&c.Protocol, "protocol", "2025-06-18", "protocolVersion sent in initialize (2026-07-28 with -discover)")
+	fs.BoolVar(&c.Discover, "discover", false, "open sessions with server/discover (sessionless 2026-07-28), as a go-sdk v1.8 client does by default")
+	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "how long to wait for each answer")
+	fs.BoolVar(&c.InitTrace, "inittrace", true, "one extra GODEBUG=inittrace=1 run of each binary for the package init figure")
+	fs.StringVar(&c.Machine, "machine", "", "a description of the machine, printed with the figures")
+	fs.BoolVar(&c.HTTP, "http", true, "also measure serve-http (full profile): a new session per round on one server, the same trivial calls, compared with stdio")
+	f.load = fs.Bool("http-load", false, "also run the HTTP load test (-load-sessions concurrent sessions × -load-calls get_work_item calls)")
+	fs.IntVar(&c.LoadSessions, "load-sessions", 16, "concurrent sessions of the HTTP load test")
+	fs.IntVar(&c.LoadCalls, "load-calls", 1000, "calls per session of the HTTP load test")
+	f.dir = fs.String("C", ".", "a directory inside the module to build")
+	f.jsonOut = fs.Bool("json", false, "print the report as JSON (with every spawn's figures) instead of tables")
+	f.quiet = fs.Bool("q", false, "no progress lines on stderr")
+	return f
 }
 
 // runScale is `interop-bench scale`: seed stores of each size, spawn the

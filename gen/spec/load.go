@@ -109,26 +109,9 @@ func Load(fsys fs.FS) (*Spec, error) {
 			s.Records = rf.Records
 		}
 	}
-	toolFiles, err := fs.Glob(fsys, "spec/tools/*.yaml")
+	toolFiles, err := v.loadToolFiles(fsys, s, &errs)
 	if err != nil {
-		return nil, fmt.Errorf("list spec/tools: %w", err)
-	}
-	if len(toolFiles) == 0 {
-		errs.Add("spec/tools", 0, "no tool files (spec/tools/<group>.yaml)")
-	}
-	sort.Strings(toolFiles)
-	for _, f := range toolFiles {
-		var tf ToolsFile
-		if !v.load(fsys, f, "ToolsFile", &tf, &errs) {
-			continue
-		}
-		for _, t := range tf.Tools {
-			t.File = f
-		}
-		if want := strings.TrimSuffix(path.Base(f), ".yaml"); tf.Group != want {
-			errs.Add(f, 1, "group %q must match the file name %q", tf.Group, want)
-		}
-		s.Groups = append(s.Groups, &tf)
+		return nil, err
 	}
 	s.Sources = append(s.Sources, "spec/defs.yaml")
 	if hasRecords {
@@ -156,17 +139,7 @@ func Load(fsys fs.FS) (*Spec, error) {
 	if _, err := fs.Stat(fsys, EnvPath); err == nil {
 		var ef EnvFile
 		if v.load(fsys, EnvPath, "EnvFile", &ef, &errs) {
-			seen := map[string]int{}
-			for _, e := range ef.Variables {
-				e.File = EnvPath
-				for _, n := range append([]string{e.Name}, e.Aliases...) {
-					if first, dup := seen[n]; dup {
-						errs.Add(EnvPath, e.Line, "variable %s is already declared at line %d", n, first)
-						continue
-					}
-					seen[n] = e.Line
-				}
-			}
+			checkEnvNames(&ef, &errs)
 			s.Env = &ef
 		}
 		s.Sources = append(s.Sources, EnvPath)
@@ -175,6 +148,49 @@ func Load(fsys fs.FS) (*Spec, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// loadToolFiles loads every spec/tools/<group>.yaml, in name order, into
+// s.Groups and returns the files' paths.
+func (v *validator) loadToolFiles(fsys fs.FS, s *Spec, errs *ErrorList) ([]string, error) {
+	toolFiles, err := fs.Glob(fsys, "spec/tools/*.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("list spec/tools: %w", err)
+	}
+	if len(toolFiles) == 0 {
+		errs.Add("spec/tools", 0, "no tool files (spec/tools/<group>.yaml)")
+	}
+	sort.Strings(toolFiles)
+	for _, f := range toolFiles {
+		var tf ToolsFile
+		if !v.load(fsys, f, "ToolsFile", &tf, errs) {
+			continue
+		}
+		for _, t := range tf.Tools {
+			t.File = f
+		}
+		if want := strings.TrimSuffix(path.Base(f), ".yaml"); tf.Group != want {
+			errs.Add(f, 1, "group %q must match the file name %q", tf.Group, want)
+		}
+		s.Groups = append(s.Groups, &tf)
+	}
+	return toolFiles, nil
+}
+
+// checkEnvNames stamps ef's variables with their file and reports a name
+// or alias declared twice.
+func checkEnvNames(ef *EnvFile, errs *ErrorList) {
+	seen := map[string]int{}
+	for _, e := range ef.Variables {
+		e.File = EnvPath
+		for _, n := range append([]string{e.Name}, e.Aliases...) {
+			if first, dup := seen[n]; dup {
+				errs.Add(EnvPath, e.Line, "variable %s is already declared at line %d", n, first)
+				continue
+			}
+			seen[n] = e.Line
+		}
+	}
 }
 
 type validator struct {

@@ -644,6 +644,18 @@ func implementAndHandOff(ctx context.Context, r *taskRun) error {
 	if err := r.advance(ctx, h.ID, "accepted", "applied", "verified", "completed"); err != nil {
 		return err
 	}
+	if err := r.recordWorkStatus(ctx, work.ID); err != nil {
+		return err
+	}
+	if len(verify.Commands) > 0 && verify.Commands[0].ExitCode != nil {
+		r.res.Final["verification"] = fmt.Sprintf("exit %d", *verify.Commands[0].ExitCode)
+	}
+	return nil
+}
+
+// recordWorkStatus reads the work item back and records its final
+// status.
+func (r *taskRun) recordWorkStatus(ctx context.Context, workID string) error {
 	var detail struct {
 		Work struct {
 			Status string `json:"status"`
@@ -652,13 +664,10 @@ func implementAndHandOff(ctx context.Context, r *taskRun) error {
 			Trust string `json:"trust"`
 		} `json:"evidence"`
 	}
-	if err := r.call(ctx, "get_work_item", map[string]any{"workId": work.ID}, &detail); err != nil {
+	if err := r.call(ctx, "get_work_item", map[string]any{"workId": workID}, &detail); err != nil {
 		return err
 	}
 	r.res.Final["work"] = detail.Work.Status
-	if len(verify.Commands) > 0 && verify.Commands[0].ExitCode != nil {
-		r.res.Final["verification"] = fmt.Sprintf("exit %d", *verify.Commands[0].ExitCode)
-	}
 	return nil
 }
 

@@ -146,94 +146,113 @@ type LoadReport struct {
 func LoadHTTP(ctx context.Context, s *HTTPServer, protocol string, sessions, calls int, timeout time.Duration) (*LoadReport, error) {
 	client := &http.Client{Transport: NewHTTPTransport(2 * sessions)}
 	defer client.CloseIdleConnections()
-	rep := &LoadReport{Sessions: sessions, CallsPerSession: calls, Tool: "get_work_item", Status: map[string]int{}}
-	var mu sync.Mutex
-	var all []float64
-	count := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		rep.Requests++
-		var se *HTTPStatusError
-		var re *RPCError
-		switch {
-		case err == nil:
-			rep.Status["2xx"]++
-		case errors.As(err, &se):
-			rep.Status[fmt.Sprintf("%dxx", se.Status/100)]++
-		case errors.As(err, &re):
-			rep.Status["2xx"]++
-			rep.RPCErrors++
-		default:
-			rep.TransportErrors++
-		}
-		if err != nil && rep.FirstError == "" {
-			rep.FirstError = err.Error()
-		}
-	}
+	t := &loadTally{rep: &LoadReport{Sessions: sessions, CallsPerSession: calls, Tool: "get_work_item", Status: map[string]int{}}}
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range sessions {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sess := NewHTTPSession(s.URL, s.Token, client)
-			cctx, cancel := context.WithTimeout(ctx, timeout)
-			_, err := sess.Initialize(cctx, protocol)
-			cancel()
-			count(err)
-			if err != nil {
-				return
-			}
-			count(nil) // notifications/initialized
-			objective := fmt.Sprintf("load session %d %s", i, sess.ID())
-			cctx, cancel = context.WithTimeout(ctx, timeout)
-			ex, err := sess.Call(cctx, "tools/call", map[string]any{"name": "create_work_item", "arguments": map[string]any{"objective": objective, "acceptanceCriteria": []string{"read back"}}})
-			cancel()
-			count(err)
-			var work struct{ ID, Objective string }
-			if err != nil || json.Unmarshal(structuredOf(ex.Result), &work) != nil || work.ID == "" {
-				return
-			}
-			lat := make([]float64, 0, calls)
-			for range calls {
-				cctx, cancel := context.WithTimeout(ctx, timeout)
-				ex, err := sess.Call(cctx, "tools/call", map[string]any{"name": "get_work_item", "arguments": map[string]any{"workId": work.ID}})
-				cancel()
-				count(err)
-				if err != nil {
-					continue
-				}
-				lat = append(lat, Micros(ex.Latency()))
-				var res toolResult
-				var got struct {
-					Work struct{ ID, Objective string }
-				}
-				if json.Unmarshal(ex.Result, &res) != nil || res.IsError {
-					mu.Lock()
-					rep.ToolErrors++
-					mu.Unlock()
-					continue
-				}
-				if json.Unmarshal(res.StructuredContent, &got) != nil || got.Work.ID != work.ID || got.Work.Objective != objective {
-					mu.Lock()
-					rep.Leaks++
-					mu.Unlock()
-				}
-			}
-			cctx, cancel = context.WithTimeout(ctx, timeout)
-			count(sess.Close(cctx))
-			cancel()
-			mu.Lock()
-			all = append(all, lat...)
-			mu.Unlock()
+			t.session(ctx, NewHTTPSession(s.URL, s.Token, client), protocol, i, calls, timeout)
 		}()
 	}
 	wg.Wait()
 	wall := time.Since(start)
+	rep, all := t.rep, t.latencies
 	rep.WallS = Figure(wall.Seconds())
 	rep.P50Us, rep.P99Us, rep.MaxUs = Figure(Percentile(all, 50)), Figure(Percentile(all, 99)), Figure(Percentile(all, 100))
 	rep.CallsPerSecond = Figure(float64(len(all)) / wall.Seconds())
 	return rep, ctx.Err()
+}
+
+// loadTally collects what LoadHTTP's concurrent sessions observe.
+type loadTally struct {
+	mu        sync.Mutex
+	rep       *LoadReport
+	latencies []float64 // of the get_work_item calls, in microseconds
+}
+
+// count tallies one request by its outcome: its HTTP status class, a
+// JSON-RPC error or a transport error; the first error is kept.
+func (t *loadTally) count(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rep := t.rep
+	rep.Requests++
+	var se *HTTPStatusError
+	var re *RPCError
+	switch {
+	case err == nil:
+		rep.Status["2xx"]++
+	case errors.As(err, &se):
+		rep.Status[fmt.Sprintf("%dxx", se.Status/100)]++
+	case errors.As(err, &re):
+		rep.Status["2xx"]++
+		rep.RPCErrors++
+	default:
+		rep.TransportErrors++
+	}
+	if err != nil && rep.FirstError == "" {
+		rep.FirstError = err.Error()
+	}
+}
+
+// add applies fn to the report under the lock.
+func (t *loadTally) add(fn func(rep *LoadReport)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fn(t.rep)
+}
+
+// session is one load session i: initialize, create a work item of its
+// own, read it back calls times (an answer naming any other is a leak),
+// close.
+func (t *loadTally) session(ctx context.Context, sess *HTTPSession, protocol string, i, calls int, timeout time.Duration) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	_, err := sess.Initialize(cctx, protocol)
+	cancel()
+	t.count(err)
+	if err != nil {
+		return
+	}
+	t.count(nil) // notifications/initialized
+	objective := fmt.Sprintf("load session %d %s", i, sess.ID())
+	cctx, cancel = context.WithTimeout(ctx, timeout)
+	ex, err := sess.Call(cctx, "tools/call", map[string]any{"name": "create_work_item", "arguments": map[string]any{"objective": objective, "acceptanceCriteria": []string{"read back"}}})
+	cancel()
+	t.count(err)
+	var work struct{ ID, Objective string }
+	if err != nil || json.Unmarshal(structuredOf(ex.Result), &work) != nil || work.ID == "" {
+		return
+	}
+	lat := make([]float64, 0, calls)
+	for range calls {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		ex, err := sess.Call(cctx, "tools/call", map[string]any{"name": "get_work_item", "arguments": map[string]any{"workId": work.ID}})
+		cancel()
+		t.count(err)
+		if err != nil {
+			continue
+		}
+		lat = append(lat, Micros(ex.Latency()))
+		var res toolResult
+		var got struct {
+			Work struct{ ID, Objective string }
+		}
+		if json.Unmarshal(ex.Result, &res) != nil || res.IsError {
+			t.add(func(rep *LoadReport) { rep.ToolErrors++ })
+			continue
+		}
+		if json.Unmarshal(res.StructuredContent, &got) != nil || got.Work.ID != work.ID || got.Work.Objective != objective {
+			t.add(func(rep *LoadReport) { rep.Leaks++ })
+		}
+	}
+	cctx, cancel = context.WithTimeout(ctx, timeout)
+	t.count(sess.Close(cctx))
+	cancel()
+	t.mu.Lock()
+	t.latencies = append(t.latencies, lat...)
+	t.mu.Unlock()
 }
 
 func structuredOf(result json.RawMessage) json.RawMessage {

@@ -151,27 +151,15 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 	targets := Targets(c, runtimeBin, baselineBin)
-	opts := make([]SpawnOptions, len(targets))
-	for i, t := range targets {
-		dir := filepath.Join(tmp, "state", fmt.Sprint(i))
-		env, err := IsolatedEnv(dir)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.Name, err)
-		}
-		opts[i] = SpawnOptions{Env: env, Dir: dir, Protocol: c.Protocol, Discover: c.Discover, Calls: c.Calls, Timeout: c.Timeout}
+	opts, err := spawnOptions(c, targets, filepath.Join(tmp, "state"))
+	if err != nil {
+		return nil, err
 	}
 
 	var httpSrv *HTTPServer
 	var httpClient *http.Client
-	var httpSamples []HTTPSample
 	if c.HTTP {
-		dir := filepath.Join(tmp, "state", "http")
-		env, err := IsolatedEnv(dir)
-		if err != nil {
-			return nil, fmt.Errorf("http: %w", err)
-		}
-		fmt.Fprintln(progress, "starting serve-http --profile full…")
-		if httpSrv, err = StartHTTPServer(ctx, runtimeBin, []string{"--profile", "full"}, env, dir, c.Timeout); err != nil {
+		if httpSrv, err = startFullHTTPServer(ctx, c, runtimeBin, filepath.Join(tmp, "state", "http"), progress); err != nil {
 			return nil, err
 		}
 		defer httpSrv.Stop()
@@ -179,38 +167,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		defer httpClient.CloseIdleConnections()
 	}
 
-	samples := make([][]Sample, len(targets))
-	for round := -c.Warmup; round < c.N; round++ {
-		if round < 0 {
-			fmt.Fprintf(progress, "warm-up %d/%d\n", round+c.Warmup+1, c.Warmup)
-		} else {
-			fmt.Fprintf(progress, "round %d/%d\n", round+1, c.N)
-		}
-		for i, t := range targets {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			s, err := Spawn(ctx, t, opts[i])
-			if err != nil {
-				if round < 0 {
-					return nil, fmt.Errorf("warm-up spawn: %w", err)
-				}
-				return nil, fmt.Errorf("spawn %d of %d: %w", round+1, c.N, err)
-			}
-			s.Stderr = "" // only the inittrace runs read it
-			if round >= 0 {
-				samples[i] = append(samples[i], s)
-			}
-		}
-		if httpSrv != nil {
-			hs, err := MeasureHTTPSession(ctx, httpSrv, httpClient, c.Protocol, "get_runtime_status", c.Calls, c.Timeout)
-			if err != nil {
-				return nil, fmt.Errorf("round %d: %w\nserve-http stderr:\n%s", round+1, err, httpSrv.stderr.Tail(2000))
-			}
-			if round >= 0 {
-				httpSamples = append(httpSamples, hs)
-			}
-		}
+	samples, httpSamples, err := measureRounds(ctx, c, targets, opts, httpSrv, httpClient, progress)
+	if err != nil {
+		return nil, err
 	}
 
 	fmt.Fprintln(progress, "counting o200k tokens…")
@@ -218,19 +177,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{
-		Date:     started.UTC().Format(time.RFC3339),
-		Machine:  c.Machine,
-		Source:   sourceRevision(ctx, c.ModuleDir),
-		Go:       runtime.Version(),
-		OS:       runtime.GOOS + "/" + runtime.GOARCH,
-		CPUs:     runtime.NumCPU(),
-		Spawns:   c.N,
-		Warmup:   c.Warmup,
-		Calls:    c.Calls,
-		Protocol: c.Protocol,
-		Discover: c.Discover,
-	}
+	rep := newReport(ctx, c, started)
 	for i, t := range targets {
 		row, err := summarize(t, samples[i], counter)
 		if err != nil {
@@ -257,6 +204,90 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	rep.Check()
 	return rep, nil
+}
+
+// startFullHTTPServer starts runtimeBin's serve-http with the full
+// profile on an isolated state directory dir.
+func startFullHTTPServer(ctx context.Context, c Config, runtimeBin, dir string, progress io.Writer) (*HTTPServer, error) {
+	env, err := IsolatedEnv(dir)
+	if err != nil {
+		return nil, fmt.Errorf("http: %w", err)
+	}
+	fmt.Fprintln(progress, "starting serve-http --profile full…")
+	return StartHTTPServer(ctx, runtimeBin, []string{"--profile", "full"}, env, dir, c.Timeout)
+}
+
+// spawnOptions gives every target its own isolated state directory
+// under stateDir and the configured protocol, discovery and calls.
+func spawnOptions(c Config, targets []Target, stateDir string) ([]SpawnOptions, error) {
+	opts := make([]SpawnOptions, len(targets))
+	for i, t := range targets {
+		dir := filepath.Join(stateDir, fmt.Sprint(i))
+		env, err := IsolatedEnv(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		opts[i] = SpawnOptions{Env: env, Dir: dir, Protocol: c.Protocol, Discover: c.Discover, Calls: c.Calls, Timeout: c.Timeout}
+	}
+	return opts, nil
+}
+
+// measureRounds runs c.Warmup unrecorded rounds, then c.N recorded ones;
+// each round spawns every target once, in order, and, with httpSrv,
+// measures one HTTP session.
+func measureRounds(ctx context.Context, c Config, targets []Target, opts []SpawnOptions, httpSrv *HTTPServer, httpClient *http.Client, progress io.Writer) ([][]Sample, []HTTPSample, error) {
+	samples := make([][]Sample, len(targets))
+	var httpSamples []HTTPSample
+	for round := -c.Warmup; round < c.N; round++ {
+		if round < 0 {
+			fmt.Fprintf(progress, "warm-up %d/%d\n", round+c.Warmup+1, c.Warmup)
+		} else {
+			fmt.Fprintf(progress, "round %d/%d\n", round+1, c.N)
+		}
+		for i, t := range targets {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			s, err := Spawn(ctx, t, opts[i])
+			if err != nil {
+				if round < 0 {
+					return nil, nil, fmt.Errorf("warm-up spawn: %w", err)
+				}
+				return nil, nil, fmt.Errorf("spawn %d of %d: %w", round+1, c.N, err)
+			}
+			s.Stderr = "" // only the inittrace runs read it
+			if round >= 0 {
+				samples[i] = append(samples[i], s)
+			}
+		}
+		if httpSrv != nil {
+			hs, err := MeasureHTTPSession(ctx, httpSrv, httpClient, c.Protocol, "get_runtime_status", c.Calls, c.Timeout)
+			if err != nil {
+				return nil, nil, fmt.Errorf("round %d: %w\nserve-http stderr:\n%s", round+1, err, httpSrv.stderr.Tail(2000))
+			}
+			if round >= 0 {
+				httpSamples = append(httpSamples, hs)
+			}
+		}
+	}
+	return samples, httpSamples, nil
+}
+
+// newReport is the report header: when, where and how the run measured.
+func newReport(ctx context.Context, c Config, started time.Time) *Report {
+	return &Report{
+		Date:     started.UTC().Format(time.RFC3339),
+		Machine:  c.Machine,
+		Source:   sourceRevision(ctx, c.ModuleDir),
+		Go:       runtime.Version(),
+		OS:       runtime.GOOS + "/" + runtime.GOARCH,
+		CPUs:     runtime.NumCPU(),
+		Spawns:   c.N,
+		Warmup:   c.Warmup,
+		Calls:    c.Calls,
+		Protocol: c.Protocol,
+		Discover: c.Discover,
+	}
 }
 
 // sourceRevision names the checkout that was built: the commit, and

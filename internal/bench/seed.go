@@ -54,30 +54,66 @@ func SeedStore(ctx context.Context, location string, n int, now time.Time, progr
 	}
 	defer st.Close()
 	sd := Seed{Works: n, Evidence: max(n/10, 1), Claims: n, Messages: n, Events: n}
-	now = now.UTC().Truncate(time.Millisecond)
-	session := func(i int) string { return fmt.Sprintf("codex:seed-%02d", i%seedSessions) }
-	workID := func(i int) string { return fmt.Sprintf("work_seed_%07d", i) }
-	sd.Session = session(0)
-	sd.WorkID = workID(n/2 - n/2%seedChain + seedChain/2)
-	step := func(what string, total int, fn func(tx *ent.Tx, from, to int) error) error {
-		for from := 0; from < total; from += seedChunk {
-			to := min(from+seedChunk, total)
-			if err := st.Tx(ctx, func(tx *ent.Tx) error { return fn(tx, from, to) }); err != nil {
-				return fmt.Errorf("seed %s %d..%d: %w", what, from, to, err)
-			}
-			if to == total || (to/seedChunk)%20 == 0 {
-				fmt.Fprintf(progress, "  seeded %d/%d %s\n", to, total, what)
-			}
+	sd.Session = seedSession(0)
+	sd.WorkID = seedWorkID(n/2 - n/2%seedChain + seedChain/2)
+	// At least a few pages of conversations at every size, so a listing
+	// page does the same work at 1,000 records as at 100,000.
+	sd.Conversations = max(seedMinConversations, n/seedMessagesPerCov)
+	sd.Sender, sd.Recipient = "codex:seed-00", "claude-code:seed-reviewer"
+	sd.ConversationID = seedConversationID(sd.Conversations / 2)
+	sd.EventSessions = max(1, n/min(n, seedEventsPerSes))
+	sd.EventProvider = "codex"
+	sd.EventSession = fmt.Sprintf("thr_seed_%03d", sd.EventSessions/2)
+	sr := &seeder{ctx: ctx, st: st, n: n, now: now.UTC().Truncate(time.Millisecond), progress: progress, sd: &sd}
+	for _, fn := range []func() error{
+		sr.workItems, sr.evidence, sr.claims, sr.conversations, sr.messages, sr.sessionEvents, sr.sessionHeads,
+	} {
+		if err := fn(); err != nil {
+			return sd, err
 		}
-		return nil
 	}
+	return sd, nil
+}
+
+// seeder writes one SeedStore run's records, one table per method.
+type seeder struct {
+	ctx      context.Context
+	st       *store.Store
+	n        int
+	now      time.Time
+	progress io.Writer
+	sd       *Seed
+}
+
+func seedSession(i int) string        { return fmt.Sprintf("codex:seed-%02d", i%seedSessions) }
+func seedWorkID(i int) string         { return fmt.Sprintf("work_seed_%07d", i) }
+func seedConversationID(i int) string { return fmt.Sprintf("conversation_seed_%05d", i) }
+
+// step writes total records in transactions of seedChunk rows, fn writing
+// rows from..to, and reports progress every 20 chunks.
+func (sr *seeder) step(what string, total int, fn func(tx *ent.Tx, from, to int) error) error {
+	for from := 0; from < total; from += seedChunk {
+		to := min(from+seedChunk, total)
+		if err := sr.st.Tx(sr.ctx, func(tx *ent.Tx) error { return fn(tx, from, to) }); err != nil {
+			return fmt.Errorf("seed %s %d..%d: %w", what, from, to, err)
+		}
+		if to == total || (to/seedChunk)%20 == 0 {
+			fmt.Fprintf(sr.progress, "  seeded %d/%d %s\n", to, total, what)
+		}
+	}
+	return nil
+}
+
+// workItems writes n works in dependency chains of seedChain.
+func (sr *seeder) workItems() error {
+	n, now := sr.n, sr.now
 	objective := strings.Repeat("Make the importer idempotent and cover it with tests. ", 3)
 	statuses := []string{"open", "in_progress", "blocked", "accepted", "rejected"}
-	err = step("work items", n, func(tx *ent.Tx, from, to int) error {
+	return sr.step("work items", n, func(tx *ent.Tx, from, to int) error {
 		b := make([]*ent.WorkItemCreate, 0, to-from)
 		for i := from; i < to; i++ {
-			src := session(i)
-			w := tx.WorkItem.Create().SetID(workID(i)).SetObjective(objective).
+			src := seedSession(i)
+			w := tx.WorkItem.Create().SetID(seedWorkID(i)).SetObjective(objective).
 				SetAcceptanceCriteria([]string{"imports twice without duplicates", "tests pass"}).
 				SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{"src/importer.go"}).
 				SetSourceSession(src).SetStatus(workStatus(statuses[i%len(statuses)])).
@@ -86,71 +122,75 @@ func SeedStore(ctx context.Context, location string, n int, now time.Time, progr
 				// The previous work of the chain is in the same chunk
 				// (seedChunk is a multiple of seedChain): ent inserts the
 				// batch's nodes, then its edges in one statement.
-				w.AddDependsOnIDs(workID(i - 1))
+				w.AddDependsOnIDs(seedWorkID(i - 1))
 			}
 			b = append(b, w)
 		}
-		return tx.WorkItem.CreateBulk(b...).Exec(ctx)
+		return tx.WorkItem.CreateBulk(b...).Exec(sr.ctx)
 	})
-	if err != nil {
-		return sd, err
-	}
+}
+
+// evidence writes the Seed's evidence records, a diff each.
+func (sr *seeder) evidence() error {
+	n, now, total := sr.n, sr.now, sr.sd.Evidence
 	data := json.RawMessage(`{"diff":"` + strings.Repeat("+ line of the change\\n", 20) + `"}`)
-	err = step("evidence records", sd.Evidence, func(tx *ent.Tx, from, to int) error {
+	return sr.step("evidence records", total, func(tx *ent.Tx, from, to int) error {
 		b := make([]*ent.EvidenceCreate, 0, to-from)
 		for i := from; i < to; i++ {
-			w, s := workID(i*10%n), session(i)
+			w, s := seedWorkID(i*10%n), seedSession(i)
 			b = append(b, tx.Evidence.Create().SetID(fmt.Sprintf("evidence_seed_%07d", i)).SetWorkID(w).SetSessionID(s).
 				SetKind("diff").SetTrust("provider_observed").SetSource(schema.EvidenceSource{Adapter: "codex"}).
-				SetCapturedAt(now.Add(-time.Duration(sd.Evidence-i)*time.Second)).SetSummary("diff of the importer change").
+				SetCapturedAt(now.Add(-time.Duration(total-i)*time.Second)).SetSummary("diff of the importer change").
 				SetData(string(data)).SetDataBytes(len(data)).SetContentHash(strings.Repeat("ab", 32)))
 		}
-		return tx.Evidence.CreateBulk(b...).Exec(ctx)
+		return tx.Evidence.CreateBulk(b...).Exec(sr.ctx)
 	})
-	if err != nil {
-		return sd, err
-	}
-	err = step("active claims", n, func(tx *ent.Tx, from, to int) error {
+}
+
+// claims writes n active claims on distinct files.
+func (sr *seeder) claims() error {
+	n, now := sr.n, sr.now
+	return sr.step("active claims", n, func(tx *ent.Tx, from, to int) error {
 		b := make([]*ent.ClaimCreate, 0, to-from)
 		for i := from; i < to; i++ {
 			at := now.Add(-time.Duration(i%1800) * time.Second)
-			b = append(b, tx.Claim.Create().SetID(fmt.Sprintf("claim_seed_%07d", i)).SetWorkID(workID(i%n)).
-				SetSessionID(session(i)).SetResource(fmt.Sprintf("src/pkg%04d/file%07d.go", i/100, i)).
+			b = append(b, tx.Claim.Create().SetID(fmt.Sprintf("claim_seed_%07d", i)).SetWorkID(seedWorkID(i%n)).
+				SetSessionID(seedSession(i)).SetResource(fmt.Sprintf("src/pkg%04d/file%07d.go", i/100, i)).
 				SetAcquiredAt(at).SetExpiresAt(at.Add(2*time.Hour)))
 		}
-		return tx.Claim.CreateBulk(b...).Exec(ctx)
+		return tx.Claim.CreateBulk(b...).Exec(sr.ctx)
 	})
-	if err != nil {
-		return sd, err
-	}
-	// At least a few pages of conversations at every size, so a listing
-	// page does the same work at 1,000 records as at 100,000.
-	sd.Conversations = max(seedMinConversations, n/seedMessagesPerCov)
-	sd.Sender, sd.Recipient = "codex:seed-00", "claude-code:seed-reviewer"
-	convID := func(i int) string { return fmt.Sprintf("conversation_seed_%05d", i) }
-	sd.ConversationID = convID(sd.Conversations / 2)
-	err = step("conversations", sd.Conversations, func(tx *ent.Tx, from, to int) error {
+}
+
+// conversations writes the Seed's conversations with their two
+// participants, Sender and Recipient.
+func (sr *seeder) conversations() error {
+	n, now, sd := sr.n, sr.now, sr.sd
+	return sr.step("conversations", sd.Conversations, func(tx *ent.Tx, from, to int) error {
 		for i := from; i < to; i++ {
 			per := n / sd.Conversations
-			if err := tx.Conversation.Create().SetID(convID(i)).SetTitle(fmt.Sprintf("review %d", i)).
+			if err := tx.Conversation.Create().SetID(seedConversationID(i)).SetTitle(fmt.Sprintf("review %d", i)).
 				SetCreatedAt(now.Add(-time.Hour)).SetUpdatedAt(now.Add(-time.Duration(sd.Conversations-i) * time.Second)).
-				SetLastSequence(int64(per)).Exec(ctx); err != nil {
+				SetLastSequence(int64(per)).Exec(sr.ctx); err != nil {
 				return err
 			}
 			for _, p := range []struct{ id, prov, native string }{{sd.Sender, "codex", "seed-00"}, {sd.Recipient, "claude-code", "seed-reviewer"}} {
-				if err := tx.Participant.Create().SetConversationID(convID(i)).SetParticipantID(p.id).SetProvider(p.prov).
-					SetNativeID(p.native).SetJoinedAt(now.Add(-time.Hour)).Exec(ctx); err != nil {
+				if err := tx.Participant.Create().SetConversationID(seedConversationID(i)).SetParticipantID(p.id).SetProvider(p.prov).
+					SetNativeID(p.native).SetJoinedAt(now.Add(-time.Hour)).Exec(sr.ctx); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return sd, err
-	}
+}
+
+// messages writes n conversation messages spread evenly over the
+// conversations, each with the delivery operation that carried it.
+func (sr *seeder) messages() error {
+	n, now, sd := sr.n, sr.now, sr.sd
 	text := strings.Repeat("Please review the importer change; the tests cover the duplicate case. ", 3)
-	err = step("conversation messages", n, func(tx *ent.Tx, from, to int) error {
+	return sr.step("conversation messages", n, func(tx *ent.Tx, from, to int) error {
 		// Every message references the delivery operation that carried it
 		// (the one ledger), here a completed send.
 		ops := make([]*ent.OperationCreate, 0, to-from)
@@ -164,24 +204,26 @@ func SeedStore(ctx context.Context, location string, n int, now time.Time, progr
 			ops = append(ops, tx.Operation.Create().SetID(opID).SetIdempotencyKey(key).SetProvider("claude-code").
 				SetNativeID("seed-reviewer").SetOperation("send").SetStatus(operation.StatusCompleted).
 				SetProviderState("outcome_observed").SetCreatedAt(at).SetUpdatedAt(at))
-			b = append(b, tx.Message.Create().SetID(fmt.Sprintf("message_seed_%07d", i)).SetConversationID(convID(conv)).
+			b = append(b, tx.Message.Create().SetID(fmt.Sprintf("message_seed_%07d", i)).SetConversationID(seedConversationID(conv)).
 				SetSequence(int64(seq)).SetSender(sd.Sender).SetRecipient(sd.Recipient).SetText(text).
 				SetCreatedAt(at).SetOperationID(opID).SetIdempotencyKey(key))
 		}
-		if err := tx.Operation.CreateBulk(ops...).Exec(ctx); err != nil {
+		if err := tx.Operation.CreateBulk(ops...).Exec(sr.ctx); err != nil {
 			return err
 		}
-		return tx.Message.CreateBulk(b...).Exec(ctx)
+		return tx.Message.CreateBulk(b...).Exec(sr.ctx)
 	})
-	if err != nil {
-		return sd, err
-	}
-	per := min(n, seedEventsPerSes)
-	sd.EventSessions = max(1, n/per)
-	sd.EventProvider = "codex"
-	sd.EventSession = fmt.Sprintf("thr_seed_%03d", sd.EventSessions/2)
+}
+
+// eventsPerSession is the events each seeded session holds (the last
+// takes the remainder).
+func (sr *seeder) eventsPerSession() int { return min(sr.n, seedEventsPerSes) }
+
+// sessionEvents writes n session events over the Seed's event sessions.
+func (sr *seeder) sessionEvents() error {
+	n, now, sd, per := sr.n, sr.now, sr.sd, sr.eventsPerSession()
 	eventData := json.RawMessage(`{"type":"item.completed","text":"` + strings.Repeat("ran the tests; all pass. ", 6) + `"}`)
-	err = step("session events", n, func(tx *ent.Tx, from, to int) error {
+	return sr.step("session events", n, func(tx *ent.Tx, from, to int) error {
 		b := make([]*ent.SessionEventCreate, 0, to-from)
 		for i := from; i < to; i++ {
 			ses := min(i/per, sd.EventSessions-1)
@@ -190,12 +232,15 @@ func SeedStore(ctx context.Context, location string, n int, now time.Time, progr
 				SetSequence(int64(seq)).SetEpoch(1).SetType("item.completed").SetData(eventData).
 				SetTimestamp(now.Add(-time.Duration(n-i)*time.Millisecond)))
 		}
-		return tx.SessionEvent.CreateBulk(b...).Exec(ctx)
+		return tx.SessionEvent.CreateBulk(b...).Exec(sr.ctx)
 	})
-	if err != nil {
-		return sd, err
-	}
-	err = st.Tx(ctx, func(tx *ent.Tx) error {
+}
+
+// sessionHeads writes each event session's stream head and registry
+// entry, so reading its events needs no provider program.
+func (sr *seeder) sessionHeads() error {
+	n, now, sd, per := sr.n, sr.now, sr.sd, sr.eventsPerSession()
+	err := sr.st.Tx(sr.ctx, func(tx *ent.Tx) error {
 		for s := range sd.EventSessions {
 			last := per
 			if s == sd.EventSessions-1 {
@@ -203,22 +248,22 @@ func SeedStore(ctx context.Context, location string, n int, now time.Time, progr
 			}
 			native := fmt.Sprintf("thr_seed_%03d", s)
 			if err := tx.SessionStream.Create().SetProvider("codex").SetNativeID(native).SetLastSequence(int64(last)).
-				SetEpoch(1).SetUpdatedAt(now).Exec(ctx); err != nil {
+				SetEpoch(1).SetUpdatedAt(now).Exec(sr.ctx); err != nil {
 				return err
 			}
 			// Known to the registry, so reading its events needs no
 			// provider program.
 			if err := tx.ProviderSession.Create().SetProvider("codex").SetNativeID(native).
-				SetFirstSeenAt(now).SetLastSeenAt(now).Exec(ctx); err != nil {
+				SetFirstSeenAt(now).SetLastSeenAt(now).Exec(sr.ctx); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return sd, fmt.Errorf("seed session heads: %w", err)
+		return fmt.Errorf("seed session heads: %w", err)
 	}
-	return sd, nil
+	return nil
 }
 
 func workStatus(s string) workitem.Status { return workitem.Status(s) }

@@ -37,17 +37,11 @@ func deskCommand(ctx context.Context, args []string, env Env, stdio IO) int {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime desk: "+format+"\n", args...)
 		return code
 	}
-	switch {
-	case fs.NArg() > 0:
+	if fs.NArg() > 0 {
 		return fail(2, "unexpected argument %q", fs.Arg(0))
-	case !httpserve.IsLoopbackName(*host):
-		return fail(2, "--host must be a loopback address (127.0.0.1, localhost or ::1), not %q: the desk is for this machine only", *host)
-	case *port < 0 || *port > 65535:
-		return fail(2, "--port must be a port number from 0 to 65535, not %d", *port)
-	case *rate < 0:
-		return fail(2, "--rate-limit must be 0 (no limit) or more, not %d", *rate)
-	case *lifetime < time.Second:
-		return fail(2, "--stream-lifetime must be at least 1s, not %s", *lifetime)
+	}
+	if err := checkDeskFlags(*host, *port, *rate, *lifetime); err != nil {
+		return fail(2, "%v", err)
 	}
 	// Only HTTP mode's token applies to the desk; its other variables
 	// (port, origins, ...) are serve-http's, so their errors are not ours.
@@ -72,13 +66,9 @@ func deskCommand(ctx context.Context, args []string, env Env, stdio IO) int {
 
 	token := cfg.Token
 	if token == "" {
-		file := *tokenFile
-		if file == "" {
-			home := homeDir(env)
-			if home == "" {
-				return fail(2, "no token configured and no HOME for the token file: set %s, or --token-file", httpserve.EnvToken.Canonical)
-			}
-			file = filepath.Join(home, ".agent-interop-runtime", fmt.Sprintf("desk-%d.token", bound))
+		file, err := deskTokenFile(*tokenFile, env, bound)
+		if err != nil {
+			return fail(2, "%v", err)
 		}
 		if token, err = httpguard.GenerateToken(); err != nil {
 			return fail(1, "%v", err)
@@ -93,10 +83,7 @@ func deskCommand(ctx context.Context, args []string, env Env, stdio IO) int {
 		}()
 		fmt.Fprintf(stdio.Stderr, "agent-interop-runtime desk token written to %s (mode 0600, new on every start; scripts send it as 'Authorization: Bearer <token>')\n", file)
 	}
-	limit := *rate
-	if limit == 0 {
-		limit = -1
-	}
+	limit := guardRateLimit(*rate)
 	base := "http://" + net.JoinHostPort(trimBrackets(*host), strconv.Itoa(bound))
 	h, err := desk.New(desk.Options{
 		Store: st, Token: httpguard.NewSecret(token), Port: bound, URL: base, RateLimit: limit, Logger: logger, StreamLifetime: *lifetime,
@@ -114,6 +101,35 @@ func deskCommand(ctx context.Context, args []string, env Env, stdio IO) int {
 		return 1
 	}
 	return 0
+}
+
+// checkDeskFlags checks the desk's flag values: a loopback host, a port
+// number, a rate limit of 0 or more and a stream lifetime of 1s or more.
+func checkDeskFlags(host string, port, rate int, lifetime time.Duration) error {
+	switch {
+	case !httpserve.IsLoopbackName(host):
+		return fmt.Errorf("--host must be a loopback address (127.0.0.1, localhost or ::1), not %q: the desk is for this machine only", host)
+	case port < 0 || port > 65535:
+		return fmt.Errorf("--port must be a port number from 0 to 65535, not %d", port)
+	case rate < 0:
+		return fmt.Errorf("--rate-limit must be 0 (no limit) or more, not %d", rate)
+	case lifetime < time.Second:
+		return fmt.Errorf("--stream-lifetime must be at least 1s, not %s", lifetime)
+	}
+	return nil
+}
+
+// deskTokenFile is where a token generated for this run is written: the
+// --token-file value, or ~/.agent-interop-runtime/desk-<port>.token.
+func deskTokenFile(flagValue string, env Env, port int) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	home := homeDir(env)
+	if home == "" {
+		return "", fmt.Errorf("no token configured and no HOME for the token file: set %s, or --token-file", httpserve.EnvToken.Canonical)
+	}
+	return filepath.Join(home, ".agent-interop-runtime", fmt.Sprintf("desk-%d.token", port)), nil
 }
 
 // serveDesk serves h on ln until ctx ends. Live streams never end by

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -119,13 +120,9 @@ func serveHTTP(ctx context.Context, fs *flag.FlagSet, f serveFlags, profile cata
 	// is then the configured one: a request without it is still 401.
 	token := cfg.Token
 	if token == "" {
-		path := cfg.TokenFile
-		if path == "" {
-			home := homeDir(env)
-			if home == "" {
-				return fail(2, "no token configured and no HOME for the token file: set %s, or %s", httpserve.EnvToken.Canonical, httpserve.EnvTokenFile.Canonical)
-			}
-			path = httpserve.DefaultTokenFile(home, port)
+		path, err := tokenFilePath(cfg, port, env)
+		if err != nil {
+			return fail(2, "%v", err)
 		}
 		if token, err = httpguard.GenerateToken(); err != nil {
 			return fail(1, "%v", err)
@@ -146,7 +143,32 @@ func serveHTTP(ctx context.Context, fs *flag.FlagSet, f serveFlags, profile cata
 		return fail(1, "%v", err)
 	}
 	defer a.Close()
-	srv := server.New(server.Options{
+	srv := newMCPServer(a, profile, readOnly, logger)
+	rate := guardRateLimit(cfg.RateLimit)
+	guard := httpguard.New(httpguard.Options{
+		AllowedOrigins:   append([]string{}, cfg.AllowedOrigins...),
+		LoopbackHostOnly: cfg.Loopback() && !cfg.AllowRemote,
+		RateLimit:        rate,
+	})
+	dk, err := openDesk(a, cfg, token, port, rate, logger, stdio.Stderr)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	defer dk.Close()
+	go func() { <-ctx.Done(); dk.Close() }() // end the desk's live streams, so shutdown does not wait for them
+	h := newHTTPHandler(srv, guard, dk, cfg, token, readOnly, logger)
+	fmt.Fprintf(stdio.Stderr, "agent-interop-runtime HTTP listening on %s\n", httpserve.EndpointURL(cfg.Host, port))
+	if err := httpserve.Serve(ctx, ln, h, httpserve.ServeOptions{}); err != nil && !errors.Is(err, net.ErrClosed) {
+		logger.Error("serve-http ended", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// newMCPServer is the MCP server over a's handlers, one session ID per
+// HTTP session.
+func newMCPServer(a *app.App, profile catalogs.Profile, readOnly bool, logger *slog.Logger) *server.Server {
+	return server.New(server.Options{
 		Profile:         profile,
 		ReadOnly:        readOnly,
 		Version:         version.Version,
@@ -155,34 +177,12 @@ func serveHTTP(ctx context.Context, fs *flag.FlagSet, f serveFlags, profile cata
 		AfterInitialize: a.AfterInitialize,
 		SessionID:       uuid.NewString,
 	})
-	rate := cfg.RateLimit
-	if rate == 0 {
-		rate = -1 // the guard's "no limit"
-	}
-	guard := httpguard.New(httpguard.Options{
-		AllowedOrigins:   append([]string{}, cfg.AllowedOrigins...),
-		LoopbackHostOnly: cfg.Loopback() && !cfg.AllowRemote,
-		RateLimit:        rate,
-	})
-	// The traffic desk at /desk, over the same store and token. The
-	// sessions this process drives get their liveness from its registry
-	// (the adapters' memory, which alone can say dead); the others, and
-	// these when another live process drives them now, are inferred from
-	// the store.
-	base := "http://" + net.JoinHostPort(trimBrackets(cfg.Host), strconv.Itoa(port))
-	dk, err := desk.New(desk.Options{
-		Store: a.Store, Token: httpguard.NewSecret(token), Port: port, URL: base, RateLimit: rate, Logger: logger,
-		Liveness: desk.RuntimeLiveness(a.Registry.Liveness), Owner: a.Delivery.Owner(),
-		LoginLink: func(link string) {
-			fmt.Fprintf(stdio.Stderr, "agent-interop-runtime desk login link (works once): %s\n", link)
-		},
-	})
-	if err != nil {
-		return fail(1, "%v", err)
-	}
-	defer dk.Close()
-	go func() { <-ctx.Done(); dk.Close() }() // end the desk's live streams, so shutdown does not wait for them
-	h := httpserve.NewHandler(httpserve.Options{
+}
+
+// newHTTPHandler puts the MCP endpoint and the desk behind the guard and
+// the token; health needs the token too when the address is not loopback.
+func newHTTPHandler(srv *server.Server, guard *httpguard.Guard, dk *desk.Handler, cfg httpserve.Config, token string, readOnly bool, logger *slog.Logger) *httpserve.Handler {
+	return httpserve.NewHandler(httpserve.Options{
 		MCP: srv.StreamableHTTPHandler(&mcp.StreamableHTTPOptions{
 			Logger: logger,
 			// The guard checks Host itself (and answers 0.3.x-style JSON).
@@ -196,12 +196,44 @@ func serveHTTP(ctx context.Context, fs *flag.FlagSet, f serveFlags, profile cata
 		Logger:           logger,
 		Desk:             dk,
 	})
-	fmt.Fprintf(stdio.Stderr, "agent-interop-runtime HTTP listening on %s\n", httpserve.EndpointURL(cfg.Host, port))
-	if err := httpserve.Serve(ctx, ln, h, httpserve.ServeOptions{}); err != nil && !errors.Is(err, net.ErrClosed) {
-		logger.Error("serve-http ended", "err", err)
-		return 1
+}
+
+// tokenFilePath is where a token generated for this run is written: the
+// configured token file, or the default one under the home directory.
+func tokenFilePath(cfg httpserve.Config, port int, env Env) (string, error) {
+	if cfg.TokenFile != "" {
+		return cfg.TokenFile, nil
 	}
-	return 0
+	home := homeDir(env)
+	if home == "" {
+		return "", fmt.Errorf("no token configured and no HOME for the token file: set %s, or %s", httpserve.EnvToken.Canonical, httpserve.EnvTokenFile.Canonical)
+	}
+	return httpserve.DefaultTokenFile(home, port), nil
+}
+
+// guardRateLimit is a configured rate limit (requests per minute) in the
+// guard's terms: 0, no limit, is the guard's -1.
+func guardRateLimit(rate int) int {
+	if rate == 0 {
+		return -1
+	}
+	return rate
+}
+
+// openDesk opens the traffic desk at /desk, over the same store and
+// token. The sessions this process drives get their liveness from its
+// registry (the adapters' memory, which alone can say dead); the others,
+// and these when another live process drives them now, are inferred from
+// the store. Its one-time login links go to stderr.
+func openDesk(a *app.App, cfg httpserve.Config, token string, port, rate int, logger *slog.Logger, stderr io.Writer) (*desk.Handler, error) {
+	base := "http://" + net.JoinHostPort(trimBrackets(cfg.Host), strconv.Itoa(port))
+	return desk.New(desk.Options{
+		Store: a.Store, Token: httpguard.NewSecret(token), Port: port, URL: base, RateLimit: rate, Logger: logger,
+		Liveness: desk.RuntimeLiveness(a.Registry.Liveness), Owner: a.Delivery.Owner(),
+		LoginLink: func(link string) {
+			fmt.Fprintf(stderr, "agent-interop-runtime desk login link (works once): %s\n", link)
+		},
+	})
 }
 
 func homeDir(env Env) string {

@@ -88,21 +88,7 @@ func runSetup(name string, client clientsetup.Client, args []string, env Env, st
 		}
 		entry.Command = exe
 	}
-	paths := clientsetup.Paths{
-		Home:            homeDir(env),
-		CodexHome:       env.get("CODEX_HOME"),
-		XDGConfigHome:   env.get("XDG_CONFIG_HOME"),
-		ClaudeConfigDir: env.get("CLAUDE_CONFIG_DIR"),
-	}
-	if *project {
-		wd, err := os.Getwd()
-		if err != nil {
-			fmt.Fprintf(stdio.Stderr, "interop-runtime %s: %v\n", name, err)
-			return 1
-		}
-		paths.Project = wd
-	}
-	target, err := clientsetup.TargetFor(client, paths, *project)
+	target, err := setupTarget(client, env, *project)
 	if err != nil {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: %v\n", name, err)
 		return 1
@@ -111,18 +97,50 @@ func runSetup(name string, client clientsetup.Client, args []string, env Env, st
 		fmt.Fprintf(stdio.Stderr, "warning: %s is a temporary `go run` build; build the binary (go build -o ~/bin/interop-runtime ./cmd/interop-runtime) and pass --command\n", entry.Command)
 	}
 	if !*write {
-		snippet, err := clientsetup.Snippet(target, entry)
-		if err != nil {
-			fmt.Fprintf(stdio.Stderr, "interop-runtime %s: %v\n", name, err)
-			return 1
-		}
-		fmt.Fprintf(stdio.Stderr, "# add this to %s (or run again with --write):\n", target.File)
-		stdio.Stdout.Write(snippet)
-		if *useHTTP {
-			fmt.Fprintf(stdio.Stderr, "# the client reads the bearer token from %s when it starts\n", clientsetup.TokenEnv)
-		}
-		return 0
+		return printSetupEntry(name, target, entry, stdio)
 	}
+	return writeSetupEntry(name, target, entry, stdio)
+}
+
+// setupTarget is the configuration file client's entry goes into, found
+// from the environment's home directories (and, for a project entry, the
+// current directory).
+func setupTarget(client clientsetup.Client, env Env, project bool) (clientsetup.Target, error) {
+	paths := clientsetup.Paths{
+		Home:            homeDir(env),
+		CodexHome:       env.get("CODEX_HOME"),
+		XDGConfigHome:   env.get("XDG_CONFIG_HOME"),
+		ClaudeConfigDir: env.get("CLAUDE_CONFIG_DIR"),
+	}
+	if project {
+		wd, err := os.Getwd()
+		if err != nil {
+			return clientsetup.Target{}, err
+		}
+		paths.Project = wd
+	}
+	return clientsetup.TargetFor(client, paths, project)
+}
+
+// printSetupEntry prints the entry for target to stdout, the file it
+// belongs in to stderr.
+func printSetupEntry(name string, target clientsetup.Target, entry clientsetup.Entry, stdio IO) int {
+	snippet, err := clientsetup.Snippet(target, entry)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: %v\n", name, err)
+		return 1
+	}
+	fmt.Fprintf(stdio.Stderr, "# add this to %s (or run again with --write):\n", target.File)
+	stdio.Stdout.Write(snippet)
+	if entry.HTTP {
+		fmt.Fprintf(stdio.Stderr, "# the client reads the bearer token from %s when it starts\n", clientsetup.TokenEnv)
+	}
+	return 0
+}
+
+// writeSetupEntry writes the entry into target's file and says what
+// changed.
+func writeSetupEntry(name string, target clientsetup.Target, entry clientsetup.Entry, stdio IO) int {
 	res, err := clientsetup.Write(target, entry)
 	if err != nil {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: %v\n", name, err)

@@ -533,36 +533,16 @@ func (w *writer) messages(ctx context.Context, snap *Snapshot, convIDs []string)
 	if err != nil {
 		return fmt.Errorf("read operation keys: %w", err)
 	}
-	type seqKey struct {
-		conv string
-		seq  int64
-	}
-	taken := map[seqKey]string{}
-	for start := 0; start < len(convIDs); start += chunk {
-		rows, err := w.tx.Message.Query().Where(message.ConversationIDIn(convIDs[start:min(start+chunk, len(convIDs))]...)).
-			Select(message.FieldID, message.FieldConversationID, message.FieldSequence).All(ctx)
-		if err != nil {
-			return fmt.Errorf("read message sequences: %w", err)
-		}
-		for _, m := range rows {
-			taken[seqKey{m.ConversationID, m.Sequence}] = m.ID
-		}
+	taken, err := w.takenSequences(ctx, convIDs)
+	if err != nil {
+		return err
 	}
 	last := map[string]int64{} // conversation -> highest new sequence
 	for _, r := range snap.Messages {
 		cur, present := have[r.ID]
 		var id comparer
 		if present {
-			id.str("conversationId", cur.ConversationID, r.ConversationID)
-			id.num("sequence", cur.Sequence, r.Sequence)
-			id.str("sender", cur.Sender, r.Sender)
-			id.str("recipient", cur.Recipient, r.Recipient)
-			if cur.TrimmedAt == nil {
-				id.str("text", cur.Text, r.Text)
-			}
-			id.ptr("replyTo", cur.ReplyTo, r.ReplyTo)
-			id.time("createdAt", cur.CreatedAt, r.CreatedAt)
-			id.str("idempotencyKey", cur.IdempotencyKey, r.IdempotencyKey)
+			id = compareMessage(cur, r)
 		} else {
 			switch {
 			case taken[seqKey{r.ConversationID, r.Sequence}] != "":
@@ -599,6 +579,46 @@ func (w *writer) messages(ctx context.Context, snap *Snapshot, convIDs []string)
 		last[r.ConversationID] = max(last[r.ConversationID], r.Sequence)
 	}
 	return w.advance(ctx, snap, last)
+}
+
+// seqKey is a message's place: its conversation and sequence.
+type seqKey struct {
+	conv string
+	seq  int64
+}
+
+// takenSequences reads the places the store's messages of conversations
+// convIDs hold, each to its message ID.
+func (w *writer) takenSequences(ctx context.Context, convIDs []string) (map[seqKey]string, error) {
+	taken := map[seqKey]string{}
+	for start := 0; start < len(convIDs); start += chunk {
+		rows, err := w.tx.Message.Query().Where(message.ConversationIDIn(convIDs[start:min(start+chunk, len(convIDs))]...)).
+			Select(message.FieldID, message.FieldConversationID, message.FieldSequence).All(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read message sequences: %w", err)
+		}
+		for _, m := range rows {
+			taken[seqKey{m.ConversationID, m.Sequence}] = m.ID
+		}
+	}
+	return taken, nil
+}
+
+// compareMessage lists how the file's message r differs from the store's
+// cur; a trimmed message's text is not compared.
+func compareMessage(cur *ent.Message, r messageRec) comparer {
+	var id comparer
+	id.str("conversationId", cur.ConversationID, r.ConversationID)
+	id.num("sequence", cur.Sequence, r.Sequence)
+	id.str("sender", cur.Sender, r.Sender)
+	id.str("recipient", cur.Recipient, r.Recipient)
+	if cur.TrimmedAt == nil {
+		id.str("text", cur.Text, r.Text)
+	}
+	id.ptr("replyTo", cur.ReplyTo, r.ReplyTo)
+	id.time("createdAt", cur.CreatedAt, r.CreatedAt)
+	id.str("idempotencyKey", cur.IdempotencyKey, r.IdempotencyKey)
+	return id
 }
 
 // advance raises the lastSequence and updatedAt of conversations that took

@@ -72,12 +72,34 @@ func (c *checker) conversation(snap *Snapshot, p string, conv conversation03, ra
 	r.CreatedAt = c.time(p+".createdAt", conv.CreatedAt)
 	r.UpdatedAt = c.timeOr(p+".updatedAt", conv.UpdatedAt, r.CreatedAt)
 
-	// Participants: IDs unique in the conversation, one per session.
+	byID := c.participants(snap, p, conv, r.CreatedAt)
+	recs, inConv, maxSeq := c.conversationMessages(snap, p, conv, rawMsgs, byID, messages, keys, now)
+	r.LastSequence = maxSeq
+	if conv.LastSequence != nil {
+		switch {
+		case *conv.LastSequence < 0:
+			c.fail(p+".lastSequence", "must not be negative; found %d", *conv.LastSequence)
+		case *conv.LastSequence < maxSeq:
+			snap.note(c.src, p+".lastSequence", "conversation %s: lastSequence %d is below its newest message's %d; %d is kept", conv.ID, *conv.LastSequence, maxSeq, maxSeq)
+		default:
+			r.LastSequence = *conv.LastSequence
+		}
+	}
+	c.replyLinks(conv.ID, recs, inConv, r.LastSequence)
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Sequence < recs[j].Sequence })
+	snap.Conversations = append(snap.Conversations, r)
+	snap.Messages = append(snap.Messages, recs...)
+}
+
+// participants checks conv's participants into snap, joined at
+// createdAt: IDs unique in the conversation, one per session. It returns
+// them by participant ID.
+func (c *checker) participants(snap *Snapshot, p string, conv conversation03, createdAt time.Time) map[string]participantRec {
 	byID := map[string]participantRec{}
 	sessions := map[string]string{}
 	for i, pa := range conv.Participants {
 		pp := index(p+".participants", i)
-		rec := participantRec{origin: origin{c.src, pp}, ConversationID: conv.ID, JoinedAt: r.CreatedAt}
+		rec := participantRec{origin: origin{c.src, pp}, ConversationID: conv.ID, JoinedAt: createdAt}
 		if _, err := providers.ParseID(pa.Provider); err != nil {
 			var names []string
 			for _, id := range providers.Order() {
@@ -108,8 +130,14 @@ func (c *checker) conversation(snap *Snapshot, p string, conv conversation03, ra
 		byID[rec.ParticipantID], sessions[session] = rec, rec.ParticipantID
 		snap.Participants = append(snap.Participants, rec)
 	}
+	return byID
+}
 
-	// Sequences: all given, or (a pre-0.3 file) none, numbered 1..n.
+// conversationMessages checks conv's messages and their sequences: all
+// given, or (a pre-0.3 file) none, numbered 1..n. It returns the message
+// records in file order, their sequences by message ID and the highest.
+func (c *checker) conversationMessages(snap *Snapshot, p string, conv conversation03, rawMsgs []rawMessage,
+	byID map[string]participantRec, messages, keys map[string]string, now time.Time) ([]messageRec, map[string]int64, int64) {
 	numbered := 0
 	for _, m := range conv.Messages {
 		if m.Sequence != nil {
@@ -152,21 +180,15 @@ func (c *checker) conversation(snap *Snapshot, p string, conv conversation03, ra
 		inConv[rec.ID] = seq
 		recs = append(recs, rec)
 	}
-	r.LastSequence = maxSeq
-	if conv.LastSequence != nil {
-		switch {
-		case *conv.LastSequence < 0:
-			c.fail(p+".lastSequence", "must not be negative; found %d", *conv.LastSequence)
-		case *conv.LastSequence < maxSeq:
-			snap.note(c.src, p+".lastSequence", "conversation %s: lastSequence %d is below its newest message's %d; %d is kept", conv.ID, *conv.LastSequence, maxSeq, maxSeq)
-		default:
-			r.LastSequence = *conv.LastSequence
-		}
-	}
-	// Reply links name a message of this conversation, earlier than the
-	// reply; one that is not in the file must have been trimmed (0.3.x
-	// deleted trimmed messages), so it is older than every retained one.
-	first := r.LastSequence + 1
+	return recs, inConv, maxSeq
+}
+
+// replyLinks checks that reply links name a message of conversation
+// convID, earlier than the reply; one that is not in the file must have
+// been trimmed (0.3.x deleted trimmed messages), so it is older than every
+// retained one.
+func (c *checker) replyLinks(convID string, recs []messageRec, inConv map[string]int64, lastSequence int64) {
+	first := lastSequence + 1
 	for _, rec := range recs {
 		if rec.Sequence > 0 {
 			first = min(first, rec.Sequence)
@@ -179,14 +201,11 @@ func (c *checker) conversation(snap *Snapshot, p string, conv conversation03, ra
 		target, ok := inConv[*rec.ReplyTo]
 		switch {
 		case ok && target >= rec.Sequence && rec.Sequence > 0:
-			c.fail(rec.path+".replyTo", "names message %s, which is not earlier in conversation %s", *rec.ReplyTo, conv.ID)
+			c.fail(rec.path+".replyTo", "names message %s, which is not earlier in conversation %s", *rec.ReplyTo, convID)
 		case !ok && first <= 1:
-			c.fail(rec.path+".replyTo", "names message %q, which is not in conversation %s (and none of its messages were trimmed)", *rec.ReplyTo, conv.ID)
+			c.fail(rec.path+".replyTo", "names message %q, which is not in conversation %s (and none of its messages were trimmed)", *rec.ReplyTo, convID)
 		}
 	}
-	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Sequence < recs[j].Sequence })
-	snap.Conversations = append(snap.Conversations, r)
-	snap.Messages = append(snap.Messages, recs...)
 }
 
 func (c *checker) message(snap *Snapshot, p, convID string, m message03, seq int64, participants map[string]participantRec,

@@ -38,24 +38,16 @@ func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stde
 	cursor := fs.String("cursor", "", "")
 	workID := fs.String("work", "", "")
 	depth := fs.Int64("depth", workflow.DefaultGraphDepth, "")
-	var rest []string
 	for _, a := range args {
 		if a == "-h" || a == "--help" || a == "help" {
 			fmt.Fprintln(stdout, workUsage)
 			return 0
 		}
 	}
-	// Flags may follow the subcommand and its argument.
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			fmt.Fprintln(stderr, workUsage)
-			return 2
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			rest = append(rest, args[0])
-			args = args[1:]
-		}
+	rest, err := parseInterleaved(fs, args)
+	if err != nil {
+		fmt.Fprintln(stderr, workUsage)
+		return 2
 	}
 	if len(rest) == 0 {
 		rest = []string{"list"}
@@ -63,7 +55,6 @@ func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stde
 	var (
 		result any
 		render func(io.Writer)
-		err    error
 	)
 	switch {
 	case rest[0] == "list" && len(rest) == 1 && *all:
@@ -84,17 +75,7 @@ func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stde
 		g, err = svc.WorkGraph(ctx, workflow.GraphInput{WorkID: *workID, Depth: depth, Limit: *limit, Cursor: *cursor})
 		result, render = g, func(w io.Writer) { renderGraph(w, g) }
 	case rest[0] == "graph" && len(rest) == 1:
-		var sink graphWriter
-		switch {
-		case *dot:
-			sink = newDOTWriter(stdout)
-		case *mermaid:
-			sink = newMermaidWriter(stdout)
-		case *asJSON:
-			sink = newJSONLinesWriter(stdout)
-		default:
-			sink = newTableWriter(stdout)
-		}
+		sink := newGraphWriter(stdout, *dot, *mermaid, *asJSON)
 		if err = svc.StreamGraph(ctx, sink); err == nil {
 			err = sink.Close()
 		}
@@ -109,7 +90,45 @@ func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stde
 		fmt.Fprintln(stderr, "interop-runtime work:", err)
 		return 1
 	}
-	if *asJSON {
+	return printResult(result, render, *asJSON, stdout, stderr)
+}
+
+// parseInterleaved parses args with fs, letting flags follow the
+// subcommand and its argument, and returns the non-flag arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			rest = append(rest, args[0])
+			args = args[1:]
+		}
+	}
+	return rest, nil
+}
+
+// newGraphWriter is the sink `work graph` streams into: DOT, Mermaid,
+// JSON Lines or, by default, a table.
+func newGraphWriter(w io.Writer, dot, mermaid, asJSON bool) graphWriter {
+	switch {
+	case dot:
+		return newDOTWriter(w)
+	case mermaid:
+		return newMermaidWriter(w)
+	case asJSON:
+		return newJSONLinesWriter(w)
+	default:
+		return newTableWriter(w)
+	}
+}
+
+// printResult prints a command's answer: compact JSON with --json, else
+// render's table.
+func printResult(result any, render func(io.Writer), asJSON bool, stdout, stderr io.Writer) int {
+	if asJSON {
 		raw, err := workflow.CompactJSON(result)
 		if err != nil {
 			fmt.Fprintln(stderr, "interop-runtime work:", err)
