@@ -958,3 +958,45 @@ func TestCatchUpAskedForDuringOneRunsAgain(t *testing.T) {
 		t.Fatalf("outcome %+v", o)
 	}
 }
+
+// A reply adopted after a restart is settled from the stored messages even
+// if none of its events reach this process: they are read again every
+// adoptedPoll while it has no outcome.
+func TestAdoptedReplyIsPolledUntilItEnds(t *testing.T) {
+	f := newFakeServer(t)
+	f.session("ses_a", "/tmp/a")
+	var finished atomic.Bool
+	var reads atomic.Int32
+	f.handle("GET /session/ses_a/message", func(w http.ResponseWriter, r *http.Request) {
+		reads.Add(1)
+		reply := map[string]any{"id": "msg_reply", "role": "assistant", "parentID": "msg_user", "time": map[string]any{"created": 1}}
+		if finished.Load() {
+			reply["finish"], reply["time"] = "stop", map[string]any{"created": 1, "completed": 2}
+		}
+		writeJSONResp(w, 200, []map[string]any{
+			{"info": map[string]any{"id": "msg_user", "role": "user"}, "parts": []map[string]any{{"type": "text", "text": "the prompt"}}},
+			{"info": reply, "parts": []map[string]any{}},
+		})
+	})
+	clock := newFakeClock(t)
+	host := newHost()
+	a := New(Config{ServerURL: f.URL, DisableScan: true, DisableAutoStart: true, Clock: clock}, host)
+	defer a.Close()
+	ctx := ctxT(t, 20*time.Second)
+
+	poll := clock.Trap().AfterFunc("adopted-poll")
+	defer poll.Close()
+	if !a.hub.adopt("ses_a", "ref_1", "msg_user") {
+		t.Fatal("not adopted")
+	}
+	call := poll.MustWait(ctx) // the first read found the reply running and scheduled the next
+	call.MustRelease(ctx)
+	if n := reads.Load(); n < 1 {
+		t.Fatalf("%d reads before the poll was scheduled", n)
+	}
+	finished.Store(true) // the reply ends; this process sees no event of it
+	clock.Advance(adoptedPoll).MustWait(ctx)
+	if o := host.wait(t, "ref_1", 10*time.Second); o.status != providers.StatusCompleted {
+		t.Fatalf("outcome %+v", o)
+	}
+}

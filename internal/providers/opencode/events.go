@@ -32,6 +32,10 @@ const (
 	minReconnectDelay = 250 * time.Millisecond
 	maxReconnectDelay = 8 * time.Second
 	stableStream      = 10 * time.Second // a stream that lasted this long resets the back-off
+	// adoptedPoll is how often the stored messages of a session are read
+	// again while a reply another process sent is followed (adopt): its
+	// end may have been shown only before this process's stream opened.
+	adoptedPoll = 5 * time.Second
 )
 
 // hub owns the adapter's single GET /global/event connection and fans its
@@ -62,6 +66,7 @@ type hub struct {
 	// already reading: that read may predate what prompted the request (a
 	// reply that finished meanwhile), so one more runs after it.
 	catchUpAgain map[string]bool
+	polling      map[string]bool // sessions with a poll of their adopted replies scheduled
 }
 
 // liveState is what the stream last showed of one session.
@@ -123,6 +128,7 @@ type pendingSend struct {
 	lost       bool
 	lostReason string
 	reported   bool // the lost report went out
+	adopted    bool // sent by another process; followed since a restart
 }
 
 func newHub(a *Adapter) *hub {
@@ -137,6 +143,7 @@ func newHub(a *Adapter) *hub {
 
 		catchingUp:   map[string]bool{},
 		catchUpAgain: map[string]bool{},
+		polling:      map[string]bool{},
 	}
 }
 
@@ -668,9 +675,29 @@ func (h *hub) adopt(sid, ref, msgID string) bool {
 		}
 	}
 	h.ensureRunningLocked()
-	h.pending[sid] = append(h.pending[sid], &pendingSend{ref: ref, msgID: msgID, ready: true})
+	h.pending[sid] = append(h.pending[sid], &pendingSend{ref: ref, msgID: msgID, ready: true, adopted: true})
 	h.reconcileLocked(sid)
 	return true
+}
+
+// pollAdoptedLocked reads sid's stored messages again after adoptedPoll
+// while a reply it adopted has no outcome, so that outcome is settled even
+// if none of its events reached this process.
+func (h *hub) pollAdoptedLocked(sid string) {
+	adopted := false
+	for _, ps := range h.pending[sid] {
+		adopted = adopted || (ps.adopted && !ps.resolved && !ps.lost)
+	}
+	if !adopted || h.closing || h.polling[sid] {
+		return
+	}
+	h.polling[sid] = true
+	h.a.clock.AfterFunc(adoptedPoll, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.polling, sid)
+		h.reconcileLocked(sid)
+	}, "adopted-poll")
 }
 
 // liveness answers Adapter.Liveness from what the stream showed.
@@ -1100,6 +1127,7 @@ func (h *hub) reconcile(sid string) {
 			h.reconcileLocked(sid)
 		}
 	}
+	h.pollAdoptedLocked(sid)
 	h.maybeStopLocked()
 	h.mu.Unlock()
 	h.deliver(reports)
