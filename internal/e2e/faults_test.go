@@ -504,13 +504,15 @@ func TestFaultsOpenCode(t *testing.T) {
 		}
 		open()
 		key := o.IdempotencyKey
-		deadline := time.Now().Add(faultTimeout)
-		for o = r.op(key); o.Status != operation.StatusCompleted; o = r.op(key) {
-			if time.Now().After(deadline) {
-				r.t.Fatalf("the followed reply did not complete: %s (%s) %s", o.Status, o.ProviderState, o.Detail)
+		r.t.Cleanup(func() {
+			if r.t.Failed() {
+				r.t.Logf("the followed reply's operation: %s (%s) %s", o.Status, o.ProviderState, o.Detail)
 			}
-			time.Sleep(100 * time.Millisecond) // polling interval
-		}
+		})
+		eventually(r.t, faultTimeout, "the followed reply to complete", func() bool {
+			o = r.op(key)
+			return o.Status == operation.StatusCompleted
+		})
 		if !strings.Contains(string(o.Detail), `"result":"following"`) {
 			r.t.Fatalf("completed without following the reply: %s", o.Detail)
 		}
