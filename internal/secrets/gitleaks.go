@@ -97,8 +97,47 @@ func gitleaksRules() ([]*rule, []*allowlist, error) {
 			}
 		}
 		rules = append(rules, r)
+		if p := positional(gr); p != nil {
+			p.allow = r.allow
+			rules = append(rules, p)
+		}
 	}
 	return rules, global, nil
+}
+
+// The two parts of gitleaks' "semi-generic" template between a provider
+// keyword and the secret: the rest of the key name, then the assignment
+// operator.
+const (
+	semiGenericName     = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}`
+	semiGenericOperator = `(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}`
+)
+
+// positional derives, from a semi-generic gitleaks rule (provider keyword,
+// assignment, secret of the provider's shape), the rule for the same
+// secret passed as a bare argument on the keyword's line:
+// "algolia login APPID <key>", "finicity-cli auth 1234 <token>". The
+// keyword must come first on the same line, up to eight arguments may sit
+// between, and the secret must be a whole argument of the provider's
+// shape, with the rule's entropy floor and allowlists. Rules for
+// identifiers (client ids, not secrets) and the keyword-only generic rules
+// (generic-api-key, hashicorp-tf-password), whose shapes are any word, are
+// not derived: they would hide ordinary arguments.
+func positional(gr gitleaksRule) *rule {
+	if !strings.Contains(gr.Regex, semiGenericName) || !strings.Contains(gr.Regex, semiGenericOperator) ||
+		gr.ID == "generic-api-key" || gr.ID == "hashicorp-tf-password" || strings.HasSuffix(gr.ID, "-id") {
+		return nil
+	}
+	pattern := strings.Replace(gr.Regex, semiGenericName, `[\w.-]*`, 1)
+	pattern = strings.Replace(pattern, semiGenericOperator, `(?:[ \t]+\S+){0,8}?[ \t]+[\x60'"]?`, 1)
+	return &rule{
+		id:          gr.ID + "/positional",
+		source:      sourceGitleaks,
+		pattern:     pattern,
+		secretGroup: gr.SecretGroup,
+		entropy:     gr.Entropy,
+		keywords:    lowerAll(gr.Keywords),
+	}
 }
 
 // compile keeps the checks that can be decided on text alone. An AND

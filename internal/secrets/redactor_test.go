@@ -44,7 +44,7 @@ func corpus() []shape {
 		{"gitleaks: adafruit with keyword", "adafruit_key = '" + rep("a1b2c3d4", 4) + "'", rep("a1b2c3d4", 4)},
 		{"gitleaks: generic api key", "const clientKey = \"" + "Zx81Kq0mPw3RtY6uV9bN2cLd" + "\"", "Zx81Kq0mPw3RtY6uV9bN2cLd"},
 		{"gitleaks: private key min", "-----BEGIN PRIVATE KEY-----\n" + rep("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", 3) + "\n-----END PRIVATE KEY-----", rep("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", 3)},
-		{"aws example key id", "aws_access_key_id=" + "AKIA" + "IOSFODNN7EXAMPLE", "AKIA" + "IOSFODNN7EXAMPLE"},
+		{"aws key id", "aws_access_key_id=" + "AKIA" + "Q3EGRTV7XPLN2W5Z", "AKIA" + "Q3EGRTV7XPLN2W5Z"},
 		{"cookie header", "Set-Cookie: session=" + rep("s3ss10n", 4) + "; Path=/", rep("s3ss10n", 4)},
 	}
 }

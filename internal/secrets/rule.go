@@ -125,6 +125,9 @@ func (r *rule) find(s string, global []*allowlist, out []span) []span {
 			continue
 		}
 		secret := s[start:end]
+		if _, ok := documentedExamples[secret]; ok {
+			continue
+		}
 		if r.reject != nil && r.reject(s[m[0]:m[1]], secret) {
 			continue
 		}

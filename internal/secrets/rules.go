@@ -1,6 +1,9 @@
 package secrets
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // Replacement texts.
 const (
@@ -14,7 +17,7 @@ const (
 // names a secret; a prefix and suffix of name characters is allowed, so
 // GITHUB_TOKEN=, aws_secret_access_key = and "client_secret": are covered,
 // as are DB_PASS= and PGPWD= (pass and pwd only as a whole word part).
-const secretKeyName = `(?:[A-Za-z0-9_.-]*(?:auth[_-]?token|access[_-]?token|refresh[_-]?token|session[_-]?token|id[_-]?token|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret|password|passwd|passphrase|credential|bearer|cookie|launch[_-]?id)[A-Za-z0-9_.-]*|[A-Za-z0-9_.-]*[_.-](?:pass|pwd)|[A-Za-z0-9_.-]*_auth)`
+const secretKeyName = `(?:[A-Za-z0-9_.-]*(?:auth[_-]?token|access[_-]?token|refresh[_-]?token|session[_-]?token|id[_-]?token|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?key[_-]?data|secret|password|passwd|passphrase|credential|bearer|cookie|launch[_-]?id)[A-Za-z0-9_.-]*|[A-Za-z0-9_.-]*[_.-](?:pass|pwd)|[A-Za-z0-9_.-]*_auth)`
 
 // kvKeywords are the prefilter keywords of the key=value rules.
 var kvKeywords = []string{"token", "key", "secret", "password", "passwd", "passphrase", "credential", "bearer", "cookie", "launch", "_auth", "pass", "pwd"}
@@ -44,16 +47,33 @@ func interopRules() []*rule {
 		{
 			// An Authorization header's credentials; a multi-word value continues
 			// over blanks and tabs, not over line breaks. The scheme stays.
-			id: "authorization-header", source: sourceInterop, secretGroup: 3,
+			id: "authorization-header", source: sourceInterop, secretGroup: 3, reject: variableValue,
 			pattern:  "(?i)((?:proxy-)?authorization\\s*[:=]\\s*)(bearer|basic|token|digest|bot)?[ \\t]*([^\\s,;}\"'`]+(?:[ \\t]+[^\\s,;}\"'`]+)*)",
 			keywords: []string{"authorization"},
 		},
 		// One pass for every quoting of the value: "double", \"escaped\"
 		// (the pair inside a JSON string), 'single', or bare.
-		kv("kv-pair", "(?i)"+secretKeyName+"(?:\\\\?[\"'])?\\s*[:=]\\s*"+
+		kv("kv-pair", "(?i)"+secretKeyName+"(?:\\\\?[\"'])?[ \\t]*[:=][ \\t]*"+
 			"(?:\"((?:[^\"\\\\\\n]|\\\\.)*)\"|\\\\\"((?:[^\\\\\\n]|\\\\[^\"\\n])*)\\\\\"|'([^'\\n]*)'|([^\\s,\"'`}\\\\{]+))"),
 		// A bare PASS= or PWD= (only with "=": "PASS: TestName" is test output).
-		kv("kv-pass", "(?i)\\b(?:pass|pwd)\\s*=\\s*([^\\s,\"'`}\\\\{]+)"),
+		kv("kv-pass", "(?i)\\b(?:pass|pwd)[ \\t]*=[ \\t]*([^\\s,\"'`}\\\\{]+)"),
+		{
+			// A secret passed as a command-line flag's separate argument:
+			// --password PW, --api-key KEY, --token 'TOKEN' (with "=" it is a
+			// key=value pair). Variables and <placeholders> are not secrets.
+			id: "cli-flag-secret", source: sourceInterop, secretGroup: 1, reject: variableValue,
+			pattern: "(?i)(?:^|[ \\t\\x60'\"])--?(?:password|passwd|token|api[-_]?key|api[-_]?token|auth[-_]?token|access[-_]?token|" +
+				"refresh[-_]?token|secret|client[-_]?secret|secret[-_]?key|access[-_]?key|private[-_]?key)[ \\t]+[\x60'\"]?([^\\s'\"\x60]{6,})",
+			keywords: []string{"-password", "-passwd", "-token", "-api-key", "-api_key", "-apikey", "-api-token", "-auth-token",
+				"-access-token", "-refresh-token", "-secret", "-client-secret", "-secret-key", "-access-key", "-private-key"},
+		},
+		{
+			// A Twilio auth token beside its account SID, as a bare argument
+			// (twilio login AC... TOKEN) or basic-auth pair (-u AC...:TOKEN).
+			id: "twilio-auth-token", source: sourceInterop, secretGroup: 1,
+			pattern: `\bAC[0-9a-f]{32}(?:[ \t]+|:)([0-9a-f]{32})\b`,
+			trigger: hasTwilioSID,
+		},
 		{
 			// netrc-style "login USER password PW" lines.
 			id: "netrc-password", source: sourceInterop, secretGroup: 1,
@@ -124,7 +144,7 @@ func interopRules() []*rule {
 		shape("atlassian-token", `\bATATT[A-Za-z0-9_=-]{50,}`, "atatt"),
 		shape("postman-key", `\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b`, "pmak-"),
 		shape("grafana-token", `\bgl(?:sa|c)_[A-Za-z0-9_=+/-]{32,}`, "glsa_", "glc_"),
-		shape("sentry-token", `\bsntr[ysu]_[A-Za-z0-9_=+/-]{30,}`, "sntr"),
+		shape("sentry-token", `\bsntry[su]_[A-Za-z0-9_=+/-]{30,}`, "sntry"),
 		shape("new-relic-key", `\bNR(?:AK|II|JS|RA|RI)-[A-Z0-9]{27}\b`, "nrak-", "nrii-", "nrjs-", "nrra-", "nrri-"),
 		shape("databricks-token", `\bdapi[a-f0-9]{32}(?:-\d)?\b`, "dapi"),
 		shape("supabase-token", `\bsbp_[a-f0-9]{40}\b`, "sbp_"),
@@ -142,6 +162,9 @@ func countValue(match, secret string) bool {
 	v := strings.TrimRight(secret, ",;")
 	if v == "" || strings.ContainsAny(v, "()") || v[0] == '%' || v[0] == '$' {
 		return true // code, printf verbs and ${VAR} placeholders
+	}
+	if codeValue(match, v) {
+		return true
 	}
 	if key, _, ok := strings.Cut(strings.ToLower(match), strings.TrimSpace(secret)); ok &&
 		strings.HasSuffix(strings.TrimRight(key, " \t\"':="), "tokens") && len(v) < 16 {
@@ -203,4 +226,101 @@ func hasDottedTriple(s string) bool {
 
 func isTokenChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// typeNames are the type names a key: value match meets in declarations
+// (password: str, token: &str, apiKey: String?, secret: SecretStr): the
+// value of a type annotation, never a secret.
+var typeNames = map[string]bool{
+	"str": true, "string": true, "String": true, "&str": true, "&'static str": true, "bytes": true, "[]byte": true,
+	"*string": true, "char": true, "int": true, "bool": true, "boolean": true, "Boolean": true, "number": true,
+	"any": true, "unknown": true, "object": true, "Object": true, "SecretStr": true, "SecretString": true,
+	"SecretBytes": true, "Secret": true, "CharSequence": true, "ID": true, "Text": true, "text": true,
+	"varchar": true, "Buffer": true, "Uint8Array": true, "ByteArray": true, "Any": true, "Str": true,
+}
+
+// typeWrapper matches generic types around a type name: Optional[str],
+// Option<String>, Secret<String>, list[str], Maybe String, str | None.
+var typeWrapper = regexp.MustCompile(`^(?:Optional|Option|Secret|List|list|Union|Annotated|Maybe|Nullable|Array|ReadonlyArray|Sequence|Mapping|dict|Dict|Box|Arc|Rc|Vec|Promise|Ref|Signal|Observable)[\[<]`)
+
+// codeKeywords are language keywords that follow an "=" in code
+// (token = await api.post(...), key = new Key(...)), never a secret.
+var codeKeywords = map[string]bool{
+	"await": true, "new": true, "yield": true, "async": true, "function": true, "fn": true, "lambda": true,
+	"typeof": true, "sizeof": true, "this": true, "self": true, "super": true, "static": true, "const": true,
+	"let": true, "var": true, "final": true, "readonly": true, "private": true, "public": true,
+	"protected": true, "require": true, "import": true, "not": true, "try": true, "match": true, "if": true,
+	"ref": true, "mut": true, "&mut": true, "move": true, "default": true, "required": true, "optional": true,
+}
+
+// indexExpr matches the start of an index expression cut at its quote:
+// os.environ[, ENV[, process.env[, config[.
+var indexExpr = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*\[$`)
+
+// nonSecretKeySuffix names keys whose value refers to a secret or
+// describes it rather than holding it: password_file, TOKEN_PATH,
+// secret_ref, token_ttl, POSTGRES_PASSWORD_FILE, api_key_env.
+var nonSecretKeySuffix = regexp.MustCompile(`(?i)(?:file|path|dir|ref|ttl|env|var|name|type|url|uri|endpoint|length|len|size|count|policy|header|field|param|prompt|hint|label|placeholder|expiry|expires|timeout|mode|enabled|required|reset|rotation|version)$`)
+
+// codeValue reports whether a key=value match is code or a reference, not
+// a secret: a type annotation, a keyword, an index expression cut at its
+// quote, a <placeholder>, or a value under a key that names where a secret
+// lives rather than the secret.
+func codeValue(match, v string) bool {
+	bare := strings.TrimRight(v, "?!|")
+	if typeNames[bare] || typeWrapper.MatchString(bare) || codeKeywords[bare] || indexExpr.MatchString(v) {
+		return true
+	}
+	if v[0] == '<' || strings.HasPrefix(v, "?") {
+		return true // <your-token> placeholders, ${VAR:?message}
+	}
+	key := match
+	if i := strings.IndexAny(key, ":="); i >= 0 {
+		key = key[:i]
+	}
+	key = strings.TrimRight(key, " \t\"'\\")
+	if nonSecretKeySuffix.MatchString(key) {
+		return true
+	}
+	// The variable of the same name (this.password = password,
+	// {"token": token}) and proto or enum field numbers (password = 2;).
+	if lk, lv := strings.ToLower(key), strings.ToLower(bare); len(lv) >= 3 && strings.HasSuffix(strings.TrimLeft(lk, "\"'"), lv) && isIdentifier(bare) {
+		return true
+	}
+	return len(bare) <= 3 && strings.Trim(bare, "0123456789") == ""
+}
+
+func isIdentifier(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// variableValue rejects a header value that is a shell or template
+// variable ($API_TOKEN, ${TOKEN}, {{ token }}, <token>), not a credential.
+func variableValue(_, secret string) bool {
+	return secret != "" && (secret[0] == '$' || secret[0] == '<' || strings.HasPrefix(secret, "{{"))
+}
+
+// hasTwilioSID reports whether s holds "AC" followed by 32 lower-case hex
+// digits: a Twilio account SID.
+func hasTwilioSID(s string) bool {
+	for i := 0; i+34 <= len(s); i++ {
+		j := strings.Index(s[i:], "AC")
+		if j < 0 || i+j+34 > len(s) {
+			return false
+		}
+		i += j
+		k := i + 2
+		for k < i+34 && (s[k] >= '0' && s[k] <= '9' || s[k] >= 'a' && s[k] <= 'f') {
+			k++
+		}
+		if k == i+34 {
+			return true
+		}
+	}
+	return false
 }
