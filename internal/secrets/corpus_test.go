@@ -76,6 +76,8 @@ func secretCorpus() []shape {
 	vault := "hvs." + tok(49, alnum, 24)
 	wpPW := tok(50, alnum, 20)
 	flagToken := tok(51, alnum, 40)
+	jwkD := tok(54, alnum+"-_", 43)
+	jwkK := tok(55, alnum+"-_", 43)
 
 	out := []shape{
 		{"positional twilio sid and auth token", "twilio login " + twilioSID + " " + twilioToken + "\n", twilioToken},
@@ -122,6 +124,8 @@ func secretCorpus() []shape {
 		{"sentry token", "sentry-cli --auth-token " + sentry + " releases list", sentry},
 		{"linear key", "LINEAR=" + linear, linear},
 		{"vault token positional", "vault login " + vault, vault},
+		{"jwk private key", `{"kty":"EC","crv":"P-256","x":"` + tok(52, alnum, 43) + `","y":"` + tok(53, alnum, 43) + `","d":"` + jwkD + `"}`, jwkD},
+		{"jwk symmetric key", `{"kty":"oct","alg":"HS256","k":"` + jwkK + `"}`, jwkK},
 		{"wordpress define", "define( 'DB_PASSWORD', '" + wpPW + "' );", wpPW},
 	}
 	for _, s := range corpus() {

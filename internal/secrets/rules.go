@@ -68,6 +68,13 @@ func interopRules() []*rule {
 				"-access-token", "-refresh-token", "-secret", "-client-secret", "-secret-key", "-access-key", "-private-key"},
 		},
 		{
+			// The private members of a JWK (RSA/EC/OKP "d", the RSA primes and
+			// CRT values, a symmetric key's "k"); the public ones stay.
+			id: "jwk-private-member", source: sourceInterop, secretGroup: 1,
+			pattern:  `"(?:d|p|q|dp|dq|qi|k)"\s*:\s*"([A-Za-z0-9_-]{16,})"`,
+			keywords: []string{`"kty"`},
+		},
+		{
 			// A Twilio auth token beside its account SID, as a bare argument
 			// (twilio login AC... TOKEN) or basic-auth pair (-u AC...:TOKEN).
 			id: "twilio-auth-token", source: sourceInterop, secretGroup: 1,

@@ -2,6 +2,9 @@
 // the approved project roots, identifier validation, contained reads of
 // project files (realpath containment, no "..", credential files denied,
 // regular text files only, bounded size), shallow directory listings,
+// the credential deny-list (the union of shhgit's pinned file signatures,
+// data/shhgit-config.yaml, and the project's own families) with content
+// detection of key material ([KeyMaterial]),
 // redaction of credential-shaped text and JSON, and scrubbing of
 // credential-shaped environment variables.
 //

@@ -25,11 +25,46 @@ func renderCredentialDoc() []byte {
 	b.WriteString("zero-width characters removed, lower-cased, trailing dots and spaces and an NTFS stream suffix\n")
 	b.WriteString("dropped. A name pattern names a file or a directory (a protected directory protects everything\n")
 	b.WriteString("under it); a location is a sequence of components anywhere in the path.\n\n")
-	b.WriteString("Exceptions: SSH public keys (`id_*.pub`, `ssh_host_*_key.pub`) and source or documentation files\n")
-	b.WriteString("named after secrets (`secrets.go`, `credentials.ts`, `secrets.md`, ...) stay readable.\n\n")
+	b.WriteString("The deny-list is the union of two lists:\n\n")
+	sigs, err := Signatures()
+	if err != nil {
+		panic(err)
+	}
+	adoptedN, excludedN, ownNames, ownLocs := 0, 0, 0, 0
+	for _, s := range sigs {
+		if s.Excluded == "" {
+			adoptedN++
+		} else {
+			excludedN++
+		}
+	}
+	for _, f := range CredentialFamilies() {
+		ownNames += len(f.Names)
+		ownLocs += len(f.Locations)
+	}
+	fmt.Fprintf(&b, "- **Adopted:** the file signatures of [shhgit](https://github.com/eth0izzle/shhgit) (`%s`,\n", SignaturesSource)
+	fmt.Fprintf(&b, "  commit `%s`, MIT licence), embedded unchanged in\n", SignaturesCommit)
+	b.WriteString("  `internal/security/data/` and pinned by its SHA-256: ")
+	fmt.Fprintf(&b, "%d signatures name files (part `filename`, `extension` or `path`); %d are adopted, %d are\n", len(sigs), adoptedN, excludedN)
+	b.WriteString("  left out because they name ordinary project files (table below). A filename or extension signature\n")
+	b.WriteString("  applies to the last component of a path, a path signature to the path (case-insensitively).\n")
+	fmt.Fprintf(&b, "- **The project's own families** (%d families, %d name patterns, %d locations): credential stores\n", len(CredentialFamilies()), ownNames, ownLocs)
+	b.WriteString("  the adopted list does not name. A name pattern applies to every component.\n\n")
+	b.WriteString("**Content.** A read also refuses a file whose content is key material, whatever it is called:\n")
+	b.WriteString("a PEM private key file (PKCS#1, PKCS#8, encrypted PKCS#8, SEC1, OpenSSH, PGP; certificates and\n")
+	b.WriteString("openssl's attribute lines may come with it), a binary OpenSSH key, a PuTTY or age private key, a JWK\n")
+	b.WriteString("or JWK set with a private member (`d`, `p`, `q`, `dp`, `dq`, `qi`, `k`), a PKCS#12 store (DER\n")
+	b.WriteString("magic), a Java keystore (`0xFEEDFEED`) or JCEKS (`0xCECECECE`), an X authority cookie file, and a\n")
+	b.WriteString("shadow- or htpasswd-style file of crypt(3) hashes. A source file or document that merely embeds a\n")
+	b.WriteString("key is served with the key redacted. Listings go by name only.\n\n")
+	b.WriteString("Exceptions: public keys stay readable. A `*.pub` file is judged by its content alone (wherever it\n")
+	b.WriteString("sits, `.ssh` included); a PEM `PUBLIC KEY` or a JWK without private members in a file of any\n")
+	b.WriteString("other ordinary name is served. Source or documentation files named after secrets (`secrets.go`,\n")
+	b.WriteString("`credentials.ts`, `secrets.md`, ...) stay readable.\n\n")
 	b.WriteString("Besides the deny-list, a read refuses anything but a regular file with a single link (a hard link\n")
 	b.WriteString("may be a second name of a file outside the root), files over 1 MB and binary content, and every\n")
-	b.WriteString("text returned is redacted (`internal/security/secrets`).\n\n")
+	b.WriteString("text returned is redacted (`internal/secrets`).\n\n")
+	b.WriteString("## The project's own families\n\n")
 	b.WriteString("| family | what | names (regular expressions over one component) | locations |\n|---|---|---|---|\n")
 	for _, f := range CredentialFamilies() {
 		names := make([]string, len(f.Names))
@@ -41,6 +76,19 @@ func renderCredentialDoc() []byte {
 			locs[i] = "`" + strings.Join(l, "/") + "`"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", f.Name, f.About, strings.Join(names, " "), strings.Join(locs, " "))
+	}
+	b.WriteString("\n## Adopted from shhgit\n\n")
+	b.WriteString("| part | match | what (shhgit's description) | adopted |\n|---|---|---|---|\n")
+	for _, s := range sigs {
+		m := s.Match
+		if m == "" {
+			m = s.Regex
+		}
+		adopted := "yes"
+		if s.Excluded != "" {
+			adopted = "no: " + s.Excluded
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", s.Part, strings.ReplaceAll(m, "|", `\|`), strings.ReplaceAll(s.Name, "|", `\|`), adopted)
 	}
 	return b.Bytes()
 }

@@ -46,6 +46,34 @@ var familyCases = map[string]struct{ denied, allowed []string }{
 		denied:  []string{".kube/config", "kubeconfig", "kubeconfig.yaml", "prod.kubeconfig", ".docker/config.json", ".config/containers/auth.json"},
 		allowed: []string{"Dockerfile", "docker-compose.yml", "k8s/deployment.yaml"},
 	},
+	"ml-hub-tokens": {
+		denied:  []string{".cache/huggingface/token", ".huggingface/token", ".cache/huggingface/stored_tokens", ".kaggle/kaggle.json", "kaggle.json", ".config/wandb/settings", ".config/replicate/auth"},
+		allowed: []string{"huggingface.md", "models/token_classifier.py", "kaggle_notebook.ipynb"},
+	},
+	"x-session-cookies": {
+		denied:  []string{".Xauthority", "run/user/1000/gdm/Xauthority", ".ICEauthority", ".serverauth.1234", ".Xauthority-c"},
+		allowed: []string{"xauth.md", "authority.go"},
+	},
+	"database-clients": {
+		denied:  []string{".pgpass", "AppData/postgresql/pgpass.conf", ".pg_service.conf", ".odbc.ini", ".cqlshrc", "DBeaverData/workspace6/General/.dbeaver/credentials-config.json", ".dbeaver/data-sources.json", "robomongo.json", ".3T/robo-3t/1.4.4/robo3t.json", ".3T/studio-3t/studio3t-connections.json", "pgadmin4.db", ".mongoshrc.js", ".my.cnf", ".mylogin.cnf"},
+		allowed: []string{"db/schema.rb", "mongo.js", "odbc.md", "config/database.go"},
+	},
+	"mail-clients": {
+		denied:  []string{".muttrc", ".mutt/muttrc", ".config/neomutt/neomuttrc", ".fetchmailrc", ".msmtprc", ".mbsyncrc", ".offlineimaprc", ".getmail/getmailrc", ".authinfo.gpg", ".thunderbird/abc.default/logins.json", "profile/key4.db", "logins.json", ".config/aerc/accounts.conf"},
+		allowed: []string{"mail.go", "templates/email.html", "mutt.md"},
+	},
+	"remote-file-clients": {
+		denied:  []string{".config/filezilla/sitemanager.xml", "sitemanager.xml", "recentservers.xml", "filezilla.xml", "WinSCP.ini", "sftp-config.json", ".ftpconfig", ".vscode/sftp.json", "rclone.conf", ".local/share/lftp/bookmarks"},
+		allowed: []string{"ftp/client.go", ".vscode/settings.json", "sftp.md"},
+	},
+	"system-password-files": {
+		denied:  []string{"etc/shadow", "backup/etc/gshadow", "etc/shadow-", "etc/master.passwd", "etc/security/opasswd"},
+		allowed: []string{"shadow/Button.tsx", "etc/hosts", "css/shadow.css"},
+	},
+	"service-cli-configs": {
+		denied:  []string{".config/stripe/config.toml", ".config/ngrok/ngrok.yml", ".ngrok2/ngrok.yml", ".config/op/config", ".circleci/cli.yml", ".sentryclirc", ".tsh/keys/x", ".cloudflared/cert.json"},
+		allowed: []string{".circleci/config.yml", "stripe/webhooks.go", ".travis.yml"},
+	},
 	"shell-histories": {
 		denied:  []string{".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".node_repl_history", ".lesshst"},
 		allowed: []string{"history.md", "CHANGELOG.md"},

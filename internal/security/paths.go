@@ -58,12 +58,7 @@ func checkRelative(rel string) ([]string, error) {
 			return nil, ErrEscapes
 		}
 	}
-	for _, c := range parts {
-		if IsProtectedName(c) {
-			return nil, ErrProtected
-		}
-	}
-	if IsProtectedPath(rel) {
+	if IsProtectedPath(rel) { // every component, locations, the adopted list
 		return nil, ErrProtected
 	}
 	return parts, nil
@@ -173,7 +168,8 @@ func ResolveFile(root, rel string) (string, error) {
 // leave root (openat2 RESOLVE_BENEATH on Linux, per-component no-follow
 // opens elsewhere), and the opened descriptor must be a regular file with a
 // single link, at most [MaxFileBytes], not a credential file by its resolved
-// name, and text (no NUL bytes, valid UTF-8). Absolute paths and ".."
+// name nor key material by its content ([KeyMaterial]), and text (no NUL
+// bytes, valid UTF-8). Absolute paths and ".."
 // components are refused before any file-system call. Callers that hand the
 // text to a model must use [ReadFile] or [RedactString].
 func ReadText(root, rel string) (string, error) {
@@ -195,6 +191,9 @@ func readText(op opener, root, rel string) (string, error) {
 	}
 	if len(data) > MaxFileBytes {
 		return "", ErrTooLarge
+	}
+	if _, key := KeyMaterial(data); key {
+		return "", ErrProtected
 	}
 	if IsBinary(data) {
 		return "", ErrBinary

@@ -53,7 +53,7 @@ var credentialFamilies = []CredentialFamily{
 		Name:  "keystores",
 		About: "Java, PKCS#12 and platform keystores, password databases",
 		Names: []string{
-			`.*\.(?:jks|jceks|bks|keystore|truststore|p12|pfx|pkcs12|kdbx|kdb|keychain|keychain-db|psafe3|ovpn)`,
+			`.*\.(?:jks|jceks|bks|bcfks|uber|keystore|truststore|p12|pfx|pkcs12|pvk|snk|pkcs8|kdbx|kdb|keychain|keychain-db|psafe3|ovpn)`,
 			`\.password-store`,
 		},
 	},
@@ -112,7 +112,67 @@ var credentialFamilies = []CredentialFamily{
 	{
 		Name:  "shell-histories",
 		About: "shell and REPL histories, which keep typed passwords and tokens",
-		Names: []string{`\.(?:bash|zsh|sh|ash|ksh|python|node_repl|psql|mysql|sqlite|rediscli|irb|scala|erl|ghci|lua)_history`, `\.zhistory`, `\.histfile`, `\.lesshst`, `fish_history`},
+		Names: []string{`\.(?:bash|zsh|sh|ash|ksh|python|node_repl|psql|mysql|sqlite|rediscli|irb|scala|erl|ghci|lua)_history`, `\.zhistory`, `\.histfile`, `\.lesshst`, `fish_history`, `\.dbshell`, `mongosh_repl_history`},
+	},
+	{
+		Name:  "ml-hub-tokens",
+		About: "model and data hub tokens: Hugging Face, Kaggle, Weights & Biases, Replicate, Ollama",
+		Names: []string{`kaggle\.json`, `\.kaggle`, `\.huggingface`},
+		Locations: [][]string{
+			{"huggingface", "token"}, {"huggingface", "stored_tokens"}, {".config", "kaggle"},
+			{".config", "wandb"}, {"wandb", "settings"}, {".config", "replicate"}, {".ollama", "id_ed25519"},
+		},
+	},
+	{
+		Name:  "x-session-cookies",
+		About: "X11 and ICE authority cookies, which let anyone who holds them drive the user's display",
+		Names: []string{`\.?xauthority(?:[-.].*)?`, `\.iceauthority`, `\.serverauth\..*`, `xauth_.+`},
+	},
+	{
+		Name:  "database-clients",
+		About: "database client configuration with saved passwords: PostgreSQL, MySQL, ODBC, Cassandra, DBeaver, Robo 3T and Studio 3T, pgAdmin, MySQL Workbench",
+		Names: []string{
+			`pgpass\.conf`, `\.?pg_service\.conf`, `\.?odbc\.ini`, `\.cqlshrc`, `credentials-config\.json`, `\.dbeaver`,
+			`dbeaver-data-sources.*\.xml`, `robomongo\.json`, `robo3t\.json`, `\.3t`, `studio3t.*\.json`, `pgadmin4\.db`,
+			`workbench_user_data\.dat`, `\.mongorc\.js`, `\.mongoshrc\.js`, `\.myclirc`, `\.pgclirc`,
+		},
+		Locations: [][]string{{"dbeaverdata", "workspace6"}, {".dbeaver4"}, {"pgadmin"}, {"mysql", "workbench", "connections.xml"}},
+	},
+	{
+		Name:  "mail-clients",
+		About: "mail client configuration and password stores: mutt/neomutt, fetchmail, msmtp, mbsync, OfflineIMAP, getmail, esmtp, aerc, Emacs authinfo, Thunderbird and Firefox logins",
+		Names: []string{
+			`\.?muttrc`, `\.mutt`, `\.?neomuttrc`, `\.fetchmailrc`, `\.?msmtprc`, `\.mbsyncrc`, `\.offlineimaprc`, `\.getmailrc`,
+			`\.getmail`, `\.esmtprc`, `\.authinfo(?:\.gpg)?`, `logins\.json`, `key[34]\.db`, `signons\.sqlite`, `\.thunderbird`,
+			`\.mozilla`, `accountrc`, `passwordstorerc`,
+		},
+		Locations: [][]string{{"aerc", "accounts.conf"}, {"neomutt", "neomuttrc"}, {"mutt", "muttrc"}},
+	},
+	{
+		Name:  "remote-file-clients",
+		About: "FTP, SFTP and sync client site managers and configs: FileZilla, WinSCP, lftp, editor SFTP plugins, rclone",
+		Names: []string{
+			`sitemanager\.xml`, `recentservers\.xml`, `filezilla\.xml`, `\.filezilla`, `winscp\.ini`, `sftp-config\.json`,
+			`\.ftpconfig`, `\.remote-sync\.json`, `rclone\.conf`, `\.lftp`,
+		},
+		Locations: [][]string{{".config", "filezilla"}, {"lftp", "bookmarks"}, {".vscode", "sftp.json"}},
+	},
+	{
+		Name:  "system-password-files",
+		About: "system password and group shadow files, wherever a copy of /etc sits (a hash file of any name is refused by content)",
+		Locations: [][]string{
+			{"etc", "shadow"}, {"etc", "shadow-"}, {"etc", "gshadow"}, {"etc", "gshadow-"}, {"etc", "master.passwd"},
+			{"etc", "spwd.db"}, {"etc", "security", "opasswd"},
+		},
+	},
+	{
+		Name:  "service-cli-configs",
+		About: "developer service CLIs that store API keys in plain files: Stripe, ngrok, 1Password, Teleport, CircleCI, Travis, Snyk, Netlify, Vercel, Railway, Sentry, Cloudflare",
+		Names: []string{`\.sentryclirc`, `\.tsh`, `\.ngrok2`, `\.snyk-token`},
+		Locations: [][]string{
+			{".config", "stripe"}, {".config", "ngrok"}, {".config", "op"}, {".circleci", "cli.yml"}, {".travis", "config.yml"},
+			{".config", "configstore", "snyk.json"}, {".config", "netlify"}, {"com.vercel.cli"}, {".railway"}, {".cloudflared"},
+		},
 	},
 }
 
@@ -137,7 +197,7 @@ var protectedName = sync.OnceValue(func() *regexp.Regexp {
 // source code or documentation named after secrets (secrets.go,
 // credentials.ts) rather than holding them.
 var notCredentialName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(?:(?:id_[a-z0-9_]+|ssh_host_.*_key)\.pub|` +
+	return regexp.MustCompile(`^(?:(?:id_[a-z0-9_]+|ssh_host_.*_key)[._]pub|` +
 		`\.?(?:secrets?|credentials?)(?:[._-]test)?\.(?:go|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|scala|c|h|cc|cpp|hpp|cs|swift|m|rb|php|ex|exs|erl|hs|ml|lua|dart|md|rst|adoc|html|css|scss|vue|svelte|proto|graphql|sql))$`)
 })
 
@@ -168,11 +228,21 @@ func IsProtectedName(name string) bool {
 		return false
 	}
 	for _, form := range nameForms(name) {
-		if protectedName().MatchString(form) && !notCredentialName().MatchString(form) {
+		if isPublicKeyName(form) || notCredentialName().MatchString(form) {
+			continue
+		}
+		if protectedName().MatchString(form) {
 			return true
 		}
 	}
 	return false
+}
+
+// isPublicKeyName reports whether a folded name is a public key's (*.pub):
+// such a file is judged by its content alone (see [KeyMaterial]), so the
+// public half of a key stays readable wherever it sits, .ssh included.
+func isPublicKeyName(folded string) bool {
+	return strings.HasSuffix(folded, ".pub") && len(folded) > len(".pub")
 }
 
 // nameForms are the spellings of one component that are each matched: the
@@ -188,9 +258,14 @@ func nameForms(name string) []string {
 }
 
 // IsProtectedPath reports whether a slash- or backslash-separated path has a
-// protected component or contains a protected multi-component location.
+// protected component, contains a protected multi-component location, or
+// names a file of the adopted list ([Signatures]). A *.pub file is judged
+// by its content alone.
 func IsProtectedPath(p string) bool {
 	parts := splitComponents(p)
+	if len(parts) > 0 && isPublicKeyName(foldName(parts[len(parts)-1])) {
+		return false
+	}
 	folded := make([]string, 0, len(parts))
 	for _, c := range parts {
 		if IsProtectedName(c) {
@@ -205,7 +280,16 @@ func IsProtectedPath(p string) bool {
 			}
 		}
 	}
-	return false
+	// The adopted list names files: its filename and extension signatures
+	// apply to the last component only, its path signatures to the path.
+	if last := len(parts) - 1; last >= 0 && !notCredentialName().MatchString(folded[last]) {
+		for _, form := range nameForms(parts[last]) {
+			if signatureName(form) {
+				return true
+			}
+		}
+	}
+	return signaturePath(folded)
 }
 
 // containsSequence reports whether seq occurs as consecutive elements of
