@@ -1,7 +1,9 @@
 package secrets
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -189,6 +191,17 @@ func TestPrecisionAndRecall(t *testing.T) {
 			changed += n
 			changedFiles++
 			t.Errorf("benign %s changed (%d bytes):\n%s", name, n, got)
+			continue
+		}
+		// As a tool answer carries it: a string inside a JSON document.
+		doc, err := json.Marshal(map[string]string{"path": name, "content": text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := r.JSON(doc); !bytes.Equal(out, doc) {
+			changed += changedBytes(string(doc), string(out))
+			changedFiles++
+			t.Errorf("benign %s changed inside a JSON answer:\n%s", name, out)
 		}
 	}
 	shapes := secretCorpus()
@@ -208,6 +221,15 @@ func TestPrecisionAndRecall(t *testing.T) {
 		}
 		if again := r.String(got); again != got {
 			t.Errorf("not idempotent %q: %q -> %q", tc.name, got, again)
+		}
+		doc, err := json.Marshal(map[string]string{"content": tc.context})
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, _ := json.Marshal(tc.secret)
+		if out := r.JSON(doc); bytes.Contains(out, enc[1:len(enc)-1]) {
+			leaks++
+			t.Errorf("leak inside a JSON answer %q: %s", tc.name, out)
 		}
 	}
 	t.Logf("precision: %d benign files, %d bytes changed in %d files; recall: %d secret shapes, %d leaks",

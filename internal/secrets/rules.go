@@ -72,7 +72,7 @@ func interopRules() []*rule {
 			// CRT values, a symmetric key's "k"); the public ones stay.
 			id: "jwk-private-member", source: sourceInterop, secretGroup: 1,
 			pattern:  `"(?:d|p|q|dp|dq|qi|k)"\s*:\s*"([A-Za-z0-9_-]{16,})"`,
-			keywords: []string{`"kty"`},
+			keywords: []string{"kty"},
 		},
 		{
 			// A Twilio auth token beside its account SID, as a bare argument
@@ -260,6 +260,10 @@ var codeKeywords = map[string]bool{
 	"ref": true, "mut": true, "&mut": true, "move": true, "default": true, "required": true, "optional": true,
 }
 
+// placeholderValue matches the values of example configurations:
+// your-api-key-here, changeme, sk_test_..., xxxx, ****, <none>.
+var placeholderValue = regexp.MustCompile(`(?i)^(?:your[-_.]?[a-z_-]*|[a-z_-]*[-_]here|change[-_]?me|replace[-_]?me|placeholder|example|dummy|xxx+|\*+|\.\.\.|.*\.\.\.|todo|tbd|secret|password|token)$`)
+
 // indexExpr matches the start of an index expression cut at its quote:
 // os.environ[, ENV[, process.env[, config[.
 var indexExpr = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*\[$`)
@@ -278,8 +282,8 @@ func codeValue(match, v string) bool {
 	if typeNames[bare] || typeWrapper.MatchString(bare) || codeKeywords[bare] || indexExpr.MatchString(v) {
 		return true
 	}
-	if v[0] == '<' || strings.HasPrefix(v, "?") {
-		return true // <your-token> placeholders, ${VAR:?message}
+	if v[0] == '<' || strings.HasPrefix(v, "?") || placeholderValue.MatchString(v) {
+		return true // <your-token> and your-api-key-here placeholders, ${VAR:?message}
 	}
 	key := match
 	if i := strings.IndexAny(key, ":="); i >= 0 {
