@@ -34,6 +34,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Runtime describes the server for get_runtime_status.
 	Runtime handlers.RuntimeInfo
+	// ExistingStore refuses a missing SQLite store (an error naming the
+	// path) instead of creating it: set by the commands that only read.
+	ExistingStore bool
 }
 
 // App is an assembled runtime.
@@ -63,7 +66,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, location, store.WithLazyConnect())
+	opts := []store.Option{store.WithLazyConnect()}
+	if cfg.ExistingStore {
+		opts = append(opts, store.WithoutCreate())
+	}
+	st, err := store.Open(ctx, location, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("open the state store: %w", err)
 	}

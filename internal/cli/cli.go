@@ -362,7 +362,8 @@ func work(ctx context.Context, args []string, env Env, stdio IO) int {
 			return 0
 		}
 	}
-	a, err := app.Open(ctx, app.Config{Env: app.Env(env)})
+	// work only reads: a missing store is an error, never created.
+	a, err := app.Open(ctx, app.Config{Env: app.Env(env), ExistingStore: true})
 	if err != nil {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime: %v\n", err)
 		return 1

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -235,7 +237,7 @@ func oneLine(s string) string {
 
 // openForCommand parses a subcommand's flags (no positional arguments) and
 // opens the App; on failure it returns nil and the exit code.
-func openForCommand(ctx context.Context, fs *flag.FlagSet, args []string, env Env, stdio IO) (*app.App, int) {
+func openForCommand(ctx context.Context, fs *flag.FlagSet, args []string, env Env, stdio IO) (*scratchApp, int) {
 	db := dbFlag(fs)
 	if code, ok := parseFlags(fs, args, stdio); !ok {
 		return nil, code
@@ -249,10 +251,49 @@ func openForCommand(ctx context.Context, fs *flag.FlagSet, args []string, env En
 		fmt.Fprintf(stdio.Stderr, "interop-runtime %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
 		return nil, 2
 	}
-	a, err := app.Open(ctx, app.Config{Env: app.Env(env)})
+	a, err := openScratch(ctx, env)
 	if err != nil {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime: %v\n", err)
 		return nil, 1
 	}
-	return a, 0
+	return &a, 0
+}
+
+// scratchApp is an App over a throw-away store, removed with it.
+type scratchApp struct {
+	*app.App
+	dir string
+}
+
+// Close closes the App and removes its throw-away store.
+func (s scratchApp) Close() error {
+	err := s.App.Close()
+	if s.dir != "" {
+		if rerr := os.RemoveAll(s.dir); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// openScratch opens the App over the existing store; providers and
+// sessions only read and learn what they list from the providers, so
+// when the store does not exist they run over a throw-away one in a
+// temporary directory instead of creating it (serve creates it).
+func openScratch(ctx context.Context, env Env) (scratchApp, error) {
+	a, err := app.Open(ctx, app.Config{Env: app.Env(env), ExistingStore: true})
+	if err == nil || !errors.Is(err, store.ErrNoStore) {
+		return scratchApp{App: a}, err
+	}
+	dir, derr := os.MkdirTemp("", "interop-scratch-store")
+	if derr != nil {
+		return scratchApp{}, fmt.Errorf("%w (and no throw-away store: %v)", err, derr)
+	}
+	scratch, _ := withDB(env, filepath.Join(dir, "interop.db"))
+	a, err = app.Open(ctx, app.Config{Env: app.Env(scratch)})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return scratchApp{}, err
+	}
+	return scratchApp{App: a, dir: dir}, nil
 }

@@ -154,6 +154,13 @@ func writeSetupEntry(name string, target clientsetup.Target, entry clientsetup.E
 	default:
 		fmt.Fprintf(stdio.Stdout, "wrote the %s entry to %s\n", target.Name, res.File)
 	}
+	if !res.Unchanged && len(res.Changes) > 0 {
+		var keys []string
+		for _, c := range res.Changes {
+			keys = append(keys, c.String())
+		}
+		fmt.Fprintf(stdio.Stdout, "  %s; every other key of the entry was kept\n", strings.Join(keys, ", "))
+	}
 	return 0
 }
 

@@ -18,8 +18,15 @@
 // the token itself is never written into a configuration file.
 //
 // Writing is careful: the existing file is parsed first and a malformed
-// one is refused with its position and left byte-identical; only our entry
-// changes (TOML edits are surgical, so comments and unrelated tables stay);
+// one (or an entry of the wrong type) is refused with its position or key
+// and left byte-identical; only the keys of our entry that we own change
+// (command, args, url, the bearer header, our INTEROP_READ_ONLY variable,
+// the approval mode): every other key of an existing entry — environment
+// variables such as INTEROP_DB, timeouts, per-tool settings, enabled — is
+// kept, and Write lists the keys it changed. JSON files are patched in
+// place (github.com/tailscale/hujson), so OpenCode's JSONC keeps its
+// comments and trailing commas; TOML edits are surgical, so comments and
+// unrelated tables stay; every format is read in one linear pass;
 // the merged result is parsed again and compared; the previous content goes
 // to one backup (<file>.bak), and the new file replaces the old atomically
 // (through a symlink to its target; a read-only file is refused).

@@ -103,7 +103,8 @@ func TestMergeJSON(t *testing.T) {
 		{fixture: "opencode-other", client: OpenCode, entry: Entry{HTTP: true}},
 		{fixture: "cursor-null", client: Cursor, entry: Entry{Command: "/opt/bin/interop-runtime", ReadOnly: true}},
 		{fixture: "empty", client: Cursor, entry: Entry{HTTP: true}},
-		{fixture: "with-comments", client: OpenCode, entry: stdioEntry, wantErr: `with-comments\.json:2:3: not valid JSON`},
+		{fixture: "with-comments", client: OpenCode, entry: stdioEntry},
+		{fixture: "with-comments", client: Claude, entry: stdioEntry, wantErr: `with-comments\.json:2:3: not valid JSON`},
 		{fixture: "trailing-comma", client: Cursor, entry: stdioEntry, wantErr: `trailing-comma\.json:1:\d+: not valid JSON`},
 		{fixture: "not-object", client: Cursor, entry: stdioEntry, wantErr: `not a JSON object`},
 	} {

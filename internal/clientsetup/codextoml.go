@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -85,14 +86,19 @@ func parseTOML(file string, b []byte) (map[string]any, error) {
 // span is a byte range of the document.
 type span struct{ start, end int }
 
-// codexSpans finds every piece of the document that defines the entry
-// name under mcp_servers: its table and sub-tables ([mcp_servers.name],
-// [mcp_servers.name.env], ...) from the header to the next header (the
-// comment lines right above the next header stay with it), and key/values
-// whose full key starts with mcp_servers.name (a dotted key at the root or
-// `name = {...}` inside [mcp_servers]), whole lines. It also returns where
-// the first such table began (-1 if none).
-func codexSpans(doc []byte, name string) ([]span, int, error) {
+// codexScan is one linear pass over a config.toml (go-toml's unstable
+// parser; go-toml's Unmarshal tracks keys with a linear search per table
+// and takes minutes on a config of many tables). It finds every piece of
+// the document that defines the entry name under mcp_servers: its table
+// and sub-tables ([mcp_servers.name], [mcp_servers.name.env], ...) from
+// the header to the next header (the comment lines right above the next
+// header stay with it), and key/values whose full key starts with
+// mcp_servers.name (a dotted key at the root or `name = {...}` inside
+// [mcp_servers]), whole lines. It returns those spans, where the first
+// such table began (-1 if none), and a small TOML document holding only
+// those pieces (to decode the entry). It refuses a key or table defined
+// twice and a table opened inside a value, naming line and column.
+func codexScan(doc []byte, name string) ([]span, int, []byte, error) {
 	p := unstable.Parser{KeepComments: true}
 	p.Reset(doc)
 	var (
@@ -102,6 +108,11 @@ func codexSpans(doc []byte, name string) ([]span, int, error) {
 		open         = -1     // start of our table's span, not yet closed
 		commentStart = -1     // first line of the comment run right above
 		prevEnd      = -1     // offset past the previous expression's line
+		defs         = map[string]byte{}
+		skip         bool // inside an array of tables: no duplicate check
+		rootKV       []byte
+		sections     []string
+		sectionBody  = map[string][]byte{}
 	)
 	target := []string{"mcp_servers", name}
 	ours := func(path []string) bool {
@@ -118,6 +129,32 @@ func codexSpans(doc []byte, name string) ([]span, int, error) {
 			path = append(path, string(n.Data))
 		}
 		return path, start
+	}
+	fail := func(off int, format string, args ...any) error {
+		line, col := lineCol(doc, off)
+		return fmt.Errorf("%d:%d: %s", line, col, fmt.Sprintf(format, args...))
+	}
+	// prefixes checks that no proper prefix of path from index from on is
+	// a value, and says whether one is an array of tables.
+	prefixes := func(path []string, from, off int) (bool, error) {
+		inArray := false
+		for i := max(from, 1); i < len(path); i++ {
+			switch defs[strings.Join(path[:i], "\x00")] {
+			case 'v':
+				return false, fail(off, "%s is a value, not a table", strings.Join(path[:i], "."))
+			case 'a':
+				inArray = true
+			}
+		}
+		return inArray, nil
+	}
+	implicit := func(path []string) {
+		for i := 1; i < len(path); i++ {
+			k := strings.Join(path[:i], "\x00")
+			if _, ok := defs[k]; !ok {
+				defs[k] = 'i'
+			}
+		}
 	}
 	for p.NextExpression() {
 		e := p.Expression()
@@ -140,9 +177,32 @@ func codexSpans(doc []byte, name string) ([]span, int, error) {
 				spans = append(spans, span{open, blockStart})
 				open = -1
 			}
+			inArray, err := prefixes(path, 1, start)
+			if err != nil {
+				return nil, 0, nil, err
+			}
+			key := strings.Join(path, "\x00")
+			skip = inArray || e.Kind == unstable.ArrayTable
+			if !inArray {
+				prev := defs[key]
+				switch {
+				case e.Kind == unstable.ArrayTable && (prev == 't' || prev == 'v' || prev == 'i'):
+					return nil, 0, nil, fail(start, "[[%s]] redefines a table or key", strings.Join(path, "."))
+				case e.Kind == unstable.Table && prev == 't':
+					return nil, 0, nil, fail(start, "table [%s] is defined twice", strings.Join(path, "."))
+				case e.Kind == unstable.Table && (prev == 'v' || prev == 'a'):
+					return nil, 0, nil, fail(start, "[%s] redefines a key", strings.Join(path, "."))
+				}
+				if e.Kind == unstable.ArrayTable {
+					defs[key] = 'a'
+				} else {
+					defs[key] = 't'
+				}
+				implicit(path)
+			}
 			if ours(path) {
 				if e.Kind == unstable.ArrayTable {
-					return nil, 0, fmt.Errorf("[[%s]] is an array of tables; fix it by hand", strings.Join(path, "."))
+					return nil, 0, nil, fmt.Errorf("[[%s]] is an array of tables; fix it by hand", strings.Join(path, "."))
 				}
 				open = ls
 				if firstTable < 0 {
@@ -155,20 +215,70 @@ func codexSpans(doc []byte, name string) ([]span, int, error) {
 			path, start := keyPath(e.Key())
 			full := append(append([]string(nil), current...), path...)
 			end := lineEnd(doc, int(e.Raw.Offset+e.Raw.Length))
+			if !skip {
+				if _, err := prefixes(full, len(current), start); err != nil {
+					return nil, 0, nil, err
+				}
+				key := strings.Join(full, "\x00")
+				if _, ok := defs[key]; ok {
+					return nil, 0, nil, fail(start, "key %s is defined twice", strings.Join(full, "."))
+				}
+				defs[key] = 'v'
+				implicit(full)
+			}
 			if open < 0 && ours(full) {
-				spans = append(spans, span{lineStart(doc, start), end})
+				ls := lineStart(doc, start)
+				spans = append(spans, span{ls, end})
+				if len(current) == 0 {
+					rootKV = append(rootKV, doc[ls:end]...)
+				} else {
+					h := tomlHeader(current)
+					if _, ok := sectionBody[h]; !ok {
+						sections = append(sections, h)
+					}
+					sectionBody[h] = append(sectionBody[h], doc[ls:end]...)
+				}
 			}
 			prevEnd = end
 		}
 		commentStart = -1
 	}
 	if err := p.Error(); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	if open >= 0 {
 		spans = append(spans, span{open, len(doc)})
 	}
-	return spans, firstTable, nil
+	mini := append([]byte(nil), rootKV...)
+	for _, h := range sections {
+		mini = append(mini, "\n"+h+"\n"...)
+		mini = append(mini, sectionBody[h]...)
+	}
+	for _, s := range spans {
+		if piece := doc[s.start:s.end]; bytes.HasPrefix(bytes.TrimLeft(piece, " \t"), []byte("[")) {
+			mini = append(mini, '\n')
+			mini = append(mini, piece...) // one of our tables
+		}
+	}
+	return spans, firstTable, mini, nil
+}
+
+// bareKey matches a TOML key that needs no quotes.
+var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func tomlKey(k string) string {
+	if bareKey.MatchString(k) {
+		return k
+	}
+	return tomlString(k)
+}
+
+func tomlHeader(path []string) string {
+	parts := make([]string, len(path))
+	for i, p := range path {
+		parts[i] = tomlKey(p)
+	}
+	return "[" + strings.Join(parts, ".") + "]"
 }
 
 func lineStart(doc []byte, off int) int {
@@ -187,19 +297,99 @@ func lineEnd(doc []byte, off int) int {
 	return off + i + 1
 }
 
-// mergeCodex puts the entry into a Codex config.toml: the old entry (all
-// its pieces) goes, the new table takes the place of the first old table
-// or is appended, and the rest of the file is kept byte for byte.
-func mergeCodex(t Target, e Entry, old []byte) ([]byte, error) {
-	before, err := parseTOML(t.File, old)
-	if err != nil {
-		return nil, err
+// scanCodex runs codexScan on a file, giving a syntax error its position
+// (go-toml's DecodeError, computed only on this failure path).
+func scanCodex(file string, doc []byte, name string) ([]span, int, []byte, error) {
+	spans, at, mini, err := codexScan(doc, name)
+	if err == nil {
+		return spans, at, mini, nil
 	}
-	spans, at, err := codexSpans(old, t.Name)
+	var pe *unstable.ParserError
+	if errors.As(err, &pe) {
+		if _, perr := parseTOML(file, doc); perr != nil {
+			return nil, 0, nil, perr
+		}
+	}
+	if strings.Contains(err.Error(), "array of tables") {
+		return nil, 0, nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return nil, 0, nil, fmt.Errorf("%s:%w (not valid TOML)", file, err)
+}
+
+// codexOrder is the order our keys are written in.
+var codexOrder = []string{"command", "args", "env", "url", "bearer_token_env_var", "default_tools_approval_mode", "enabled"}
+
+// entryFromMini decodes the entry from codexScan's small document (nil
+// when there is none).
+func entryFromMini(file, name string, mini []byte) (map[string]any, error) {
+	if len(bytes.TrimSpace(mini)) == 0 {
+		return nil, nil
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal(mini, &doc); err != nil {
+		return nil, fmt.Errorf("%s: the mcp_servers.%s entry does not decode: %w", file, name, err)
+	}
+	servers, _ := doc["mcp_servers"].(map[string]any)
+	v, ok := servers[name]
+	if !ok {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: mcp_servers.%s is %s, want a table; not changed — fix it by hand", file, name, typeName(v))
+	}
+	return m, nil
+}
+
+// mergeCodex puts the entry into a Codex config.toml: the old entry (all
+// its pieces) goes, the new table — our keys plus every key of the old
+// entry we do not own — takes the place of the first old table or is
+// appended, and the rest of the file is kept byte for byte. One linear
+// pass reads the file and one reads the result back.
+func mergeCodex(t Target, e Entry, old []byte) ([]byte, []Change, error) {
+	spans, at, mini, err := scanCodex(t.File, old, t.Name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.File, err)
+		return nil, nil, err
+	}
+	prevEntry, err := entryFromMini(t.File, t.Name, mini)
+	if err != nil {
+		return nil, nil, err
+	}
+	oursMap, err := codexEntryValue(t.Name, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	flipped := e
+	flipped.HTTP = !e.HTTP
+	flipped.ReadOnly = true // so that its env key counts as the other transport's
+	other, err := codexEntryValue(t.Name, flipped)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ours []member2
+	for _, k := range codexOrder {
+		if v, ok := oursMap[k]; ok {
+			ours = append(ours, member2{key: k, value: v})
+		}
 	}
 	block := codexEntry(t.Name, e)
+	want := oursMap
+	var chg []Change
+	if prevEntry != nil {
+		ops, err := entryPlan(t.File+": mcp_servers."+t.Name, prevEntry, ours, other)
+		if err != nil {
+			return nil, nil, err
+		}
+		want = applyOps(prevEntry, ops)
+		chg = changes(prevEntry, ops)
+		if block, err = emitCodexEntry(t.Name, want); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", t.File, err)
+		}
+	} else {
+		for _, m := range ours {
+			chg = append(chg, Change{Key: m.key, Kind: "added"})
+		}
+	}
 	var out []byte
 	prev := 0
 	inserted := false
@@ -223,46 +413,126 @@ func mergeCodex(t Target, e Entry, old []byte) ([]byte, error) {
 		out = append(out, block...)
 	}
 	out = append(bytes.TrimRight(out, "\n"), '\n')
-	return out, checkCodex(t, e, before, out)
+	return out, chg, checkCodex(t, want, out)
 }
 
-// checkCodex re-reads the merged file: the entry reads back as written
-// and every other value is unchanged.
-func checkCodex(t Target, e Entry, before map[string]any, merged []byte) error {
-	after, err := parseTOML(t.File+" (merged)", merged)
+// emitCodexEntry writes the entry table for the merged value m: our keys
+// first in their order, then the user's other keys (sorted), then the
+// user's sub-tables.
+func emitCodexEntry(name string, m map[string]any) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[mcp_servers.%s]\n", tomlKey(name))
+	done := map[string]bool{}
+	for _, k := range codexOrder {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		done[k] = true
+		s, err := tomlInline(v)
+		if err != nil {
+			return "", fmt.Errorf("mcp_servers.%s.%s: %w", name, k, err)
+		}
+		fmt.Fprintf(&b, "%s = %s\n", k, s)
+	}
+	if err := emitRest(&b, []string{"mcp_servers", name}, m, done); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// emitRest writes m's keys not in done: values as key = value, then
+// tables as sub-tables of path.
+func emitRest(b *strings.Builder, path []string, m map[string]any, done map[string]bool) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !done[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var tables []string
+	for _, k := range keys {
+		if sub, ok := m[k].(map[string]any); ok && len(sub) > 0 {
+			tables = append(tables, k)
+			continue
+		}
+		s, err := tomlInline(m[k])
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", strings.Join(path, "."), k, err)
+		}
+		fmt.Fprintf(b, "%s = %s\n", tomlKey(k), s)
+	}
+	for _, k := range tables {
+		sub := append(append([]string(nil), path...), k)
+		fmt.Fprintf(b, "\n%s\n", tomlHeader(sub))
+		if err := emitRest(b, sub, m[k].(map[string]any), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tomlInline is v as one inline TOML value; strings, arrays of strings and
+// string tables keep codexEntry's layout.
+func tomlInline(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return tomlString(x), nil
+	case bool:
+		return fmt.Sprint(x), nil
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			s, err := tomlInline(e)
+			if err != nil {
+				return "", err
+			}
+			parts[i] = s
+		}
+		return "[" + strings.Join(parts, ", ") + "]", nil
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			s, err := tomlInline(x[k])
+			if err != nil {
+				return "", err
+			}
+			parts[i] = tomlKey(k) + " = " + s
+		}
+		if len(parts) == 0 {
+			return "{}", nil
+		}
+		return "{ " + strings.Join(parts, ", ") + " }", nil
+	}
+	var buf bytes.Buffer
+	enc := toml.NewEncoder(&buf)
+	enc.SetTablesInline(true)
+	if err := enc.Encode(map[string]any{"v": v}); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(strings.TrimPrefix(buf.String(), "v = ")), nil
+}
+
+// checkCodex re-reads the merged file in one linear pass: it parses, has
+// no key defined twice, and the entry reads back as want. The rest of the
+// file is the old bytes, copied.
+func checkCodex(t Target, want map[string]any, merged []byte) error {
+	_, _, mini, err := codexScan(merged, t.Name)
 	if err != nil {
 		return fmt.Errorf("the merged file would not parse (fix %s by hand): %w", t.File, err)
 	}
-	want, err := codexEntryValue(t.Name, e)
+	got, err := entryFromMini(t.File+" (merged)", t.Name, mini)
 	if err != nil {
-		return err
+		return fmt.Errorf("the merged file would not parse (fix %s by hand): %w", t.File, err)
 	}
-	servers, _ := after["mcp_servers"].(map[string]any)
-	if !reflect.DeepEqual(servers[t.Name], want) {
-		return fmt.Errorf("merged %s: mcp_servers.%s reads back as %v", t.File, t.Name, servers[t.Name])
-	}
-	strip := func(doc map[string]any) map[string]any {
-		out := map[string]any{}
-		for k, v := range doc {
-			out[k] = v
-		}
-		if s, ok := out["mcp_servers"].(map[string]any); ok {
-			rest := map[string]any{}
-			for k, v := range s {
-				if k != t.Name {
-					rest[k] = v
-				}
-			}
-			if len(rest) == 0 {
-				delete(out, "mcp_servers")
-			} else {
-				out["mcp_servers"] = rest
-			}
-		}
-		return out
-	}
-	if !reflect.DeepEqual(strip(before), strip(after)) {
-		return fmt.Errorf("merging into %s would change other settings; add the entry by hand", t.File)
+	if !reflect.DeepEqual(normalize(got), normalize(want)) {
+		return fmt.Errorf("merged %s: mcp_servers.%s reads back as %v", t.File, t.Name, got)
 	}
 	return nil
 }

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/tailscale/hujson"
 )
 
 // jsonContainer is the key of the client's server table.
@@ -170,63 +173,185 @@ func setMember(ms []member, key string, v json.RawMessage) []member {
 	return append(ms, member{Key: key, Value: v})
 }
 
-// mergeJSON puts the entry into old (a client's whole JSON file, or empty
-// for a new file): every other key keeps its order and value.
-func mergeJSON(t Target, e Entry, old []byte) ([]byte, error) {
-	var top []member
-	if len(bytes.TrimSpace(old)) > 0 {
-		var err error
-		if top, err = decodeObject(t.File, old); err != nil {
-			return nil, err
-		}
-	}
-	container := jsonContainer(t.Client)
-	var servers []member
-	for _, m := range top {
-		if m.Key != container {
-			continue
-		}
-		if bytes.Equal(bytes.TrimSpace(m.Value), []byte("null")) {
-			break
-		}
-		var err error
-		if servers, err = decodeObject(t.File+" ("+container+")", m.Value); err != nil {
-			return nil, err
-		}
-	}
-	v, err := json.Marshal(jsonEntry(t.Client, e))
+// jsonc says whether the client's file may hold comments and trailing
+// commas (OpenCode reads JSONC; Claude Code and Cursor read strict JSON).
+func jsonc(c Client) bool { return c == OpenCode }
+
+// oursJSON is our entry for e as ordered keys and decoded values, and
+// the entry of the other transport (its keys that ours lacks are removed).
+func oursJSON(c Client, e Entry) ([]member2, map[string]any, error) {
+	raw, err := json.Marshal(jsonEntry(c, e))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	servers = setMember(servers, t.Name, v)
-	top = setMember(top, container, encodeObject(servers))
-	out, err := indentJSON(encodeObject(top))
+	ms, err := decodeObject("entry", raw)
 	if err != nil {
-		return nil, fmt.Errorf("merging into %s: %w", t.File, err)
+		return nil, nil, err
 	}
-	return out, checkJSON(t, e, old, out)
+	var ours []member2
+	for _, m := range ms {
+		var v any
+		if err := json.Unmarshal(m.Value, &v); err != nil {
+			return nil, nil, err
+		}
+		ours = append(ours, member2{key: m.Key, value: v})
+	}
+	flipped := e
+	flipped.HTTP = !e.HTTP
+	flipped.ReadOnly = true // so that its env key counts as the other transport's
+	var other map[string]any
+	rawOther, err := json.Marshal(jsonEntry(c, flipped))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := json.Unmarshal(rawOther, &other); err != nil {
+		return nil, nil, err
+	}
+	return ours, other, nil
 }
 
-// checkJSON re-reads the merged document: our entry reads back as
-// written and every other value is unchanged.
-func checkJSON(t Target, e Entry, old, merged []byte) error {
-	var before, after map[string]any
-	if len(bytes.TrimSpace(old)) > 0 {
-		if err := json.Unmarshal(old, &before); err != nil {
-			return fmt.Errorf("%s: %w", t.File, err)
+// pointer is the JSON pointer (RFC 6901) of path.
+func pointer(path ...string) string {
+	var b strings.Builder
+	for _, p := range path {
+		b.WriteByte('/')
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(p))
+	}
+	return b.String()
+}
+
+// mergeJSON puts the entry into old (a client's whole JSON file, or empty
+// for a new file) by patching the parsed document in place: every other
+// key, and every key of our existing entry we do not own (env variables
+// such as INTEROP_DB, timeouts, per-tool settings, enabled), keeps its
+// value, order, and (in OpenCode's JSONC) its comments and layout.
+func mergeJSON(t Target, e Entry, old []byte) ([]byte, []Change, error) {
+	empty := len(bytes.TrimSpace(old)) == 0
+	if !empty && !jsonc(t.Client) {
+		// Strict JSON: refused with the position of the first error.
+		if _, err := decodeObject(t.File, old); err != nil {
+			return nil, nil, err
 		}
 	}
-	if err := json.Unmarshal(merged, &after); err != nil {
+	src := old
+	if empty {
+		src = []byte("{}")
+	}
+	doc, err := hujson.Parse(src)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: not valid JSON or JSONC: %w", t.File, err)
+	}
+	if _, ok := doc.Value.(*hujson.Object); !ok {
+		return nil, nil, fmt.Errorf("%s: the document is not a JSON object", t.File)
+	}
+	inPlace := jsonc(t.Client) && !empty && !doc.IsStandard()
+	std := doc.Clone()
+	std.Standardize()
+	var before map[string]any
+	if err := json.Unmarshal(std.Pack(), &before); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", t.File, err)
+	}
+	container := jsonContainer(t.Client)
+	ours, other, err := oursJSON(t.Client, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	oursMap := map[string]any{}
+	for _, m := range ours {
+		oursMap[m.key] = m.value
+	}
+	// A new entry goes in with its keys in our order.
+	oursRaw, err := json.Marshal(jsonEntry(t.Client, e))
+	if err != nil {
+		return nil, nil, err
+	}
+	what := container + "." + t.Name
+	var patch []map[string]any
+	var oldEntry, want map[string]any
+	var chg []Change
+	servers, hasServers := before[container]
+	switch sv := servers.(type) {
+	case nil:
+		op := "add"
+		if hasServers {
+			op = "replace"
+		}
+		patch = append(patch, map[string]any{"op": op, "path": pointer(container), "value": json.RawMessage(encodeObject([]member{{Key: t.Name, Value: oursRaw}}))})
+		want = oursMap
+	case map[string]any:
+		prev, exists := sv[t.Name]
+		switch pv := prev.(type) {
+		case map[string]any:
+			oldEntry = pv
+			ops, err := entryPlan(t.File+": "+what, pv, ours, other)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, op := range ops {
+				path := pointer(append([]string{container, t.Name}, op.path...)...)
+				switch {
+				case op.remove:
+					patch = append(patch, map[string]any{"op": "remove", "path": path})
+				default:
+					patch = append(patch, map[string]any{"op": "add", "path": path, "value": op.value})
+				}
+			}
+			want = applyOps(pv, ops)
+			chg = changes(pv, ops)
+		case nil:
+			op := "add"
+			if exists {
+				op = "replace"
+			}
+			patch = append(patch, map[string]any{"op": op, "path": pointer(container, t.Name), "value": json.RawMessage(oursRaw)})
+			want = oursMap
+		default:
+			return nil, nil, fmt.Errorf("%s: %s is %s, want an object; not changed — fix it by hand", t.File, what, typeName(prev))
+		}
+	default:
+		return nil, nil, fmt.Errorf("%s: %s is %s, want an object; not changed — fix it by hand", t.File, container, typeName(servers))
+	}
+	if oldEntry == nil {
+		for _, m := range ours {
+			chg = append(chg, Change{Key: m.key, Kind: "added"})
+		}
+	}
+	if len(patch) > 0 {
+		pb, err := json.Marshal(patch)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := doc.Patch(pb); err != nil {
+			return nil, nil, fmt.Errorf("merging into %s: %w", t.File, err)
+		}
+	}
+	var out []byte
+	if inPlace {
+		// JSONC keeps its comments and layout: only the patched values change.
+		out = doc.Pack()
+	} else {
+		if out, err = indentJSON(bytes.TrimSpace(doc.Pack())); err != nil {
+			return nil, nil, fmt.Errorf("merging into %s: %w", t.File, err)
+		}
+	}
+	return out, chg, checkJSON(t, want, before, out)
+}
+
+// checkJSON re-reads the merged document: our entry reads back as want
+// and every other value is unchanged.
+func checkJSON(t Target, want, before map[string]any, merged []byte) error {
+	std, err := hujson.Standardize(append([]byte(nil), merged...))
+	if err != nil {
+		return fmt.Errorf("merged %s does not parse: %w", t.File, err)
+	}
+	var after map[string]any
+	if err := json.Unmarshal(std, &after); err != nil {
 		return fmt.Errorf("merged %s does not parse: %w", t.File, err)
 	}
 	container := jsonContainer(t.Client)
 	servers, _ := after[container].(map[string]any)
-	want, _ := json.Marshal(jsonEntry(t.Client, e))
-	got, _ := json.Marshal(servers[t.Name])
-	var w, g any
-	_ = json.Unmarshal(want, &w)
-	_ = json.Unmarshal(got, &g)
-	if !equalJSON(w, g) {
+	if !equalJSON(want, servers[t.Name]) {
+		got, _ := json.Marshal(servers[t.Name])
 		return fmt.Errorf("merged %s: the %s entry reads back as %s", t.File, t.Name, got)
 	}
 	for k, v := range before {

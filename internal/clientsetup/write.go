@@ -17,6 +17,9 @@ type Result struct {
 	Backup string
 	// Unchanged: the file already held exactly this entry.
 	Unchanged bool
+	// Changes are the keys of our entry the write added, changed or
+	// removed; every other key of the entry was kept.
+	Changes []Change
 }
 
 // Snippet is the exact text to add to t.File for e: the client's whole
@@ -28,8 +31,15 @@ func Snippet(t Target, e Entry) ([]byte, error) {
 	return jsonSnippet(t, e)
 }
 
-// Merge returns old with the entry put in (old empty: a new file).
+// Merge returns old with the entry put in (old empty: a new file). An
+// existing entry keeps every key we do not own.
 func Merge(t Target, e Entry, old []byte) ([]byte, error) {
+	out, _, err := merge(t, e, old)
+	return out, err
+}
+
+// merge is Merge that also lists the keys of the entry it changed.
+func merge(t Target, e Entry, old []byte) ([]byte, []Change, error) {
 	if t.Client == Codex {
 		return mergeCodex(t, e, old)
 	}
@@ -73,13 +83,14 @@ func Write(t Target, e Entry) (Result, error) {
 	}
 	tt := t
 	tt.File = file
-	merged, err := Merge(tt, e, old)
+	merged, chg, err := merge(tt, e, old)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{File: file}
+	res := Result{File: file, Changes: chg}
 	if exists && bytes.Equal(old, merged) {
 		res.Unchanged = true
+		res.Changes = nil
 		return res, nil
 	}
 	// The new content goes to a temporary file beside the target first, so

@@ -58,7 +58,7 @@ func checkStore(ctx context.Context, lookup store.LookupEnv, clock quartz.Clock)
 	}
 	rep.Exists = true
 	rep.IntegrityChecked = true
-	st, err := store.Open(ctx, path, store.WithIntegrityCheck(), store.WithClock(clock))
+	st, err := store.Open(ctx, path, store.WithIntegrityCheck(), store.WithClock(clock), store.WithoutCreate())
 	if err != nil {
 		rep.Error = fmt.Sprintf("the store does not open: %v", err)
 		switch {

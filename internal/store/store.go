@@ -34,13 +34,18 @@ var ErrForeignStore = errors.New("store file belongs to another application")
 // refused and left byte-identical.
 var ErrSchemaMismatch = errors.New("store schema version differs from this build's")
 
+// ErrNoStore marks an Open with [WithoutCreate] of a SQLite store file that
+// does not exist: nothing was created.
+var ErrNoStore = errors.New("no store")
+
 // Option configures Open.
 type Option func(*options)
 
 type options struct {
-	clock  quartz.Clock
-	verify bool
-	lazy   bool
+	clock    quartz.Clock
+	verify   bool
+	lazy     bool
+	noCreate bool
 }
 
 // WithClock sets the clock used to name preserved files and stamp recovery
@@ -58,6 +63,13 @@ func WithIntegrityCheck() Option { return func(o *options) { o.verify = true } }
 // while the database is unreachable. No effect on SQLite, whose Open never
 // connects on the fast path.
 func WithLazyConnect() Option { return func(o *options) { o.lazy = true } }
+
+// WithoutCreate makes Open of a SQLite store refuse a missing file with an
+// error wrapping [ErrNoStore] that names the path, instead of creating the
+// file and its directory: the commands that only read (work, desk,
+// sessions, doctor) use it, so that inspecting never leaves an empty store
+// behind; serve creates its store on first use. No effect on PostgreSQL.
+func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
 
 // Store is an open coordination store.
 type Store struct {
@@ -114,6 +126,9 @@ func Open(ctx context.Context, location string, opts ...Option) (*Store, error) 
 	h, err := inspectHeader(path)
 	if err != nil {
 		return nil, err
+	}
+	if h.kind == fileMissing && o.noCreate {
+		return nil, fmt.Errorf("%w at %s: this command only reads and does not create one (`interop-runtime serve` creates it on first use; or set %s to an existing store)", ErrNoStore, path, EnvDB)
 	}
 	var rec *Recovery
 	switch h.kind {

@@ -371,3 +371,28 @@ func TestCheckpointsRunInBackground(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestOpenWithoutCreate: WithoutCreate refuses a missing file with
+// ErrNoStore naming the path and creates neither the file nor its
+// directory; an existing store opens as usual.
+func TestOpenWithoutCreate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	path := filepath.Join(dir, "x.db")
+	_, err := Open(context.Background(), path, WithoutCreate())
+	if !errors.Is(err, ErrNoStore) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("err = %v, want ErrNoStore naming %s", err, path)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("%s exists after the refused open (err %v)", dir, err)
+	}
+	st, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st, err = Open(context.Background(), path, WithoutCreate())
+	if err != nil {
+		t.Fatalf("existing store: %v", err)
+	}
+	st.Close()
+}
