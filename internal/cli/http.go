@@ -38,7 +38,7 @@ func (h *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.origins, "allowed-origins", "http://127.0.0.1,http://localhost", "HTTP: comma-separated browser origins allowed (AGENT_INTEROP_HTTP_ALLOWED_ORIGINS)")
 	fs.BoolVar(&h.allowRemote, "allow-remote", false, "HTTP: allow a non-loopback host, only behind trusted HTTPS and authentication (AGENT_INTEROP_HTTP_ALLOW_REMOTE=1)")
 	fs.StringVar(&h.tokenFile, "token-file", "", "HTTP: where the per-boot token is written when AGENT_INTEROP_HTTP_TOKEN is unset (default ~/.agent-interop-runtime/http-<port>.token)")
-	fs.IntVar(&h.rateLimit, "rate-limit", 300, "HTTP: requests per minute per client address, 0 for no limit (AGENT_INTEROP_HTTP_RATE_LIMIT)")
+	fs.IntVar(&h.rateLimit, "rate-limit", httpserve.DefaultRateLimit, "HTTP: /mcp requests per minute per MCP session (a burst of as many), 0 for no limit (AGENT_INTEROP_HTTP_RATE_LIMIT)")
 }
 
 var httpFlagNames = []string{"host", "port", "allowed-origins", "allow-remote", "token-file", "rate-limit"}
@@ -145,10 +145,12 @@ func serveHTTP(ctx context.Context, fs *flag.FlagSet, f serveFlags, profile cata
 	defer a.Close()
 	srv := newMCPServer(a, profile, readOnly, logger)
 	rate := guardRateLimit(cfg.RateLimit)
+	// The rate limit of /mcp is the handler's, per session; the guard keeps
+	// none per address (every local client has the same one).
 	guard := httpguard.New(httpguard.Options{
-		AllowedOrigins:   append([]string{}, cfg.AllowedOrigins...),
+		AllowedOrigins:   append(append([]string{}, cfg.AllowedOrigins...), httpserve.OwnOrigins(cfg.Host, port)...),
 		LoopbackHostOnly: cfg.Loopback() && !cfg.AllowRemote,
-		RateLimit:        rate,
+		RateLimit:        -1,
 	})
 	dk, err := openDesk(a, cfg, token, port, rate, logger, stdio.Stderr)
 	if err != nil {
@@ -191,6 +193,7 @@ func newHTTPHandler(srv *server.Server, guard *httpguard.Guard, dk *desk.Handler
 		}),
 		Guard:            guard,
 		Token:            httpguard.NewSecret(token),
+		RateLimit:        guardRateLimit(cfg.RateLimit),
 		HealthNeedsToken: !cfg.Loopback(),
 		ReadOnly:         readOnly,
 		Logger:           logger,

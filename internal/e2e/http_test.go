@@ -355,6 +355,10 @@ func postRaw(t *testing.T, r *httpRuntime, header map[string]string, body string
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+r.token)
 	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -366,9 +370,10 @@ func postRaw(t *testing.T, r *httpRuntime, header map[string]string, body string
 	return resp.StatusCode, string(b)
 }
 
-// TestHTTPBinaryLimits: the binary's own limits, exactly 0.3.x's: the
-// 2,000,000-byte body boundary, the rules before the token, and 300
-// requests a minute.
+// TestHTTPBinaryLimits: the binary's own limits: the
+// 2,000,000-byte body boundary, the rules before the token, the server's
+// own origin, and the rate limit (per session or credential, never
+// /healthz).
 func TestHTTPBinaryLimits(t *testing.T) {
 	r := startHTTP(t, nil, isolatedEnv(t, "AGENT_INTEROP_HTTP_TOKEN=limits-token"))
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -390,16 +395,36 @@ func TestHTTPBinaryLimits(t *testing.T) {
 	if status, body := r.get(t, "/mcp", map[string]string{"Authorization": "Bearer limits-token"}); status != 405 || body != `{"error":"method_not_allowed"}` {
 		t.Fatalf("GET /mcp: %d %s", status, body)
 	}
-	// 4 requests counted so far (the Origin check comes before the rate
-	// limit, as in 0.3.x); the 300th of the minute passes, the 301st is
-	// refused.
-	n, status := 4, 200
-	for status == 200 && n < 400 {
-		n++
-		status, _ = r.get(t, "/healthz", nil)
+	// The server's own origin is accepted (the MCP conformance suite's
+	// dns-rebinding-protection check sends Host and Origin naming the
+	// server); another name for 127.0.0.1 is refused.
+	own := strings.TrimPrefix(r.base, "http://")
+	if status, body := postRaw(t, r, map[string]string{"Host": own, "Origin": "http://" + own}, initialize); status != 200 || !strings.Contains(body, `"protocolVersion"`) {
+		t.Fatalf("own origin: %d %.200s", status, body)
 	}
-	if n != 301 || status != 429 {
-		t.Fatalf("request %d of the minute was the first refused (%d), want 301 with 429", n, status)
+	if status, body := postRaw(t, r, map[string]string{"Host": "evil.example.com", "Origin": "http://evil.example.com"}, initialize); status != 403 || body != `{"error":"invalid_host"}` {
+		t.Fatalf("rebinding host: %d %s", status, body)
+	}
+	// /healthz is never rate limited.
+	for i := range 400 {
+		if status, body := r.get(t, "/healthz", nil); status != 200 {
+			t.Fatalf("healthz %d: %d %s", i+1, status, body)
+		}
+	}
+	// The limit counts per session, or per credential without one: with
+	// --rate-limit 3 the 4th initialize of the minute is refused, and
+	// /healthz still answers.
+	limited := startHTTP(t, []string{"--rate-limit", "3"}, isolatedEnv(t, "AGENT_INTEROP_HTTP_TOKEN=limits-token"))
+	for i := range 3 {
+		if status, body := postRaw(t, limited, nil, initialize); status != 200 {
+			t.Fatalf("initialize %d under --rate-limit 3: %d %.200s", i+1, status, body)
+		}
+	}
+	if status, body := postRaw(t, limited, nil, initialize); status != 429 || body != `{"error":"rate_limited"}` {
+		t.Fatalf("4th initialize under --rate-limit 3: %d %s, want 429", status, body)
+	}
+	if status, body := limited.get(t, "/healthz", nil); status != 200 {
+		t.Fatalf("healthz after the limit: %d %s", status, body)
 	}
 }
 

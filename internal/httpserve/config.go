@@ -63,14 +63,15 @@ type Config struct {
 	TokenFile      string
 	AllowedOrigins []string
 	AllowRemote    bool
-	// RateLimit is requests per minute per remote address; 0 disables it.
+	// RateLimit is /mcp requests per minute per MCP session (a token
+	// bucket with a burst of as many, see Options.RateLimit); 0 disables it.
 	RateLimit int
 }
 
 // ConfigFromEnv reads the variables of HTTP mode over the defaults. A
 // malformed value is an error naming the variable and the rule.
 func ConfigFromEnv(env func(string) (string, bool)) (Config, error) {
-	c := Config{Host: DefaultHost, Port: DefaultPort, AllowedOrigins: httpguard.DefaultAllowedOrigins(), RateLimit: httpguard.DefaultRateLimit}
+	c := Config{Host: DefaultHost, Port: DefaultPort, AllowedOrigins: httpguard.DefaultAllowedOrigins(), RateLimit: DefaultRateLimit}
 	c.Token, _ = EnvToken.lookup(env)
 	if v, _ := EnvHost.lookup(env); v != "" {
 		c.Host = v
@@ -169,6 +170,23 @@ func (c Config) Loopback() bool { return IsLoopbackName(c.Host) }
 // Addr is the host:port to listen on.
 func (c Config) Addr() string {
 	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(c.Host, "["), "]"), strconv.Itoa(c.Port))
+}
+
+// OwnOrigins are the browser origins of the server itself, listening on
+// host and port: on a loopback host every loopback name with that port
+// (http://127.0.0.1:<port>, http://localhost:<port>, http://[::1]:<port>),
+// else http://<host>:<port>. A page the server serves (the desk) or a
+// client that names the server's own address as its Origin is accepted.
+func OwnOrigins(host string, port int) []string {
+	p := strconv.Itoa(port)
+	if IsLoopbackName(host) {
+		return []string{"http://127.0.0.1:" + p, "http://localhost:" + p, "http://[::1]:" + p}
+	}
+	o, ok := httpguard.NormalizeOrigin("http://" + net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), p))
+	if !ok {
+		return nil
+	}
+	return []string{o}
 }
 
 // DefaultTokenFile is where a generated token goes when no file was

@@ -13,7 +13,7 @@ func TestConfigFromEnv(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{name: "defaults", env: nil, want: Config{Host: "127.0.0.1", Port: 8788, AllowedOrigins: []string{"http://127.0.0.1", "http://localhost"}, RateLimit: 300}},
+		{name: "defaults", env: nil, want: Config{Host: "127.0.0.1", Port: 8788, AllowedOrigins: []string{"http://127.0.0.1", "http://localhost"}, RateLimit: DefaultRateLimit}},
 		{name: "canonical names", env: map[string]string{
 			"AGENT_INTEROP_HTTP_TOKEN": "t1", "AGENT_INTEROP_HTTP_HOST": "localhost", "AGENT_INTEROP_HTTP_PORT": "9001",
 			"AGENT_INTEROP_HTTP_ALLOWED_ORIGINS": " https://a.example:8443 , ,HTTP://B.example:80", "AGENT_INTEROP_HTTP_ALLOW_REMOTE": "1",
@@ -22,14 +22,14 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "aliases", env: map[string]string{
 			"FREEBUFF_MCP_TOKEN": "t2", "FREEBUFF_MCP_HOST": "::1", "FREEBUFF_MCP_PORT": "0",
 			"FREEBUFF_MCP_ALLOWED_ORIGINS": "http://x", "FREEBUFF_MCP_ALLOW_REMOTE": "1",
-		}, want: Config{Token: "t2", Host: "::1", Port: 0, AllowedOrigins: []string{"http://x"}, AllowRemote: true, RateLimit: 300}},
+		}, want: Config{Token: "t2", Host: "::1", Port: 0, AllowedOrigins: []string{"http://x"}, AllowRemote: true, RateLimit: DefaultRateLimit}},
 		{name: "canonical wins over alias", env: map[string]string{
 			"AGENT_INTEROP_HTTP_TOKEN": "canonical", "FREEBUFF_MCP_TOKEN": "alias", "AGENT_INTEROP_HTTP_PORT": "1", "FREEBUFF_MCP_PORT": "2",
-		}, want: Config{Token: "canonical", Host: "127.0.0.1", Port: 1, AllowedOrigins: []string{"http://127.0.0.1", "http://localhost"}, RateLimit: 300}},
+		}, want: Config{Token: "canonical", Host: "127.0.0.1", Port: 1, AllowedOrigins: []string{"http://127.0.0.1", "http://localhost"}, RateLimit: DefaultRateLimit}},
 		{name: "empty canonical falls back to the alias", env: map[string]string{"AGENT_INTEROP_HTTP_TOKEN": " ", "FREEBUFF_MCP_TOKEN": "alias"},
-			want: Config{Token: "alias", Host: "127.0.0.1", Port: 8788, AllowedOrigins: []string{"http://127.0.0.1", "http://localhost"}, RateLimit: 300}},
+			want: Config{Token: "alias", Host: "127.0.0.1", Port: 8788, AllowedOrigins: []string{"http://127.0.0.1", "http://localhost"}, RateLimit: DefaultRateLimit}},
 		{name: "allow-remote other than 1", env: map[string]string{"AGENT_INTEROP_HTTP_ALLOW_REMOTE": "yes"},
-			want: Config{Host: "127.0.0.1", Port: 8788, AllowedOrigins: []string{"http://127.0.0.1", "http://localhost"}, RateLimit: 300}},
+			want: Config{Host: "127.0.0.1", Port: 8788, AllowedOrigins: []string{"http://127.0.0.1", "http://localhost"}, RateLimit: DefaultRateLimit}},
 		{name: "every bad value named", env: map[string]string{"AGENT_INTEROP_HTTP_PORT": "x", "FREEBUFF_MCP_ALLOWED_ORIGINS": "localhost", "AGENT_INTEROP_HTTP_RATE_LIMIT": "lots"},
 			wantErr: "AGENT_INTEROP_HTTP_PORT: must be a port number from 0 to 65535, not \"x\"\nFREEBUFF_MCP_ALLOWED_ORIGINS: \"localhost\" is not an origin (scheme://host[:port], http or https, no path)\nAGENT_INTEROP_HTTP_RATE_LIMIT: must be a whole number of requests per minute, 0 for no limit, not \"lots\""},
 	}

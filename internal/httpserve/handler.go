@@ -25,11 +25,22 @@ const (
 	CodeMethodNotAllowed = "method_not_allowed"
 	CodeSessionRequired  = "mcp_session_required"
 	CodeUnknownSession   = "unknown_session"
+	CodeBadSessionID     = "invalid_session_id"
 )
 
 // DefaultIdleAfter is how long a session may go unseen before it is
 // closed.
 const DefaultIdleAfter = 30 * time.Minute
+
+// DefaultRateLimit is the default rate limit of /mcp: requests per minute
+// per MCP session, with a burst of as many (docs/http.md says why this
+// figure). Requests that name no live session share one bucket per
+// credential; requests that fail authentication one per client address.
+const DefaultRateLimit = 3000
+
+// MaxSessionIDBytes bounds a well-formed Mcp-Session-Id (the SDK's ids are
+// 36-byte UUIDs).
+const MaxSessionIDBytes = 256
 
 // Options configure a Handler.
 type Options struct {
@@ -47,7 +58,19 @@ type Options struct {
 	ReadOnly bool
 	// IdleAfter closes sessions unseen this long (DefaultIdleAfter).
 	IdleAfter time.Duration
-	// Clock is the time source of the session table (the wall clock when nil).
+	// RateLimit is the number of /mcp requests one MCP session may make
+	// per minute, in a token bucket that holds RateBurst requests (RateLimit
+	// when 0): 0 means DefaultRateLimit, a negative value no limit. Requests
+	// that name no live session (initialize) count against one bucket of
+	// the credential; requests that fail authentication against one bucket
+	// of their client address, so a client with a wrong token can neither
+	// guess forever nor slow down a client with the right one. /healthz is
+	// never limited. (Guard's own per-address limit, if set, applies
+	// before all this.)
+	RateLimit int
+	RateBurst int
+	// Clock is the time source of the session table and the rate limit
+	// (the wall clock when nil).
 	Clock  quartz.Clock
 	Logger *slog.Logger
 	// Desk, when set, serves /desk and every path below it (the traffic
@@ -71,6 +94,10 @@ type Handler struct {
 	log      *slog.Logger
 	sessions *sessionTable
 	desk     http.Handler
+	// calls limits authenticated /mcp requests per session (or per
+	// credential without one); failures limits refused authentications per
+	// client address. Both nil when unlimited.
+	calls, failures *httpguard.Buckets
 }
 
 // NewHandler builds the Handler.
@@ -85,17 +112,22 @@ func NewHandler(o Options) *Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Guard == nil {
-		o.Guard = httpguard.New(httpguard.Options{})
+		o.Guard = httpguard.New(httpguard.Options{RateLimit: -1})
+	}
+	if o.RateLimit == 0 {
+		o.RateLimit = DefaultRateLimit
 	}
 	return &Handler{
 		mcp: o.MCP, guard: o.Guard, bearer: httpguard.Bearer(o.Token), health: o.HealthNeedsToken,
 		readOnly: o.ReadOnly, idle: o.IdleAfter, clock: o.Clock, log: o.Logger, sessions: newSessionTable(), desk: o.Desk,
+		calls:    httpguard.NewBuckets(o.RateLimit, o.RateBurst, o.Clock),
+		failures: httpguard.NewBuckets(o.RateLimit, o.RateBurst, o.Clock),
 	}
 }
 
-// ServeHTTP applies 0.3.x's pipeline: the guard (Host, Origin, rate), GET
-// /healthz, /mcp with POST and DELETE only, the bearer token, then the
-// session rules.
+// ServeHTTP applies 0.3.x's pipeline: the guard (Host, Origin), GET
+// /healthz, /mcp with POST and DELETE only, the bearer token, the rate
+// limit of the session (or credential), then the session rules.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.desk != nil && (r.URL.Path == "/desk" || strings.HasPrefix(r.URL.Path, "/desk/")) {
 		h.desk.ServeHTTP(w, r)
@@ -105,7 +137,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodGet && r.URL.Path == "/healthz" {
-		if h.health && !h.guard.Authorize(w, r, h.bearer) {
+		if h.health && !h.authorize(w, r) {
 			return
 		}
 		httpguard.WriteJSON(w, http.StatusOK, map[string]bool{"ok": true, "readOnly": h.readOnly})
@@ -120,7 +152,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpguard.WriteError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed)
 		return
 	}
-	if !h.guard.Authorize(w, r, h.bearer) {
+	if !h.authorize(w, r) || !h.admit(w, r) {
 		return
 	}
 	if r.Method == http.MethodDelete {
@@ -144,8 +176,16 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	r.ContentLength = int64(len(body))
 
 	if id := r.Header.Get(HeaderSessionID); id != "" {
+		if !validSessionID(id) {
+			httpguard.WriteError(w, http.StatusBadRequest, CodeBadSessionID)
+			return
+		}
 		if !h.sessions.acquire(id, h.clock.Now()) {
-			h.refuseSession(w, id, http.StatusBadRequest, CodeSessionRequired)
+			// Not live: closed here, closed by an earlier process of this
+			// server (a restart), or never issued. The specification's
+			// answer for all of them is 404, on which a client opens a new
+			// session.
+			httpguard.WriteError(w, http.StatusNotFound, CodeUnknownSession)
 			return
 		}
 		defer h.sessions.release(id, h.clock.Now())
@@ -165,26 +205,67 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// refuseSession answers a request naming a session that is not live: 404
-// unknown_session when the session existed and was closed (the client
-// should start a new one), else status/code.
-func (h *Handler) refuseSession(w http.ResponseWriter, id string, status int, code string) {
-	if h.sessions.wasClosed(id) {
-		httpguard.WriteError(w, http.StatusNotFound, CodeUnknownSession)
-		return
+// authorize passes a request with the bearer token. A request without it
+// is answered 401, or 429 once its client address has used up its bucket
+// of failures; a request with the token never touches that bucket, so
+// another client's failures cannot refuse it.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) bool {
+	if h.bearer.Verify(r) {
+		return true
 	}
-	httpguard.WriteError(w, status, code)
+	if ok, retry := h.failures.Allow("address " + httpguard.RemoteIP(r)); !ok {
+		httpguard.Refuse(w, retry)
+		return false
+	}
+	return h.guard.Authorize(w, r) // no credential: answers 401
+}
+
+// admit applies the rate limit to an authenticated /mcp request: the
+// bucket of the live session it names, else the credential's bucket (an
+// initialize, or a session that is not live).
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request) bool {
+	key := "credential bearer"
+	if id := r.Header.Get(HeaderSessionID); id != "" && h.sessions.isLive(id) {
+		key = "session " + id
+	}
+	if ok, retry := h.calls.Allow(key); !ok {
+		httpguard.Refuse(w, retry)
+		return false
+	}
+	return true
+}
+
+// validSessionID reports a session id the specification allows: visible
+// ASCII (0x21 to 0x7E) only, here also at most MaxSessionIDBytes long.
+func validSessionID(id string) bool {
+	if id == "" || len(id) > MaxSessionIDBytes {
+		return false
+	}
+	for i := range len(id) {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(HeaderSessionID)
-	if id == "" || !h.sessions.acquire(id, h.clock.Now()) {
+	switch {
+	case id == "":
+		httpguard.WriteError(w, http.StatusBadRequest, CodeSessionRequired)
+		return
+	case !validSessionID(id):
+		httpguard.WriteError(w, http.StatusBadRequest, CodeBadSessionID)
+		return
+	case !h.sessions.acquire(id, h.clock.Now()):
 		httpguard.WriteError(w, http.StatusNotFound, CodeUnknownSession)
 		return
 	}
 	h.sessions.release(id, h.clock.Now())
 	h.mcp.ServeHTTP(&interceptor{ResponseWriter: w, onHeader: h.goneIfNotFound(w, id)}, r)
 	if h.sessions.remove(id) {
+		h.calls.Forget("session " + id)
 		h.log.Info("HTTP session closed", "session", id, "by", "client")
 	}
 }
@@ -219,6 +300,7 @@ func (h *Handler) Sweep() []string {
 	ids := h.sessions.removeIdle(h.clock.Now(), h.idle)
 	for _, id := range ids {
 		h.closeSDKSession(id)
+		h.calls.Forget("session " + id)
 		h.log.Info("HTTP session closed", "session", id, "by", "idle timeout")
 	}
 	return ids

@@ -6,15 +6,13 @@ import (
 )
 
 // sessionTable tracks the HTTP sessions the SDK opened: when each was last
-// seen and how many of its requests are in flight, plus the ids of
-// recently closed ones (a request naming one is told the session is gone,
-// 404, so the client can start a new one, rather than that it never had
-// one, 400).
+// seen and how many of its requests are in flight. Closed sessions are not
+// remembered: a request naming any session that is not live is told it is
+// gone (404), whether this process closed it, an earlier one did, or it
+// never existed.
 type sessionTable struct {
-	mu     sync.Mutex
-	live   map[string]*session
-	closed map[string]bool
-	ring   []string // closed ids, oldest first, at most closedMemory
+	mu   sync.Mutex
+	live map[string]*session
 }
 
 type session struct {
@@ -22,11 +20,8 @@ type session struct {
 	active   int
 }
 
-// closedMemory bounds how many closed session ids are remembered.
-const closedMemory = 4096
-
 func newSessionTable() *sessionTable {
-	return &sessionTable{live: map[string]*session{}, closed: map[string]bool{}}
+	return &sessionTable{live: map[string]*session{}}
 }
 
 // open records a new session.
@@ -60,15 +55,14 @@ func (t *sessionTable) release(id string, now time.Time) {
 	}
 }
 
-// wasClosed reports a session this table saw closed.
-func (t *sessionTable) wasClosed(id string) bool {
+// isLive reports a live session.
+func (t *sessionTable) isLive(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.closed[id]
+	return t.live[id] != nil
 }
 
-// remove forgets a live session and remembers it as closed; false when
-// it was not live.
+// remove forgets a live session; false when it was not live.
 func (t *sessionTable) remove(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -80,12 +74,6 @@ func (t *sessionTable) removeLocked(id string) bool {
 		return false
 	}
 	delete(t.live, id)
-	t.closed[id] = true
-	t.ring = append(t.ring, id)
-	if len(t.ring) > closedMemory {
-		delete(t.closed, t.ring[0])
-		t.ring = t.ring[1:]
-	}
 	return true
 }
 

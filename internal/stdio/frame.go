@@ -115,6 +115,36 @@ func trailing(line []byte, i int) error {
 	return nil
 }
 
+// scanArray returns the elements of line, a JSON array already checked by
+// scanObject (so it is well formed), each with its offset and depth.
+func scanArray(line []byte) ([]member, error) {
+	i := skipSpace(line, 0)
+	if i == len(line) || line[i] != '[' {
+		return nil, &syntaxError{offset: i, msg: "expected '['"}
+	}
+	i = skipSpace(line, i+1)
+	var elems []member
+	if i < len(line) && line[i] == ']' {
+		return elems, nil
+	}
+	for {
+		end, depth, err := scanValue(line, i)
+		if err != nil {
+			return nil, err
+		}
+		elems = append(elems, member{raw: line[i:end], start: i, depth: depth})
+		i = skipSpace(line, end)
+		switch {
+		case i < len(line) && line[i] == ',':
+			i = skipSpace(line, i+1)
+		case i < len(line) && line[i] == ']':
+			return elems, nil
+		default:
+			return nil, &syntaxError{offset: i, msg: "expected ',' or ']'"}
+		}
+	}
+}
+
 // decodeKey returns a member name as the SDK's decoder sees it.
 func decodeKey(quoted []byte) (string, error) {
 	if bytes.IndexByte(quoted, '\\') < 0 {
@@ -404,6 +434,9 @@ type message struct {
 	idKind   idKind
 	isCall   bool // a request with an id (needs an answer)
 	response bool
+	// initialize marks an initialize request: its answer names the
+	// protocol version the session negotiated.
+	initialize bool
 	// cancels is the requestId member of a notifications/cancelled, with
 	// its offset in the line.
 	cancels *member
@@ -425,9 +458,8 @@ func inspect(line []byte) (message, *refusal) {
 	if err != nil {
 		return message{}, &refusal{code: codeParseError, msg: "Parse error: " + err.Error()}
 	}
-	trimmed := bytes.TrimSpace(line)
 	if !isObject {
-		if trimmed[0] == '[' {
+		if bytes.TrimSpace(line)[0] == '[' {
 			return message{}, &refusal{code: codeInvalidRequest, msg: "Invalid Request: batches are not supported"}
 		}
 		return message{}, &refusal{code: codeInvalidRequest, msg: "Invalid Request: not a JSON-RPC object"}
@@ -503,6 +535,7 @@ func inspect(line []byte) (message, *refusal) {
 		return refuse(codeInvalidParams, "Invalid params: params must be an object or an array")
 	}
 	msg.isCall = msg.idKind != idNone
+	msg.initialize = msg.isCall && jsonStringIs(method.raw, "initialize")
 	if p := known["params"]; !msg.isCall && p != nil && p.raw[0] == '{' && jsonStringIs(method.raw, "notifications/cancelled") {
 		if members, _, err := scanObject(p.raw); err == nil {
 			for i := range members {

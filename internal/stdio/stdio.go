@@ -9,7 +9,7 @@
 // line the SDK could not take gets the protocol's answer from the guard and
 // the session goes on:
 //
-//   - not JSON (or not UTF-8): -32700; a batch, a non-object, no method,
+//   - not JSON (or not UTF-8): -32700; a non-object, no method,
 //     a bad jsonrpc, method or id member, or an id of null: -32600; params
 //     that are not an object or array, or nest deeper than the SDK accepts:
 //     -32602. Each answer echoes the request's id as it was written.
@@ -20,6 +20,12 @@
 //   - a second request with the id of a request still in flight: -32600
 //     (the SDK would drop it without an answer).
 //   - a malformed response (to a request of ours) is dropped.
+//   - a batch: in a session that negotiated a protocol version with
+//     batches (2025-03-26, or earlier; the SDK's rule over HTTP too), its
+//     messages are checked one by one as above and passed to the SDK one
+//     by one, and the answers come back as one array in the batch's order
+//     once every call is answered; from 2025-06-18 on, or before
+//     initialize was answered, the batch is one -32600.
 //
 // When stdin ends the transport keeps the SDK's input open until every
 // request already read has been answered (bounded by Options.DrainTimeout),
@@ -32,6 +38,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"strconv"
 	"sync"
@@ -120,7 +127,51 @@ type guard struct {
 	subst   map[string][]byte // substitute id key -> the id as the client wrote it
 	nextSub int64
 	idle    chan struct{} // closed while nothing is pending
+	// initKey is the id key of the initialize request in flight; its
+	// answer sets version, the protocol version the session negotiated.
+	initKey string
+	version string
+	// inBatch holds the calls of batches waiting for their answers.
+	inBatch map[string]batchSlot
 }
+
+// batch collects the answers to one inbound batch: the guard forwards its
+// messages to the SDK one by one and writes the answers back as one array,
+// in the batch's order, once every call is answered.
+type batch struct {
+	answers   [][]byte // per message; nil for one that gets no answer
+	remaining int      // calls not answered yet
+}
+
+type batchSlot struct {
+	b   *batch
+	idx int
+}
+
+// encode is the batch's answer line; nil when no message gets an answer.
+func (b *batch) encode() []byte {
+	var out []byte
+	for _, a := range b.answers {
+		if a == nil {
+			continue
+		}
+		if out == nil {
+			out = append(out, '[')
+		} else {
+			out = append(out, ',')
+		}
+		out = append(out, a...)
+	}
+	if out == nil {
+		return nil
+	}
+	return append(out, ']', '\n')
+}
+
+// batchesFrom is the first protocol version that has no JSON-RPC batches
+// (2025-03-26 is the one version whose servers must accept them; the SDK
+// accepts them below 2025-06-18, as its Streamable HTTP handler does).
+const batchesFrom = "2025-06-18"
 
 func newGuard(out io.Writer, opts Options) *guard {
 	var b [6]byte
@@ -129,7 +180,7 @@ func newGuard(out io.Writer, opts Options) *guard {
 	close(idle)
 	return &guard{
 		out: out, opts: opts, nonce: "interop-id-" + hex.EncodeToString(b[:]) + "-",
-		pending: map[string]bool{}, subst: map[string][]byte{}, idle: idle,
+		pending: map[string]bool{}, subst: map[string][]byte{}, idle: idle, inBatch: map[string]batchSlot{},
 	}
 }
 
@@ -145,9 +196,11 @@ func (g *guard) Write(p []byte) (int, error) {
 			return len(p), nil
 		}
 		line := g.retire(g.buf[:i+1])
-		_, err := g.out.Write(line)
 		g.buf = g.buf[i+1:]
-		if err != nil {
+		if line == nil { // held for its batch
+			continue
+		}
+		if _, err := g.out.Write(line); err != nil {
 			return 0, err
 		}
 	}
@@ -172,7 +225,9 @@ var sdkPrefix = []byte(`{"jsonrpc":"2.0","id":`)
 
 // retire handles one outgoing line: when it answers a forwarded call, the
 // call is no longer pending and a substituted id is replaced by the
-// original one.
+// original one. The answer to a call of a batch is held (nil) until the
+// batch is complete, then the batch's whole answer is returned. The answer
+// to initialize records the negotiated protocol version.
 func (g *guard) retire(line []byte) []byte {
 	start, end, ok := responseID(line)
 	if !ok {
@@ -193,6 +248,28 @@ func (g *guard) retire(line []byte) []byte {
 		if len(g.pending) == 0 {
 			close(g.idle)
 		}
+	}
+	if key == g.initKey {
+		g.initKey = ""
+		var answer struct {
+			Result *struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(line, &answer) == nil && answer.Result != nil {
+			g.version = answer.Result.ProtocolVersion
+		}
+	}
+	if slot, ok := g.inBatch[key]; ok {
+		delete(g.inBatch, key)
+		slot.b.answers[slot.idx] = bytes.Clone(bytes.TrimRight(line, "\r\n"))
+		if slot.b.remaining--; slot.b.remaining > 0 {
+			return nil
+		}
+		if out := slot.b.encode(); out != nil {
+			return out
+		}
+		return nil
 	}
 	return line
 }
@@ -288,14 +365,16 @@ func (g *guard) forget(key string) {
 
 // cancelled handles a notifications/cancelled: the cancelled call may end
 // without an answer, so it is no longer waited for, and a substituted id is
-// named by its substitute so the SDK finds the call.
-func (g *guard) cancelled(line []byte, msg message) []byte {
+// named by its substitute so the SDK finds the call. When the call was the
+// last one its batch waited for, the batch's answer is returned to be
+// written (flush).
+func (g *guard) cancelled(line []byte, msg message) (out, flush []byte) {
 	c := msg.cancels
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	key, err := idKey(c.raw)
 	if err != nil {
-		return line
+		return line, nil
 	}
 	if classifyID(c.raw) == idOther {
 		for sub, orig := range g.subst {
@@ -312,7 +391,13 @@ func (g *guard) cancelled(line []byte, msg message) []byte {
 			close(g.idle)
 		}
 	}
-	return line
+	if slot, ok := g.inBatch[key]; ok {
+		delete(g.inBatch, key)
+		if slot.b.remaining--; slot.b.remaining == 0 {
+			flush = slot.b.encode()
+		}
+	}
+	return line, flush
 }
 
 // drained waits until every forwarded call was answered, or within passed.
@@ -354,21 +439,20 @@ func (g *guard) pump(in io.Reader, pw *io.PipeWriter) {
 // forward checks one line and passes it to the SDK, or answers it.
 func (g *guard) forward(line []byte, pw *io.PipeWriter) error {
 	line = sanitize(line)
+	if t := bytes.TrimSpace(line); t[0] == '[' {
+		if _, _, err := scanObject(line); err == nil {
+			return g.forwardBatch(line, pw)
+		}
+	}
 	msg, ref := inspect(line)
 	if ref != nil {
 		g.answer(ref)
 		return nil
 	}
-	if msg.cancels != nil {
-		line = g.cancelled(line, msg)
-	}
-	var key string
-	if msg.isCall {
-		var ref *refusal
-		if line, key, ref = g.admit(line, msg); ref != nil {
-			g.answer(ref)
-			return nil
-		}
+	line, key, ref := g.prepare(line, msg)
+	if ref != nil {
+		g.answer(ref)
+		return nil
 	}
 	if _, err := pw.Write(append(line, '\n')); err != nil {
 		if msg.isCall {
@@ -377,4 +461,114 @@ func (g *guard) forward(line []byte, pw *io.PipeWriter) error {
 		return err
 	}
 	return nil
+}
+
+// prepare readies a checked message for the SDK: a cancellation names the
+// call as the SDK knows it (a batch it completes is written), a call is
+// admitted (and may get a substitute id).
+func (g *guard) prepare(line []byte, msg message) ([]byte, string, *refusal) {
+	if msg.cancels != nil {
+		var flush []byte
+		if line, flush = g.cancelled(line, msg); flush != nil {
+			g.write(flush)
+		}
+	}
+	if !msg.isCall {
+		return line, "", nil
+	}
+	line, key, ref := g.admit(line, msg)
+	if ref == nil && msg.initialize {
+		g.mu.Lock()
+		g.initKey = key
+		g.mu.Unlock()
+	}
+	return line, key, ref
+}
+
+// forwardBatch serves a JSON-RPC batch in a session that negotiated a
+// protocol version with batches (below 2025-06-18), and refuses it as one
+// Invalid Request otherwise, or before initialization. Each message is
+// checked as a single line is; the valid ones go to the SDK one by one, and
+// their answers and the refusals come back as one array in the batch's
+// order, once every call is answered. A batch of notifications and
+// responses only gets no answer; initialize is refused inside a batch.
+func (g *guard) forwardBatch(line []byte, pw *io.PipeWriter) error {
+	g.mu.Lock()
+	version := g.version
+	g.mu.Unlock()
+	switch {
+	case version == "":
+		g.answer(&refusal{code: codeInvalidRequest, msg: "Invalid Request: batches are not supported before initialization"})
+		return nil
+	case version >= batchesFrom:
+		g.answer(&refusal{code: codeInvalidRequest, msg: "Invalid Request: batches are not supported in protocol version " + batchesFrom + " and later (this session: " + version + ")"})
+		return nil
+	}
+	elems, err := scanArray(line)
+	if err != nil {
+		g.answer(&refusal{code: codeParseError, msg: "Parse error: " + err.Error()})
+		return nil
+	}
+	if len(elems) == 0 {
+		g.answer(&refusal{code: codeInvalidRequest, msg: "Invalid Request: empty batch"})
+		return nil
+	}
+	b := &batch{answers: make([][]byte, len(elems))}
+	lines := make([][]byte, len(elems)) // nil: not forwarded
+	keys := make([]string, len(elems))
+	for i, e := range elems {
+		raw := e.raw
+		msg, ref := inspect(raw)
+		if ref == nil && msg.initialize {
+			ref = &refusal{id: msg.id, code: codeInvalidRequest, msg: "Invalid Request: initialize must not be part of a batch"}
+		}
+		if ref == nil {
+			raw, keys[i], ref = g.prepare(raw, msg)
+		}
+		switch {
+		case ref != nil && !ref.silent:
+			b.answers[i] = errorAnswer(ref.id, ref.code, ref.msg)
+		case ref == nil:
+			lines[i] = raw
+			if msg.isCall {
+				b.remaining++
+			}
+		}
+	}
+	g.mu.Lock()
+	for i, key := range keys {
+		if key != "" && lines[i] != nil {
+			g.inBatch[key] = batchSlot{b: b, idx: i}
+		}
+	}
+	g.mu.Unlock()
+	if b.remaining == 0 {
+		if out := b.encode(); out != nil {
+			g.write(out)
+		}
+	}
+	for i, l := range lines {
+		if l == nil {
+			continue
+		}
+		if _, err := pw.Write(append(l, '\n')); err != nil {
+			for j := i; j < len(lines); j++ {
+				if keys[j] != "" && lines[j] != nil {
+					g.mu.Lock()
+					delete(g.inBatch, keys[j])
+					g.mu.Unlock()
+					g.forget(keys[j])
+				}
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// write writes one whole line of the guard's own.
+func (g *guard) write(line []byte) {
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
+	_, _ = g.out.Write(line)
 }

@@ -100,6 +100,13 @@ type session struct {
 
 func startSession(t *testing.T, opts Options) *session {
 	t.Helper()
+	return startSessionAt(t, opts, "2025-06-18")
+}
+
+// startSessionAt starts a session that negotiates protocol version
+// version; "" leaves it uninitialized.
+func startSessionAt(t *testing.T, opts Options, version string) *session {
+	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "guard-test", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -123,10 +130,25 @@ func startSession(t *testing.T, opts Options) *session {
 		outW.Close()
 	}()
 	t.Cleanup(func() { inW.Close() })
-	s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	s.await(`"init"`)
+	if version == "" {
+		return s
+	}
+	s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if m := s.await(`"init"`); !strings.Contains(string(m["result"]), `"protocolVersion":"`+version+`"`) {
+		t.Fatalf("initialize at %s: %v", version, m)
+	}
 	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return s
+}
+
+// recvLine returns the next line the server wrote, as written.
+func (s *session) recvLine() string {
+	s.t.Helper()
+	line, err := s.out.ReadBytes('\n')
+	if err != nil {
+		s.t.Fatalf("read: %v (server ended: %v)", err, s.ended())
+	}
+	return strings.TrimSuffix(string(line), "\n")
 }
 
 func (s *session) send(line string) {

@@ -15,6 +15,9 @@ var (
 	ErrInvalid = errors.New("invalid input")
 	// ErrDisabled: the operation is switched off by configuration.
 	ErrDisabled = errors.New("disabled")
+	// ErrCancelled: the caller cancelled the operation before it finished;
+	// nothing was recorded.
+	ErrCancelled = errors.New("cancelled")
 )
 
 // userError carries an exact message and a kind.

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,7 +81,10 @@ const (
 // runtime_observed evidence record per command, collects git facts, and
 // sets the work to blocked (any failure) or in_progress (all passed; an
 // accepted work stays accepted) — all in one transaction after the runs.
-// Every check happens before the first command starts.
+// Every check happens before the first command starts. When ctx is
+// cancelled before the runs and git facts are complete, the running command
+// is stopped, the rest are not started, nothing is recorded, the work's
+// status is unchanged, and the error matches ErrCancelled and ctx's error.
 func (s *Service) VerifyWork(ctx context.Context, in VerifyInput) (VerificationResult, error) {
 	if v, _ := s.env(EnvAllowVerification); v != "1" {
 		return VerificationResult{}, disabled(msgVerificationDisabled)
@@ -122,13 +126,27 @@ func (s *Service) VerifyWork(ctx context.Context, in VerifyInput) (VerificationR
 	env := security.ScrubEnv(s.environ())
 	res := VerificationResult{Commands: make([]CommandEvidence, len(cmds))}
 	failed := false
+	started := 0
 	for i, c := range cmds {
+		if ctx.Err() != nil {
+			break
+		}
+		started++
 		res.Commands[i] = s.runCommand(ctx, i, c, dirs[i], env)
 		if code := res.Commands[i].ExitCode; code == nil || *code != 0 {
 			failed = true
 		}
 	}
+	// A cancelled call (the client cancelled it, or went away) is not a
+	// verdict on the work: a command it cut short would read as a failure
+	// and block the work. Nothing is recorded and the status stays.
+	if err := ctx.Err(); err != nil {
+		return VerificationResult{}, cancelled(workID, started, len(cmds), err)
+	}
 	res.Git = verify.Git(ctx, root, env)
+	if err := ctx.Err(); err != nil {
+		return VerificationResult{}, cancelled(workID, started, len(cmds), err)
+	}
 
 	recs := make([]evidenceRecord, len(res.Commands))
 	for i, ce := range res.Commands {
@@ -152,8 +170,8 @@ func (s *Service) VerifyWork(ctx context.Context, in VerifyInput) (VerificationR
 		}
 	}
 	now := s.now()
-	// The commands ran (and may have changed the workspace), so their
-	// evidence is recorded even when the caller has gone away meanwhile.
+	// Every command ran to its end: the result is recorded even if the
+	// caller goes away from here on.
 	ctx = context.WithoutCancel(ctx)
 	ranIDs := res.EvidenceIDs
 	err = s.st.Tx(ctx, func(tx *ent.Tx) error {
@@ -191,6 +209,24 @@ func (s *Service) VerifyWork(ctx context.Context, in VerifyInput) (VerificationR
 	}
 	return res, nil
 }
+
+// cancelled is VerifyWork's error for a cancelled call.
+func cancelled(workID string, started, total int, cause error) error {
+	return &cancelError{workID: workID, started: started, total: total, cause: cause}
+}
+
+type cancelError struct {
+	workID         string
+	started, total int
+	cause          error
+}
+
+func (e *cancelError) Error() string {
+	return fmt.Sprintf("Verification of %s was cancelled (%d of %d commands started); nothing was recorded and the work's status is unchanged", e.workID, e.started, e.total)
+}
+
+func (e *cancelError) Is(target error) bool { return target == ErrCancelled }
+func (e *cancelError) Unwrap() error        { return e.cause }
 
 func (s *Service) runCommand(ctx context.Context, i int, c verify.Parsed, dir string, env []string) CommandEvidence {
 	name := commandSlots[i]

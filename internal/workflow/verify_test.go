@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -285,35 +286,72 @@ func TestVerifyGitFacts(t *testing.T) {
 	}
 }
 
-func TestVerifyCanceledStillRecordsWhatRan(t *testing.T) {
-	f, w, dir := verifyFixture(t)
-	ctx, cancel := context.WithCancel(f.ctx)
-	defer cancel()
-	// Cancel once the first command runs (it says so with a file), not
-	// after a fixed time: on a loaded machine the run may not have begun.
-	started := filepath.Join(t.TempDir(), "started")
-	go func() {
+// TestVerifyCancelledRecordsNothing: a verification whose call is
+// cancelled (the client cancels the request, or goes away) while a command
+// runs stops that command, starts no other, and leaves no evidence and no
+// status change behind; cancelled before it begins, nothing runs.
+func TestVerifyCancelledRecordsNothing(t *testing.T) {
+	t.Run("while the first command runs", func(t *testing.T) {
+		f, w, dir := verifyFixture(t)
+		ctx, cancel := context.WithCancel(f.ctx)
 		defer cancel()
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			if _, err := os.Stat(started); err == nil {
-				return
+		// Cancel once the first command runs (it says so with a file), not
+		// after a fixed time: on a loaded machine the run may not have begun.
+		started := filepath.Join(t.TempDir(), "started")
+		second := filepath.Join(t.TempDir(), "second ran")
+		go func() {
+			defer cancel()
+			deadline := time.Now().Add(30 * time.Second)
+			for time.Now().Before(deadline) {
+				if _, err := os.Stat(started); err == nil {
+					return
+				}
+				time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the deadline
 			}
-			time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the deadline
+		}()
+		first := VerifyCommand{Executable: "sh", Args: []string{"-c", "touch '" + started + "' && exec sleep 30"}}
+		then := VerifyCommand{Executable: "touch", Args: []string{second}}
+		begun := time.Now()
+		res, err := f.svc.VerifyWork(ctx, VerifyInput{WorkID: w.ID, Cwd: &dir, Commands: []VerifyCommand{first, then}})
+		if !errors.Is(err, ErrCancelled) || !errors.Is(err, context.Canceled) || len(res.Commands) != 0 {
+			t.Fatalf("VerifyWork = %+v, %v; want ErrCancelled wrapping context.Canceled", res, err)
 		}
-	}()
-	first := VerifyCommand{Executable: "sh", Args: []string{"-c", "touch '" + started + "' && exec sleep 30"}}
-	res, err := f.svc.VerifyWork(ctx, VerifyInput{WorkID: w.ID, Cwd: &dir, Commands: []VerifyCommand{first, text("true")}})
+		if want := "Verification of " + w.ID + " was cancelled (1 of 2 commands started); nothing was recorded and the work's status is unchanged"; err.Error() != want {
+			t.Fatalf("error %q, want %q", err, want)
+		}
+		if d := time.Since(begun); d > 25*time.Second {
+			t.Fatalf("the cancelled command ran on for %v", d)
+		}
+		if _, err := os.Stat(second); !os.IsNotExist(err) {
+			t.Fatalf("the second command ran after the cancel: %v", err)
+		}
+		assertUntouched(t, f, w)
+	})
+	t.Run("before the first command", func(t *testing.T) {
+		f, w, dir := verifyFixture(t)
+		ctx, cancel := context.WithCancel(f.ctx)
+		cancel()
+		ran := filepath.Join(t.TempDir(), "ran")
+		_, err := f.svc.VerifyWork(ctx, VerifyInput{WorkID: w.ID, Cwd: &dir, Commands: []VerifyCommand{{Executable: "touch", Args: []string{ran}}}})
+		if !errors.Is(err, context.Canceled) { // refused at the first store read
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if _, err := os.Stat(ran); !os.IsNotExist(err) {
+			t.Fatalf("a command ran although the call was cancelled: %v", err)
+		}
+		assertUntouched(t, f, w)
+	})
+}
+
+// assertUntouched fails when w has evidence or another status than when
+// it was created.
+func assertUntouched(t *testing.T, f *fixture, w Work) {
+	t.Helper()
+	d, err := f.svc.GetWork(f.ctx, GetWorkInput{WorkID: w.ID, FullEvidence: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.Commands[0]; !strings.HasPrefix(c.Error, "canceled") || c.ExitCode != nil {
-		t.Fatalf("first = %+v", c)
-	}
-	if c := res.Commands[1]; !strings.HasPrefix(c.Error, "not started: canceled") {
-		t.Fatalf("second = %+v", c)
-	}
-	if res.WorkStatus != "blocked" || len(res.EvidenceIDs) != 2 {
-		t.Fatalf("result = %+v", res)
+	if d.Work.Status != w.Status || len(d.Evidence) != 0 || len(d.Work.EvidenceIDs) != 0 {
+		t.Fatalf("work after a cancelled verification: status %q (was %q), evidence %d %v", d.Work.Status, w.Status, len(d.Evidence), d.Work.EvidenceIDs)
 	}
 }

@@ -1,0 +1,99 @@
+package stdio
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestBatchesIn20250326: a session that negotiated 2025-03-26 (the one
+// protocol version whose servers must accept JSON-RPC batches) gets one
+// array answering every call of a batch, in the batch's order, with the
+// guard's refusals of bad messages in their places; notifications get no
+// answer; initialize is refused inside a batch; the session goes on.
+func TestBatchesIn20250326(t *testing.T) {
+	s := startSessionAt(t, Options{}, "2025-03-26")
+	s.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},` +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"delayMs":200}}},` +
+		`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"},` +
+		`{"jsonrpc":"2.0","id":3,"method":""},` +
+		`{"jsonrpc":"2.0","id":"four","method":"tools/call","params":{"name":"echo","arguments":{}}},` +
+		`{"jsonrpc":"2.0","id":1e400,"method":"ping"},` +
+		`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}},` +
+		`{"jsonrpc":"2.0","id":1,"method":"ping"},` +
+		`42]`)
+	line := s.recvLine()
+	var answers []map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(line), &answers); err != nil {
+		t.Fatalf("batch answer %q is not an array: %v", line, err)
+	}
+	want := []struct{ id, has string }{
+		{"1", `"result"`},
+		{"2", `"text":"ok"`},
+		{"3", `"code":-32600`},
+		{`"four"`, `"text":"ok"`},
+		{"1e400", `"result"`},
+		{"7", `initialize must not be part of a batch`},
+		{"1", `already used by a request in flight`},
+		{"null", `"code":-32600`},
+	}
+	if len(answers) != len(want) {
+		t.Fatalf("batch answer has %d answers, want %d: %s", len(answers), len(want), line)
+	}
+	for i, w := range want {
+		raw, _ := json.Marshal(answers[i])
+		if string(answers[i]["id"]) != w.id || !strings.Contains(string(raw), w.has) {
+			t.Errorf("answer %d: %s, want id %s with %s", i, raw, w.id, w.has)
+		}
+	}
+	if !strings.Contains(line, `"id":1e400`) {
+		t.Errorf("the substituted id was not restored as written: %s", line)
+	}
+
+	// Notifications only: no answer at all; the next line is the ping's.
+	s.send(`[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"},{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]`)
+	s.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	if got := s.recvLine(); !strings.Contains(got, `"id":"after"`) || strings.HasPrefix(got, "[") {
+		t.Fatalf("after a batch of notifications: %s, want the ping's answer", got)
+	}
+	// An empty batch is one Invalid Request.
+	s.send(`[]`)
+	if got := s.recvLine(); !strings.Contains(got, `"id":null`) || !strings.Contains(got, `"Invalid Request: empty batch"`) {
+		t.Fatalf("empty batch: %s", got)
+	}
+	// A batch of one is still answered with an array.
+	s.send(`[{"jsonrpc":"2.0","id":"one","method":"ping"}]`)
+	if got := s.recvLine(); !strings.HasPrefix(got, `[{"jsonrpc":"2.0","id":"one","result"`) {
+		t.Fatalf("batch of one: %s", got)
+	}
+	if err := s.ended(); err != nil {
+		t.Fatalf("server ended: %v", err)
+	}
+}
+
+// TestBatchesRefusedFrom20250618: from 2025-06-18 on (and before a
+// session is initialized) a batch is one Invalid Request and the session
+// goes on, as over HTTP.
+func TestBatchesRefusedFrom20250618(t *testing.T) {
+	for _, tt := range []struct{ version, want string }{
+		{"2025-06-18", "Invalid Request: batches are not supported in protocol version 2025-06-18 and later (this session: 2025-06-18)"},
+		{"2025-11-25", "Invalid Request: batches are not supported in protocol version 2025-06-18 and later (this session: 2025-11-25)"},
+		{"", "Invalid Request: batches are not supported before initialization"},
+	} {
+		t.Run("version "+tt.version, func(t *testing.T) {
+			s := startSessionAt(t, Options{}, tt.version)
+			s.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`)
+			got := s.recvLine()
+			if want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"` + tt.want + `"}}`; got != want {
+				t.Fatalf("batch: %s\nwant %s", got, want)
+			}
+			if tt.version == "" {
+				return
+			}
+			s.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+			if m := s.await(`"after"`); m["result"] == nil {
+				t.Fatalf("ping after the refused batch: %v", m)
+			}
+		})
+	}
+}
