@@ -1138,7 +1138,7 @@ func decodeLegacyListAgentSessions(raw json.RawMessage) (*ListAgentSessionsInput
 			return nil
 		}
 		if x, ok := o["provider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.Provider = &v
 			}
 		}
@@ -1192,7 +1192,7 @@ func decodeLegacyGetAgentDiff(raw json.RawMessage) (*GetSessionDiffInput, error)
 			return nil
 		}
 		if x, ok := o["provider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.Provider = v
 			}
 		}
@@ -1225,7 +1225,7 @@ func decodeLegacyEventsRead(raw json.RawMessage) (*ReadSessionEventsInput, error
 			return nil
 		}
 		if x, ok := o["provider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.Provider = v
 			}
 		}
@@ -1277,7 +1277,7 @@ func decodeLegacyEventsPage(raw json.RawMessage) (*ReadSessionEventsInput, error
 			return nil
 		}
 		if x, ok := o["provider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.Provider = v
 			}
 		}
@@ -1756,7 +1756,7 @@ func decodeLegacyAgentSend(raw json.RawMessage) (*SendSessionMessageInput, error
 			return nil
 		}
 		if x, ok := o["provider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.Provider = v
 			}
 		}
@@ -1816,7 +1816,7 @@ func decodeLegacyAgentCancel(raw json.RawMessage) (*CancelSessionInput, error) {
 			return nil
 		}
 		if x, ok := o["provider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.Provider = v
 			}
 		}
@@ -1849,7 +1849,7 @@ func decodeLegacySessionCreate(raw json.RawMessage) (*CreateSessionInput, error)
 			return nil
 		}
 		if x, ok := o["provider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.Provider = v
 			}
 		}
@@ -1887,7 +1887,7 @@ func decodeLegacySessionResume(raw json.RawMessage) (*ResumeSessionInput, error)
 			return nil
 		}
 		if x, ok := o["provider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.Provider = v
 			}
 		}
@@ -1920,7 +1920,7 @@ func decodeLegacyPermissionRespond(raw json.RawMessage) (*RespondToPermissionInp
 			return nil
 		}
 		if x, ok := o["provider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.Provider = v
 			}
 		}
@@ -1968,7 +1968,7 @@ func decodeLegacySessionSetModel(raw json.RawMessage) (*SetSessionModelInput, er
 			return nil
 		}
 		if x, ok := o["provider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.Provider = v
 			}
 		}
@@ -2015,7 +2015,7 @@ func decodeLegacySessionSetReasoning(raw json.RawMessage) (*SetSessionReasoningI
 			return nil
 		}
 		if x, ok := o["provider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.Provider = v
 			}
 		}
@@ -2125,7 +2125,7 @@ func decodeLegacyConversationJoin(raw json.RawMessage) (*JoinConversationInput, 
 			}
 		}
 		if x, ok := o["provider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.Provider = v
 			}
 		}
@@ -2654,7 +2654,7 @@ func decodeLegacyReviewRequest(raw json.RawMessage) (*RequestReviewInput, error)
 			}
 		}
 		if x, ok := o["subjectProvider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "subjectProvider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "subjectProvider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.SubjectProvider = v
 			}
 		}
@@ -2664,7 +2664,7 @@ func decodeLegacyReviewRequest(raw json.RawMessage) (*RequestReviewInput, error)
 			}
 		}
 		if x, ok := o["reviewerProvider"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "reviewerProvider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+			if v, ok := d.String(x, argv.Join(path, "reviewerProvider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 				out.ReviewerProvider = v
 			}
 		}
@@ -2750,7 +2750,6 @@ func decodeLegacyWorkVerify(raw json.RawMessage) (*VerifyWorkItemInput, error) {
 	return in, nil
 }
 
-var enum2e759ba = []string{"freebuff", "opencode", "codex", "claude-code", "cursor"}
 var enum314f8d8a = []string{"created", "accepted", "applied", "verified", "completed", "blocked", "superseded"}
 var enum38073489 = []string{"not_started", "in_progress", "needs_completion", "likely_complete", "existing_behavior_broken"}
 var enum60067303 = []string{"open", "in_progress", "blocked", "accepted", "rejected"}

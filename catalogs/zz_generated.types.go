@@ -79,7 +79,7 @@ func decodeCancelSessionInput(d *argv.Decoder, v any, path string) *CancelSessio
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}
@@ -323,7 +323,7 @@ func decodeCreateSessionInput(d *argv.Decoder, v any, path string) *CreateSessio
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}
@@ -497,7 +497,7 @@ func decodeGetSessionDiffInput(d *argv.Decoder, v any, path string) *GetSessionD
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}
@@ -723,7 +723,7 @@ func decodeJoinConversationInput(d *argv.Decoder, v any, path string) *JoinConve
 		}
 	}
 	if x, ok := o["provider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}
@@ -790,7 +790,7 @@ func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgen
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = &v
 		}
 	}
@@ -1320,7 +1320,7 @@ func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSess
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}
@@ -1429,7 +1429,7 @@ func decodeReconcileConversationInputObservedReceiptsItemReceipt(d *argv.Decoder
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}
@@ -1654,7 +1654,7 @@ func decodeRequestReviewInput(d *argv.Decoder, v any, path string) *RequestRevie
 		}
 	}
 	if x, ok := o["subjectProvider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "subjectProvider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "subjectProvider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.SubjectProvider = v
 		}
 	}
@@ -1664,7 +1664,7 @@ func decodeRequestReviewInput(d *argv.Decoder, v any, path string) *RequestRevie
 		}
 	}
 	if x, ok := o["reviewerProvider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "reviewerProvider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "reviewerProvider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.ReviewerProvider = v
 		}
 	}
@@ -1710,7 +1710,7 @@ func decodeRespondToPermissionInput(d *argv.Decoder, v any, path string) *Respon
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}
@@ -1755,7 +1755,7 @@ func decodeResumeSessionInput(d *argv.Decoder, v any, path string) *ResumeSessio
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}
@@ -1866,7 +1866,7 @@ func decodeSendSessionMessageInput(d *argv.Decoder, v any, path string) *SendSes
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}
@@ -1949,7 +1949,7 @@ func decodeSetSessionModelInput(d *argv.Decoder, v any, path string) *SetSession
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}
@@ -1989,7 +1989,7 @@ func decodeSetSessionReasoningInput(d *argv.Decoder, v any, path string) *SetSes
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum2e759ba}); ok {
+		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}

@@ -99,6 +99,9 @@ func Generate(s *spec.Spec) (Files, *Catalog, error) {
 	files[LimitsPath] = limits
 	files["docs/tools.md"] = toolsDoc(c)
 	files["docs/migration.md"] = migrationDoc(c)
+	if err := agentsFiles(files, s.Agents); err != nil {
+		return nil, nil, err
+	}
 	return files, c, nil
 }
 

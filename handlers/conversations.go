@@ -21,7 +21,7 @@ type ConversationTools struct {
 // nextCursor?} (the legacy conversation_list unwraps the first page to the
 // bare array).
 func (t ConversationTools) ListConversations(ctx context.Context, in *catalogs.ListConversationsInput) (*catalogs.ListConversationsOutput, error) {
-	session, err := providerSession("list_conversations", in.Session)
+	session, err := providerSession("list_conversations", in.Session, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,11 @@ func (h *Handlers) GetRuntimeStatus(ctx context.Context, _ *catalogs.GetRuntimeS
 		Providers:                 []catalogs.ProviderBrief{},
 	}
 	var notes []string
-	for _, id := range providers.Order() {
+	ids := providers.Order()
+	if h.deps.Registry != nil {
+		ids = h.deps.Registry.IDs()
+	}
+	for _, id := range ids {
 		b := catalogs.ProviderBrief{Provider: string(id), State: string(providers.Unknown), Reason: opt("not checked yet; list_providers checks it")}
 		if h.deps.Registry != nil {
 			if k, ok := h.deps.Registry.LastKnown(id); ok {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -180,7 +181,11 @@ func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSess
 // held requests of every provider, oldest first (never auto-approved), each
 // with the claims it would break (looked up for the page only).
 func (t SessionTools) ListPermissionRequests(ctx context.Context, in *catalogs.ListPermissionRequestsInput) (*catalogs.ListPermissionRequestsOutput, error) {
-	session, err := providerSession("list_permission_requests", in.Session)
+	var known []providers.ID
+	if t.Registry != nil {
+		known = t.Registry.IDs()
+	}
+	session, err := providerSession("list_permission_requests", in.Session, known)
 	if err != nil {
 		return nil, err
 	}
@@ -260,17 +265,25 @@ func receiptResult(r providers.Receipt, err error) (*catalogs.Receipt, error) {
 }
 
 // providerSession reads a session filter of the <provider>:<nativeId> form
-// (participants and permission requests are keyed by both), refusing an
-// unknown provider with an error naming the argument.
-func providerSession(tool string, s *string) (string, error) {
+// (participants and permission requests are keyed by both), refusing a
+// provider that is not among known (nil: the built-in ones and any
+// well-formed id) with an error naming the argument.
+func providerSession(tool string, s *string, known []providers.ID) (string, error) {
 	v, err := paging.Session(tool, "session", s, true)
 	if err != nil || v == "" {
 		return v, err
 	}
 	name, _, _ := strings.Cut(v, ":")
-	if _, err := providers.ParseID(name); err != nil {
-		names := make([]string, 0, len(providers.Order()))
-		for _, id := range providers.Order() {
+	_, perr := providers.ParseID(name)
+	if perr == nil && known != nil && !slices.Contains(known, providers.ID(name)) {
+		perr = fmt.Errorf("not known")
+	}
+	if perr != nil {
+		if known == nil {
+			known = providers.Order()
+		}
+		names := make([]string, 0, len(known))
+		for _, id := range known {
 			names = append(names, string(id))
 		}
 		return "", paging.Invalid(tool, "session", fmt.Sprintf("names unknown provider %q; use one of %s", name, strings.Join(names, ", ")))

@@ -24,6 +24,8 @@ packages=(
 	"@openai/codex@0.171.0 codex"
 	"@agentclientprotocol/claude-agent-acp@0.49.0 claude-agent-acp"
 	"@modelcontextprotocol/sdk@1.32.2 -"
+	"@qwen-code/qwen-code@0.24.4 qwen"
+	"@zed-industries/codex-acp@0.16.0 codex-acp"
 )
 
 print_only=0

@@ -46,20 +46,23 @@ const (
 
 // Bounds of list_agent_sessions.
 const (
-	ListAgentSessionsCursorMaxLen = 4096 // cursor, kind cursor: characters
-	ListAgentSessionsLimitMin     = 1
-	ListAgentSessionsLimitMax     = 100
-	ListAgentSessionsLimitDefault = 20
+	ListAgentSessionsProviderMaxLen = 64   // provider, stated: characters
+	ListAgentSessionsCursorMaxLen   = 4096 // cursor, kind cursor: characters
+	ListAgentSessionsLimitMin       = 1
+	ListAgentSessionsLimitMax       = 100
+	ListAgentSessionsLimitDefault   = 20
 )
 
 // Bounds of get_session_diff.
 const (
+	GetSessionDiffProviderMaxLen  = 64  // provider, stated: characters
 	GetSessionDiffNativeIDMaxLen  = 200 // nativeId, kind id: characters
 	GetSessionDiffMessageIDMaxLen = 200 // messageId, kind id: characters
 )
 
 // Bounds of read_session_events.
 const (
+	ReadSessionEventsProviderMaxLen   = 64   // provider, stated: characters
 	ReadSessionEventsNativeIDMaxLen   = 200  // nativeId, kind id: characters
 	ReadSessionEventsCursorMaxLen     = 4096 // cursor, kind cursor: characters
 	ReadSessionEventsAfterSequenceMin = 0
@@ -74,6 +77,7 @@ const (
 
 // Bounds of send_session_message.
 const (
+	SendSessionMessageProviderMaxLen        = 64     // provider, stated: characters
 	SendSessionMessageNativeIDMaxLen        = 200    // nativeId, kind id: characters
 	SendSessionMessageTextMaxLen            = 100000 // text, kind message: characters
 	SendSessionMessageModelProviderIDMaxLen = 200    // model.providerID, kind id: characters
@@ -86,18 +90,21 @@ const (
 
 // Bounds of cancel_session.
 const (
+	CancelSessionProviderMaxLen       = 64  // provider, stated: characters
 	CancelSessionNativeIDMaxLen       = 200 // nativeId, kind id: characters
 	CancelSessionIdempotencyKeyMaxLen = 200 // idempotencyKey, kind id: characters
 )
 
 // Bounds of create_session.
 const (
-	CreateSessionCWDMaxLen   = 1024 // cwd, kind path: characters
-	CreateSessionTitleMaxLen = 300  // title, kind title: characters
+	CreateSessionProviderMaxLen = 64   // provider, stated: characters
+	CreateSessionCWDMaxLen      = 1024 // cwd, kind path: characters
+	CreateSessionTitleMaxLen    = 300  // title, kind title: characters
 )
 
 // Bounds of resume_session.
 const (
+	ResumeSessionProviderMaxLen = 64  // provider, stated: characters
 	ResumeSessionNativeIDMaxLen = 200 // nativeId, kind id: characters
 )
 
@@ -112,6 +119,7 @@ const (
 
 // Bounds of respond_to_permission.
 const (
+	RespondToPermissionProviderMaxLen       = 64  // provider, stated: characters
 	RespondToPermissionNativeIDMaxLen       = 200 // nativeId, kind id: characters
 	RespondToPermissionRequestIDMaxLen      = 200 // requestId, kind id: characters
 	RespondToPermissionDecisionMaxLen       = 200 // decision, kind id: characters
@@ -120,6 +128,7 @@ const (
 
 // Bounds of set_session_model.
 const (
+	SetSessionModelProviderMaxLen        = 64  // provider, stated: characters
 	SetSessionModelNativeIDMaxLen        = 200 // nativeId, kind id: characters
 	SetSessionModelModelTextMaxLen       = 200 // model, kind id: characters
 	SetSessionModelModelProviderIDMaxLen = 200 // model.providerID, kind id: characters
@@ -129,6 +138,7 @@ const (
 
 // Bounds of set_session_reasoning.
 const (
+	SetSessionReasoningProviderMaxLen = 64  // provider, stated: characters
 	SetSessionReasoningNativeIDMaxLen = 200 // nativeId, kind id: characters
 	SetSessionReasoningEffortMaxLen   = 200 // effort, kind id: characters
 )
@@ -264,7 +274,9 @@ const (
 // Bounds of request_review.
 const (
 	RequestReviewWorkIDMaxLen                 = 200   // workId, kind id: characters
+	RequestReviewSubjectProviderMaxLen        = 64    // subjectProvider, stated: characters
 	RequestReviewSubjectNativeIDMaxLen        = 200   // subjectNativeId, kind id: characters
+	RequestReviewReviewerProviderMaxLen       = 64    // reviewerProvider, stated: characters
 	RequestReviewReviewerNativeIDMaxLen       = 200   // reviewerNativeId, kind id: characters
 	RequestReviewObjectiveMaxLen              = 20000 // objective, kind prose: characters
 	RequestReviewAcceptanceCriteriaMaxItems   = 100   // acceptanceCriteria, kind list: items
@@ -326,6 +338,7 @@ const (
 // Bounds of join_conversation.
 const (
 	JoinConversationConversationIDMaxLen = 200  // conversationId, kind id: characters
+	JoinConversationProviderMaxLen       = 64   // provider, stated: characters
 	JoinConversationNativeIDMaxLen       = 200  // nativeId, kind id: characters
 	JoinConversationWorkspaceIDMaxLen    = 1024 // workspaceId, kind path: characters
 )
@@ -349,6 +362,7 @@ const (
 	ReconcileConversationConversationIDMaxLen                       = 200 // conversationId, kind id: characters
 	ReconcileConversationObservedReceiptsMaxItems                   = 100 // observedReceipts, kind list: items
 	ReconcileConversationObservedReceiptsItemIdempotencyKeyMaxLen   = 200 // observedReceipts[].idempotencyKey, kind id: characters
+	ReconcileConversationObservedReceiptsItemReceiptProviderMaxLen  = 64  // observedReceipts[].receipt.provider, stated: characters
 	ReconcileConversationObservedReceiptsItemReceiptNativeIDMaxLen  = 200 // observedReceipts[].receipt.nativeId, kind id: characters
 	ReconcileConversationObservedReceiptsItemReceiptOperationMaxLen = 200 // observedReceipts[].receipt.operation, kind id: characters
 	ReconcileConversationObservedReceiptsItemReceiptStatusMaxLen    = 200 // observedReceipts[].receipt.status, kind id: characters
@@ -473,11 +487,15 @@ type Bound struct {
 // Bounds is every string and array bound of every modern tool, in
 // catalog and argument order.
 var Bounds = [...]Bound{
+	{Tool: "list_agent_sessions", Path: "provider", Max: ListAgentSessionsProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "list_agent_sessions", Path: "cursor", Max: ListAgentSessionsCursorMaxLen, Items: false, Kind: "cursor"},
+	{Tool: "get_session_diff", Path: "provider", Max: GetSessionDiffProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "get_session_diff", Path: "nativeId", Max: GetSessionDiffNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "get_session_diff", Path: "messageId", Max: GetSessionDiffMessageIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "read_session_events", Path: "provider", Max: ReadSessionEventsProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "read_session_events", Path: "nativeId", Max: ReadSessionEventsNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "read_session_events", Path: "cursor", Max: ReadSessionEventsCursorMaxLen, Items: false, Kind: "cursor"},
+	{Tool: "send_session_message", Path: "provider", Max: SendSessionMessageProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "send_session_message", Path: "nativeId", Max: SendSessionMessageNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "send_session_message", Path: "text", Max: SendSessionMessageTextMaxLen, Items: false, Kind: "message"},
 	{Tool: "send_session_message", Path: "model.providerID", Max: SendSessionMessageModelProviderIDMaxLen, Items: false, Kind: "id"},
@@ -486,22 +504,28 @@ var Bounds = [...]Bound{
 	{Tool: "send_session_message", Path: "agent", Max: SendSessionMessageAgentMaxLen, Items: false, Kind: "id"},
 	{Tool: "send_session_message", Path: "reasoning", Max: SendSessionMessageReasoningMaxLen, Items: false, Kind: "id"},
 	{Tool: "send_session_message", Path: "idempotencyKey", Max: SendSessionMessageIdempotencyKeyMaxLen, Items: false, Kind: "id"},
+	{Tool: "cancel_session", Path: "provider", Max: CancelSessionProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "cancel_session", Path: "nativeId", Max: CancelSessionNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "cancel_session", Path: "idempotencyKey", Max: CancelSessionIdempotencyKeyMaxLen, Items: false, Kind: "id"},
+	{Tool: "create_session", Path: "provider", Max: CreateSessionProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "create_session", Path: "cwd", Max: CreateSessionCWDMaxLen, Items: false, Kind: "path"},
 	{Tool: "create_session", Path: "title", Max: CreateSessionTitleMaxLen, Items: false, Kind: "title"},
+	{Tool: "resume_session", Path: "provider", Max: ResumeSessionProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "resume_session", Path: "nativeId", Max: ResumeSessionNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "list_permission_requests", Path: "session", Max: ListPermissionRequestsSessionMaxLen, Items: false, Kind: "session"},
 	{Tool: "list_permission_requests", Path: "cursor", Max: ListPermissionRequestsCursorMaxLen, Items: false, Kind: "cursor"},
+	{Tool: "respond_to_permission", Path: "provider", Max: RespondToPermissionProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "respond_to_permission", Path: "nativeId", Max: RespondToPermissionNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "respond_to_permission", Path: "requestId", Max: RespondToPermissionRequestIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "respond_to_permission", Path: "decision", Max: RespondToPermissionDecisionMaxLen, Items: false, Kind: "id"},
 	{Tool: "respond_to_permission", Path: "idempotencyKey", Max: RespondToPermissionIdempotencyKeyMaxLen, Items: false, Kind: "id"},
+	{Tool: "set_session_model", Path: "provider", Max: SetSessionModelProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "set_session_model", Path: "nativeId", Max: SetSessionModelNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_session_model", Path: "model", Max: SetSessionModelModelTextMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_session_model", Path: "model.providerID", Max: SetSessionModelModelProviderIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_session_model", Path: "model.modelID", Max: SetSessionModelModelModelIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_session_model", Path: "model.variant", Max: SetSessionModelModelVariantMaxLen, Items: false, Kind: "id"},
+	{Tool: "set_session_reasoning", Path: "provider", Max: SetSessionReasoningProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "set_session_reasoning", Path: "nativeId", Max: SetSessionReasoningNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_session_reasoning", Path: "effort", Max: SetSessionReasoningEffortMaxLen, Items: false, Kind: "id"},
 	{Tool: "get_work_graph", Path: "workId", Max: GetWorkGraphWorkIDMaxLen, Items: false, Kind: "id"},
@@ -572,7 +596,9 @@ var Bounds = [...]Bound{
 	{Tool: "record_review", Path: "findings[].detail", Max: RecordReviewFindingsItemDetailMaxLen, Items: false, Kind: "prose"},
 	{Tool: "record_review", Path: "findings[].file", Max: RecordReviewFindingsItemFileMaxLen, Items: false, Kind: "path"},
 	{Tool: "request_review", Path: "workId", Max: RequestReviewWorkIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "request_review", Path: "subjectProvider", Max: RequestReviewSubjectProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "request_review", Path: "subjectNativeId", Max: RequestReviewSubjectNativeIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "request_review", Path: "reviewerProvider", Max: RequestReviewReviewerProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "request_review", Path: "reviewerNativeId", Max: RequestReviewReviewerNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "request_review", Path: "objective", Max: RequestReviewObjectiveMaxLen, Items: false, Kind: "prose"},
 	{Tool: "request_review", Path: "acceptanceCriteria", Max: RequestReviewAcceptanceCriteriaMaxItems, Items: true, Kind: "list"},
@@ -592,6 +618,7 @@ var Bounds = [...]Bound{
 	{Tool: "read_conversation", Path: "cursor", Max: ReadConversationCursorMaxLen, Items: false, Kind: "cursor"},
 	{Tool: "create_conversation", Path: "title", Max: CreateConversationTitleMaxLen, Items: false, Kind: "title"},
 	{Tool: "join_conversation", Path: "conversationId", Max: JoinConversationConversationIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "join_conversation", Path: "provider", Max: JoinConversationProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "join_conversation", Path: "nativeId", Max: JoinConversationNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "join_conversation", Path: "workspaceId", Max: JoinConversationWorkspaceIDMaxLen, Items: false, Kind: "path"},
 	{Tool: "send_conversation_message", Path: "conversationId", Max: SendConversationMessageConversationIDMaxLen, Items: false, Kind: "id"},
@@ -607,6 +634,7 @@ var Bounds = [...]Bound{
 	{Tool: "reconcile_conversation", Path: "conversationId", Max: ReconcileConversationConversationIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "reconcile_conversation", Path: "observedReceipts", Max: ReconcileConversationObservedReceiptsMaxItems, Items: true, Kind: "list"},
 	{Tool: "reconcile_conversation", Path: "observedReceipts[].idempotencyKey", Max: ReconcileConversationObservedReceiptsItemIdempotencyKeyMaxLen, Items: false, Kind: "id"},
+	{Tool: "reconcile_conversation", Path: "observedReceipts[].receipt.provider", Max: ReconcileConversationObservedReceiptsItemReceiptProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "reconcile_conversation", Path: "observedReceipts[].receipt.nativeId", Max: ReconcileConversationObservedReceiptsItemReceiptNativeIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "reconcile_conversation", Path: "observedReceipts[].receipt.operation", Max: ReconcileConversationObservedReceiptsItemReceiptOperationMaxLen, Items: false, Kind: "id"},
 	{Tool: "reconcile_conversation", Path: "observedReceipts[].receipt.status", Max: ReconcileConversationObservedReceiptsItemReceiptStatusMaxLen, Items: false, Kind: "id"},

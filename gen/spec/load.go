@@ -25,12 +25,17 @@ type Spec struct {
 	Aliases  *AliasesFile
 	// Env is spec/env.yaml; nil when the spec has none.
 	Env *EnvFile
+	// Agents is spec/agents.yaml; nil when the spec has none.
+	Agents *AgentsFile
 	// Sources are the spec files read, relative to the repository root.
 	Sources []string
 }
 
 // EnvPath is the optional file of environment variables.
 const EnvPath = "spec/env.yaml"
+
+// AgentsPath is the optional built-in agent catalog.
+const AgentsPath = "spec/agents.yaml"
 
 // Error is one spec problem at a file and line.
 type Error struct {
@@ -144,6 +149,14 @@ func Load(fsys fs.FS) (*Spec, error) {
 		}
 		s.Sources = append(s.Sources, EnvPath)
 	}
+	if _, err := fs.Stat(fsys, AgentsPath); err == nil {
+		var af AgentsFile
+		if v.load(fsys, AgentsPath, "AgentsFile", &af, &errs) {
+			checkAgentIDs(&af, &errs)
+			s.Agents = &af
+		}
+		s.Sources = append(s.Sources, AgentsPath)
+	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -193,6 +206,18 @@ func checkEnvNames(ef *EnvFile, errs *ErrorList) {
 	}
 }
 
+// checkAgentIDs reports an agent id declared twice.
+func checkAgentIDs(af *AgentsFile, errs *ErrorList) {
+	seen := map[string]int{}
+	for _, a := range af.Agents {
+		if first, dup := seen[a.ID]; dup {
+			errs.Add(AgentsPath, a.Line, "agent id %s is already declared at line %d", a.ID, first)
+			continue
+		}
+		seen[a.ID] = a.Line
+	}
+}
+
 type validator struct {
 	schemas map[string]*jsonschema.Schema
 }
@@ -208,7 +233,7 @@ func newValidator(raw []byte) (*validator, error) {
 		return nil, fmt.Errorf("add spec schema: %w", err)
 	}
 	v := &validator{schemas: map[string]*jsonschema.Schema{}}
-	for _, kind := range []string{"DefsFile", "RecordsFile", "ToolsFile", "ProfilesFile", "AliasesFile", "EnvFile"} {
+	for _, kind := range []string{"DefsFile", "RecordsFile", "ToolsFile", "ProfilesFile", "AliasesFile", "EnvFile", "AgentsFile"} {
 		sch, err := c.Compile(url + "#/$defs/" + kind)
 		if err != nil {
 			return nil, fmt.Errorf("compile spec schema %s: %w", kind, err)

@@ -228,4 +228,74 @@ type Files struct {
 	Profiles ProfilesFile `json:"profiles"`
 	Aliases  AliasesFile  `json:"aliases"`
 	Env      EnvFile      `json:"env"`
+	Agents   AgentsFile   `json:"agents"`
+}
+
+// AgentsFile is spec/agents.yaml: the built-in agent catalog. interopgen
+// turns it into the runtime's table (internal/providers) and docs/agents.md.
+type AgentsFile struct {
+	Agents []*Agent `json:"agents" yaml:"agents" jsonschema:"required,minItems=1"`
+}
+
+// Agent is one built-in agent: how the runtime starts it, how it is
+// installed and authenticated, what doctor checks and what is particular
+// to it. A user's agents file (INTEROP_AGENTS_FILE) has the same shape.
+type Agent struct {
+	ID   string `json:"id" yaml:"id" jsonschema:"required,pattern=^[a-z0-9]+(-[a-z0-9]+)*$,maxLength=64"`
+	Name string `json:"name" yaml:"name" jsonschema:"required,minLength=1,maxLength=80"`
+	// Protocol is how the runtime talks to it: acp (the one ACP client),
+	// or one of the native adapters.
+	Protocol string `json:"protocol" yaml:"protocol" jsonschema:"required,enum=acp,enum=opencode-http,enum=codex-app-server,enum=freebuff"`
+	// Command is the argv the runtime starts (an ACP agent speaks on its
+	// stdin/stdout); its first word is searched on PATH.
+	Command []string `json:"command" yaml:"command" jsonschema:"required,minItems=1"`
+	// Programs are other names of the first word, tried in order when it
+	// is not on PATH (an older release's name).
+	Programs []string `json:"programs,omitempty" yaml:"programs,omitempty"`
+	// CommandEnv names an environment variable whose command line replaces
+	// the first word of Command (the rest of Command is kept).
+	CommandEnv string `json:"commandEnv,omitempty" yaml:"commandEnv,omitempty" jsonschema:"pattern=^[A-Z][A-Z0-9_]*$"`
+	// Env is added to the agent's environment.
+	Env     map[string]string `json:"env,omitempty" yaml:"env,omitempty"`
+	Install AgentInstall      `json:"install" yaml:"install" jsonschema:"required"`
+	Auth    AgentAuth         `json:"auth" yaml:"auth" jsonschema:"required"`
+	Doctor  AgentDoctor       `json:"doctor,omitempty" yaml:"doctor,omitempty"`
+	// Quirks are the runtime behaviours particular to this agent.
+	Quirks []string `json:"quirks,omitempty" yaml:"quirks,omitempty" jsonschema:"uniqueItems=true,enum=cursor-extensions"`
+	// Notes are what else is particular (documented; listed as the
+	// provider's limitations).
+	Notes []string `json:"notes,omitempty" yaml:"notes,omitempty"`
+
+	Line int `json:"-" yaml:"-"`
+}
+
+// AgentInstall says how to install the agent's program.
+type AgentInstall struct {
+	// Package is the npm package, when there is one.
+	Package string `json:"package,omitempty" yaml:"package,omitempty"`
+	// Version is the release the runtime is tested against.
+	Version string `json:"version,omitempty" yaml:"version,omitempty"`
+	// Hint is the install command (shown as the fix of a missing program).
+	Hint string `json:"hint" yaml:"hint" jsonschema:"required,minLength=5"`
+}
+
+// AgentAuth says how the agent authenticates.
+type AgentAuth struct {
+	// Method is the ACP authMethod the runtime authenticates with right
+	// after initialize, when the agent advertises it.
+	Method string `json:"method,omitempty" yaml:"method,omitempty"`
+	// How is how a user authenticates it (shown as the fix when the agent
+	// answers that authentication is required).
+	How string `json:"how" yaml:"how" jsonschema:"required,minLength=5"`
+}
+
+// AgentDoctor is what doctor checks.
+type AgentDoctor struct {
+	// VersionArgs are the arguments that print the program's version
+	// (used when initialize names none).
+	VersionArgs []string `json:"versionArgs,omitempty" yaml:"versionArgs,omitempty"`
+	// Tested is the range of versions tested (inclusive); doctor warns
+	// outside it.
+	TestedMin string `json:"testedMin,omitempty" yaml:"testedMin,omitempty" jsonschema:"pattern=^[0-9]+\\.[0-9]+\\.[0-9]+$"`
+	TestedMax string `json:"testedMax,omitempty" yaml:"testedMax,omitempty" jsonschema:"pattern=^[0-9]+\\.[0-9]+\\.[0-9]+$"`
 }

@@ -95,3 +95,13 @@ func (e *EnvVar) UnmarshalYAML(n *yaml.Node) error {
 	e.Line = n.Line
 	return nil
 }
+
+// UnmarshalYAML remembers the agent's line.
+func (a *Agent) UnmarshalYAML(n *yaml.Node) error {
+	type plain Agent
+	if err := n.Decode((*plain)(a)); err != nil {
+		return err
+	}
+	a.Line = n.Line
+	return nil
+}

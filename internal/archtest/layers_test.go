@@ -32,12 +32,12 @@ var layers = []layer{
 	// The adapters share the ACP client and nothing else of each other.
 	{name: "acp", dirs: []string{"internal/providers/acp/..."}, mayImport: []string{"foundation", "provider contract"}},
 	// One layer per adapter, so that no adapter imports another.
-	adapter("claude"), adapter("codex"), adapter("cursor"), adapter("opencode"),
+	adapter("codex"), adapter("opencode"),
 	// Freebuff is an adapter that also owns the Freebuff tools' service, so
 	// handlers and app may name it (see the handlers and app layers).
 	{name: "freebuff", dirs: []string{"internal/providers/freebuff/..."}, mayImport: []string{"foundation", "provider contract"}},
 	{name: "adapter set", dirs: []string{"internal/providers/adapters"}, mayImport: []string{
-		"foundation", "provider contract", "acp", "adapter claude", "adapter codex", "adapter cursor", "adapter opencode", "freebuff",
+		"foundation", "provider contract", "acp", "adapter codex", "adapter opencode", "freebuff",
 	}},
 	{name: "registry", dirs: []string{"internal/providers/registry"}, mayImport: []string{"foundation", "provider contract", "store", "entities"}},
 	{name: "services", dirs: []string{
@@ -145,10 +145,10 @@ func TestForbiddenArrowsAreCaught(t *testing.T) {
 		{"MCP SDK outside the server", map[string][]string{"handlers": {sdkPrefix + "/mcp"}}, 1},
 		{"unplaced package", map[string][]string{"internal/app": {m + "/internal/newthing"}, "internal/newthing": nil}, 1},
 		{"allowed arrows", map[string][]string{
-			"handlers":                  {m + "/catalogs", m + "/internal/workflow", m + "/internal/providers/freebuff"},
-			"internal/workflow":         {m + "/internal/store", m + "/ent"},
-			"internal/server":           {m + "/catalogs", sdkPrefix + "/mcp"},
-			"internal/providers/claude": {m + "/internal/providers/acp", m + "/internal/providers"},
+			"handlers":                    {m + "/catalogs", m + "/internal/workflow", m + "/internal/providers/freebuff"},
+			"internal/workflow":           {m + "/internal/store", m + "/ent"},
+			"internal/server":             {m + "/catalogs", sdkPrefix + "/mcp"},
+			"internal/providers/adapters": {m + "/internal/providers/acp", m + "/internal/providers"},
 		}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

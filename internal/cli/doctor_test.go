@@ -16,7 +16,6 @@ import (
 	"github.com/agent-interop/runtime/catalogs"
 	doctorpkg "github.com/agent-interop/runtime/internal/doctor"
 	"github.com/agent-interop/runtime/internal/providers"
-	"github.com/agent-interop/runtime/internal/providers/claude"
 	"github.com/agent-interop/runtime/internal/providers/codex"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
@@ -109,7 +108,7 @@ func TestDoctorJSONWithRealPrograms(t *testing.T) {
 		Set("PATH", filepath.Dir(node)). // node only: no agent, cursor-agent or freebuff
 		Set(store.EnvDB, db).
 		Set(codex.EnvCommand, codexPath).
-		Set(claude.EnvCommand, claudePath).
+		Set("CLAUDE_ACP_COMMAND", claudePath).
 		Set("OPENCODE_DISABLE_AUTOUPDATE", "1")
 	env := isolate(t, envMap(e))
 

@@ -101,14 +101,15 @@ func Run(ctx context.Context, opts Options) Report {
 	defer cancel()
 
 	byID := map[providers.ID]providers.Adapter{}
+	var order []providers.ID // the adapters' order: the built-in agents, then the user's
 	for _, a := range o.Adapters {
 		if a != nil {
 			if _, dup := byID[a.ID()]; !dup {
 				byID[a.ID()] = a
+				order = append(order, a.ID())
 			}
 		}
 	}
-	order := providers.Order()
 	runs := make([]*probeRun, len(order))
 	for i, id := range order {
 		r := &probeRun{id: id, adapter: byID[id], done: make(chan struct{}), clock: o.Clock}

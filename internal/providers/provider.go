@@ -18,11 +18,12 @@ import (
 	"time"
 )
 
-// ID names a provider. The set is closed; the order of [Order] is the
-// registry's reporting order.
+// ID names a provider (an agent): a built-in entry of spec/agents.yaml
+// ([BuiltinAgents]) or a user's (the agents file). The set is open; a
+// registry knows the ids of the adapters it was built with.
 type ID string
 
-// The five providers.
+// The native providers and the built-in ACP agents the code names.
 const (
 	Freebuff   ID = "freebuff"
 	OpenCode   ID = "opencode"
@@ -31,17 +32,24 @@ const (
 	Cursor     ID = "cursor"
 )
 
-// Order returns every provider ID in reporting order.
-func Order() []ID { return []ID{Freebuff, OpenCode, Codex, ClaudeCode, Cursor} }
-
-// ParseID returns the ID for s or an error naming the accepted values.
-func ParseID(s string) (ID, error) {
-	for _, id := range Order() {
-		if string(id) == s {
-			return id, nil
-		}
+// Order returns the built-in agent ids in catalog order (the registry's
+// reporting order; a user's agents follow them).
+func Order() []ID {
+	agents := BuiltinAgents()
+	out := make([]ID, len(agents))
+	for i, a := range agents {
+		out[i] = a.ID
 	}
-	return "", fmt.Errorf("Unknown provider %s", s)
+	return out
+}
+
+// ParseID returns s as an ID when it is well formed (see [IDRule]);
+// whether the runtime knows it is the registry's question.
+func ParseID(s string) (ID, error) {
+	if !ValidID(s) {
+		return "", fmt.Errorf("Unknown provider %s: an agent id is %s", s, IDRule)
+	}
+	return ID(s), nil
 }
 
 // CapabilityState is the state of one operation of one provider.

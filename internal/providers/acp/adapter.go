@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coder/quartz"
 
@@ -39,9 +40,14 @@ type AdapterConfig struct {
 	// VersionProbe, if set, finds the program's version when initialize's
 	// agentInfo carries none (e.g. by running it with --version).
 	VersionProbe func(ctx context.Context, l Launch) string
-	ClientMeta   map[string]any
-	Extension    ExtensionFunc
-	Limitations  []string
+	// VersionCheck, if set, says what is wrong with the version found
+	// ("" = nothing): it becomes a limitation doctor shows.
+	VersionCheck func(version string) string
+	// HandshakeTimeout bounds initialize (default DefaultHandshakeTimeout).
+	HandshakeTimeout time.Duration
+	ClientMeta       map[string]any
+	Extension        ExtensionFunc
+	Limitations      []string
 
 	Host       providers.Host
 	Clock      quartz.Clock
@@ -122,7 +128,7 @@ func (a *Adapter) Client(ctx context.Context) (*Client, error) {
 		ClientVersion: a.cfg.AdapterVersion, ClientMeta: a.cfg.ClientMeta,
 		AuthMethod: a.cfg.AuthMethod, Clock: a.cfg.Clock, Logger: a.cfg.Logger,
 		FileReader: a.cfg.FileReader, Extension: a.cfg.Extension, Trace: a.cfg.Trace,
-		Observe: a.observe,
+		Observe: a.observe, HandshakeTimeout: a.cfg.HandshakeTimeout,
 	})
 	var ae *AuthError
 	if errors.As(err, &ae) {
@@ -207,6 +213,11 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 		caps.ProviderVersion = init.AgentInfo.Version
 	} else if a.cfg.VersionProbe != nil {
 		caps.ProviderVersion = a.cfg.VersionProbe(ctx, l)
+	}
+	if a.cfg.VersionCheck != nil {
+		if w := a.cfg.VersionCheck(caps.ProviderVersion); w != "" {
+			caps.Limitations = append(caps.Limitations, "warning: "+w)
+		}
 	}
 	name := l.Label
 	if init.AgentInfo != nil && init.AgentInfo.Name != "" {

@@ -65,6 +65,8 @@ type Config struct {
 	// Observe sees every session/update in arrival order, with the id of
 	// the session's prompt in flight ("" when none). It must not block.
 	Observe func(sessionID, kind string, update json.RawMessage, turnID string)
+	// HandshakeTimeout bounds initialize (default DefaultHandshakeTimeout).
+	HandshakeTimeout time.Duration
 	// StopGrace is how long Close waits for the agent to exit on stdin EOF
 	// before signalling its process group (default 1 s).
 	StopGrace time.Duration
@@ -109,6 +111,9 @@ type Client struct {
 	closeErr  error
 }
 
+// DefaultHandshakeTimeout bounds an agent's answer to initialize.
+const DefaultHandshakeTimeout = 60 * time.Second
+
 // Start spawns the agent, initializes it and, when Config.AuthMethod is
 // advertised, authenticates. On error the process is already stopped.
 func Start(ctx context.Context, cfg Config) (*Client, error) {
@@ -144,7 +149,22 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		c.dropHeld()
 		c.closeSubscribers()
 	}()
-	if err := c.initialize(ctx); err != nil {
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	// The handshake is bounded on the injected clock: a program that
+	// prints something else or never answers is stopped, not waited on.
+	hctx, hcancel := context.WithCancelCause(ctx)
+	timer := cfg.Clock.AfterFunc(cfg.HandshakeTimeout, func() {
+		hcancel(fmt.Errorf("no answer to initialize within %s", cfg.HandshakeTimeout))
+	}, "acp", "handshake")
+	err = c.initialize(hctx)
+	timer.Stop()
+	if cause := context.Cause(hctx); err != nil && cause != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%w (the program does not speak ACP on its stdin/stdout, or is stuck: check the command and that it runs in ACP mode)", cause)
+	}
+	hcancel(nil)
+	if err != nil {
 		_ = c.Close()
 		return nil, c.withStderr(err)
 	}

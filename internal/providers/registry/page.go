@@ -75,11 +75,11 @@ func (r *Registry) ListSessionPage(ctx context.Context, q SessionQuery) (Session
 	if err != nil {
 		return SessionPage{}, err
 	}
-	ids := providers.Order()
+	ids := r.IDs()
 	if q.Provider != "" {
-		id, err := providers.ParseID(q.Provider)
+		id, err := r.knownID(q.Provider)
 		if err != nil {
-			return SessionPage{}, &UnknownProviderError{Name: q.Provider}
+			return SessionPage{}, err
 		}
 		ids = []providers.ID{id}
 	}

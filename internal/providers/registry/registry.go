@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,7 @@ const maxRemoteSessions = 200
 type Registry struct {
 	st       *store.Store
 	adapters map[providers.ID]providers.Adapter
+	order    []providers.ID // the adapters' ids in the order given
 	clock    quartz.Clock
 	timeout  time.Duration
 	host     string
@@ -66,7 +68,9 @@ type Known struct {
 	CheckedAt    time.Time
 }
 
-// New returns a registry over the given adapters (at most one per provider).
+// New returns a registry over the given adapters (at most one per
+// provider); their order is the reporting order, and their ids are the
+// ones the registry knows.
 func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry, error) {
 	if opts.Clock == nil {
 		opts.Clock = quartz.NewReal()
@@ -79,12 +83,13 @@ func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry
 	for _, a := range adapters {
 		id := a.ID()
 		if _, err := providers.ParseID(string(id)); err != nil {
-			return nil, fmt.Errorf("adapter for unknown provider %q", id)
+			return nil, fmt.Errorf("adapter for provider %q: %w", id, err)
 		}
 		if _, dup := r.adapters[id]; dup {
 			return nil, fmt.Errorf("two adapters for provider %s", id)
 		}
 		r.adapters[id] = a
+		r.order = append(r.order, id)
 	}
 	return r, nil
 }
@@ -92,7 +97,7 @@ func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry
 // Close closes every adapter.
 func (r *Registry) Close() error {
 	var errs []error
-	for _, id := range providers.Order() {
+	for _, id := range r.order {
 		if a := r.adapters[id]; a != nil {
 			if err := a.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("close %s adapter: %w", id, err))
@@ -104,14 +109,29 @@ func (r *Registry) Close() error {
 
 // UnknownProviderError is returned for a provider name the runtime does
 // not know.
-type UnknownProviderError struct{ Name string }
+type UnknownProviderError struct {
+	Name  string
+	Known []providers.ID // the ids the runtime knows
+}
 
 func (e *UnknownProviderError) Error() string {
-	ids := make([]string, 0, 5)
-	for _, id := range providers.Order() {
+	ids := make([]string, 0, len(e.Known))
+	for _, id := range e.Known {
 		ids = append(ids, string(id))
 	}
-	return fmt.Sprintf("Unknown provider %s. Supported providers: %s", e.Name, strings.Join(ids, ", "))
+	return fmt.Sprintf("Unknown provider %s. Known providers: %s", e.Name, strings.Join(ids, ", "))
+}
+
+// IDs returns the ids the registry knows, in reporting order.
+func (r *Registry) IDs() []providers.ID { return slices.Clone(r.order) }
+
+// known resolves a provider name to a known id.
+func (r *Registry) knownID(name string) (providers.ID, error) {
+	id := providers.ID(name)
+	if r.adapters[id] == nil {
+		return "", &UnknownProviderError{Name: name, Known: r.IDs()}
+	}
+	return id, nil
 }
 
 // NotFound marks the error as a lookup miss.
@@ -160,22 +180,18 @@ func (e *OtherHostError) Error() string {
 
 // Adapter returns the adapter for a provider name.
 func (r *Registry) Adapter(name string) (providers.Adapter, error) {
-	id, err := providers.ParseID(name)
+	id, err := r.knownID(name)
 	if err != nil {
-		return nil, &UnknownProviderError{Name: name}
+		return nil, err
 	}
-	a := r.adapters[id]
-	if a == nil {
-		return nil, &NotConfiguredError{Provider: id}
-	}
-	return a, nil
+	return r.adapters[id], nil
 }
 
 // ListProviders returns every provider in registry order with its
 // capability record; a provider without an adapter is listed as
 // unavailable with the reason.
 func (r *Registry) ListProviders(ctx context.Context) []providers.Capabilities {
-	order := providers.Order()
+	order := r.order
 	out := make([]providers.Capabilities, len(order))
 	var wg sync.WaitGroup
 	for i, id := range order {
@@ -241,11 +257,11 @@ type SessionList struct {
 // every configured provider, records them, and reports each provider's
 // failure separately. Only an unknown provider name is an error.
 func (r *Registry) ListSessions(ctx context.Context, name string) (SessionList, error) {
-	ids := providers.Order()
+	ids := r.IDs()
 	if name != "" {
-		id, err := providers.ParseID(name)
+		id, err := r.knownID(name)
 		if err != nil {
-			return SessionList{}, &UnknownProviderError{Name: name}
+			return SessionList{}, err
 		}
 		ids = []providers.ID{id}
 	}
@@ -599,7 +615,7 @@ type PermissionList struct {
 // PendingPermissions lists held permission requests of one provider (name
 // non-empty) or all, optionally of one session.
 func (r *Registry) PendingPermissions(ctx context.Context, name, nativeID string) (PermissionList, error) {
-	ids := providers.Order()
+	ids := r.IDs()
 	if name != "" {
 		a, err := r.Adapter(name)
 		if err != nil {

@@ -39,6 +39,9 @@ func resolveTool(api API, p parsed, tc ToolCall) (resolvedCall, error) {
 // (a fileChange item and its approval), not as a command. Any other
 // program's shell writes it with printf.
 func writeCall(api API, p parsed, path, content string) (resolvedCall, error) {
+	if name, ok := offered(p.tools, "write_file"); ok { // Qwen Code, Gemini CLI
+		return marshalCall(p, name, map[string]any{"file_path": path, "content": content})
+	}
 	if name, ok := offered(p.tools, "write"); ok {
 		if name == "write" { // OpenCode
 			return marshalCall(p, name, map[string]any{"filePath": path, "content": content})
@@ -84,6 +87,9 @@ func shellCall(api API, p parsed, cmd string) (resolvedCall, error) {
 	}
 	if name, ok := offered(p.tools, "bash"); ok { // OpenCode, Claude Code "Bash"
 		return marshalCall(p, name, map[string]any{"command": cmd, "description": "Run a command"})
+	}
+	if name, ok := offered(p.tools, "run_shell_command"); ok { // Qwen Code, Gemini CLI
+		return marshalCall(p, name, map[string]any{"command": cmd})
 	}
 	if name, ok := offered(p.tools, "shell"); ok { // older Codex
 		return marshalCall(p, name, map[string]any{"command": []string{"bash", "-lc", cmd}})

@@ -258,3 +258,23 @@ func ClaudeEnv(tb testing.TB, rootURL string) *Env {
 	}
 	return e
 }
+
+// QwenEnv returns an isolated environment for Qwen Code (`qwen --acp`): its
+// OpenAI-compatible auth pointed at the fake model's OpenAI base URL
+// (fakemodel.Server.BaseURL), model "echo", no telemetry or update check.
+func QwenEnv(tb testing.TB, baseURL string) *Env {
+	tb.Helper()
+	e := NewEnv(tb)
+	e.Set("OPENAI_BASE_URL", baseURL).Set("OPENAI_API_KEY", "sk-fake").Set("OPENAI_MODEL", FakeModel)
+	dir := filepath.Join(e.Home(), ".qwen")
+	settings := `{"security":{"auth":{"selectedType":"openai"}},"model":{"name":"echo"},` +
+		`"privacy":{"usageStatisticsEnabled":false},"general":{"disableAutoUpdate":true,"disableUpdateNag":true},` +
+		`"telemetry":{"enabled":false}}`
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		tb.Fatalf("realpeers: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(settings), 0o600); err != nil {
+		tb.Fatalf("realpeers: %v", err)
+	}
+	return e
+}

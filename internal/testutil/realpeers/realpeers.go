@@ -6,7 +6,8 @@
 // test is skipped with a message saying how to install it, except when the
 // environment variable CI is "true": then a missing program fails the test, so
 // CI never silently skips. The lookup order is the program's override
-// variable (INTEROP_TEST_OPENCODE, INTEROP_TEST_CODEX, INTEROP_TEST_CLAUDE_ACP),
+// variable (INTEROP_TEST_OPENCODE, INTEROP_TEST_CODEX, INTEROP_TEST_CLAUDE_ACP,
+// INTEROP_TEST_QWEN, INTEROP_TEST_CODEX_ACP),
 // then the install cache ($INTEROP_PROVIDER_CACHE, default
 // <module root>/.cache/providers/<pkg>@<version>/node_modules/.bin/<bin>).
 //
@@ -37,6 +38,8 @@ const (
 	// TypeScript SDK the HTTP tests run a client with (under node). Find
 	// returns its node_modules folder.
 	MCPTypeScriptSDK
+	QwenCode // @qwen-code/qwen-code, binary "qwen" (ACP with --acp)
+	CodexACP // @zed-industries/codex-acp, binary "codex-acp"
 )
 
 // Spec describes how a program is installed and overridden.
@@ -59,6 +62,10 @@ func (p Program) Spec() Spec {
 		return Spec{"claude-agent-acp", "@agentclientprotocol/claude-agent-acp", "0.49.0", "claude-agent-acp", "INTEROP_TEST_CLAUDE_ACP"}
 	case MCPTypeScriptSDK:
 		return Spec{"@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk", "1.32.2", "", "INTEROP_TEST_MCP_TS_SDK"}
+	case QwenCode:
+		return Spec{"qwen", "@qwen-code/qwen-code", "0.24.4", "qwen", "INTEROP_TEST_QWEN"}
+	case CodexACP:
+		return Spec{"codex-acp", "@zed-industries/codex-acp", "0.16.0", "codex-acp", "INTEROP_TEST_CODEX_ACP"}
 	}
 	return Spec{Name: fmt.Sprintf("program(%d)", int(p))}
 }

@@ -1,4 +1,6 @@
-package cursor_test
+// Package cursorentry_test tests the Cursor entry of the agent catalog
+// (the ACP adapter with Cursor's quirks) against the simulated Cursor CLI.
+package cursorentry_test
 
 import (
 	"context"
@@ -20,7 +22,6 @@ import (
 	"github.com/agent-interop/runtime/internal/procgroup"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/acp"
-	"github.com/agent-interop/runtime/internal/providers/cursor"
 	"github.com/agent-interop/runtime/internal/testutil/acpsim"
 	"github.com/agent-interop/runtime/internal/testutil/leakcheck"
 )
@@ -29,7 +30,17 @@ var update = flag.Bool("update", false, "rewrite the acpsim fixtures")
 
 var simBinary string
 
-var _ providers.Adapter = (*cursor.Adapter)(nil)
+var _ providers.Adapter = (*acp.Adapter)(nil)
+
+// cursorSpec is the catalog's Cursor entry.
+func cursorSpec() providers.AgentSpec {
+	for _, s := range providers.BuiltinAgents() {
+		if s.ID == providers.Cursor {
+			return s
+		}
+	}
+	panic("no cursor entry in the catalog")
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -92,7 +103,7 @@ func ctxT(t *testing.T) context.Context {
 
 // sim is one adapter over the simulated Cursor CLI, with its transcript.
 type sim struct {
-	a    *cursor.Adapter
+	a    *acp.Adapter
 	h    *host
 	ws   string
 	home string
@@ -100,10 +111,10 @@ type sim struct {
 	env  []string
 }
 
-type simOption func(*[]string, *cursor.Config)
+type simOption func(*[]string, *acp.AgentConfig)
 
 func withEnv(kv string) simOption {
-	return func(env *[]string, _ *cursor.Config) { *env = append(*env, kv) }
+	return func(env *[]string, _ *acp.AgentConfig) { *env = append(*env, kv) }
 }
 
 func newSim(t *testing.T, opts ...simOption) *sim {
@@ -117,7 +128,7 @@ func newSim(t *testing.T, opts ...simOption) *sim {
 	}
 	s := &sim{h: &host{}, ws: ws, home: home, rec: acpsim.NewRecorder(ws, "$WORKSPACE", home, "$HOME")}
 	s.env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "FAKECURSOR_NOW=2026-11-30T00:00:00Z"}
-	o := cursor.Config{}
+	o := acp.AgentConfig{}
 	for _, f := range opts {
 		f(&s.env, &o)
 	}
@@ -125,7 +136,7 @@ func newSim(t *testing.T, opts ...simOption) *sim {
 	return s
 }
 
-func (s *sim) adapter(o cursor.Config) *cursor.Adapter {
+func (s *sim) adapter(o acp.AgentConfig) *acp.Adapter {
 	o.Host = s.h
 	o.LookupEnv = func(string) (string, bool) { return "", false }
 	o.LookPath = func(name string) (string, error) {
@@ -136,8 +147,9 @@ func (s *sim) adapter(o cursor.Config) *cursor.Adapter {
 	}
 	o.Env = s.env
 	o.DefaultCWD = s.ws
+	o.Spec = cursorSpec()
 	o.Trace = func(d acp.Direction, line []byte) { s.rec.Record(string(d), line) }
-	return cursor.New(o)
+	return acp.NewAgent(o)
 }
 
 func (s *sim) close(t *testing.T) {
@@ -243,7 +255,7 @@ func TestCursorLogin(t *testing.T) {
 	if caps.Authorization != "authorized" || caps.SendMessage.State != providers.Available {
 		t.Fatalf("capabilities %s %+v", caps.Authorization, caps.SendMessage)
 	}
-	if !strings.Contains(caps.SendMessage.Protocol, "Cursor Agent Client Protocol") || caps.Program != simBinary {
+	if !strings.Contains(caps.SendMessage.Protocol, "ACP v1") || !strings.Contains(caps.SendMessage.Protocol, "agent acp") || caps.Program != simBinary {
 		t.Fatalf("protocol %q program %q", caps.SendMessage.Protocol, caps.Program)
 	}
 	if caps.Sessions.State != providers.Available || !strings.Contains(caps.Sessions.Reason, "session/load") {
@@ -260,7 +272,7 @@ func TestCursorSignedOut(t *testing.T) {
 	s := newSim(t, withEnv("FAKECURSOR_AUTH=signed_out"))
 	caps := s.a.Capabilities(ctxT(t))
 	if caps.Authorization != "unauthorized" || caps.SendMessage.State != providers.Unavailable ||
-		!strings.Contains(caps.SendMessage.Reason, "Failed to open browser for login") || caps.SendMessage.Fix != cursor.AuthFix {
+		!strings.Contains(caps.SendMessage.Reason, "Failed to open browser for login") || caps.SendMessage.Fix != cursorSpec().AuthHow {
 		t.Fatalf("capabilities %s %+v", caps.Authorization, caps.SendMessage)
 	}
 	var ns *providers.NotSentError
@@ -536,7 +548,7 @@ func TestCursorModels(t *testing.T) {
 
 	// With the picker _meta, the per-model reasoning option appears.
 	p := newSim(t)
-	p.a = p.adapter(cursor.Config{ParameterizedModelPicker: true})
+	p.a = p.adapter(acp.AgentConfig{ParameterizedModelPicker: true})
 	sid = p.create(t)
 	if _, err := p.a.SetReasoning(ctxT(t), sid, "high"); err != nil {
 		t.Fatal(err)
@@ -603,7 +615,7 @@ func TestCursorLoadAndList(t *testing.T) {
 	s.close(t)
 
 	b := &sim{h: s.h, ws: s.ws, home: s.home, env: s.env, rec: acpsim.NewRecorder(s.ws, "$WORKSPACE", s.home, "$HOME")}
-	b.a = b.adapter(cursor.Config{})
+	b.a = b.adapter(acp.AgentConfig{})
 	list, err := b.a.ListSessions(ctxT(t))
 	if err != nil || len(list) != 1 || list[0].NativeID != sid || list[0].Title != "hello" || list[0].CWD != s.ws {
 		t.Fatalf("list %+v %v", list, err)
@@ -688,7 +700,7 @@ func TestCursorAgentKilledMidReply(t *testing.T) {
 	s.close(t)
 
 	b := &sim{h: s.h, ws: s.ws, home: s.home, env: s.env, rec: acpsim.NewRecorder(s.ws, "$WORKSPACE", s.home, "$HOME")}
-	b.a = b.adapter(cursor.Config{})
+	b.a = b.adapter(acp.AgentConfig{})
 	defer b.close(t)
 	sum := sha256.Sum256([]byte("hello"))
 	rec, err := b.a.LookupTurn(ctxT(t), providers.TurnQuery{NativeID: sid, TextSHA256: hex.EncodeToString(sum[:])})
