@@ -79,6 +79,10 @@ func secretCorpus() []shape {
 	wpPW := tok(50, alnum, 20)
 	flagToken := tok(51, alnum, 40)
 	jwkD := tok(54, alnum+"-_", 43)
+	curlPW := tok(56, alnum, 14)
+	sshPW := tok(57, alnum, 12)
+	mysqlPW := tok(58, alnum, 12)
+	dockerPW := tok(59, alnum, 24)
 	jwkK := tok(55, alnum+"-_", 43)
 
 	out := []shape{
@@ -128,6 +132,10 @@ func secretCorpus() []shape {
 		{"vault token positional", "vault login " + vault, vault},
 		{"jwk private key", `{"kty":"EC","crv":"P-256","x":"` + tok(52, alnum, 43) + `","y":"` + tok(53, alnum, 43) + `","d":"` + jwkD + `"}`, jwkD},
 		{"jwk symmetric key", `{"kty":"oct","alg":"HS256","k":"` + jwkK + `"}`, jwkK},
+		{"curl user password", "curl -u deploy:" + curlPW + " https://example.com/upload", curlPW},
+		{"sshpass", "sshpass -p '" + sshPW + "' ssh root@10.0.0.2", sshPW},
+		{"mysql -p", "mysql -h db -u root -p" + mysqlPW + " appdb", mysqlPW},
+		{"docker login -p", "docker login registry.example.com -u ci -p " + dockerPW, dockerPW},
 		{"wordpress define", "define( 'DB_PASSWORD', '" + wpPW + "' );", wpPW},
 	}
 	for _, s := range corpus() {

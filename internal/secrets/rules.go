@@ -68,6 +68,20 @@ func interopRules() []*rule {
 				"-access-token", "-refresh-token", "-secret", "-client-secret", "-secret-key", "-access-key", "-private-key"},
 		},
 		{
+			// user:password as a client's -u/--user argument (curl, wget, http).
+			id: "cli-user-password", source: sourceInterop, secretGroup: 1, reject: variableOrNumber,
+			pattern:  `(?:^|[ \t])(?:-u|--user|--proxy-user|--http-user)[ \t]+['"]?[^\s:'"]+:([^\s'"]{4,})`,
+			keywords: []string{"-u ", "--user", "-user "},
+		},
+		{
+			// Passwords given to the tools that take them on the command line:
+			// sshpass -p PW, mysql -pPW, docker/podman/helm login -p PW.
+			id: "cli-password-option", source: sourceInterop, secretGroup: 1, reject: variableValue,
+			pattern: `(?:\bsshpass[ \t]+-p[ \t]*['"]?|\bmysql(?:dump|admin|sh|import|check)?\b[^\n]*?[ \t]-p` +
+				`|\b(?:docker|podman|buildah|skopeo|nerdctl|oras|helm(?:[ \t]+registry)?)[ \t]+login\b[^\n]*?[ \t]-p[ \t]+['"]?)([^\s'"]{4,})`,
+			keywords: []string{"sshpass", "mysql", "login"},
+		},
+		{
 			// The private members of a JWK (RSA/EC/OKP "d", the RSA primes and
 			// CRT values, a symmetric key's "k"); the public ones stay.
 			id: "jwk-private-member", source: sourceInterop, secretGroup: 1,
@@ -308,6 +322,12 @@ func isIdentifier(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// variableOrNumber is variableValue, and also rejects a number: the gid
+// of docker run -u 1000:1000.
+func variableOrNumber(match, secret string) bool {
+	return variableValue(match, secret) || strings.Trim(secret, "0123456789") == ""
 }
 
 // variableValue rejects a header value that is a shell or template

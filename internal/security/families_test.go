@@ -23,11 +23,11 @@ var familyCases = map[string]struct{ denied, allowed []string }{
 		allowed: []string{"id_rsa.pub", "ssh_host_ed25519_key.pub", "keys.txt", "monkey.txt", "keyboard.md"},
 	},
 	"keystores": {
-		denied:  []string{"release.jks", "app.keystore", "client.p12", "client.pfx", "store.jceks", "passwords.kdbx", "login.keychain-db", "vpn.ovpn", ".password-store/email.gpg"},
+		denied:  []string{"release.jks", "app.keystore", "client.p12", "client.pfx", "store.jceks", "passwords.kdbx", "login.keychain-db", "vpn.ovpn", ".password-store/email.gpg", "etc/krb5.keytab", "tmp/krb5cc_1000", ".android/adbkey", ".vault_pass", ".config/Bitwarden CLI/data.json"},
 		allowed: []string{"keystore.md", "jks-notes.txt"},
 	},
 	"cloud-cli-stores": {
-		denied:  []string{".aws/credentials", ".aws/config", ".aws/sso/cache/x.json", ".azure/msal_token_cache.json", ".config/gcloud/credentials.db", ".config/gcloud/application_default_credentials.json", "application_default_credentials.json", ".config/gh/hosts.yml", ".git-credentials", ".boto", ".s3cfg", ".oci/config", ".codex/auth.json", ".claude/.credentials.json", ".local/share/opencode/auth.json", ".config/manicode/credentials.json"},
+		denied:  []string{".aws/credentials", ".aws/config", ".aws/sso/cache/x.json", ".azure/msal_token_cache.json", ".config/gcloud/credentials.db", ".config/gcloud/application_default_credentials.json", "application_default_credentials.json", ".config/gh/hosts.yml", ".git-credentials", ".boto", ".s3cfg", ".oci/config", ".codex/auth.json", ".claude/.credentials.json", ".local/share/opencode/auth.json", ".config/manicode/credentials.json", "clouds.yaml", ".config/openstack/clouds.yml", ".config/github-copilot/hosts.json", ".gitlab-runner/config.toml"},
 		allowed: []string{"aws/main.tf", "gcloud.md", ".config/app.yml"},
 	},
 	"terraform-pulumi-state": {
@@ -39,7 +39,7 @@ var familyCases = map[string]struct{ denied, allowed []string }{
 		allowed: []string{"vault.hcl", "consul.hcl"},
 	},
 	"package-manager-tokens": {
-		denied:  []string{".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".netrc", "_netrc", "pip.conf", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml", ".m2/settings-security.xml", ".gradle/gradle.properties", ".nuget/NuGet/NuGet.Config", "auth.json", ".bundle/config", ".dockercfg"},
+		denied:  []string{".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".netrc", "_netrc", "pip.conf", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml", ".m2/settings-security.xml", ".gradle/gradle.properties", ".nuget/NuGet/NuGet.Config", "auth.json", ".bundle/config", ".dockercfg", ".config/pypoetry/auth.toml"},
 		allowed: []string{"package.json", "Cargo.toml", "settings.xml", "gradle.properties", "NuGet.Config", "requirements.txt"},
 	},
 	"kube-docker-configs": {
@@ -65,6 +65,10 @@ var familyCases = map[string]struct{ denied, allowed []string }{
 	"remote-file-clients": {
 		denied:  []string{".config/filezilla/sitemanager.xml", "sitemanager.xml", "recentservers.xml", "filezilla.xml", "WinSCP.ini", "sftp-config.json", ".ftpconfig", ".vscode/sftp.json", "rclone.conf", ".local/share/lftp/bookmarks"},
 		allowed: []string{"ftp/client.go", ".vscode/settings.json", "sftp.md"},
+	},
+	"network-and-vpn": {
+		denied:  []string{"etc/wpa_supplicant/wpa_supplicant.conf", "etc/NetworkManager/system-connections/home.nmconnection", "etc/wireguard/wg0.conf", "wg0.conf", ".vnc/passwd", ".smbcredentials", ".wgetrc", ".curlrc", ".config/hexchat/servlist.conf"},
+		allowed: []string{"network.go", "vpn.md", "wg.go", "curl.md"},
 	},
 	"system-password-files": {
 		denied:  []string{"etc/shadow", "backup/etc/gshadow", "etc/shadow-", "etc/master.passwd", "etc/security/opasswd"},

@@ -54,8 +54,9 @@ var credentialFamilies = []CredentialFamily{
 		About: "Java, PKCS#12 and platform keystores, password databases",
 		Names: []string{
 			`.*\.(?:jks|jceks|bks|bcfks|uber|keystore|truststore|p12|pfx|pkcs12|pvk|snk|pkcs8|kdbx|kdb|keychain|keychain-db|psafe3|ovpn)`,
-			`\.password-store`,
+			`\.password-store`, `.*\.keytab`, `krb5cc_.*`, `adbkey`, `\.lastpass`, `\.?vault[-_]pass(?:word)?(?:\.txt)?`,
 		},
+		Locations: [][]string{{"bitwarden cli", "data.json"}, {".local", "share", "keyrings"}},
 	},
 	{
 		Name:  "cloud-cli-stores",
@@ -63,7 +64,7 @@ var credentialFamilies = []CredentialFamily{
 		Names: []string{
 			`\.aws`, `\.azure`, `\.oci`, `\.bluemix`, `\.aliyun`, `\.boto`, `\.s3cfg`, `\.passwd-s3fs`,
 			`application_default_credentials\.json`, `\.git-credentials`, `access_tokens\.db`,
-			`legacy_credentials`,
+			`legacy_credentials`, `clouds\.ya?ml`,
 		},
 		Locations: [][]string{
 			{".config", "gcloud"}, {".config", "gh", "hosts.yml"}, {".config", "hub"}, {".config", "git", "credentials"},
@@ -71,6 +72,8 @@ var credentialFamilies = []CredentialFamily{
 			{".config", "configstore", "firebase-tools.json"}, {".wrangler", "config", "default.toml"},
 			{".config", "manicode"}, {".codex", "auth.json"}, {".claude", ".credentials.json"},
 			{".local", "share", "opencode", "auth.json"}, {".cursor", "auth.json"}, {".config", "heroku"},
+			{"github-copilot", "hosts.json"}, {"github-copilot", "apps.json"}, {".gitlab-runner", "config.toml"},
+			{"gitlab-runner", "config.toml"},
 		},
 	},
 	{
@@ -98,7 +101,7 @@ var credentialFamilies = []CredentialFamily{
 			{".cargo", "credentials"}, {".cargo", "credentials.toml"}, {".bundle", "config"},
 			{".m2", "settings.xml"}, {".gradle", "gradle.properties"}, {".nuget", "nuget", "nuget.config"},
 			{".config", "nuget", "nuget.config"}, {".hex", "hex.config"}, {".pub-cache", "credentials.json"},
-			{".config", "pip", "pip.conf"}, {".pip", "pip.conf"},
+			{".config", "pip", "pip.conf"}, {".pip", "pip.conf"}, {"pypoetry", "auth.toml"},
 		},
 	},
 	{
@@ -156,6 +159,14 @@ var credentialFamilies = []CredentialFamily{
 			`\.ftpconfig`, `\.remote-sync\.json`, `rclone\.conf`, `\.lftp`,
 		},
 		Locations: [][]string{{".config", "filezilla"}, {"lftp", "bookmarks"}, {".vscode", "sftp.json"}},
+	},
+	{
+		Name:  "network-and-vpn",
+		About: "network, VPN and file-share credentials: Wi-Fi PSKs, NetworkManager connections, WireGuard, VNC passwords, SMB credentials, wget/curl defaults, IRC server lists",
+		Names: []string{`wpa_supplicant.*\.conf`, `wg\d+\.conf`, `\.?smbcredentials`, `\.cifscreds?`, `\.wgetrc`, `\.curlrc`},
+		Locations: [][]string{
+			{"networkmanager", "system-connections"}, {"wireguard"}, {".vnc", "passwd"}, {"hexchat", "servlist.conf"},
+		},
 	},
 	{
 		Name:  "system-password-files",
