@@ -437,7 +437,6 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 	cl := claims.New(st)
 	conv := conversations.New(st, del)
 
-
 	h := New(Deps{Store: st, Workflow: wf, Claims: cl, Conversations: conv, Freebuff: fb, Registry: reg, Delivery: del, Events: hub,
 		Runtime: RuntimeInfo{Version: "test", Profile: "full"}})
 
