@@ -96,6 +96,15 @@ func sendThread(t *testing.T, s *freebuffStack, args string) (*catalogs.ThreadWr
 func TestFreebuffSendIsIdempotent(t *testing.T) {
 	s := newFreebuffStack(t)
 	tid := s.sim.AddThread(s.project, "Idempotent")
+	completed := make(chan string, 16)
+	s.del.OnOutcome(func(o delivery.Operation) {
+		if o.Status == providers.StatusCompleted {
+			select {
+			case completed <- o.ID:
+			default:
+			}
+		}
+	})
 	args := `{"threadId":"` + tid + `","text":"build it","idempotencyKey":"fb-1"}`
 	first, err := sendThread(t, s, args)
 	if err != nil {
@@ -136,19 +145,14 @@ func TestFreebuffSendIsIdempotent(t *testing.T) {
 		t.Fatalf("recorded operations = %v", ops)
 	}
 	// The turn's end, observed on the Desktop's event stream, completes it.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		op, err := s.del.Get(context.Background(), first.OperationID)
-		if err != nil {
-			t.Fatal(err)
+	select {
+	case id := <-completed:
+		if id != first.OperationID {
+			t.Fatalf("completed %s, want %s", id, first.OperationID)
 		}
-		if op.Status == providers.StatusCompleted {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("operation stayed %s", op.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
+	case <-time.After(20 * time.Second):
+		op, _ := s.del.Get(context.Background(), first.OperationID)
+		t.Fatalf("operation stayed %s", op.Status)
 	}
 }
 
