@@ -963,16 +963,19 @@ type ThreadSummary struct {
 	Metadata  any     `json:"metadata,omitempty"`
 }
 
-// ThreadWrite is the answer record threadWrite (spec/records.yaml). What
-// the transport accepted: queued for an accepted prompt (its completion
-// shows in get_thread_progress), completed only when the outcome was
-// observed.
+// ThreadWrite is the answer record threadWrite (spec/records.yaml). A
+// Freebuff write's receipt and its operation in the delivery ledger: queued
+// for an accepted prompt (its completion shows in get_thread_progress),
+// completed only when the outcome was observed.
 type ThreadWrite struct {
-	ThreadID  string  `json:"threadId"`
-	Operation string  `json:"operation"`
-	Accepted  bool    `json:"accepted"`
-	Status    *string `json:"status,omitempty"`
-	Detail    any     `json:"detail,omitempty"`
+	ThreadID       string  `json:"threadId"`
+	Operation      string  `json:"operation"`
+	Accepted       bool    `json:"accepted"`
+	Status         *string `json:"status,omitempty"`
+	ProviderState  *string `json:"providerState,omitempty"`
+	Detail         any     `json:"detail,omitempty"`
+	OperationID    string  `json:"operationId"`
+	IdempotencyKey string  `json:"idempotencyKey"`
 }
 
 // VerifyWorkItemOutput is an answer record.

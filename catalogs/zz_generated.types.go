@@ -1912,13 +1912,14 @@ func decodeSendSessionMessageInput(d *argv.Decoder, v any, path string) *SendSes
 
 // SendThreadMessageInput is a decoded argument object.
 type SendThreadMessageInput struct {
-	ThreadID string `json:"threadId,omitempty"`
-	Text     string `json:"text,omitempty"`
+	ThreadID       string  `json:"threadId,omitempty"`
+	Text           string  `json:"text,omitempty"`
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 func decodeSendThreadMessageInput(d *argv.Decoder, v any, path string) *SendThreadMessageInput {
 	out := new(SendThreadMessageInput)
-	o := d.Object(v, path, []string{"threadId", "text"}, []string{"threadId", "text"})
+	o := d.Object(v, path, []string{"threadId", "text", "idempotencyKey"}, []string{"threadId", "text"})
 	if o == nil {
 		return nil
 	}
@@ -1930,6 +1931,11 @@ func decodeSendThreadMessageInput(d *argv.Decoder, v any, path string) *SendThre
 	if x, ok := o["text"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "text"), argv.StringRule{MinLength: 1, MaxLength: 100000}); ok {
 			out.Text = v
+		}
+	}
+	if x, ok := o["idempotencyKey"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
+			out.IdempotencyKey = &v
 		}
 	}
 	return out

@@ -409,18 +409,6 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 		},
 	}
 	fake.SetSessions([]providers.Session{fake.Session("t1", "one"), fake.Session("t2", "two")}, nil)
-	reg, err := registry.New(st, []providers.Adapter{fake}, registry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	del := delivery.New(st, reg, delivery.Options{})
-	t.Cleanup(func() { del.Close() })
-	hub := events.NewHub(events.NewLog(st, events.LogOptions{}), events.HubOptions{Open: reg.Subscribe, Liveness: reg.Liveness})
-	env := map[string]string{workflow.EnvAllowVerification: "1", workflow.EnvHandoffBudget: "1000000000"}
-	wf := workflow.New(st, workflow.Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Reviews: fakeReviews{}})
-	cl := claims.New(st)
-	conv := conversations.New(st, del)
-
 	sim, err := freebuffsim.NewDesktop(freebuffsim.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -435,6 +423,19 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 	fb := freebuff.New(freebuff.Config{LookupEnv: func(k string) (string, bool) { v, ok := fbEnv[k]; return v, ok },
 		ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
 	t.Cleanup(func() { fb.Close() })
+	// The Freebuff adapter is in the registry: the Freebuff writes go
+	// through the delivery ledger like every other send.
+	reg, err := registry.New(st, []providers.Adapter{fake, freebuff.NewAdapter(fb, nil)}, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	del := delivery.New(st, reg, delivery.Options{})
+	t.Cleanup(func() { del.Close() })
+	hub := events.NewHub(events.NewLog(st, events.LogOptions{}), events.HubOptions{Open: reg.Subscribe, Liveness: reg.Liveness})
+	env := map[string]string{workflow.EnvAllowVerification: "1", workflow.EnvHandoffBudget: "1000000000"}
+	wf := workflow.New(st, workflow.Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Reviews: fakeReviews{}})
+	cl := claims.New(st)
+	conv := conversations.New(st, del)
 
 	h := New(Deps{Store: st, Workflow: wf, Claims: cl, Conversations: conv, Freebuff: fb, Registry: reg, Delivery: del, Events: hub,
 		Runtime: RuntimeInfo{Version: "test", Profile: "full"}})
@@ -521,7 +522,7 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 		"list_active_threads":       `{"cursor":"c"}`,
 		"list_project_files":        `{"projectId":"{{project}}","relative":".","cursor":"c"}`,
 		"read_project_file":         `{"projectId":"{{project}}","path":"notes.txt"}`,
-		"send_thread_message":       `{"threadId":"{{thread}}","text":"hi"}`,
+		"send_thread_message":       `{"threadId":"{{thread}}","text":"hi","idempotencyKey":"thread-{{n}}"}`,
 		"stop_thread":               `{"threadId":"{{thread}}"}`,
 		"resume_thread":             `{"threadId":"{{thread}}"}`,
 		"set_thread_model":          `{"threadId":"{{thread}}","model":"openai/gpt-5.1","harnessId":"codebuff"}`,

@@ -60,11 +60,7 @@ func TestGetActiveWorkIsCapped(t *testing.T) {
 	running := limits.ListActiveThreadsLimitDefault + 3
 	for i := range running {
 		tid := sim.AddThread(project, fmt.Sprintf("thread %d", i))
-		in, err := catalogs.DecodeSendThreadMessage(json.RawMessage(`{"threadId":"` + tid + `","text":"hold"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tools.SendThreadMessage(ctx, in); err != nil {
+		if _, err := svc.SendThreadMessage(ctx, tid, "hold"); err != nil {
 			t.Fatal(err)
 		}
 	}

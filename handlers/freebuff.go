@@ -3,9 +3,11 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/catalogs/limits"
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/freebuff"
 )
@@ -17,6 +19,9 @@ import (
 // {files}); the legacy aliases unwrap them to the 0.3.x bare arrays.
 type FreebuffTools struct {
 	Svc *freebuff.Service
+	// Delivery records every write (send_thread_message … set_thread_reasoning)
+	// before it is dispatched; the Freebuff adapter must be in its registry.
+	Delivery *delivery.Service
 }
 
 // ListProjects answers list_projects with {projects, nextCursor?}.
@@ -89,44 +94,121 @@ func (t FreebuffTools) ListModels(ctx context.Context, _ *catalogs.ListModelsInp
 	})(t.Svc.ListModels(ctx))
 }
 
-// SendThreadMessage answers send_thread_message.
+// SendThreadMessage answers send_thread_message: an operation of the
+// delivery ledger (recorded before it is sent, under the caller's
+// idempotency key or a generated one). A repeated call with the key of the
+// same prompt to the same thread answers that operation's receipt and
+// sends nothing; the key of another request is refused.
 func (t FreebuffTools) SendThreadMessage(ctx context.Context, in *catalogs.SendThreadMessageInput) (*catalogs.ThreadWrite, error) {
-	return threadWrite(t.Svc.SendThreadMessage(ctx, in.ThreadID, in.Text))
+	if err := freebuff.CheckThreadID(in.ThreadID); err != nil {
+		return nil, err
+	}
+	if err := freebuff.CheckText(in.Text); err != nil {
+		return nil, err
+	}
+	return t.write(ctx, delivery.WriteRequest{
+		NativeID: in.ThreadID, Operation: delivery.OpSend, Text: in.Text, IdempotencyKey: optString(in.IdempotencyKey),
+		Dispatch: func(ctx context.Context, _ providers.Adapter, _ delivery.Operation) (providers.Receipt, error) {
+			return t.Svc.SendThreadMessage(ctx, in.ThreadID, in.Text)
+		},
+	})
 }
 
-// StopThread answers stop_thread.
+// StopThread answers stop_thread: a cancel in the ledger.
 func (t FreebuffTools) StopThread(ctx context.Context, in *catalogs.StopThreadInput) (*catalogs.ThreadWrite, error) {
-	return threadWrite(t.Svc.StopThread(ctx, in.ThreadID))
+	if err := freebuff.CheckThreadID(in.ThreadID); err != nil {
+		return nil, err
+	}
+	return t.write(ctx, delivery.WriteRequest{
+		NativeID: in.ThreadID, Operation: delivery.OpCancel,
+		Dispatch: func(ctx context.Context, _ providers.Adapter, _ delivery.Operation) (providers.Receipt, error) {
+			return t.Svc.StopThread(ctx, in.ThreadID)
+		},
+	})
 }
 
 // ResumeThread answers resume_thread.
 func (t FreebuffTools) ResumeThread(ctx context.Context, in *catalogs.ResumeThreadInput) (*catalogs.ThreadWrite, error) {
-	return threadWrite(t.Svc.ResumeThread(ctx, in.ThreadID))
+	if err := freebuff.CheckThreadID(in.ThreadID); err != nil {
+		return nil, err
+	}
+	return t.write(ctx, delivery.WriteRequest{
+		NativeID: in.ThreadID, Operation: delivery.OpResume,
+		Dispatch: func(ctx context.Context, _ providers.Adapter, _ delivery.Operation) (providers.Receipt, error) {
+			return t.Svc.ResumeThread(ctx, in.ThreadID)
+		},
+	})
 }
 
 // SetThreadModel answers set_thread_model.
 func (t FreebuffTools) SetThreadModel(ctx context.Context, in *catalogs.SetThreadModelInput) (*catalogs.ThreadWrite, error) {
-	return threadWrite(t.Svc.SetThreadModel(ctx, in.ThreadID, in.Model, optString(in.HarnessID)))
+	if err := freebuff.CheckThreadID(in.ThreadID); err != nil {
+		return nil, err
+	}
+	harness, err := freebuff.CheckModel(in.Model, optString(in.HarnessID))
+	if err != nil {
+		return nil, err
+	}
+	return t.write(ctx, delivery.WriteRequest{
+		NativeID: in.ThreadID, Operation: delivery.OpSetModel, Request: map[string]any{"model": in.Model, "harnessId": harness},
+		Dispatch: func(ctx context.Context, _ providers.Adapter, _ delivery.Operation) (providers.Receipt, error) {
+			return t.Svc.SetThreadModel(ctx, in.ThreadID, in.Model, harness)
+		},
+	})
 }
 
 // SetThreadReasoning answers set_thread_reasoning; a null effort clears it.
 func (t FreebuffTools) SetThreadReasoning(ctx context.Context, in *catalogs.SetThreadReasoningInput) (*catalogs.ThreadWrite, error) {
-	return threadWrite(t.Svc.SetThreadReasoning(ctx, in.ThreadID, in.Effort))
-}
-
-// threadWrite maps a receipt to the answer. A request that certainly never
-// left is reported with its reason alone (the "not sent" wrapper only
-// matters to the delivery log); refusals and uncertain outcomes keep their
-// full text.
-func threadWrite(r providers.Receipt, err error) (*catalogs.ThreadWrite, error) {
-	if err != nil {
-		var ns *providers.NotSentError
-		if errors.As(err, &ns) {
-			return nil, ns.Err
-		}
+	if err := freebuff.CheckThreadID(in.ThreadID); err != nil {
 		return nil, err
 	}
-	return &catalogs.ThreadWrite{ThreadID: r.NativeID, Operation: r.Operation, Accepted: r.Accepted, Status: opt(string(r.Status)), Detail: r.Detail}, nil
+	effort, err := freebuff.NormalizeEffort(in.Effort)
+	if err != nil {
+		return nil, err
+	}
+	return t.write(ctx, delivery.WriteRequest{
+		NativeID: in.ThreadID, Operation: delivery.OpSetReasoning, Request: map[string]any{"effort": effort},
+		Dispatch: func(ctx context.Context, _ providers.Adapter, _ delivery.Operation) (providers.Receipt, error) {
+			return t.Svc.SetThreadReasoning(ctx, in.ThreadID, effort)
+		},
+	})
+}
+
+// write records and dispatches one Freebuff write through the ledger and
+// maps its receipt to the answer. A write the provider refused, or that
+// certainly never left, is answered as the error it was in 0.3.x, naming
+// the operation that records it; an uncertain one is the ledger's
+// delivery_unknown error.
+func (t FreebuffTools) write(ctx context.Context, req delivery.WriteRequest) (*catalogs.ThreadWrite, error) {
+	if t.Delivery == nil {
+		return nil, errors.New("the Freebuff writes need the delivery ledger, which this server was built without")
+	}
+	req.Provider, req.Replay = string(providers.Freebuff), true
+	r, err := t.Delivery.Write(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if r.Operation.Status == providers.StatusRejected {
+		return nil, &RefusedWriteError{Reason: r.Operation.Reason(), OperationID: r.Operation.ID}
+	}
+	rc := r.Receipt
+	return &catalogs.ThreadWrite{
+		ThreadID: r.Operation.NativeID, Operation: rc.Operation, Accepted: rc.Accepted, Status: opt(string(rc.Status)),
+		ProviderState: opt(rc.ProviderState), Detail: rc.Detail,
+		OperationID: r.Operation.ID, IdempotencyKey: r.Operation.IdempotencyKey,
+	}, nil
+}
+
+// RefusedWriteError is a Freebuff write that did not take effect: the
+// provider refused it, or it certainly never left (Freebuff unavailable,
+// read-only, unsupported on the CLI). The ledger recorded it rejected.
+type RefusedWriteError struct {
+	Reason      string
+	OperationID string
+}
+
+func (e *RefusedWriteError) Error() string {
+	return fmt.Sprintf("%s (recorded as operation %s, rejected; nothing was changed)", e.Reason, e.OperationID)
 }
 
 // The Freebuff pages: each keeps the service page's cut.

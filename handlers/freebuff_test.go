@@ -9,30 +9,17 @@ import (
 	"testing"
 
 	"github.com/agent-interop/runtime/catalogs"
-	"github.com/agent-interop/runtime/internal/providers/freebuff"
-	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
 )
 
 // TestFreebuffTools drives the Freebuff tools from raw arguments through the
 // generated decoders against the simulated Desktop.
 func TestFreebuffTools(t *testing.T) {
-	sim, err := freebuffsim.NewDesktop(freebuffsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Close()
-	project := t.TempDir()
+	s := newFreebuffStack(t)
+	sim, project, tools := s.sim, s.project, s.tools
 	if err := os.WriteFile(filepath.Join(project, "notes.txt"), []byte("api_key=hunter2-hunter2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tid := sim.AddThread(project, "Tools thread")
-	env := map[string]string{freebuff.EnvOrchestratorURL: sim.URL(), freebuff.EnvLaunchID: sim.LaunchID()}
-	svc := freebuff.New(freebuff.Config{
-		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		ProcDir:   "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(),
-	})
-	defer svc.Close()
-	tools := FreebuffTools{Svc: svc}
 	ctx := context.Background()
 
 	call := func(out any, err error) string {
@@ -54,7 +41,7 @@ func TestFreebuffTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := call(tools.SendThreadMessage(ctx, in3)); !strings.Contains(got, `"accepted":true,"status":"queued"`) {
+	if got := call(tools.SendThreadMessage(ctx, in3)); !strings.Contains(got, `"accepted":true,"status":"queued"`) || !strings.Contains(got, `"idempotencyKey":"auto_`) {
 		t.Fatalf("send_thread_message = %s", got)
 	}
 	// get_thread_progress with the spec defaults, waiting for the turn.

@@ -443,8 +443,9 @@ const (
 
 // Bounds of send_thread_message.
 const (
-	SendThreadMessageThreadIDMaxLen = 200    // threadId, kind id: characters
-	SendThreadMessageTextMaxLen     = 100000 // text, kind message: characters
+	SendThreadMessageThreadIDMaxLen       = 200    // threadId, kind id: characters
+	SendThreadMessageTextMaxLen           = 100000 // text, kind message: characters
+	SendThreadMessageIdempotencyKeyMaxLen = 200    // idempotencyKey, kind id: characters
 )
 
 // Bounds of stop_thread.
@@ -654,6 +655,7 @@ var Bounds = [...]Bound{
 	{Tool: "read_project_file", Path: "path", Max: ReadProjectFilePathMaxLen, Items: false, Kind: "path"},
 	{Tool: "send_thread_message", Path: "threadId", Max: SendThreadMessageThreadIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "send_thread_message", Path: "text", Max: SendThreadMessageTextMaxLen, Items: false, Kind: "message"},
+	{Tool: "send_thread_message", Path: "idempotencyKey", Max: SendThreadMessageIdempotencyKeyMaxLen, Items: false, Kind: "id"},
 	{Tool: "stop_thread", Path: "threadId", Max: StopThreadThreadIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "resume_thread", Path: "threadId", Max: ResumeThreadThreadIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_thread_model", Path: "threadId", Max: SetThreadModelThreadIDMaxLen, Items: false, Kind: "id"},

@@ -41,7 +41,8 @@ const (
 	// any tool's schema allows (a review send's key, "review:<handoffId>",
 	// is built by the runtime and far shorter).
 	MaxKeyLen = max(limits.SendSessionMessageIdempotencyKeyMaxLen, limits.CancelSessionIdempotencyKeyMaxLen,
-		limits.RespondToPermissionIdempotencyKeyMaxLen, limits.SendConversationMessageIdempotencyKeyMaxLen)
+		limits.RespondToPermissionIdempotencyKeyMaxLen, limits.SendConversationMessageIdempotencyKeyMaxLen,
+		limits.SendThreadMessageIdempotencyKeyMaxLen)
 	// earlyTTL is how long an outcome waits for its receipt.
 	earlyTTL = 10 * time.Minute
 	maxEarly = 4096

@@ -1,7 +1,8 @@
 // Package delivery is the one ledger of everything the runtime sends to a
 // provider session — send_session_message, cancel_session,
-// respond_to_permission and the conversation messages (which reference the
-// operation that carries them) — and keeps every receipt honest:
+// respond_to_permission, the conversation messages (which reference the
+// operation that carries them) and the Freebuff thread writes ([Service.Write])
+// — and keeps every receipt honest:
 //
 //   - The request is recorded in the store before it is dispatched, in one
 //     write transaction, under an idempotency key (the caller's, or a

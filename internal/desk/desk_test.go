@@ -251,6 +251,16 @@ func TestPagesAreKeysetPaged(t *testing.T) {
 	if strings.Count(body, `class="receipt"`) != 1 || !strings.Contains(body, "op_cancel") {
 		t.Fatalf("filtered page: %s", body)
 	}
+	// The Freebuff thread writes' kinds are receipts like the others, and
+	// the operation filter offers and applies them.
+	for _, kind := range []string{"resume", "set_model", "set_reasoning"} {
+		f.addOperation("op_"+kind, "thread-3", kind, operation.StatusQueued, f.now)
+		_, body = f.get("/desk/receipts?operation="+kind, bearer...)
+		if strings.Count(body, `class="receipt"`) != 1 || !strings.Contains(body, `data-operation-id="op_`+kind+`"`) ||
+			!strings.Contains(body, `value="`+kind+`"`) {
+			t.Fatalf("receipts of %s: %s", kind, body)
+		}
+	}
 }
 
 // TestFilteredReceiptsLookBackInBoundedSteps: a filter no index serves is

@@ -21,6 +21,7 @@ import (
 	"github.com/agent-interop/runtime/ent/sessionevent"
 	"github.com/agent-interop/runtime/ent/sessionstream"
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers"
@@ -394,8 +395,9 @@ type ReceiptPage struct {
 // Receipt states, for the filter.
 var receiptStates = []string{"queued", "completed", "rejected", "delivery_unknown"}
 
-// Operation kinds, for the filter.
-var operationKinds = []string{"send", "cancel", "permission"}
+// Operation kinds, for the filter: every kind the ledger records (the
+// Freebuff thread writes' resume, set_model and set_reasoning too).
+var operationKinds = delivery.Kinds()
 
 // Bounds of a filtered receipts page: the filters no index serves are
 // checked on rows read newest first in chunks, and one page looks through

@@ -222,7 +222,7 @@ func TestDesktopReadsWritesAndProgress(t *testing.T) {
 	}
 
 	// Model and reasoning.
-	if r, err := svc.SetThreadModel(ctx, tid, "anthropic/claude-sonnet-4.5", ""); err != nil || r.Status != providers.StatusQueued {
+	if r, err := svc.SetThreadModel(ctx, tid, "anthropic/claude-sonnet-4.5", ""); err != nil || r.Status != providers.StatusCompleted {
 		t.Fatalf("set model: %+v, %v", r, err)
 	}
 	var rj *providers.RejectedError

@@ -68,13 +68,20 @@ func (d *Backend) write(ctx context.Context, op, threadID, p string, body any) (
 				detail = security.SanitizeFreebuff(v)
 			}
 		}
+		// A prompt is queued: its turn's end is observed later. The
+		// orchestrator applies a stop, resume, model or effort change
+		// before it answers, so its 2xx is the observed result.
+		status, state := providers.StatusQueued, "accepted"
+		if op != "send" && op != "create" {
+			status, state = providers.StatusCompleted, "applied"
+		}
 		return providers.Receipt{
 			Provider:      providers.Freebuff,
 			NativeID:      threadID,
 			Operation:     op,
 			Accepted:      true,
-			Status:        providers.StatusQueued,
-			ProviderState: "accepted",
+			Status:        status,
+			ProviderState: state,
 			Detail:        detail,
 		}, nil
 	}
