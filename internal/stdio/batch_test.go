@@ -118,7 +118,9 @@ func TestHostileBatchesNeverEndTheSession(t *testing.T) {
 		ping := `"after-` + string(rune('a'+i)) + `"`
 		// Written while the answers are read: the guard writes its own
 		// refusals from the reading goroutine, and the pipe has no buffer.
-		go func() { _, _ = io.WriteString(s.in, h.line+"\n"+`{"jsonrpc":"2.0","id":`+ping+`,"method":"ping"}`+"\n") }()
+		go func() {
+			_, _ = io.WriteString(s.in, h.line+"\n"+`{"jsonrpc":"2.0","id":`+ping+`,"method":"ping"}`+"\n")
+		}()
 		var got []string
 		for {
 			line := s.recvLine()
