@@ -1,6 +1,8 @@
 // Package httpguard screens the HTTP requests of the runtime's local
 // servers before any handler sees them: a Host check against DNS
-// rebinding, an Origin allow-list, a per-address rate limit, a bearer token
+// rebinding, an Origin allow-list, a per-address rate limit (or, with
+// [Buckets], token buckets per key the handler picks: an MCP session, a
+// credential), a bearer token
 // compared in constant time, a request body read with a size limit and its
 // own deadline, and the 0600 file that hands a per-boot token to same-user
 // clients.

@@ -2,6 +2,7 @@ package stdio
 
 import (
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 )
@@ -95,5 +96,48 @@ func TestBatchesRefusedFrom20250618(t *testing.T) {
 				t.Fatalf("ping after the refused batch: %v", m)
 			}
 		})
+	}
+}
+
+// TestHostileBatchesNeverEndTheSession: in a 2025-03-26 session, batches
+// with broken, deep, duplicated, cancelling or answering members each get
+// their answer (or none, when nothing in them is a call) and the session
+// goes on.
+func TestHostileBatchesNeverEndTheSession(t *testing.T) {
+	s := startSessionAt(t, Options{}, "2025-03-26")
+	hostile := []struct{ line, want string }{
+		{`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":` + nested(1200, "1") + `}}]`, `"code":-32602`},
+		{`[` + nested(5000, "") + `]`, `"code":-32600`},
+		{`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, `in flight`},
+		{`[{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"delayMs":5000}}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}]`, ""},
+		{`[{"jsonrpc":"2.0","id":"x","result":{}},{"jsonrpc":"2.0","id":4,"error":"bad"}]`, ""},
+		{`[{"jsonrpc":"2.0","id":null,"method":"ping"},{"jsonrpc":"1.0","id":5,"method":"ping"},"x",null,[]]`, `"id":5`},
+		{`[{"jsonrpc":"2.0","id":1e400,"method":"ping"},{"jsonrpc":"2.0","id":1e400,"method":"ping"}]`, `"id":1e400`},
+	}
+	for i, h := range hostile {
+		ping := `"after-` + string(rune('a'+i)) + `"`
+		// Written while the answers are read: the guard writes its own
+		// refusals from the reading goroutine, and the pipe has no buffer.
+		go func() {
+			_, _ = io.WriteString(s.in, h.line+"\n"+`{"jsonrpc":"2.0","id":`+ping+`,"method":"ping"}`+"\n")
+		}()
+		var got []string
+		for {
+			line := s.recvLine()
+			if strings.Contains(line, `"id":`+ping) {
+				break
+			}
+			got = append(got, line)
+		}
+		joined := strings.Join(got, "\n")
+		if h.want == "" && strings.Contains(joined, "[") && strings.Contains(joined, `"error"`) {
+			t.Errorf("batch %d: %s, want no error answer", i, joined)
+		}
+		if h.want != "" && !strings.Contains(joined, h.want) {
+			t.Errorf("batch %d: answers %.300s, want %s", i, joined, h.want)
+		}
+	}
+	if err := s.ended(); err != nil {
+		t.Fatalf("server ended: %v", err)
 	}
 }
