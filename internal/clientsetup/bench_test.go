@@ -55,7 +55,7 @@ func BenchmarkMergeCodex(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric((cpuTime() - start).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((cpuTime()-start).Seconds()/float64(b.N), "cpu-s/op")
 		})
 	}
 }
@@ -78,7 +78,7 @@ func BenchmarkMergeJSON(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric((cpuTime() - start).Seconds()/float64(b.N), "cpu-s/op")
+				b.ReportMetric((cpuTime()-start).Seconds()/float64(b.N), "cpu-s/op")
 			})
 		}
 	}

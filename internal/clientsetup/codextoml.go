@@ -113,7 +113,7 @@ func codexScan(doc []byte, name string, all bool) ([]span, int, []byte, error) {
 		prevEnd      = -1     // offset past the previous expression's line
 		defs         map[string]byte
 		curKey       string // the current table's key in defs
-		skip         bool // inside an array of tables: no duplicate check
+		skip         bool   // inside an array of tables: no duplicate check
 		rootKV       []byte
 		sections     []string
 		sectionBody  = map[string][]byte{}
