@@ -98,7 +98,10 @@ type span struct{ start, end int }
 // such table began (-1 if none), and a small TOML document holding only
 // those pieces (to decode the entry). It refuses a key or table defined
 // twice and a table opened inside a value, naming line and column.
-func codexScan(doc []byte, name string) ([]span, int, []byte, error) {
+//
+// With all false only keys under mcp_servers are checked for duplicates:
+// the check of a merged file, whose other bytes were checked already.
+func codexScan(doc []byte, name string, all bool) ([]span, int, []byte, error) {
 	p := unstable.Parser{KeepComments: true}
 	p.Reset(doc)
 	var (
@@ -108,15 +111,20 @@ func codexScan(doc []byte, name string) ([]span, int, []byte, error) {
 		open         = -1     // start of our table's span, not yet closed
 		commentStart = -1     // first line of the comment run right above
 		prevEnd      = -1     // offset past the previous expression's line
-		defs         = map[string]byte{}
-		skip         bool // inside an array of tables: no duplicate check
+		defs         map[string]byte
+		curKey       string // the current table's key in defs
+		skip         bool   // inside an array of tables: no duplicate check
 		rootKV       []byte
 		sections     []string
 		sectionBody  = map[string][]byte{}
 	)
-	target := []string{"mcp_servers", name}
+	if all {
+		defs = make(map[string]byte, len(doc)/64)
+	} else {
+		defs = map[string]byte{}
+	}
 	ours := func(path []string) bool {
-		return len(path) >= len(target) && reflect.DeepEqual(path[:len(target)], target)
+		return len(path) >= 2 && path[0] == "mcp_servers" && path[1] == name
 	}
 	keyPath := func(it unstable.Iterator) ([]string, int) {
 		var path []string
@@ -148,8 +156,8 @@ func codexScan(doc []byte, name string) ([]span, int, []byte, error) {
 		}
 		return inArray, nil
 	}
-	implicit := func(path []string) {
-		for i := 1; i < len(path); i++ {
+	implicit := func(path []string, from int) {
+		for i := max(from, 1); i < len(path); i++ {
 			k := strings.Join(path[:i], "\x00")
 			if _, ok := defs[k]; !ok {
 				defs[k] = 'i'
@@ -182,8 +190,8 @@ func codexScan(doc []byte, name string) ([]span, int, []byte, error) {
 				return nil, 0, nil, err
 			}
 			key := strings.Join(path, "\x00")
-			skip = inArray || e.Kind == unstable.ArrayTable
-			if !inArray {
+			skip = inArray || e.Kind == unstable.ArrayTable || !all && path[0] != "mcp_servers"
+			if !skip || e.Kind == unstable.ArrayTable && !inArray {
 				prev := defs[key]
 				switch {
 				case e.Kind == unstable.ArrayTable && (prev == 't' || prev == 'v' || prev == 'i'):
@@ -198,8 +206,9 @@ func codexScan(doc []byte, name string) ([]span, int, []byte, error) {
 				} else {
 					defs[key] = 't'
 				}
-				implicit(path)
+				implicit(path, 1)
 			}
+			curKey = key
 			if ours(path) {
 				if e.Kind == unstable.ArrayTable {
 					return nil, 0, nil, fmt.Errorf("[[%s]] is an array of tables; fix it by hand", strings.Join(path, "."))
@@ -215,16 +224,21 @@ func codexScan(doc []byte, name string) ([]span, int, []byte, error) {
 			path, start := keyPath(e.Key())
 			full := append(append([]string(nil), current...), path...)
 			end := lineEnd(doc, int(e.Raw.Offset+e.Raw.Length))
-			if !skip {
-				if _, err := prefixes(full, len(current), start); err != nil {
+			if !skip && (all || full[0] == "mcp_servers") {
+				// The table itself was checked at its header; only the
+				// dotted parts of the key are new here.
+				if _, err := prefixes(full, len(current)+1, start); err != nil {
 					return nil, 0, nil, err
 				}
-				key := strings.Join(full, "\x00")
+				key := strings.Join(path, "\x00")
+				if len(current) > 0 {
+					key = curKey + "\x00" + key
+				}
 				if _, ok := defs[key]; ok {
 					return nil, 0, nil, fail(start, "key %s is defined twice", strings.Join(full, "."))
 				}
 				defs[key] = 'v'
-				implicit(full)
+				implicit(full, len(current)+1)
 			}
 			if open < 0 && ours(full) {
 				ls := lineStart(doc, start)
@@ -300,7 +314,7 @@ func lineEnd(doc []byte, off int) int {
 // scanCodex runs codexScan on a file, giving a syntax error its position
 // (go-toml's DecodeError, computed only on this failure path).
 func scanCodex(file string, doc []byte, name string) ([]span, int, []byte, error) {
-	spans, at, mini, err := codexScan(doc, name)
+	spans, at, mini, err := codexScan(doc, name, true)
 	if err == nil {
 		return spans, at, mini, nil
 	}
@@ -390,7 +404,7 @@ func mergeCodex(t Target, e Entry, old []byte) ([]byte, []Change, error) {
 			chg = append(chg, Change{Key: m.key, Kind: "added"})
 		}
 	}
-	var out []byte
+	out := make([]byte, 0, len(old)+len(block)+1)
 	prev := 0
 	inserted := false
 	for _, s := range spans {
@@ -523,7 +537,7 @@ func tomlInline(v any) (string, error) {
 // no key defined twice, and the entry reads back as want. The rest of the
 // file is the old bytes, copied.
 func checkCodex(t Target, want map[string]any, merged []byte) error {
-	_, _, mini, err := codexScan(merged, t.Name)
+	_, _, mini, err := codexScan(merged, t.Name, false)
 	if err != nil {
 		return fmt.Errorf("the merged file would not parse (fix %s by hand): %w", t.File, err)
 	}

@@ -227,17 +227,17 @@ func pointer(path ...string) string {
 // value, order, and (in OpenCode's JSONC) its comments and layout.
 func mergeJSON(t Target, e Entry, old []byte) ([]byte, []Change, error) {
 	empty := len(bytes.TrimSpace(old)) == 0
-	if !empty && !jsonc(t.Client) {
-		// Strict JSON: refused with the position of the first error.
-		if _, err := decodeObject(t.File, old); err != nil {
-			return nil, nil, err
-		}
-	}
 	src := old
 	if empty {
 		src = []byte("{}")
 	}
 	doc, err := hujson.Parse(src)
+	if !empty && !jsonc(t.Client) && (err != nil || !doc.IsStandard()) {
+		// Strict JSON: refused with the position of the first error.
+		if _, serr := decodeObject(t.File, old); serr != nil {
+			return nil, nil, serr
+		}
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: not valid JSON or JSONC: %w", t.File, err)
 	}
@@ -245,11 +245,21 @@ func mergeJSON(t Target, e Entry, old []byte) ([]byte, []Change, error) {
 		return nil, nil, fmt.Errorf("%s: the document is not a JSON object", t.File)
 	}
 	inPlace := jsonc(t.Client) && !empty && !doc.IsStandard()
-	std := doc.Clone()
-	std.Standardize()
-	var before map[string]any
-	if err := json.Unmarshal(std.Pack(), &before); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", t.File, err)
+	// Only our server table's type and our entry are decoded: the patch
+	// touches nothing else.
+	before := map[string]any{}
+	if cv := doc.Find(pointer(jsonContainer(t.Client))); cv != nil {
+		if _, ok := cv.Value.(*hujson.Object); ok {
+			servers := map[string]any{}
+			if ev := doc.Find(pointer(jsonContainer(t.Client), t.Name)); ev != nil {
+				if servers[t.Name], err = valueOf(*ev); err != nil {
+					return nil, nil, fmt.Errorf("%s: %w", t.File, err)
+				}
+			}
+			before[jsonContainer(t.Client)] = servers
+		} else if before[jsonContainer(t.Client)], err = valueOf(*cv); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", t.File, err)
+		}
 	}
 	container := jsonContainer(t.Client)
 	ours, other, err := oursJSON(t.Client, e)
@@ -334,39 +344,35 @@ func mergeJSON(t Target, e Entry, old []byte) ([]byte, []Change, error) {
 			return nil, nil, fmt.Errorf("merging into %s: %w", t.File, err)
 		}
 	}
-	return out, chg, checkJSON(t, want, before, out)
+	return out, chg, checkJSON(t, want, out)
 }
 
-// checkJSON re-reads the merged document: our entry reads back as want
-// and every other value is unchanged.
-func checkJSON(t Target, want, before map[string]any, merged []byte) error {
-	std, err := hujson.Standardize(append([]byte(nil), merged...))
+// valueOf decodes one parsed value (comments and trailing commas dropped).
+func valueOf(v hujson.Value) (any, error) {
+	c := v.Clone()
+	c.Standardize()
+	var out any
+	err := json.Unmarshal(c.Pack(), &out)
+	return out, err
+}
+
+// checkJSON re-reads the merged document: it parses and our entry reads
+// back as want. The patch changed nothing else (re-indenting changes no
+// value).
+func checkJSON(t Target, want map[string]any, merged []byte) error {
+	doc, err := hujson.Parse(merged)
 	if err != nil {
 		return fmt.Errorf("merged %s does not parse: %w", t.File, err)
 	}
-	var after map[string]any
-	if err := json.Unmarshal(std, &after); err != nil {
-		return fmt.Errorf("merged %s does not parse: %w", t.File, err)
-	}
-	container := jsonContainer(t.Client)
-	servers, _ := after[container].(map[string]any)
-	if !equalJSON(want, servers[t.Name]) {
-		got, _ := json.Marshal(servers[t.Name])
-		return fmt.Errorf("merged %s: the %s entry reads back as %s", t.File, t.Name, got)
-	}
-	for k, v := range before {
-		if k == container {
-			bs, _ := v.(map[string]any)
-			for name, sv := range bs {
-				if name != t.Name && !equalJSON(sv, servers[name]) {
-					return fmt.Errorf("merged %s would change %s.%s", t.File, container, name)
-				}
-			}
-			continue
+	var got any
+	if ev := doc.Find(pointer(jsonContainer(t.Client), t.Name)); ev != nil {
+		if got, err = valueOf(*ev); err != nil {
+			return fmt.Errorf("merged %s: %w", t.File, err)
 		}
-		if !equalJSON(v, after[k]) {
-			return fmt.Errorf("merged %s would change %q", t.File, k)
-		}
+	}
+	if !equalJSON(want, got) {
+		b, _ := json.Marshal(got)
+		return fmt.Errorf("merged %s: the %s entry reads back as %s", t.File, t.Name, b)
 	}
 	return nil
 }

@@ -212,7 +212,7 @@ func TestBadConfigRefused(t *testing.T) {
 		{"claude env a string", Claude, `{"mcpServers": {"agent-interop": {"env": "x"}}}`, `\.claude\.json: mcpServers\.agent-interop\.env is a string, want an object`},
 		{"opencode not jsonc", OpenCode, `{"mcp": {,}}`, `opencode\.json: not valid JSON or JSONC: hujson: line 1, column \d+`},
 		{"opencode entry a number", OpenCode, "{\n // c\n \"mcp\": {\"agent-interop\": 3},\n}", `opencode\.json: mcp\.agent-interop is a number, want an object`},
-		{"cursor top-level array", Cursor, `[]`, `mcp\.json:1:\d+: not valid JSON .*not a JSON object`},
+		{"cursor top-level array", Cursor, `[]`, `mcp\.json: the document is not a JSON object`},
 		{"codex not toml", Codex, "a = \n", `config\.toml:1:\d+: not valid TOML`},
 		{"codex duplicate table", Codex, "[a]\nx = 1\n[a]\ny = 2\n", `config\.toml:3:2: table \[a\] is defined twice`},
 		{"codex duplicate key", Codex, "x = 1\nx = 2\n", `config\.toml:2:1: key x is defined twice`},

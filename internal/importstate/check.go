@@ -181,3 +181,43 @@ func cut(s string, n int) string {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+
+// bound is the spec's bound on tool's argument at path (catalogs/limits,
+// generated from spec/): a record is held to what the tool that creates
+// it accepts.
+func bound(tool, path string) limits.Bound {
+	for _, b := range limits.Bounds {
+		if b.Tool == tool && b.Path == path {
+			return b
+		}
+	}
+	panic("importstate: the spec has no bound for " + tool + " " + path)
+}
+
+// chars refuses a string longer (in characters) than tool's bound on arg.
+func (c *checker) chars(path, v, tool, arg string) {
+	b := bound(tool, arg)
+	if len(v) > b.Max { // a character is at least one byte: count only then
+		if n := utf8.RuneCountInString(v); n > b.Max {
+			c.fail(path, "must be at most %d characters (the bound of %s %s); it has %d", b.Max, tool, arg, n)
+		}
+	}
+}
+
+// optChars is chars for an optional string.
+func (c *checker) optChars(path string, v *string, tool, arg string) {
+	if v != nil {
+		c.chars(path, *v, tool, arg)
+	}
+}
+
+// items refuses a list with more entries than tool's bound on arg, or an
+// entry longer than its bound on arg[].
+func (c *checker) items(path string, v []string, tool, arg string) {
+	if b := bound(tool, arg); len(v) > b.Max {
+		c.fail(path, "must have at most %d entries (the bound of %s %s); it has %d", b.Max, tool, arg, len(v))
+	}
+	for i, s := range v {
+		c.chars(index(path, i), s, tool, arg+"[]")
+	}
+}

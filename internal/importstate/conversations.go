@@ -229,6 +229,7 @@ func (c *checker) message(snap *Snapshot, p, convID string, m message03, seq int
 		c.fail(p+".recipient", "names %q, which is not a participant of conversation %s", r.Recipient, convID)
 	}
 	r.Text = m.Text
+	c.chars(p+".text", m.Text, "send_conversation_message", "text")
 	r.ReplyTo = c.optional(p+".replyTo", m.ReplyTo, maxReplyToBytes)
 	r.CreatedAt = c.time(p+".createdAt", m.CreatedAt)
 	if m.IdempotencyKey != nil && strings.TrimSpace(*m.IdempotencyKey) != "" {

@@ -26,7 +26,9 @@ func Parse(state, conversations *File, now time.Time) (*Snapshot, error) {
 	if state != nil {
 		src := newSource(state.Path, state.Data)
 		sum := FileSummary{Role: "state", Path: state.Path, Found: true}
-		if err := parseState(src, snap, now); err != nil {
+		if err := src.strict(); err != nil {
+			errs = append(errs, err)
+		} else if err := parseState(src, snap, now); err != nil {
 			errs = append(errs, err)
 		} else {
 			sum.Ignored = ignored(src, stateKeys)
@@ -36,7 +38,9 @@ func Parse(state, conversations *File, now time.Time) (*Snapshot, error) {
 	if conversations != nil {
 		src := newSource(conversations.Path, conversations.Data)
 		sum := FileSummary{Role: "conversations", Path: conversations.Path, Found: true}
-		if err := parseConversations(src, snap, now); err != nil {
+		if err := src.strict(); err != nil {
+			errs = append(errs, err)
+		} else if err := parseConversations(src, snap, now); err != nil {
 			errs = append(errs, err)
 		} else {
 			sum.Ignored = ignored(src, conversationsKeys)

@@ -44,6 +44,9 @@ type walker struct {
 	pos   int
 	visit func(span) bool
 	done  bool
+	// onKey, when set, is called for a key its object already has (at
+	// the key's offset); returning false stops the walk.
+	onKey func(path, key string, at int) bool
 }
 
 func (w *walker) skipSpace() {
@@ -67,6 +70,10 @@ func (w *walker) value(path string) {
 	switch w.data[w.pos] {
 	case '{':
 		w.pos++
+		var keys map[string]bool
+		if w.onKey != nil {
+			keys = map[string]bool{}
+		}
 		for !w.done {
 			w.skipSpace()
 			if w.pos >= len(w.data) || w.data[w.pos] == '}' {
@@ -77,7 +84,15 @@ func (w *walker) value(path string) {
 				w.pos++
 				continue
 			}
+			at := w.pos
 			key := w.str()
+			if keys != nil {
+				if keys[key] && !w.onKey(path, key, at) {
+					w.done = true
+					return
+				}
+				keys[key] = true
+			}
 			w.skipSpace()
 			w.pos++ // ':'
 			w.skipSpace()

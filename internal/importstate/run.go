@@ -122,14 +122,32 @@ func (cfg Config) input(given, env, base string) (input, error) {
 		}
 		in.path = p
 	}
-	f, err := os.Open(in.path)
+	// Look before opening: a FIFO would block the open (or the read)
+	// forever, a device such as /dev/zero never ends, a directory is no
+	// file; the size is checked before a byte is read.
+	fi, err := os.Stat(in.path)
 	if errors.Is(err, fs.ErrNotExist) && given == "" {
 		return in, nil
 	}
 	if err != nil {
 		return in, fmt.Errorf("read the 0.3.x %s file: %w", role, err)
 	}
+	if err := regularInput(in.path, role, fi); err != nil {
+		return in, err
+	}
+	f, err := openNonBlocking(in.path)
+	if err != nil {
+		return in, fmt.Errorf("read the 0.3.x %s file: %w", role, err)
+	}
 	defer f.Close()
+	// The file may have been replaced between Stat and open: check what
+	// was opened.
+	if fi, err = f.Stat(); err != nil {
+		return in, fmt.Errorf("read %s: %w", in.path, err)
+	}
+	if err := regularInput(in.path, role, fi); err != nil {
+		return in, err
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
 		return in, fmt.Errorf("read %s: %w", in.path, err)
@@ -139,6 +157,25 @@ func (cfg Config) input(given, env, base string) (input, error) {
 	}
 	in.file = &File{Path: in.path, Data: data}
 	return in, nil
+}
+
+// regularInput refuses anything but a regular file of at most
+// maxFileBytes, naming the file, what it is, and the rule.
+func regularInput(path, role string, fi fs.FileInfo) error {
+	mode := fi.Mode()
+	switch {
+	case mode.IsDir():
+		return fmt.Errorf("%s is a directory; the 0.3.x %s file must be a regular file", path, role)
+	case mode&fs.ModeNamedPipe != 0:
+		return fmt.Errorf("%s is a FIFO (named pipe); the 0.3.x %s file must be a regular file", path, role)
+	case mode&fs.ModeDevice != 0:
+		return fmt.Errorf("%s is a device; the 0.3.x %s file must be a regular file", path, role)
+	case !mode.IsRegular():
+		return fmt.Errorf("%s is not a regular file (mode %s); the 0.3.x %s file must be one", path, mode.Type(), role)
+	case fi.Size() > maxFileBytes:
+		return fmt.Errorf("%s is larger than %d MiB (%d bytes); it is not a 0.3.x %s file this command reads", path, maxFileBytes>>20, fi.Size(), role)
+	}
+	return nil
 }
 
 func (cfg Config) defaultPath(env, base string) (string, error) {
