@@ -158,7 +158,19 @@ func agentCases() []agentCase {
 		{id: "qwen", program: realpeers.QwenCode,
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env { return realpeers.QwenEnv(t, fm.BaseURL()) }},
 		{id: "codex-acp", program: realpeers.CodexACP,
-			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env { return realpeers.CodexEnv(t, fm.BaseURL()) }},
+			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env {
+				// codex-acp's own Codex engine reads config.toml but not
+				// the model catalog format of @openai/codex 0.171.
+				e := realpeers.NewEnv(t)
+				home := filepath.Join(e.Home(), ".codex")
+				if err := os.MkdirAll(home, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(realpeers.CodexConfig(fm.BaseURL())), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return e.Set("CODEX_HOME", home)
+			}},
 		{id: "opencode-acp", program: realpeers.OpenCode,
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env {
 				return realpeers.OpenCodeEnv(t, realpeers.OpenCodeConfig(fm.BaseURL()))
@@ -264,6 +276,9 @@ func runAgent(t *testing.T, c agentCase) {
 	}
 	step("capabilities name the program and version", func(t *testing.T) {
 		caps := a.Capabilities(ctxT(t, 90*time.Second))
+		if caps.SendMessage.State == providers.Unavailable {
+			t.Fatalf("unavailable: %s", caps.SendMessage.Reason)
+		}
 		if caps.ProviderVersion != sp.InstallVersion || caps.Program == "" {
 			t.Fatalf("program %q version %q, want version %s", caps.Program, caps.ProviderVersion, sp.InstallVersion)
 		}
