@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -149,6 +150,8 @@ type agentCase struct {
 	env func(t *testing.T, fm *fakemodel.Server) *realpeers.Env
 	// load: the agent advertises session/load with history replay.
 	load bool
+	// args are appended to the catalog's command (offline switches).
+	args []string
 }
 
 func agentCases() []agentCase {
@@ -171,7 +174,8 @@ func agentCases() []agentCase {
 				}
 				return e.Set("CODEX_HOME", home)
 			}},
-		{id: "opencode-acp", program: realpeers.OpenCode,
+		// --pure: no first-start plugin install from the npm registry.
+		{id: "opencode-acp", program: realpeers.OpenCode, args: []string{"--pure"},
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env {
 				return realpeers.OpenCodeEnv(t, realpeers.OpenCodeConfig(fm.BaseURL()))
 			}},
@@ -186,7 +190,9 @@ func realAgent(t *testing.T, c agentCase, h *host, env *realpeers.Env) (*acp.Ada
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a := acp.NewAgent(acp.AgentConfig{Spec: spec(t, c.id), Host: h, LookupEnv: noEnv, LookPath: lookIn(bin), Env: env.Environ(), DefaultCWD: ws})
+	sp := spec(t, c.id)
+	sp.Command = append(slices.Clone(sp.Command), c.args...)
+	a := acp.NewAgent(acp.AgentConfig{Spec: sp, Host: h, LookupEnv: noEnv, LookPath: lookIn(bin), Env: env.Environ(), DefaultCWD: ws})
 	t.Cleanup(func() { _ = a.Close() })
 	return a, ws
 }
@@ -358,7 +364,10 @@ func runAgent(t *testing.T, c agentCase) {
 			if rr.Status != providers.StatusCompleted || rr.ProviderState != "decision_sent" {
 				t.Fatalf("receipt %+v", rr)
 			}
-			if o := h.await(t, r.Ref); o.status != providers.StatusCompleted {
+			// A rejected edit ends the turn (completed) or cancels it
+			// (codex-acp: stopReason cancelled).
+			if o := h.await(t, r.Ref); o.status != providers.StatusCompleted &&
+				(pc.kind == "allow_once" || o.reason != "stopReason: cancelled") {
 				t.Fatalf("outcome %+v", o)
 			}
 			_, err = os.Stat(pc.file)
