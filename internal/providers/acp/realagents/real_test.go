@@ -305,10 +305,12 @@ func runAgent(t *testing.T, c agentCase) {
 		}
 		// The pinned version is inside the tested range; another one (a
 		// compat.sh run through the INTEROP_TEST_* override) is warned of.
+		warned := false
 		for _, l := range caps.Limitations {
-			if w := strings.HasPrefix(l, "warning:"); w == (caps.ProviderVersion == sp.InstallVersion) {
-				t.Fatalf("version %s (pinned %s), limitation %q", caps.ProviderVersion, sp.InstallVersion, l)
-			}
+			warned = warned || strings.HasPrefix(l, "warning:")
+		}
+		if pinned := caps.ProviderVersion == sp.InstallVersion; warned == pinned && (sp.TestedMin != "" || pinned) {
+			t.Fatalf("version %s (pinned %s): warned of = %v; limitations %q", caps.ProviderVersion, sp.InstallVersion, warned, caps.Limitations)
 		}
 		t.Logf("%s %s: %s", c.id, caps.ProviderVersion, caps.SendMessage.Protocol)
 	})
