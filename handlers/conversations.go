@@ -8,6 +8,7 @@ import (
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/registry"
 )
 
 // ConversationTools answers the conversations tool group over an
@@ -15,13 +16,15 @@ import (
 // carries a conversations service.
 type ConversationTools struct {
 	Svc *conversations.Service
+	// Registry names the known providers (nil: the built-in ones).
+	Registry *registry.Registry
 }
 
 // ListConversations answers list_conversations with {conversations,
 // nextCursor?} (the legacy conversation_list unwraps the first page to the
 // bare array).
 func (t ConversationTools) ListConversations(ctx context.Context, in *catalogs.ListConversationsInput) (*catalogs.ListConversationsOutput, error) {
-	session, err := providerSession("list_conversations", in.Session, nil)
+	session, err := providerSession("list_conversations", in.Session, knownIDs(t.Registry))
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func New(deps Deps) *Handlers {
 	return &Handlers{
 		WorkflowTools:     WorkflowTools{Svc: deps.Workflow},
 		ClaimTools:        ClaimTools{Svc: deps.Claims},
-		ConversationTools: ConversationTools{Svc: deps.Conversations},
+		ConversationTools: ConversationTools{Svc: deps.Conversations, Registry: deps.Registry},
 		FreebuffTools:     FreebuffTools{Svc: deps.Freebuff, Delivery: deps.Delivery},
 		SessionTools:      SessionTools{Registry: deps.Registry, Delivery: deps.Delivery, Events: deps.Events, Claims: deps.Claims, Workflow: deps.Workflow},
 		deps:              deps,

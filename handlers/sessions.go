@@ -181,11 +181,7 @@ func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSess
 // held requests of every provider, oldest first (never auto-approved), each
 // with the claims it would break (looked up for the page only).
 func (t SessionTools) ListPermissionRequests(ctx context.Context, in *catalogs.ListPermissionRequestsInput) (*catalogs.ListPermissionRequestsOutput, error) {
-	var known []providers.ID
-	if t.Registry != nil {
-		known = t.Registry.IDs()
-	}
-	session, err := providerSession("list_permission_requests", in.Session, known)
+	session, err := providerSession("list_permission_requests", in.Session, knownIDs(t.Registry))
 	if err != nil {
 		return nil, err
 	}
@@ -264,24 +260,24 @@ func receiptResult(r providers.Receipt, err error) (*catalogs.Receipt, error) {
 	return &a, nil
 }
 
+// knownIDs are the providers r knows; without a registry, the built-in ones.
+func knownIDs(r *registry.Registry) []providers.ID {
+	if r == nil {
+		return providers.Order()
+	}
+	return r.IDs()
+}
+
 // providerSession reads a session filter of the <provider>:<nativeId> form
 // (participants and permission requests are keyed by both), refusing a
-// provider that is not among known (nil: the built-in ones and any
-// well-formed id) with an error naming the argument.
+// provider that is not among known with an error naming the argument.
 func providerSession(tool string, s *string, known []providers.ID) (string, error) {
 	v, err := paging.Session(tool, "session", s, true)
 	if err != nil || v == "" {
 		return v, err
 	}
 	name, _, _ := strings.Cut(v, ":")
-	_, perr := providers.ParseID(name)
-	if perr == nil && known != nil && !slices.Contains(known, providers.ID(name)) {
-		perr = fmt.Errorf("not known")
-	}
-	if perr != nil {
-		if known == nil {
-			known = providers.Order()
-		}
+	if !slices.Contains(known, providers.ID(name)) {
 		names := make([]string, 0, len(known))
 		for _, id := range known {
 			names = append(names, string(id))

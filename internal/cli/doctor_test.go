@@ -289,7 +289,7 @@ func TestProvidersAndSessionsCommands(t *testing.T) {
 	var list struct {
 		Providers []providers.Capabilities `json:"providers"`
 	}
-	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Providers) != 5 {
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Providers) != len(providers.Order()) {
 		t.Fatalf("providers --json = %s (%v)", out, err)
 	}
 	for i, id := range providers.Order() {

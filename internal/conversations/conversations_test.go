@@ -77,7 +77,7 @@ func TestJoin(t *testing.T) {
 			"Participant ID 'codex:thread-1' is already bound to codex:thread-1"},
 		{"unknown conversation", conversations.JoinInput{ConversationID: "conversation_nope", Provider: "codex", NativeID: "x"},
 			"Unknown conversation conversation_nope"},
-		{"unknown provider", conversations.JoinInput{ConversationID: c.ID, Provider: "gemini", NativeID: "x"}, "Unknown provider gemini"},
+		{"unknown provider", conversations.JoinInput{ConversationID: c.ID, Provider: "No_Such", NativeID: "x"}, "Unknown provider No_Such: an agent id is lower-case letters, digits and dashes"},
 		{"blank native ID", conversations.JoinInput{ConversationID: c.ID, Provider: "codex", NativeID: " "}, "nativeId must not be blank"},
 		{"bad role", conversations.JoinInput{ConversationID: c.ID, Provider: "codex", NativeID: "y", Role: "owner"},
 			`role must be one of sender, reviewer, editor; received "owner"`},

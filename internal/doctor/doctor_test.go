@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -267,7 +268,7 @@ func TestOverallDeadlineHoldsWhateverTheAdaptersDo(t *testing.T) {
 	if !rep.DeadlineReached {
 		t.Fatal("DeadlineReached not set")
 	}
-	if len(rep.Providers) != 5 {
+	if len(rep.Providers) != len(providers.Order()) {
 		t.Fatalf("%d providers reported", len(rep.Providers))
 	}
 	for _, p := range rep.Providers {
@@ -278,8 +279,8 @@ func TestOverallDeadlineHoldsWhateverTheAdaptersDo(t *testing.T) {
 	if rep.Store.Error == "" || rep.Store.Fix == "" {
 		t.Fatalf("store = %+v, want the unfinished check reported", rep.Store)
 	}
-	if len(rep.Cleanup) != 5 {
-		t.Fatalf("cleanup = %v, want the five adapters whose Close hung", rep.Cleanup)
+	if len(rep.Cleanup) != len(providers.Order()) {
+		t.Fatalf("cleanup = %v, want every adapter whose Close hung", rep.Cleanup)
 	}
 }
 
@@ -414,10 +415,10 @@ func TestRenderJSONIsCompactAndComplete(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &raw); err != nil {
 		t.Fatal(err)
 	}
-	if raw.Runtime != "9.9.9" || len(raw.Providers) != 5 {
+	if raw.Runtime != "9.9.9" || len(raw.Providers) != len(providers.Order()) {
 		t.Fatalf("decoded %+v", raw)
 	}
-	cur := raw.Providers[4]
+	cur := raw.Providers[slices.Index(providers.Order(), providers.Cursor)]
 	if cur.Provider != "cursor" || cur.Handshake.Status != "failed" || cur.Handshake.Fix == "" {
 		t.Fatalf("cursor = %+v", cur)
 	}

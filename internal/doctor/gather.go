@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -101,13 +102,19 @@ func Run(ctx context.Context, opts Options) Report {
 	defer cancel()
 
 	byID := map[providers.ID]providers.Adapter{}
-	var order []providers.ID // the adapters' order: the built-in agents, then the user's
 	for _, a := range o.Adapters {
 		if a != nil {
 			if _, dup := byID[a.ID()]; !dup {
 				byID[a.ID()] = a
-				order = append(order, a.ID())
 			}
+		}
+	}
+	// Every built-in agent in catalog order (one without an adapter is
+	// reported so), then the user's in the order given.
+	order := providers.Order()
+	for _, a := range o.Adapters {
+		if a != nil && !slices.Contains(order, a.ID()) {
+			order = append(order, a.ID())
 		}
 	}
 	runs := make([]*probeRun, len(order))
@@ -290,7 +297,7 @@ func (r *probeRun) run(o Options) {
 			rep.Authorization = "unknown"
 		}
 		rep.Capabilities = named(caps)
-		rep.Limitations = caps.Limitations
+		rep.Limitations = withVersionWarning(caps)
 		rep.Program = Program{Found: caps.Program != "", Path: caps.Program, Version: caps.ProviderVersion}
 		if caps.ProviderVersion != "" {
 			rep.Program.VersionSource = VersionFromProvider
@@ -406,4 +413,28 @@ func summarize(rep ProviderReport) string {
 		return SummaryReady
 	}
 	return SummaryDegraded
+}
+
+// withVersionWarning is caps' limitations plus, for a built-in agent whose
+// version is outside the range its catalog entry was tested with, a
+// warning (an ACP adapter adds it itself; the native ones do not).
+func withVersionWarning(caps providers.Capabilities) []string {
+	out := caps.Limitations
+	for _, s := range providers.BuiltinAgents() {
+		if s.ID != caps.Provider {
+			continue
+		}
+		w := s.VersionWarning(caps.ProviderVersion)
+		if w == "" {
+			return out
+		}
+		w = "warning: " + w
+		for _, l := range out {
+			if l == w {
+				return out
+			}
+		}
+		return append(append([]string(nil), out...), w)
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -100,7 +101,7 @@ func (c *checker) participants(snap *Snapshot, p string, conv conversation03, cr
 	for i, pa := range conv.Participants {
 		pp := index(p+".participants", i)
 		rec := participantRec{origin: origin{c.src, pp}, ConversationID: conv.ID, JoinedAt: createdAt}
-		if _, err := providers.ParseID(pa.Provider); err != nil {
+		if !slices.Contains(providers.Order(), providers.ID(pa.Provider)) {
 			var names []string
 			for _, id := range providers.Order() {
 				names = append(names, string(id))

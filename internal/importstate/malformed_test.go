@@ -53,7 +53,7 @@ func TestMalformedInputIsRefused(t *testing.T) {
 			`claims[0].releasedAt: required for a released claim`,
 		}},
 		{"badvalues-conversations.json", false, []string{
-			`badvalues-conversations.json:8:33: conversations[0].participants[0].provider: must be one of freebuff, opencode, codex, claude-code, cursor; found "gemini"`,
+			`badvalues-conversations.json:8:33: conversations[0].participants[0].provider: must be one of freebuff, opencode, codex, claude-code, cursor, gemini, qwen, copilot, goose, kimi, opencode-acp, codex-acp; found "nobody"`,
 			`conversations[0].participants[2].id: participant "b" appears twice`,
 			`badvalues-conversations.json:14:37: conversations[0].messages[0].delivery: must be one of queued, rejected, delivery_unknown, completed, dispatching; found "sent"`,
 			`conversations[0].messages[1].sequence: sequence 1 is taken by conversations[0].messages[0]`,

@@ -47,7 +47,7 @@ func Order() []ID {
 // whether the runtime knows it is the registry's question.
 func ParseID(s string) (ID, error) {
 	if !ValidID(s) {
-		return "", fmt.Errorf("Unknown provider %s: an agent id is %s", s, IDRule)
+		return "", fmt.Errorf("Unknown provider %s: an agent id is lower-case letters, digits and dashes", s)
 	}
 	return ID(s), nil
 }

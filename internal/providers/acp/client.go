@@ -112,7 +112,7 @@ type Client struct {
 }
 
 // DefaultHandshakeTimeout bounds an agent's answer to initialize.
-const DefaultHandshakeTimeout = 60 * time.Second
+const DefaultHandshakeTimeout = 2 * time.Minute
 
 // Start spawns the agent, initializes it and, when Config.AuthMethod is
 // advertised, authenticates. On error the process is already stopped.

@@ -1,6 +1,10 @@
-// Package acp is the runtime's one Agent Client Protocol (ACP v1) client,
-// shared by the Claude Code and Cursor adapters and tested against real
-// agents (claude-agent-acp, opencode acp) and a simulated Cursor peer.
+// Package acp is the runtime's one Agent Client Protocol (ACP v1) client:
+// one adapter per acp entry of the agent catalog (spec/agents.yaml: Claude
+// Code, Cursor, Gemini CLI, Qwen Code, ...) and of the user's agents file
+// ([NewAgent]); what is particular to an agent is a declared quirk of its
+// entry (Cursor's cursor/* requests: [CursorExtension]). Tested against
+// real agents (claude-agent-acp, qwen, codex-acp, opencode acp) and a
+// simulated Cursor peer.
 //
 // The wire layer is the runtime's one newline-delimited JSON-RPC 2.0
 // connection (internal/jsonrpc, wrapped in conn.go) rather than

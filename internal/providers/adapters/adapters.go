@@ -144,7 +144,11 @@ func New(cfg Config) Set {
 // Unavailable is the adapter of an agent that cannot be used: every call
 // fails with why, and its capabilities say so, with the fix.
 func Unavailable(id providers.ID, why ...error) providers.Adapter {
-	err := errors.Join(why...)
+	msgs := make([]string, len(why))
+	for i, w := range why {
+		msgs[i] = w.Error()
+	}
+	err := errors.New(strings.Join(msgs, "; "))
 	var fixes []string
 	for _, w := range why {
 		var p providers.AgentProblem
@@ -159,6 +163,6 @@ func Unavailable(id providers.ID, why ...error) providers.Adapter {
 			return acp.Launch{}, fmt.Errorf("agents file entry is not usable: %w", err)
 		},
 		MissingFix:  strings.Join(fixes, "; "),
-		Limitations: []string{"declared in the agents file, not usable: " + strings.ReplaceAll(err.Error(), "\n", "; ")},
+		Limitations: []string{"declared in the agents file, not usable: " + err.Error()},
 	})
 }

@@ -69,8 +69,8 @@ type Known struct {
 }
 
 // New returns a registry over the given adapters (at most one per
-// provider); their order is the reporting order, and their ids are the
-// ones the registry knows.
+// provider). The ids it knows are the built-in agents' (in catalog order)
+// and then the other adapters' (in the order given).
 func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry, error) {
 	if opts.Clock == nil {
 		opts.Clock = quartz.NewReal()
@@ -89,7 +89,14 @@ func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry
 			return nil, fmt.Errorf("two adapters for provider %s", id)
 		}
 		r.adapters[id] = a
-		r.order = append(r.order, id)
+	}
+	// The built-in agents are always known (one without an adapter is
+	// listed unconfigured); a user's agents follow them.
+	r.order = providers.Order()
+	for _, a := range adapters {
+		if !slices.Contains(r.order, a.ID()) {
+			r.order = append(r.order, a.ID())
+		}
 	}
 	return r, nil
 }
@@ -128,7 +135,7 @@ func (r *Registry) IDs() []providers.ID { return slices.Clone(r.order) }
 // known resolves a provider name to a known id.
 func (r *Registry) knownID(name string) (providers.ID, error) {
 	id := providers.ID(name)
-	if r.adapters[id] == nil {
+	if !slices.Contains(r.order, id) {
 		return "", &UnknownProviderError{Name: name, Known: r.IDs()}
 	}
 	return id, nil
@@ -184,7 +191,11 @@ func (r *Registry) Adapter(name string) (providers.Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.adapters[id], nil
+	a := r.adapters[id]
+	if a == nil {
+		return nil, &NotConfiguredError{Provider: id}
+	}
+	return a, nil
 }
 
 // ListProviders returns every provider in registry order with its

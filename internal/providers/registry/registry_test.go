@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,12 @@ func TestListProvidersInOrderWithoutFabrication(t *testing.T) {
 	for _, c := range caps {
 		ids = append(ids, string(c.Provider))
 	}
-	if strings.Join(ids, ",") != "freebuff,opencode,codex,claude-code,cursor" {
+	if !slices.Equal(ids, func() (out []string) {
+		for _, id := range providers.Order() {
+			out = append(out, string(id))
+		}
+		return
+	}()) || ids[0] != "freebuff" || ids[4] != "cursor" {
 		t.Fatalf("order = %v", ids)
 	}
 	if caps[0].Sessions.State != providers.Unavailable || !strings.Contains(caps[0].Sessions.Reason, "no adapter configured") {
