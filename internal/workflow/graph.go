@@ -346,9 +346,12 @@ func (src *graphSource) loadNeighbourhood(ctx context.Context, tx *ent.Tx, in Gr
 	for _, n := range order[start:end] {
 		ids = append(ids, n.id)
 	}
-	rows, err := withWorkEdges(tx.WorkItem.Query().Where(workitem.IDIn(ids...))).All(ctx)
+	rows, err := tx.WorkItem.Query().Where(workitem.IDIn(ids...)).All(ctx)
 	if err != nil {
 		return wrapStore("read works", err)
+	}
+	if err := loadDependsOn(ctx, tx, rows); err != nil {
+		return err
 	}
 	pos := map[string]int{}
 	for i, id := range ids {
