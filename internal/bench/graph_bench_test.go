@@ -3,10 +3,9 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -14,18 +13,9 @@ import (
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
-// benchGraphN is the works of each shape's store: INTEROP_BENCH_N, else
-// 100,000.
-func benchGraphN(b *testing.B) int {
-	if v := os.Getenv("INTEROP_BENCH_N"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 100 {
-			b.Fatalf("INTEROP_BENCH_N=%q: want a number ≥ 100", v)
-		}
-		return n
-	}
-	return 100000
-}
+// graphN is the works of each shape's store of BenchmarkWorkGraphShapes
+// (go test ./internal/bench -run '^$' -bench WorkGraphShapes -args -graph-n 20000).
+var graphN = flag.Int("graph-n", 100000, "works of each shape's store in BenchmarkWorkGraphShapes (at least 100)")
 
 // BenchmarkWorkGraphShapes measures get_work_graph (default arguments and
 // a depth-3 neighbourhood) and list_work_items at its largest page on a
@@ -35,7 +25,10 @@ func benchGraphN(b *testing.B) int {
 // go test ./internal/bench -run '^$' -bench WorkGraphShapes -cpuprofile cpu.out.
 func BenchmarkWorkGraphShapes(b *testing.B) {
 	ctx := context.Background()
-	n := benchGraphN(b)
+	n := *graphN
+	if n < 100 {
+		b.Fatalf("-graph-n %d: want at least 100", n)
+	}
 	dir := b.TempDir()
 	for _, shape := range Shapes() {
 		b.Run(shape, func(sb *testing.B) {
