@@ -7,7 +7,7 @@
 // concurrent sessions. See docs/benchmarks.md.
 //
 //	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-http-load] [-json]
-//	go run ./cmd/interop-bench scale [-sizes 1000,10000,100000] [-calls 30] [-store sqlite,postgres] [-db postgres://…] [-json]
+//	go run ./cmd/interop-bench scale [-sizes 1000,10000,100000] [-shapes chain,tree,fanin,dense|all] [-only get_work_graph] [-calls 30] [-store sqlite,postgres] [-db postgres://…] [-json]
 //	go run ./cmd/interop-bench handoff [-json]   |   go run ./cmd/interop-bench check
 package main
 
@@ -153,12 +153,21 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		"(a throw-away PostgreSQL cluster unless -db names a server)")
 	fs.StringVar(&c.PostgresURL, "db", "", "postgres://user@host/db of an existing server for -store postgres (a schema per size, dropped afterwards; "+
 		"no password here: PGPASSWORD or a password file)")
+	shapes := fs.String("shapes", bench.ShapeChain, "comma-separated graph shapes of the seeded works, a table each: "+strings.Join(bench.Shapes(), ", ")+
+		" (chains of ten; one binary dependency tree; blocks of 1,000 where the newest depends on the rest; chains with evidence on every work); all names every one")
+	only := fs.String("only", "", "comma-separated prefixes of the call labels to measure (all when empty), e.g. get_work_graph,list_work_items")
 	dir := fs.String("C", ".", "a directory inside the module to build")
 	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if *shapes == "all" {
+		c.Shapes = bench.Shapes()
+	} else {
+		c.Shapes = splitList(*shapes)
+	}
+	c.Only = splitList(*only)
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "interop-bench scale: unexpected arguments %q\n", fs.Args())
 		return 2
@@ -209,6 +218,17 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	return 0
+}
+
+// splitList is a comma-separated flag's non-empty items, trimmed.
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // runHandoff is `interop-bench handoff` (the report) and `interop-bench

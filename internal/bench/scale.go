@@ -36,6 +36,37 @@ type ScaleConfig struct {
 	// needs CREATE on the database). Empty starts a throw-away cluster
 	// (internal/testutil/pgtest), which needs the server programs.
 	PostgresURL string
+	// Shapes are the graph shapes of the seeded works (Shapes; default
+	// ShapeChain only), every size of each.
+	Shapes []string
+	// Only keeps the call shapes whose label starts with one of these
+	// prefixes (all when empty).
+	Only []string
+}
+
+// shapes is c.Shapes, ShapeChain when none is named.
+func (c ScaleConfig) shapes() []string {
+	if len(c.Shapes) == 0 {
+		return []string{ShapeChain}
+	}
+	return c.Shapes
+}
+
+// calls are the call shapes the run measures.
+func (c ScaleConfig) calls() []scaleCall {
+	if len(c.Only) == 0 {
+		return scaleCalls()
+	}
+	var out []scaleCall
+	for _, sc := range scaleCalls() {
+		for _, p := range c.Only {
+			if strings.HasPrefix(sc.label, p) {
+				out = append(out, sc)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // stores is c.Stores, SQLite when none is named.
@@ -78,6 +109,19 @@ func (c ScaleConfig) Validate() error {
 		}
 		seen[d] = true
 	}
+	shapes := map[string]bool{}
+	for _, sh := range c.shapes() {
+		switch {
+		case !validShape(sh):
+			return fmt.Errorf("-shapes: %q is not a graph shape (%s)", sh, strings.Join(Shapes(), ", "))
+		case shapes[sh]:
+			return fmt.Errorf("-shapes: %s is named twice", sh)
+		}
+		shapes[sh] = true
+	}
+	if len(c.calls()) == 0 {
+		return fmt.Errorf("-only: %q selects no call", strings.Join(c.Only, ","))
+	}
 	if c.PostgresURL != "" {
 		if !store.IsPostgres(c.PostgresURL) {
 			return fmt.Errorf("-db: %s is not a postgres:// or postgresql:// URL", store.RedactDSN(c.PostgresURL))
@@ -107,6 +151,7 @@ type ScaleReport struct {
 // ScaleSize is one store size: how it was seeded and every tool's figures.
 type ScaleSize struct {
 	Store      string     `json:"store"` // StoreSQLite or StorePostgres
+	Shape      string     `json:"shape"` // the works' graph shape (Shapes)
 	N          int        `json:"n"`
 	Seed       Seed       `json:"seed"`
 	SeedSec    Figure     `json:"seedSeconds"`
@@ -120,7 +165,16 @@ type ScaleSize struct {
 }
 
 // name is the size and dialect for messages: "10000 on postgres".
-func (sz *ScaleSize) name() string { return fmt.Sprintf("%d on %s", sz.N, sz.Store) }
+func (sz *ScaleSize) name() string { return fmt.Sprintf("%d on %s", sz.N, sz.group()) }
+
+// group is the table a size belongs to: its dialect, and its shape unless
+// that is ShapeChain ("sqlite, tree shape").
+func (sz *ScaleSize) group() string {
+	if sz.Shape == "" || sz.Shape == ShapeChain {
+		return sz.Store
+	}
+	return sz.Store + ", " + sz.Shape + " shape"
+}
 
 // ScaleRow is one tool call shape at one size.
 type ScaleRow struct {
@@ -239,12 +293,14 @@ func RunScale(ctx context.Context, c ScaleConfig) (*ScaleReport, error) {
 		}
 	}
 	for _, d := range c.stores() {
-		for _, n := range c.Sizes {
-			size, err := seedSize(ctx, d, n, tmp, pg, progress)
-			if err != nil {
-				return nil, err
+		for _, shape := range c.shapes() {
+			for _, n := range c.Sizes {
+				size, err := seedSize(ctx, d, shape, n, tmp, pg, progress)
+				if err != nil {
+					return nil, err
+				}
+				rep.Sizes = append(rep.Sizes, size)
 			}
-			rep.Sizes = append(rep.Sizes, size)
 		}
 	}
 	if err := measureSizes(ctx, c, runtimeBin, rep.Sizes, counter, budgets, progress); err != nil {
@@ -257,33 +313,33 @@ func RunScale(ctx context.Context, c ScaleConfig) (*ScaleReport, error) {
 // seedSize creates and seeds the store of n records on dialect d, with
 // the environment its served runtime runs in (isolated, INTEROP_DB naming
 // the store).
-func seedSize(ctx context.Context, d string, n int, tmp string, pg *pgStores, progress io.Writer) (ScaleSize, error) {
-	size := ScaleSize{Store: d, N: n}
-	dir := filepath.Join(tmp, fmt.Sprintf("%s-n%d", d, n))
+func seedSize(ctx context.Context, d, shape string, n int, tmp string, pg *pgStores, progress io.Writer) (ScaleSize, error) {
+	size := ScaleSize{Store: d, Shape: shape, N: n}
+	dir := filepath.Join(tmp, fmt.Sprintf("%s-%s-n%d", d, shape, n))
 	env, err := IsolatedEnv(dir)
 	if err != nil {
 		return size, err
 	}
 	size.location = filepath.Join(dir, "interop.db")
 	if d == StorePostgres {
-		if size.location, err = pg.location(ctx, n); err != nil {
+		if size.location, err = pg.location(ctx, shape, n); err != nil {
 			return size, err
 		}
 		// The URL goes into the environment, never onto a command line.
 		env = withEnv(env, append(pg.env(), "INTEROP_DB="+size.location)...)
 	}
 	size.dir, size.env = dir, env
-	fmt.Fprintf(progress, "seeding %d of each record kind on %s…\n", n, d)
+	fmt.Fprintf(progress, "seeding %d of each record kind on %s…\n", n, size.group())
 	start := time.Now()
-	if size.Seed, err = SeedStore(ctx, size.location, n, time.Now(), progress); err != nil {
+	if size.Seed, err = SeedShape(ctx, size.location, shape, n, time.Now(), progress); err != nil {
 		return size, fmt.Errorf("store %s: %w", size.name(), err)
 	}
 	size.SeedSec = Figure(time.Since(start).Seconds())
 	if d == StorePostgres {
-		if err := pg.vacuum(ctx, n); err != nil {
+		if err := pg.vacuum(ctx, shape, n); err != nil {
 			return size, err
 		}
-		mib, err := pg.sizeMiB(ctx, n)
+		mib, err := pg.sizeMiB(ctx, shape, n)
 		if err != nil {
 			return size, err
 		}
@@ -327,7 +383,7 @@ func measureSizes(ctx context.Context, c ScaleConfig, bin string, sizes []ScaleS
 		servers[j] = &scaleServer{size: size, p: p}
 	}
 	i := 0
-	for _, sc := range scaleCalls() {
+	for _, sc := range c.calls() {
 		fmt.Fprintf(progress, "  %s…\n", sc.label)
 		for _, s := range servers {
 			s.lat, s.cpu, s.last = nil, 0, nil
@@ -404,10 +460,11 @@ func toolText(result json.RawMessage) (string, bool, error) {
 func (r *ScaleReport) byStore() (names []string, sizes map[string][]ScaleSize) {
 	sizes = map[string][]ScaleSize{}
 	for _, sz := range r.Sizes {
-		if _, ok := sizes[sz.Store]; !ok {
-			names = append(names, sz.Store)
+		g := sz.group()
+		if _, ok := sizes[g]; !ok {
+			names = append(names, g)
 		}
-		sizes[sz.Store] = append(sizes[sz.Store], sz)
+		sizes[g] = append(sizes[g], sz)
 	}
 	return names, sizes
 }

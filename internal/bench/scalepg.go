@@ -82,11 +82,20 @@ func openPGStores(ctx context.Context, dsn string, progress io.Writer) (*pgStore
 	return p, nil
 }
 
-// location creates the schema of size n and returns the URL whose
+// schemaName is the schema of the store of size n and shape (the chain
+// shape keeps the name it had before shapes).
+func (p *pgStores) schemaName(shape string, n int) string {
+	if shape == "" || shape == ShapeChain {
+		return fmt.Sprintf("%sn%d", p.prefix, n)
+	}
+	return fmt.Sprintf("%s%s_n%d", p.prefix, shape, n)
+}
+
+// location creates the schema of size n and shape and returns the URL whose
 // search_path selects it (the runtime creates its tables in the current
 // schema).
-func (p *pgStores) location(ctx context.Context, n int) (string, error) {
-	schema := fmt.Sprintf("%sn%d", p.prefix, n)
+func (p *pgStores) location(ctx context.Context, shape string, n int) (string, error) {
+	schema := p.schemaName(shape, n)
 	if err := p.exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		return "", err
 	}
@@ -110,13 +119,13 @@ func (p *pgStores) location(ctx context.Context, n int) (string, error) {
 // PostgreSQL then guesses that a few works match thousands of rows and
 // hashes a whole table (30 ms at 100,000 works instead of 0.2 ms), and
 // index-only scans visit the heap.
-func (p *pgStores) vacuum(ctx context.Context, n int) error {
+func (p *pgStores) vacuum(ctx context.Context, shape string, n int) error {
 	conn, err := pgx.Connect(ctx, p.base)
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", store.RedactDSN(p.base), err)
 	}
 	defer conn.Close(ctx)
-	schema := fmt.Sprintf("%sn%d", p.prefix, n)
+	schema := p.schemaName(shape, n)
 	rows, err := conn.Query(ctx, "SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) FROM information_schema.tables "+
 		"WHERE table_schema = $1 AND table_type = 'BASE TABLE' ORDER BY table_name", schema)
 	if err != nil {
@@ -136,14 +145,14 @@ func (p *pgStores) vacuum(ctx context.Context, n int) error {
 }
 
 // sizeMiB is the size of the schema of size n.
-func (p *pgStores) sizeMiB(ctx context.Context, n int) (float64, error) {
+func (p *pgStores) sizeMiB(ctx context.Context, shape string, n int) (float64, error) {
 	conn, err := pgx.Connect(ctx, p.base)
 	if err != nil {
 		return 0, fmt.Errorf("connect to %s: %w", store.RedactDSN(p.base), err)
 	}
 	defer conn.Close(ctx)
 	var bytes int64
-	if err := conn.QueryRow(ctx, pgSchemaSizeSQL, fmt.Sprintf("%sn%d", p.prefix, n)).Scan(&bytes); err != nil {
+	if err := conn.QueryRow(ctx, pgSchemaSizeSQL, p.schemaName(shape, n)).Scan(&bytes); err != nil {
 		return 0, fmt.Errorf("size of the store of %d: %w", n, err)
 	}
 	return MiB(bytes), nil

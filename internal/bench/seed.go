@@ -26,6 +26,39 @@ type Seed struct {
 	WorkID, ConversationID, EventProvider, EventSession, Session string
 	// Participants of ConversationID: the sender and recipient of a send.
 	Sender, Recipient string
+	// Shape is how the works depend on each other (ShapeChain when empty).
+	Shape string `json:"shape,omitempty"`
+}
+
+// Graph shapes of the seeded works: the dependencies between them and how
+// much evidence they carry. Every shape has one active claim per work.
+const (
+	// ShapeChain: chains of seedChain works, evidence on every tenth.
+	ShapeChain = "chain"
+	// ShapeTree: one binary dependency tree (work i depends on work
+	// (i-1)/2), evidence on every tenth.
+	ShapeTree = "tree"
+	// ShapeFanIn: in every block of seedFanIn works the newest depends on
+	// all the others (100, the most one work may depend on), evidence on
+	// every tenth.
+	ShapeFanIn = "fanin"
+	// ShapeDense: chains as ShapeChain with evidence on every work.
+	ShapeDense = "dense"
+	// seedFanIn is the block of ShapeFanIn.
+	seedFanIn = 101
+)
+
+// Shapes lists every graph shape SeedStore writes.
+func Shapes() []string { return []string{ShapeChain, ShapeTree, ShapeFanIn, ShapeDense} }
+
+// validShape reports whether s names a shape.
+func validShape(s string) bool {
+	for _, x := range Shapes() {
+		if s == x {
+			return true
+		}
+	}
+	return false
 }
 
 // Seeding shape: every size in n.
@@ -48,12 +81,23 @@ const (
 // inserts through the generated ent client, so the seed follows the schema
 // (and fails to compile rather than at run time when it changes).
 func SeedStore(ctx context.Context, location string, n int, now time.Time, progress io.Writer) (Seed, error) {
+	return SeedShape(ctx, location, ShapeChain, n, now, progress)
+}
+
+// SeedShape is SeedStore with the works in one of the Shapes.
+func SeedShape(ctx context.Context, location, shape string, n int, now time.Time, progress io.Writer) (Seed, error) {
+	if !validShape(shape) {
+		return Seed{}, fmt.Errorf("shape %q is not one of %s", shape, strings.Join(Shapes(), ", "))
+	}
 	st, err := store.Open(ctx, location)
 	if err != nil {
 		return Seed{}, err
 	}
 	defer st.Close()
-	sd := Seed{Works: n, Evidence: max(n/10, 1), Claims: n, Messages: n, Events: n}
+	sd := Seed{Works: n, Evidence: max(n/10, 1), Claims: n, Messages: n, Events: n, Shape: shape}
+	if shape == ShapeDense {
+		sd.Evidence = n
+	}
 	sd.Session = seedSession(0)
 	sd.WorkID = seedWorkID(n/2 - n/2%seedChain + seedChain/2)
 	// At least a few pages of conversations at every size, so a listing
@@ -118,11 +162,26 @@ func (sr *seeder) workItems() error {
 				SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{"src/importer.go"}).
 				SetSourceSession(src).SetStatus(workStatus(statuses[i%len(statuses)])).
 				SetCreatedAt(now.Add(-time.Duration(n-i) * time.Second)).SetUpdatedAt(now.Add(-time.Duration(n-i) * time.Second))
-			if i%seedChain != 0 {
-				// The previous work of the chain is in the same chunk
-				// (seedChunk is a multiple of seedChain): ent inserts the
-				// batch's nodes, then its edges in one statement.
-				w.AddDependsOnIDs(seedWorkID(i - 1))
+			// ent inserts the batch's nodes, then its edges in one
+			// statement; a dependency is either in the same chunk or
+			// written by an earlier one.
+			switch sr.sd.Shape {
+			case ShapeTree:
+				if i > 0 {
+					w.AddDependsOnIDs(seedWorkID((i - 1) / 2))
+				}
+			case ShapeFanIn:
+				if i%seedFanIn == seedFanIn-1 {
+					deps := make([]string, 0, seedFanIn-1)
+					for j := i - seedFanIn + 1; j < i; j++ {
+						deps = append(deps, seedWorkID(j))
+					}
+					w.AddDependsOnIDs(deps...)
+				}
+			default:
+				if i%seedChain != 0 {
+					w.AddDependsOnIDs(seedWorkID(i - 1))
+				}
 			}
 			b = append(b, w)
 		}
@@ -137,7 +196,7 @@ func (sr *seeder) evidence() error {
 	return sr.step("evidence records", total, func(tx *ent.Tx, from, to int) error {
 		b := make([]*ent.EvidenceCreate, 0, to-from)
 		for i := from; i < to; i++ {
-			w, s := seedWorkID(i*10%n), seedSession(i)
+			w, s := seedWorkID(i*n/total), seedSession(i)
 			b = append(b, tx.Evidence.Create().SetID(fmt.Sprintf("evidence_seed_%07d", i)).SetWorkID(w).SetSessionID(s).
 				SetKind("diff").SetTrust("provider_observed").SetSource(schema.EvidenceSource{Adapter: "codex"}).
 				SetCapturedAt(now.Add(-time.Duration(total-i)*time.Second)).SetSummary("diff of the importer change").

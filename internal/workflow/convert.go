@@ -14,6 +14,7 @@ import (
 	"github.com/agent-interop/runtime/ent/handoff"
 	"github.com/agent-interop/runtime/ent/review"
 	"github.com/agent-interop/runtime/ent/workitem"
+	"github.com/agent-interop/runtime/internal/paging"
 )
 
 // This file maps ent rows to the upstream-shaped result structs.
@@ -22,13 +23,46 @@ import (
 // a work with more lists its newest ones and says how many there are.
 const MaxEmbeddedEvidenceIDs = 50
 
-// withWorkEdges eager-loads the IDs of the works each work depends on (at
-// most 100 per work, fixed at creation), in one query for the whole page.
+// loadDependsOn sets w.Edges.DependsOn of every work to the works it
+// depends on (IDs only, ascending; at most 100 per work, fixed at
+// creation), read from the dependency table's primary key alone: one
+// statement per paging.ChunkSize works, no row of the works table read.
 // Evidence IDs are loaded by embedEvidenceIDs, bounded per work.
-func withWorkEdges(q *ent.WorkItemQuery) *ent.WorkItemQuery {
-	return q.WithDependsOn(func(dq *ent.WorkItemQuery) {
-		dq.Select(workitem.FieldID).Order(ent.Asc(workitem.FieldID))
-	})
+func loadDependsOn(ctx context.Context, tx *ent.Tx, works []*ent.WorkItem) error {
+	if len(works) == 0 {
+		return nil
+	}
+	byID := make(map[string]*ent.WorkItem, len(works))
+	ids := make([]string, 0, len(works))
+	for _, w := range works {
+		w.Edges.DependsOn = nil
+		if _, dup := byID[w.ID]; !dup {
+			byID[w.ID] = w
+			ids = append(ids, w.ID)
+		}
+	}
+	from, to := workitem.DependsOnPrimaryKey[0], workitem.DependsOnPrimaryKey[1]
+	for _, chunk := range paging.Chunks(ids, paging.ChunkSize) {
+		var rows []struct {
+			From string `sql:"dep_from"`
+			To   string `sql:"dep_to"`
+		}
+		err := tx.WorkItem.Query().Where(workitem.IDIn(chunk...)).Modify(func(s *sql.Selector) {
+			t := sql.Table(workitem.DependsOnTable)
+			s.Join(t).On(s.C(workitem.FieldID), t.C(from))
+			s.Select(sql.As(t.C(from), "dep_from"), sql.As(t.C(to), "dep_to"))
+			s.OrderBy(t.C(from), t.C(to))
+		}).Scan(ctx, &rows)
+		if err != nil {
+			return wrapStore("read dependencies", err)
+		}
+		for _, r := range rows {
+			if w := byID[r.From]; w != nil {
+				w.Edges.DependsOn = append(w.Edges.DependsOn, &ent.WorkItem{ID: r.To})
+			}
+		}
+	}
+	return nil
 }
 
 // evidenceCounts carries, per work, the evidence count of a work whose
@@ -261,12 +295,15 @@ func loadWork(ctx context.Context, tx *ent.Tx, id string) (*ent.WorkItem, error)
 	if strings.TrimSpace(id) == "" {
 		return nil, invalid("workId must not be blank")
 	}
-	w, err := withWorkEdges(tx.WorkItem.Query().Where(workitem.ID(id))).Only(ctx)
+	w, err := tx.WorkItem.Query().Where(workitem.ID(id)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, unknownWork(id)
 	}
 	if err != nil {
 		return nil, wrapStore("read work "+id, err)
+	}
+	if err := loadDependsOn(ctx, tx, []*ent.WorkItem{w}); err != nil {
+		return nil, err
 	}
 	return w, nil
 }

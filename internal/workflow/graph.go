@@ -232,7 +232,36 @@ func (src *graphSource) loadPage(ctx context.Context, tx *ent.Tx, in GraphInput,
 // countWorksAfter counts (up to countCap) the works the filter selects
 // after w in page order.
 func countWorksAfter(ctx context.Context, tx *ent.Tx, f WorkFilter, w *ent.WorkItem) (int, bool, error) {
-	rows, _, err := pageWorksIDs(ctx, tx, f, timeKey{at: w.UpdatedAt, id: w.ID}, countCap)
+	after := timeKey{at: w.UpdatedAt, id: w.ID}
+	if f.Session == "" {
+		// SELECT COUNT(*) FROM (SELECT 1 ... LIMIT countCap): the store
+		// counts the index entries; no ID crosses the driver.
+		var got []struct {
+			N int `sql:"n"`
+		}
+		err := tx.WorkItem.Query().Modify(func(s *sql.Selector) {
+			t := sql.Table(workitem.Table)
+			inner := sql.Select(t.C(workitem.FieldID)).From(t)
+			if f.Status != "" {
+				workitem.StatusEQ(workitem.Status(f.Status))(inner)
+			}
+			if f.UpdatedSince != nil {
+				workitem.UpdatedAtGTE(*f.UpdatedSince)(inner)
+			}
+			keysetBefore(workitem.FieldUpdatedAt, workitem.FieldID, after)(inner)
+			inner.Limit(countCap)
+			s.From(inner.As("capped")).Select(sql.As(sql.Count("*"), "n"))
+		}).Scan(ctx, &got)
+		if err != nil {
+			return 0, false, wrapStore("count works", err)
+		}
+		n := 0
+		if len(got) == 1 {
+			n = got[0].N
+		}
+		return n, n >= countCap, nil
+	}
+	rows, _, err := pageWorksIDs(ctx, tx, f, after, countCap)
 	if err != nil {
 		return 0, false, err
 	}
@@ -346,9 +375,12 @@ func (src *graphSource) loadNeighbourhood(ctx context.Context, tx *ent.Tx, in Gr
 	for _, n := range order[start:end] {
 		ids = append(ids, n.id)
 	}
-	rows, err := withWorkEdges(tx.WorkItem.Query().Where(workitem.IDIn(ids...))).All(ctx)
+	rows, err := tx.WorkItem.Query().Where(workitem.IDIn(ids...)).All(ctx)
 	if err != nil {
 		return wrapStore("read works", err)
+	}
+	if err := loadDependsOn(ctx, tx, rows); err != nil {
+		return err
 	}
 	pos := map[string]int{}
 	for i, id := range ids {

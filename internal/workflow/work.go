@@ -212,7 +212,7 @@ func pageWorks(ctx context.Context, tx *ent.Tx, f WorkFilter, after timeKey, lim
 				s.Where(sql.CompositeLT([]string{s.C(workitem.FieldUpdatedAt), s.C(workitem.FieldID)}, after.at, after.id))
 			})
 		}
-		return withWorkEdges(q).Order(workNewestFirst()...).Limit(limit + 1)
+		return q.Order(workNewestFirst()...).Limit(limit + 1)
 	}
 	var rows []*ent.WorkItem
 	if f.Session == "" {
@@ -235,6 +235,9 @@ func pageWorks(ctx context.Context, tx *ent.Tx, f WorkFilter, after timeKey, lim
 	more := len(rows) > limit
 	if more {
 		rows = rows[:limit]
+	}
+	if err := loadDependsOn(ctx, tx, rows); err != nil {
+		return nil, false, err
 	}
 	return rows, more, nil
 }
