@@ -133,6 +133,7 @@ func TestSessionStreamAppendsEventsAfterItsCursor(t *testing.T) {
 	appendEvent("item/commandExecution/requestApproval")
 	ev := s.next(t, streamWait)
 	for ev.id != "2" {
+		t.Logf("skipped %+v", ev)
 		ev = s.next(t, streamWait)
 	}
 	if !strings.Contains(ev.data, `beforeend:#event-rows`) || !strings.Contains(ev.data, `data-type="item/commandExecution/requestApproval"`) ||
@@ -275,6 +276,8 @@ func testConversationPageAndStream(t *testing.T, location string) {
 func TestStreamsEndAfterTheirLifetime(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.StreamLifetime = 100 * time.Millisecond })
 	s := f.stream("/desk/live/receipts", bearer...)
+	s.next(t, streamWait) // connected: its lifetime runs
+	f.advance(100 * time.Millisecond)
 	deadline := time.After(streamWait)
 	for {
 		select {
