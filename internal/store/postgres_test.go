@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agent-interop/runtime/ent"
@@ -182,7 +183,7 @@ func TestPostgresRefusesForeignDatabaseUntouched(t *testing.T) {
 // losers again).
 func TestTxRetriesSerializationFailures(t *testing.T) {
 	pgtest.EachDialect(t, func(t *testing.T, location string) {
-		a, b := openRetrying(t, location), openRetrying(t, location)
+		a, b := openContending(t, location), openContending(t, location)
 		ctx := context.Background()
 		if err := a.Tx(ctx, func(tx *ent.Tx) error {
 			return tx.Conversation.Create().SetID("counter").SetTitle("c").SetCreatedAt(testNow).SetUpdatedAt(testNow).Exec(ctx)
@@ -357,6 +358,15 @@ func TestPostgresUnreachable(t *testing.T) {
 	}
 }
 
+// openContending opens a store whose retry backoff runs on the real
+// clock: what these tests check is that real concurrent writers spread out
+// in real time (a mock that fires every backoff at once would make them
+// collide again and again).
+func openContending(t *testing.T, location string) *Store {
+	t.Helper()
+	return openT(t, location, WithClock(quartz.NewReal()))
+}
+
 // openRetrying opens a store whose clock fires every retry backoff timer
 // as soon as it is armed (the mock stands still otherwise).
 func openRetrying(t *testing.T, location string) *Store {
@@ -388,7 +398,7 @@ func openRetrying(t *testing.T, location string) *Store {
 // the one record, none with "busy" or a unique violation.
 func TestConcurrentIdempotentWritersGetTheRecord(t *testing.T) {
 	pgtest.EachDialect(t, func(t *testing.T, location string) {
-		a, b := openRetrying(t, location), openRetrying(t, location)
+		a, b := openContending(t, location), openContending(t, location)
 		ctx := context.Background()
 		const writers, keys = 6, 10
 		var wg sync.WaitGroup
