@@ -166,7 +166,11 @@ func TestStreamsEndWhenTheDeskCloses(t *testing.T) {
 // TestClaimsStreamNoticesALeaseEnding: nothing is written when a claim's
 // lease ends, so the stream looks again at every heartbeat.
 func TestClaimsStreamNoticesALeaseEnding(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.Heartbeat = 20 * time.Millisecond })
+	// Heartbeat and poll every 2 minutes of the mock clock: moving it past
+	// the lease is one step, with no read under way while it moves.
+	f := newFixture(t, func(o *Options) {
+		o.Heartbeat, o.PollEvery, o.StreamLifetime = 2*time.Minute, 2*time.Minute, 24*time.Hour
+	})
 	w := f.addWork("work_1", "w")
 	if _, err := f.ent().Claim.Create().SetID("claim_1").SetWorkID(w.ID).SetSessionID("codex:a").SetResource("src/a.go").
 		SetAcquiredAt(f.now).SetExpiresAt(f.now.Add(time.Minute)).Save(context.Background()); err != nil {
