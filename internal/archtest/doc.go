@@ -12,7 +12,10 @@
 //   - spec/env.yaml (env_test.go): it declares every environment variable
 //     the code reads, and nothing the code does not read;
 //   - CONTRIBUTING.md's golden table (docs_test.go): it names every test
-//     package with an -update flag.
+//     package with an -update flag;
+//   - one clock (clock_test.go): production code reads and waits on time
+//     only through the injected quartz clock, except the references
+//     wallclock_allow.txt names, each with its reason.
 //
 // It has no non-test code beyond this comment.
 package archtest

@@ -18,6 +18,7 @@ import (
 	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/operation"
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/store"
@@ -630,7 +631,7 @@ func (s *Service) finish(ctx context.Context, op Operation, rt registry.Route, g
 			receipt.Detail.(map[string]any)["detail"] = rj.Detail
 		}
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), outcomeWriteTimeout)
+	wctx, cancel := clockctx.WithTimeout(context.WithoutCancel(ctx), s.opts.Clock, outcomeWriteTimeout, "delivery", "outcome write")
 	defer cancel()
 	s.mu.Lock()
 	var stored *ent.Operation

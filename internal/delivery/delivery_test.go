@@ -238,8 +238,26 @@ func inflight(t *testing.T, e *env, key string) (release chan struct{}, done cha
 	return release, done
 }
 
+// advanceThrough moves c by d, firing the timers and tickers due on the
+// way in order (quartz's Advance stops at the next one).
+func advanceThrough(t *testing.T, c *quartz.Mock, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for d > 0 {
+		step := d
+		if next, ok := c.Peek(); ok && next < step {
+			step = next
+		}
+		c.Advance(step).MustWait(ctx)
+		d -= step
+	}
+}
+
 func TestSettleLeavesLiveOwnersAlone(t *testing.T) {
-	a := newEnv(t, "")
+	// A's heartbeat stays silent for the test's span (it renews on the
+	// injected clock).
+	a := newEnv(t, "", func(o *Options) { o.HeartbeatEvery = time.Hour })
 	ctx := context.Background()
 	release, done := inflight(t, a, "live")
 	defer func() { close(release); <-done }()
@@ -259,7 +277,7 @@ func TestSettleLeavesLiveOwnersAlone(t *testing.T) {
 		t.Fatalf("settle from another host with a fresh heartbeat = %+v, %v", ch, err)
 	}
 	// ...and silent past the owner timeout is gone.
-	a.clock.Advance(DefaultOwnerTimeout + time.Second)
+	advanceThrough(t, a.clock, DefaultOwnerTimeout+time.Second)
 	remote.fake.LookupFunc = func(context.Context, providers.TurnQuery) (providers.TurnRecord, error) {
 		return providers.TurnRecord{Source: "fake history"}, nil
 	}

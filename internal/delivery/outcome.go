@@ -6,6 +6,7 @@ import (
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/operation"
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -50,7 +51,7 @@ func (s *Service) worker() {
 			close(r.ack)
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), outcomeWriteTimeout)
+		ctx, cancel := clockctx.WithTimeout(context.Background(), s.opts.Clock, outcomeWriteTimeout, "delivery", "outcome write")
 		defer cancel()
 		s.mu.Lock()
 		matched, changed := s.apply(ctx, r.k, r.status, r.reason, r.at)

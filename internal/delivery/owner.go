@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/runtimeowner"
+	"github.com/agent-interop/runtime/internal/clockctx"
 )
 
 // Process identifies a runtime process as the owner of open operations.
@@ -87,14 +88,14 @@ func (s *Service) ensureOwner(ctx context.Context) error {
 // heartbeat renews this process's owner row until Close.
 func (s *Service) heartbeat() {
 	defer s.bg.Done()
-	t := time.NewTicker(s.opts.HeartbeatEvery)
+	t := s.opts.Clock.NewTicker(s.opts.HeartbeatEvery, "delivery", "heartbeat")
 	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), s.opts.HeartbeatEvery*3)
+			ctx, cancel := clockctx.WithTimeout(context.Background(), s.opts.Clock, s.opts.HeartbeatEvery*3, "delivery", "heartbeat write")
 			err := s.st.Tx(ctx, func(tx *ent.Tx) error {
 				return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetHeartbeatAt(s.opts.Clock.Now().UTC()).Exec(ctx)
 			})
@@ -114,7 +115,7 @@ func (s *Service) release() error {
 	if !registered {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), outcomeWriteTimeout)
+	ctx, cancel := clockctx.WithTimeout(context.Background(), s.opts.Clock, outcomeWriteTimeout, "delivery", "release")
 	defer cancel()
 	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
 		return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetStoppedAt(s.opts.Clock.Now().UTC()).Exec(ctx)

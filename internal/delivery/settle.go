@@ -10,6 +10,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/ent/runtimeowner"
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -194,7 +195,7 @@ func (s *Service) settleOne(ctx context.Context, o orphan) (*Operation, error) {
 	if found.NativeTurnID != "" {
 		turn = found.NativeTurnID
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), outcomeWriteTimeout)
+	wctx, cancel := clockctx.WithTimeout(context.WithoutCancel(ctx), s.opts.Clock, outcomeWriteTimeout, "delivery", "outcome write")
 	defer cancel()
 	var saved *ent.Operation
 	err := s.st.Tx(wctx, func(tx *ent.Tx) error {
@@ -273,7 +274,7 @@ func (s *Service) follow(ctx context.Context, o orphan, rec reconciliation, foun
 // lookup asks the session's adapter for the turn in the provider's native
 // history (bounded by the lookup timeout).
 func (s *Service) lookup(ctx context.Context, op *ent.Operation) (providers.TurnRecord, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.LookupTimeout)
+	ctx, cancel := clockctx.WithTimeout(ctx, s.opts.Clock, s.opts.LookupTimeout, "delivery", "lookup")
 	defer cancel()
 	if op.Operation != OpSend {
 		return providers.TurnRecord{}, fmt.Errorf("a %s has no record in %s's history to look up", op.Operation, op.Provider)
@@ -324,7 +325,7 @@ func (s *Service) StartSettling(ctx context.Context, report func([]Operation, er
 		if report != nil && ctx.Err() == nil {
 			report(ops, err)
 		}
-		t := time.NewTicker(s.opts.SettleEvery)
+		t := s.opts.Clock.NewTicker(s.opts.SettleEvery, "delivery", "settle")
 		defer t.Stop()
 		for {
 			select {

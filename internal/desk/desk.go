@@ -15,6 +15,7 @@ import (
 	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/internal/argv"
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
@@ -85,6 +86,7 @@ type Handler struct {
 	log       *slog.Logger
 	closing   chan struct{}
 	closeOnce sync.Once
+	liveReads chan struct{} // a slot per live stream reading the store (maxLiveReads)
 }
 
 // DefaultStreamLifetime is how long one live stream lasts.
@@ -136,7 +138,7 @@ func New(o Options) (*Handler, error) {
 			owners: ownerJudge{observer: delivery.CurrentProcess(), self: o.Owner, timeout: delivery.DefaultOwnerTimeout,
 				alive: delivery.ProcessRunning, clock: o.Clock},
 		},
-		feed:      newFeed(o.Store.DB(), o.Store.Dialect(), o.PollEvery),
+		feed:      newFeed(o.Store.DB(), o.Store.Dialect(), o.Clock, o.PollEvery),
 		tpl:       &templates{},
 		assets:    newAssets(),
 		url:       strings.TrimRight(o.URL, "/"),
@@ -146,6 +148,7 @@ func New(o Options) (*Handler, error) {
 		clock:     o.Clock,
 		log:       o.Logger,
 		closing:   make(chan struct{}),
+		liveReads: make(chan struct{}, maxLiveReads),
 	}
 	h.routes()
 	if err := h.announceLogin(); err != nil {
@@ -361,7 +364,10 @@ func (h *Handler) failRead(w http.ResponseWriter, err error) {
 	h.fail(w, err)
 }
 
+// readTimeout bounds the reads of one page or one live update.
+const readTimeout = 10 * time.Second
+
 // withCtx bounds a page's reads.
-func withCtx(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), 10*time.Second)
+func (h *Handler) withCtx(r *http.Request) (context.Context, context.CancelFunc) {
+	return clockctx.WithTimeout(r.Context(), h.clock, readTimeout, "desk", "read")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	entdialect "entgo.io/ent/dialect"
+	"github.com/coder/quartz"
 )
 
 // DefaultPollEvery is how often the change feed looks at the store's
@@ -32,6 +33,7 @@ const DefaultPollEvery = 100 * time.Millisecond
 // stream listens, and stops when the last one leaves.
 type feed struct {
 	db    *sql.DB
+	clock quartz.Clock
 	every time.Duration
 	probe string // the change counter's query
 
@@ -50,7 +52,7 @@ const (
 	postgresChanges = "SELECT pg_current_snapshot()::text"
 )
 
-func newFeed(db *sql.DB, dialect string, every time.Duration) *feed {
+func newFeed(db *sql.DB, dialect string, clock quartz.Clock, every time.Duration) *feed {
 	if every <= 0 {
 		every = DefaultPollEvery
 	}
@@ -58,7 +60,7 @@ func newFeed(db *sql.DB, dialect string, every time.Duration) *feed {
 	if dialect == entdialect.Postgres {
 		probe = postgresChanges
 	}
-	return &feed{db: db, every: every, probe: probe, changed: make(chan struct{})}
+	return &feed{db: db, clock: clock, every: every, probe: probe, changed: make(chan struct{})}
 }
 
 // watch registers a listener and returns the channel closed at the next
@@ -122,7 +124,7 @@ func (f *feed) close() {
 
 func (f *feed) run(ctx context.Context, done chan struct{}) {
 	defer close(done)
-	tick := time.NewTicker(f.every)
+	tick := f.clock.NewTicker(f.every, "desk", "feed")
 	defer tick.Stop()
 	var conn *sql.Conn
 	defer func() {

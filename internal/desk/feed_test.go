@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
@@ -21,7 +23,7 @@ func TestChangeCounterMovesOnACommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		f := newFeed(st.DB(), st.Dialect(), time.Millisecond)
+		f := newFeed(st.DB(), st.Dialect(), quartz.NewMock(t), time.Millisecond)
 		conn, err := st.DB().Conn(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -38,10 +38,25 @@ type fixture struct {
 	now    time.Time // set at the start; later moves go through advance
 	client *http.Client
 	clock  *quartz.Mock // the desk's clock, at now when the fixture starts
+	// pollEvery is the change feed's period on clock.
+	pollEvery time.Duration
 }
 
 // advance moves the desk's clock.
-func (f *fixture) advance(d time.Duration) { f.clock.Advance(d) }
+// Timers and tickers due on the way fire in order (the change feed's poll,
+// a stream's heartbeat).
+func (f *fixture) advance(d time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), streamWait)
+	defer cancel()
+	for d > 0 {
+		step := d
+		if next, ok := f.clock.Peek(); ok && next < step {
+			step = next
+		}
+		f.clock.Advance(step).MustWait(ctx)
+		d -= step
+	}
+}
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
@@ -72,6 +87,7 @@ func newFixtureAt(t testing.TB, location string, opts ...func(*Options)) *fixtur
 	for _, opt := range opts {
 		opt(&o)
 	}
+	f.pollEvery = o.PollEvery
 	f.h, err = New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -195,6 +211,7 @@ func (f *fixture) addWork(id, objective string, dependsOn ...string) *ent.WorkIt
 type sse struct {
 	res   *http.Response
 	lines chan string
+	tick  func() // moves the desk's clock to its next poll of the store
 }
 
 // stream opens a live stream with the headers.
@@ -213,7 +230,7 @@ func (f *fixture) stream(path string, header ...string) *sse {
 	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
 		f.t.Fatalf("stream %s: %d %s", path, res.StatusCode, res.Header.Get("Content-Type"))
 	}
-	s := &sse{res: res, lines: make(chan string, 1024)}
+	s := &sse{res: res, lines: make(chan string, 1024), tick: f.poll}
 	go func() {
 		sc := bufio.NewScanner(res.Body)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -223,6 +240,17 @@ func (f *fixture) stream(path string, header ...string) *sse {
 		close(s.lines)
 	}()
 	return s
+}
+
+// poll advances the desk's clock to the change feed's next poll when that
+// is the clock's next event (never past a heartbeat or a lifetime the
+// test did not ask for), so a stream sees the store's changes.
+func (f *fixture) poll() {
+	if d, ok := f.clock.Peek(); ok && d <= f.pollEvery && f.pollEvery < time.Second { // a test with a long poll moves the clock itself
+		ctx, cancel := context.WithTimeout(context.Background(), streamWait)
+		defer cancel()
+		f.clock.Advance(d).MustWait(ctx)
+	}
 }
 
 // event is one SSE event.
@@ -236,8 +264,12 @@ func (s *sse) next(t *testing.T, within time.Duration) event {
 	var ev event
 	var data []string
 	deadline := time.After(within)
+	idle := time.NewTicker(5 * time.Millisecond)
+	defer idle.Stop()
 	for {
 		select {
+		case <-idle.C:
+			s.tick()
 		case line, ok := <-s.lines:
 			if !ok {
 				t.Fatal("the stream ended")

@@ -9,7 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/agent-interop/runtime/internal/clockctx"
 )
 
 // A live stream (GET /desk/live/{view}) pushes one SSE event, named
@@ -24,6 +25,9 @@ import (
 // comes back to a changed list replaces it once); for a session's events
 // and a conversation's messages, the last sequence delivered (the stream
 // resumes after it).
+
+// maxLiveReads bounds the live streams that read the store at once.
+const maxLiveReads = 4
 
 // maxStreamRows bounds the rows one update carries.
 const maxStreamRows = DefaultPageSize
@@ -96,9 +100,9 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 	next, leave := h.feed.watch()
 	defer leave()
 	ctx := r.Context()
-	beat := time.NewTicker(h.heartbeat)
+	beat := h.clock.NewTicker(h.heartbeat, "desk", "heartbeat")
 	defer beat.Stop()
-	end := time.NewTimer(h.lifetime)
+	end := h.clock.NewTimer(h.lifetime, "desk", "lifetime")
 	defer end.Stop()
 	for {
 		changed, _ := next() // take the channel before reading, so no change is lost
@@ -138,9 +142,18 @@ func (s *stream) push(ctx context.Context, w http.ResponseWriter, rc *http.Respo
 
 // pushed is push, reporting whether an event was written.
 func (s *stream) pushed(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController) (bool, error) {
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	// At most maxLiveReads streams read the store at once, so the number
+	// of store connections (and their descriptors) the desk holds is
+	// bounded whatever the number of clients.
+	select {
+	case s.h.liveReads <- struct{}{}:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	rctx, cancel := clockctx.WithTimeout(ctx, s.h.clock, readTimeout, "desk", "read")
 	parts, err := s.step(rctx, s)
 	cancel()
+	<-s.h.liveReads
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, ctx.Err()

@@ -133,6 +133,7 @@ func TestSessionStreamAppendsEventsAfterItsCursor(t *testing.T) {
 	appendEvent("item/commandExecution/requestApproval")
 	ev := s.next(t, streamWait)
 	for ev.id != "2" {
+		t.Logf("skipped %+v", ev)
 		ev = s.next(t, streamWait)
 	}
 	if !strings.Contains(ev.data, `beforeend:#event-rows`) || !strings.Contains(ev.data, `data-type="item/commandExecution/requestApproval"`) ||
@@ -165,7 +166,11 @@ func TestStreamsEndWhenTheDeskCloses(t *testing.T) {
 // TestClaimsStreamNoticesALeaseEnding: nothing is written when a claim's
 // lease ends, so the stream looks again at every heartbeat.
 func TestClaimsStreamNoticesALeaseEnding(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.Heartbeat = 20 * time.Millisecond })
+	// Heartbeat and poll every 2 minutes of the mock clock: moving it past
+	// the lease is one step, with no read under way while it moves.
+	f := newFixture(t, func(o *Options) {
+		o.Heartbeat, o.PollEvery, o.StreamLifetime = 2*time.Minute, 2*time.Minute, 24*time.Hour
+	})
 	w := f.addWork("work_1", "w")
 	if _, err := f.ent().Claim.Create().SetID("claim_1").SetWorkID(w.ID).SetSessionID("codex:a").SetResource("src/a.go").
 		SetAcquiredAt(f.now).SetExpiresAt(f.now.Add(time.Minute)).Save(context.Background()); err != nil {
@@ -275,6 +280,8 @@ func testConversationPageAndStream(t *testing.T, location string) {
 func TestStreamsEndAfterTheirLifetime(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.StreamLifetime = 100 * time.Millisecond })
 	s := f.stream("/desk/live/receipts", bearer...)
+	s.next(t, streamWait) // connected: its lifetime runs
+	f.advance(100 * time.Millisecond)
 	deadline := time.After(streamWait)
 	for {
 		select {

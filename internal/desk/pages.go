@@ -42,7 +42,7 @@ func sessionsList(f SessionFilter) listSpec {
 }
 
 func (h *Handler) sessionsPage(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := withCtx(r)
+	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	f := sessionFilter(r)
 	page, err := h.read.sessions(ctx, f)
@@ -85,7 +85,7 @@ type sessionView struct {
 }
 
 func (h *Handler) sessionPage(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := withCtx(r)
+	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	provider, native := r.PathValue("provider"), r.PathValue("native")
 	s, err := h.read.session(ctx, provider, native)
@@ -142,7 +142,7 @@ func receiptsList(f ReceiptFilter) listSpec {
 }
 
 func (h *Handler) receiptsPage(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := withCtx(r)
+	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	f := receiptFilter(r)
 	page, err := h.read.receipts(ctx, f)
@@ -160,7 +160,7 @@ func (h *Handler) receiptsPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) receiptPage(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := withCtx(r)
+	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	d, err := h.read.receipt(ctx, r.PathValue("id"))
 	if errors.Is(err, errNotFound) {
@@ -199,7 +199,7 @@ func workList(f WorkFilter) listSpec {
 }
 
 func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := withCtx(r)
+	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	f := workFilter(r)
 	page, err := h.read.work(ctx, f)
@@ -217,7 +217,7 @@ func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) workItemPage(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := withCtx(r)
+	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	d, err := h.read.workItem(ctx, r.PathValue("id"), intParam(r, "depth"))
 	if errors.Is(err, errNotFound) {
@@ -240,7 +240,7 @@ type claimsView struct {
 }
 
 func (h *Handler) claimsPage(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := withCtx(r)
+	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	q := r.URL.Query()
 	f := ClaimFilter{Resource: strings.TrimSpace(q.Get("resource")), Session: strings.TrimSpace(q.Get("session")), Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
@@ -269,7 +269,7 @@ func conversationsList(limit int) listSpec {
 }
 
 func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := withCtx(r)
+	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	cursor, limit := r.URL.Query().Get("cursor"), intParam(r, "limit")
 	page, err := h.read.conversations(ctx, cursor, limit)
@@ -286,7 +286,7 @@ func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) conversationPage(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := withCtx(r)
+	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
 	d, err := h.read.conversation(ctx, r.PathValue("id"), before, intParam(r, "limit"))

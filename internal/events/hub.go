@@ -7,7 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/catalogs/limits"
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -66,6 +69,7 @@ type Hub struct {
 
 type subscription struct {
 	k        key
+	clock    quartz.Clock
 	cancel   context.CancelFunc
 	mu       sync.Mutex
 	lastRead time.Time
@@ -97,6 +101,9 @@ func NewHub(log *Log, opts HubOptions) *Hub {
 	}
 	return h
 }
+
+// clock is the hub's time source: its log's (one injected clock).
+func (h *Hub) clock() quartz.Clock { return h.log.clock }
 
 // Log returns the hub's log.
 func (h *Hub) Log() *Log { return h.log }
@@ -144,7 +151,7 @@ func (h *Hub) Read(ctx context.Context, req ReadRequest) (Page, error) {
 	if errors.As(warning, &nf) && nf.NotFound() {
 		return Page{}, warning
 	}
-	page, err := h.read(ctx, k, req, time.Now())
+	page, err := h.read(ctx, k, req, h.clock().Now())
 	if warning != nil {
 		page.Warning = "live events unavailable: " + warning.Error()
 	}
@@ -171,9 +178,9 @@ func (h *Hub) parked(k key) (providers.LivenessState, bool) {
 
 func (h *Hub) read(ctx context.Context, k key, req ReadRequest, start time.Time) (Page, error) {
 	deadline := start.Add(req.Timeout)
-	progress := time.NewTicker(h.opts.ProgressInterval)
+	progress := h.clock().NewTicker(h.opts.ProgressInterval, "events", "progress")
 	defer progress.Stop()
-	poll := time.NewTicker(h.opts.PollInterval)
+	poll := h.clock().NewTicker(h.opts.PollInterval, "events", "poll")
 	defer poll.Stop()
 	var timer <-chan time.Time
 	for {
@@ -182,7 +189,7 @@ func (h *Hub) read(ctx context.Context, k key, req ReadRequest, start time.Time)
 		if err != nil || len(page.Events) > 0 || page.Gap != nil {
 			return page, err
 		}
-		left := time.Until(deadline)
+		left := h.clock().Until(deadline)
 		if left <= 0 {
 			if req.Timeout > 0 {
 				page.WaitEnded = WaitTimeout
@@ -194,7 +201,7 @@ func (h *Hub) read(ctx context.Context, k key, req ReadRequest, start time.Time)
 			return page, nil
 		}
 		if timer == nil {
-			t := time.NewTimer(left)
+			t := h.clock().NewTimer(left, "events", "read deadline")
 			defer t.Stop()
 			timer = t.C
 		}
@@ -215,7 +222,7 @@ func (h *Hub) read(ctx context.Context, k key, req ReadRequest, start time.Time)
 				break wait
 			case <-progress.C:
 				if req.Progress != nil { // never more than the bound, on a late tick
-					req.Progress(min(time.Since(start), req.Timeout), req.Timeout)
+					req.Progress(min(h.clock().Since(start), req.Timeout), req.Timeout)
 				}
 			}
 		}
@@ -244,13 +251,13 @@ func (h *Hub) ensure(k key) (*subscription, error) {
 	s := h.subs[k]
 	if s == nil {
 		ctx, cancel := context.WithCancel(context.Background())
-		s = &subscription{k: k, cancel: cancel, opened: make(chan struct{}), lastRead: time.Now()}
+		s = &subscription{k: k, clock: h.clock(), cancel: cancel, opened: make(chan struct{}), lastRead: h.clock().Now()}
 		h.subs[k] = s
 		h.wg.Add(1)
 		go h.pump(ctx, s)
 	}
 	s.mu.Lock()
-	s.lastRead = time.Now()
+	s.lastRead = h.clock().Now()
 	s.mu.Unlock()
 	return s, nil
 }
@@ -259,7 +266,7 @@ func (h *Hub) ensure(k key) (*subscription, error) {
 // its last open failure, if any.
 func (s *subscription) wait(ctx context.Context, d time.Duration) error {
 	if d > 0 {
-		t := time.NewTimer(d)
+		t := s.clock.NewTimer(d, "events", "open wait")
 		select {
 		case <-s.opened:
 		case <-t.C:
@@ -282,7 +289,7 @@ func (s *subscription) setErr(err error) {
 func (s *subscription) idleFor() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return time.Since(s.lastRead)
+	return s.clock.Since(s.lastRead)
 }
 
 // pump keeps the provider stream of one session flowing into the log,
@@ -309,7 +316,7 @@ func (h *Hub) pump(ctx context.Context, s *subscription) {
 			if errors.As(err, new(*providers.UnsupportedError)) || (errors.As(err, &nf) && nf.NotFound()) {
 				return
 			}
-			if !sleepCtx(ctx, backoff) {
+			if !sleepCtx(ctx, h.clock(), backoff) {
 				return
 			}
 			backoff = min(backoff*2, 10*time.Second)
@@ -319,18 +326,18 @@ func (h *Hub) pump(ctx context.Context, s *subscription) {
 		if err != nil {
 			scancel()
 			s.setErr(err)
-			if !sleepCtx(ctx, backoff) {
+			if !sleepCtx(ctx, h.clock(), backoff) {
 				return
 			}
 			continue
 		}
 		s.setErr(nil)
-		opened := time.Now()
+		opened := h.clock().Now()
 		h.drain(ctx, s, ch, epoch)
 		scancel()
-		if time.Since(opened) > 5*time.Second {
+		if h.clock().Since(opened) > 5*time.Second {
 			backoff = h.opts.ReopenBackoff
-		} else if !sleepCtx(ctx, backoff) { // ended at once: do not spin
+		} else if !sleepCtx(ctx, h.clock(), backoff) { // ended at once: do not spin
 			return
 		} else {
 			backoff = min(backoff*2, 10*time.Second)
@@ -340,7 +347,7 @@ func (h *Hub) pump(ctx context.Context, s *subscription) {
 
 // drain appends events from ch until it closes, batching what is queued.
 func (h *Hub) drain(ctx context.Context, s *subscription, ch <-chan providers.NativeEvent, epoch int64) {
-	idle := time.NewTicker(time.Minute)
+	idle := h.clock().NewTicker(time.Minute, "events", "idle")
 	defer idle.Stop()
 	batch := make([]providers.NativeEvent, 0, 256)
 	for {
@@ -388,7 +395,7 @@ func (h *Hub) drop(s *subscription) {
 // ReportEvent implements providers.EventReporter: an out-of-band event
 // (such as provider.restarted) is stored with the session's current epoch.
 func (h *Hub) ReportEvent(provider providers.ID, ev providers.NativeEvent) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := clockctx.WithTimeout(context.Background(), h.clock(), 10*time.Second, "events", "report")
 	defer cancel()
 	if _, err := h.log.Append(ctx, provider, ev.NativeID, CurrentEpoch, []providers.NativeEvent{ev}); err != nil {
 		h.opts.Logf("events: report %s for %s:%s: %v", ev.Type, provider, ev.NativeID, err)
@@ -415,8 +422,9 @@ func (h *Hub) Close() error {
 	return nil
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
+// sleepCtx waits d on clock c, or until ctx ends (false).
+func sleepCtx(ctx context.Context, c quartz.Clock, d time.Duration) bool {
+	t := c.NewTimer(d, "events", "reopen backoff")
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

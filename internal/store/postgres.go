@@ -352,20 +352,86 @@ func (d explainingDriver) BeginTx(ctx context.Context, opts *sql.TxOptions) (dia
 	if err != nil {
 		return nil, d.explain(err)
 	}
-	return explainingTx{Tx: tx, explain: d.explain}, nil
+	return &explainingTx{Tx: tx, explain: d.explain}, nil
 }
 
+// explainingTx remembers the first statement error of its transaction.
+// PostgreSQL aborts a transaction at its first failed statement and
+// answers every later one, and the commit, with "current transaction is
+// aborted" (25P02): when code went on after an error it handled (a unique
+// violation it looked up instead, a terminated backend), that later error
+// is replaced by the first one, which names the cause.
 type explainingTx struct {
 	dialect.Tx
 	explain func(error) error
+
+	mu    sync.Mutex
+	first error // the first statement error, explained
 }
 
-func (t explainingTx) Exec(ctx context.Context, query string, args, v any) error {
-	return t.explain(t.Tx.Exec(ctx, query, args, v))
+func (t *explainingTx) Exec(ctx context.Context, query string, args, v any) error {
+	return t.note(t.Tx.Exec(ctx, query, args, v))
 }
 
-func (t explainingTx) Query(ctx context.Context, query string, args, v any) error {
-	return t.explain(t.Tx.Query(ctx, query, args, v))
+func (t *explainingTx) Query(ctx context.Context, query string, args, v any) error {
+	return t.note(t.Tx.Query(ctx, query, args, v))
+}
+
+// Commit of a transaction that had a failed statement writes nothing
+// (PostgreSQL rolls it back): it fails with that statement's error, never
+// as an unknown commit.
+func (t *explainingTx) Commit() error {
+	err := t.Tx.Commit()
+	if err == nil {
+		return nil
+	}
+	t.mu.Lock()
+	first := t.first
+	t.mu.Unlock()
+	if first != nil {
+		return &abortedTxError{Err: first}
+	}
+	return err
+}
+
+// abortedTxError is the commit of a transaction PostgreSQL had aborted at
+// a failed statement: nothing was written, Err is that statement's error.
+type abortedTxError struct{ Err error }
+
+func (e *abortedTxError) Error() string {
+	return fmt.Sprintf("nothing was written: the transaction failed at %v", e.Err)
+}
+
+func (e *abortedTxError) Unwrap() error { return e.Err }
+
+func (t *explainingTx) note(err error) error {
+	if err == nil {
+		return nil
+	}
+	err = t.explain(err)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.first == nil {
+		t.first = err
+		return err
+	}
+	if pgTxAborted(err) {
+		return t.first
+	}
+	return err
+}
+
+// pgUniqueViolation reports a unique constraint PostgreSQL refused (23505).
+func pgUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// pgTxAborted reports PostgreSQL's "current transaction is aborted,
+// commands ignored until end of transaction block" (25P02).
+func pgTxAborted(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "25P02"
 }
 
 // Rebind rewrites the "?" and "?N" placeholders of a dialect-neutral

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agent-interop/runtime/ent"
@@ -182,7 +183,7 @@ func TestPostgresRefusesForeignDatabaseUntouched(t *testing.T) {
 // losers again).
 func TestTxRetriesSerializationFailures(t *testing.T) {
 	pgtest.EachDialect(t, func(t *testing.T, location string) {
-		a, b := openT(t, location), openT(t, location)
+		a, b := openContending(t, location), openContending(t, location)
 		ctx := context.Background()
 		if err := a.Tx(ctx, func(tx *ent.Tx) error {
 			return tx.Conversation.Create().SetID("counter").SetTitle("c").SetCreatedAt(testNow).SetUpdatedAt(testNow).Exec(ctx)
@@ -354,5 +355,149 @@ func TestPostgresUnreachable(t *testing.T) {
 	}
 	if _, err := Open(cctx, dsn); !errors.As(err, &lost) || strings.Contains(err.Error(), "Sup3rS3cret") {
 		t.Fatalf("eager open of an unreachable store = %v", err)
+	}
+}
+
+// openContending opens a store whose retry backoff runs on the real
+// clock: what these tests check is that real concurrent writers spread out
+// in real time (a mock that fires every backoff at once would make them
+// collide again and again).
+func openContending(t *testing.T, location string) *Store {
+	t.Helper()
+	return openT(t, location, WithClock(quartz.NewReal()))
+}
+
+// openRetrying opens a store whose clock fires every retry backoff timer
+// as soon as it is armed (the mock stands still otherwise).
+func openRetrying(t *testing.T, location string) *Store {
+	t.Helper()
+	clock := fixedClock(t)
+	trap := clock.Trap().NewTimer("store", "retry")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			call, err := trap.Wait(ctx)
+			if err != nil {
+				return
+			}
+			if call.Release(ctx) != nil {
+				return
+			}
+			clock.AdvanceNext()
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done; trap.Close() })
+	return openT(t, location, WithClock(clock))
+}
+
+// TestConcurrentIdempotentWritersGetTheRecord: writers on two stores
+// race to create the record of one key (look it up, create it when
+// missing, as an idempotent write does); every one of them answers with
+// the one record, none with "busy" or a unique violation.
+func TestConcurrentIdempotentWritersGetTheRecord(t *testing.T) {
+	pgtest.EachDialect(t, func(t *testing.T, location string) {
+		a, b := openContending(t, location), openContending(t, location)
+		ctx := context.Background()
+		const writers, keys = 6, 10
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*keys)
+		for w := range writers {
+			s := a
+			if w%2 == 1 {
+				s = b
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range keys {
+					id := fmt.Sprintf("idem-%d", k)
+					var got *ent.Conversation
+					err := s.Tx(ctx, func(tx *ent.Tx) error {
+						c, err := tx.Conversation.Get(ctx, id)
+						if err == nil {
+							got = c
+							return nil
+						}
+						if !ent.IsNotFound(err) {
+							return err
+						}
+						got, err = tx.Conversation.Create().SetID(id).SetTitle(fmt.Sprintf("by %d", w)).
+							SetCreatedAt(testNow).SetUpdatedAt(testNow).Save(ctx)
+						return err
+					})
+					if err != nil {
+						errs <- fmt.Errorf("writer %d, %s: %w", w, id, err)
+						return
+					}
+					if got == nil || got.ID != id {
+						errs <- fmt.Errorf("writer %d, %s: got %+v", w, id, got)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if n := a.Client().Conversation.Query().CountX(ctx); n != keys {
+			t.Fatalf("%d records for %d keys", n, keys)
+		}
+	})
+}
+
+// TestPostgresAbortedTransactionNamesTheCause: code that goes on after a
+// failed statement gets, from the next statement and from the commit,
+// the error that aborted the transaction, never PostgreSQL's "current
+// transaction is aborted" (25P02): a duplicate key names the constraint; a
+// terminated backend is a *ConnLostError (nothing written, never an
+// unknown commit).
+func TestPostgresAbortedTransactionNamesTheCause(t *testing.T) {
+	c := pgtest.Shared(t)
+	dsn := pgtest.Database(t)
+	s := openRetrying(t, dsn)
+	ctx := context.Background()
+	if err := s.Tx(ctx, func(tx *ent.Tx) error { insertWork(t, ctx, tx, "work_dup"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Tx(ctx, func(tx *ent.Tx) error {
+		_ = tx.WorkItem.Create().SetID("work_dup").SetObjective("again").SetAcceptanceCriteria([]string{"done"}).
+			SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{}).
+			SetCreatedAt(testNow).SetUpdatedAt(testNow).Exec(ctx) // the error is dropped
+		_, err := tx.WorkItem.Query().Count(ctx)
+		return err
+	})
+	if err == nil || strings.Contains(err.Error(), "25P02") || !strings.Contains(err.Error(), "23505") {
+		t.Fatalf("Tx after a swallowed duplicate key = %v, want the unique violation", err)
+	}
+	// The statement error is dropped and fn returns nil: the commit fails
+	// with it.
+	err = s.Tx(ctx, func(tx *ent.Tx) error {
+		_ = tx.WorkItem.Create().SetID("work_dup").SetObjective("again").SetAcceptanceCriteria([]string{"done"}).
+			SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{}).
+			SetCreatedAt(testNow).SetUpdatedAt(testNow).Exec(ctx)
+		return nil
+	})
+	var unknown *CommitUnknownError
+	if err == nil || errors.As(err, &unknown) || strings.Contains(err.Error(), "25P02") || !strings.Contains(err.Error(), "23505") {
+		t.Fatalf("commit after a swallowed duplicate key = %v, want the unique violation", err)
+	}
+	err = s.Tx(ctx, func(tx *ent.Tx) error {
+		insertWork(t, ctx, tx, "work_lost")
+		if n, err := c.TerminateConnections(ctx, pgtest.DatabaseName(dsn)); err != nil || n == 0 {
+			return fmt.Errorf("terminate: %d, %v", n, err)
+		}
+		_, _ = tx.WorkItem.Query().Count(ctx) // the error is dropped
+		_, err := tx.WorkItem.Query().Count(ctx)
+		return err
+	})
+	var lost *ConnLostError
+	if !errors.As(err, &lost) || errors.As(err, &unknown) || strings.Contains(err.Error(), "25P02") {
+		t.Fatalf("Tx across a terminated backend = %v, want *ConnLostError", err)
+	}
+	if ids := s.Client().WorkItem.Query().IDsX(ctx); len(ids) != 1 || ids[0] != "work_dup" {
+		t.Fatalf("stored %v, want only work_dup", ids)
 	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -13,9 +14,9 @@ import (
 // Retries of a write transaction that PostgreSQL aborted for a
 // serialization failure or a deadlock (never for anything else).
 const (
-	maxTxAttempts = 12
+	maxTxAttempts = 24
 	retryBase     = 2 * time.Millisecond
-	retryCap      = 100 * time.Millisecond
+	retryCap      = 250 * time.Millisecond
 )
 
 // Tx runs fn in one write transaction: it commits when fn returns nil and
@@ -38,24 +39,39 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
 		}
 		defer func() { <-s.writeSlot }()
 	}
+	uniqueRetried := false
 	for attempt := 1; ; attempt++ {
 		err := s.txOnce(ctx, fn)
 		if err == nil {
 			s.markDirty()
 			return nil
 		}
-		if s.pg == nil || !pgRetryable(err) {
+		if s.pg == nil {
 			return err
 		}
-		if attempt == maxTxAttempts {
+		// A unique violation can be a concurrent writer's row committed
+		// after this transaction looked for it (an idempotency key): run
+		// once more, and fn finds that row. A second one is a real
+		// duplicate.
+		unique := pgUniqueViolation(err) && !pgRetryable(err)
+		if !pgRetryable(err) && !(unique && !uniqueRetried) {
+			return err
+		}
+		if unique {
+			uniqueRetried = true
+		}
+		if attempt >= maxTxAttempts {
 			return &BusyError{Attempts: attempt, Err: err}
 		}
 		s.retries.Add(1)
-		// Full jitter: concurrent losers spread out instead of colliding again.
+		// Exponential backoff with full jitter, on the store's clock:
+		// concurrent losers spread out instead of colliding again.
 		wait := time.Duration(rand.Int64N(int64(min(retryCap, retryBase<<attempt)))) + time.Millisecond
+		t := s.clock.NewTimer(wait, "store", "retry")
 		select {
-		case <-time.After(wait):
+		case <-t.C:
 		case <-ctx.Done():
+			t.Stop()
 			return err
 		}
 	}
@@ -79,6 +95,13 @@ func (s *Store) txOnce(ctx context.Context, fn func(tx *ent.Tx) error) error {
 		return s.explain(err)
 	}
 	if err := tx.Commit(); err != nil {
+		var aborted *abortedTxError
+		if errors.As(err, &aborted) {
+			// A statement had failed (and fn went on): the commit rolled
+			// back, so this is that statement's error, never an unknown
+			// commit.
+			return aborted.Err
+		}
 		if s.pg != nil && pgConnLost(err) {
 			return &CommitUnknownError{Location: s.location, Err: err}
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/procgroup"
 )
 
@@ -15,6 +17,9 @@ type Limits struct {
 	Timeout   time.Duration // then the group is stopped
 	KillGrace time.Duration // between SIGTERM and SIGKILL
 	OutputCap int           // bytes kept of stdout, and of stderr
+	// Clock runs Timeout and KillGrace (the wall clock when nil); tags
+	// "verify" "timeout" and "verify" "kill grace" name its timers.
+	Clock quartz.Clock
 }
 
 // Output keeps the first max bytes written to it and counts the rest, so a
@@ -74,17 +79,21 @@ func Run(ctx context.Context, exe string, args []string, dir string, env []strin
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	timer := time.NewTimer(lim.Timeout)
+	clock := lim.Clock
+	if clock == nil {
+		clock = quartz.NewReal()
+	}
+	timer := clock.NewTimer(lim.Timeout, "verify", "timeout")
 	defer timer.Stop()
 	var waitErr error
 	select {
 	case waitErr = <-done:
 	case <-timer.C:
 		res.TimedOut = true
-		waitErr = stopGroup(cmd, done, lim.KillGrace)
+		waitErr = stopGroup(cmd, done, clock, lim.KillGrace)
 	case <-ctx.Done():
 		res.Err = "canceled: " + ctx.Err().Error()
-		waitErr = stopGroup(cmd, done, lim.KillGrace)
+		waitErr = stopGroup(cmd, done, clock, lim.KillGrace)
 	}
 	res.ExitCode, res.Signal = exitStatus(cmd)
 	if waitErr != nil && res.Err == "" && res.ExitCode == nil && res.Signal == nil {
@@ -98,9 +107,9 @@ func Run(ctx context.Context, exe string, args []string, dir string, env []strin
 
 // stopGroup sends SIGTERM to the process group, waits up to grace, then
 // sends SIGKILL and waits for the process to be reaped.
-func stopGroup(cmd *exec.Cmd, done <-chan error, grace time.Duration) error {
+func stopGroup(cmd *exec.Cmd, done <-chan error, clock quartz.Clock, grace time.Duration) error {
 	_ = procgroup.Terminate(cmd.Process.Pid)
-	t := time.NewTimer(grace)
+	t := clock.NewTimer(grace, "verify", "kill grace")
 	defer t.Stop()
 	select {
 	case err := <-done:

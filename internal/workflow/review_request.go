@@ -268,6 +268,7 @@ func (s *Service) repositoryDiff(ctx context.Context, cwd string) (RepositoryDif
 	env := append(security.ScrubEnv(s.environ()), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	git := func(limit int, args ...string) (string, bool, error) {
 		lim := verify.GitLimits
+		lim.Clock = s.clock
 		lim.OutputCap = limit
 		r := verify.Run(ctx, "git", args, dir, env, lim)
 		switch {

@@ -100,6 +100,7 @@ func New(st Store, o Options) *Service {
 	if s.clock == nil {
 		s.clock = quartz.NewReal()
 	}
+	s.verify.Clock = s.clock
 	if s.env == nil {
 		s.env = os.LookupEnv
 	}

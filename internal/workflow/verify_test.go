@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/quartz"
 )
 
 func verifyFixture(t *testing.T, mod ...func(*Options)) (*fixture, Work, string) {
@@ -165,39 +167,85 @@ func TestVerifyWorkspaceFromSession(t *testing.T) {
 	wantErr(t, err, ErrInvalid, msgNoWorkspace)
 }
 
+// TestVerifyTimeoutAndKillEscalation: a command still running at its
+// timeout gets SIGTERM, and SIGKILL after the kill grace if it ignores
+// SIGTERM. Both bounds run on the service's clock, driven here by the
+// mock: the test takes the time its two processes take to start.
 func TestVerifyTimeoutAndKillEscalation(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	ready := filepath.Join(t.TempDir(), "ready")
 	f, w, dir := verifyFixture(t, func(o *Options) {
-		// Long enough for the helper (this test binary) to start and
-		// ignore SIGTERM on a loaded machine before its timeout comes.
 		o.VerifyTimeout = 3 * time.Second
-		o.Environ = func() []string { return []string{"PATH=/usr/bin:/bin", envHelper + "=ignore-term"} }
+		o.KillGrace = 2 * time.Second
+		o.Environ = func() []string {
+			return []string{"PATH=/usr/bin:/bin", envHelper + "=ignore-term", envHelperReady + "=" + ready}
+		}
 	})
-	start := time.Now()
-	res, err := f.svc.VerifyWork(f.ctx, VerifyInput{WorkID: w.ID, Cwd: &dir, Commands: []VerifyCommand{
-		{Executable: "sleep", Args: []string{"30"}},
-		{Executable: exe, Args: []string{"-test.run=^$"}},
-	}})
+	ctx, cancel := context.WithTimeout(f.ctx, 30*time.Second)
+	defer cancel()
+	timeouts := f.clock.Trap().NewTimer("verify", "timeout")
+	defer timeouts.Close()
+	graces := f.clock.Trap().NewTimer("verify", "kill grace")
+	defer graces.Close()
+	type result struct {
+		res VerificationResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := f.svc.VerifyWork(f.ctx, VerifyInput{WorkID: w.ID, Cwd: &dir, Commands: []VerifyCommand{
+			{Executable: "sleep", Args: []string{"30"}},
+			{Executable: exe, Args: []string{"-test.run=^$"}},
+		}})
+		done <- result{res, err}
+	}()
+	// expire waits for the next timer of trap, lets it be armed, and
+	// moves the clock to it (when ok, a condition, holds).
+	expire := func(trap *quartz.Trap, what string, ok func() bool) {
+		t.Helper()
+		call, err := trap.Wait(ctx)
+		if err != nil {
+			t.Fatalf("waiting for the %s timer: %v", what, err)
+		}
+		call.MustRelease(ctx)
+		for ok != nil && !ok() {
+			if ctx.Err() != nil {
+				t.Fatalf("waited 30s before the %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		f.clock.Advance(call.Duration).MustWait(ctx)
+	}
+	expire(timeouts, "sleep's timeout", nil)
+	// sleep ends on SIGTERM: its grace timer is armed, then stopped.
+	call, err := graces.Wait(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A bound, not a measure: the 30 s sleep was stopped at its timeout,
-	// not waited for.
-	if elapsed := time.Since(start); elapsed > 25*time.Second {
-		t.Fatalf("verification took %v", elapsed)
+	call.MustRelease(ctx)
+	expire(timeouts, "helper's timeout", func() bool { _, err := os.Stat(ready); return err == nil })
+	expire(graces, "helper's kill grace", nil)
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		t.Fatal("verification did not end")
 	}
-	sleep, stubborn := res.Commands[0], res.Commands[1]
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	sleep, stubborn := r.res.Commands[0], r.res.Commands[1]
 	if !sleep.TimedOut || sleep.ExitCode != nil || sleep.Signal == nil || *sleep.Signal != "SIGTERM" {
 		t.Fatalf("sleep = %+v", sleep)
 	}
 	if !stubborn.TimedOut || stubborn.Signal == nil || *stubborn.Signal != "SIGKILL" || stubborn.Stdout != "ready\n" {
 		t.Fatalf("SIGTERM-ignoring helper = %+v", stubborn)
 	}
-	if res.WorkStatus != "blocked" {
-		t.Fatalf("status %s", res.WorkStatus)
+	if r.res.WorkStatus != "blocked" {
+		t.Fatalf("status %s", r.res.WorkStatus)
 	}
 }
 

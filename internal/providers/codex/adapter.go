@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/jsonrpc"
 	"github.com/agent-interop/runtime/internal/providers"
 )
@@ -234,7 +235,7 @@ func (a *Adapter) start(ctx context.Context) (*generation, error) {
 	if a.argvErr != nil {
 		return nil, a.argvErr
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
+	ctx, cancel := clockctx.WithTimeout(ctx, a.cfg.Clock, a.cfg.StartTimeout, "codex", "start")
 	defer cancel()
 	link, err := a.cfg.Dial(ctx, ProcessSpec{Argv: a.argv, Env: a.cfg.Env, Dir: a.cfg.Dir})
 	if err != nil {
@@ -306,7 +307,7 @@ func (a *Adapter) start(ctx context.Context) (*generation, error) {
 		Account            json.RawMessage `json:"account"`
 		RequiresOpenaiAuth bool            `json:"requiresOpenaiAuth"`
 	}
-	actx, acancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
+	actx, acancel := clockctx.WithTimeout(ctx, a.cfg.Clock, a.cfg.CallTimeout, "codex", "call")
 	defer acancel()
 	if err := g.conn.Call(actx, "account/read", map[string]any{"refreshToken": false}, &acct); err == nil {
 		switch {
@@ -484,7 +485,7 @@ func (a *Adapter) onConnClosed(g *generation, reason error) {
 		}
 		closeSubs()
 		// Start again right away; nothing that was in flight is replayed.
-		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.StartTimeout)
+		ctx, cancel := clockctx.WithTimeout(context.Background(), a.cfg.Clock, a.cfg.StartTimeout, "codex", "start")
 		defer cancel()
 		if _, err := a.ensure(ctx); err != nil && !errors.Is(err, errAdapterClosed) {
 			a.cfg.Logf("codex: restart failed: %v", err)

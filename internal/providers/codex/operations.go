@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/jsonrpc"
 	"github.com/agent-interop/runtime/internal/providers"
 )
@@ -35,7 +36,7 @@ func (a *Adapter) trackedCall(ctx context.Context, g *generation, thread, method
 
 // call runs one request with the configured timeout.
 func (a *Adapter) call(ctx context.Context, g *generation, method string, params, result any) error {
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
+	ctx, cancel := clockctx.WithTimeout(ctx, a.cfg.Clock, a.cfg.CallTimeout, "codex", "call")
 	defer cancel()
 	if params == nil {
 		params = struct{}{} // app-server wants "params" on every request

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/agent-interop/runtime/catalogs/limits"
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers"
 )
@@ -115,7 +116,7 @@ func (r *Registry) ListSessionPage(ctx context.Context, q SessionQuery) (Session
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cctx, cancel := context.WithTimeout(ctx, r.timeout)
+			cctx, cancel := clockctx.WithTimeout(ctx, r.clock, r.timeout, "registry", "adapter call")
 			defer cancel()
 			ss, err := a.ListSessions(cctx)
 			results[i] = result{ss, err}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/providersession"
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
 )
@@ -214,7 +215,7 @@ func (r *Registry) ListProviders(ctx context.Context) []providers.Capabilities {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cctx, cancel := context.WithTimeout(ctx, r.timeout)
+			cctx, cancel := clockctx.WithTimeout(ctx, r.clock, r.timeout, "registry", "adapter call")
 			defer cancel()
 			out[i] = a.Capabilities(cctx)
 			out[i].Provider = id
@@ -293,7 +294,7 @@ func (r *Registry) ListSessions(ctx context.Context, name string) (SessionList, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cctx, cancel := context.WithTimeout(ctx, r.timeout)
+			cctx, cancel := clockctx.WithTimeout(ctx, r.clock, r.timeout, "registry", "adapter call")
 			defer cancel()
 			ss, err := a.ListSessions(cctx)
 			if err == nil {

@@ -202,3 +202,43 @@ func TestLastKnownNeverContactsTheProvider(t *testing.T) {
 		t.Fatalf("after list: %+v %v calls %d", k, ok, calls)
 	}
 }
+
+// TestAdapterCallTimeoutRunsOnTheClock: an adapter that does not answer
+// is cut at the registry's timeout on its injected clock (the mock here:
+// the test does not wait 20 s).
+func TestAdapterCallTimeoutRunsOnTheClock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	clock := testclock.At(t, time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
+	trap := clock.Trap().AfterFunc("registry", "adapter call")
+	defer trap.Close()
+	cx := &registrytest.Adapter{Provider: providers.Codex, CapsFunc: func(ctx context.Context) providers.Capabilities {
+		<-ctx.Done() // never answers by itself
+		return providers.Capabilities{Provider: providers.Codex, Sessions: providers.Capability{Supported: true, State: providers.Unavailable, Reason: ctx.Err().Error()}}
+	}}
+	r, err := New(teststore.Open(t), []providers.Adapter{cx}, Options{Clock: clock, CapabilityTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []providers.Capabilities, 1)
+	go func() { done <- r.ListProviders(ctx) }()
+	call, err := trap.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if call.Duration != 20*time.Second {
+		t.Fatalf("adapter call bounded by %s, want 20s", call.Duration)
+	}
+	call.MustRelease(ctx)
+	clock.Advance(20 * time.Second).MustWait(ctx)
+	select {
+	case list := <-done:
+		for _, c := range list {
+			if c.Provider == providers.Codex && !strings.Contains(c.Sessions.Reason, context.DeadlineExceeded.Error()) {
+				t.Fatalf("codex = %+v, want cut at its deadline", c)
+			}
+		}
+	case <-ctx.Done():
+		t.Fatal("ListProviders did not end when the clock passed the adapter timeout")
+	}
+}

@@ -1,0 +1,64 @@
+package events
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
+)
+
+// TestReadWaitRunsOnTheInjectedClock: a read that waits 30 s for new
+// events ends when the log's clock passes its deadline, not the wall
+// clock, so it is tested in milliseconds; progress is reported on the way.
+func TestReadWaitRunsOnTheInjectedClock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	clock := testclock.At(t, time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
+	f := newFakeStreams()
+	h := NewHub(NewLog(teststore.OpenAt(t, t.TempDir()+"/interop.db"), LogOptions{Clock: clock}),
+		HubOptions{Open: f.open, PollInterval: time.Hour, ProgressInterval: 10 * time.Second})
+	t.Cleanup(func() { h.Close() })
+	deadline := clock.Trap().NewTimer("events", "read deadline")
+	defer deadline.Close()
+	type result struct {
+		page Page
+		err  error
+	}
+	var waited []time.Duration
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		p, err := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "t1", Timeout: 30 * time.Second,
+			Progress: func(w, _ time.Duration) { waited = append(waited, w) }})
+		done <- result{p, err}
+	}()
+	waitOpen(t, f)
+	call, err := deadline.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if call.Duration != 30*time.Second {
+		t.Fatalf("read deadline armed for %s, want 30s", call.Duration)
+	}
+	call.MustRelease(ctx)
+	for range 3 {
+		clock.Advance(10 * time.Second).MustWait(ctx)
+	}
+	select {
+	case r := <-done:
+		if r.err != nil || r.page.WaitEnded != WaitTimeout {
+			t.Fatalf("read = %+v, %v; want WaitEnded %q", r.page, r.err, WaitTimeout)
+		}
+	case <-ctx.Done():
+		t.Fatal("the read did not end when the clock passed its deadline")
+	}
+	if len(waited) == 0 || waited[len(waited)-1] > 30*time.Second {
+		t.Errorf("progress reported %v, want reports of at most the 30s bound", waited)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("a 30 s wait on the mock clock took %s of wall time", el)
+	}
+}
