@@ -236,7 +236,7 @@ func (a *Adapter) start(ctx context.Context) (*generation, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
 	defer cancel()
-	link, err := a.cfg.Dial(ctx, ProcessSpec{Argv: a.argv, Env: a.cfg.Env, Dir: a.cfg.Dir})
+	link, err := a.cfg.Dial(ctx, ProcessSpec{Argv: a.argv, Env: a.cfg.Env, Dir: a.cfg.Dir, Clock: a.cfg.Clock})
 	if err != nil {
 		return nil, fmt.Errorf("start codex app-server: %w", err)
 	}
