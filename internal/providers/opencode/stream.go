@@ -1,8 +1,6 @@
 package opencode
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +9,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/providers/kit/sse"
 )
 
 // This file is the event stream: one GET /global/event connection at a
@@ -198,63 +198,25 @@ func (h *hub) stream(ctx context.Context, cancel context.CancelFunc, att *attemp
 		return fmt.Errorf("event stream: GET /global/event answered %q, not text/event-stream (not an OpenCode server?)", resp.Header.Get("Content-Type"))
 	}
 
-	r := bufio.NewReaderSize(resp.Body, 64<<10)
-	var data bytes.Buffer
-	for {
-		line, err := readLine(r, maxEventBytes)
-		if err != nil {
-			if ctx.Err() != nil {
-				h.mu.Lock()
-				stopped := att.idleStop
-				h.mu.Unlock()
-				if stopped || h.base.Err() != nil {
-					return errors.New("event stream stopped")
-				}
-				return fmt.Errorf("event stream: no data for %s (missed heartbeats)", h.a.cfg.HeartbeatTimeout)
-			}
-			if errors.Is(err, io.EOF) {
-				return errors.New("event stream: server closed the stream")
-			}
-			return fmt.Errorf("event stream: %w", err)
+	// Every read resets the idle timer; comments, "event:", "id:" and
+	// "retry:" lines carry nothing OpenCode uses.
+	err = sse.Read(resp.Body, sse.Options{
+		MaxEvent: maxEventBytes,
+		Activity: func() { idle.Reset(h.a.cfg.HeartbeatTimeout) },
+	}, func(ev sse.Event) { h.dispatch(att, []byte(ev.Data)) })
+	if ctx.Err() != nil {
+		h.mu.Lock()
+		stopped := att.idleStop
+		h.mu.Unlock()
+		if stopped || h.base.Err() != nil {
+			return errors.New("event stream stopped")
 		}
-		idle.Reset(h.a.cfg.HeartbeatTimeout)
-		switch {
-		case len(line) == 0:
-			if data.Len() > 0 {
-				h.dispatch(att, data.Bytes())
-				data.Reset()
-			}
-		case bytes.HasPrefix(line, []byte("data:")):
-			if data.Len() > 0 {
-				data.WriteByte('\n')
-			}
-			data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
-			if data.Len() > maxEventBytes {
-				return fmt.Errorf("event stream: event larger than %d bytes", maxEventBytes)
-			}
-		}
-		// Comments (":…"), "event:", "id:" and "retry:" lines carry nothing
-		// OpenCode uses.
+		return fmt.Errorf("event stream: no data for %s (missed heartbeats)", h.a.cfg.HeartbeatTimeout)
 	}
-}
-
-// readLine reads one line without its line ending, failing beyond max bytes.
-func readLine(r *bufio.Reader, limit int) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > limit {
-			return nil, fmt.Errorf("line longer than %d bytes", limit)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return bytes.TrimRight(line, "\r\n"), nil
+	if errors.Is(err, io.EOF) {
+		return errors.New("event stream: server closed the stream")
 	}
+	return fmt.Errorf("event stream: %w", err)
 }
 
 // waitConnected waits for att to connect, for at most d.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/kit/pending"
 )
 
 // This file is the turn tracking: the prompts whose outcome the hub
@@ -81,19 +82,10 @@ func (h *hub) followingLocked() bool {
 }
 
 // report is an outcome to pass to the host outside the hub's lock.
-type report struct {
-	nativeID, ref string
-	status        providers.ReceiptStatus
-	reason        string
-}
+type report = pending.Outcome
 
 func (h *hub) deliver(reports []report) {
-	if h.a.host == nil {
-		return
-	}
-	for _, r := range reports {
-		h.a.host.ReportOutcome(providers.OpenCode, r.nativeID, r.ref, r.status, r.reason)
-	}
+	pending.Report(h.a.host, providers.OpenCode, reports)
 }
 
 // observeLocked follows queued prompts of session sid through the event.
@@ -183,7 +175,7 @@ func (h *hub) resolveLocked(sid string, ps *pendingSend, status providers.Receip
 		return out
 	}
 	h.removePendingLocked(sid, ps)
-	return append(out, report{nativeID: sid, ref: ps.ref, status: status, reason: reason})
+	return append(out, report{NativeID: sid, Ref: ps.ref, Status: status, Reason: reason})
 }
 
 // loseLocked gives up every prompt still running: the server that ran them
@@ -191,40 +183,37 @@ func (h *hub) resolveLocked(sid string, ps *pendingSend, status providers.Receip
 // receipt is out) and no longer holds the stream open. A result observed
 // later still settles it.
 func (h *hub) loseLocked(reason string) []report {
-	var out []report
+	var ops []pending.Op
+	var lost []*pendingSend
 	now := h.a.clock.Now().UTC()
-	lostSome := false
 	for sid, list := range h.pending {
 		for _, ps := range list {
 			if ps.resolved || ps.lost {
 				continue
 			}
-			lostSome = true
-			ps.lost, ps.lostReason = true, reason+"; the turn had not finished and may have run in part; it is not resent"
-			if ps.ready {
-				ps.reported = true
-				out = append(out, report{nativeID: sid, ref: ps.ref, status: providers.StatusDeliveryUnknown, reason: ps.lostReason})
-			}
+			lost = append(lost, ps)
+			ops = append(ops, pending.Op{NativeID: sid, Ref: ps.ref, Unsettled: "the turn had not finished and may have run in part; it is not resent"})
 		}
 	}
-	if lostSome || h.down == nil {
+	var out []report
+	for i, o := range pending.Lost(reason, ops) {
+		ps := lost[i]
+		ps.lost, ps.lostReason = true, o.Reason
+		if ps.ready {
+			ps.reported = true
+			out = append(out, o)
+		}
+	}
+	if len(lost) > 0 || h.down == nil {
 		h.down = &serverDown{at: now, reason: reason}
 	}
 	if rep, ok := h.a.host.(providers.EventReporter); ok {
-		for sid := range out2sessions(out) {
+		for _, sid := range pending.Sessions(out) {
 			data, _ := json.Marshal(map[string]any{"reason": reason, "resent": false})
 			go rep.ReportEvent(providers.OpenCode, providers.NativeEvent{NativeID: sid, Timestamp: now, Type: providers.EventProviderRestarted, Data: data})
 		}
 	}
 	return out
-}
-
-func out2sessions(rs []report) map[string]bool {
-	m := map[string]bool{}
-	for _, r := range rs {
-		m[r.nativeID] = true
-	}
-	return m
 }
 
 // lose is loseLocked for callers outside the hub's lock.
@@ -358,8 +347,8 @@ func (h *hub) track(sid, ref, text, msgID string) bool {
 		old := list[0]
 		list = list[1:]
 		if old.ready && !old.resolved && !old.reported {
-			dropped = append(dropped, report{nativeID: sid, ref: old.ref, status: providers.StatusDeliveryUnknown,
-				reason: fmt.Sprintf("more than %d prompts of this session were in flight; this runtime stopped following the oldest, whose result was not observed", maxPendingPerSess)})
+			dropped = append(dropped, report{NativeID: sid, Ref: old.ref, Status: providers.StatusDeliveryUnknown,
+				Reason: fmt.Sprintf("more than %d prompts of this session were in flight; this runtime stopped following the oldest, whose result was not observed", maxPendingPerSess)})
 		}
 	}
 	h.pending[sid] = append(list, &pendingSend{ref: ref, text: text, msgID: msgID})
@@ -396,10 +385,10 @@ func (h *hub) ready(sid, ref string) {
 			switch {
 			case ps.resolved:
 				h.removePendingLocked(sid, ps)
-				out = append(out, report{nativeID: sid, ref: ref, status: ps.status, reason: ps.reason})
+				out = append(out, report{NativeID: sid, Ref: ref, Status: ps.status, Reason: ps.reason})
 			case ps.lost && !ps.reported:
 				ps.reported = true
-				out = append(out, report{nativeID: sid, ref: ref, status: providers.StatusDeliveryUnknown, reason: ps.lostReason})
+				out = append(out, report{NativeID: sid, Ref: ref, Status: providers.StatusDeliveryUnknown, Reason: ps.lostReason})
 			}
 			break
 		}
