@@ -65,7 +65,7 @@ func startPTY(clock quartz.Clock, key, exe string, args []string, dir string, en
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start %s in a PTY: %w", exe, err)
+		return nil, fmt.Errorf("%w (in a PTY)", err) // err names exe
 	}
 	s := &ptySession{
 		key: key, root: dir, pid: proc.PID(), startedAt: clock.Now(),
