@@ -29,15 +29,18 @@ var layers = []layer{
 	{name: "store", dirs: []string{"internal/store/..."}, mayImport: []string{"foundation", "entities"}},
 	{name: "catalogs", dirs: []string{"catalogs"}, mayImport: []string{"foundation"}},
 	{name: "provider contract", dirs: []string{"internal/providers"}, mayImport: []string{"foundation"}},
+	// The adapter kit: what every adapter needs (process supervisor,
+	// pending operations, SSE reader); it knows no adapter.
+	{name: "provider kit", dirs: []string{"internal/providers/kit/..."}, mayImport: []string{"foundation", "provider contract"}},
 	// The adapters share the ACP client and nothing else of each other.
-	{name: "acp", dirs: []string{"internal/providers/acp/..."}, mayImport: []string{"foundation", "provider contract"}},
+	{name: "acp", dirs: []string{"internal/providers/acp/..."}, mayImport: []string{"foundation", "provider contract", "provider kit"}},
 	// One layer per adapter, so that no adapter imports another.
 	adapter("codex"), adapter("opencode"),
 	// Freebuff is an adapter that also owns the Freebuff tools' service, so
 	// handlers and app may name it (see the handlers and app layers).
-	{name: "freebuff", dirs: []string{"internal/providers/freebuff/..."}, mayImport: []string{"foundation", "provider contract"}},
+	{name: "freebuff", dirs: []string{"internal/providers/freebuff/..."}, mayImport: []string{"foundation", "provider contract", "provider kit"}},
 	{name: "adapter set", dirs: []string{"internal/providers/adapters"}, mayImport: []string{
-		"foundation", "provider contract", "acp", "adapter codex", "adapter opencode", "freebuff",
+		"foundation", "provider contract", "provider kit", "acp", "adapter codex", "adapter opencode", "freebuff",
 	}},
 	{name: "registry", dirs: []string{"internal/providers/registry"}, mayImport: []string{"foundation", "provider contract", "store", "entities"}},
 	{name: "services", dirs: []string{
@@ -68,7 +71,7 @@ var layers = []layer{
 // adapter is the layer of one provider adapter under internal/providers.
 func adapter(name string) layer {
 	return layer{name: "adapter " + name, dirs: []string{"internal/providers/" + name + "/..."},
-		mayImport: []string{"foundation", "provider contract", "acp"}}
+		mayImport: []string{"foundation", "provider contract", "provider kit", "acp"}}
 }
 
 // sdkImporters are the only packages (besides test support) that may import

@@ -250,23 +250,54 @@ type Host interface {
 type Adapter interface {
 	ID() ID
 	Capabilities(ctx context.Context) Capabilities
+	SessionStore
+	Messenger
+	Differ
+	PermissionBroker
+	Tuner
+	Close() error
+}
+
+// The Adapter contract is the sum of the small roles below, so code that
+// needs one role (a service that only sends, a test fake that only lists
+// sessions) can ask for just that role.
+
+// SessionStore finds, starts and resumes a provider's sessions.
+type SessionStore interface {
 	ListSessions(ctx context.Context) ([]Session, error)
 	// GetSession returns (nil, nil) when the provider does not know nativeID.
 	GetSession(ctx context.Context, nativeID string) (*Session, error)
 	CreateSession(ctx context.Context, opts CreateOptions) (Session, error)
 	ResumeSession(ctx context.Context, nativeID string) (Session, error)
+}
+
+// Messenger sends prompts, cancels turns and streams a session's events,
+// under the delivery contract of [Adapter].
+type Messenger interface {
 	Send(ctx context.Context, nativeID, text string, opts SendOptions) (Receipt, error)
 	Cancel(ctx context.Context, nativeID string) (Receipt, error)
 	// Subscribe streams the session's native events until ctx ends or the
 	// provider stream ends (the channel is then closed; the registry reopens
 	// it and counts a new epoch).
 	Subscribe(ctx context.Context, nativeID string) (<-chan NativeEvent, error)
+}
+
+// Differ returns the changes a session's turns made.
+type Differ interface {
 	Diff(ctx context.Context, nativeID string, opts DiffOptions) (any, error)
+}
+
+// PermissionBroker lists the provider's permission requests and answers
+// them (the answer under the delivery contract of [Adapter]).
+type PermissionBroker interface {
 	PendingPermissions(ctx context.Context) ([]PermissionRequest, error)
 	RespondPermission(ctx context.Context, nativeID, requestID, decision string) (Receipt, error)
+}
+
+// Tuner changes a session's model and reasoning effort.
+type Tuner interface {
 	SetModel(ctx context.Context, nativeID string, model Model) (Receipt, error)
 	SetReasoning(ctx context.Context, nativeID, effort string) (Receipt, error)
-	Close() error
 }
 
 // UnsupportedError says a provider does not support an operation, and why.

@@ -13,6 +13,7 @@ import (
 	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/jsonrpc"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/kit/pending"
 )
 
 const (
@@ -237,7 +238,7 @@ func (a *Adapter) start(ctx context.Context) (*generation, error) {
 	}
 	ctx, cancel := clockctx.WithTimeout(ctx, a.cfg.Clock, a.cfg.StartTimeout, "codex", "start")
 	defer cancel()
-	link, err := a.cfg.Dial(ctx, ProcessSpec{Argv: a.argv, Env: a.cfg.Env, Dir: a.cfg.Dir})
+	link, err := a.cfg.Dial(ctx, ProcessSpec{Argv: a.argv, Env: a.cfg.Env, Dir: a.cfg.Dir, Clock: a.cfg.Clock})
 	if err != nil {
 		return nil, fmt.Errorf("start codex app-server: %w", err)
 	}
@@ -444,20 +445,18 @@ func (a *Adapter) onConnClosed(g *generation, reason error) {
 		}
 		why := "codex app-server connection lost: " + reason.Error() + a.exitSuffix(g.link)
 		a.cfg.Logf("codex: %s", why)
-		if h := a.cfg.Host; h != nil {
-			for _, t := range turns {
-				h.ReportOutcome(providers.Codex, t.thread, t.turn, providers.StatusDeliveryUnknown,
-					fmt.Sprintf("%s; turn %s had not completed and may have run in part; it is not resent", why, t.turn))
-			}
-			for _, t := range interrupts {
-				h.ReportOutcome(providers.Codex, t.thread, interruptRef(t.turn), providers.StatusDeliveryUnknown,
-					why+"; the interrupt's effect was not observed")
-			}
-			for _, p := range answered {
-				h.ReportOutcome(providers.Codex, p.NativeID, permissionRef(p.RequestID), providers.StatusDeliveryUnknown,
-					why+"; codex did not confirm the decision")
-			}
+		var ops []pending.Op
+		for _, t := range turns {
+			ops = append(ops, pending.Op{NativeID: t.thread, Ref: t.turn,
+				Unsettled: fmt.Sprintf("turn %s had not completed and may have run in part; it is not resent", t.turn)})
 		}
+		for _, t := range interrupts {
+			ops = append(ops, pending.Op{NativeID: t.thread, Ref: interruptRef(t.turn), Unsettled: "the interrupt's effect was not observed"})
+		}
+		for _, p := range answered {
+			ops = append(ops, pending.Op{NativeID: p.NativeID, Ref: permissionRef(p.RequestID), Unsettled: "codex did not confirm the decision"})
+		}
+		pending.Report(a.cfg.Host, providers.Codex, pending.Lost(why, ops))
 		if rep, ok := a.cfg.Host.(providers.EventReporter); ok {
 			now := a.cfg.Clock.Now()
 			for id := range affected {

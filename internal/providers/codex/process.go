@@ -3,15 +3,11 @@ package codex
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/procgroup"
+	"github.com/agent-interop/runtime/internal/providers/kit/supervise"
+	"github.com/coder/quartz"
 )
 
 // ProcessSpec is the command line of one app-server process.
@@ -19,6 +15,8 @@ type ProcessSpec struct {
 	Argv []string
 	Env  []string // full environment (nil: inherit)
 	Dir  string
+	// Clock times the grace period of Close (nil: the real clock).
+	Clock quartz.Clock
 }
 
 // Link is one connection to an app-server: the JSON-RPC byte stream and the
@@ -41,76 +39,23 @@ type Link struct {
 // simulated peers and fault-injecting wrappers.
 type Dialer func(ctx context.Context, spec ProcessSpec) (*Link, error)
 
-// stderrTail keeps the last bytes a process wrote to stderr.
-type stderrTail struct {
-	mu  sync.Mutex
-	buf []byte
-}
+// closeGrace is how long Close waits for app-server to exit on the end of
+// its input before the process group is killed.
+const closeGrace = time.Second
 
-const stderrTailSize = 4096
-
-func (t *stderrTail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > stderrTailSize {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-stderrTailSize:]...)
-	}
-	return len(p), nil
-}
-
-func (t *stderrTail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
-}
-
+// procStream is the stdio of a supervised app-server.
 type procStream struct {
-	stdin  io.WriteCloser
-	stdout io.ReadCloser
-	proc   *procState
-	once   sync.Once
+	proc *supervise.Process
 }
 
-type procState struct {
-	cmd    *exec.Cmd
-	tail   *stderrTail
-	exited chan struct{}
-	mu     sync.Mutex
-	reason string
-}
-
-func (s *procStream) Read(p []byte) (int, error)  { return s.stdout.Read(p) }
-func (s *procStream) Write(p []byte) (int, error) { return s.stdin.Write(p) }
+func (s *procStream) Read(p []byte) (int, error)  { return s.proc.Stdout().Read(p) }
+func (s *procStream) Write(p []byte) (int, error) { return s.proc.Stdin().Write(p) }
 
 // Close closes stdin (app-server exits on EOF), waits briefly, then kills
 // the process group.
 func (s *procStream) Close() error {
-	s.once.Do(func() {
-		_ = s.stdin.Close()
-		select {
-		case <-s.proc.exited:
-		case <-time.After(time.Second):
-		}
-		s.proc.kill()
-		<-s.proc.exited
-		_ = s.stdout.Close()
-	})
+	s.proc.Stop(supervise.Grace{AfterStdin: closeGrace})
 	return nil
-}
-
-func (p *procState) kill() {
-	if p.cmd.Process == nil {
-		return
-	}
-	// The negative pid addresses the whole group: children die too.
-	_ = procgroup.Kill(p.cmd.Process.Pid)
-}
-
-func (p *procState) exitReason() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.reason
 }
 
 // StartProcess starts spec in a new process group and links its stdio.
@@ -118,73 +63,18 @@ func StartProcess(_ context.Context, spec ProcessSpec) (*Link, error) {
 	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
 		return nil, errors.New("no codex app-server command")
 	}
-	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
-	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
-	procgroup.Set(cmd)
-	stdin, err := cmd.StdinPipe()
+	proc, err := supervise.Start(supervise.Spec{
+		Argv: spec.Argv, Dir: spec.Dir, Env: spec.Env, Clock: spec.Clock,
+		Stdin: true, Stdout: supervise.StdoutPipe,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("stdin pipe: %w", err)
+		return nil, err
 	}
-	// An explicit pipe (not StdoutPipe): Wait must not close the read end
-	// before the last messages of a dying process were read.
-	stdout, stdoutW, err := os.Pipe()
-	if err != nil {
-		_ = stdin.Close()
-		return nil, fmt.Errorf("stdout pipe: %w", err)
-	}
-	cmd.Stdout = stdoutW
-	tail := &stderrTail{}
-	cmd.Stderr = tail
-	if err := cmd.Start(); err != nil {
-		_ = stdin.Close()
-		_ = stdout.Close()
-		_ = stdoutW.Close()
-		return nil, fmt.Errorf("start %s: %w", spec.Argv[0], err)
-	}
-	_ = stdoutW.Close()
-	ps := &procState{cmd: cmd, tail: tail, exited: make(chan struct{})}
-	go func() {
-		werr := cmd.Wait()
-		reason := "exited"
-		if werr != nil {
-			reason = werr.Error()
-		}
-		if t := tail.String(); t != "" {
-			reason += "; stderr: " + lastLine(t)
-		}
-		ps.mu.Lock()
-		ps.reason = reason
-		ps.mu.Unlock()
-		close(ps.exited)
-	}()
-	s := &procStream{stdin: stdin, stdout: stdout, proc: ps}
 	return &Link{
-		ReadWriteCloser: s,
-		PID:             cmd.Process.Pid,
-		Exited:          ps.exited,
-		ExitReason:      ps.exitReason,
-		Kill:            ps.kill,
+		ReadWriteCloser: &procStream{proc: proc},
+		PID:             proc.PID(),
+		Exited:          proc.Exited(),
+		ExitReason:      proc.ExitReason,
+		Kill:            proc.Kill,
 	}, nil
-}
-
-// lastLine returns the last line of s that reports an error ("Error: …",
-// as codex prints before a stack backtrace), else the last non-empty line,
-// bounded in length.
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	lines := strings.Split(s, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "Error:") || strings.HasPrefix(l, "error:") {
-			s = l
-			break
-		}
-	}
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	if len(s) > 400 {
-		s = s[len(s)-400:]
-	}
-	return s
 }

@@ -209,7 +209,7 @@ func (a *Adapter) programPath() string {
 	a.epMu.Lock()
 	defer a.epMu.Unlock()
 	if a.managed != nil {
-		return a.managed.cmd.Path
+		return a.managed.program
 	}
 	if p, err := exec.LookPath(a.cfg.Program); err == nil {
 		return p

@@ -15,10 +15,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/procgroup"
+	"github.com/agent-interop/runtime/internal/providers/kit/supervise"
 )
 
 // Endpoint sources, in the order they are tried.
@@ -335,63 +334,26 @@ func parseProcIP(s string) net.IP {
 	return ip
 }
 
+// stopGrace is how long a started server may take to end after SIGTERM
+// before its process group is killed.
+const stopGrace = 3 * time.Second
+
 // managedServer is an `opencode serve` this adapter started.
 type managedServer struct {
-	cmd      *exec.Cmd
+	proc     *supervise.Process
+	program  string
 	base     string
-	exited   chan struct{}
-	output   *tailBuffer
-	once     sync.Once
+	exited   <-chan struct{}
 	stopping atomic.Bool // stopped by the adapter, not lost
 }
 
-func (m *managedServer) alive() bool {
-	select {
-	case <-m.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (m *managedServer) alive() bool { return m.proc.Alive() }
 
-// stop ends the server's process group: SIGTERM, then SIGKILL after 3 s.
+// stop ends the server's process group: SIGTERM, then SIGKILL after
+// stopGrace on the adapter's clock.
 func (m *managedServer) stop() {
 	m.stopping.Store(true)
-	m.once.Do(func() {
-		pgid := m.cmd.Process.Pid
-		_ = procgroup.Terminate(pgid)
-		t := time.NewTimer(3 * time.Second)
-		defer t.Stop()
-		select {
-		case <-m.exited:
-		case <-t.C:
-		}
-		_ = procgroup.Kill(pgid)
-		<-m.exited
-	})
-}
-
-// tailBuffer keeps the last bytes a child wrote, for error messages.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	const keep = 8 << 10
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if len(b.buf) > keep {
-		b.buf = append([]byte(nil), b.buf[len(b.buf)-keep:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.TrimSpace(string(b.buf))
+	m.proc.Stop(supervise.Grace{AfterTerm: stopGrace})
 }
 
 // start runs `opencode serve --hostname 127.0.0.1 --port <free> --pure` in
@@ -426,29 +388,23 @@ func (a *Adapter) startOnce(ctx context.Context, program string) (*endpoint, err
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 
-	cmd := exec.Command(program, "serve", "--hostname", "127.0.0.1", "--port", strconv.Itoa(port), "--pure")
-	cmd.Dir = a.cfg.ServeDir
-	env := a.cfg.ServeEnv
-	if env == nil {
-		env = os.Environ()
-	}
-	env = append([]string(nil), env...)
+	var extra []string
 	if a.cfg.Password != "" {
 		// Protect the started server with the configured credentials.
-		env = append(env, "OPENCODE_SERVER_USERNAME="+a.cfg.Username, "OPENCODE_SERVER_PASSWORD="+a.cfg.Password)
+		extra = []string{"OPENCODE_SERVER_USERNAME=" + a.cfg.Username, "OPENCODE_SERVER_PASSWORD=" + a.cfg.Password}
 	}
-	cmd.Env = env
-	out := &tailBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	procgroup.SetWithParentDeath(cmd, syscall.SIGTERM)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", program, err)
+	proc, err := supervise.Start(supervise.Spec{
+		Argv: []string{program, "serve", "--hostname", "127.0.0.1", "--port", strconv.Itoa(port), "--pure"},
+		Dir:  a.cfg.ServeDir, Env: a.cfg.ServeEnv, Extra: extra,
+		Stdout: supervise.StdoutTail, TailBytes: 8 << 10, ParentDeath: true, Clock: a.clock,
+	})
+	if err != nil {
+		return nil, err
 	}
-	m := &managedServer{cmd: cmd, base: "http://127.0.0.1:" + strconv.Itoa(port), exited: make(chan struct{}), output: out}
+	m := &managedServer{proc: proc, program: program, base: "http://127.0.0.1:" + strconv.Itoa(port), exited: proc.Exited()}
 	ready := make(chan struct{}) // the exit is a loss only once the server served
 	go func() {
-		_ = cmd.Wait()
-		close(m.exited)
+		<-m.exited
 		select {
 		case <-ready:
 			a.managedExited(m)
@@ -469,11 +425,11 @@ func (a *Adapter) startOnce(ctx context.Context, program string) (*endpoint, err
 		select {
 		case <-m.exited:
 			t.Stop()
-			return nil, fmt.Errorf("exited before answering (%v): %s", cmd.ProcessState, truncate(out.String(), 500))
+			return nil, fmt.Errorf("exited before answering (%v): %s", proc.State(), truncate(proc.Tail(), 500))
 		case <-wait.Done():
 			t.Stop()
 			m.stop()
-			return nil, fmt.Errorf("no answer on %s within %s: %s", m.base, a.cfg.StartTimeout, truncate(out.String(), 500))
+			return nil, fmt.Errorf("no answer on %s within %s: %s", m.base, a.cfg.StartTimeout, truncate(proc.Tail(), 500))
 		case <-tick:
 		}
 	}

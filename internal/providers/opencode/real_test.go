@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/procgroup"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/leakcheck"
@@ -430,7 +429,7 @@ func TestRealAutoStartAndRestart(t *testing.T) {
 	a.epMu.Lock()
 	m := a.managed
 	a.epMu.Unlock()
-	_ = procgroup.Kill(m.cmd.Process.Pid)
+	m.proc.Kill()
 	<-m.exited
 	o := host.wait(t, rc.Ref, turnTimeout)
 	// Whichever the adapter notices first: the process exit, or the

@@ -110,7 +110,7 @@ func (a *Adapter) managedExited(m *managedServer) {
 	if a.closed.Load() || m.stopping.Load() {
 		return
 	}
-	a.hub.lose(fmt.Sprintf("the OpenCode server this runtime started (pid %d, %s) exited (%v)", m.cmd.Process.Pid, m.base, m.cmd.ProcessState))
+	a.hub.lose(fmt.Sprintf("the OpenCode server this runtime started (pid %d, %s) exited (%v)", m.proc.PID(), m.base, m.proc.State()))
 }
 
 // Liveness implements providers.LivenessReporter from the event stream:

@@ -9,10 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/providers/kit/supervise"
 	"github.com/coder/quartz"
 	"github.com/creack/pty"
-
-	"github.com/agent-interop/runtime/internal/procgroup"
 )
 
 // PTY geometry of a managed CLI (0.3.x: xterm-256color, 160×48).
@@ -37,7 +36,7 @@ type ptySession struct {
 	startedAt time.Time
 	before    map[string]struct{} // chat ids present before start
 
-	cmd   *exec.Cmd
+	proc  *supervise.Process
 	tty   *os.File
 	clock quartz.Clock
 
@@ -54,18 +53,23 @@ type ptySession struct {
 
 // startPTY starts exe with args in a new PTY session.
 func startPTY(clock quartz.Clock, key, exe string, args []string, dir string, env []string) (*ptySession, error) {
-	cmd := exec.Command(exe, args...)
-	cmd.Dir = dir
-	cmd.Env = env
-	// pty.StartWithSize sets Setsid and Setctty: the child leads its own
-	// session and process group, so the whole tree can be signalled as one.
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: ptyRows, Cols: ptyCols})
+	var tty *os.File
+	proc, err := supervise.Start(supervise.Spec{
+		Argv: append([]string{exe}, args...), Dir: dir, Env: env, Clock: clock,
+		// pty.StartWithSize sets Setsid and Setctty: the child leads its own
+		// session and process group, so the whole tree can be signalled as one.
+		Launch: func(cmd *exec.Cmd) error {
+			var err error
+			tty, err = pty.StartWithSize(cmd, &pty.Winsize{Rows: ptyRows, Cols: ptyCols})
+			return err
+		},
+	})
 	if err != nil {
-		return nil, fmt.Errorf("start %s in a PTY: %w", exe, err)
+		return nil, fmt.Errorf("%w (in a PTY)", err) // err names exe
 	}
 	s := &ptySession{
-		key: key, root: dir, pid: cmd.Process.Pid, startedAt: clock.Now(),
-		cmd: cmd, tty: tty, clock: clock,
+		key: key, root: dir, pid: proc.PID(), startedAt: clock.Now(),
+		proc: proc, tty: tty, clock: clock,
 		changed: make(chan struct{}), done: make(chan struct{}),
 		vt: newVTScreen(ptyRows, ptyCols),
 	}
@@ -91,7 +95,8 @@ func (s *ptySession) readLoop() {
 }
 
 func (s *ptySession) waitLoop() {
-	err := s.cmd.Wait()
+	<-s.proc.Exited()
+	err := s.proc.Err()
 	s.mu.Lock()
 	s.exited, s.exitErr = true, err
 	s.signalLocked()
@@ -146,28 +151,9 @@ func (s *ptySession) isExited() bool {
 // kill terminates the whole process group: SIGTERM, then SIGKILL after a
 // grace period, then closes the terminal.
 func (s *ptySession) kill() {
-	if !s.isExited() {
-		_ = procgroup.Terminate(s.pid)
-		if !waitDone(s.clock, s.done, killGrace) {
-			_ = procgroup.Kill(s.pid)
-			<-s.done
-		}
-	}
-	// Reap anything left in the group (children that ignored SIGTERM).
-	_ = procgroup.Kill(s.pid)
+	s.proc.Stop(supervise.Grace{AfterTerm: killGrace})
+	<-s.done
 	_ = s.tty.Close()
-}
-
-// waitDone waits for done up to d on clock c.
-func waitDone(c quartz.Clock, done <-chan struct{}, d time.Duration) bool {
-	t := c.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
 }
 
 // probePTY opens and closes a PTY pair: the start-up probe.

@@ -2,12 +2,15 @@ package desktop
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
+	"github.com/agent-interop/runtime/internal/providers/kit/sse"
 )
 
 // Reconnect backoff of the SSE client (0.3.x: 250 ms doubling to 10 s).
@@ -119,7 +122,9 @@ func (e *eventClient) stream(ctx context.Context, conn *desktopConn) (connected 
 	store := e.d.store
 	e.d.norm.setOrigin(conn.origin())
 	store.setConnected(true)
-	err = readSSE(resp.Body, maxFrameChars, store.touch, func(f sseFrame) {
+	// Every read counts as activity (": ping" keeps the stream fresh); an
+	// oversized frame is dropped whole and the stream goes on.
+	err = sse.Read(resp.Body, sse.Options{MaxEvent: maxFrameChars, DropOversize: true, Activity: store.touch}, func(f sse.Event) {
 		evs, ends := e.d.norm.frame(f.Event, []byte(f.Data))
 		for _, ev := range evs {
 			store.append(ev)
@@ -130,6 +135,9 @@ func (e *eventClient) stream(ctx context.Context, conn *desktopConn) (connected 
 			}
 		}
 	})
+	if errors.Is(err, io.EOF) {
+		err = nil // the server ended the stream
+	}
 	// The stream ended: the Desktop may have restarted on a new port.
 	e.d.invalidate()
 	return true, err

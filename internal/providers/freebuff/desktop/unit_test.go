@@ -13,30 +13,6 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
 
-func TestReadSSE(t *testing.T) {
-	big := strings.Repeat("x", maxFrameChars+10)
-	stream := ": ping\n\n" +
-		"data: {\"a\":1}\n\n" +
-		"event: custom\r\ndata: line1\r\ndata: line2\r\n\r\n" +
-		"data: " + big + "\n\n" +
-		"data: {\"after\":\"big\"}\n\n" +
-		"id: 7\nretry: 10\n\n" +
-		"data: {\"partial\":true}" // no terminator: discarded
-	var frames []sseFrame
-	activity := 0
-	err := readSSE(strings.NewReader(stream), maxFrameChars, func() { activity++ }, func(f sseFrame) { frames = append(frames, f) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []sseFrame{{Data: `{"a":1}`}, {Event: "custom", Data: "line1\nline2"}, {Data: `{"after":"big"}`}}
-	if fmt.Sprint(frames) != fmt.Sprint(want) {
-		t.Fatalf("frames = %q, want %q", frames, want)
-	}
-	if activity == 0 {
-		t.Fatal("no activity recorded")
-	}
-}
-
 func TestNormalizeDesktopFrames(t *testing.T) {
 	clock := newFakeClock(t)
 	n := newNormalizer(clock)

@@ -1,0 +1,90 @@
+// Package pending settles the operations an adapter sent to a provider
+// whose outcome it had not seen yet (a turn still running, an interrupt,
+// a permission answer not confirmed) when the connection that carried
+// them is lost.
+//
+// Such an operation may have run in part, so it is never resent and never
+// reported as failed: it becomes delivery_unknown, with the reason the
+// connection was lost and what is uncertain about the operation. [Lost]
+// is the one place that rule is written; [Report] hands the outcomes to
+// the runtime's Host, outside any lock the adapter holds.
+//
+// An adapter collects its unsettled operations as [Op] values when it
+// notices the loss (under its own lock, from its own state), calls Lost,
+// releases its lock and calls Report:
+//
+//	outs := pending.Lost("codex app-server connection lost: EOF", ops)
+//	a.mu.Unlock()
+//	pending.Report(host, providers.Codex, outs)
+package pending
+
+import "github.com/agent-interop/runtime/internal/providers"
+
+// Op is one operation whose outcome was not observed.
+type Op struct {
+	// NativeID is the provider's session the operation belongs to.
+	NativeID string
+	// Ref is the operation's receipt ref (what the runtime's ledger
+	// settles).
+	Ref string
+	// Unsettled says what is not known of it, appended to the loss reason
+	// ("turn t1 had not completed and may have run in part; it is not
+	// resent"); "" uses [DefaultUnsettled].
+	Unsettled string
+}
+
+// DefaultUnsettled is what is said of an operation with no Unsettled text.
+const DefaultUnsettled = "its outcome was not observed and it is not resent"
+
+// Outcome is one settled operation, to report to the Host.
+type Outcome struct {
+	NativeID string
+	Ref      string
+	Status   providers.ReceiptStatus
+	Reason   string
+}
+
+// Lost settles every op after the connection that carried them was lost
+// for why: each becomes delivery_unknown with the reason "<why>; <what is
+// unsettled>", in the order given.
+func Lost(why string, ops []Op) []Outcome {
+	if len(ops) == 0 {
+		return nil
+	}
+	out := make([]Outcome, 0, len(ops))
+	for _, op := range ops {
+		what := op.Unsettled
+		if what == "" {
+			what = DefaultUnsettled
+		}
+		out = append(out, Outcome{NativeID: op.NativeID, Ref: op.Ref, Status: providers.StatusDeliveryUnknown, Reason: why + "; " + what})
+	}
+	return out
+}
+
+// Report passes each outcome to host for provider, in order. A nil host
+// (doctor, which sends nothing) receives nothing. Call it without holding
+// a lock the Host's callbacks may need.
+func Report(host providers.Host, provider providers.ID, outs []Outcome) {
+	if host == nil {
+		return
+	}
+	for _, o := range outs {
+		host.ReportOutcome(provider, o.NativeID, o.Ref, o.Status, o.Reason)
+	}
+}
+
+// Sessions are the sessions the outcomes concern, each once, in the
+// order first named (for the provider_restarted events that go with a
+// loss).
+func Sessions(outs []Outcome) []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, o := range outs {
+		if !seen[o.NativeID] {
+			seen[o.NativeID] = true
+			ids = append(ids, o.NativeID)
+		}
+	}
+	return ids
+}
