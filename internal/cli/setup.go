@@ -46,7 +46,12 @@ func runSetup(name string, client clientsetup.Client, args []string, env Env, st
 	readOnly := fs.Bool("read-only", false, "give the client the read tools only (INTEROP_READ_ONLY=1 in its environment)")
 	useHTTP := fs.Bool("http", false, "point the client at the HTTP endpoint (serve --http) instead of starting a process")
 	url := fs.String("url", "", "the HTTP endpoint (default http://127.0.0.1:8788/mcp, or AGENT_INTEROP_HTTP_HOST/PORT)")
-	project := fs.Bool("project", false, "Cursor: write <current directory>/.cursor/mcp.json instead of ~/.cursor/mcp.json")
+	// --project is Cursor's: install (Codex) does not list it; setup,
+	// whose help covers every client, does (and refuses it for others).
+	project := new(bool)
+	if client == clientsetup.Cursor || strings.HasPrefix(name, "setup") {
+		fs.BoolVar(project, "project", false, "Cursor: write <current directory>/.cursor/mcp.json instead of ~/.cursor/mcp.json")
+	}
 	command := fs.String("command", "", "the interop-runtime executable the client runs (default: this one)")
 	if code, ok := parseFlags(fs, args, stdio); !ok {
 		return code

@@ -75,3 +75,31 @@ func TestWorkAndDeskTakeDB(t *testing.T) {
 		t.Errorf("desk --help does not list --db: %q", out)
 	}
 }
+
+// TestSetupHelpListsTheClientsFlags: install is Codex's and does not list
+// Cursor's --project; cursor-setup does.
+func TestSetupHelpListsTheClientsFlags(t *testing.T) {
+	tests := []struct {
+		cmd       string
+		want, not []string
+	}{
+		{"install", []string{"-write", "-profile", "-read-only", "-http", "-url", "-command"}, []string{"-project"}},
+		{"cursor-setup", []string{"-write", "-project", "-read-only"}, nil},
+	}
+	for _, tt := range tests {
+		code, out, errOut := run(t, nil, tt.cmd, "--help")
+		if code != 0 {
+			t.Fatalf("%s --help: exit %d %q", tt.cmd, code, errOut)
+		}
+		for _, f := range tt.want {
+			if !strings.Contains(out, "  "+f) {
+				t.Errorf("%s --help lacks %s:\n%s", tt.cmd, f, out)
+			}
+		}
+		for _, f := range tt.not {
+			if strings.Contains(out, "  "+f) {
+				t.Errorf("%s --help lists %s, which is not its client's:\n%s", tt.cmd, f, out)
+			}
+		}
+	}
+}
