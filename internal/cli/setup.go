@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,9 +139,19 @@ func printSetupEntry(name string, target clientsetup.Target, entry clientsetup.E
 	fmt.Fprintf(stdio.Stderr, "# add this to %s (or run again with --write):\n", target.File)
 	stdio.Stdout.Write(snippet)
 	if entry.HTTP {
-		fmt.Fprintf(stdio.Stderr, "# the client reads the bearer token from %s when it starts\n", clientsetup.TokenEnv)
+		httpTokenNote(stdio.Stderr)
 	}
 	return 0
+}
+
+// httpTokenNote says how the client's token pairs with the server's: the
+// client sends the value of its own AGENT_INTEROP_HTTP_TOKEN, which must
+// be the token serve --http checks.
+func httpTokenNote(w io.Writer) {
+	fmt.Fprintf(w, "# the client sends $%[1]s (from its own environment) as its bearer token; it must equal the server's:\n"+
+		"#   either give serve --http and the client the same %[1]s,\n"+
+		"#   or start serve --http without it and, before the client, export %[1]s=\"$(cat ~/.agent-interop-runtime/http-<port>.token)\"\n"+
+		"#   (that file is written at each start, mode 0600; --token-file moves it)\n", clientsetup.TokenEnv)
 }
 
 // writeSetupEntry writes the entry into target's file and says what
@@ -158,6 +169,9 @@ func writeSetupEntry(name string, target clientsetup.Target, entry clientsetup.E
 		fmt.Fprintf(stdio.Stdout, "wrote the %s entry to %s (previous content in %s)\n", target.Name, res.File, res.Backup)
 	default:
 		fmt.Fprintf(stdio.Stdout, "wrote the %s entry to %s\n", target.Name, res.File)
+	}
+	if entry.HTTP {
+		httpTokenNote(stdio.Stderr)
 	}
 	return 0
 }

@@ -103,3 +103,17 @@ func TestSetupHelpListsTheClientsFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestSetupHTTPSaysHowTheTokenPairs: setup --http tells how the client's
+// AGENT_INTEROP_HTTP_TOKEN meets the server's token.
+func TestSetupHTTPSaysHowTheTokenPairs(t *testing.T) {
+	code, _, errOut := run(t, map[string]string{"HOME": t.TempDir()}, "setup", "codex", "--http")
+	if code != 0 {
+		t.Fatalf("setup codex --http: exit %d %q", code, errOut)
+	}
+	for _, want := range []string{"AGENT_INTEROP_HTTP_TOKEN", "must equal the server's", ".agent-interop-runtime/http-<port>.token"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("setup --http does not say %q:\n%s", want, errOut)
+		}
+	}
+}
