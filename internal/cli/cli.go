@@ -57,12 +57,12 @@ func commands() []command {
 		{"providers", "[--json] [--timeout D]", "list the providers' capabilities, with reasons and fixes", providersCmd},
 		{"agents", "", "the 0.3.x name of providers --json", agents},
 		{"sessions", "[--provider P] [--json] [--timeout D]", "list the provider sessions (list_agent_sessions)", sessions},
-		{"work", "list|show <id>|graph [--json]", "inspect the coordination store", work},
+		{"work", "list|show <id>|graph [flags] [--db PATH]", "inspect the coordination store", work},
 		{"setup", "claude|opencode|codex|cursor [--profile P] [--read-only] [--http] [--write]", "print or write a client's MCP entry", setupCommand},
 		{"install", "[--write]", "print or write the Codex entry (= setup codex)", installCommand},
 		{"cursor-setup", "[--project] [--read-only] [--write]", "print or write the Cursor entry (= setup cursor)", cursorSetupCommand},
 		{"migrate", "import-state [--state FILE] [--conversations FILE] [--dry-run] [--json] [--db PATH]", "bring a 0.3.x state.json and conversations.json into the store (docs/import.md)", migrate},
-		{"desk", "[--host H] [--port N] [--token-file P]", "serve the traffic desk: a live, read-only web page of sessions, receipts, work and claims (see docs/desk.md)", deskCommand},
+		{"desk", "[--host H] [--port N] [--token-file P] [--db PATH]", "serve the traffic desk: a live, read-only web page of sessions, receipts, work and claims (see docs/desk.md)", deskCommand},
 		{"version", "", "print the version", printVersion},
 		{"help", "[command]", "list the commands, or show one command's flags", help},
 	}
@@ -357,10 +357,20 @@ func logLevel(env Env) slog.Level {
 
 func work(ctx context.Context, args []string, env Env, stdio IO) int {
 	for _, a := range args {
-		if isHelpFlag(a) {
+		if isHelpFlag(a) || a == "help" {
+			// workcli prints its forms and every flag, --db included.
 			commandHelp(stdio.Stdout, "work", nil)
-			return 0
+			fmt.Fprintln(stdio.Stdout)
+			return workcli.Run(ctx, nil, []string{"--help"}, stdio.Stdout, stdio.Stderr)
 		}
+	}
+	args, db, err := takeDB(args)
+	if err == nil {
+		env, err = withDB(env, db)
+	}
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "interop-runtime work: %v\n", err)
+		return 2
 	}
 	// work only reads: a missing store is an error, never created.
 	a, err := app.Open(ctx, app.Config{Env: app.Env(env), ExistingStore: true})
@@ -370,4 +380,29 @@ func work(ctx context.Context, args []string, env Env, stdio IO) int {
 	}
 	defer a.Close()
 	return workcli.Run(ctx, a.Workflow, args, stdio.Stdout, stdio.Stderr)
+}
+
+// takeDB removes --db (-db, --db=V) from args, which may stand anywhere
+// among work's subcommand words, and returns its value.
+func takeDB(args []string) (rest []string, db string, err error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(rest, args[i:]...), db, nil
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "db" {
+			rest = append(rest, a)
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				return nil, "", errors.New("--db needs a value: a SQLite file or a postgres:// URL")
+			}
+			i++
+			value = args[i]
+		}
+		db = value
+	}
+	return rest, db, nil
 }

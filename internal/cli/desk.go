@@ -30,6 +30,7 @@ func deskCommand(ctx context.Context, args []string, env Env, stdio IO) int {
 	tokenFile := fs.String("token-file", "", "where the per-boot token is written when AGENT_INTEROP_HTTP_TOKEN is unset (default ~/.agent-interop-runtime/desk-<port>.token)")
 	rate := fs.Int("rate-limit", httpguard.DefaultRateLimit, "requests per minute per client address, 0 for no limit")
 	lifetime := fs.Duration("stream-lifetime", desk.DefaultStreamLifetime, "how long one live stream lasts before the browser reconnects (resuming where it was; its cookie is checked again)")
+	db := dbFlag(fs)
 	if code, ok := parseFlags(fs, args, stdio); !ok {
 		return code
 	}
@@ -41,6 +42,10 @@ func deskCommand(ctx context.Context, args []string, env Env, stdio IO) int {
 		return fail(2, "unexpected argument %q", fs.Arg(0))
 	}
 	if err := checkDeskFlags(*host, *port, *rate, *lifetime); err != nil {
+		return fail(2, "%v", err)
+	}
+	env, err := withDB(env, *db)
+	if err != nil {
 		return fail(2, "%v", err)
 	}
 	// Only HTTP mode's token applies to the desk; its other variables

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,7 +47,12 @@ func runSetup(name string, client clientsetup.Client, args []string, env Env, st
 	readOnly := fs.Bool("read-only", false, "give the client the read tools only (INTEROP_READ_ONLY=1 in its environment)")
 	useHTTP := fs.Bool("http", false, "point the client at the HTTP endpoint (serve --http) instead of starting a process")
 	url := fs.String("url", "", "the HTTP endpoint (default http://127.0.0.1:8788/mcp, or AGENT_INTEROP_HTTP_HOST/PORT)")
-	project := fs.Bool("project", false, "Cursor: write <current directory>/.cursor/mcp.json instead of ~/.cursor/mcp.json")
+	// --project is Cursor's: install (Codex) does not list it; setup,
+	// whose help covers every client, does (and refuses it for others).
+	project := new(bool)
+	if client == clientsetup.Cursor || strings.HasPrefix(name, "setup") {
+		fs.BoolVar(project, "project", false, "Cursor: write <current directory>/.cursor/mcp.json instead of ~/.cursor/mcp.json")
+	}
 	command := fs.String("command", "", "the interop-runtime executable the client runs (default: this one)")
 	if code, ok := parseFlags(fs, args, stdio); !ok {
 		return code
@@ -133,9 +139,19 @@ func printSetupEntry(name string, target clientsetup.Target, entry clientsetup.E
 	fmt.Fprintf(stdio.Stderr, "# add this to %s (or run again with --write):\n", target.File)
 	stdio.Stdout.Write(snippet)
 	if entry.HTTP {
-		fmt.Fprintf(stdio.Stderr, "# the client reads the bearer token from %s when it starts\n", clientsetup.TokenEnv)
+		httpTokenNote(stdio.Stderr)
 	}
 	return 0
+}
+
+// httpTokenNote says how the client's token pairs with the server's: the
+// client sends the value of its own AGENT_INTEROP_HTTP_TOKEN, which must
+// be the token serve --http checks.
+func httpTokenNote(w io.Writer) {
+	fmt.Fprintf(w, "# the client sends $%[1]s (from its own environment) as its bearer token; it must equal the server's:\n"+
+		"#   either give serve --http and the client the same %[1]s,\n"+
+		"#   or start serve --http without it and, before the client, export %[1]s=\"$(cat ~/.agent-interop-runtime/http-<port>.token)\"\n"+
+		"#   (that file is written at each start, mode 0600; --token-file moves it)\n", clientsetup.TokenEnv)
 }
 
 // writeSetupEntry writes the entry into target's file and says what
@@ -160,6 +176,9 @@ func writeSetupEntry(name string, target clientsetup.Target, entry clientsetup.E
 			keys = append(keys, c.String())
 		}
 		fmt.Fprintf(stdio.Stdout, "  %s; every other key of the entry was kept\n", strings.Join(keys, ", "))
+	}
+	if entry.HTTP {
+		httpTokenNote(stdio.Stderr)
 	}
 	return 0
 }

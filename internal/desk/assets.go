@@ -15,10 +15,10 @@ import (
 )
 
 // assetFiles are the page's static files: the desk's own style sheet and
-// script, and the vendored libraries with their licences (assets/vendor,
+// script, its icon, and the vendored libraries with their licences (assets/vendor,
 // written by assets/vendor.sh from pinned npm packages).
 //
-//go:embed assets/desk.css assets/desk.js assets/vendor/*.js assets/vendor/LICENSE.* assets/vendor/VERSIONS
+//go:embed assets/desk.css assets/desk.js assets/favicon.svg assets/vendor/*.js assets/vendor/LICENSE.* assets/vendor/VERSIONS
 var assetFiles embed.FS
 
 // asset is one static file, compressed once on first request.
@@ -74,6 +74,8 @@ func contentType(name string) string {
 		return "text/javascript; charset=utf-8"
 	case ".css":
 		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
 	default:
 		return "text/plain; charset=utf-8"
 	}

@@ -199,7 +199,8 @@ func (h *Handler) routes() {
 // ServeHTTP screens the request (Host, Origin, rate, Fetch Metadata),
 // admits it with the bearer token, the login code or the session cookie,
 // and serves the route. Nothing is served to a request without a
-// credential: the static assets and the live streams are refused too.
+// credential (but the icon): the static assets and the live streams are
+// refused too.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", contentSecurityPolicy)
@@ -213,6 +214,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if crossSiteRequest(r) {
 		httpguard.WriteError(w, http.StatusForbidden, "cross_site_request")
+		return
+	}
+	if r.URL.Path == "/favicon.ico" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// Browsers ask for it on their own, before signing in too; the
+		// icon says nothing about the store, so it needs no credential.
+		h.assets.serve(w, r, "favicon.svg")
 		return
 	}
 	if r.URL.Path == Base+"/login" {

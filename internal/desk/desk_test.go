@@ -324,3 +324,28 @@ func TestACursorOfAnotherListIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// The icon is served to anyone (browsers ask before signing in), as SVG,
+// and the pages link it.
+func TestFaviconIsServed(t *testing.T) {
+	f := newFixture(t)
+	res, body := f.get("/favicon.ico")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /favicon.ico: %d, want 200", res.StatusCode)
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "image/svg+xml" {
+		t.Errorf("Content-Type %q, want image/svg+xml", ct)
+	}
+	if !strings.HasPrefix(body, "<svg") {
+		t.Errorf("the icon is not an SVG: %.80s", body)
+	}
+	for _, name := range []string{"templates/layout.html", "templates/signin.html"} {
+		raw, err := templateFiles.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), `<link rel="icon" href="/favicon.ico"`) {
+			t.Errorf("%s does not link the icon", name)
+		}
+	}
+}

@@ -143,11 +143,12 @@ func mermaidSource(g Graph, keys map[string]string) string {
 			fmt.Fprintf(&b, "  class %s st_%s\n", strings.Join(ks, ","), status)
 		}
 	}
-	b.WriteString("  classDef st_open fill:#e8f0fe,stroke:#1a56db,color:#111\n")
-	b.WriteString("  classDef st_in_progress fill:#fff4d6,stroke:#a15c00,color:#111\n")
-	b.WriteString("  classDef st_blocked fill:#fde2e2,stroke:#b42318,color:#111\n")
-	b.WriteString("  classDef st_accepted fill:#dcfce7,stroke:#15803d,color:#111\n")
-	b.WriteString("  classDef st_rejected fill:#eeeeee,stroke:#555,color:#111\n")
+	// Mermaid's classDef cannot name CSS variables, so the classes only
+	// mark the nodes: desk.css colours them with the page's variables,
+	// and the nodes follow its light or dark scheme like the badges do.
+	for _, status := range workStatuses {
+		fmt.Fprintf(&b, "  classDef st_%s stroke-dasharray:0\n", status)
+	}
 	return b.String()
 }
 

@@ -2,6 +2,7 @@ package desk
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -38,6 +39,50 @@ func TestNeighbourhoodIsBoundedByDepth(t *testing.T) {
 		}
 		if !strings.Contains(d.Graph.Mermaid, "n0 -->|depends on| n1") || !strings.Contains(d.Graph.Mermaid, "class n0 focus") {
 			t.Errorf("depth %d: mermaid source\n%s", tt.depth, d.Graph.Mermaid)
+		}
+	}
+}
+
+// The graph's nodes take the style sheet's colours (light or dark): the
+// Mermaid source fixes none, and desk.css colours every status class.
+func TestGraphNodesFollowThePageColours(t *testing.T) {
+	f := newFixture(t)
+	f.addWork("work_a", "a")
+	f.addWork("work_b", "b", "work_a")
+	d, err := f.h.read.workItem(context.Background(), "work_b", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if regexp.MustCompile(`#[0-9a-fA-F]{3,6}\b|fill:|color:`).MatchString(d.Graph.Mermaid) {
+		t.Errorf("the Mermaid source fixes a colour, which stays light in dark mode:\n%s", d.Graph.Mermaid)
+	}
+	css, err := assetFiles.ReadFile("assets/desk.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, status := range workStatuses {
+		if !strings.Contains(d.Graph.Mermaid, "classDef st_"+status+" ") {
+			t.Errorf("no classDef for %s:\n%s", status, d.Graph.Mermaid)
+		}
+		for _, part := range []string{".label-container", ".nodeLabel"} {
+			if !strings.Contains(string(css), "pre.mermaid .node.st_"+status+" "+part) {
+				t.Errorf("desk.css does not colour %s's %s", status, part)
+			}
+		}
+	}
+}
+
+// The graph script draws one graph at a time: a live update that arrives
+// while the page's first draw runs must not hand the same <pre> to
+// Mermaid twice (the race that logged "reading 'getAttribute'").
+func TestGraphDrawsAreSerialized(t *testing.T) {
+	js, err := assetFiles.ReadFile("assets/desk.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"drawing = drawing.then(", ":not([data-drawing])", "isConnected"} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("desk.js lacks %q", want)
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 const workUsage = `usage: interop-runtime work list [--status S] [--session S] [--limit N] [--cursor C] [--all] [--json]
        interop-runtime work show <workId> [--limit N] [--cursor C] [--json]
-       interop-runtime work graph [--json | --dot | --mermaid]        (the whole store, streamed)
+       interop-runtime work graph [--json | --dot | --mermaid]        (the whole store, streamed; --json is JSON Lines)
        interop-runtime work graph --work <workId> [--depth N] [--json] (one neighbourhood)`
 
 // Run runs `interop-runtime work ...` and returns the exit code:
@@ -28,25 +28,26 @@ const workUsage = `usage: interop-runtime work list [--status S] [--session S] [
 func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("work", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	asJSON := fs.Bool("json", false, "")
-	dot := fs.Bool("dot", false, "")
-	mermaid := fs.Bool("mermaid", false, "")
-	all := fs.Bool("all", false, "")
-	status := fs.String("status", "", "")
-	session := fs.String("session", "", "")
-	limit := fs.Int64("limit", 0, "")
-	cursor := fs.String("cursor", "", "")
-	workID := fs.String("work", "", "")
-	depth := fs.Int64("depth", workflow.DefaultGraphDepth, "")
+	asJSON := fs.Bool("json", false, "compact JSON (the MCP answer); with graph (whole store): JSON Lines, one node or edge per line")
+	dot := fs.Bool("dot", false, "graph: Graphviz DOT")
+	mermaid := fs.Bool("mermaid", false, "graph: a Mermaid flowchart")
+	all := fs.Bool("all", false, "list: every page, streamed")
+	status := fs.String("status", "", "list: only this status (open, in_progress, blocked, accepted, rejected)")
+	session := fs.String("session", "", "list: only works of this session")
+	limit := fs.Int64("limit", 0, "page size (0: the default)")
+	cursor := fs.String("cursor", "", "the next page's cursor, printed after a page")
+	workID := fs.String("work", "", "graph: only this work's neighbourhood")
+	depth := fs.Int64("depth", workflow.DefaultGraphDepth, "graph --work: how many dependency steps to follow")
 	for _, a := range args {
-		if a == "-h" || a == "--help" || a == "help" {
-			fmt.Fprintln(stdout, workUsage)
+		if a == "-h" || a == "--help" || a == "-help" || a == "help" {
+			printUsage(stdout, fs)
 			return 0
 		}
 	}
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {
-		fmt.Fprintln(stderr, workUsage)
+		fmt.Fprintf(stderr, "interop-runtime work: %v\n", err)
+		printUsage(stderr, fs)
 		return 2
 	}
 	if len(rest) == 0 {
@@ -83,7 +84,7 @@ func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stde
 			return 0
 		}
 	default:
-		fmt.Fprintln(stderr, workUsage)
+		printUsage(stderr, fs)
 		return 2
 	}
 	if err != nil {
@@ -91,6 +92,16 @@ func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stde
 		return 1
 	}
 	return printResult(result, render, *asJSON, stdout, stderr)
+}
+
+// printUsage prints the synopsis and every flag with its help.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, workUsage)
+	fmt.Fprintln(w, "\nflags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fmt.Fprintln(w, "  -db string\n    \tthe store: a SQLite file or a postgres:// URL (overrides INTEROP_DB)")
 }
 
 // parseInterleaved parses args with fs, letting flags follow the

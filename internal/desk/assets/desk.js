@@ -30,11 +30,29 @@
     return mermaidLoading;
   }
 
+  // drawGraphs draws the graphs not drawn yet. Draws are serialized: the
+  // page load and a live update could otherwise both hand the same <pre>
+  // to Mermaid (it marks a node processed only once its draw starts), or
+  // hand it one a live update has since replaced, which Mermaid then
+  // reads after it left the document. Each draw takes the nodes still in
+  // the document when its turn comes, and marks them before it starts.
+  var drawing = Promise.resolve();
+
   function drawGraphs() {
-    var nodes = document.querySelectorAll("pre.mermaid:not([data-processed])");
-    if (!nodes.length) { return; }
-    loadMermaid().then(function (m) {
-      return m.run({ nodes: Array.prototype.slice.call(nodes) });
+    drawing = drawing.then(drawPending, drawPending);
+    return drawing;
+  }
+
+  function drawPending() {
+    var nodes = Array.prototype.filter.call(
+      document.querySelectorAll("pre.mermaid:not([data-processed]):not([data-drawing])"),
+      function (n) { return n.isConnected; });
+    if (!nodes.length) { return null; }
+    nodes.forEach(function (n) { n.setAttribute("data-drawing", ""); });
+    return loadMermaid().then(function (m) {
+      nodes = nodes.filter(function (n) { return n.isConnected; });
+      if (!nodes.length) { return null; }
+      return m.run({ nodes: nodes });
     }).then(function () {
       document.documentElement.dataset.graphs = "drawn";
     }).catch(function (err) {
