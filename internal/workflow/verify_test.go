@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/e2etest"
 )
 
 func verifyFixture(t *testing.T, mod ...func(*Options)) (*fixture, Work, string) {
@@ -164,7 +166,11 @@ func TestVerifyWorkspaceFromSession(t *testing.T) {
 	wantErr(t, err, ErrInvalid, msgNoWorkspace)
 }
 
+// TestVerifyTimeoutAndKillEscalation runs real processes past a real
+// 3 s timeout (the kill escalation is the operating system's), so it is in
+// the end-to-end tier, not the unit tier.
 func TestVerifyTimeoutAndKillEscalation(t *testing.T) {
+	e2etest.Require(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
