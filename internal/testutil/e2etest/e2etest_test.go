@@ -19,9 +19,7 @@ func TestBuildFlagsFollowRace(t *testing.T) {
 // TestBuildLogsRacesOfItsRuns builds a program with a data race: under
 // -race its report lands where RaceReports reads it; without, nothing.
 func TestBuildLogsRacesOfItsRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go build")
-	}
+	Require(t) // builds and runs a program
 	mod := t.TempDir()
 	src := "package main\n\nimport \"sync\"\n\nfunc main() {\n\tx := 0\n\tvar wg sync.WaitGroup\n\tfor range 2 {\n\t\twg.Add(1)\n\t\tgo func() { defer wg.Done(); x++ }()\n\t}\n\twg.Wait()\n\tprintln(x)\n}\n"
 	for name, body := range map[string]string{"go.mod": "module racy\n\ngo 1.24\n", "main.go": src} {
