@@ -47,7 +47,9 @@ func Shared(t testing.TB) *Cluster {
 	t.Helper()
 	RequireTier(t)
 	shared.once.Do(func() {
-		shared.cluster, shared.err = Start(context.Background(), Options{Settings: testSettings})
+		// initdb alone took over a minute on a loaded 2-core machine: the
+		// bound is generous, it only catches a server that never comes up.
+		shared.cluster, shared.err = Start(context.Background(), Options{Settings: testSettings, StartTimeout: 5 * time.Minute})
 	})
 	if shared.err != nil {
 		if os.Getenv("CI") == "true" || !strings.Contains(shared.err.Error(), ErrNotInstalled.Error()) {
