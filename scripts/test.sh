@@ -128,8 +128,8 @@ go test -race -tags e2e,realpeers,postgres,browser -count=1 ./internal/e2e ||
 # The benchmark harness measures a runtime it builds; a race build would
 # measure nothing and its reports would go unread, so this runs without
 # -race (its other tests ran under -race in the unit tier).
-step "e2e tier: the scale benchmark's smoke test on SQLite and PostgreSQL"
-go test -tags e2e,postgres -count=1 -run '^TestScaleSmokeOnBothStores$' ./internal/bench ||
+step "e2e tier: the scale benchmark's smoke tests on SQLite and PostgreSQL"
+go test -tags e2e,postgres -count=1 -run '^(TestScaleSmokeOnBothStores|TestScaleOnAGivenServer)$' ./internal/bench ||
 	fail "the scale benchmark's smoke test failed (above)"
 
 step "handoff benchmark gate: three tasks on the real providers, zero duplicate sends, deliveries or event reads"

@@ -144,9 +144,7 @@ func TestScaleChecksPerStore(t *testing.T) {
 // the URL carries no password (PGPASSWORD does, as the command demands),
 // each size gets a schema of its own, and the schemas are gone afterwards.
 func TestScaleOnAGivenServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the runtime")
-	}
+	e2etest.Require(t) // builds and runs the runtime; pgtest.Database needs the postgres tag
 	dsn := pgtest.Database(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
