@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # test.sh is the project's one test command (README): it installs what the
 # tests need (the pinned provider programs, via npm; PostgreSQL's server
-# programs, via apt, for the team-store tests), then runs every check CI
-# runs. .ci/run calls exactly this script.
+# programs, via apt; headless Chromium), then runs every check and every
+# test tier CI runs. .ci/run calls exactly this script.
 #
-#   FUZZTIME=60s   how long the validator fuzz target runs (default 60s)
+#   FUZZTIME=60s   how long each fuzz target runs (default 60s)
+#
+# The tiers (CONTRIBUTING.md, "Test tiers"): `go test ./...` is the unit
+# tier; the others are opt-in by build tag, and the shared test support
+# gates them (realpeers, pgtest, browser, e2etest under internal/testutil).
+# Here every tier runs, each test once: unit, realpeers, postgres, e2e (with
+# the browser tests), fuzz. With CI=true a tier that cannot run (a program,
+# PostgreSQL or Chromium missing) fails the script, never skips.
 #
 # Besides the tests it runs four guards, each failing the script with what
 # to do: go mod tidy drift, staticcheck (pinned below, config in
-# staticcheck.conf), the race detector (every package's tests run under
-# -race, once) and goroutine leaks (internal/testutil/leakcheck, run by the
-# TestMain of every package that starts goroutines).
+# staticcheck.conf), the race detector (every tier but the fuzz targets and
+# the bench smoke runs under -race; the e2e tier builds the server with
+# -race and fails on its race reports) and goroutine leaks
+# (internal/testutil/leakcheck, run by the TestMain of every package that
+# starts goroutines).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -51,18 +60,21 @@ fi
 step "go mod tidy: go.mod and go.sum are what the imports need"
 go mod tidy -diff || fail "go.mod/go.sum drifted from the imports (diff above); run: go mod tidy"
 
-step "go vet"
-go vet ./...
+# go vet type-checks every package with its tests, so one vet per OS
+# covers what a test-link per OS would (dropped: it cost minutes and
+# checked nothing vet does not); the Windows and macOS builds share the
+# build cache with their vet.
+for goos in linux windows darwin; do
+	step "go vet, GOOS=$goos"
+	GOOS=$goos go vet ./...
+done
 
 step "staticcheck (${STATICCHECK#*@}, staticcheck.conf)"
 go run "$STATICCHECK" ./... || fail "staticcheck found problems (above); fix them in the code, or in gen/ for generated files"
 
-step "cross-build, vet and compile the tests for Windows and macOS"
 for goos in windows darwin; do
+	step "go build, GOOS=$goos"
 	GOOS=$goos go build ./...
-	GOOS=$goos go vet ./...
-	# Links every test binary without running it (-exec /bin/true).
-	GOOS=$goos go test -count=1 -run '^$' -exec /bin/true ./... >/dev/null
 done
 
 step "interopgen check (generated code, snapshots, docs, budgets)"
@@ -80,35 +92,51 @@ if [[ -n "$(git status --porcelain -- internal/store)" ]]; then
 	echo "internal/store DDL drifted from ent/schema; run: go generate ./internal/store"; git status --short -- internal/store; exit 1
 fi
 
-# Every package's tests run once, under the race detector; the TestMain of
-# each package that starts goroutines (internal/testutil/leakcheck) fails it
-# when a goroutine outlives its tests. The packages whose tests drive the
-# real provider programs are those whose test binary links
-# internal/testutil/realpeers; they run second, as their own step, so a
-# failure says which kind of test it is. Both sets are under -race: measured
-# on 2 cores, it keeps .ci/run well inside its 30 minutes (README).
-realpeers="$(go list -m)/internal/testutil/realpeers"
-mapfile -t real_pkgs < <(go list -test -f '{{if .ForTest}}{{.ForTest}}{{range .Deps}}{{if eq . "'"$realpeers"'"}} real{{end}}{{end}}{{end}}' ./... | awk '$2 == "real" {print $1}' | sort -u)
-mapfile -t other_pkgs < <(go list ./... | grep -vxF -f <(printf '%s\n' "${real_pkgs[@]}"))
-((${#real_pkgs[@]} > 0 && ${#other_pkgs[@]} > 0)) || fail "could not split the packages by internal/testutil/realpeers (go list above)"
+# The packages whose test binary links a tier's test support, by go list.
+module=$(go list -m)
+linking() {
+	go list -test -f '{{if .ForTest}}{{.ForTest}}{{range .Deps}}{{if eq . "'"$module/$1"'"}} X{{end}}{{end}}{{end}}' ./... |
+		awk '$2 == "X" {print $1}' | sort -u | grep -vxF -e "$module/internal/e2e" -e "$module/internal/bench" -e "$module/cmd/interop-bench"
+}
+mapfile -t real_pkgs < <(linking internal/testutil/realpeers)
+mapfile -t pg_pkgs < <(linking internal/testutil/pgtest; echo "$module/internal/testutil/pgtest")
+((${#real_pkgs[@]} > 0 && ${#pg_pkgs[@]} > 0)) || fail "could not find the packages of the realpeers and postgres tiers (go list above)"
 
-step "go test -race: ${#other_pkgs[@]} packages without the real provider programs"
-go test -race -count=1 "${other_pkgs[@]}" ||
-	fail "go test -race failed (above): a failing test, a DATA RACE report, or leakcheck naming goroutines left running"
+step "unit tier, under -race: go test -race ./... (no real program, PostgreSQL, browser or process-killing test)"
+go test -race -count=1 ./... ||
+	fail "unit tier failed (above): a failing test, a DATA RACE report, or leakcheck naming goroutines left running"
 
-step "go test -race: ${#real_pkgs[@]} packages driving the real provider programs (${real_pkgs[*]##*/})"
-go test -race -count=1 "${real_pkgs[@]}" ||
-	fail "go test -race on the real-provider packages failed (above): a failing test, a DATA RACE report, or leakcheck naming goroutines left running"
+step "realpeers tier, under -race: ${#real_pkgs[@]} packages against the real provider programs (${real_pkgs[*]##*/})"
+go test -race -tags realpeers -count=1 "${real_pkgs[@]}" ||
+	fail "realpeers tier failed (above)"
 
-step "store-backed suites once more on a PostgreSQL team store (INTEROP_TEST_STORE=postgres)"
-INTEROP_TEST_STORE=postgres go test -count=1 ./internal/workflow ./internal/conversations ./internal/claims \
-	./internal/events ./internal/delivery ./internal/providers/registry ./internal/desk
+step "postgres tier, under -race: ${#pg_pkgs[@]} store-backed packages on a throw-away PostgreSQL team store (${pg_pkgs[*]##*/})"
+go test -race -tags postgres,e2e -count=1 "${pg_pkgs[@]}" ||
+	fail "postgres tier failed (above)"
+
+# The e2e tier outside internal/e2e is these multi-process tests (their
+# PostgreSQL halves ran in the postgres tier, which has the e2e tag too).
+e2e_tests='^(TestIdempotencyAcrossProcesses|TestAcquireAcrossProcesses|TestDurabilityAcrossSIGKILL|TestVerifyTimeoutAndKillEscalation|TestBuildLogsRacesOfItsRuns)$'
+step "e2e tier, under -race: multi-process and kill tests on SQLite"
+go test -race -tags e2e -count=1 -run "$e2e_tests" ./internal/conversations ./internal/claims ./internal/store ./internal/workflow ./internal/testutil/e2etest ||
+	fail "e2e tier (multi-process tests) failed (above)"
+
+step "e2e tier, under -race: internal/e2e with the real programs, PostgreSQL and the browser (the server built with -race)"
+go test -race -tags e2e,realpeers,postgres,browser -count=1 ./internal/e2e ||
+	fail "e2e tier failed (above): a failing test, or a data race the -race server reported"
+
+# The benchmark harness measures a runtime it builds; a race build would
+# measure nothing and its reports would go unread, so this runs without
+# -race (its other tests ran under -race in the unit tier).
+step "e2e tier: the scale benchmark's smoke tests on SQLite and PostgreSQL"
+go test -tags e2e,postgres -count=1 -run '^(TestScaleSmokeOnBothStores|TestScaleOnAGivenServer)$' ./internal/bench ||
+	fail "the scale benchmark's smoke test failed (above)"
 
 step "handoff benchmark gate: three tasks on the real providers, zero duplicate sends, deliveries or event reads"
 go run ./cmd/interop-bench check -q
 
-step "fuzz the generated validators against santhosh-tekuri/jsonschema (${FUZZTIME:-60s})"
+step "fuzz tier: the generated validators against santhosh-tekuri/jsonschema (${FUZZTIME:-60s})"
 go test -run '^$' -fuzz '^FuzzValidators$' -fuzztime "${FUZZTIME:-60s}" -fuzzminimizetime 200x ./internal/catalogtest
 
-step "fuzz the stdio frame layer against the SDK's decoder (${FUZZTIME:-60s})"
+step "fuzz tier: the stdio frame layer against the SDK's decoder (${FUZZTIME:-60s})"
 go test -run '^$' -fuzz '^FuzzFrames$' -fuzztime "${FUZZTIME:-60s}" -fuzzminimizetime 200x ./internal/stdio

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agent-interop/runtime/internal/testutil/e2etest"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
@@ -22,9 +23,10 @@ import (
 // The figures are not checked (the machine is shared); what is checked is
 // that every call was measured and answered from the seeded store.
 func TestScaleSmokeOnBothStores(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the runtime and starts a PostgreSQL cluster")
-	}
+	// Builds and runs the runtime (the end-to-end tier) and starts a
+	// PostgreSQL cluster (the PostgreSQL tier): it runs with both tags.
+	e2etest.Require(t)
+	pgtest.RequireTier(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	root, err := ModuleRoot(ctx, ".")
@@ -142,9 +144,7 @@ func TestScaleChecksPerStore(t *testing.T) {
 // the URL carries no password (PGPASSWORD does, as the command demands),
 // each size gets a schema of its own, and the schemas are gone afterwards.
 func TestScaleOnAGivenServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the runtime")
-	}
+	e2etest.Require(t) // builds and runs the runtime; pgtest.Database needs the postgres tag
 	dsn := pgtest.Database(t)
 	u, err := url.Parse(dsn)
 	if err != nil {

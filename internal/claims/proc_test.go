@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/e2etest"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
@@ -99,9 +100,7 @@ func raceChild() int {
 // (never SQLITE_BUSY or a serialization failure), and the store holds
 // exactly one claim.
 func TestAcquireAcrossProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns processes")
-	}
+	e2etest.Require(t) // spawns processes: the end-to-end tier
 	pgtest.EachDialect(t, testAcquireAcrossProcesses)
 }
 

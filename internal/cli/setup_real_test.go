@@ -11,23 +11,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/testutil/e2etest"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
 )
 
 // buildRuntime builds interop-runtime once for the tests that need a real
-// server binary for a client to start.
+// server binary for a client to start: with -race when the test runs under
+// it, and the test fails when a run of that server reported a data race.
 func buildRuntime(t *testing.T) string {
 	t.Helper()
 	root, err := realpeers.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "interop-runtime")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/interop-runtime")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	dir := t.TempDir()
+	bin, err := e2etest.Build(root, dir, "interop-runtime", "./cmd/interop-runtime")
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if races, err := e2etest.RaceReports(dir); err != nil || races != "" {
+			t.Errorf("the interop-runtime server reported data races (%v):\n%s", err, races)
+		}
+	})
 	return bin
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/agent-interop/runtime/ent/message"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/e2etest"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
@@ -119,9 +120,7 @@ func raceChild() int {
 // gets the upstream refusal naming it, and sequences stay dense; on a
 // SQLite file and on a PostgreSQL database.
 func TestIdempotencyAcrossProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns processes")
-	}
+	e2etest.Require(t) // spawns processes: the end-to-end tier
 	pgtest.EachDialect(t, testIdempotencyAcrossProcesses)
 }
 

@@ -60,8 +60,8 @@ func (f *fixture) advance(d time.Duration) {
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// newFixture is a desk over a new store: SQLite, or PostgreSQL when
-// INTEROP_TEST_STORE=postgres (scripts/test.sh runs the package both ways).
+// newFixture is a desk over a new store: SQLite, or PostgreSQL in the
+// PostgreSQL tier (-tags postgres; scripts/test.sh runs the package both ways).
 func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
 	t.Helper()
 	return newFixtureAt(t, pgtest.StoreLocation(t), opts...)

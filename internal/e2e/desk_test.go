@@ -26,6 +26,7 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/browser"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // deskProcess is a running `interop-runtime desk`.
@@ -730,7 +731,7 @@ func TestDeskOnServeHTTPShowsTheRuntimesLiveness(t *testing.T) {
 		return body[:strings.Index(body, "</tr>")]
 	}
 	var last string
-	eventually(t, turnTimeout, "the runtime's waiting_on_approval on its desk", func() bool {
+	wait.For(t, "the runtime's waiting_on_approval on its desk", turnTimeout, func() bool {
 		last = row()
 		return strings.Contains(last, `data-liveness="waiting_on_approval" data-liveness-source="runtime"`)
 	})
@@ -738,7 +739,7 @@ func TestDeskOnServeHTTPShowsTheRuntimesLiveness(t *testing.T) {
 		t.Fatalf("the row does not say where its liveness comes from, or which request waits: %s", last)
 	}
 	call(t, cs, "respond_to_permission", map[string]any{"provider": "codex", "nativeId": s.NativeID, "requestId": req.RequestID, "decision": "accept"}, nil)
-	eventually(t, turnTimeout, "the runtime's idle on its desk", func() bool {
+	wait.For(t, "the runtime's idle on its desk", turnTimeout, func() bool {
 		last = row()
 		return strings.Contains(last, `data-liveness="idle" data-liveness-source="runtime"`)
 	})

@@ -20,27 +20,39 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/testutil/e2etest"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
 )
 
 var binary string
 
+// TestMain builds the server once (with -race when the tests run under
+// it) and, after the tests, fails the run when any run of the server
+// reported a data race. Without the build tag e2e the package is a tier of
+// its own that this run does not include (e2etest.TierSkip).
 func TestMain(m *testing.M) {
+	if !e2etest.Tier() {
+		fmt.Println("skipped: " + e2etest.TierSkip)
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "interop-e2e")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "interop-runtime")
-	out, err := exec.Command("go", "build", "-o", binary, "../../cmd/interop-runtime").CombinedOutput()
+	binary, err = e2etest.Build("../..", dir, "interop-runtime", "./cmd/interop-runtime")
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "build interop-runtime: %v\n%s", err, out)
+		fmt.Fprintf(os.Stderr, "build interop-runtime: %v\n", err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	reportAnswers()
 	pgtest.StopShared()
+	if races, err := e2etest.RaceReports(dir); err != nil || races != "" {
+		fmt.Fprintf(os.Stderr, "FAIL: the interop-runtime server reported data races (%v):\n%s\n", err, races)
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

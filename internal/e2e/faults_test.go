@@ -24,6 +24,7 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
 	"github.com/agent-interop/runtime/internal/testutil/stdiogate"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // The fault tests drive the built runtime binary over MCP against the real
@@ -125,7 +126,7 @@ func (rt *runtimeProc) kill(t *testing.T) {
 	groups := providerGroups(t, rt)
 	_ = rt.cmd.Process.Signal(syscall.SIGKILL)
 	_ = rt.cs.Close()
-	eventually(t, faultTimeout, "the killed runtime to be gone", func() bool {
+	wait.For(t, "the killed runtime to be gone", faultTimeout, func() bool {
 		return syscall.Kill(rt.cmd.Process.Pid, 0) != nil
 	})
 	t.Cleanup(func() { // never leave a provider process behind
@@ -133,7 +134,7 @@ func (rt *runtimeProc) kill(t *testing.T) {
 			_ = syscall.Kill(-pg, syscall.SIGKILL)
 		}
 	})
-	eventually(t, faultTimeout, "the killed runtime's provider programs to exit", func() bool {
+	wait.For(t, "the killed runtime's provider programs to exit", faultTimeout, func() bool {
 		for _, pg := range groups {
 			if syscall.Kill(-pg, 0) == nil {
 				return false
@@ -174,7 +175,7 @@ func (r *rig) op(key string) *ent.Operation {
 func (r *rig) settled(key string) *ent.Operation {
 	r.t.Helper()
 	var o *ent.Operation
-	eventually(r.t, faultTimeout, "operation "+key+" to settle", func() bool {
+	wait.For(r.t, "operation "+key+" to settle", faultTimeout, func() bool {
 		o = r.op(key)
 		return o != nil && o.Status != operation.StatusQueued
 	})
@@ -294,7 +295,7 @@ func runFaults(t *testing.T, r *rig, newSession func(rt *runtimeProc) string, ho
 		sid := newSession(rt)
 		rt.sendAsync(r.provider, sid, text, key)
 		waitHeld()
-		eventually(t, faultTimeout, "the operation to be recorded", func() bool { return r.op(key) != nil })
+		wait.For(t, "the operation to be recorded", faultTimeout, func() bool { return r.op(key) != nil })
 		rt.kill(t)
 		if o := r.op(key); o.Status != operation.StatusQueued {
 			t.Fatalf("before the restart: %s", o.Status)
@@ -316,14 +317,14 @@ func runFaults(t *testing.T, r *rig, newSession func(rt *runtimeProc) string, ho
 		open := r.gated(text)
 		rt.sendAsync(r.provider, sid, text, key)
 		r.reached(text)
-		eventually(t, faultTimeout, "the receipt to be stored", func() bool {
+		wait.For(t, "the receipt to be stored", faultTimeout, func() bool {
 			o := r.op(key)
 			return o != nil && o.Ref != ""
 		})
 		rt.kill(t)
 		again := r.start()
 		var o *ent.Operation
-		eventually(t, faultTimeout, "the restarted runtime to settle "+key, func() bool {
+		wait.For(t, "the restarted runtime to settle "+key, faultTimeout, func() bool {
 			o = r.op(key)
 			return strings.Contains(string(o.Detail), `"reconciliation"`) && o.ProviderState != "reconciling"
 		})
@@ -359,7 +360,7 @@ func (r *rig) gateEnv(text string) ([]string, func()) {
 	held := filepath.Join(r.t.TempDir(), "held")
 	t := r.t
 	return []string{"STDIOGATE_HOLD=" + text, "STDIOGATE_HELD=" + held}, func() {
-		eventually(t, faultTimeout, "the prompt to be held before the provider", func() bool {
+		wait.For(t, "the prompt to be held before the provider", faultTimeout, func() bool {
 			_, err := os.Stat(held)
 			return err == nil
 		})
@@ -432,7 +433,7 @@ func TestFaultsClaudeCode(t *testing.T) {
 			// Claude Code writes the session's transcript a moment after
 			// the turn; a session killed before that cannot be loaded
 			// again, so the faults start once it is stored.
-			eventually(r.t, faultTimeout, "Claude Code to store session "+sid, func() bool {
+			wait.For(r.t, "Claude Code to store session "+sid, faultTimeout, func() bool {
 				m, _ := filepath.Glob(filepath.Join(r.env.Home(), ".claude", "projects", "*", sid+".jsonl"))
 				return len(m) == 1
 			})
@@ -488,7 +489,7 @@ func TestFaultsOpenCode(t *testing.T) {
 	runFaults(t, r, newSession, hold, func(rt *runtimeProc) {
 		srv.Kill() // the whole server process group, mid-reply
 		// The runtime reports the loss before the server comes back...
-		eventually(r.t, faultTimeout, "the running turn to be settled", func() bool {
+		wait.For(r.t, "the running turn to be settled", faultTimeout, func() bool {
 			n, _ := r.store().Client().Operation.Query().Where(operation.StatusEQ(operation.StatusQueued), operation.NativeID(sid)).Count(context.Background())
 			return n == 0
 		})
@@ -509,7 +510,7 @@ func TestFaultsOpenCode(t *testing.T) {
 				r.t.Logf("the followed reply's operation: %s (%s) %s", o.Status, o.ProviderState, o.Detail)
 			}
 		})
-		eventually(r.t, faultTimeout, "the followed reply to complete", func() bool {
+		wait.For(r.t, "the followed reply to complete", faultTimeout, func() bool {
 			o = r.op(key)
 			return o.Status == operation.StatusCompleted
 		})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // peers is the real-program fixture of providers_test.go: one fake model
@@ -202,18 +203,6 @@ func brief(args map[string]any) map[string]any {
 	return out
 }
 
-// eventually polls cond until it holds or within passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(100 * time.Millisecond) // polling interval, not an assertion
-	}
-}
-
 // receipt is the answer of the delivery-logged session writes.
 type receipt struct {
 	Provider       string          `json:"provider"`
@@ -295,7 +284,7 @@ func readEvents(t *testing.T, cs *mcp.ClientSession, provider, nativeID string, 
 func openEvents(t *testing.T, cs *mcp.ClientSession, provider, nativeID string) int64 {
 	t.Helper()
 	var page eventPage
-	eventually(t, 30*time.Second, provider+" event stream of "+nativeID+" to open", func() bool {
+	wait.For(t, provider+" event stream of "+nativeID+" to open", wait.Process, func() bool {
 		page = readEvents(t, cs, provider, nativeID, 0, 0)
 		if page.Warning != "" {
 			t.Fatalf("%s event stream of %s did not open: %s", provider, nativeID, page.Warning)
@@ -362,7 +351,7 @@ type permission struct {
 func awaitPermission(t *testing.T, cs *mcp.ClientSession, provider, nativeID string, within time.Duration) permission {
 	t.Helper()
 	var found permission
-	eventually(t, within, "a pending "+provider+" permission request", func() bool {
+	wait.For(t, "a pending "+provider+" permission request", within, func() bool {
 		var list struct {
 			Pending []permission `json:"pending"`
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // Bounds of one provider turn on a shared machine, and of the events that
@@ -105,7 +106,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 	})
 
 	step(t, "progress while a read waits", func(t *testing.T) {
-		eventually(t, 30*time.Second, "a read that waited with progress", func() bool {
+		wait.For(t, "a read that waited with progress", wait.Process, func() bool {
 			token := unique("progress")
 			params := &mcp.CallToolParams{Name: "read_session_events", Arguments: map[string]any{
 				"provider": "opencode", "nativeId": s.NativeID, "afterSequence": cursor, "timeoutMs": 1500,
@@ -136,7 +137,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 	})
 
 	step(t, "a cancelled wait returns promptly", func(t *testing.T) {
-		eventually(t, 30*time.Second, "a wait to cancel", func() bool {
+		wait.For(t, "a wait to cancel", wait.Process, func() bool {
 			token := unique("cancel")
 			params := &mcp.CallToolParams{Name: "read_session_events", Arguments: map[string]any{
 				"provider": "opencode", "nativeId": s.NativeID, "afterSequence": cursor, "timeoutMs": 30000,
@@ -252,7 +253,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 		}
 		// OpenCode writes the turn's summary just after the turn ends.
 		var got string
-		eventually(t, diffTimeout, "the turn's diff", func() bool {
+		wait.For(t, "the turn's diff", diffTimeout, func() bool {
 			got = call(t, cs, "get_session_diff", map[string]any{"provider": "opencode", "nativeId": s.NativeID}, nil)
 			return strings.Contains(got, "diffed.txt")
 		})
@@ -316,7 +317,7 @@ func awaitOperationStatus(t *testing.T, p *peers, nativeID, text, key, status st
 	}
 	before := p.fm.Count(text)
 	var msg string
-	eventually(t, 30*time.Second, "operation "+key+" to be "+status, func() bool {
+	wait.For(t, "operation "+key+" to be "+status, wait.Process, func() bool {
 		msg = callFail(t, p.cs, "send_session_message", map[string]any{"provider": "opencode", "nativeId": nativeID, "text": text, "idempotencyKey": key})
 		if !strings.Contains(msg, "Idempotency key '"+key+"' already has an operation") {
 			t.Fatalf("resend with a used key: %s", msg)
@@ -555,7 +556,7 @@ func conversationSteps(t *testing.T, p *peers, oc, cl *liveSession) {
 	// The message's delivery moves to completed once Claude Code reports
 	// the turn finished.
 	var delivery string
-	eventually(t, turnTimeout, "the message's delivery to become completed", func() bool {
+	wait.For(t, "the message's delivery to become completed", turnTimeout, func() bool {
 		var page struct {
 			Messages []struct {
 				ID       string          `json:"id"`
@@ -761,7 +762,7 @@ func TestFreebuffToolsOverMCP(t *testing.T) {
 	if !r.ok || len(r.page.Events) == 0 || r.page.Events[0].Sequence <= cursor || r.page.Next == nil || *r.page.Next <= cursor {
 		t.Fatalf("get_thread_progress after %d = %s", cursor, r.text)
 	}
-	eventually(t, 20*time.Second, "the prompt in the thread", func() bool {
+	wait.For(t, "the prompt in the thread", wait.Process, func() bool {
 		msgs, _, _ := sim.Thread(tid)
 		for _, m := range msgs {
 			if m.Text == "hello from e2e" {

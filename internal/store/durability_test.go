@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/internal/testutil/e2etest"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
 
@@ -54,9 +55,7 @@ func runWriter(location string) int {
 }
 
 func TestDurabilityAcrossSIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns writer processes")
-	}
+	e2etest.Require(t) // kills writer processes: the end-to-end tier
 	pgtest.EachDialect(t, testDurabilityAcrossSIGKILL)
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // offline returns a config that never scans, never starts a server and
@@ -33,7 +34,7 @@ func TestRedirectIsRefused(t *testing.T) {
 	})
 	a := New(offline(f.URL), nil)
 	defer a.Close()
-	_, err := a.ListSessions(ctxT(t, 10*time.Second))
+	_, err := a.ListSessions(ctxT(t, wait.Process))
 	if err == nil || !strings.Contains(err.Error(), "redirect refused") {
 		t.Fatalf("ListSessions = %v, want a refused redirect", err)
 	}
@@ -50,7 +51,7 @@ func TestRedirectedHealthIsNotAServer(t *testing.T) {
 	})
 	a := New(offline(f.URL), nil)
 	defer a.Close()
-	caps := a.Capabilities(ctxT(t, 10*time.Second))
+	caps := a.Capabilities(ctxT(t, wait.Process))
 	if caps.Discovery.State != providers.Unavailable || !strings.Contains(caps.Discovery.Reason, "redirect refused") {
 		t.Fatalf("discovery %+v", caps.Discovery)
 	}
@@ -68,7 +69,7 @@ func TestHTMLAnswerIsRejected(t *testing.T) {
 	f.handle("GET /experimental/session", html)
 	a := New(offline(f.URL), nil)
 	defer a.Close()
-	_, err := a.ListSessions(ctxT(t, 10*time.Second))
+	_, err := a.ListSessions(ctxT(t, wait.Process))
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.Name != "UnexpectedContentType" || !strings.Contains(err.Error(), "text/html") {
 		t.Fatalf("ListSessions = %v", err)
@@ -79,7 +80,7 @@ func TestHTMLAnswerIsRejected(t *testing.T) {
 	web.handle("GET /global/health", html)
 	b := New(offline(web.URL), nil)
 	defer b.Close()
-	caps := b.Capabilities(ctxT(t, 10*time.Second))
+	caps := b.Capabilities(ctxT(t, wait.Process))
 	if caps.Discovery.State != providers.Unavailable || !strings.Contains(caps.Discovery.Reason, "expected application/json") {
 		t.Fatalf("discovery %+v", caps.Discovery)
 	}
@@ -167,7 +168,7 @@ func TestSecretsAreRedactedFromErrors(t *testing.T) {
 	})
 	a := New(Config{ServerURL: f.URL, Password: "hunter2-pass", DisableScan: true, DisableAutoStart: true}, nil)
 	defer a.Close()
-	_, err := a.ListSessions(ctxT(t, 10*time.Second))
+	_, err := a.ListSessions(ctxT(t, wait.Process))
 	if err == nil {
 		t.Fatal("want an error")
 	}
@@ -195,7 +196,7 @@ func TestRemoteWithoutCredentialsIsRefused(t *testing.T) {
 	rt := &failingTransport{}
 	a := New(Config{ServerURL: "https://opencode.example.com:4096", Transport: rt, DisableAutoStart: true, DisableScan: true}, nil)
 	defer a.Close()
-	caps := a.Capabilities(ctxT(t, 10*time.Second))
+	caps := a.Capabilities(ctxT(t, wait.Process))
 	if caps.Discovery.State != providers.Unavailable ||
 		!strings.Contains(caps.Discovery.Reason, "requires OPENCODE_SERVER_USERNAME and OPENCODE_SERVER_PASSWORD") ||
 		!strings.Contains(caps.Discovery.Fix, "OPENCODE_SERVER_URL") {
@@ -231,14 +232,14 @@ func TestRemotePlainHTTPNeedsOptIn(t *testing.T) {
 	cfg := Config{ServerURL: "http://10.1.2.3:4096", Password: "pw-123", Transport: rt, DisableAutoStart: true, DisableScan: true}
 	a := New(cfg, nil)
 	defer a.Close()
-	caps := a.Capabilities(ctxT(t, 10*time.Second))
+	caps := a.Capabilities(ctxT(t, wait.Process))
 	if caps.Discovery.State != providers.Unavailable || !strings.Contains(caps.Discovery.Reason, "must use https") || rt.calls.Load() != 0 {
 		t.Fatalf("discovery %+v (calls %d)", caps.Discovery, rt.calls.Load())
 	}
 	cfg.AllowInsecureRemote = true
 	b := New(cfg, nil)
 	defer b.Close()
-	caps = b.Capabilities(ctxT(t, 10*time.Second))
+	caps = b.Capabilities(ctxT(t, wait.Process))
 	if caps.Discovery.State != providers.Available || rt.calls.Load() == 0 {
 		t.Fatalf("with OPENCODE_ALLOW_INSECURE_REMOTE=1: %+v", caps.Discovery)
 	}
@@ -270,7 +271,7 @@ func TestNoFallbackFromConfiguredRemote(t *testing.T) {
 		Program: "/bin/true",
 	}, nil)
 	defer a.Close()
-	ctx := ctxT(t, 10*time.Second)
+	ctx := ctxT(t, wait.Process)
 	if _, err := a.ListSessions(ctx); err == nil || !strings.Contains(err.Error(), "never replaced") {
 		t.Fatalf("ListSessions = %v", err)
 	}
@@ -287,7 +288,7 @@ func TestConfiguredLoopbackFallsBackToDefault(t *testing.T) {
 	local := newFakeServer(t)
 	a := New(Config{ServerURL: closedURL(t), DefaultURL: local.URL, DisableScan: true, DisableAutoStart: true}, nil)
 	defer a.Close()
-	got, err := a.Endpoint(ctxT(t, 10*time.Second))
+	got, err := a.Endpoint(ctxT(t, wait.Process))
 	if err != nil || got != local.URL {
 		t.Fatalf("Endpoint = %q, %v; want %s", got, err, local.URL)
 	}
@@ -300,7 +301,7 @@ func TestConfiguredLoopbackThatAnsweredIsNotReplaced(t *testing.T) {
 	configured, local := newFakeServer(t), newFakeServer(t)
 	a := New(Config{ServerURL: configured.URL, Password: "pw-configured", DefaultURL: local.URL, DisableScan: true, DisableAutoStart: true}, nil)
 	defer a.Close()
-	ctx := ctxT(t, 10*time.Second)
+	ctx := ctxT(t, wait.Process)
 	if got, err := a.Endpoint(ctx); err != nil || got != configured.URL {
 		t.Fatalf("Endpoint = %q, %v; want %s", got, err, configured.URL)
 	}
@@ -340,7 +341,7 @@ func TestScanFindsLoopbackListener(t *testing.T) {
 	}
 	a := New(Config{DefaultURL: closedURL(t), ProcNetFiles: []string{file}, DisableAutoStart: true}, nil)
 	defer a.Close()
-	got, err := a.Endpoint(ctxT(t, 10*time.Second))
+	got, err := a.Endpoint(ctxT(t, wait.Process))
 	if err != nil || got != srv.URL {
 		t.Fatalf("Endpoint = %q, %v; want %s", got, err, srv.URL)
 	}
@@ -365,7 +366,7 @@ func TestParseProcIP(t *testing.T) {
 }
 
 func TestNoServerReasons(t *testing.T) {
-	ctx := ctxT(t, 10*time.Second)
+	ctx := ctxT(t, wait.Process)
 	a := New(Config{DefaultURL: closedURL(t), DisableScan: true, DisableAutoStart: true}, nil)
 	defer a.Close()
 	caps := a.Capabilities(ctx)
@@ -531,12 +532,12 @@ func TestEventsFanOutAttributionAndOutcomes(t *testing.T) {
 	f.push("/tmp/a", map[string]any{"type": "session.error", "properties": map[string]any{"sessionID": "ses_a", "error": apiErr}})
 	f.push("/tmp/a", map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}})
 
-	o := host.wait(t, rc1.Ref, 10*time.Second)
+	o := host.wait(t, rc1.Ref, wait.Process)
 	if o.status != providers.StatusRejected || o.reason != "APIError: Incorrect API key provided (status 401)" {
 		t.Fatalf("outcome %+v", o)
 	}
 	var typesA []string
-	waitEvent(t, evA, 10*time.Second, func(ev providers.NativeEvent) bool {
+	waitEvent(t, evA, wait.Process, func(ev providers.NativeEvent) bool {
 		if ev.NativeID != "ses_a" {
 			t.Fatalf("foreign event on ses_a: %+v", ev)
 		}
@@ -546,7 +547,7 @@ func TestEventsFanOutAttributionAndOutcomes(t *testing.T) {
 	if strings.Join(typesA, ",") != "message.updated,message.part.updated,message.updated,session.error,session.idle" {
 		t.Fatalf("events of ses_a: %v", typesA)
 	}
-	if ev := waitEvent(t, evB, 10*time.Second, func(providers.NativeEvent) bool { return true }); ev.Type != "session.status" || ev.NativeID != "ses_b" {
+	if ev := waitEvent(t, evB, wait.Process, func(providers.NativeEvent) bool { return true }); ev.Type != "session.status" || ev.NativeID != "ses_b" {
 		t.Fatalf("event of ses_b: %+v", ev)
 	}
 
@@ -563,7 +564,7 @@ func TestEventsFanOutAttributionAndOutcomes(t *testing.T) {
 	f.push("/tmp/a", map[string]any{"type": "message.updated", "properties": map[string]any{"sessionID": "ses_a", "info": map[string]any{
 		"id": "msg_a2", "role": "assistant", "parentID": u2, "finish": "stop", "time": map[string]any{"created": 1, "completed": 2}}}})
 	f.push("/tmp/a", map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}})
-	if o := host.wait(t, rc2.Ref, 10*time.Second); o.status != providers.StatusCompleted {
+	if o := host.wait(t, rc2.Ref, wait.Process); o.status != providers.StatusCompleted {
 		t.Fatalf("second outcome %+v", o)
 	}
 
@@ -684,10 +685,10 @@ func TestReconnectSettlesMissedOutcomes(t *testing.T) {
 		})
 	})
 	f.drop <- struct{}{} // the stream breaks; the adapter reconnects and catches up
-	if o := host.wait(t, done.Ref, 10*time.Second); o.status != providers.StatusCompleted {
+	if o := host.wait(t, done.Ref, wait.Process); o.status != providers.StatusCompleted {
 		t.Fatalf("finished prompt: %+v", o)
 	}
-	if o := host.wait(t, failed.Ref, 10*time.Second); o.status != providers.StatusRejected || o.reason != "APIError: quota" {
+	if o := host.wait(t, failed.Ref, wait.Process); o.status != providers.StatusRejected || o.reason != "APIError: quota" {
 		t.Fatalf("failed prompt: %+v", o)
 	}
 	if host.count(running.Ref) != 0 {
@@ -714,7 +715,7 @@ func TestMissedHeartbeatsCloseTheStream(t *testing.T) {
 	}
 	f.push("/tmp/a", map[string]any{"type": "server.heartbeat", "properties": map[string]any{}})
 	f.push("/tmp/a", map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}})
-	waitEvent(t, ev, 10*time.Second, func(e providers.NativeEvent) bool { return e.Type == "session.idle" })
+	waitEvent(t, ev, wait.Process, func(e providers.NativeEvent) bool { return e.Type == "session.idle" })
 	if d, ok := clock.Peek(); !ok || d != 77*time.Second {
 		t.Fatalf("next timer in %v (armed %v), want the 77 s heartbeat timer", d, ok)
 	}
@@ -750,7 +751,7 @@ func TestSubscriptionEndsWithContext(t *testing.T) {
 		t.Fatal("channel not closed after its context ended")
 	}
 	// With nothing left to follow, the adapter drops its connection.
-	eventually(t, 10*time.Second, "the hub to stop", func() bool {
+	wait.For(t, "the hub to stop", wait.InProcess, func() bool {
 		a.hub.mu.Lock()
 		defer a.hub.mu.Unlock()
 		return !a.hub.running
@@ -796,7 +797,7 @@ func TestPendingPermissionsAcrossDirectories(t *testing.T) {
 	cfg.Clock = clock
 	a := New(cfg, nil)
 	defer a.Close()
-	list, err := a.PendingPermissions(ctxT(t, 10*time.Second))
+	list, err := a.PendingPermissions(ctxT(t, wait.Process))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -862,7 +863,7 @@ func TestLostServerIsNotReplacedByAnother(t *testing.T) {
 	addr := held.Listener.Addr().String()
 	a := New(Config{ServerURL: held.URL, DefaultURL: other.URL, DisableScan: true, DisableAutoStart: true}, nil)
 	defer a.Close()
-	ctx := ctxT(t, 10*time.Second)
+	ctx := ctxT(t, wait.Process)
 	if got, err := a.Endpoint(ctx); err != nil || got != held.URL {
 		t.Fatalf("Endpoint = %q, %v; want %s", got, err, held.URL)
 	}
@@ -954,7 +955,7 @@ func TestCatchUpAskedForDuringOneRunsAgain(t *testing.T) {
 		time.Sleep(time.Millisecond) // polling a condition, bounded by the deadline
 	}
 	close(release)
-	if o := host.wait(t, rc.Ref, 10*time.Second); o.status != providers.StatusCompleted {
+	if o := host.wait(t, rc.Ref, wait.Process); o.status != providers.StatusCompleted {
 		t.Fatalf("outcome %+v", o)
 	}
 }
@@ -982,7 +983,7 @@ func TestAdoptedReplyIsPolledUntilItEnds(t *testing.T) {
 	host := newHost()
 	a := New(Config{ServerURL: f.URL, DisableScan: true, DisableAutoStart: true, Clock: clock}, host)
 	defer a.Close()
-	ctx := ctxT(t, 20*time.Second)
+	ctx := ctxT(t, wait.Process)
 
 	poll := clock.Trap().AfterFunc("adopted-poll")
 	defer poll.Close()
@@ -996,7 +997,7 @@ func TestAdoptedReplyIsPolledUntilItEnds(t *testing.T) {
 	}
 	finished.Store(true) // the reply ends; this process sees no event of it
 	clock.Advance(adoptedPoll).MustWait(ctx)
-	if o := host.wait(t, "ref_1", 10*time.Second); o.status != providers.StatusCompleted {
+	if o := host.wait(t, "ref_1", wait.Process); o.status != providers.StatusCompleted {
 		t.Fatalf("outcome %+v", o)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/leakcheck"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // shared is one password-protected opencode server (and its fake model)
@@ -186,7 +187,7 @@ func TestRealDiffAfterToolEdit(t *testing.T) {
 	}
 	// The turn summary is written just after the turn ends; poll for it.
 	var res DiffResult
-	eventually(t, turnTimeout, "the turn's diff", func() bool {
+	wait.For(t, "the turn's diff", turnTimeout, func() bool {
 		d, err := a.Diff(ctx, s.NativeID, providers.DiffOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -294,7 +295,7 @@ func TestRealPermissionAskAndReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	var req providers.PermissionRequest
-	eventually(t, turnTimeout, "a pending permission", func() bool {
+	wait.For(t, "a pending permission", turnTimeout, func() bool {
 		list, err := a.PendingPermissions(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -347,7 +348,7 @@ func TestRealPermissionAskAndReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cmd providers.PermissionRequest
-	eventually(t, turnTimeout, "a pending bash permission", func() bool {
+	wait.For(t, "a pending bash permission", turnTimeout, func() bool {
 		list, err := a.PendingPermissions(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -366,7 +367,7 @@ func TestRealPermissionAskAndReply(t *testing.T) {
 	if _, err := a.RespondPermission(ctx, s.NativeID, cmd.RequestID, "reject_once"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, turnTimeout, "the bash permission answered", func() bool {
+	wait.For(t, "the bash permission answered", turnTimeout, func() bool {
 		list, err := a.PendingPermissions(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -3,7 +3,9 @@
 // collects what the page logs, and saves screenshots as test artifacts.
 //
 // The browser is Debian's chromium package (scripts/test.sh installs it).
-// A test asks for it with [Require]: when it is missing the test is
+// The browser tests are a tier of their own: [Require] skips the test unless
+// the build tag browser is set (scripts/test.sh sets it). With the tag, a
+// test asks for the browser with [Require]: when it is missing the test is
 // skipped with the command that installs it, except when CI is "true",
 // where a missing browser fails the test. INTEROP_TEST_CHROMIUM names
 // another binary.
@@ -32,10 +34,17 @@ const EnvBinary = "INTEROP_TEST_CHROMIUM"
 // EnvScreenshots names the directory screenshots are written to.
 const EnvScreenshots = "INTEROP_DESK_SCREENSHOTS"
 
-// Require returns the Chromium binary, or skips (fails when CI=true) the
-// test with how to install it.
+// TierSkip is why a browser test is skipped without the build tag.
+const TierSkip = "browser tier: run with -tags browser (scripts/test.sh does)"
+
+// Require returns the Chromium binary, or skips the test: without the build
+// tag browser (TierSkip), or when Chromium is missing, with how to install
+// it (a failure when CI=true).
 func Require(t testing.TB) string {
 	t.Helper()
+	if !tierEnabled {
+		t.Skip(TierSkip)
+	}
 	if p := os.Getenv(EnvBinary); p != "" {
 		return p
 	}

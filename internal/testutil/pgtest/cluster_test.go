@@ -16,6 +16,7 @@ import (
 // application role over TCP with its password (and refuses a wrong one),
 // the role is no superuser, and stop leaves no server and no files behind.
 func TestThrowAwayDatabase(t *testing.T) {
+	RequireTier(t)
 	if _, err := FindBinDir(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)

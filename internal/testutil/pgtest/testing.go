@@ -24,13 +24,32 @@ var shared struct {
 // loss of the database server, so the server does not flush to disk.
 var testSettings = map[string]string{"fsync": "off", "full_page_writes": "off"}
 
-// Shared returns the test binary's cluster, starting it on first use. When
+// TierSkip is why a PostgreSQL test is skipped without the build tag.
+const TierSkip = "PostgreSQL tier: run with -tags postgres (scripts/test.sh does)"
+
+// Tier reports whether this test binary is the PostgreSQL tier (built with
+// -tags postgres).
+func Tier() bool { return tierEnabled }
+
+// RequireTier skips the test unless the binary is the PostgreSQL tier.
+func RequireTier(t testing.TB) {
+	t.Helper()
+	if !tierEnabled {
+		t.Skip(TierSkip)
+	}
+}
+
+// Shared returns the test binary's cluster, starting it on first use.
+// Without the build tag postgres the test is skipped (TierSkip). When
 // PostgreSQL is not installed the test is skipped with how to install it,
 // except under CI=true, where it fails: CI runs every test.
 func Shared(t testing.TB) *Cluster {
 	t.Helper()
+	RequireTier(t)
 	shared.once.Do(func() {
-		shared.cluster, shared.err = Start(context.Background(), Options{Settings: testSettings})
+		// initdb alone took over a minute on a loaded 2-core machine: the
+		// bound is generous, it only catches a server that never comes up.
+		shared.cluster, shared.err = Start(context.Background(), Options{Settings: testSettings, StartTimeout: 5 * time.Minute})
 	})
 	if shared.err != nil {
 		if os.Getenv("CI") == "true" || !strings.Contains(shared.err.Error(), ErrNotInstalled.Error()) {
@@ -86,24 +105,28 @@ const (
 
 // EachDialect runs f once per store dialect, as subtests "sqlite" (with a
 // new file in t.TempDir) and "postgres" (with a new database on the shared
-// cluster); location is what store.Open and INTEROP_DB take.
+// cluster); location is what store.Open and INTEROP_DB take. Each half runs
+// in one tier only, so a CI pass runs each case once: the SQLite half in the
+// unit tier (no tag), the PostgreSQL half with -tags postgres; the other
+// half is a skipped subtest naming the tier that runs it.
 func EachDialect(t *testing.T, f func(t *testing.T, location string)) {
 	t.Helper()
-	t.Run(SQLite, func(t *testing.T) { f(t, filepath.Join(t.TempDir(), "interop.db")) })
+	t.Run(SQLite, func(t *testing.T) {
+		if tierEnabled {
+			t.Skip("SQLite half: the unit tier (go test without -tags postgres) runs it")
+		}
+		f(t, filepath.Join(t.TempDir(), "interop.db"))
+	})
 	t.Run(Postgres, func(t *testing.T) { f(t, Database(t)) })
 }
 
-// EnvTestStore set to "postgres" makes StoreLocation hand out PostgreSQL
-// databases, so a package's whole suite runs on a team store
-// (scripts/test.sh runs the store-backed packages once more that way).
-const EnvTestStore = "INTEROP_TEST_STORE"
-
 // StoreLocation is where a test's store lives: a new SQLite file in
-// t.TempDir, or a new database on the shared cluster when
-// INTEROP_TEST_STORE=postgres.
+// t.TempDir in the unit tier, or a new database on the shared cluster in
+// the PostgreSQL tier (-tags postgres), so the store-backed suites run
+// whole on a team store there.
 func StoreLocation(t testing.TB) string {
 	t.Helper()
-	if os.Getenv(EnvTestStore) == Postgres {
+	if tierEnabled {
 		return Database(t)
 	}
 	return filepath.Join(t.TempDir(), "interop.db")

@@ -2,8 +2,11 @@
 // scripts/install-providers.sh and prepares isolated environments for tests
 // that drive them against the fake model server (package fakemodel).
 //
-// A test asks for a program with [Require]. When the program is missing the
-// test is skipped with a message saying how to install it, except when the
+// The real programs are a test tier of their own: [Require] skips the test
+// unless the build tag realpeers is set (go test -tags realpeers ...;
+// scripts/test.sh sets it), so `go test ./...` never starts one. With the
+// tag, a test asks for a program with [Require]. When the program is missing
+// the test is skipped with a message saying how to install it, except when the
 // environment variable CI is "true": then a missing program fails the test, so
 // CI never silently skips. The lookup order is the program's override
 // variable (INTEROP_TEST_OPENCODE, INTEROP_TEST_CODEX, INTEROP_TEST_CLAUDE_ACP,
@@ -180,10 +183,24 @@ func executable(path string) error {
 // InCI reports whether the environment says it is CI (CI=true).
 func InCI() bool { return strings.EqualFold(os.Getenv("CI"), "true") || os.Getenv("CI") == "1" }
 
-// Require returns the program's path, or ends the test: it is skipped with
-// the install hint, or fails when CI=true.
+// TierSkip is why a real-program test is skipped without the build tag.
+const TierSkip = "real-program tier: run with -tags realpeers (scripts/test.sh does)"
+
+// Require returns the program's path, or ends the test: without the build
+// tag realpeers it is skipped (TierSkip); with it, a missing program skips
+// it with the install hint, or fails it when CI=true.
 func Require(tb testing.TB, p Program) string {
 	tb.Helper()
+	return require(tb, p, tierEnabled)
+}
+
+// require is Require with the tier's gate as a parameter, for its test.
+func require(tb testing.TB, p Program, tier bool) string {
+	tb.Helper()
+	if !tier {
+		tb.Skip(TierSkip)
+		return ""
+	}
 	path, err := Find(p)
 	if err == nil {
 		return path

@@ -84,13 +84,33 @@ func TestRequireSkipsLocallyAndFailsInCI(t *testing.T) {
 	t.Setenv("INTEROP_TEST_OPENCODE", "")
 	t.Setenv("CI", "")
 	rec := &recordingTB{TB: t}
-	if got := Require(rec, OpenCode); got != "" || rec.failed != "" || !strings.HasPrefix(rec.skipped, "opencode not installed; run scripts/install-providers.sh") {
+	if got := require(rec, OpenCode, true); got != "" || rec.failed != "" || !strings.HasPrefix(rec.skipped, "opencode not installed; run scripts/install-providers.sh") {
 		t.Fatalf("local: got %q skipped %q failed %q", got, rec.skipped, rec.failed)
 	}
 	t.Setenv("CI", "true")
 	rec = &recordingTB{TB: t}
-	if Require(rec, OpenCode); rec.skipped != "" || !strings.Contains(rec.failed, "opencode not installed") {
+	if require(rec, OpenCode, true); rec.skipped != "" || !strings.Contains(rec.failed, "opencode not installed") {
 		t.Fatalf("CI: skipped %q failed %q", rec.skipped, rec.failed)
+	}
+}
+
+// TestRequireSkipsOutsideItsTier: without the build tag a real-program test
+// is skipped, even under CI=true (the unit tier runs there too) and even
+// when the program is installed.
+func TestRequireSkipsOutsideItsTier(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "opencode")
+	if err := os.WriteFile(bin, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("INTEROP_TEST_OPENCODE", bin)
+	t.Setenv("CI", "true")
+	rec := &recordingTB{TB: t}
+	if got := require(rec, OpenCode, false); got != "" || rec.failed != "" || rec.skipped != TierSkip {
+		t.Fatalf("got %q skipped %q failed %q", got, rec.skipped, rec.failed)
+	}
+	rec = &recordingTB{TB: t}
+	if got := require(rec, OpenCode, true); got != bin || rec.skipped != "" || rec.failed != "" {
+		t.Fatalf("in the tier: got %q skipped %q failed %q", got, rec.skipped, rec.failed)
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package teststore is the one way a test opens a store: a fresh one at
 // [pgtest.StoreLocation] (a SQLite file in the test's temporary directory,
-// or a new database on the shared PostgreSQL cluster when
-// INTEROP_TEST_STORE=postgres), or an existing location; either way it is
+// or, in the PostgreSQL tier (-tags postgres), a new database on the shared
+// PostgreSQL cluster), or an existing location; either way it is
 // closed when the test ends.
 package teststore
 

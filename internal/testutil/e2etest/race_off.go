@@ -1,0 +1,6 @@
+//go:build !race
+
+package e2etest
+
+// raceEnabled is false without -race.
+const raceEnabled = false

@@ -1,0 +1,33 @@
+package wait
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+type recordingTB struct {
+	testing.TB
+	failed string
+}
+
+func (r *recordingTB) Helper()                        {}
+func (r *recordingTB) Fatalf(format string, a ...any) { r.failed = fmt.Sprintf(format, a...) }
+
+func TestForWaitsUntilTheConditionHolds(t *testing.T) {
+	var n atomic.Int32
+	rec := &recordingTB{TB: t}
+	For(rec, "the third poll", InProcess, func() bool { return n.Add(1) >= 3 })
+	if rec.failed != "" || n.Load() != 3 {
+		t.Fatalf("failed %q after %d polls", rec.failed, n.Load())
+	}
+}
+
+func TestForNamesWhatItWaitedFor(t *testing.T) {
+	rec := &recordingTB{TB: t}
+	For(rec, "the impossible", 20*time.Millisecond, func() bool { return false })
+	if rec.failed != "timed out after 20ms waiting for the impossible" {
+		t.Fatalf("failed %q", rec.failed)
+	}
+}
