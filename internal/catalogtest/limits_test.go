@@ -189,6 +189,7 @@ func TestServicesTakeTheirLimitsFromTheSpec(t *testing.T) {
 		"internal/importstate maxFileBytes":                    "0.3.x state file size",
 		"internal/importstate 80":                              "width of a value quoted in an import report",
 		"internal/events 10":                                   "digits of a stored timestamp's fraction",
+		"internal/security 2":                                  "header bytes that recognise an X authority cookie",
 	}
 	root := filepath.Join("..", "..")
 	dirs := servicePackages(t, root)

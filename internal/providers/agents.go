@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/agent-interop/runtime/catalogs/limits"
 )
 
 // Protocols an agent may speak: ACP through the one ACP client, or one of
@@ -136,7 +138,9 @@ var idRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 const IDRule = "lower-case letters, digits and dashes (no leading, trailing or doubled dash), at most 64 characters"
 
 // ValidID reports whether s is a well-formed agent id.
-func ValidID(s string) bool { return len(s) <= 64 && idRE.MatchString(s) }
+func ValidID(s string) bool {
+	return len(s) <= limits.CreateSessionProviderMaxLen && idRE.MatchString(s)
+}
 
 // AgentProblem is one bad entry of an agents file: where it is, the field,
 // the rule it breaks and the fix. A bad entry never stops the runtime; the
