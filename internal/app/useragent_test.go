@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,5 +137,5 @@ func findString(v any, key string) string {
 			}
 		}
 	}
-	return fmt.Sprint("")
+	return ""
 }

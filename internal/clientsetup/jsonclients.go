@@ -162,17 +162,6 @@ func indentJSON(b []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// setMember replaces key's value in ms or appends it.
-func setMember(ms []member, key string, v json.RawMessage) []member {
-	for i := range ms {
-		if ms[i].Key == key {
-			ms[i].Value = v
-			return ms
-		}
-	}
-	return append(ms, member{Key: key, Value: v})
-}
-
 // jsonc says whether the client's file may hold comments and trailing
 // commas (OpenCode reads JSONC; Claude Code and Cursor read strict JSON).
 func jsonc(c Client) bool { return c == OpenCode }

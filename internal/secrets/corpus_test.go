@@ -138,9 +138,7 @@ func secretCorpus() []shape {
 		{"docker login -p", "docker login registry.example.com -u ci -p " + dockerPW, dockerPW},
 		{"wordpress define", "define( 'DB_PASSWORD', '" + wpPW + "' );", wpPW},
 	}
-	for _, s := range corpus() {
-		out = append(out, s)
-	}
+	out = append(out, corpus()...)
 	return out
 }
 

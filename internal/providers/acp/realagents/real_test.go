@@ -244,17 +244,6 @@ func (s *stream) text(kind string) string {
 	return b.String()
 }
 
-func (s *stream) has(kind string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, ev := range s.list {
-		if ev.Type == kind {
-			return true
-		}
-	}
-	return false
-}
-
 func TestRealAgents(t *testing.T) {
 	for _, c := range agentCases() {
 		t.Run(string(c.id), func(t *testing.T) { runAgent(t, c) })
