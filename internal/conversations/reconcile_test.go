@@ -10,6 +10,7 @@ import (
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 func observed(key string, accepted bool, status providers.ReceiptStatus) conversations.ObservedReceipt {
@@ -122,7 +123,7 @@ func TestReconcileSemantics(t *testing.T) {
 			t.Fatalf("first = %+v, %v", outcomes(first), err)
 		}
 		snap := e.snapshot(t)
-		e.clock.Advance(time.Hour)
+		testclock.Pass(ctx, e.clock, time.Hour)
 		second, err := e.svc.Reconcile(ctx, conversations.ReconcileInput{})
 		if err != nil || e.snapshot(t) != snap {
 			t.Fatalf("second pass changed the store: %v", err)

@@ -6,6 +6,7 @@
 package testclock
 
 import (
+	"context"
 	"time"
 
 	"github.com/coder/quartz"
@@ -16,4 +17,19 @@ func At(t quartz.TestingT, at time.Time) *quartz.Mock {
 	c := quartz.NewMock(t)
 	c.Set(at)
 	return c
+}
+
+// Pass moves c forward by d, firing every timer and ticker due on the way
+// and waiting for each to run. Unlike c.Advance(d), which refuses to jump
+// past the next event, it suits a test that only needs time to have passed
+// while background work (a heartbeat, a lease) still has timers armed.
+func Pass(ctx context.Context, c *quartz.Mock, d time.Duration) {
+	for d > 0 {
+		step := d
+		if next, ok := c.Peek(); ok && next < step {
+			step = next
+		}
+		c.Advance(step).MustWait(ctx)
+		d -= step
+	}
 }
