@@ -492,7 +492,7 @@ func badInputSteps(t *testing.T, p *peers) {
 	cs := p.cs
 	step(t, "unknown provider", func(t *testing.T) {
 		msg := callFail(t, cs, "create_session", map[string]any{"provider": "nope"})
-		if !strings.Contains(msg, "provider must be one of") {
+		if !strings.Contains(msg, "Unknown provider nope. Known providers:") || !strings.Contains(msg, "claude-code") {
 			t.Fatalf("create_session(nope) = %s", msg)
 		}
 	})
