@@ -113,7 +113,7 @@ type Service struct {
 	early     map[refKey][]earlyOutcome
 	listeners []func(Operation)
 
-	ownerMu    sync.Mutex
+	ownerMu    sync.Mutex // guards registered, and every bg.Add against Close
 	registered bool
 
 	queue  chan outcomeReport
@@ -203,7 +203,11 @@ func (s *Service) Owner() string { return s.me.ID }
 func (s *Service) Close() error {
 	var err error
 	s.closed.Do(func() {
+		// Under ownerMu: every bg.Add happens under it after checking
+		// stop, so none can run concurrently with the Wait below.
+		s.ownerMu.Lock()
 		close(s.stop)
+		s.ownerMu.Unlock()
 		<-s.done
 		s.bg.Wait()
 		err = s.release()

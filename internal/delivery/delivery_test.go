@@ -461,6 +461,29 @@ func TestStartSettlingRunsAtStartAndStopsOnClose(t *testing.T) {
 	}
 }
 
+// TestStartSettlingRacesClose: a client's initialize can start the
+// settlement loop while the process is already closing (seen as a data
+// race in the -race server of the e2e tier). Close waits for every loop it
+// started and a loop started after Close never runs; under -race this
+// fails on a WaitGroup Add racing Wait.
+func TestStartSettlingRacesClose(t *testing.T) {
+	for range 20 {
+		e := newEnv(t, "", func(o *Options) { o.SettleEvery = time.Hour })
+		started := make(chan struct{})
+		go func() {
+			defer close(started)
+			e.svc.StartSettling(context.Background(), nil)
+		}()
+		if err := e.svc.Close(); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		e.svc.StartSettling(context.Background(), func([]Operation, error) {
+			t.Error("a settlement loop ran after Close")
+		})
+	}
+}
+
 func TestCorrelationIDIsTheOperation(t *testing.T) {
 	e := newEnv(t, "")
 	var got string

@@ -309,6 +309,13 @@ func (s *Service) lookup(ctx context.Context, op *ent.Operation) (providers.Turn
 // while this process runs is caught too). It returns at once; the first
 // pass's result goes to report.
 func (s *Service) StartSettling(ctx context.Context, report func([]Operation, error)) {
+	s.ownerMu.Lock()
+	defer s.ownerMu.Unlock()
+	select {
+	case <-s.stop: // closed: nothing to start
+		return
+	default:
+	}
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
