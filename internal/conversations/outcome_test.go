@@ -37,7 +37,7 @@ func TestMessageShowsItsOperation(t *testing.T) {
 			conv := e.conv(t)
 			res, _ := e.send(t, conv, "hello", "k1")
 			for _, r := range tc.reports {
-				e.p.del.ReportOutcome(providers.ClaudeCode, "b", tc.step.receipt.Ref, r.status, r.reason)
+				e.p.del.ReportOutcome(providers.ClaudeCode, "b", tc.step.receipt.Ref, providers.Outcome{Status: r.status, Reason: r.reason})
 			}
 			if err := e.p.del.Sync(ctx); err != nil {
 				t.Fatal(err)

@@ -116,14 +116,14 @@ func testSendIsRecordedBeforeDispatch(t *testing.T, location string) {
 		t.Fatalf("sent %d times", n)
 	}
 	// The provider later reports the turn completed.
-	e.svc.ReportOutcome(providers.Codex, "t1", "turn-1", providers.StatusCompleted, "turn completed")
+	e.svc.ReportOutcome(providers.Codex, "t1", "turn-1", providers.Outcome{Status: providers.StatusCompleted, Reason: "turn completed"})
 	e.svc.Sync(ctx)
 	got, _ := e.svc.Get(ctx, op.ID)
 	if got.Status != providers.StatusCompleted || !strings.Contains(string(got.Detail), "turn completed") {
 		t.Fatalf("after outcome = %+v %s", got, got.Detail)
 	}
 	// A completed record is final.
-	e.svc.ReportOutcome(providers.Codex, "t1", "turn-1", providers.StatusRejected, "late")
+	e.svc.ReportOutcome(providers.Codex, "t1", "turn-1", providers.Outcome{Status: providers.StatusRejected, Reason: "late"})
 	e.svc.Sync(ctx)
 	if got, _ := e.svc.Get(ctx, op.ID); got.Status != providers.StatusCompleted {
 		t.Fatalf("final record changed: %+v", got)
@@ -170,7 +170,7 @@ func TestOutcomeClassification(t *testing.T) {
 	}
 	// A delivery_unknown record is never re-dispatched; later evidence may
 	// resolve it.
-	e.svc.ReportOutcome(providers.Codex, "t1", "", providers.StatusCompleted, "")
+	e.svc.ReportOutcome(providers.Codex, "t1", "", providers.Outcome{Status: providers.StatusCompleted})
 	if n := e.fake.CallCount("send"); n != len(cases) {
 		t.Fatalf("sends = %d", n)
 	}
@@ -182,7 +182,7 @@ func TestOutcomeBeforeReceiptIsApplied(t *testing.T) {
 	e.fake.SendFunc = func(context.Context, string, string, providers.SendOptions) (providers.Receipt, error) {
 		// The turn finishes before Send returns (codex answers turn/start and
 		// its turn/completed back to back).
-		e.svc.ReportOutcome(providers.Codex, "t1", "turn-9", providers.StatusRejected, "unexpected status 401 Unauthorized")
+		e.svc.ReportOutcome(providers.Codex, "t1", "turn-9", providers.Outcome{Status: providers.StatusRejected, Reason: "unexpected status 401 Unauthorized"})
 		e.svc.Sync(context.Background())
 		return queued("turn-9")
 	}
@@ -207,13 +207,13 @@ func TestProviderLossMovesQueuedToDeliveryUnknownAndEvidenceResolves(t *testing.
 		return queued("turn-2")
 	}
 	res, _ := e.svc.Send(ctx, SendRequest{Provider: "codex", NativeID: "t2", Text: "x"})
-	e.svc.ReportOutcome(providers.Codex, "t2", "turn-2", providers.StatusDeliveryUnknown, "codex app-server connection lost")
+	e.svc.ReportOutcome(providers.Codex, "t2", "turn-2", providers.Outcome{Status: providers.StatusDeliveryUnknown, Reason: "codex app-server connection lost"})
 	e.svc.Sync(ctx)
 	got, _ := e.svc.Get(ctx, res.Operation.ID)
 	if got.Status != providers.StatusDeliveryUnknown || got.ProviderState != "provider_lost" {
 		t.Fatalf("op = %+v", got)
 	}
-	e.svc.ReportOutcome(providers.Codex, "t2", "turn-2", providers.StatusCompleted, "turn completed")
+	e.svc.ReportOutcome(providers.Codex, "t2", "turn-2", providers.Outcome{Status: providers.StatusCompleted, Reason: "turn completed"})
 	e.svc.Sync(ctx)
 	if got, _ := e.svc.Get(ctx, res.Operation.ID); got.Status != providers.StatusCompleted {
 		t.Fatalf("evidence not applied: %+v", got)
@@ -592,7 +592,7 @@ func TestOutcomesFromTheRelayBecomeOperationEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	relay.ReportOutcome(providers.Codex, "t1", "turn-5", providers.StatusCompleted, "")
+	relay.ReportOutcome(providers.Codex, "t1", "turn-5", providers.Outcome{Status: providers.StatusCompleted})
 	e.svc.Sync(ctx)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()

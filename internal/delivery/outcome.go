@@ -15,11 +15,11 @@ var _ providers.Host = (*Service)(nil)
 // ReportOutcome implements providers.Host: the observed outcome of the
 // operations whose receipt carried ref. It returns at once; the record is
 // updated by the service's worker, in arrival order.
-func (s *Service) ReportOutcome(provider providers.ID, nativeID, ref string, status providers.ReceiptStatus, reason string) {
+func (s *Service) ReportOutcome(provider providers.ID, nativeID, ref string, o providers.Outcome) {
 	if ref == "" {
 		return
 	}
-	r := outcomeReport{k: refKey{provider, nativeID, ref}, status: status, reason: reason, at: s.opts.Clock.Now().UTC()}
+	r := outcomeReport{k: refKey{provider, nativeID, ref}, status: o.Status, reason: o.Reason, at: s.opts.Clock.Now().UTC()}
 	select {
 	case s.queue <- r:
 	case <-s.stop:

@@ -235,7 +235,16 @@ type DiffOptions struct {
 type Host interface {
 	// ReportOutcome moves an operation receipt previously returned with Ref
 	// to its observed outcome (completed, or rejected with the provider's reason).
-	ReportOutcome(provider ID, nativeID, ref string, status ReceiptStatus, reason string)
+	ReportOutcome(provider ID, nativeID, ref string, o Outcome)
+}
+
+// Outcome is what an adapter observed of one operation it had returned a
+// Receipt for: its final delivery status and the provider's reason.
+type Outcome struct {
+	Status ReceiptStatus
+	// Reason is the provider's words for the outcome ("turn completed",
+	// the refusal's message); empty when it gave none.
+	Reason string
 }
 
 // Adapter is one provider's native bridge. Every method must honour ctx.

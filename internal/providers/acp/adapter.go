@@ -545,7 +545,7 @@ func (a *Adapter) watch(t *Turn) {
 		status, reason = providers.StatusDeliveryUnknown, t.Err.Error()
 	}
 	if a.cfg.Host != nil {
-		a.cfg.Host.ReportOutcome(a.cfg.Provider, t.SessionID, t.ID, status, reason)
+		a.cfg.Host.ReportOutcome(a.cfg.Provider, t.SessionID, t.ID, providers.Outcome{Status: status, Reason: reason})
 	}
 }
 

@@ -31,9 +31,9 @@ type outcome struct {
 
 func newRecHost() *recHost { return &recHost{changed: make(chan struct{}, 1)} }
 
-func (h *recHost) ReportOutcome(_ providers.ID, nativeID, ref string, status providers.ReceiptStatus, reason string) {
+func (h *recHost) ReportOutcome(_ providers.ID, nativeID, ref string, o providers.Outcome) {
 	h.mu.Lock()
-	h.outcomes = append(h.outcomes, outcome{nativeID, ref, status, reason})
+	h.outcomes = append(h.outcomes, outcome{nativeID, ref, o.Status, o.Reason})
 	h.mu.Unlock()
 	h.poke()
 }

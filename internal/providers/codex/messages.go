@@ -110,25 +110,24 @@ func (a *Adapter) turnCompleted(threadID, turnID, status string, turnErr *struct
 	}
 	switch status {
 	case "completed":
-		h.ReportOutcome(providers.Codex, threadID, turnID, providers.StatusCompleted, "turn completed")
+		h.ReportOutcome(providers.Codex, threadID, turnID, providers.Outcome{Status: providers.StatusCompleted, Reason: "turn completed"})
 	case "interrupted":
 		// The prompt's work did not finish: an interrupted turn is never
 		// reported as completed.
-		h.ReportOutcome(providers.Codex, threadID, turnID, providers.StatusRejected, "turn interrupted")
+		h.ReportOutcome(providers.Codex, threadID, turnID, providers.Outcome{Status: providers.StatusRejected, Reason: "turn interrupted"})
 	case "failed":
 		if reason == "" {
 			reason = "turn failed"
 		}
-		h.ReportOutcome(providers.Codex, threadID, turnID, providers.StatusRejected, reason)
+		h.ReportOutcome(providers.Codex, threadID, turnID, providers.Outcome{Status: providers.StatusRejected, Reason: reason})
 	default:
 		// An unknown end state proves nothing: the receipt stays queued.
 	}
 	if interrupted {
 		if status == "interrupted" {
-			h.ReportOutcome(providers.Codex, threadID, interruptRef(turnID), providers.StatusCompleted, "turn interrupted")
+			h.ReportOutcome(providers.Codex, threadID, interruptRef(turnID), providers.Outcome{Status: providers.StatusCompleted, Reason: "turn interrupted"})
 		} else {
-			h.ReportOutcome(providers.Codex, threadID, interruptRef(turnID), providers.StatusRejected,
-				"turn ended "+status+" before the interrupt took effect")
+			h.ReportOutcome(providers.Codex, threadID, interruptRef(turnID), providers.Outcome{Status: providers.StatusRejected, Reason: "turn ended " + status + " before the interrupt took effect"})
 		}
 	}
 }
@@ -412,7 +411,7 @@ func (a *Adapter) permissionResolved(g *generation, raw json.RawMessage) {
 	}
 	a.mu.Unlock()
 	if p != nil && p.replied && a.cfg.Host != nil {
-		a.cfg.Host.ReportOutcome(providers.Codex, p.req.NativeID, permissionRef(rid), providers.StatusCompleted, "codex resolved the request")
+		a.cfg.Host.ReportOutcome(providers.Codex, p.req.NativeID, permissionRef(rid), providers.Outcome{Status: providers.StatusCompleted, Reason: "codex resolved the request"})
 	}
 }
 

@@ -37,7 +37,7 @@ func NewAdapter(svc *Service, host providers.Host) *Adapter {
 	a := &Adapter{svc: svc, host: host}
 	if host != nil {
 		svc.OnOutcome(func(threadID, ref string, status providers.ReceiptStatus, reason string) {
-			host.ReportOutcome(providers.Freebuff, threadID, ref, status, reason)
+			host.ReportOutcome(providers.Freebuff, threadID, ref, providers.Outcome{Status: status, Reason: reason})
 		})
 	}
 	return a

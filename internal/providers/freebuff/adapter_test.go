@@ -22,11 +22,11 @@ type fakeHost struct{ ch chan outcome }
 
 func newFakeHost() *fakeHost { return &fakeHost{ch: make(chan outcome, 16)} }
 
-func (h *fakeHost) ReportOutcome(p providers.ID, nativeID, ref string, status providers.ReceiptStatus, reason string) {
+func (h *fakeHost) ReportOutcome(p providers.ID, nativeID, ref string, o providers.Outcome) {
 	if p != providers.Freebuff {
 		panic("wrong provider " + string(p))
 	}
-	h.ch <- outcome{nativeID: nativeID, ref: ref, status: status, reason: reason}
+	h.ch <- outcome{nativeID: nativeID, ref: ref, status: o.Status, reason: o.Reason}
 }
 
 func (h *fakeHost) next(t *testing.T) outcome {

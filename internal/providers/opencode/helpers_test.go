@@ -25,10 +25,10 @@ type recordingHost struct {
 
 func newHost() *recordingHost { return &recordingHost{changed: make(chan struct{})} }
 
-func (h *recordingHost) ReportOutcome(_ providers.ID, nativeID, ref string, status providers.ReceiptStatus, reason string) {
+func (h *recordingHost) ReportOutcome(_ providers.ID, nativeID, ref string, o providers.Outcome) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.outcomes = append(h.outcomes, outcome{nativeID, ref, status, reason})
+	h.outcomes = append(h.outcomes, outcome{nativeID, ref, o.Status, o.Reason})
 	close(h.changed)
 	h.changed = make(chan struct{})
 }

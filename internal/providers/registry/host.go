@@ -55,18 +55,18 @@ func (h *Host) ForwardEvents(sink providers.EventReporter) {
 }
 
 // ReportOutcome implements providers.Host.
-func (h *Host) ReportOutcome(provider providers.ID, nativeID, ref string, status providers.ReceiptStatus, reason string) {
+func (h *Host) ReportOutcome(provider providers.ID, nativeID, ref string, o providers.Outcome) {
 	h.mu.Lock()
 	sink := h.outcome
 	if sink == nil {
 		if len(h.earlyOutcome) < maxEarlyReports {
-			h.earlyOutcome = append(h.earlyOutcome, func(s providers.Host) { s.ReportOutcome(provider, nativeID, ref, status, reason) })
+			h.earlyOutcome = append(h.earlyOutcome, func(s providers.Host) { s.ReportOutcome(provider, nativeID, ref, o) })
 		}
 		h.mu.Unlock()
 		return
 	}
 	h.mu.Unlock()
-	sink.ReportOutcome(provider, nativeID, ref, status, reason)
+	sink.ReportOutcome(provider, nativeID, ref, o)
 }
 
 // ReportEvent implements providers.EventReporter.

@@ -159,8 +159,8 @@ type rec struct {
 	events   []string
 }
 
-func (r *rec) ReportOutcome(_ providers.ID, nativeID, ref string, status providers.ReceiptStatus, _ string) {
-	r.outcomes = append(r.outcomes, nativeID+"/"+ref+"/"+string(status))
+func (r *rec) ReportOutcome(_ providers.ID, nativeID, ref string, o providers.Outcome) {
+	r.outcomes = append(r.outcomes, nativeID+"/"+ref+"/"+string(o.Status))
 }
 func (r *rec) ReportEvent(_ providers.ID, ev providers.NativeEvent) {
 	r.events = append(r.events, ev.NativeID+"/"+ev.Type)
@@ -168,12 +168,12 @@ func (r *rec) ReportEvent(_ providers.ID, ev providers.NativeEvent) {
 
 func TestHostKeepsEarlyReports(t *testing.T) {
 	h := NewHost()
-	h.ReportOutcome(providers.Codex, "t", "turn1", providers.StatusCompleted, "")
+	h.ReportOutcome(providers.Codex, "t", "turn1", providers.Outcome{Status: providers.StatusCompleted})
 	h.ReportEvent(providers.Codex, providers.NativeEvent{NativeID: "t", Type: providers.EventProviderRestarted})
 	r := &rec{}
 	h.ForwardOutcomes(r)
 	h.ForwardEvents(r)
-	h.ReportOutcome(providers.Codex, "t", "turn2", providers.StatusRejected, "")
+	h.ReportOutcome(providers.Codex, "t", "turn2", providers.Outcome{Status: providers.StatusRejected})
 	if strings.Join(r.outcomes, ",") != "t/turn1/completed,t/turn2/rejected" || strings.Join(r.events, ",") != "t/provider.restarted" {
 		t.Fatalf("reports = %+v", r)
 	}

@@ -62,13 +62,13 @@ type host struct {
 	out map[string]string // ref -> status: reason
 }
 
-func (h *host) ReportOutcome(_ providers.ID, _, ref string, status providers.ReceiptStatus, reason string) {
+func (h *host) ReportOutcome(_ providers.ID, _, ref string, o providers.Outcome) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.out == nil {
 		h.out = map[string]string{}
 	}
-	h.out[ref] = string(status) + ": " + reason
+	h.out[ref] = string(o.Status) + ": " + o.Reason
 }
 
 func (h *host) await(t *testing.T, ref string) string {

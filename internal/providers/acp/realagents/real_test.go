@@ -53,13 +53,13 @@ type outcome struct {
 	reason string
 }
 
-func (h *host) ReportOutcome(_ providers.ID, _, ref string, status providers.ReceiptStatus, reason string) {
+func (h *host) ReportOutcome(_ providers.ID, _, ref string, o providers.Outcome) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.out == nil {
 		h.out = map[string]outcome{}
 	}
-	h.out[ref] = outcome{status, reason}
+	h.out[ref] = outcome{o.Status, o.Reason}
 }
 
 func (h *host) await(t *testing.T, ref string) outcome {

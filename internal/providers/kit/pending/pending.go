@@ -70,7 +70,7 @@ func Report(host providers.Host, provider providers.ID, outs []Outcome) {
 		return
 	}
 	for _, o := range outs {
-		host.ReportOutcome(provider, o.NativeID, o.Ref, o.Status, o.Reason)
+		host.ReportOutcome(provider, o.NativeID, o.Ref, providers.Outcome{Status: o.Status, Reason: o.Reason})
 	}
 }
 

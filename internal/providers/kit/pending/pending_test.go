@@ -10,8 +10,8 @@ import (
 // host records the outcomes it receives.
 type host struct{ got []string }
 
-func (h *host) ReportOutcome(p providers.ID, nativeID, ref string, status providers.ReceiptStatus, reason string) {
-	h.got = append(h.got, fmt.Sprintf("%s %s %s %s: %s", p, nativeID, ref, status, reason))
+func (h *host) ReportOutcome(p providers.ID, nativeID, ref string, o providers.Outcome) {
+	h.got = append(h.got, fmt.Sprintf("%s %s %s %s: %s", p, nativeID, ref, o.Status, o.Reason))
 }
 
 func TestLostSettlesEveryOpAsUnknown(t *testing.T) {
