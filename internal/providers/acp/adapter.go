@@ -13,6 +13,7 @@ import (
 	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/kit/pending"
 )
 
 // Launch is how to run one agent program.
@@ -143,7 +144,9 @@ func (a *Adapter) Client(ctx context.Context) (*Client, error) {
 	}
 	go func() {
 		<-c.Done()
-		a.agentEnded(c)
+		why := a.agentEnded(c)
+		// One place settles what the dead agent never answered.
+		pending.Report(a.cfg.Host, a.cfg.Provider, c.Lost(why))
 		a.cfg.Logger.Info("agent connection ended", "provider", a.cfg.Provider, "pid", c.PID(), "stderr", c.Stderr())
 	}()
 	return c, nil
@@ -518,6 +521,9 @@ func notSent(err error) error {
 
 func (a *Adapter) watch(t *Turn) {
 	<-t.Done()
+	if errors.Is(t.Err, ErrConnectionClosed) {
+		return // the connection's loss settles it, with the others (Client.Lost)
+	}
 	var status providers.ReceiptStatus
 	var reason string
 	var re *RPCError

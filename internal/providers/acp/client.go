@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -15,6 +16,8 @@ import (
 	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/kit/pending"
+	"github.com/agent-interop/runtime/internal/providers/kit/supervise"
 )
 
 // ProtocolVersion is the ACP version this client speaks.
@@ -95,7 +98,7 @@ type Client struct {
 	cfg   Config
 	clock quartz.Clock
 	log   *slog.Logger
-	proc  *process
+	proc  *supervise.Process
 	conn  *conn
 	init  InitializeResult
 	tag   string
@@ -106,10 +109,15 @@ type Client struct {
 	orphans  map[string][]providers.NativeEvent
 	heldSeq  int
 	turnSeq  int
+	ops      pending.Tracker // prompts written whose answer was not read
 
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// stopTermGrace is how long Close waits after SIGTERM before it kills
+// the agent's process group.
+const stopTermGrace = 2 * time.Second
 
 // DefaultHandshakeTimeout bounds an agent's answer to initialize.
 const DefaultHandshakeTimeout = 2 * time.Minute
@@ -129,7 +137,12 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.StopGrace == 0 {
 		cfg.StopGrace = time.Second
 	}
-	proc, err := startProcess(cfg.Argv, cfg.Dir, cfg.Env)
+	// The kit's supervisor: the environment given, its own process group
+	// (children end with it), parent death, a bounded stderr tail.
+	proc, err := supervise.Start(supervise.Spec{
+		Argv: cfg.Argv, Dir: cfg.Dir, Env: cfg.Env, Clock: cfg.Clock,
+		Stdin: true, Stdout: supervise.StdoutPipe, ParentDeath: true,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -138,12 +151,15 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		clock:    cfg.Clock,
 		log:      cfg.Logger,
 		proc:     proc,
-		tag:      "p" + strconv.Itoa(proc.pid()),
+		tag:      "p" + strconv.Itoa(proc.PID()),
 		sessions: make(map[string]*session),
 		held:     make(map[string]*held),
 		orphans:  make(map[string][]providers.NativeEvent),
 	}
-	c.conn = newConn(proc.stdin, proc.stdout, c, cfg.Trace)
+	c.conn = newConn(proc.Stdin(), proc.Stdout(), c, cfg.Trace)
+	// An agent that exited ends the connection even when a grandchild
+	// still holds its stdout.
+	supervise.EndAfterExit(cfg.Clock, proc.Exited(), c.conn.Done(), supervise.ExitDrain, func() { _ = proc.Stdout().Close() })
 	go func() {
 		<-c.conn.Done()
 		c.dropHeld()
@@ -179,7 +195,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 
 // withStderr appends the agent's last stderr lines to a start-up error.
 func (c *Client) withStderr(err error) error {
-	tail := c.proc.stderr.String()
+	tail := c.proc.Tail()
 	if tail == "" {
 		return err
 	}
@@ -235,10 +251,10 @@ func (c *Client) initialize(ctx context.Context) error {
 func (c *Client) Init() InitializeResult { return c.init }
 
 // PID returns the agent's process id.
-func (c *Client) PID() int { return c.proc.pid() }
+func (c *Client) PID() int { return c.proc.PID() }
 
 // Stderr returns the tail of the agent's stderr.
-func (c *Client) Stderr() string { return c.proc.stderr.String() }
+func (c *Client) Stderr() string { return c.proc.Tail() }
 
 // Done is closed when the connection to the agent has ended.
 func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
@@ -247,7 +263,13 @@ func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
 // subscriber channels closed.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
-		c.closeErr = c.proc.stop(c.cfg.StopGrace)
+		// stdin closed (an agent exits on EOF), then SIGTERM, then the
+		// group is killed, on the injected clock.
+		c.proc.Stop(supervise.Grace{AfterStdin: c.cfg.StopGrace, AfterTerm: stopTermGrace})
+		var ee *exec.ExitError
+		if err := c.proc.Err(); err != nil && !errors.As(err, &ee) {
+			c.closeErr = fmt.Errorf("waiting for agent: %w", err)
+		}
 		<-c.conn.Done()
 	})
 	return c.closeErr
@@ -476,11 +498,18 @@ func (c *Client) Prompt(ctx context.Context, sessionID, text string) (*Turn, err
 	go func() {
 		raw, err := c.conn.Call(context.Background(), "session/prompt", req, func() {
 			t.SentAt = c.clock.Now()
+			// In flight until its answer is read; a lost connection
+			// settles it (Lost). Added before Call can return, so the
+			// loss never misses it.
+			c.ops.Add(pending.Op{NativeID: sessionID, Ref: t.ID,
+				Unsettled: "turn " + t.ID + " had not completed and may have run in part; it is not resent"})
 			close(written)
 		})
 		var nw *NotWrittenError
 		if errors.As(err, &nw) {
 			s.setTurn(nil)
+			t.Err = err
+			close(t.done) // nobody holds it; Lost does not wait for it
 			<-s.slot
 			failed <- err
 			return
@@ -497,6 +526,9 @@ func (c *Client) Prompt(ctx context.Context, sessionID, text string) (*Turn, err
 
 func (c *Client) finishTurn(s *session, t *Turn, raw json.RawMessage, err error) {
 	t.Result, t.Err = raw, err
+	if !errors.Is(err, ErrConnectionClosed) {
+		c.ops.Settle(t.ID) // answered: its outcome is the answer, not the loss
+	}
 	if err == nil {
 		var res struct {
 			StopReason string `json:"stopReason"`
@@ -529,6 +561,27 @@ func (c *Client) Cancel(sessionID string) error {
 	}
 	c.cancelHeld(sessionID)
 	return nil
+}
+
+// Lost settles, once the connection ended, every prompt whose answer was
+// never read as delivery_unknown with why (pending.Tracker.Lost), after
+// the turns still in flight ended: a turn whose answer was read before
+// the end is settled by its answer, never by the loss. It waits for the
+// connection's end.
+func (c *Client) Lost(why string) []pending.Outcome {
+	<-c.conn.Done()
+	c.mu.Lock()
+	list := make([]*session, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		list = append(list, s)
+	}
+	c.mu.Unlock()
+	for _, s := range list {
+		if t := s.turn(); t != nil {
+			<-t.Done() // its Call returns at once: the connection ended
+		}
+	}
+	return c.ops.Lost(why)
 }
 
 // Running returns the session's turn in flight, if any.

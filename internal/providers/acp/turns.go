@@ -36,8 +36,8 @@ func (a *Adapter) observe(sessionID, kind string, update json.RawMessage, turn s
 	}
 }
 
-// agentEnded records the end of an agent process.
-func (a *Adapter) agentEnded(c *Client) {
+// agentEnded records the end of an agent process and says why it ended.
+func (a *Adapter) agentEnded(c *Client) string {
 	open := map[string]bool{}
 	for _, v := range c.Sessions() {
 		open[v.ID] = true
@@ -52,6 +52,7 @@ func (a *Adapter) agentEnded(c *Client) {
 		a.death = &agentDeath{at: a.cfg.Clock.Now(), reason: reason, sessions: open}
 	}
 	a.mu.Unlock()
+	return reason
 }
 
 // Liveness implements providers.LivenessReporter from the running agent:

@@ -7,18 +7,14 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agent-interop/runtime/internal/jsonrpc"
 	"github.com/agent-interop/runtime/internal/providers"
-	"github.com/agent-interop/runtime/internal/testutil/proctest"
 )
 
 // recordingHandler records inbound notifications and requests in order.
@@ -252,48 +248,6 @@ func TestDefaultFileReader(t *testing.T) {
 	}
 	if _, err := r.ReadText(root, filepath.Join(root, "missing.txt"), 0, 0); !errors.Is(err, ErrFileNotFound) {
 		t.Errorf("missing file is not ErrFileNotFound: %v", err)
-	}
-}
-
-// TestCloseKillsProcessGroup starts an "agent" that leaves a child behind
-// and checks Close kills the whole group.
-func TestCloseKillsProcessGroup(t *testing.T) {
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
-	pidFile := filepath.Join(t.TempDir(), "child.pid")
-	// The child ignores stdin EOF and SIGTERM; the leader ignores EOF too.
-	script := `trap '' TERM; (trap '' TERM; exec sleep 300) & echo $! > ` + pidFile + `; exec sleep 300`
-	p, err := startProcess([]string{sh, "-c", script}, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var child int
-	deadline := time.Now().Add(10 * time.Second)
-	for child == 0 {
-		if b, err := os.ReadFile(pidFile); err == nil {
-			child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("child pid not written")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err := p.stop(50 * time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	deadline = time.Now().Add(10 * time.Second)
-	for proctest.Exists(child) {
-		// A killed child of a dead leader is reaped by init; until then it
-		// is a zombie, which /proc reports as state Z.
-		if st, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("child %d survived Close", child)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

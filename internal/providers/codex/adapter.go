@@ -14,6 +14,7 @@ import (
 	"github.com/agent-interop/runtime/internal/jsonrpc"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/kit/pending"
+	"github.com/agent-interop/runtime/internal/providers/kit/supervise"
 )
 
 const (
@@ -260,21 +261,9 @@ func (a *Adapter) start(ctx context.Context) (*generation, error) {
 		OnClose: func(err error) { a.onConnClosed(g, err) },
 	})
 	if link.Exited != nil {
-		go func() {
-			select {
-			case <-link.Exited:
-				// Give the last messages a moment to be read, then end the
-				// connection even if a grandchild still holds the pipe.
-				t := a.cfg.Clock.NewTimer(250*time.Millisecond, "codex", "exit-drain")
-				defer t.Stop()
-				select {
-				case <-g.conn.Done():
-				case <-t.C:
-					g.conn.Close()
-				}
-			case <-g.conn.Done():
-			}
-		}()
+		// Give the last messages a moment to be read, then end the
+		// connection even if a grandchild still holds the pipe.
+		supervise.EndAfterExit(a.cfg.Clock, link.Exited, g.conn.Done(), supervise.ExitDrain, func() { g.conn.Close() })
 	}
 	var init struct {
 		UserAgent string `json:"userAgent"`

@@ -688,7 +688,7 @@ func TestCursorAgentKilledMidReply(t *testing.T) {
 	}
 	_ = procgroup.Kill(c.PID())
 	got := s.h.await(t, r.Ref)
-	if !strings.HasPrefix(got, "delivery_unknown: ") || !strings.Contains(got, "connection closed") {
+	if !strings.HasPrefix(got, "delivery_unknown: ") || !strings.Contains(got, "exited") || !strings.Contains(got, "it is not resent") {
 		t.Fatalf("outcome of the killed reply %q", got)
 	}
 	if l := s.a.Liveness(sid); l.State != providers.LiveDead || l.Reason == "" || l.ObservedAt == nil {

@@ -9,16 +9,24 @@
 // is the one place that rule is written; [Report] hands the outcomes to
 // the runtime's Host, outside any lock the adapter holds.
 //
-// An adapter collects its unsettled operations as [Op] values when it
-// notices the loss (under its own lock, from its own state), calls Lost,
-// releases its lock and calls Report:
+// An adapter keeps a [Tracker] per connection: it adds each operation
+// when it was written, settles it when its outcome was observed, and on
+// the loss calls [Tracker.Lost], which settles the rest, then Report
+// outside its own lock:
 //
-//	outs := pending.Lost("codex app-server connection lost: EOF", ops)
-//	a.mu.Unlock()
-//	pending.Report(host, providers.Codex, outs)
+//	ops.Add(pending.Op{NativeID: thread, Ref: turn})   // written
+//	if ops.Settle(turn) { report the observed outcome } // answered
+//	pending.Report(host, providers.Codex, ops.Lost("codex app-server connection lost: EOF"))
+//
+// An adapter whose state already says what is unsettled may instead
+// collect [Op] values itself and call the package function Lost.
 package pending
 
-import "github.com/agent-interop/runtime/internal/providers"
+import (
+	"sync"
+
+	"github.com/agent-interop/runtime/internal/providers"
+)
 
 // Op is one operation whose outcome was not observed.
 type Op struct {
@@ -87,4 +95,63 @@ func Sessions(outs []Outcome) []string {
 		}
 	}
 	return ids
+}
+
+// Tracker is the set of operations in flight on one connection: added
+// when written, settled when their outcome was observed, and settled as
+// delivery_unknown all at once by Lost. It is safe for concurrent use.
+type Tracker struct {
+	mu   sync.Mutex
+	ops  []Op // in the order added
+	lost bool
+	why  string
+}
+
+// Add records an operation written to the provider. After Lost, the
+// connection that carried it is gone: Add returns its delivery_unknown
+// outcome at once (to report) instead of keeping it.
+func (t *Tracker) Add(op Op) []Outcome {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lost {
+		return Lost(t.why, []Op{op})
+	}
+	t.ops = append(t.ops, op)
+	return nil
+}
+
+// Settle marks the operation ref settled, its outcome observed. It
+// reports whether it was in flight: false when it was never added or was
+// already settled (by Lost, so its outcome is reported already).
+func (t *Tracker) Settle(ref string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, op := range t.ops {
+		if op.Ref == ref {
+			t.ops = append(t.ops[:i], t.ops[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// InFlight is the operations not settled yet, in the order added.
+func (t *Tracker) InFlight() []Op {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]Op(nil), t.ops...)
+}
+
+// Lost settles every operation still in flight as delivery_unknown after
+// the connection was lost for why (see the package function Lost); later
+// calls and later Adds settle at once with the first reason.
+func (t *Tracker) Lost(why string) []Outcome {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.lost {
+		t.lost, t.why = true, why
+	}
+	ops := t.ops
+	t.ops = nil
+	return Lost(t.why, ops)
 }

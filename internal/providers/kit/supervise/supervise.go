@@ -362,3 +362,29 @@ func (t *Tail) String() string {
 	defer t.mu.Unlock()
 	return strings.TrimSpace(string(t.buf))
 }
+
+// ExitDrain is how long [EndAfterExit] lets the last lines of an exited
+// program be read before it ends the connection.
+const ExitDrain = 250 * time.Millisecond
+
+// EndAfterExit ends a connection over a program's stdio once the program
+// exited: when done (the connection's end) does not close within drain on
+// clock after exited closed, end is called, so a grandchild still holding
+// the program's stdout does not keep the connection open. It returns at
+// once; the wait runs in the background and stops when done closes.
+func EndAfterExit(clock quartz.Clock, exited, done <-chan struct{}, drain time.Duration, end func()) {
+	go func() {
+		select {
+		case <-exited:
+		case <-done:
+			return
+		}
+		t := clock.NewTimer(drain, "supervise", "exit-drain")
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			end()
+		}
+	}()
+}
