@@ -548,6 +548,10 @@ func (c *Client) finishTurn(s *session, t *Turn, raw json.RawMessage, err error)
 	// The prompt's answer is an event too, typed by its method: no
 	// session/update kind contains a slash, so it cannot be mistaken for one.
 	c.emit(s.id, "session/prompt", data)
+	// The outcome is reported once the turn is done: by then every
+	// subscriber took every update that arrived before the answer (the
+	// notifications were dispatched in order before it), and the answer.
+	s.awaitDelivery(c.clock)
 	s.setTurn(nil)
 	<-s.slot
 	close(t.done)

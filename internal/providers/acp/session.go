@@ -7,12 +7,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
 const (
-	// subscriberBuffer is each subscriber's channel capacity; a subscriber
-	// that falls this far behind is dropped (its channel closed) and must
+	// subscriberBuffer is how many events wait for each subscriber; a
+	// subscriber that falls this far behind is dropped (its channel closed) and must
 	// subscribe again.
 	subscriberBuffer = 1024
 	// backlogLimit bounds the events kept for a session nobody subscribed to
@@ -46,10 +48,30 @@ type session struct {
 	openedAt    time.Time
 	updatedAt   time.Time
 	current     *Turn
-	subs        map[chan providers.NativeEvent]struct{}
+	subs        map[*subscriber]struct{}
+	progress    chan struct{} // closed (and renewed) when a subscriber took an event or left
 	backlog     []providers.NativeEvent
 	subscribed  bool
 	subsStopped bool
+}
+
+// subscriber is one Subscribe: its events wait in queue (bounded by
+// subscriberBuffer) and a forwarder hands them one at a time over the
+// unbuffered out, so the session knows which events the consumer took
+// (sent): a turn's outcome waits for that (awaitDelivery).
+type subscriber struct {
+	out    chan providers.NativeEvent
+	wake   chan struct{} // cap 1: queue grew or closing was set
+	stop   chan struct{} // closed to end the forwarder at once
+	gone   chan struct{} // closed when the forwarder ended
+	queue  []providers.NativeEvent
+	limit  int    // how long queue may grow: subscriberBuffer plus the backlog it started with
+	queued uint64 // events published to it
+	sent   uint64 // events the consumer took
+	// closing: the session's subscriptions end; the forwarder hands over
+	// what is queued, then closes out.
+	closing bool
+	stopped bool
 }
 
 func newSession(id, cwd string, now time.Time) *session {
@@ -58,7 +80,8 @@ func newSession(id, cwd string, now time.Time) *session {
 		cwd:      cwd,
 		slot:     make(chan struct{}, 1),
 		openedAt: now,
-		subs:     make(map[chan providers.NativeEvent]struct{}),
+		subs:     make(map[*subscriber]struct{}),
+		progress: make(chan struct{}),
 	}
 }
 
@@ -168,8 +191,9 @@ func (s *session) observe(kind string, update json.RawMessage, now time.Time) {
 }
 
 // publish hands an event to every subscriber, or keeps it in the backlog
-// while nobody has subscribed yet. A subscriber whose buffer is full is
-// dropped so one slow reader never blocks the connection.
+// while nobody has subscribed yet. A subscriber that falls
+// subscriberBuffer events behind is dropped (its channel closed) so one
+// slow reader never blocks the connection.
 func (s *session) publish(ev providers.NativeEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -183,48 +207,163 @@ func (s *session) publish(ev providers.NativeEvent) {
 		s.backlog = append(s.backlog, ev)
 		return
 	}
-	for ch := range s.subs {
+	for sub := range s.subs {
+		if len(sub.queue) >= sub.limit {
+			s.dropLocked(sub)
+			continue
+		}
+		sub.queue = append(sub.queue, ev)
+		sub.queued++
+		poke(sub.wake)
+	}
+}
+
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// dropLocked ends sub at once (s.mu held).
+func (s *session) dropLocked(sub *subscriber) {
+	if !sub.stopped {
+		sub.stopped = true
+		close(sub.stop)
+	}
+	s.leftLocked(sub)
+}
+
+// leftLocked forgets sub and wakes awaitDelivery (s.mu held).
+func (s *session) leftLocked(sub *subscriber) {
+	if _, ok := s.subs[sub]; ok {
+		delete(s.subs, sub)
+		s.progressLocked()
+	}
+}
+
+func (s *session) progressLocked() {
+	close(s.progress)
+	s.progress = make(chan struct{})
+}
+
+// forward hands sub's queued events to its consumer in order, one at a
+// time, and closes its channel when it is dropped or, after the queue
+// was handed over, when the session's subscriptions end.
+func (s *session) forward(sub *subscriber) {
+	defer close(sub.gone)
+	defer close(sub.out)
+	for {
+		s.mu.Lock()
+		if sub.stopped {
+			s.mu.Unlock()
+			return
+		}
+		if len(sub.queue) == 0 {
+			if sub.closing {
+				s.leftLocked(sub)
+				s.mu.Unlock()
+				return
+			}
+			s.mu.Unlock()
+			select {
+			case <-sub.wake:
+			case <-sub.stop:
+			}
+			continue
+		}
+		ev := sub.queue[0]
+		s.mu.Unlock()
 		select {
-		case ch <- ev:
-		default:
-			delete(s.subs, ch)
-			close(ch)
+		case sub.out <- ev:
+			s.mu.Lock()
+			sub.queue[0] = providers.NativeEvent{}
+			sub.queue = sub.queue[1:]
+			sub.sent++
+			s.progressLocked()
+			s.mu.Unlock()
+		case <-sub.stop:
+			return
 		}
 	}
 }
 
-func (s *session) subscribe() (chan providers.NativeEvent, error) {
+func (s *session) subscribe() (*subscriber, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.subsStopped {
 		return nil, fmt.Errorf("session %s is closed", s.id)
 	}
-	ch := make(chan providers.NativeEvent, subscriberBuffer+len(s.backlog))
-	for _, ev := range s.backlog {
-		ch <- ev
+	sub := &subscriber{
+		out: make(chan providers.NativeEvent), wake: make(chan struct{}, 1), stop: make(chan struct{}), gone: make(chan struct{}),
+		queue: s.backlog, queued: uint64(len(s.backlog)), limit: subscriberBuffer + len(s.backlog),
 	}
 	s.backlog = nil
 	s.subscribed = true
-	s.subs[ch] = struct{}{}
-	return ch, nil
+	s.subs[sub] = struct{}{}
+	go s.forward(sub)
+	return sub, nil
 }
 
-func (s *session) unsubscribe(ch chan providers.NativeEvent) {
+func (s *session) unsubscribe(sub *subscriber) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.subs[ch]; ok {
-		delete(s.subs, ch)
-		close(ch)
-	}
+	s.dropLocked(sub)
 }
 
+// closeSubscribers ends the session's subscriptions: each consumer still
+// gets what was published to it, then its channel is closed.
 func (s *session) closeSubscribers() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.subsStopped = true
-	for ch := range s.subs {
-		delete(s.subs, ch)
-		close(ch)
+	for sub := range s.subs {
+		sub.closing = true
+		poke(sub.wake)
+	}
+}
+
+// deliveryWait bounds how long a turn's outcome waits for subscribers to
+// take the events published before it (a consumer that stopped reading
+// without unsubscribing).
+const deliveryWait = 10 * time.Second
+
+// awaitDelivery returns once every current subscriber took every event
+// published to it so far (or left), or after deliveryWait on clock. A
+// consumer that reads its channel in order has then also handled every
+// event before the last one.
+func (s *session) awaitDelivery(clock quartz.Clock) {
+	s.mu.Lock()
+	want := make(map[*subscriber]uint64, len(s.subs))
+	for sub := range s.subs {
+		want[sub] = sub.queued
+	}
+	s.mu.Unlock()
+	var timeout <-chan time.Time
+	for {
+		s.mu.Lock()
+		done := true
+		for sub, n := range want {
+			if _, ok := s.subs[sub]; ok && sub.sent < n {
+				done = false
+				break
+			}
+		}
+		progress := s.progress
+		s.mu.Unlock()
+		if done {
+			return
+		}
+		if timeout == nil {
+			t := clock.NewTimer(deliveryWait, "acp", "delivery")
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-progress:
+		case <-timeout:
+			return
+		}
 	}
 }
 
@@ -281,18 +420,18 @@ func (c *Client) Subscribe(ctx context.Context, sessionID string) (<-chan provid
 		return nil, fmt.Errorf("connection closed: %w", c.conn.Err())
 	default:
 	}
-	ch, err := s.subscribe()
+	sub, err := s.subscribe()
 	if err != nil {
 		return nil, err
 	}
 	go func() {
 		select {
 		case <-ctx.Done():
-			s.unsubscribe(ch)
-		case <-c.conn.Done():
+			s.unsubscribe(sub)
+		case <-sub.gone:
 		}
 	}()
-	return ch, nil
+	return sub.out, nil
 }
 
 func (c *Client) closeSubscribers() {
