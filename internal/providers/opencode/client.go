@@ -12,6 +12,8 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"sync/atomic"
+
+	"github.com/agent-interop/runtime/internal/clockctx"
 )
 
 // maxResponse bounds any JSON response the adapter reads.
@@ -68,7 +70,7 @@ type request struct {
 // r.out is nil; any other answer becomes an *APIError; a failure below HTTP
 // becomes a *transportError.
 func (a *Adapter) do(ctx context.Context, base string, r request) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.RequestTimeout)
+	ctx, cancel := clockctx.WithTimeout(ctx, a.clock, a.cfg.RequestTimeout, "opencode", "request")
 	defer cancel()
 	u := base + r.path
 	if len(r.query) > 0 {

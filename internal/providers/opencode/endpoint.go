@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/providers/kit/supervise"
 )
 
@@ -70,7 +71,7 @@ func (a *Adapter) probe(ctx context.Context, base string) (string, error) {
 // that answered before, gets the request timeout: a busy server on a loaded
 // machine can take seconds to answer, and that is not a missing server.
 func (a *Adapter) probeWithin(ctx context.Context, base string, d time.Duration) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
+	ctx, cancel := clockctx.WithTimeout(ctx, a.clock, d, "opencode", "probe")
 	defer cancel()
 	var h health
 	if _, err := a.do(ctx, base, request{method: http.MethodGet, path: "/global/health", out: &h}); err != nil {
@@ -225,12 +226,18 @@ type candidate struct {
 	base string
 }
 
+// listenerScan bounds reading the system's listener table (lsof on
+// macOS, the IP Helper table on Windows; /proc needs no bound).
+const listenerScan = 5 * time.Second
+
 // scan probes the loopback listeners of /proc/net/tcp{,6} and returns the
 // OpenCode server on the lowest port, if any.
 func (a *Adapter) scan(ctx context.Context, skip map[string]bool) *endpoint {
 	const maxProbes, parallel = 64, 8
 	var cands []candidate
-	for _, c := range loopbackListeners(ctx, a.cfg.ProcNetFiles) {
+	lctx, cancel := clockctx.WithTimeout(ctx, a.clock, listenerScan, "opencode", "listeners")
+	defer cancel()
+	for _, c := range loopbackListeners(lctx, a.cfg.ProcNetFiles) {
 		if !skip[c.base] && len(cands) < maxProbes {
 			cands = append(cands, c)
 		}
@@ -412,7 +419,7 @@ func (a *Adapter) startOnce(ctx context.Context, program string) (*endpoint, err
 		}
 	}()
 
-	wait, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
+	wait, cancel := clockctx.WithTimeout(ctx, a.clock, a.cfg.StartTimeout, "opencode", "start")
 	defer cancel()
 	for {
 		if v, err := a.probe(wait, m.base); err == nil {

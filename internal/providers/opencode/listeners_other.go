@@ -5,17 +5,15 @@ package opencode
 import (
 	"context"
 	"runtime"
-	"time"
 
 	"github.com/agent-interop/runtime/internal/osproc"
 )
 
 // loopbackListeners lists the loopback listeners worth probing: where
 // there is no /proc, from the system's listener table (lsof on macOS, the
-// IP Helper table on Windows). files is unused there.
+// IP Helper table on Windows), within the caller's bound (listenerScan).
+// files is unused there.
 func loopbackListeners(ctx context.Context, _ []string) []candidate {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	ls, err := osproc.Listeners(ctx)
 	if err != nil {
 		return nil

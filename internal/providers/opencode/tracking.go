@@ -1,13 +1,13 @@
 package opencode
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/kit/pending"
 )
@@ -470,7 +470,7 @@ func (h *hub) reconcileLocked(sids ...string) {
 // prompt's own events seen before it was attached).
 func (h *hub) reconcile(sid string) {
 	defer h.wg.Done()
-	ctx, cancel := context.WithTimeout(h.base, h.a.cfg.RequestTimeout)
+	ctx, cancel := clockctx.WithTimeout(h.base, h.a.clock, h.a.cfg.RequestTimeout, "opencode", "reconcile")
 	defer cancel()
 	var msgs []ocTurnMessage
 	dir, err := h.a.sessionDir(ctx, sid)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -90,7 +91,7 @@ func (a *Adapter) serverGone(streamErr error, base string) string {
 	}
 	// Only a refused connection is evidence: a slow answer from a busy
 	// server is not a dead one.
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.RequestTimeout)
+	ctx, cancel := clockctx.WithTimeout(context.Background(), a.clock, a.cfg.RequestTimeout, "opencode", "server-gone")
 	defer cancel()
 	if _, err := a.probeWithin(ctx, base, a.cfg.RequestTimeout); err != nil && refused(err) {
 		return fmt.Sprintf("the OpenCode server at %s stopped answering (%v)", base, err)
