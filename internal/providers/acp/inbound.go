@@ -116,6 +116,11 @@ func (c *Client) requestPermission(ctx context.Context, params json.RawMessage) 
 		opts = append(opts, providers.PermissionOption{ID: o.OptionID, Name: o.Name, Kind: o.Kind})
 	}
 	c.emit(p.SessionID, "session/request_permission", params)
+	// The request is held (listed, answerable) only once the subscribers
+	// took the updates that came before it, such as its tool_call.
+	if s := c.lookup(p.SessionID); s != nil {
+		s.awaitDelivery(c.clock)
+	}
 	d, err := c.Hold(ctx, p.SessionID, "session/request_permission", title, opts, json.RawMessage(params), paths)
 	if err != nil {
 		return nil, &RPCError{Code: CodeInternalError, Message: "Internal error: " + err.Error()}
