@@ -283,8 +283,8 @@ func (s *Service) lookup(ctx context.Context, op *ent.Operation) (providers.Turn
 	if err != nil {
 		return providers.TurnRecord{}, fmt.Errorf("its session could not be looked up (%v)", err)
 	}
-	tl, ok := rt.Adapter.(providers.TurnLookup)
-	if !ok {
+	tl := rt.Adapter.Roles().History
+	if tl == nil {
 		return providers.TurnRecord{}, fmt.Errorf("%s keeps no history this runtime can read", op.Provider)
 	}
 	rec, err := tl.LookupTurn(ctx, providers.TurnQuery{

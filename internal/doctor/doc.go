@@ -4,7 +4,7 @@
 //
 // For every provider, in registry order, [Run] reports the program found
 // (path and version), the result of a bounded protocol handshake (for an
-// adapter that implements [Prober]: codex app-server initialize, the ACP
+// adapter that declares the handshake role, [Prober]: codex app-server initialize, the ACP
 // agent's initialize, OpenCode's GET /global/health, Freebuff discovery),
 // and every capability the adapter reports, with the exact reason and a
 // concrete fix when it is not available. It also opens the state store with

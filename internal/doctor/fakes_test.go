@@ -25,6 +25,8 @@ type fakeAdapter struct {
 
 func (f *fakeAdapter) ID() providers.ID { return f.id }
 
+func (f *fakeAdapter) Roles() providers.Roles { return providers.Roles{} }
+
 func (f *fakeAdapter) Capabilities(ctx context.Context) providers.Capabilities {
 	c := f.caps(ctx)
 	c.Provider = f.id
@@ -87,6 +89,8 @@ type probingAdapter struct {
 }
 
 func (p *probingAdapter) Probe(ctx context.Context) error { return p.probe(ctx) }
+
+func (p *probingAdapter) Roles() providers.Roles { return providers.Roles{Handshake: p} }
 
 // allCaps sets every capability to c.
 func allCaps(c providers.Capability) providers.Capabilities {

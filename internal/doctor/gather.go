@@ -13,13 +13,8 @@ import (
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
-// Prober is implemented by an adapter that can perform its protocol
-// handshake on demand: start the program (or find the server) and complete
-// the protocol's opening exchange, bounded by ctx. Whatever it starts is
-// stopped by the adapter's Close.
-type Prober interface {
-	Probe(ctx context.Context) error
-}
+// Prober is the handshake role an adapter declares (providers.Roles).
+type Prober = providers.Prober
 
 // skipper is matched (errors.As) on a Probe error: a true HandshakeSkipped
 // means the handshake was deliberately not attempted, not that it failed.
@@ -268,7 +263,7 @@ func (r *probeRun) run(o Options) {
 	r.rep = ProviderReport{Provider: r.id, Authorization: "unknown"}
 	r.mu.Unlock()
 
-	if p, ok := r.adapter.(Prober); ok {
+	if p := r.adapter.Roles().Handshake; p != nil {
 		r.setStage("handshake")
 		t0 := r.clock.Now()
 		err := p.Probe(ctx)

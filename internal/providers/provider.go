@@ -259,12 +259,40 @@ type Outcome struct {
 type Adapter interface {
 	ID() ID
 	Capabilities(ctx context.Context) Capabilities
+	// Roles declares what the adapter offers beyond this contract.
+	Roles() Roles
 	SessionStore
 	Messenger
 	Differ
 	PermissionBroker
 	Tuner
 	Close() error
+}
+
+// Roles are the optional roles of an [Adapter], declared: a nil role is
+// one the adapter does not have. Callers ask the role (a.Roles().Liveness)
+// and never type-assert the adapter, so a wrapper passes them on.
+type Roles struct {
+	// Endpoints routes a session to the endpoint that exposed it; nil:
+	// the adapter has one endpoint.
+	Endpoints EndpointRouter
+	// Liveness says what the adapter holds in memory of a session; nil:
+	// every session's liveness is unknown.
+	Liveness LivenessReporter
+	// History finds the turn an operation started in the provider's own
+	// history; nil: the provider keeps none the runtime can read.
+	History TurnLookup
+	// Handshake performs the protocol's opening exchange on demand
+	// (doctor); nil: the adapter has none to perform.
+	Handshake Prober
+}
+
+// Prober performs an adapter's protocol handshake on demand: start the
+// program (or find the server) and complete the protocol's opening
+// exchange, bounded by ctx. Whatever it starts is stopped by the
+// adapter's Close.
+type Prober interface {
+	Probe(ctx context.Context) error
 }
 
 // The Adapter contract is the sum of the small roles below, so code that
@@ -361,7 +389,7 @@ type EventReporter interface {
 	ReportEvent(provider ID, ev NativeEvent)
 }
 
-// EndpointRouter is optionally implemented by an [Adapter] whose sessions
+// EndpointRouter is an optional role ([Roles]) of an [Adapter] whose sessions
 // can live on more than one endpoint (several servers, several processes).
 // The registry records the endpoint that exposed each session and routes
 // every later operation on it through ForEndpoint, so a session is never
@@ -398,7 +426,7 @@ type Liveness struct {
 	Reason     string        `json:"reason,omitempty"`
 }
 
-// LivenessReporter is optionally implemented by an [Adapter]: it answers
+// LivenessReporter is an optional role ([Roles]) of an [Adapter]: it answers
 // from what the adapter already holds in memory, without contacting the
 // provider.
 type LivenessReporter interface {
@@ -456,7 +484,7 @@ type TurnRecord struct {
 	Ref       string
 }
 
-// TurnLookup is optionally implemented by an [Adapter] whose provider keeps
+// TurnLookup is an optional role ([Roles]) of an [Adapter] whose provider keeps
 // a history the runtime can read: it finds the turn an operation started
 // without sending anything.
 type TurnLookup interface {

@@ -152,6 +152,12 @@ func (a *Adapter) Client(ctx context.Context) (*Client, error) {
 	return c, nil
 }
 
+// Roles implements providers.Adapter: liveness, session/load history and
+// the ACP handshake; one agent process is one endpoint.
+func (a *Adapter) Roles() providers.Roles {
+	return providers.Roles{Liveness: a, History: a, Handshake: a}
+}
+
 // Probe starts the agent when it is not running and completes initialize
 // (and authenticate, when configured and advertised): the handshake
 // `interop-runtime doctor` reports. Close stops the agent.

@@ -145,6 +145,12 @@ func (a *Adapter) ID() providers.ID { return providers.Codex }
 // Endpoint names the app-server this adapter drives ("" when codex is missing).
 func (a *Adapter) Endpoint() string { return a.endpoint }
 
+// Roles implements providers.Adapter: sessions routed to the app-server
+// that exposed them, liveness, thread/read history and the handshake.
+func (a *Adapter) Roles() providers.Roles {
+	return providers.Roles{Endpoints: a, Liveness: a, History: a, Handshake: a}
+}
+
 // ForEndpoint implements providers.EndpointRouter: a session is served only
 // by the app-server configuration that exposed it.
 func (a *Adapter) ForEndpoint(_ context.Context, endpoint string) (providers.Adapter, error) {

@@ -113,6 +113,12 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 	return caps
 }
 
+// Roles implements providers.Adapter: the thread-message history and
+// the discovery handshake.
+func (a *Adapter) Roles() providers.Roles {
+	return providers.Roles{History: a, Handshake: a}
+}
+
 // Probe runs Freebuff discovery (the Desktop orchestrator answering
 // /healthz, else a freebuff CLI executable and the PTY start-up probe) and
 // returns why nothing usable was found: the handshake `interop-runtime

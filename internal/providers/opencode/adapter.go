@@ -192,6 +192,12 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 	return c
 }
 
+// Roles implements providers.Adapter: liveness from the event stream,
+// the stored-message history and the health handshake.
+func (a *Adapter) Roles() providers.Roles {
+	return providers.Roles{Liveness: a, History: a, Handshake: a}
+}
+
 // Probe finds a usable server the way every call does (and starts one
 // unless starting is disabled) and checks it with GET /global/health: the
 // handshake `interop-runtime doctor` reports. A server the adapter started

@@ -364,7 +364,11 @@ func (r *Registry) remoteSessions(ctx context.Context, ids []providers.ID, liste
 // adapter's memory (no provider is contacted): unknown when the adapter
 // keeps no such state or never observed the session.
 func (r *Registry) Liveness(provider providers.ID, nativeID string) providers.Liveness {
-	if lr, ok := r.adapters[provider].(providers.LivenessReporter); ok {
+	var lr providers.LivenessReporter
+	if a := r.adapters[provider]; a != nil {
+		lr = a.Roles().Liveness
+	}
+	if lr != nil {
 		l := lr.Liveness(nativeID)
 		if l.State == "" {
 			l.State = providers.LiveUnknown
@@ -530,7 +534,7 @@ func (r *Registry) Resolve(ctx context.Context, name, nativeID string) (Route, e
 
 func (r *Registry) route(ctx context.Context, a providers.Adapter, id providers.ID, nativeID, endpoint string) (Route, error) {
 	rt := Route{Provider: id, NativeID: nativeID, Endpoint: endpoint, Adapter: a}
-	if er, ok := a.(providers.EndpointRouter); ok && endpoint != "" {
+	if er := a.Roles().Endpoints; er != nil && endpoint != "" {
 		bound, err := er.ForEndpoint(ctx, endpoint)
 		if err != nil {
 			return Route{}, fmt.Errorf("%s session %s cannot be reached: %w", id, nativeID, err)

@@ -43,6 +43,11 @@ var _ providers.EndpointRouter = (*Adapter)(nil)
 var _ providers.TurnLookup = (*Adapter)(nil)
 var _ providers.LivenessReporter = (*Adapter)(nil)
 
+// Roles implements providers.Adapter: endpoints, liveness and history.
+func (a *Adapter) Roles() providers.Roles {
+	return providers.Roles{Endpoints: a, Liveness: a, History: a}
+}
+
 // LookupTurn implements providers.TurnLookup.
 func (a *Adapter) LookupTurn(ctx context.Context, q providers.TurnQuery) (providers.TurnRecord, error) {
 	a.count("lookup")
