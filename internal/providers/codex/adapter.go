@@ -68,6 +68,10 @@ type generation struct {
 	diedAt   time.Time
 	why      string        // why the connection ended, when it was lost
 	ended    chan struct{} // closed after the death was handled
+	// ops are the operations written on this connection whose outcome
+	// was not observed: the active turns, interrupts and permission
+	// answers; its loss settles them (pending.Tracker.Lost).
+	ops pending.Tracker
 
 	userAgent  string
 	codexHome  string
@@ -369,17 +373,13 @@ func (a *Adapter) onConnClosed(g *generation, reason error) {
 	intentional := g.closing || a.closed
 	type lost struct{ thread, turn string }
 	var turns []lost
-	var interrupts []lost
 	affected := map[string]bool{}
 	for id, th := range a.threads {
 		if th.turnGen != g || th.activeTurn == "" {
 			continue
 		}
 		turns = append(turns, lost{id, th.activeTurn})
-		if th.interrupts[th.activeTurn] {
-			interrupts = append(interrupts, lost{id, th.activeTurn})
-			delete(th.interrupts, th.activeTurn)
-		}
+		delete(th.interrupts, th.activeTurn)
 		affected[id] = true
 		th.activeTurn, th.turnGen, th.started = "", nil, false
 		if th.startedCh != nil {
@@ -387,7 +387,6 @@ func (a *Adapter) onConnClosed(g *generation, reason error) {
 			th.startedCh = nil
 		}
 	}
-	var answered []providers.PermissionRequest
 	dropped := map[string][]string{}
 	for rid, p := range a.perms {
 		if p.gen != g {
@@ -395,9 +394,7 @@ func (a *Adapter) onConnClosed(g *generation, reason error) {
 		}
 		delete(a.perms, rid)
 		affected[p.req.NativeID] = true
-		if p.replied {
-			answered = append(answered, p.req)
-		} else {
+		if !p.replied { // an answered one is in g.ops
 			dropped[p.req.NativeID] = append(dropped[p.req.NativeID], rid)
 		}
 	}
@@ -440,18 +437,7 @@ func (a *Adapter) onConnClosed(g *generation, reason error) {
 		}
 		why := "codex app-server connection lost: " + reason.Error() + a.exitSuffix(g.link)
 		a.cfg.Logf("codex: %s", why)
-		var ops []pending.Op
-		for _, t := range turns {
-			ops = append(ops, pending.Op{NativeID: t.thread, Ref: t.turn,
-				Unsettled: fmt.Sprintf("turn %s had not completed and may have run in part; it is not resent", t.turn)})
-		}
-		for _, t := range interrupts {
-			ops = append(ops, pending.Op{NativeID: t.thread, Ref: interruptRef(t.turn), Unsettled: "the interrupt's effect was not observed"})
-		}
-		for _, p := range answered {
-			ops = append(ops, pending.Op{NativeID: p.NativeID, Ref: permissionRef(p.RequestID), Unsettled: "codex did not confirm the decision"})
-		}
-		pending.Report(a.cfg.Host, providers.Codex, pending.Lost(why, ops))
+		pending.Report(a.cfg.Host, providers.Codex, g.ops.Lost(why))
 		if rep, ok := a.cfg.Host.(providers.EventReporter); ok {
 			now := a.cfg.Clock.Now()
 			for id := range affected {
@@ -489,6 +475,20 @@ func (a *Adapter) onConnClosed(g *generation, reason error) {
 
 func interruptRef(turn string) string { return "interrupt:" + turn }
 func permissionRef(rid string) string { return "permission:" + rid }
+
+// turnOp, interruptOp and permissionOp are the operations g.ops tracks.
+func turnOp(thread, turn string) pending.Op {
+	return pending.Op{NativeID: thread, Ref: turn,
+		Unsettled: fmt.Sprintf("turn %s had not completed and may have run in part; it is not resent", turn)}
+}
+
+func interruptOp(thread, turn string) pending.Op {
+	return pending.Op{NativeID: thread, Ref: interruptRef(turn), Unsettled: "the interrupt's effect was not observed"}
+}
+
+func permissionOp(thread, rid string) pending.Op {
+	return pending.Op{NativeID: thread, Ref: permissionRef(rid), Unsettled: "codex did not confirm the decision"}
+}
 func requestKey(g *generation, raw jsonrpc.ID) string {
 	return fmt.Sprintf("%d-%s", g.n, strings.Trim(string(raw), `"`))
 }

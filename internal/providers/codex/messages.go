@@ -57,7 +57,7 @@ func (a *Adapter) onMessage(g *generation, req *jsonrpc.Request) {
 			a.mu.Lock()
 			th := a.thread(threadID)
 			if !th.isFinished(n.Turn.ID) {
-				th.setActive(n.Turn.ID, g)
+				th.setActive(threadID, n.Turn.ID, g)
 				th.markStarted()
 			}
 			a.mu.Unlock()
@@ -90,6 +90,9 @@ func (a *Adapter) turnCompleted(threadID, turnID, status string, turnErr *struct
 	a.mu.Lock()
 	th := a.thread(threadID)
 	if th.activeTurn == turnID {
+		// Observed: reported below, never by the connection's loss.
+		th.turnGen.ops.Settle(turnID)
+		th.turnGen.ops.Settle(interruptRef(turnID))
 		th.activeTurn, th.turnGen, th.started = "", nil, false
 		if th.startedCh != nil {
 			close(th.startedCh)
@@ -132,10 +135,18 @@ func (a *Adapter) turnCompleted(threadID, turnID, status string, turnErr *struct
 	}
 }
 
-func (th *thread) setActive(turn string, g *generation) {
+// setActive makes turn the thread's active turn on g, tracked in g.ops
+// until its outcome is observed. A turn it replaces is no longer tracked
+// (only the active turn is lost with its connection).
+func (th *thread) setActive(threadID, turn string, g *generation) {
 	if th.activeTurn == turn && th.turnGen == g {
 		return
 	}
+	if th.turnGen != nil && th.activeTurn != "" {
+		th.turnGen.ops.Settle(th.activeTurn)
+		th.turnGen.ops.Settle(interruptRef(th.activeTurn))
+	}
+	g.ops.Add(turnOp(threadID, turn))
 	if th.startedCh != nil {
 		close(th.startedCh)
 	}
@@ -408,6 +419,7 @@ func (a *Adapter) permissionResolved(g *generation, raw json.RawMessage) {
 	p := a.perms[rid]
 	if p != nil {
 		delete(a.perms, rid)
+		p.gen.ops.Settle(permissionRef(rid))
 	}
 	a.mu.Unlock()
 	if p != nil && p.replied && a.cfg.Host != nil {

@@ -420,7 +420,7 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 	}
 	a.mu.Lock()
 	if !th.isFinished(res.Turn.ID) {
-		th.setActive(res.Turn.ID, g)
+		th.setActive(nativeID, res.Turn.ID, g)
 	}
 	a.mu.Unlock()
 	return providers.Receipt{
@@ -473,11 +473,13 @@ func (a *Adapter) Cancel(ctx context.Context, nativeID string) (providers.Receip
 	}
 	a.mu.Lock()
 	th.interrupts[turn] = true
+	g.ops.Add(interruptOp(nativeID, turn))
 	a.mu.Unlock()
 	if err := a.trackedCall(ctx, g, nativeID, "turn/interrupt", map[string]any{"threadId": nativeID, "turnId": turn}, nil); err != nil {
 		if !jsonrpc.WasSent(err) || errors.As(err, new(*jsonrpc.Error)) {
 			a.mu.Lock()
 			delete(th.interrupts, turn)
+			g.ops.Settle(interruptRef(turn))
 			a.mu.Unlock()
 		}
 		return providers.Receipt{}, deliveryError("turn/interrupt", err)
@@ -602,11 +604,13 @@ func (a *Adapter) RespondPermission(_ context.Context, nativeID, requestID, deci
 	}
 	p.replied = true
 	g := p.gen
+	g.ops.Add(permissionOp(nativeID, requestID)) // g is not dead: its loss comes later
 	a.mu.Unlock()
 	if err := g.conn.Reply(p.rawID, answer); err != nil {
 		if !jsonrpc.WasSent(err) {
 			a.mu.Lock()
 			p.replied = false
+			g.ops.Settle(permissionRef(requestID))
 			a.mu.Unlock()
 			return providers.Receipt{}, &providers.NotSentError{Err: err}
 		}
