@@ -7,8 +7,8 @@
 //     the runtime (Linux), and stop it gracefully, then kill it, on the
 //     injected clock.
 //   - [pending]: the operations sent to a peer whose outcome is not known
-//     yet; a lost connection settles every one of them as delivery_unknown
-//     in one place.
+//     yet, kept per connection by a Tracker; a lost connection settles
+//     every one of them as delivery_unknown in one place.
 //   - [sse]: a server-sent events reader over the runtime's one line
 //     reader (internal/jsonrpc.ReadLine), with a bound per event.
 //
