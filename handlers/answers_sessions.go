@@ -125,7 +125,29 @@ func receiptAnswer(v providers.Receipt) catalogs.Receipt {
 		ProviderState: opt(v.ProviderState),
 		Detail:        v.Detail,
 		NativeTurnID:  opt(v.NativeTurnID),
+		Turn:          turnFactsAnswer(v.Turn),
 	}
+}
+
+// turnFactsAnswer maps what was observed of a turn; nil when nothing was.
+func turnFactsAnswer(t *providers.TurnResult) *catalogs.TurnFacts {
+	if t == nil {
+		return nil
+	}
+	a := &catalogs.TurnFacts{Verdict: opt(string(t.Verdict)), Error: opt(t.Error), Usage: usageAnswer(t.Usage)}
+	if len(t.ChangedFiles) > 0 {
+		files := append([]string(nil), t.ChangedFiles...)
+		a.ChangedFiles = &files
+	}
+	return a
+}
+
+// usageAnswer maps reported usage; nil (unknown) when nothing was reported.
+func usageAnswer(u *providers.Usage) *catalogs.Usage {
+	if !u.Known() {
+		return nil
+	}
+	return &catalogs.Usage{Input: u.InputTokens, Output: u.OutputTokens, Cached: u.CachedTokens, Reasoning: u.ReasoningTokens, CostUsd: u.CostUSD}
 }
 
 func permissionOptionAnswer(v providers.PermissionOption) catalogs.PermissionOption {
