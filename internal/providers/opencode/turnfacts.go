@@ -22,6 +22,11 @@ type ocTokens struct {
 	} `json:"cache"`
 }
 
+func (t *ocTokens) zero() bool {
+	isZero := func(p *int64) bool { return p == nil || *p == 0 }
+	return isZero(t.Input) && isZero(t.Output) && isZero(t.Reasoning) && (t.Cache == nil || isZero(t.Cache.Read))
+}
+
 // ocPart is the part of a message the turn facts read.
 type ocPart struct {
 	Type  string   `json:"type"`
@@ -39,6 +44,15 @@ type turnFacts struct {
 
 // noteMessage records an assistant message's reported tokens and cost.
 func (f *turnFacts) noteMessage(id string, tokens *ocTokens, cost *float64) {
+	// OpenCode creates an assistant message with every count at 0 and
+	// fills them when a step finishes, and prices a model it has no price
+	// for at 0: a zero is "not reported", never a figure.
+	if cost != nil && *cost == 0 {
+		cost = nil
+	}
+	if tokens != nil && tokens.zero() {
+		tokens = nil
+	}
 	if id == "" || (tokens == nil && cost == nil) {
 		return
 	}

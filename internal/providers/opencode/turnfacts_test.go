@@ -3,6 +3,7 @@ package opencode
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agent-interop/runtime/internal/providers"
@@ -37,6 +38,9 @@ func TestTurnFactsVerdicts(t *testing.T) {
 			&providers.TurnResult{Verdict: providers.VerdictTruncated, Usage: &providers.Usage{CostUSD: ptr(0.5)}}},
 		{"failed", `[` + msg("a1", "", `{"name":"APIError","data":{"message":"bad request"}}`, ``, `null`) + `]`,
 			&providers.TurnResult{Verdict: providers.VerdictFailed, Error: "APIError: bad request", Usage: &providers.Usage{CostUSD: ptr(0.5)}}},
+		{"zero counts and cost are unreported", `[` + strings.ReplaceAll(msg("a1", "", `{"name":"APIError","data":{"message":"bad request"}}`, ``,
+			`{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}}`), `"cost":0.5`, `"cost":0`) + `]`,
+			&providers.TurnResult{Verdict: providers.VerdictFailed, Error: "APIError: bad request"}},
 		{"aborted", `[` + msg("a1", "", `{"name":"MessageAbortedError","data":{"message":"aborted"}}`, ``, `null`) + `]`,
 			&providers.TurnResult{Verdict: providers.VerdictAborted, Usage: &providers.Usage{CostUSD: ptr(0.5)}}},
 	}
