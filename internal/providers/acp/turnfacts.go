@@ -2,6 +2,7 @@ package acp
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 
@@ -136,6 +137,17 @@ func (b *turnBook) end(t *Turn, rpcErr string, lost bool, changed []string) *pro
 	}
 	f.obs.Usage = u
 	if rpcErr != "" {
+		// claude-agent-acp ends a turn whose every resumption hit the
+		// output limit with an error of errorKind max_output_tokens.
+		var re *RPCError
+		if errors.As(t.Err, &re) {
+			var d struct {
+				ErrorKind string `json:"errorKind"`
+			}
+			if json.Unmarshal(re.Data, &d) == nil && d.ErrorKind == "max_output_tokens" {
+				return f.obs.End(providers.VerdictTruncated, rpcErr)
+			}
+		}
 		return f.obs.End(providers.VerdictFailed, rpcErr)
 	}
 	switch t.StopReason {

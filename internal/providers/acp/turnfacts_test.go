@@ -36,6 +36,8 @@ func TestTurnBookVerdicts(t *testing.T) {
 			&providers.TurnResult{Verdict: providers.VerdictTruncated, Error: "stopReason: max_tokens"}},
 		{"aborted", nil, "cancelled", `{"stopReason":"cancelled"}`, "", false, &providers.TurnResult{Verdict: providers.VerdictAborted}},
 		{"failed", nil, "", ``, "Internal error: model said no", false, &providers.TurnResult{Verdict: providers.VerdictFailed, Error: "Internal error: model said no"}},
+		{"output limit error", nil, "", ``, "API Error: exceeded the output token maximum", false,
+			&providers.TurnResult{Verdict: providers.VerdictTruncated, Error: "API Error: exceeded the output token maximum"}},
 		{"lost: unknown", [][2]string{{"agent_message_chunk", chunk}}, "", ``, "", true, nil},
 	}
 	for _, c := range cases {
@@ -45,7 +47,11 @@ func TestTurnBookVerdicts(t *testing.T) {
 			for _, u := range c.updates {
 				b.observe("s", u[0], json.RawMessage(u[1]), "t1")
 			}
-			got := b.end(&Turn{ID: "t1", SessionID: "s", StopReason: c.stop, Result: json.RawMessage(c.result)}, c.rpcErr, c.lost, nil)
+			turn := &Turn{ID: "t1", SessionID: "s", StopReason: c.stop, Result: json.RawMessage(c.result)}
+			if c.name == "output limit error" {
+				turn.Err = &RPCError{Code: -32603, Message: c.rpcErr, Data: json.RawMessage(`{"errorKind":"max_output_tokens"}`)}
+			}
+			got := b.end(turn, c.rpcErr, c.lost, nil)
 			if !reflect.DeepEqual(got, c.want) {
 				g, _ := json.Marshal(got)
 				w, _ := json.Marshal(c.want)
