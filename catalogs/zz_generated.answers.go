@@ -264,6 +264,8 @@ type GetWorkItemOutput struct {
 	Handoffs   []Handoff      `json:"handoffs"`
 	Reviews    []Review       `json:"reviews"`
 	NextCursor *string        `json:"nextCursor,omitempty"`
+	// Sum over the turns observed; usage absent: none reported (unknown)
+	Usage *UsageTotals `json:"usage,omitempty"`
 	// Cut, set by the handler, returns this answer cut to its first n
 	// page records with the nextCursor that resumes after them; the
 	// server's answer guard calls it through CutPage.
@@ -789,6 +791,8 @@ type ReadConversationOutput struct {
 	LatestSequence int64        `json:"latestSequence"`
 	Gap            *Gap         `json:"gap,omitempty"`
 	NextCursor     *string      `json:"nextCursor,omitempty"`
+	// Sum over the turns observed; usage absent: none reported (unknown)
+	Usage *UsageTotals `json:"usage,omitempty"`
 	// Cut, set by the handler, returns this answer cut to its first n
 	// page records with the nextCursor that resumes after them; the
 	// server's answer guard calls it through CutPage.
@@ -1003,6 +1007,19 @@ type Usage struct {
 	Cached    *int64   `json:"cached,omitempty"`
 	Reasoning *int64   `json:"reasoning,omitempty"`
 	CostUsd   *float64 `json:"costUsd,omitempty"`
+}
+
+// UsageTotals is the answer record usageTotals (spec/records.yaml). Sum
+// over the turns observed; usage absent: none reported (unknown)
+type UsageTotals struct {
+	Turns int64 `json:"turns"`
+	// turns with usage
+	Reported int64 `json:"reported"`
+	// Tokens and cost the provider reported; an absent figure is unknown,
+	// never 0
+	Usage *Usage `json:"usage,omitempty"`
+	// only the newest 10,000 turns counted
+	Partial *bool `json:"partial,omitempty"`
 }
 
 // VerifyWorkItemOutput is an answer record.

@@ -3,6 +3,7 @@ package handlers
 import (
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
@@ -138,6 +139,15 @@ func turnFactsAnswer(t *providers.TurnResult) *catalogs.TurnFacts {
 	if len(t.ChangedFiles) > 0 {
 		files := append([]string(nil), t.ChangedFiles...)
 		a.ChangedFiles = &files
+	}
+	return a
+}
+
+// usageTotalsAnswer maps a total of turns' usage.
+func usageTotalsAnswer(t delivery.Totals) *catalogs.UsageTotals {
+	a := &catalogs.UsageTotals{Turns: int64(t.Turns), Reported: int64(t.Reported), Usage: usageAnswer(t.Usage)}
+	if t.Partial {
+		a.Partial = &t.Partial
 	}
 	return a
 }

@@ -66,3 +66,49 @@ func TestTurnFactsAreStoredWithTheSend(t *testing.T) {
 		t.Fatalf("early outcome: %+v turn %+v", b.Operation, b.Operation.Turn)
 	}
 }
+
+// TestSessionTotalsSumReportedUsage: a session's total sums the usage its
+// turns reported; a turn without usage counts as a turn, not as zero
+// tokens, and a session whose turns reported nothing has unknown usage.
+func TestSessionTotalsSumReportedUsage(t *testing.T) {
+	relay := registry.NewHost()
+	e := newEnv(t, "", func(o *Options) { o.Reports = relay })
+	ctx := context.Background()
+	n := 0
+	e.fake.SendFunc = func(context.Context, string, string, providers.SendOptions) (providers.Receipt, error) {
+		n++
+		return queued("turn-" + string(rune('a'+n)))
+	}
+	u := func(in, out int64) *providers.Usage {
+		return &providers.Usage{InputTokens: providers.Tokens(in), OutputTokens: providers.Tokens(out)}
+	}
+	for i, tr := range []*providers.TurnResult{
+		{Verdict: providers.VerdictAnswered, Usage: u(100, 30)},
+		{Verdict: providers.VerdictEmpty, Usage: u(20, 0)},
+		{Verdict: providers.VerdictFailed, Error: "boom"},
+	} {
+		if _, err := e.svc.Send(ctx, SendRequest{Provider: "codex", NativeID: "t1", Text: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		relay.ReportOutcome(providers.Codex, "t1", "turn-"+string(rune('a'+i+1)), providers.Outcome{Status: providers.StatusCompleted, Turn: tr})
+	}
+	if _, err := e.svc.Send(ctx, SendRequest{Provider: "codex", NativeID: "t2", Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	relay.ReportOutcome(providers.Codex, "t2", "turn-e", providers.Outcome{Status: providers.StatusCompleted, Turn: &providers.TurnResult{Verdict: providers.VerdictAnswered}})
+	e.svc.Sync(ctx)
+	got, err := e.svc.SessionTotals(ctx, "codex:t1", "codex:t1", "bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Turns != 3 || got.Reported != 2 || !reflect.DeepEqual(got.Usage, u(120, 30)) || got.Partial {
+		t.Fatalf("t1 totals = %+v usage %+v", got, got.Usage)
+	}
+	got, err = e.svc.SessionTotals(ctx, "codex:t2")
+	if err != nil || got.Turns != 1 || got.Reported != 0 || got.Usage != nil {
+		t.Fatalf("t2 totals = %+v, %v", got, err)
+	}
+	if _, err := e.svc.WorkTotals(ctx, "work-missing"); err == nil {
+		t.Fatal("totals of a missing work item")
+	}
+}
