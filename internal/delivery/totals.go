@@ -95,7 +95,7 @@ func (s *Service) WorkTotals(ctx context.Context, workID string) (Totals, error)
 func (s *Service) totals(ctx context.Context, where predicate.Operation) (Totals, error) {
 	ops, err := s.st.Client().Operation.Query().
 		Where(where, operation.Operation(OpSend), operation.Or(operation.VerdictNotNil(), operation.UsageNotNil())).
-		Order(ent.Desc(operation.FieldCreatedAt)).Limit(maxTotalledTurns + 1).
+		Order(ent.Desc(operation.FieldCreatedAt)).Limit(maxTotalledTurns+1).
 		Select(operation.FieldVerdict, operation.FieldUsage).All(ctx)
 	if err != nil {
 		return Totals{}, fmt.Errorf("read the sends' usage: %w", err)
