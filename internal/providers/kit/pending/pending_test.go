@@ -22,9 +22,9 @@ func TestLostSettlesEveryOpAsUnknown(t *testing.T) {
 	}
 	outs := Lost("connection lost: EOF", ops)
 	want := []Outcome{
-		{"s1", "t1", providers.StatusDeliveryUnknown, "connection lost: EOF; turn t1 had not completed and may have run in part; it is not resent"},
-		{"s2", "interrupt:t2", providers.StatusDeliveryUnknown, "connection lost: EOF; the interrupt's effect was not observed"},
-		{"s1", "permission:r1", providers.StatusDeliveryUnknown, "connection lost: EOF; " + DefaultUnsettled},
+		{"s1", "t1", providers.StatusDeliveryUnknown, "connection lost: EOF; turn t1 had not completed and may have run in part; it is not resent", nil},
+		{"s2", "interrupt:t2", providers.StatusDeliveryUnknown, "connection lost: EOF; the interrupt's effect was not observed", nil},
+		{"s1", "permission:r1", providers.StatusDeliveryUnknown, "connection lost: EOF; " + DefaultUnsettled, nil},
 	}
 	if fmt.Sprint(outs) != fmt.Sprint(want) {
 		t.Fatalf("Lost =\n%v\nwant\n%v", outs, want)
