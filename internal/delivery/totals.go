@@ -101,11 +101,12 @@ func (s *Service) totals(ctx context.Context, where predicate.Operation) (Totals
 		return Totals{}, fmt.Errorf("read the sends' usage: %w", err)
 	}
 	var t Totals
-	if len(ops) > maxTotalledTurns {
-		ops, t.Partial = ops[:maxTotalledTurns], true
-	}
 	var sum providers.Usage
-	for _, o := range ops {
+	for i, o := range ops {
+		if i == maxTotalledTurns { // the one read past the bound: more are left out
+			t.Partial = true
+			break
+		}
 		t.Turns++
 		if len(o.Usage) == 0 {
 			continue
