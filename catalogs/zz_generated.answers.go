@@ -84,6 +84,8 @@ type Delivery struct {
 	OperationID    string   `json:"operationId"`
 	IdempotencyKey string   `json:"idempotencyKey"`
 	Liveness       Liveness `json:"liveness"`
+	// What the runtime observed of the turn a send started
+	Turn *TurnFacts `json:"turn,omitempty"`
 }
 
 // Edge is the answer record edge (spec/records.yaml).
@@ -262,6 +264,8 @@ type GetWorkItemOutput struct {
 	Handoffs   []Handoff      `json:"handoffs"`
 	Reviews    []Review       `json:"reviews"`
 	NextCursor *string        `json:"nextCursor,omitempty"`
+	// Sum over the turns observed; usage absent: none reported (unknown)
+	Usage *UsageTotals `json:"usage,omitempty"`
 	// Cut, set by the handler, returns this answer cut to its first n
 	// page records with the nextCursor that resumes after them; the
 	// server's answer guard calls it through CutPage.
@@ -787,6 +791,8 @@ type ReadConversationOutput struct {
 	LatestSequence int64        `json:"latestSequence"`
 	Gap            *Gap         `json:"gap,omitempty"`
 	NextCursor     *string      `json:"nextCursor,omitempty"`
+	// Sum over the turns observed; usage absent: none reported (unknown)
+	Usage *UsageTotals `json:"usage,omitempty"`
 	// Cut, set by the handler, returns this answer cut to its first n
 	// page records with the nextCursor that resumes after them; the
 	// server's answer guard calls it through CutPage.
@@ -849,6 +855,8 @@ type Receipt struct {
 	ProviderState *string `json:"providerState,omitempty"`
 	Detail        any     `json:"detail,omitempty"`
 	NativeTurnID  *string `json:"nativeTurnId,omitempty"`
+	// What the runtime observed of the turn a send started
+	Turn *TurnFacts `json:"turn,omitempty"`
 }
 
 // ReconcileConversationOutput is an answer record.
@@ -976,6 +984,42 @@ type ThreadWrite struct {
 	Detail         any     `json:"detail,omitempty"`
 	OperationID    string  `json:"operationId"`
 	IdempotencyKey string  `json:"idempotencyKey"`
+}
+
+// TurnFacts is the answer record turnFacts (spec/records.yaml). What the
+// runtime observed of the turn a send started
+type TurnFacts struct {
+	// How the turn ended, as observed: answered only with a final assistant
+	// message seen
+	Verdict *string `json:"verdict,omitempty"`
+	Error   *string `json:"error,omitempty"`
+	// Tokens and cost the provider reported; an absent figure is unknown,
+	// never 0
+	Usage        *Usage    `json:"usage,omitempty"`
+	ChangedFiles *[]string `json:"changedFiles,omitempty"`
+}
+
+// Usage is the answer record usage (spec/records.yaml). Tokens and cost the
+// provider reported; an absent figure is unknown, never 0
+type Usage struct {
+	Input     *int64   `json:"input,omitempty"`
+	Output    *int64   `json:"output,omitempty"`
+	Cached    *int64   `json:"cached,omitempty"`
+	Reasoning *int64   `json:"reasoning,omitempty"`
+	CostUsd   *float64 `json:"costUsd,omitempty"`
+}
+
+// UsageTotals is the answer record usageTotals (spec/records.yaml). Sum
+// over the turns observed; usage absent: none reported (unknown)
+type UsageTotals struct {
+	Turns int64 `json:"turns"`
+	// turns with usage
+	Reported int64 `json:"reported"`
+	// Tokens and cost the provider reported; an absent figure is unknown,
+	// never 0
+	Usage *Usage `json:"usage,omitempty"`
+	// only the newest 10,000 turns counted
+	Partial *bool `json:"partial,omitempty"`
 }
 
 // VerifyWorkItemOutput is an answer record.

@@ -6123,27 +6123,33 @@ func (m *MessageMutation) ResetEdge(name string) error {
 // OperationMutation represents an operation that mutates the Operation nodes in the graph.
 type OperationMutation struct {
 	config
-	op              Op
-	typ             string
-	id              *string
-	idempotency_key *string
-	provider        *string
-	native_id       *string
-	operation       *string
-	text_sha256     *string
-	status          *operation.Status
-	provider_state  *string
-	detail          *json.RawMessage
-	appenddetail    json.RawMessage
-	ref             *string
-	native_turn     *string
-	owner           *string
-	created_at      *time.Time
-	updated_at      *time.Time
-	clearedFields   map[string]struct{}
-	done            bool
-	oldValue        func(context.Context) (*Operation, error)
-	predicates      []predicate.Operation
+	op                  Op
+	typ                 string
+	id                  *string
+	idempotency_key     *string
+	provider            *string
+	native_id           *string
+	operation           *string
+	text_sha256         *string
+	status              *operation.Status
+	provider_state      *string
+	detail              *json.RawMessage
+	appenddetail        json.RawMessage
+	ref                 *string
+	native_turn         *string
+	owner               *string
+	verdict             *string
+	turn_error          *string
+	usage               *json.RawMessage
+	appendusage         json.RawMessage
+	changed_files       *[]string
+	appendchanged_files []string
+	created_at          *time.Time
+	updated_at          *time.Time
+	clearedFields       map[string]struct{}
+	done                bool
+	oldValue            func(context.Context) (*Operation, error)
+	predicates          []predicate.Operation
 }
 
 var _ ent.Mutation = (*OperationMutation)(nil)
@@ -6675,6 +6681,234 @@ func (m *OperationMutation) ResetOwner() {
 	m.owner = nil
 }
 
+// SetVerdict sets the "verdict" field.
+func (m *OperationMutation) SetVerdict(s string) {
+	m.verdict = &s
+}
+
+// Verdict returns the value of the "verdict" field in the mutation.
+func (m *OperationMutation) Verdict() (r string, exists bool) {
+	v := m.verdict
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVerdict returns the old "verdict" field's value of the Operation entity.
+// If the Operation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OperationMutation) OldVerdict(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVerdict is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVerdict requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVerdict: %w", err)
+	}
+	return oldValue.Verdict, nil
+}
+
+// ClearVerdict clears the value of the "verdict" field.
+func (m *OperationMutation) ClearVerdict() {
+	m.verdict = nil
+	m.clearedFields[operation.FieldVerdict] = struct{}{}
+}
+
+// VerdictCleared returns if the "verdict" field was cleared in this mutation.
+func (m *OperationMutation) VerdictCleared() bool {
+	_, ok := m.clearedFields[operation.FieldVerdict]
+	return ok
+}
+
+// ResetVerdict resets all changes to the "verdict" field.
+func (m *OperationMutation) ResetVerdict() {
+	m.verdict = nil
+	delete(m.clearedFields, operation.FieldVerdict)
+}
+
+// SetTurnError sets the "turn_error" field.
+func (m *OperationMutation) SetTurnError(s string) {
+	m.turn_error = &s
+}
+
+// TurnError returns the value of the "turn_error" field in the mutation.
+func (m *OperationMutation) TurnError() (r string, exists bool) {
+	v := m.turn_error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTurnError returns the old "turn_error" field's value of the Operation entity.
+// If the Operation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OperationMutation) OldTurnError(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTurnError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTurnError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTurnError: %w", err)
+	}
+	return oldValue.TurnError, nil
+}
+
+// ClearTurnError clears the value of the "turn_error" field.
+func (m *OperationMutation) ClearTurnError() {
+	m.turn_error = nil
+	m.clearedFields[operation.FieldTurnError] = struct{}{}
+}
+
+// TurnErrorCleared returns if the "turn_error" field was cleared in this mutation.
+func (m *OperationMutation) TurnErrorCleared() bool {
+	_, ok := m.clearedFields[operation.FieldTurnError]
+	return ok
+}
+
+// ResetTurnError resets all changes to the "turn_error" field.
+func (m *OperationMutation) ResetTurnError() {
+	m.turn_error = nil
+	delete(m.clearedFields, operation.FieldTurnError)
+}
+
+// SetUsage sets the "usage" field.
+func (m *OperationMutation) SetUsage(jm json.RawMessage) {
+	m.usage = &jm
+	m.appendusage = nil
+}
+
+// Usage returns the value of the "usage" field in the mutation.
+func (m *OperationMutation) Usage() (r json.RawMessage, exists bool) {
+	v := m.usage
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsage returns the old "usage" field's value of the Operation entity.
+// If the Operation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OperationMutation) OldUsage(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsage: %w", err)
+	}
+	return oldValue.Usage, nil
+}
+
+// AppendUsage adds jm to the "usage" field.
+func (m *OperationMutation) AppendUsage(jm json.RawMessage) {
+	m.appendusage = append(m.appendusage, jm...)
+}
+
+// AppendedUsage returns the list of values that were appended to the "usage" field in this mutation.
+func (m *OperationMutation) AppendedUsage() (json.RawMessage, bool) {
+	if len(m.appendusage) == 0 {
+		return nil, false
+	}
+	return m.appendusage, true
+}
+
+// ClearUsage clears the value of the "usage" field.
+func (m *OperationMutation) ClearUsage() {
+	m.usage = nil
+	m.appendusage = nil
+	m.clearedFields[operation.FieldUsage] = struct{}{}
+}
+
+// UsageCleared returns if the "usage" field was cleared in this mutation.
+func (m *OperationMutation) UsageCleared() bool {
+	_, ok := m.clearedFields[operation.FieldUsage]
+	return ok
+}
+
+// ResetUsage resets all changes to the "usage" field.
+func (m *OperationMutation) ResetUsage() {
+	m.usage = nil
+	m.appendusage = nil
+	delete(m.clearedFields, operation.FieldUsage)
+}
+
+// SetChangedFiles sets the "changed_files" field.
+func (m *OperationMutation) SetChangedFiles(s []string) {
+	m.changed_files = &s
+	m.appendchanged_files = nil
+}
+
+// ChangedFiles returns the value of the "changed_files" field in the mutation.
+func (m *OperationMutation) ChangedFiles() (r []string, exists bool) {
+	v := m.changed_files
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChangedFiles returns the old "changed_files" field's value of the Operation entity.
+// If the Operation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OperationMutation) OldChangedFiles(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChangedFiles is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChangedFiles requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChangedFiles: %w", err)
+	}
+	return oldValue.ChangedFiles, nil
+}
+
+// AppendChangedFiles adds s to the "changed_files" field.
+func (m *OperationMutation) AppendChangedFiles(s []string) {
+	m.appendchanged_files = append(m.appendchanged_files, s...)
+}
+
+// AppendedChangedFiles returns the list of values that were appended to the "changed_files" field in this mutation.
+func (m *OperationMutation) AppendedChangedFiles() ([]string, bool) {
+	if len(m.appendchanged_files) == 0 {
+		return nil, false
+	}
+	return m.appendchanged_files, true
+}
+
+// ClearChangedFiles clears the value of the "changed_files" field.
+func (m *OperationMutation) ClearChangedFiles() {
+	m.changed_files = nil
+	m.appendchanged_files = nil
+	m.clearedFields[operation.FieldChangedFiles] = struct{}{}
+}
+
+// ChangedFilesCleared returns if the "changed_files" field was cleared in this mutation.
+func (m *OperationMutation) ChangedFilesCleared() bool {
+	_, ok := m.clearedFields[operation.FieldChangedFiles]
+	return ok
+}
+
+// ResetChangedFiles resets all changes to the "changed_files" field.
+func (m *OperationMutation) ResetChangedFiles() {
+	m.changed_files = nil
+	m.appendchanged_files = nil
+	delete(m.clearedFields, operation.FieldChangedFiles)
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *OperationMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -6781,7 +7015,7 @@ func (m *OperationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OperationMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 17)
 	if m.idempotency_key != nil {
 		fields = append(fields, operation.FieldIdempotencyKey)
 	}
@@ -6814,6 +7048,18 @@ func (m *OperationMutation) Fields() []string {
 	}
 	if m.owner != nil {
 		fields = append(fields, operation.FieldOwner)
+	}
+	if m.verdict != nil {
+		fields = append(fields, operation.FieldVerdict)
+	}
+	if m.turn_error != nil {
+		fields = append(fields, operation.FieldTurnError)
+	}
+	if m.usage != nil {
+		fields = append(fields, operation.FieldUsage)
+	}
+	if m.changed_files != nil {
+		fields = append(fields, operation.FieldChangedFiles)
 	}
 	if m.created_at != nil {
 		fields = append(fields, operation.FieldCreatedAt)
@@ -6851,6 +7097,14 @@ func (m *OperationMutation) Field(name string) (ent.Value, bool) {
 		return m.NativeTurn()
 	case operation.FieldOwner:
 		return m.Owner()
+	case operation.FieldVerdict:
+		return m.Verdict()
+	case operation.FieldTurnError:
+		return m.TurnError()
+	case operation.FieldUsage:
+		return m.Usage()
+	case operation.FieldChangedFiles:
+		return m.ChangedFiles()
 	case operation.FieldCreatedAt:
 		return m.CreatedAt()
 	case operation.FieldUpdatedAt:
@@ -6886,6 +7140,14 @@ func (m *OperationMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldNativeTurn(ctx)
 	case operation.FieldOwner:
 		return m.OldOwner(ctx)
+	case operation.FieldVerdict:
+		return m.OldVerdict(ctx)
+	case operation.FieldTurnError:
+		return m.OldTurnError(ctx)
+	case operation.FieldUsage:
+		return m.OldUsage(ctx)
+	case operation.FieldChangedFiles:
+		return m.OldChangedFiles(ctx)
 	case operation.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case operation.FieldUpdatedAt:
@@ -6976,6 +7238,34 @@ func (m *OperationMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetOwner(v)
 		return nil
+	case operation.FieldVerdict:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVerdict(v)
+		return nil
+	case operation.FieldTurnError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTurnError(v)
+		return nil
+	case operation.FieldUsage:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsage(v)
+		return nil
+	case operation.FieldChangedFiles:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChangedFiles(v)
+		return nil
 	case operation.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -7023,6 +7313,18 @@ func (m *OperationMutation) ClearedFields() []string {
 	if m.FieldCleared(operation.FieldDetail) {
 		fields = append(fields, operation.FieldDetail)
 	}
+	if m.FieldCleared(operation.FieldVerdict) {
+		fields = append(fields, operation.FieldVerdict)
+	}
+	if m.FieldCleared(operation.FieldTurnError) {
+		fields = append(fields, operation.FieldTurnError)
+	}
+	if m.FieldCleared(operation.FieldUsage) {
+		fields = append(fields, operation.FieldUsage)
+	}
+	if m.FieldCleared(operation.FieldChangedFiles) {
+		fields = append(fields, operation.FieldChangedFiles)
+	}
 	return fields
 }
 
@@ -7039,6 +7341,18 @@ func (m *OperationMutation) ClearField(name string) error {
 	switch name {
 	case operation.FieldDetail:
 		m.ClearDetail()
+		return nil
+	case operation.FieldVerdict:
+		m.ClearVerdict()
+		return nil
+	case operation.FieldTurnError:
+		m.ClearTurnError()
+		return nil
+	case operation.FieldUsage:
+		m.ClearUsage()
+		return nil
+	case operation.FieldChangedFiles:
+		m.ClearChangedFiles()
 		return nil
 	}
 	return fmt.Errorf("unknown Operation nullable field %s", name)
@@ -7080,6 +7394,18 @@ func (m *OperationMutation) ResetField(name string) error {
 		return nil
 	case operation.FieldOwner:
 		m.ResetOwner()
+		return nil
+	case operation.FieldVerdict:
+		m.ResetVerdict()
+		return nil
+	case operation.FieldTurnError:
+		m.ResetTurnError()
+		return nil
+	case operation.FieldUsage:
+		m.ResetUsage()
+		return nil
+	case operation.FieldChangedFiles:
+		m.ResetChangedFiles()
 		return nil
 	case operation.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -40,6 +40,14 @@ type Operation struct {
 	NativeTurn string `json:"native_turn,omitempty"`
 	// Owner holds the value of the "owner" field.
 	Owner string `json:"owner,omitempty"`
+	// Verdict holds the value of the "verdict" field.
+	Verdict *string `json:"verdict,omitempty"`
+	// TurnError holds the value of the "turn_error" field.
+	TurnError *string `json:"turn_error,omitempty"`
+	// Usage holds the value of the "usage" field.
+	Usage json.RawMessage `json:"usage,omitempty"`
+	// ChangedFiles holds the value of the "changed_files" field.
+	ChangedFiles []string `json:"changed_files,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -52,9 +60,9 @@ func (*Operation) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case operation.FieldDetail:
+		case operation.FieldDetail, operation.FieldUsage, operation.FieldChangedFiles:
 			values[i] = new([]byte)
-		case operation.FieldID, operation.FieldIdempotencyKey, operation.FieldProvider, operation.FieldNativeID, operation.FieldOperation, operation.FieldTextSha256, operation.FieldStatus, operation.FieldProviderState, operation.FieldRef, operation.FieldNativeTurn, operation.FieldOwner:
+		case operation.FieldID, operation.FieldIdempotencyKey, operation.FieldProvider, operation.FieldNativeID, operation.FieldOperation, operation.FieldTextSha256, operation.FieldStatus, operation.FieldProviderState, operation.FieldRef, operation.FieldNativeTurn, operation.FieldOwner, operation.FieldVerdict, operation.FieldTurnError:
 			values[i] = new(sql.NullString)
 		case operation.FieldCreatedAt, operation.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -147,6 +155,36 @@ func (_m *Operation) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Owner = value.String
 			}
+		case operation.FieldVerdict:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field verdict", values[i])
+			} else if value.Valid {
+				_m.Verdict = new(string)
+				*_m.Verdict = value.String
+			}
+		case operation.FieldTurnError:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field turn_error", values[i])
+			} else if value.Valid {
+				_m.TurnError = new(string)
+				*_m.TurnError = value.String
+			}
+		case operation.FieldUsage:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field usage", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Usage); err != nil {
+					return fmt.Errorf("unmarshal field usage: %w", err)
+				}
+			}
+		case operation.FieldChangedFiles:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field changed_files", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.ChangedFiles); err != nil {
+					return fmt.Errorf("unmarshal field changed_files: %w", err)
+				}
+			}
 		case operation.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -227,6 +265,22 @@ func (_m *Operation) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("owner=")
 	builder.WriteString(_m.Owner)
+	builder.WriteString(", ")
+	if v := _m.Verdict; v != nil {
+		builder.WriteString("verdict=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.TurnError; v != nil {
+		builder.WriteString("turn_error=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("usage=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Usage))
+	builder.WriteString(", ")
+	builder.WriteString("changed_files=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ChangedFiles))
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -138,6 +138,46 @@ func (_c *OperationCreate) SetNillableOwner(v *string) *OperationCreate {
 	return _c
 }
 
+// SetVerdict sets the "verdict" field.
+func (_c *OperationCreate) SetVerdict(v string) *OperationCreate {
+	_c.mutation.SetVerdict(v)
+	return _c
+}
+
+// SetNillableVerdict sets the "verdict" field if the given value is not nil.
+func (_c *OperationCreate) SetNillableVerdict(v *string) *OperationCreate {
+	if v != nil {
+		_c.SetVerdict(*v)
+	}
+	return _c
+}
+
+// SetTurnError sets the "turn_error" field.
+func (_c *OperationCreate) SetTurnError(v string) *OperationCreate {
+	_c.mutation.SetTurnError(v)
+	return _c
+}
+
+// SetNillableTurnError sets the "turn_error" field if the given value is not nil.
+func (_c *OperationCreate) SetNillableTurnError(v *string) *OperationCreate {
+	if v != nil {
+		_c.SetTurnError(*v)
+	}
+	return _c
+}
+
+// SetUsage sets the "usage" field.
+func (_c *OperationCreate) SetUsage(v json.RawMessage) *OperationCreate {
+	_c.mutation.SetUsage(v)
+	return _c
+}
+
+// SetChangedFiles sets the "changed_files" field.
+func (_c *OperationCreate) SetChangedFiles(v []string) *OperationCreate {
+	_c.mutation.SetChangedFiles(v)
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *OperationCreate) SetCreatedAt(v time.Time) *OperationCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -365,6 +405,22 @@ func (_c *OperationCreate) createSpec() (*Operation, *sqlgraph.CreateSpec) {
 		_spec.SetField(operation.FieldOwner, field.TypeString, value)
 		_node.Owner = value
 	}
+	if value, ok := _c.mutation.Verdict(); ok {
+		_spec.SetField(operation.FieldVerdict, field.TypeString, value)
+		_node.Verdict = &value
+	}
+	if value, ok := _c.mutation.TurnError(); ok {
+		_spec.SetField(operation.FieldTurnError, field.TypeString, value)
+		_node.TurnError = &value
+	}
+	if value, ok := _c.mutation.Usage(); ok {
+		_spec.SetField(operation.FieldUsage, field.TypeJSON, value)
+		_node.Usage = value
+	}
+	if value, ok := _c.mutation.ChangedFiles(); ok {
+		_spec.SetField(operation.FieldChangedFiles, field.TypeJSON, value)
+		_node.ChangedFiles = value
+	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(operation.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
@@ -500,6 +556,78 @@ func (u *OperationUpsert) SetOwner(v string) *OperationUpsert {
 // UpdateOwner sets the "owner" field to the value that was provided on create.
 func (u *OperationUpsert) UpdateOwner() *OperationUpsert {
 	u.SetExcluded(operation.FieldOwner)
+	return u
+}
+
+// SetVerdict sets the "verdict" field.
+func (u *OperationUpsert) SetVerdict(v string) *OperationUpsert {
+	u.Set(operation.FieldVerdict, v)
+	return u
+}
+
+// UpdateVerdict sets the "verdict" field to the value that was provided on create.
+func (u *OperationUpsert) UpdateVerdict() *OperationUpsert {
+	u.SetExcluded(operation.FieldVerdict)
+	return u
+}
+
+// ClearVerdict clears the value of the "verdict" field.
+func (u *OperationUpsert) ClearVerdict() *OperationUpsert {
+	u.SetNull(operation.FieldVerdict)
+	return u
+}
+
+// SetTurnError sets the "turn_error" field.
+func (u *OperationUpsert) SetTurnError(v string) *OperationUpsert {
+	u.Set(operation.FieldTurnError, v)
+	return u
+}
+
+// UpdateTurnError sets the "turn_error" field to the value that was provided on create.
+func (u *OperationUpsert) UpdateTurnError() *OperationUpsert {
+	u.SetExcluded(operation.FieldTurnError)
+	return u
+}
+
+// ClearTurnError clears the value of the "turn_error" field.
+func (u *OperationUpsert) ClearTurnError() *OperationUpsert {
+	u.SetNull(operation.FieldTurnError)
+	return u
+}
+
+// SetUsage sets the "usage" field.
+func (u *OperationUpsert) SetUsage(v json.RawMessage) *OperationUpsert {
+	u.Set(operation.FieldUsage, v)
+	return u
+}
+
+// UpdateUsage sets the "usage" field to the value that was provided on create.
+func (u *OperationUpsert) UpdateUsage() *OperationUpsert {
+	u.SetExcluded(operation.FieldUsage)
+	return u
+}
+
+// ClearUsage clears the value of the "usage" field.
+func (u *OperationUpsert) ClearUsage() *OperationUpsert {
+	u.SetNull(operation.FieldUsage)
+	return u
+}
+
+// SetChangedFiles sets the "changed_files" field.
+func (u *OperationUpsert) SetChangedFiles(v []string) *OperationUpsert {
+	u.Set(operation.FieldChangedFiles, v)
+	return u
+}
+
+// UpdateChangedFiles sets the "changed_files" field to the value that was provided on create.
+func (u *OperationUpsert) UpdateChangedFiles() *OperationUpsert {
+	u.SetExcluded(operation.FieldChangedFiles)
+	return u
+}
+
+// ClearChangedFiles clears the value of the "changed_files" field.
+func (u *OperationUpsert) ClearChangedFiles() *OperationUpsert {
+	u.SetNull(operation.FieldChangedFiles)
 	return u
 }
 
@@ -669,6 +797,90 @@ func (u *OperationUpsertOne) SetOwner(v string) *OperationUpsertOne {
 func (u *OperationUpsertOne) UpdateOwner() *OperationUpsertOne {
 	return u.Update(func(s *OperationUpsert) {
 		s.UpdateOwner()
+	})
+}
+
+// SetVerdict sets the "verdict" field.
+func (u *OperationUpsertOne) SetVerdict(v string) *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.SetVerdict(v)
+	})
+}
+
+// UpdateVerdict sets the "verdict" field to the value that was provided on create.
+func (u *OperationUpsertOne) UpdateVerdict() *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.UpdateVerdict()
+	})
+}
+
+// ClearVerdict clears the value of the "verdict" field.
+func (u *OperationUpsertOne) ClearVerdict() *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.ClearVerdict()
+	})
+}
+
+// SetTurnError sets the "turn_error" field.
+func (u *OperationUpsertOne) SetTurnError(v string) *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.SetTurnError(v)
+	})
+}
+
+// UpdateTurnError sets the "turn_error" field to the value that was provided on create.
+func (u *OperationUpsertOne) UpdateTurnError() *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.UpdateTurnError()
+	})
+}
+
+// ClearTurnError clears the value of the "turn_error" field.
+func (u *OperationUpsertOne) ClearTurnError() *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.ClearTurnError()
+	})
+}
+
+// SetUsage sets the "usage" field.
+func (u *OperationUpsertOne) SetUsage(v json.RawMessage) *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.SetUsage(v)
+	})
+}
+
+// UpdateUsage sets the "usage" field to the value that was provided on create.
+func (u *OperationUpsertOne) UpdateUsage() *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.UpdateUsage()
+	})
+}
+
+// ClearUsage clears the value of the "usage" field.
+func (u *OperationUpsertOne) ClearUsage() *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.ClearUsage()
+	})
+}
+
+// SetChangedFiles sets the "changed_files" field.
+func (u *OperationUpsertOne) SetChangedFiles(v []string) *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.SetChangedFiles(v)
+	})
+}
+
+// UpdateChangedFiles sets the "changed_files" field to the value that was provided on create.
+func (u *OperationUpsertOne) UpdateChangedFiles() *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.UpdateChangedFiles()
+	})
+}
+
+// ClearChangedFiles clears the value of the "changed_files" field.
+func (u *OperationUpsertOne) ClearChangedFiles() *OperationUpsertOne {
+	return u.Update(func(s *OperationUpsert) {
+		s.ClearChangedFiles()
 	})
 }
 
@@ -1007,6 +1219,90 @@ func (u *OperationUpsertBulk) SetOwner(v string) *OperationUpsertBulk {
 func (u *OperationUpsertBulk) UpdateOwner() *OperationUpsertBulk {
 	return u.Update(func(s *OperationUpsert) {
 		s.UpdateOwner()
+	})
+}
+
+// SetVerdict sets the "verdict" field.
+func (u *OperationUpsertBulk) SetVerdict(v string) *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.SetVerdict(v)
+	})
+}
+
+// UpdateVerdict sets the "verdict" field to the value that was provided on create.
+func (u *OperationUpsertBulk) UpdateVerdict() *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.UpdateVerdict()
+	})
+}
+
+// ClearVerdict clears the value of the "verdict" field.
+func (u *OperationUpsertBulk) ClearVerdict() *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.ClearVerdict()
+	})
+}
+
+// SetTurnError sets the "turn_error" field.
+func (u *OperationUpsertBulk) SetTurnError(v string) *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.SetTurnError(v)
+	})
+}
+
+// UpdateTurnError sets the "turn_error" field to the value that was provided on create.
+func (u *OperationUpsertBulk) UpdateTurnError() *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.UpdateTurnError()
+	})
+}
+
+// ClearTurnError clears the value of the "turn_error" field.
+func (u *OperationUpsertBulk) ClearTurnError() *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.ClearTurnError()
+	})
+}
+
+// SetUsage sets the "usage" field.
+func (u *OperationUpsertBulk) SetUsage(v json.RawMessage) *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.SetUsage(v)
+	})
+}
+
+// UpdateUsage sets the "usage" field to the value that was provided on create.
+func (u *OperationUpsertBulk) UpdateUsage() *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.UpdateUsage()
+	})
+}
+
+// ClearUsage clears the value of the "usage" field.
+func (u *OperationUpsertBulk) ClearUsage() *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.ClearUsage()
+	})
+}
+
+// SetChangedFiles sets the "changed_files" field.
+func (u *OperationUpsertBulk) SetChangedFiles(v []string) *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.SetChangedFiles(v)
+	})
+}
+
+// UpdateChangedFiles sets the "changed_files" field to the value that was provided on create.
+func (u *OperationUpsertBulk) UpdateChangedFiles() *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.UpdateChangedFiles()
+	})
+}
+
+// ClearChangedFiles clears the value of the "changed_files" field.
+func (u *OperationUpsertBulk) ClearChangedFiles() *OperationUpsertBulk {
+	return u.Update(func(s *OperationUpsert) {
+		s.ClearChangedFiles()
 	})
 }
 

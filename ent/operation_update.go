@@ -119,6 +119,82 @@ func (_u *OperationUpdate) SetNillableOwner(v *string) *OperationUpdate {
 	return _u
 }
 
+// SetVerdict sets the "verdict" field.
+func (_u *OperationUpdate) SetVerdict(v string) *OperationUpdate {
+	_u.mutation.SetVerdict(v)
+	return _u
+}
+
+// SetNillableVerdict sets the "verdict" field if the given value is not nil.
+func (_u *OperationUpdate) SetNillableVerdict(v *string) *OperationUpdate {
+	if v != nil {
+		_u.SetVerdict(*v)
+	}
+	return _u
+}
+
+// ClearVerdict clears the value of the "verdict" field.
+func (_u *OperationUpdate) ClearVerdict() *OperationUpdate {
+	_u.mutation.ClearVerdict()
+	return _u
+}
+
+// SetTurnError sets the "turn_error" field.
+func (_u *OperationUpdate) SetTurnError(v string) *OperationUpdate {
+	_u.mutation.SetTurnError(v)
+	return _u
+}
+
+// SetNillableTurnError sets the "turn_error" field if the given value is not nil.
+func (_u *OperationUpdate) SetNillableTurnError(v *string) *OperationUpdate {
+	if v != nil {
+		_u.SetTurnError(*v)
+	}
+	return _u
+}
+
+// ClearTurnError clears the value of the "turn_error" field.
+func (_u *OperationUpdate) ClearTurnError() *OperationUpdate {
+	_u.mutation.ClearTurnError()
+	return _u
+}
+
+// SetUsage sets the "usage" field.
+func (_u *OperationUpdate) SetUsage(v json.RawMessage) *OperationUpdate {
+	_u.mutation.SetUsage(v)
+	return _u
+}
+
+// AppendUsage appends value to the "usage" field.
+func (_u *OperationUpdate) AppendUsage(v json.RawMessage) *OperationUpdate {
+	_u.mutation.AppendUsage(v)
+	return _u
+}
+
+// ClearUsage clears the value of the "usage" field.
+func (_u *OperationUpdate) ClearUsage() *OperationUpdate {
+	_u.mutation.ClearUsage()
+	return _u
+}
+
+// SetChangedFiles sets the "changed_files" field.
+func (_u *OperationUpdate) SetChangedFiles(v []string) *OperationUpdate {
+	_u.mutation.SetChangedFiles(v)
+	return _u
+}
+
+// AppendChangedFiles appends value to the "changed_files" field.
+func (_u *OperationUpdate) AppendChangedFiles(v []string) *OperationUpdate {
+	_u.mutation.AppendChangedFiles(v)
+	return _u
+}
+
+// ClearChangedFiles clears the value of the "changed_files" field.
+func (_u *OperationUpdate) ClearChangedFiles() *OperationUpdate {
+	_u.mutation.ClearChangedFiles()
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *OperationUpdate) SetUpdatedAt(v time.Time) *OperationUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -218,6 +294,40 @@ func (_u *OperationUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Owner(); ok {
 		_spec.SetField(operation.FieldOwner, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Verdict(); ok {
+		_spec.SetField(operation.FieldVerdict, field.TypeString, value)
+	}
+	if _u.mutation.VerdictCleared() {
+		_spec.ClearField(operation.FieldVerdict, field.TypeString)
+	}
+	if value, ok := _u.mutation.TurnError(); ok {
+		_spec.SetField(operation.FieldTurnError, field.TypeString, value)
+	}
+	if _u.mutation.TurnErrorCleared() {
+		_spec.ClearField(operation.FieldTurnError, field.TypeString)
+	}
+	if value, ok := _u.mutation.Usage(); ok {
+		_spec.SetField(operation.FieldUsage, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedUsage(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, operation.FieldUsage, value)
+		})
+	}
+	if _u.mutation.UsageCleared() {
+		_spec.ClearField(operation.FieldUsage, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ChangedFiles(); ok {
+		_spec.SetField(operation.FieldChangedFiles, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedChangedFiles(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, operation.FieldChangedFiles, value)
+		})
+	}
+	if _u.mutation.ChangedFilesCleared() {
+		_spec.ClearField(operation.FieldChangedFiles, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(operation.FieldUpdatedAt, field.TypeTime, value)
@@ -329,6 +439,82 @@ func (_u *OperationUpdateOne) SetNillableOwner(v *string) *OperationUpdateOne {
 	if v != nil {
 		_u.SetOwner(*v)
 	}
+	return _u
+}
+
+// SetVerdict sets the "verdict" field.
+func (_u *OperationUpdateOne) SetVerdict(v string) *OperationUpdateOne {
+	_u.mutation.SetVerdict(v)
+	return _u
+}
+
+// SetNillableVerdict sets the "verdict" field if the given value is not nil.
+func (_u *OperationUpdateOne) SetNillableVerdict(v *string) *OperationUpdateOne {
+	if v != nil {
+		_u.SetVerdict(*v)
+	}
+	return _u
+}
+
+// ClearVerdict clears the value of the "verdict" field.
+func (_u *OperationUpdateOne) ClearVerdict() *OperationUpdateOne {
+	_u.mutation.ClearVerdict()
+	return _u
+}
+
+// SetTurnError sets the "turn_error" field.
+func (_u *OperationUpdateOne) SetTurnError(v string) *OperationUpdateOne {
+	_u.mutation.SetTurnError(v)
+	return _u
+}
+
+// SetNillableTurnError sets the "turn_error" field if the given value is not nil.
+func (_u *OperationUpdateOne) SetNillableTurnError(v *string) *OperationUpdateOne {
+	if v != nil {
+		_u.SetTurnError(*v)
+	}
+	return _u
+}
+
+// ClearTurnError clears the value of the "turn_error" field.
+func (_u *OperationUpdateOne) ClearTurnError() *OperationUpdateOne {
+	_u.mutation.ClearTurnError()
+	return _u
+}
+
+// SetUsage sets the "usage" field.
+func (_u *OperationUpdateOne) SetUsage(v json.RawMessage) *OperationUpdateOne {
+	_u.mutation.SetUsage(v)
+	return _u
+}
+
+// AppendUsage appends value to the "usage" field.
+func (_u *OperationUpdateOne) AppendUsage(v json.RawMessage) *OperationUpdateOne {
+	_u.mutation.AppendUsage(v)
+	return _u
+}
+
+// ClearUsage clears the value of the "usage" field.
+func (_u *OperationUpdateOne) ClearUsage() *OperationUpdateOne {
+	_u.mutation.ClearUsage()
+	return _u
+}
+
+// SetChangedFiles sets the "changed_files" field.
+func (_u *OperationUpdateOne) SetChangedFiles(v []string) *OperationUpdateOne {
+	_u.mutation.SetChangedFiles(v)
+	return _u
+}
+
+// AppendChangedFiles appends value to the "changed_files" field.
+func (_u *OperationUpdateOne) AppendChangedFiles(v []string) *OperationUpdateOne {
+	_u.mutation.AppendChangedFiles(v)
+	return _u
+}
+
+// ClearChangedFiles clears the value of the "changed_files" field.
+func (_u *OperationUpdateOne) ClearChangedFiles() *OperationUpdateOne {
+	_u.mutation.ClearChangedFiles()
 	return _u
 }
 
@@ -461,6 +647,40 @@ func (_u *OperationUpdateOne) sqlSave(ctx context.Context) (_node *Operation, er
 	}
 	if value, ok := _u.mutation.Owner(); ok {
 		_spec.SetField(operation.FieldOwner, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Verdict(); ok {
+		_spec.SetField(operation.FieldVerdict, field.TypeString, value)
+	}
+	if _u.mutation.VerdictCleared() {
+		_spec.ClearField(operation.FieldVerdict, field.TypeString)
+	}
+	if value, ok := _u.mutation.TurnError(); ok {
+		_spec.SetField(operation.FieldTurnError, field.TypeString, value)
+	}
+	if _u.mutation.TurnErrorCleared() {
+		_spec.ClearField(operation.FieldTurnError, field.TypeString)
+	}
+	if value, ok := _u.mutation.Usage(); ok {
+		_spec.SetField(operation.FieldUsage, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedUsage(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, operation.FieldUsage, value)
+		})
+	}
+	if _u.mutation.UsageCleared() {
+		_spec.ClearField(operation.FieldUsage, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ChangedFiles(); ok {
+		_spec.SetField(operation.FieldChangedFiles, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedChangedFiles(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, operation.FieldChangedFiles, value)
+		})
+	}
+	if _u.mutation.ChangedFilesCleared() {
+		_spec.ClearField(operation.FieldChangedFiles, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(operation.FieldUpdatedAt, field.TypeTime, value)

@@ -3,6 +3,7 @@ package handlers
 import (
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
@@ -125,7 +126,38 @@ func receiptAnswer(v providers.Receipt) catalogs.Receipt {
 		ProviderState: opt(v.ProviderState),
 		Detail:        v.Detail,
 		NativeTurnID:  opt(v.NativeTurnID),
+		Turn:          turnFactsAnswer(v.Turn),
 	}
+}
+
+// turnFactsAnswer maps what was observed of a turn; nil when nothing was.
+func turnFactsAnswer(t *providers.TurnResult) *catalogs.TurnFacts {
+	if t == nil {
+		return nil
+	}
+	a := &catalogs.TurnFacts{Verdict: opt(string(t.Verdict)), Error: opt(t.Error), Usage: usageAnswer(t.Usage)}
+	if len(t.ChangedFiles) > 0 {
+		files := append([]string(nil), t.ChangedFiles...)
+		a.ChangedFiles = &files
+	}
+	return a
+}
+
+// usageTotalsAnswer maps a total of turns' usage.
+func usageTotalsAnswer(t delivery.Totals) *catalogs.UsageTotals {
+	a := &catalogs.UsageTotals{Turns: int64(t.Turns), Reported: int64(t.Reported), Usage: usageAnswer(t.Usage)}
+	if t.Partial {
+		a.Partial = &t.Partial
+	}
+	return a
+}
+
+// usageAnswer maps reported usage; nil (unknown) when nothing was reported.
+func usageAnswer(u *providers.Usage) *catalogs.Usage {
+	if !u.Known() {
+		return nil
+	}
+	return &catalogs.Usage{Input: u.InputTokens, Output: u.OutputTokens, Cached: u.CachedTokens, Reasoning: u.ReasoningTokens, CostUsd: u.CostUSD}
 }
 
 func permissionOptionAnswer(v providers.PermissionOption) catalogs.PermissionOption {

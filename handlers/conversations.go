@@ -5,7 +5,9 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/catalogs/limits"
+	"github.com/agent-interop/runtime/internal/callinfo"
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry"
@@ -18,6 +20,8 @@ type ConversationTools struct {
 	Svc *conversations.Service
 	// Registry names the known providers (nil: the built-in ones).
 	Registry *registry.Registry
+	// Usage totals what the conversation's turns cost (nil: not shown).
+	Usage *delivery.Service
 }
 
 // ListConversations answers list_conversations with {conversations,
@@ -39,9 +43,18 @@ func (t ConversationTools) ListConversations(ctx context.Context, in *catalogs.L
 
 // ReadConversation answers read_conversation with one page.
 func (t ConversationTools) ReadConversation(ctx context.Context, in *catalogs.ReadConversationInput) (*catalogs.ReadConversationOutput, error) {
-	return answer(conversationPageAnswer)(t.Svc.Read(ctx, conversations.ReadInput{
+	out, err := answer(conversationPageAnswer)(t.Svc.Read(ctx, conversations.ReadInput{
 		ConversationID: in.ConversationID, After: optInt(in.After), Limit: int(in.Limit), Cursor: optString(in.Cursor),
 	}))
+	if err != nil || t.Usage == nil || callinfo.Legacy(ctx) {
+		return out, err
+	}
+	tot, err := t.Usage.ConversationTotals(ctx, in.ConversationID)
+	if err != nil {
+		return nil, err
+	}
+	out.Usage = usageTotalsAnswer(tot)
+	return out, nil
 }
 
 // CreateConversation answers create_conversation with the new

@@ -64,9 +64,9 @@ type RuntimeInfo struct {
 // New returns handlers over deps.
 func New(deps Deps) *Handlers {
 	return &Handlers{
-		WorkflowTools:     WorkflowTools{Svc: deps.Workflow},
+		WorkflowTools:     WorkflowTools{Svc: deps.Workflow, Usage: deps.Delivery},
 		ClaimTools:        ClaimTools{Svc: deps.Claims},
-		ConversationTools: ConversationTools{Svc: deps.Conversations, Registry: deps.Registry},
+		ConversationTools: ConversationTools{Svc: deps.Conversations, Registry: deps.Registry, Usage: deps.Delivery},
 		FreebuffTools:     FreebuffTools{Svc: deps.Freebuff, Delivery: deps.Delivery},
 		SessionTools:      SessionTools{Registry: deps.Registry, Delivery: deps.Delivery, Events: deps.Events, Claims: deps.Claims, Workflow: deps.Workflow},
 		deps:              deps,

@@ -55,6 +55,7 @@ func (t SessionTools) deliveryAnswer(r delivery.Result) *catalogs.Delivery {
 		OperationID:    r.Operation.ID,
 		IdempotencyKey: r.Operation.IdempotencyKey,
 		Liveness:       livenessAnswer(t.Registry.Liveness(rc.Provider, rc.NativeID)),
+		Turn:           turnFactsAnswer(r.Operation.Turn),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/callinfo"
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
@@ -14,6 +15,8 @@ import (
 // delegates to it when Deps carries a workflow service.
 type WorkflowTools struct {
 	Svc *workflow.Service
+	// Usage totals what the work's sessions' turns cost (nil: not shown).
+	Usage *delivery.Service
 }
 
 // GetWorkGraph answers get_work_graph with one work's neighbourhood or a
@@ -54,12 +57,21 @@ func (t WorkflowTools) ListWorkItems(ctx context.Context, in *catalogs.ListWorkI
 // reviews, nextCursor?}: evidence as metadata, except under the legacy
 // work_get, which keeps the 0.3.x full records (within the same page caps).
 func (t WorkflowTools) GetWorkItem(ctx context.Context, in *catalogs.GetWorkItemInput) (*catalogs.GetWorkItemOutput, error) {
-	return answer(workDetailAnswer)(t.Svc.GetWork(ctx, workflow.GetWorkInput{
+	out, err := answer(workDetailAnswer)(t.Svc.GetWork(ctx, workflow.GetWorkInput{
 		WorkID:       in.WorkID,
 		Limit:        in.Limit,
 		Cursor:       optString(in.Cursor),
 		FullEvidence: callinfo.Legacy(ctx),
 	}))
+	if err != nil || t.Usage == nil || callinfo.Legacy(ctx) {
+		return out, err
+	}
+	tot, err := t.Usage.WorkTotals(ctx, in.WorkID)
+	if err != nil {
+		return nil, err
+	}
+	out.Usage = usageTotalsAnswer(tot)
+	return out, nil
 }
 
 // CreateWorkItem answers create_work_item with the new work record.

@@ -35,6 +35,14 @@ const (
 	FieldNativeTurn = "native_turn"
 	// FieldOwner holds the string denoting the owner field in the database.
 	FieldOwner = "owner"
+	// FieldVerdict holds the string denoting the verdict field in the database.
+	FieldVerdict = "verdict"
+	// FieldTurnError holds the string denoting the turn_error field in the database.
+	FieldTurnError = "turn_error"
+	// FieldUsage holds the string denoting the usage field in the database.
+	FieldUsage = "usage"
+	// FieldChangedFiles holds the string denoting the changed_files field in the database.
+	FieldChangedFiles = "changed_files"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -57,6 +65,10 @@ var Columns = []string{
 	FieldRef,
 	FieldNativeTurn,
 	FieldOwner,
+	FieldVerdict,
+	FieldTurnError,
+	FieldUsage,
+	FieldChangedFiles,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -178,6 +190,16 @@ func ByNativeTurn(opts ...sql.OrderTermOption) OrderOption {
 // ByOwner orders the results by the owner field.
 func ByOwner(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldOwner, opts...).ToFunc()
+}
+
+// ByVerdict orders the results by the verdict field.
+func ByVerdict(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldVerdict, opts...).ToFunc()
+}
+
+// ByTurnError orders the results by the turn_error field.
+func ByTurnError(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTurnError, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

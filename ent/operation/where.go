@@ -109,6 +109,16 @@ func Owner(v string) predicate.Operation {
 	return predicate.Operation(sql.FieldEQ(FieldOwner, v))
 }
 
+// Verdict applies equality check predicate on the "verdict" field. It's identical to VerdictEQ.
+func Verdict(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldEQ(FieldVerdict, v))
+}
+
+// TurnError applies equality check predicate on the "turn_error" field. It's identical to TurnErrorEQ.
+func TurnError(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldEQ(FieldTurnError, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Operation {
 	return predicate.Operation(sql.FieldEQ(FieldCreatedAt, v))
@@ -732,6 +742,176 @@ func OwnerEqualFold(v string) predicate.Operation {
 // OwnerContainsFold applies the ContainsFold predicate on the "owner" field.
 func OwnerContainsFold(v string) predicate.Operation {
 	return predicate.Operation(sql.FieldContainsFold(FieldOwner, v))
+}
+
+// VerdictEQ applies the EQ predicate on the "verdict" field.
+func VerdictEQ(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldEQ(FieldVerdict, v))
+}
+
+// VerdictNEQ applies the NEQ predicate on the "verdict" field.
+func VerdictNEQ(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldNEQ(FieldVerdict, v))
+}
+
+// VerdictIn applies the In predicate on the "verdict" field.
+func VerdictIn(vs ...string) predicate.Operation {
+	return predicate.Operation(sql.FieldIn(FieldVerdict, vs...))
+}
+
+// VerdictNotIn applies the NotIn predicate on the "verdict" field.
+func VerdictNotIn(vs ...string) predicate.Operation {
+	return predicate.Operation(sql.FieldNotIn(FieldVerdict, vs...))
+}
+
+// VerdictGT applies the GT predicate on the "verdict" field.
+func VerdictGT(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldGT(FieldVerdict, v))
+}
+
+// VerdictGTE applies the GTE predicate on the "verdict" field.
+func VerdictGTE(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldGTE(FieldVerdict, v))
+}
+
+// VerdictLT applies the LT predicate on the "verdict" field.
+func VerdictLT(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldLT(FieldVerdict, v))
+}
+
+// VerdictLTE applies the LTE predicate on the "verdict" field.
+func VerdictLTE(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldLTE(FieldVerdict, v))
+}
+
+// VerdictContains applies the Contains predicate on the "verdict" field.
+func VerdictContains(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldContains(FieldVerdict, v))
+}
+
+// VerdictHasPrefix applies the HasPrefix predicate on the "verdict" field.
+func VerdictHasPrefix(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldHasPrefix(FieldVerdict, v))
+}
+
+// VerdictHasSuffix applies the HasSuffix predicate on the "verdict" field.
+func VerdictHasSuffix(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldHasSuffix(FieldVerdict, v))
+}
+
+// VerdictIsNil applies the IsNil predicate on the "verdict" field.
+func VerdictIsNil() predicate.Operation {
+	return predicate.Operation(sql.FieldIsNull(FieldVerdict))
+}
+
+// VerdictNotNil applies the NotNil predicate on the "verdict" field.
+func VerdictNotNil() predicate.Operation {
+	return predicate.Operation(sql.FieldNotNull(FieldVerdict))
+}
+
+// VerdictEqualFold applies the EqualFold predicate on the "verdict" field.
+func VerdictEqualFold(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldEqualFold(FieldVerdict, v))
+}
+
+// VerdictContainsFold applies the ContainsFold predicate on the "verdict" field.
+func VerdictContainsFold(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldContainsFold(FieldVerdict, v))
+}
+
+// TurnErrorEQ applies the EQ predicate on the "turn_error" field.
+func TurnErrorEQ(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldEQ(FieldTurnError, v))
+}
+
+// TurnErrorNEQ applies the NEQ predicate on the "turn_error" field.
+func TurnErrorNEQ(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldNEQ(FieldTurnError, v))
+}
+
+// TurnErrorIn applies the In predicate on the "turn_error" field.
+func TurnErrorIn(vs ...string) predicate.Operation {
+	return predicate.Operation(sql.FieldIn(FieldTurnError, vs...))
+}
+
+// TurnErrorNotIn applies the NotIn predicate on the "turn_error" field.
+func TurnErrorNotIn(vs ...string) predicate.Operation {
+	return predicate.Operation(sql.FieldNotIn(FieldTurnError, vs...))
+}
+
+// TurnErrorGT applies the GT predicate on the "turn_error" field.
+func TurnErrorGT(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldGT(FieldTurnError, v))
+}
+
+// TurnErrorGTE applies the GTE predicate on the "turn_error" field.
+func TurnErrorGTE(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldGTE(FieldTurnError, v))
+}
+
+// TurnErrorLT applies the LT predicate on the "turn_error" field.
+func TurnErrorLT(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldLT(FieldTurnError, v))
+}
+
+// TurnErrorLTE applies the LTE predicate on the "turn_error" field.
+func TurnErrorLTE(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldLTE(FieldTurnError, v))
+}
+
+// TurnErrorContains applies the Contains predicate on the "turn_error" field.
+func TurnErrorContains(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldContains(FieldTurnError, v))
+}
+
+// TurnErrorHasPrefix applies the HasPrefix predicate on the "turn_error" field.
+func TurnErrorHasPrefix(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldHasPrefix(FieldTurnError, v))
+}
+
+// TurnErrorHasSuffix applies the HasSuffix predicate on the "turn_error" field.
+func TurnErrorHasSuffix(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldHasSuffix(FieldTurnError, v))
+}
+
+// TurnErrorIsNil applies the IsNil predicate on the "turn_error" field.
+func TurnErrorIsNil() predicate.Operation {
+	return predicate.Operation(sql.FieldIsNull(FieldTurnError))
+}
+
+// TurnErrorNotNil applies the NotNil predicate on the "turn_error" field.
+func TurnErrorNotNil() predicate.Operation {
+	return predicate.Operation(sql.FieldNotNull(FieldTurnError))
+}
+
+// TurnErrorEqualFold applies the EqualFold predicate on the "turn_error" field.
+func TurnErrorEqualFold(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldEqualFold(FieldTurnError, v))
+}
+
+// TurnErrorContainsFold applies the ContainsFold predicate on the "turn_error" field.
+func TurnErrorContainsFold(v string) predicate.Operation {
+	return predicate.Operation(sql.FieldContainsFold(FieldTurnError, v))
+}
+
+// UsageIsNil applies the IsNil predicate on the "usage" field.
+func UsageIsNil() predicate.Operation {
+	return predicate.Operation(sql.FieldIsNull(FieldUsage))
+}
+
+// UsageNotNil applies the NotNil predicate on the "usage" field.
+func UsageNotNil() predicate.Operation {
+	return predicate.Operation(sql.FieldNotNull(FieldUsage))
+}
+
+// ChangedFilesIsNil applies the IsNil predicate on the "changed_files" field.
+func ChangedFilesIsNil() predicate.Operation {
+	return predicate.Operation(sql.FieldIsNull(FieldChangedFiles))
+}
+
+// ChangedFilesNotNil applies the NotNil predicate on the "changed_files" field.
+func ChangedFilesNotNil() predicate.Operation {
+	return predicate.Operation(sql.FieldNotNull(FieldChangedFiles))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -47,6 +47,17 @@ func (Operation) Fields() []ent.Field {
 		// Owner is the RuntimeOwner id of the process that dispatched the
 		// operation and follows it while it is open.
 		field.String("owner").Default(""),
+		// Verdict says how the turn a send started ended (answered, empty,
+		// failed, aborted, truncated: spec/records.yaml turnVerdict); nil
+		// until observed, and for operations that start no turn.
+		field.String("verdict").Optional().Nillable(),
+		// TurnError is the model's or provider's error of a failed turn.
+		field.String("turn_error").Optional().Nillable(),
+		// Usage is what the provider reported the turn cost
+		// (providers.Usage); nil when it reported nothing.
+		field.JSON("usage", json.RawMessage{}).Optional(),
+		// ChangedFiles are the files the turn wrote, as the provider named them.
+		field.JSON("changed_files", []string{}).Optional(),
 		field.Time("created_at").Immutable(),
 		field.Time("updated_at"),
 	}

@@ -132,6 +132,7 @@ type refKey struct {
 type earlyOutcome struct {
 	status providers.ReceiptStatus
 	reason string
+	turn   *providers.TurnResult
 	at     time.Time
 }
 
@@ -139,6 +140,7 @@ type outcomeReport struct {
 	k      refKey
 	status providers.ReceiptStatus
 	reason string
+	turn   *providers.TurnResult
 	at     time.Time
 	ack    chan struct{}
 }
@@ -248,8 +250,11 @@ type Operation struct {
 	Ref            string                  `json:"ref,omitempty"`
 	NativeTurnID   string                  `json:"nativeTurnId,omitempty"`
 	Owner          string                  `json:"owner,omitempty"`
-	CreatedAt      time.Time               `json:"createdAt"`
-	UpdatedAt      time.Time               `json:"updatedAt"`
+	// Turn is what the adapter observed of the turn a send started; nil
+	// until the turn ended, or when nothing was observed.
+	Turn      *providers.TurnResult `json:"turn,omitempty"`
+	CreatedAt time.Time             `json:"createdAt"`
+	UpdatedAt time.Time             `json:"updatedAt"`
 }
 
 func fromEnt(o *ent.Operation) Operation {
@@ -257,8 +262,29 @@ func fromEnt(o *ent.Operation) Operation {
 		ID: o.ID, IdempotencyKey: o.IdempotencyKey, Provider: providers.ID(o.Provider), NativeID: o.NativeID,
 		Operation: o.Operation, TextSHA256: o.TextSha256, Status: providers.ReceiptStatus(o.Status),
 		ProviderState: o.ProviderState, Detail: o.Detail, Ref: o.Ref, NativeTurnID: o.NativeTurn, Owner: o.Owner,
-		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
+		Turn: turnFromEnt(o), CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
 	}
+}
+
+// turnFromEnt reads the stored turn facts; nil when none were recorded.
+func turnFromEnt(o *ent.Operation) *providers.TurnResult {
+	if o.Verdict == nil && o.TurnError == nil && len(o.Usage) == 0 && len(o.ChangedFiles) == 0 {
+		return nil
+	}
+	t := &providers.TurnResult{ChangedFiles: o.ChangedFiles}
+	if o.Verdict != nil {
+		t.Verdict = providers.Verdict(*o.Verdict)
+	}
+	if o.TurnError != nil {
+		t.Error = *o.TurnError
+	}
+	if len(o.Usage) > 0 && string(o.Usage) != "null" {
+		var u providers.Usage
+		if json.Unmarshal(o.Usage, &u) == nil && u.Known() {
+			t.Usage = &u
+		}
+	}
+	return t
 }
 
 // Reason returns the reason recorded in the operation's detail, if any.
@@ -276,7 +302,7 @@ func (o Operation) Receipt() providers.Receipt {
 	r := providers.Receipt{
 		Provider: o.Provider, NativeID: o.NativeID, Operation: o.Operation, Status: o.Status,
 		Accepted: o.Status == providers.StatusQueued || o.Status == providers.StatusCompleted, ProviderState: o.ProviderState,
-		NativeTurnID: o.NativeTurnID,
+		NativeTurnID: o.NativeTurnID, Turn: o.Turn,
 	}
 	// Only the fields the receipt shows are decoded (reads render many).
 	var d struct {
@@ -685,7 +711,7 @@ func (s *Service) finish(ctx context.Context, op Operation, rt registry.Route, g
 	res := Result{Operation: fromEnt(stored), Receipt: receipt}
 	for _, e := range early {
 		s.mu.Lock()
-		_, changed := s.apply(wctx, refKey{rt.Provider, rt.NativeID, got.Ref}, e.status, e.reason, e.at)
+		_, changed := s.apply(wctx, refKey{rt.Provider, rt.NativeID, got.Ref}, e.status, e.reason, e.turn, e.at)
 		s.mu.Unlock()
 		s.notify(changed...)
 		if o, err := s.st.Client().Operation.Get(wctx, op.ID); err == nil {

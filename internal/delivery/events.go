@@ -19,6 +19,10 @@ type operationEvent struct {
 	ProviderState  string                  `json:"providerState,omitempty"`
 	NativeTurnID   string                  `json:"nativeTurnId,omitempty"`
 	Detail         json.RawMessage         `json:"detail,omitempty"`
+	// Turn is the verdict, usage and changed files of the turn a send
+	// started, once it ended: a reader waiting on the session's events
+	// learns the verdict from this event.
+	Turn *providers.TurnResult `json:"turn,omitempty"`
 }
 
 // reportOperation tells events of op's changed state (the reporter bounds
@@ -26,7 +30,7 @@ type operationEvent struct {
 func reportOperation(events providers.EventReporter, op Operation) {
 	data, err := json.Marshal(operationEvent{
 		OperationID: op.ID, IdempotencyKey: op.IdempotencyKey, Operation: op.Operation,
-		Status: op.Status, ProviderState: op.ProviderState, NativeTurnID: op.NativeTurnID, Detail: op.Detail,
+		Status: op.Status, ProviderState: op.ProviderState, NativeTurnID: op.NativeTurnID, Detail: op.Detail, Turn: op.Turn,
 	})
 	if err != nil {
 		return

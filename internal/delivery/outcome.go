@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/agent-interop/runtime/ent"
@@ -19,7 +20,7 @@ func (s *Service) ReportOutcome(provider providers.ID, nativeID, ref string, o p
 	if ref == "" {
 		return
 	}
-	r := outcomeReport{k: refKey{provider, nativeID, ref}, status: o.Status, reason: o.Reason, at: s.opts.Clock.Now().UTC()}
+	r := outcomeReport{k: refKey{provider, nativeID, ref}, status: o.Status, reason: o.Reason, turn: o.Turn, at: s.opts.Clock.Now().UTC()}
 	select {
 	case s.queue <- r:
 	case <-s.stop:
@@ -54,7 +55,7 @@ func (s *Service) worker() {
 		ctx, cancel := clockctx.WithTimeout(context.Background(), s.opts.Clock, outcomeWriteTimeout, "delivery", "outcome write")
 		defer cancel()
 		s.mu.Lock()
-		matched, changed := s.apply(ctx, r.k, r.status, r.reason, r.at)
+		matched, changed := s.apply(ctx, r.k, r.status, r.reason, r.turn, r.at)
 		if !matched {
 			s.stash(r)
 		}
@@ -92,7 +93,7 @@ func (s *Service) stash(r outcomeReport) {
 			return
 		}
 	}
-	s.early[r.k] = append(s.early[r.k], earlyOutcome{status: r.status, reason: r.reason, at: r.at})
+	s.early[r.k] = append(s.early[r.k], earlyOutcome{status: r.status, reason: r.reason, turn: r.turn, at: r.at})
 }
 
 // allowed says whether an observed outcome may move an operation from one
@@ -112,7 +113,7 @@ func allowed(from operation.Status, to providers.ReceiptStatus) bool {
 // apply records an observed outcome on the operations carrying k.ref,
 // reports whether any operation carries it and returns the operations it
 // changed. Caller holds s.mu and notifies the listeners after releasing it.
-func (s *Service) apply(ctx context.Context, k refKey, status providers.ReceiptStatus, reason string, at time.Time) (bool, []Operation) {
+func (s *Service) apply(ctx context.Context, k refKey, status providers.ReceiptStatus, reason string, turn *providers.TurnResult, at time.Time) (bool, []Operation) {
 	var matched bool
 	var changed []Operation
 	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
@@ -142,9 +143,11 @@ func (s *Service) apply(ctx context.Context, k refKey, status providers.ReceiptS
 			default:
 				d.Classification = ""
 			}
-			u, err := tx.Operation.UpdateOneID(o.ID).Where(operation.StatusEQ(o.Status)).
+			upd := tx.Operation.UpdateOneID(o.ID).Where(operation.StatusEQ(o.Status)).
 				SetStatus(operation.Status(status)).SetProviderState(state).SetDetail(d.raw()).
-				SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(ctx)
+				SetUpdatedAt(s.opts.Clock.Now().UTC())
+			setTurn(upd, o.Operation, turn)
+			u, err := upd.Save(ctx)
 			if ent.IsNotFound(err) {
 				continue // changed concurrently by another process
 			}
@@ -160,4 +163,27 @@ func (s *Service) apply(ctx context.Context, k refKey, status providers.ReceiptS
 		return true, nil // do not keep retrying it as an early outcome
 	}
 	return matched, changed
+}
+
+// setTurn records what the adapter observed of the turn a send started:
+// its verdict (with a failed turn's error), usage and changed files. Only
+// a send starts a turn; a field the adapter did not observe stays NULL.
+func setTurn(upd *ent.OperationUpdateOne, op string, turn *providers.TurnResult) {
+	if turn == nil || op != OpSend {
+		return
+	}
+	if turn.Verdict != "" {
+		upd.SetVerdict(string(turn.Verdict))
+	}
+	if turn.Error != "" {
+		upd.SetTurnError(turn.Error)
+	}
+	if turn.Usage.Known() {
+		if raw, err := json.Marshal(turn.Usage); err == nil {
+			upd.SetUsage(raw)
+		}
+	}
+	if len(turn.ChangedFiles) > 0 {
+		upd.SetChangedFiles(turn.ChangedFiles)
+	}
 }

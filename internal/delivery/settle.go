@@ -259,7 +259,7 @@ func (s *Service) follow(ctx context.Context, o orphan, rec reconciliation, foun
 	delete(s.early, k)
 	var changed []Operation
 	for _, e := range early {
-		_, c := s.apply(ctx, k, e.status, e.reason, e.at)
+		_, c := s.apply(ctx, k, e.status, e.reason, e.turn, e.at)
 		changed = append(changed, c...)
 	}
 	s.mu.Unlock()

@@ -373,6 +373,11 @@ type ReceiptRow struct {
 	Owner          string
 	Created        time.Time
 	Updated        time.Time
+	// Verdict says how a send's turn ended (empty until observed); Usage
+	// is what the provider reported it cost ("" when it reported
+	// nothing: unknown); TurnError is a failed turn's error.
+	Verdict, Usage, TurnError string
+	ChangedFiles              []string
 }
 
 // DOMID is the row's element id.
@@ -380,7 +385,7 @@ func (o ReceiptRow) DOMID() string { return domID("r-", o.ID) }
 
 // Fingerprint changes when anything shown for the row changes.
 func (o ReceiptRow) Fingerprint() string {
-	return fmt.Sprint(o.Status, o.ProviderState, o.Reason, o.Turn, o.Updated.UnixNano())
+	return fmt.Sprint(o.Status, o.ProviderState, o.Reason, o.Turn, o.Verdict, o.Usage, o.Updated.UnixNano())
 }
 
 // ReceiptPage is a page of receipts, newest first. Searched is set when
@@ -501,7 +506,15 @@ func receiptRow(o *ent.Operation) ReceiptRow {
 		ID: o.ID, Key: o.IdempotencyKey, Provider: o.Provider, NativeID: o.NativeID,
 		Operation: o.Operation, Status: string(o.Status), ProviderState: o.ProviderState, Owner: o.Owner,
 		Turn: nativeTurn(o.NativeTurn, o.Ref), TextSHA: o.TextSha256, Created: o.CreatedAt, Updated: o.UpdatedAt,
+		ChangedFiles: o.ChangedFiles,
 	}
+	if o.Verdict != nil {
+		row.Verdict = *o.Verdict
+	}
+	if o.TurnError != nil {
+		row.TurnError = *o.TurnError
+	}
+	row.Usage = usageText(o.Usage)
 	var d struct {
 		Reason         string `json:"reason"`
 		Classification string `json:"classification"`
@@ -516,6 +529,28 @@ func receiptRow(o *ent.Operation) ReceiptRow {
 		}
 	}
 	return row
+}
+
+// usageText renders a turn's reported usage ("" when none was reported):
+// only the figures the provider reported.
+func usageText(raw json.RawMessage) string {
+	var u providers.Usage
+	if len(raw) == 0 || json.Unmarshal(raw, &u) != nil || !u.Known() {
+		return ""
+	}
+	var parts []string
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{{"in", u.InputTokens}, {"out", u.OutputTokens}, {"cached", u.CachedTokens}, {"reasoning", u.ReasoningTokens}} {
+		if f.v != nil {
+			parts = append(parts, fmt.Sprintf("%s %d", f.name, *f.v))
+		}
+	}
+	if u.CostUSD != nil {
+		parts = append(parts, fmt.Sprintf("$%.4f", *u.CostUSD))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // nativeTurn names the provider's record of the turn an operation started

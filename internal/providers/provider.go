@@ -182,7 +182,10 @@ type Receipt struct {
 	// OpenCode user message id, an ACP prompt. Events of that turn carry
 	// it as their turnId.
 	NativeTurnID string `json:"nativeTurnId,omitempty"`
-	Ref          string `json:"-"`
+	// Turn is what was observed of the turn a send started, once it ended
+	// (the ledger fills it; an adapter's Send leaves it nil).
+	Turn *TurnResult `json:"turn,omitempty"`
+	Ref  string      `json:"-"`
 }
 
 // NativeEvent is one event as the provider produced it. The registry assigns
@@ -245,6 +248,10 @@ type Outcome struct {
 	// Reason is the provider's words for the outcome ("turn completed",
 	// the refusal's message); empty when it gave none.
 	Reason string
+	// Turn is what the adapter observed of the turn a send started (its
+	// verdict, usage and the files it wrote); nil for an operation that
+	// starts no turn or when the adapter observed nothing of it.
+	Turn *TurnResult
 }
 
 // Adapter is one provider's native bridge. Every method must honour ctx.

@@ -77,9 +77,10 @@ type Adapter struct {
 	closed   bool
 	death    *agentDeath // how the last agent process ended
 
-	diffs    *diffBook
-	replayMu sync.Mutex
-	replays  map[string]*replay // sessions being looked up by replay
+	diffs     *diffBook
+	turnFacts *turnBook // turn verdicts and usage (turnfacts.go)
+	replayMu  sync.Mutex
+	replays   map[string]*replay // sessions being looked up by replay
 }
 
 // NewAdapter builds an adapter; nothing is started until it is used.
@@ -93,7 +94,7 @@ func NewAdapter(cfg AdapterConfig) *Adapter {
 	if cfg.Protocol == "" {
 		cfg.Protocol = "ACP v1 (JSON-RPC over stdio)"
 	}
-	return &Adapter{cfg: cfg, auth: "unknown", known: make(map[string]string), diffs: newDiffBook(), replays: map[string]*replay{}}
+	return &Adapter{cfg: cfg, auth: "unknown", known: make(map[string]string), diffs: newDiffBook(), turnFacts: newTurnBook(), replays: map[string]*replay{}}
 }
 
 // ID implements providers.Adapter.
@@ -557,8 +558,27 @@ func (a *Adapter) watch(t *Turn) {
 		status, reason = providers.StatusDeliveryUnknown, t.Err.Error()
 	}
 	if a.cfg.Host != nil {
-		a.cfg.Host.ReportOutcome(a.cfg.Provider, t.SessionID, t.ID, providers.Outcome{Status: status, Reason: reason})
+		a.cfg.Host.ReportOutcome(a.cfg.Provider, t.SessionID, t.ID, providers.Outcome{Status: status, Reason: reason, Turn: a.turnResult(t, status, reason)})
 	}
+}
+
+// turnResult is what was observed of the ended turn t: its verdict, usage
+// and the files its completed tool calls wrote.
+func (a *Adapter) turnResult(t *Turn, status providers.ReceiptStatus, reason string) *providers.TurnResult {
+	a.mu.Lock()
+	cwd := a.known[t.SessionID]
+	a.mu.Unlock()
+	var changed []string
+	if d, ok := a.diffs.diff(t.SessionID, t.ID, cwd); ok {
+		for _, f := range d.Files {
+			changed = append(changed, f.Path)
+		}
+	}
+	rpcErr := ""
+	if t.Err != nil {
+		rpcErr = reason
+	}
+	return a.turnFacts.end(t, rpcErr, status == providers.StatusDeliveryUnknown, changed)
 }
 
 // Cancel implements providers.Adapter: session/cancel is a notification, so

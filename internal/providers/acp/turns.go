@@ -28,6 +28,7 @@ type agentDeath struct {
 // replay of a session being looked up.
 func (a *Adapter) observe(sessionID, kind string, update json.RawMessage, turn string) {
 	a.diffs.observe(sessionID, kind, update, turn, a.cfg.Clock.Now())
+	a.turnFacts.observe(sessionID, kind, update, turn)
 	a.replayMu.Lock()
 	r := a.replays[sessionID]
 	a.replayMu.Unlock()

@@ -89,7 +89,8 @@ type thread struct {
 	diffs      []TurnDiff      // latest last
 	model      string          // override for the next turns
 	effort     string
-	seen       time.Time // last message about the thread
+	seen       time.Time             // last message about the thread
+	turnFacts  map[string]*turnFacts // running turns' observed facts (turnfacts.go)
 }
 
 // TurnDiff is the latest diff codex reported for one turn of a thread

@@ -74,6 +74,11 @@ func (a *Adapter) onMessage(g *generation, req *jsonrpc.Request) {
 		}
 	case "item/started", "item/completed":
 		a.rememberFileChange(req.Params)
+		if req.Method == "item/completed" {
+			a.observeTurn(req.Method, threadID, turnID, req.Params)
+		}
+	case "thread/tokenUsage/updated":
+		a.observeTurn(req.Method, threadID, turnID, req.Params)
 	case "serverRequest/resolved":
 		if len(n.RequestID) > 0 {
 			a.permissionResolved(g, n.RequestID)
@@ -100,6 +105,7 @@ func (a *Adapter) turnCompleted(threadID, turnID, status string, turnErr *struct
 		}
 	}
 	th.finish(turnID)
+	turn := th.endTurn(turnID, status, turnErrText(turnErr))
 	interrupted := th.interrupts[turnID]
 	delete(th.interrupts, turnID)
 	a.mu.Unlock()
@@ -113,16 +119,16 @@ func (a *Adapter) turnCompleted(threadID, turnID, status string, turnErr *struct
 	}
 	switch status {
 	case "completed":
-		h.ReportOutcome(providers.Codex, threadID, turnID, providers.Outcome{Status: providers.StatusCompleted, Reason: "turn completed"})
+		h.ReportOutcome(providers.Codex, threadID, turnID, providers.Outcome{Status: providers.StatusCompleted, Reason: "turn completed", Turn: turn})
 	case "interrupted":
 		// The prompt's work did not finish: an interrupted turn is never
 		// reported as completed.
-		h.ReportOutcome(providers.Codex, threadID, turnID, providers.Outcome{Status: providers.StatusRejected, Reason: "turn interrupted"})
+		h.ReportOutcome(providers.Codex, threadID, turnID, providers.Outcome{Status: providers.StatusRejected, Reason: "turn interrupted", Turn: turn})
 	case "failed":
 		if reason == "" {
 			reason = "turn failed"
 		}
-		h.ReportOutcome(providers.Codex, threadID, turnID, providers.Outcome{Status: providers.StatusRejected, Reason: reason})
+		h.ReportOutcome(providers.Codex, threadID, turnID, providers.Outcome{Status: providers.StatusRejected, Reason: reason, Turn: turn})
 	default:
 		// An unknown end state proves nothing: the receipt stays queued.
 	}
@@ -133,6 +139,15 @@ func (a *Adapter) turnCompleted(threadID, turnID, status string, turnErr *struct
 			h.ReportOutcome(providers.Codex, threadID, interruptRef(turnID), providers.Outcome{Status: providers.StatusRejected, Reason: "turn ended " + status + " before the interrupt took effect"})
 		}
 	}
+}
+
+func turnErrText(e *struct {
+	Message string `json:"message"`
+}) string {
+	if e == nil {
+		return ""
+	}
+	return e.Message
 }
 
 // setActive makes turn the thread's active turn on g, tracked in g.ops

@@ -113,12 +113,15 @@ type eventPayload struct {
 			Time      struct {
 				Completed int64 `json:"completed"`
 			} `json:"time"`
+			Tokens *ocTokens `json:"tokens"`
+			Cost   *float64  `json:"cost"`
 		} `json:"info"`
 		Part *struct {
-			SessionID string `json:"sessionID"`
-			MessageID string `json:"messageID"`
-			Type      string `json:"type"`
-			Text      string `json:"text"`
+			SessionID string   `json:"sessionID"`
+			MessageID string   `json:"messageID"`
+			Type      string   `json:"type"`
+			Text      string   `json:"text"`
+			Files     []string `json:"files"`
 		} `json:"part"`
 		Status *struct {
 			Type string `json:"type"`

@@ -14,6 +14,7 @@ type outcome struct {
 	nativeID, ref string
 	status        providers.ReceiptStatus
 	reason        string
+	turn          *providers.TurnResult
 }
 
 // recordingHost records outcomes and lets tests wait for them.
@@ -28,7 +29,7 @@ func newHost() *recordingHost { return &recordingHost{changed: make(chan struct{
 func (h *recordingHost) ReportOutcome(_ providers.ID, nativeID, ref string, o providers.Outcome) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.outcomes = append(h.outcomes, outcome{nativeID, ref, o.Status, o.Reason})
+	h.outcomes = append(h.outcomes, outcome{nativeID, ref, o.Status, o.Reason, o.Turn})
 	close(h.changed)
 	h.changed = make(chan struct{})
 }

@@ -67,6 +67,8 @@ type pendingSend struct {
 	lostReason string
 	reported   bool // the lost report went out
 	adopted    bool // sent by another process; followed since a restart
+	turn       *providers.TurnResult
+	facts      turnFacts // what the turn's assistant messages showed (turnfacts.go)
 }
 
 // followingLocked reports whether a prompt's outcome is being followed.
@@ -107,16 +109,27 @@ func (h *hub) observeLocked(sid string, p *eventPayload) []report {
 			if ps.resolved || ps.msgID == "" || ps.msgID != info.ParentID {
 				continue
 			}
+			ps.facts.noteMessage(info.ID, info.Tokens, info.Cost)
 			switch {
 			case len(info.Error) > 0 && string(info.Error) != "null":
+				ps.turn = ps.facts.result(info.Finish, info.Error)
 				out = h.resolveLocked(sid, ps, providers.StatusRejected, errorReason(info.Error), out)
 			case info.Time.Completed > 0 && info.Finish != "" && info.Finish != "tool-calls":
+				ps.turn = ps.facts.result(info.Finish, nil)
 				out = h.resolveLocked(sid, ps, providers.StatusCompleted, "", out)
 			}
 		}
 	case "message.part.updated":
 		part := props.Part
-		if part == nil || part.Type != "text" || part.MessageID == "" || h.isAssistantLocked(sid, part.MessageID) {
+		if part != nil && part.MessageID != "" && h.isAssistantLocked(sid, part.MessageID) {
+			for _, ps := range list {
+				if !ps.resolved && ps.msgID != "" && h.turnOf[part.MessageID] == ps.msgID {
+					ps.facts.notePart(ocPart{Type: part.Type, Text: part.Text, Files: part.Files})
+				}
+			}
+			return nil
+		}
+		if part == nil || part.Type != "text" || part.MessageID == "" {
 			return nil
 		}
 		for _, ps := range list {
@@ -175,7 +188,7 @@ func (h *hub) resolveLocked(sid string, ps *pendingSend, status providers.Receip
 		return out
 	}
 	h.removePendingLocked(sid, ps)
-	return append(out, report{NativeID: sid, Ref: ps.ref, Status: status, Reason: reason})
+	return append(out, report{NativeID: sid, Ref: ps.ref, Status: status, Reason: reason, Turn: ps.turn})
 }
 
 // loseLocked gives up every prompt still running: the server that ran them
@@ -385,7 +398,7 @@ func (h *hub) ready(sid, ref string) {
 			switch {
 			case ps.resolved:
 				h.removePendingLocked(sid, ps)
-				out = append(out, report{NativeID: sid, Ref: ref, Status: ps.status, Reason: ps.reason})
+				out = append(out, report{NativeID: sid, Ref: ref, Status: ps.status, Reason: ps.reason, Turn: ps.turn})
 			case ps.lost && !ps.reported:
 				ps.reported = true
 				out = append(out, report{NativeID: sid, Ref: ref, Status: providers.StatusDeliveryUnknown, Reason: ps.lostReason})
@@ -415,10 +428,13 @@ type ocTurnMessage struct {
 			Created   int64 `json:"created"`
 			Completed int64 `json:"completed"`
 		} `json:"time"`
+		Tokens *ocTokens `json:"tokens"`
+		Cost   *float64  `json:"cost"`
 	} `json:"info"`
 	Parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type  string   `json:"type"`
+		Text  string   `json:"text"`
+		Files []string `json:"files"`
 	} `json:"parts"`
 }
 
@@ -534,6 +550,7 @@ func (h *hub) settleFromMessagesLocked(sid string, msgs []ocTurnMessage) []repor
 				continue
 			}
 			if len(m.Info.Error) > 0 && string(m.Info.Error) != "null" {
+				ps.turn = factsFromMessages(msgs, ps.msgID).result(m.Info.Finish, m.Info.Error)
 				out = h.resolveLocked(sid, ps, providers.StatusRejected, errorReason(m.Info.Error), out)
 				last = nil
 				break
@@ -541,6 +558,7 @@ func (h *hub) settleFromMessagesLocked(sid string, msgs []ocTurnMessage) []repor
 			last = m
 		}
 		if !ps.resolved && last != nil && last.Info.Time.Completed > 0 && last.Info.Finish != "" && last.Info.Finish != "tool-calls" {
+			ps.turn = factsFromMessages(msgs, ps.msgID).result(last.Info.Finish, nil)
 			out = h.resolveLocked(sid, ps, providers.StatusCompleted, "", out)
 		}
 	}

@@ -66,15 +66,19 @@ func splitText(text string) []string {
 
 // --- OpenAI Chat Completions ---
 
-func (s *Server) answerChat(w http.ResponseWriter, p parsed, text string, call *resolvedCall) {
+func (s *Server) answerChat(w http.ResponseWriter, p parsed, reply Reply, call *resolvedCall) {
+	text := reply.Text
 	id := s.newID("chatcmpl-fake")
 	created := time.Now().Unix()
 	model := p.model
 	if model == "" {
 		model = "echo"
 	}
-	usage := map[string]any{"prompt_tokens": inputTokens, "completion_tokens": outputTokens, "total_tokens": inputTokens + outputTokens}
+	usage := chatUsage(reply.usage())
 	finish := "stop"
+	if reply.Truncated {
+		finish = "length"
+	}
 	var toolCalls []any
 	if call != nil {
 		finish = "tool_calls"
@@ -108,7 +112,7 @@ func (s *Server) answerChat(w http.ResponseWriter, p parsed, text string, call *
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil)
 	if call != nil {
 		chunk(map[string]any{"tool_calls": toolCalls}, nil, nil)
-	} else {
+	} else if !reply.Empty {
 		for _, d := range splitText(text) {
 			chunk(map[string]any{"content": d}, nil, nil)
 		}
@@ -119,17 +123,14 @@ func (s *Server) answerChat(w http.ResponseWriter, p parsed, text string, call *
 
 // --- OpenAI Responses (Codex) ---
 
-func (s *Server) answerResponses(w http.ResponseWriter, p parsed, text string, call *resolvedCall) {
+func (s *Server) answerResponses(w http.ResponseWriter, p parsed, reply Reply, call *resolvedCall) {
+	text := reply.Text
 	respID := s.newID("resp_fake")
 	model := p.model
 	if model == "" {
 		model = "echo"
 	}
-	usage := map[string]any{
-		"input_tokens": inputTokens, "input_tokens_details": map[string]any{"cached_tokens": 0},
-		"output_tokens": outputTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
-		"total_tokens": inputTokens + outputTokens,
-	}
+	usage := responsesUsage(reply.usage())
 	var item, added map[string]any
 	if call != nil {
 		callID := s.callID("call_")
@@ -150,13 +151,23 @@ func (s *Server) answerResponses(w http.ResponseWriter, p parsed, text string, c
 	response := func(status string, output []any) map[string]any {
 		r := map[string]any{"id": respID, "object": "response", "created_at": time.Now().Unix(),
 			"model": model, "status": status, "output": output}
-		if status == "completed" {
+		if status == "completed" || status == "incomplete" {
 			r["usage"] = usage
+		}
+		if status == "incomplete" {
+			r["incomplete_details"] = map[string]any{"reason": "max_output_tokens"}
 		}
 		return r
 	}
+	final, output := "completed", []any{item}
+	if reply.Truncated {
+		final = "incomplete"
+	}
+	if reply.Empty && call == nil {
+		output = []any{}
+	}
 	if !p.stream {
-		writeJSON(w, http.StatusOK, response("completed", []any{item}))
+		writeJSON(w, http.StatusOK, response(final, output))
 		return
 	}
 	e := newSSE(w)
@@ -169,6 +180,10 @@ func (s *Server) answerResponses(w http.ResponseWriter, p parsed, text string, c
 	}
 	send("response.created", map[string]any{"response": response("in_progress", []any{})})
 	send("response.in_progress", map[string]any{"response": response("in_progress", []any{})})
+	if len(output) == 0 {
+		send("response.completed", map[string]any{"response": response(final, output)})
+		return
+	}
 	send("response.output_item.added", map[string]any{"output_index": 0, "item": added})
 	if call == nil {
 		itemID := item["id"]
@@ -185,18 +200,22 @@ func (s *Server) answerResponses(w http.ResponseWriter, p parsed, text string, c
 		send("response.function_call_arguments.done", map[string]any{"item_id": item["id"], "output_index": 0, "arguments": call.args})
 	}
 	send("response.output_item.done", map[string]any{"output_index": 0, "item": item})
-	send("response.completed", map[string]any{"response": response("completed", []any{item})})
+	send("response."+final, map[string]any{"response": response(final, output)})
 }
 
 // --- Anthropic Messages (Claude Code) ---
 
-func (s *Server) answerMessages(w http.ResponseWriter, p parsed, text string, call *resolvedCall) {
+func (s *Server) answerMessages(w http.ResponseWriter, p parsed, reply Reply, call *resolvedCall) {
+	text := reply.Text
 	msgID := s.newID("msg_fake")
 	model := p.model
 	if model == "" {
 		model = "claude-fake"
 	}
 	stop := "end_turn"
+	if reply.Truncated {
+		stop = "max_tokens"
+	}
 	var block map[string]any
 	var toolID string
 	if call != nil {
@@ -208,22 +227,34 @@ func (s *Server) answerMessages(w http.ResponseWriter, p parsed, text string, ca
 	} else {
 		block = map[string]any{"type": "text", "text": text}
 	}
-	usage := map[string]any{"input_tokens": inputTokens, "output_tokens": outputTokens,
-		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	u := reply.usage()
+	usage := messagesUsage(u)
+	content := []any{block}
+	if reply.Empty && call == nil {
+		content = []any{}
+	}
 	if !p.stream {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": msgID, "type": "message", "role": "assistant", "model": model,
-			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": usage,
+			"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage,
 		})
 		return
 	}
+	startUsage := messagesUsage(u)
+	startUsage["output_tokens"] = 1
 	e := newSSE(w)
 	e.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": msgID, "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": inputTokens, "output_tokens": 1,
-			"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+		"usage": startUsage,
 	}})
+	if len(content) == 0 {
+		e.event("message_delta", map[string]any{"type": "message_delta",
+			"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+			"usage": map[string]any{"output_tokens": u.Output}})
+		e.event("message_stop", map[string]any{"type": "message_stop"})
+		return
+	}
 	if call != nil {
 		e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
 			"content_block": map[string]any{"type": "tool_use", "id": toolID, "name": call.name, "input": map[string]any{}}})
@@ -240,6 +271,6 @@ func (s *Server) answerMessages(w http.ResponseWriter, p parsed, text string, ca
 	e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	e.event("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": outputTokens}})
+		"usage": map[string]any{"output_tokens": u.Output}})
 	e.event("message_stop", map[string]any{"type": "message_stop"})
 }

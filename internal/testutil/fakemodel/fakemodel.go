@@ -246,6 +246,12 @@ type Reply struct {
 	// FollowUp is the text answered when the program continues after the
 	// tool result; "Done." when empty.
 	FollowUp string
+	// Empty answers no output at all ([Empty]); Truncated ends Text on the
+	// output token limit ([Truncated]); Usage is the token usage reported
+	// (nil: [DefaultUsage]). See outcome.go.
+	Empty     bool
+	Truncated bool
+	Usage     *Usage
 }
 
 // Text answers text.

@@ -133,11 +133,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch rec.API {
 	case ChatCompletions:
-		s.answerChat(w, p, reply.Text, call)
+		s.answerChat(w, p, reply, call)
 	case Responses:
-		s.answerResponses(w, p, reply.Text, call)
+		s.answerResponses(w, p, reply, call)
 	case Messages:
-		s.answerMessages(w, p, reply.Text, call)
+		s.answerMessages(w, p, reply, call)
 	}
 }
 

@@ -50,6 +50,8 @@ type Outcome struct {
 	Ref      string
 	Status   providers.ReceiptStatus
 	Reason   string
+	// Turn is what the adapter observed of the turn (verdict, usage).
+	Turn *providers.TurnResult
 }
 
 // Lost settles every op after the connection that carried them was lost
@@ -78,7 +80,7 @@ func Report(host providers.Host, provider providers.ID, outs []Outcome) {
 		return
 	}
 	for _, o := range outs {
-		host.ReportOutcome(provider, o.NativeID, o.Ref, providers.Outcome{Status: o.Status, Reason: o.Reason})
+		host.ReportOutcome(provider, o.NativeID, o.Ref, providers.Outcome{Status: o.Status, Reason: o.Reason, Turn: o.Turn})
 	}
 }
 

@@ -22,9 +22,9 @@ func TestLostSettlesEveryOpAsUnknown(t *testing.T) {
 	}
 	outs := Lost("connection lost: EOF", ops)
 	want := []Outcome{
-		{"s1", "t1", providers.StatusDeliveryUnknown, "connection lost: EOF; turn t1 had not completed and may have run in part; it is not resent"},
-		{"s2", "interrupt:t2", providers.StatusDeliveryUnknown, "connection lost: EOF; the interrupt's effect was not observed"},
-		{"s1", "permission:r1", providers.StatusDeliveryUnknown, "connection lost: EOF; " + DefaultUnsettled},
+		{"s1", "t1", providers.StatusDeliveryUnknown, "connection lost: EOF; turn t1 had not completed and may have run in part; it is not resent", nil},
+		{"s2", "interrupt:t2", providers.StatusDeliveryUnknown, "connection lost: EOF; the interrupt's effect was not observed", nil},
+		{"s1", "permission:r1", providers.StatusDeliveryUnknown, "connection lost: EOF; " + DefaultUnsettled, nil},
 	}
 	if fmt.Sprint(outs) != fmt.Sprint(want) {
 		t.Fatalf("Lost =\n%v\nwant\n%v", outs, want)
@@ -68,8 +68,8 @@ func TestTrackerSettlesEachOpOnce(t *testing.T) {
 	}
 	outs := tr.Lost("agent exited")
 	want := []Outcome{
-		{"s2", "t2", providers.StatusDeliveryUnknown, "agent exited; turn t2 may have run in part"},
-		{"s1", "t3", providers.StatusDeliveryUnknown, "agent exited; " + DefaultUnsettled},
+		{"s2", "t2", providers.StatusDeliveryUnknown, "agent exited; turn t2 may have run in part", nil},
+		{"s1", "t3", providers.StatusDeliveryUnknown, "agent exited; " + DefaultUnsettled, nil},
 	}
 	if fmt.Sprint(outs) != fmt.Sprint(want) {
 		t.Fatalf("Lost =\n%v\nwant\n%v", outs, want)

@@ -1,0 +1,124 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/handoff"
+	"github.com/agent-interop/runtime/ent/message"
+	"github.com/agent-interop/runtime/ent/operation"
+	"github.com/agent-interop/runtime/ent/predicate"
+	"github.com/agent-interop/runtime/ent/workitem"
+	"github.com/agent-interop/runtime/internal/providers"
+)
+
+// maxTotalledTurns bounds the operations one total reads (the newest
+// count; Partial says when more were left out).
+const maxTotalledTurns = 10000
+
+// Totals is what a set of sends' turns cost, from what their providers
+// reported.
+type Totals struct {
+	// Turns counts the sends whose turn ended with something observed (a
+	// verdict or usage); Reported those among them with usage.
+	Turns, Reported int
+	// Usage sums the reported figures; nil when no turn reported any
+	// (unknown, never 0).
+	Usage *providers.Usage
+	// Partial is set when more than maxTotalledTurns sends matched and
+	// only the newest were counted.
+	Partial bool
+}
+
+// SessionTotals totals the turns of the sends to the given sessions
+// ("provider:nativeId"; unknown forms are skipped).
+func (s *Service) SessionTotals(ctx context.Context, sessions ...string) (Totals, error) {
+	var ors []predicate.Operation
+	seen := map[string]bool{}
+	for _, id := range sessions {
+		p, n, ok := strings.Cut(id, ":")
+		if !ok || p == "" || n == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		ors = append(ors, operation.And(operation.Provider(p), operation.NativeID(n)))
+	}
+	if len(ors) == 0 {
+		return Totals{}, nil
+	}
+	return s.totals(ctx, operation.Or(ors...))
+}
+
+// ConversationTotals totals the turns the conversation's messages started.
+func (s *Service) ConversationTotals(ctx context.Context, conversationID string) (Totals, error) {
+	ids, err := s.st.Client().Message.Query().Where(message.ConversationID(conversationID)).
+		Order(ent.Desc(message.FieldSequence)).Limit(maxTotalledTurns).Select(message.FieldOperationID).Strings(ctx)
+	if err != nil {
+		return Totals{}, fmt.Errorf("read conversation %s's messages: %w", conversationID, err)
+	}
+	if len(ids) == 0 {
+		return Totals{}, nil
+	}
+	return s.totals(ctx, operation.IDIn(ids...))
+}
+
+// WorkTotals totals the turns of the sessions attached to a work item: its
+// source and destination sessions and those of its handoffs.
+func (s *Service) WorkTotals(ctx context.Context, workID string) (Totals, error) {
+	c := s.st.Client()
+	w, err := c.WorkItem.Query().Where(workitem.ID(workID)).Only(ctx)
+	if err != nil {
+		return Totals{}, fmt.Errorf("read work %s: %w", workID, err)
+	}
+	var sessions []string
+	for _, p := range []*string{w.SourceSession, w.DestinationSession} {
+		if p != nil {
+			sessions = append(sessions, *p)
+		}
+	}
+	hs, err := c.Handoff.Query().Where(handoff.WorkID(workID)).Limit(maxTotalledTurns).All(ctx)
+	if err != nil {
+		return Totals{}, fmt.Errorf("read work %s's handoffs: %w", workID, err)
+	}
+	for _, h := range hs {
+		sessions = append(sessions, h.SourceSession)
+		if h.DestinationSession != nil {
+			sessions = append(sessions, *h.DestinationSession)
+		}
+	}
+	return s.SessionTotals(ctx, sessions...)
+}
+
+func (s *Service) totals(ctx context.Context, where predicate.Operation) (Totals, error) {
+	ops, err := s.st.Client().Operation.Query().
+		Where(where, operation.Operation(OpSend), operation.Or(operation.VerdictNotNil(), operation.UsageNotNil())).
+		Order(ent.Desc(operation.FieldCreatedAt)).Limit(maxTotalledTurns+1).
+		Select(operation.FieldVerdict, operation.FieldUsage).All(ctx)
+	if err != nil {
+		return Totals{}, fmt.Errorf("read the sends' usage: %w", err)
+	}
+	var t Totals
+	var sum providers.Usage
+	for i, o := range ops {
+		if i == maxTotalledTurns { // the one read past the bound: more are left out
+			t.Partial = true
+			break
+		}
+		t.Turns++
+		if len(o.Usage) == 0 {
+			continue
+		}
+		var u providers.Usage
+		if json.Unmarshal(o.Usage, &u) == nil && u.Known() {
+			t.Reported++
+			sum.Add(&u)
+		}
+	}
+	if t.Reported > 0 {
+		t.Usage = &sum
+	}
+	return t, nil
+}
