@@ -113,8 +113,8 @@ const (
 
 // pgState is a PostgreSQL store's connection-time state.
 type pgState struct {
-	location string // redacted, for messages
-	mu       sync.Mutex
+	location     string // redacted, for messages
+	mu           sync.Mutex
 	ready        atomic.Bool // the schema was checked on some connection
 	migrated     bool
 	upgradedFrom string

@@ -42,8 +42,8 @@ var ErrNoStore = errors.New("no store")
 type Option func(*options)
 
 type options struct {
-	clock    quartz.Clock
-	verify   bool
+	clock     quartz.Clock
+	verify    bool
 	lazy      bool
 	noCreate  bool
 	noUpgrade bool

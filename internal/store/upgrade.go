@@ -63,7 +63,7 @@ type ddlTable struct {
 }
 
 // ddlColumn is one column definition: its unquoted name and the rest of
-// its definition as written ("text NOT NULL DEFAULT ('')").
+// its definition as written ("text NOT NULL DEFAULT (”)").
 type ddlColumn struct{ name, def string }
 
 // ddlIndex is one CREATE [UNIQUE] INDEX statement.
