@@ -13,6 +13,22 @@ type ActiveThread struct {
 	Live      *ProgressSnapshot `json:"live,omitempty"`
 }
 
+// BudgetLeft is the answer record budgetLeft (spec/records.yaml).
+type BudgetLeft struct {
+	Messages            int64                     `json:"messages"`
+	MessagesLeft        int64                     `json:"messagesLeft"`
+	TurnsPerParticipant int64                     `json:"turnsPerParticipant"`
+	TurnsLeft           []BudgetLeftTurnsLeftItem `json:"turnsLeft"`
+	Tokens              int64                     `json:"tokens"`
+	TokensUsed          string                    `json:"tokensUsed"`
+}
+
+// BudgetLeftTurnsLeftItem is an answer record.
+type BudgetLeftTurnsLeftItem struct {
+	ParticipantID string `json:"participantId"`
+	Left          int64  `json:"left"`
+}
+
 // Capability is the answer record capability (spec/records.yaml).
 type Capability struct {
 	Supported bool    `json:"supported"`
@@ -786,6 +802,7 @@ type ReadConversationOutput struct {
 	Next           int64        `json:"next"`
 	LatestSequence int64        `json:"latestSequence"`
 	Gap            *Gap         `json:"gap,omitempty"`
+	Budget         *BudgetLeft  `json:"budget,omitempty"`
 	NextCursor     *string      `json:"nextCursor,omitempty"`
 	// Cut, set by the handler, returns this answer cut to its first n
 	// page records with the nextCursor that resumes after them; the

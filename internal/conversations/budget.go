@@ -16,13 +16,13 @@ import (
 type Budget struct {
 	// Messages is how many messages the conversation may carry in all
 	// (trimmed ones count: the sequence never goes back).
-	Messages int64
+	Messages int64 `json:"messages"`
 	// TurnsPerParticipant is how many messages one participant may
 	// receive, each of which starts a turn of its session.
-	TurnsPerParticipant int64
+	TurnsPerParticipant int64 `json:"turnsPerParticipant"`
 	// Tokens is the token budget. It is not enforced yet: per-turn usage
 	// is not recorded, so what was used is unknown.
-	Tokens int64
+	Tokens int64 `json:"tokens"`
 }
 
 // DefaultBudget is the budget of every conversation (see
@@ -72,4 +72,34 @@ func (s *Service) checkBudget(ctx context.Context, tx *ent.Tx, conv *ent.Convers
 		return &BudgetExceededError{ConversationID: conv.ID, Budget: "turnsPerParticipant", Participant: recipient, Used: int64(turns), Limit: b.TurnsPerParticipant}
 	}
 	return nil
+}
+
+// BudgetLeft is a conversation's budget and what is left of it.
+type BudgetLeft struct {
+	Budget
+	MessagesLeft int64 `json:"messagesLeft"`
+	// TurnsLeft is, per participant, how many more messages it may receive.
+	TurnsLeft []ParticipantTurns `json:"turnsLeft"`
+	// TokensUsed is "unknown": per-turn usage is not recorded yet.
+	TokensUsed string `json:"tokensUsed"`
+}
+
+// ParticipantTurns is what is left of one participant's turn budget.
+type ParticipantTurns struct {
+	ParticipantID string `json:"participantId"`
+	Left          int64  `json:"left"`
+}
+
+// budgetLeft reports s.budget against what conv has used.
+func (s *Service) budgetLeft(ctx context.Context, tx *ent.Tx, conv *ent.Conversation) (*BudgetLeft, error) {
+	b := s.budget
+	out := &BudgetLeft{Budget: b, MessagesLeft: max(b.Messages-conv.LastSequence, 0), TurnsLeft: []ParticipantTurns{}, TokensUsed: "unknown"}
+	for _, p := range conv.Edges.Participants {
+		n, err := tx.Message.Query().Where(message.ConversationID(conv.ID), message.Recipient(p.ParticipantID)).Count(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("count turns of %s: %w", p.ParticipantID, err)
+		}
+		out.TurnsLeft = append(out.TurnsLeft, ParticipantTurns{ParticipantID: p.ParticipantID, Left: max(b.TurnsPerParticipant-int64(n), 0)})
+	}
+	return out, nil
 }

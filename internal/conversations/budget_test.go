@@ -66,6 +66,19 @@ func TestBudgetStopsPingPong(t *testing.T) {
 			if after := e.counts(t); after != before {
 				t.Errorf("a refused send changed the store: %+v -> %+v", before, after)
 			}
+			page, err := e.svc.Read(ctx, conversations.ReadInput{ConversationID: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := page.Budget
+			if b == nil || b.MessagesLeft != b.Messages-tt.wantSent || b.TokensUsed != "unknown" || len(b.TurnsLeft) != 2 {
+				t.Fatalf("read budget = %+v", b)
+			}
+			for _, tl := range b.TurnsLeft {
+				if tl.Left < 0 || (tt.wantBudget == "turnsPerParticipant" && tl.ParticipantID == "claude-code:b" && tl.Left != 0) {
+					t.Errorf("turns left = %+v", b.TurnsLeft)
+				}
+			}
 			if got := int64(before.Messages); got != tt.wantSent {
 				t.Errorf("%d messages stored, want %d", got, tt.wantSent)
 			}
