@@ -20,12 +20,14 @@ type BudgetLeft struct {
 	TurnsPerParticipant int64                     `json:"turnsPerParticipant"`
 	TurnsLeft           []BudgetLeftTurnsLeftItem `json:"turnsLeft"`
 	Tokens              int64                     `json:"tokens"`
-	TokensUsed          string                    `json:"tokensUsed"`
+	TokensUsed          any                       `json:"tokensUsed"`
+	TokensLeft          any                       `json:"tokensLeft"`
 }
 
 // BudgetLeftTurnsLeftItem is an answer record.
 type BudgetLeftTurnsLeftItem struct {
 	ParticipantID string `json:"participantId"`
+	Used          int64  `json:"used"`
 	Left          int64  `json:"left"`
 }
 

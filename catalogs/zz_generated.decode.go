@@ -2048,13 +2048,23 @@ func decodeLegacyConversationCreate(raw json.RawMessage) (*CreateConversationInp
 	path := ""
 	in := func() *CreateConversationInput {
 		out := new(CreateConversationInput)
-		o := d.Object(v, path, []string{"title"}, []string{"title"})
+		o := d.Object(v, path, []string{"title", "conversationId", "budget"}, nil)
 		if o == nil {
 			return nil
 		}
 		if x, ok := o["title"]; ok {
 			if v, ok := d.String(x, argv.Join(path, "title"), argv.StringRule{MinLength: 1, MaxLength: 300}); ok {
-				out.Title = v
+				out.Title = &v
+			}
+		}
+		if x, ok := o["conversationId"]; ok {
+			if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
+				out.ConversationID = &v
+			}
+		}
+		if x, ok := o["budget"]; ok {
+			if p := decodeCreateConversationInputBudget(d, x, argv.Join(path, "budget")); p != nil {
+				out.Budget = p
 			}
 		}
 		return out

@@ -86,9 +86,9 @@ func conversationBudgetAnswer(v conversations.BudgetLeft) catalogs.BudgetLeft {
 	return catalogs.BudgetLeft{
 		Messages: v.Messages, MessagesLeft: v.MessagesLeft, TurnsPerParticipant: v.TurnsPerParticipant,
 		TurnsLeft: mapList(v.TurnsLeft, func(t conversations.ParticipantTurns) catalogs.BudgetLeftTurnsLeftItem {
-			return catalogs.BudgetLeftTurnsLeftItem{ParticipantID: t.ParticipantID, Left: t.Left}
+			return catalogs.BudgetLeftTurnsLeftItem{ParticipantID: t.ParticipantID, Used: t.Used, Left: t.Left}
 		}),
-		Tokens: v.Tokens, TokensUsed: v.TokensUsed,
+		Tokens: v.Tokens, TokensUsed: v.TokensUsed.Answer(), TokensLeft: v.TokensLeft(),
 	}
 }
 

@@ -43,4 +43,4 @@ func BenchmarkRead(b *testing.B) {
 }
 
 // unbounded is a budget no benchmark reaches.
-var unbounded = conversations.Budget{Messages: 1 << 40, TurnsPerParticipant: 1 << 40}
+var unbounded = conversations.Budget{Messages: 1 << 40, TurnsPerParticipant: 1 << 40, Tokens: 1 << 40}

@@ -26,8 +26,8 @@ func TestBudgetStopsPingPong(t *testing.T) {
 			wantErr: "budget messages exhausted: 40 of 40 messages used; the message was not stored or delivered"},
 		{name: "default turn budget stops a one-way flood", oneWay: true, wantSent: conversations.DefaultBudget.TurnsPerParticipant,
 			wantBudget: "turnsPerParticipant", wantErr: "budget turnsPerParticipant exhausted: recipient claude-code:b already received 20 of 20 messages"},
-		{name: "small message budget", budget: &conversations.Budget{Messages: 3, TurnsPerParticipant: 10}, wantSent: 3, wantBudget: "messages"},
-		{name: "small turn budget", budget: &conversations.Budget{Messages: 10, TurnsPerParticipant: 2}, wantSent: 4, wantBudget: "turnsPerParticipant"},
+		{name: "small message budget", budget: &conversations.Budget{Messages: 3, TurnsPerParticipant: 10, Tokens: 1000}, wantSent: 3, wantBudget: "messages"},
+		{name: "small turn budget", budget: &conversations.Budget{Messages: 10, TurnsPerParticipant: 2, Tokens: 1000}, wantSent: 4, wantBudget: "turnsPerParticipant"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,7 +71,7 @@ func TestBudgetStopsPingPong(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := page.Budget
-			if b == nil || b.MessagesLeft != b.Messages-tt.wantSent || b.TokensUsed != "unknown" || len(b.TurnsLeft) != 2 {
+			if b == nil || b.MessagesLeft != b.Messages-tt.wantSent || b.TokensUsed.Known || b.TokensLeft() != "unknown" || len(b.TurnsLeft) != 2 {
 				t.Fatalf("read budget = %+v", b)
 			}
 			for _, tl := range b.TurnsLeft {

@@ -21,7 +21,7 @@ CREATE INDEX "claim_acquired_at_id" ON "claims" ("acquired_at", "id");
 CREATE INDEX "claim_status_acquired_at_id" ON "claims" ("status", "acquired_at", "id");
 CREATE INDEX "claim_work_id_acquired_at_id" ON "claims" ("work_id", "acquired_at", "id");
 CREATE INDEX "claim_session_id_acquired_at_id" ON "claims" ("session_id", "acquired_at", "id");
-CREATE TABLE "conversations" ("id" character varying NOT NULL, "title" character varying NOT NULL, "created_at" timestamptz NOT NULL, "updated_at" timestamptz NOT NULL, "last_sequence" bigint NOT NULL DEFAULT 0, PRIMARY KEY ("id"));
+CREATE TABLE "conversations" ("id" character varying NOT NULL, "title" character varying NOT NULL, "created_at" timestamptz NOT NULL, "updated_at" timestamptz NOT NULL, "last_sequence" bigint NOT NULL DEFAULT 0, "budget_messages" bigint NOT NULL DEFAULT 40, "budget_turns" bigint NOT NULL DEFAULT 20, "budget_tokens" bigint NOT NULL DEFAULT 2000000, PRIMARY KEY ("id"));
 CREATE INDEX "conversation_updated_at_id" ON "conversations" ("updated_at", "id");
 CREATE TABLE "operations" ("id" character varying NOT NULL, "idempotency_key" character varying NOT NULL, "provider" character varying NOT NULL, "native_id" character varying NOT NULL, "operation" character varying NOT NULL, "text_sha256" character varying NOT NULL DEFAULT '', "status" character varying NOT NULL DEFAULT 'queued', "provider_state" character varying NOT NULL DEFAULT '', "detail" json NULL, "ref" character varying NOT NULL DEFAULT '', "native_turn" character varying NOT NULL DEFAULT '', "owner" character varying NOT NULL DEFAULT '', "created_at" timestamptz NOT NULL, "updated_at" timestamptz NOT NULL, PRIMARY KEY ("id"));
 CREATE UNIQUE INDEX "operations_idempotency_key_key" ON "operations" ("idempotency_key");
