@@ -46,16 +46,14 @@ func (t ConversationTools) ReadConversation(ctx context.Context, in *catalogs.Re
 
 // CreateConversation answers create_conversation with the new
 // conversation's summary; with conversationId it sets that conversation's
-// loop budget instead (raising it lets a stopped exchange go on).
+// loop budget (and title, when given) instead: raising the budget lets a
+// stopped exchange go on.
 func (t ConversationTools) CreateConversation(ctx context.Context, in *catalogs.CreateConversationInput) (*catalogs.Conversation, error) {
 	if in.ConversationID != nil {
-		if in.Title != nil {
-			return nil, paging.Invalid("create_conversation", "title", "must be absent with conversationId, which sets an existing conversation's budget")
-		}
 		if in.Budget == nil {
-			return nil, paging.Invalid("create_conversation", "budget", "is required with conversationId")
+			return nil, paging.Invalid("create_conversation", "budget", "is required with conversationId (it sets that conversation's budget)")
 		}
-		return record(conversationAnswer)(t.Svc.SetBudget(ctx, *in.ConversationID, budgetInput(in.Budget)))
+		return record(conversationAnswer)(t.Svc.SetBudget(ctx, *in.ConversationID, budgetInput(in.Budget), optString(in.Title)))
 	}
 	if in.Title == nil {
 		return nil, paging.Invalid("create_conversation", "title", "is required to create a conversation")

@@ -3,6 +3,8 @@ package conversations
 import (
 	"context"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
@@ -138,9 +140,17 @@ func (s *Service) checkBudget(ctx context.Context, tx *ent.Tx, conv *ent.Convers
 }
 
 // SetBudget replaces a conversation's budget (create_conversation with
-// conversationId). A budget below what the conversation already used is
-// refused naming the argument, and nothing changes.
-func (s *Service) SetBudget(ctx context.Context, conversationID string, b Budget) (Conversation, error) {
+// conversationId), and its title when title is not blank. A budget below
+// what the conversation already used is refused naming the argument, and
+// nothing changes.
+func (s *Service) SetBudget(ctx context.Context, conversationID string, b Budget, title string) (Conversation, error) {
+	if b.Messages < 1 || b.TurnsPerParticipant < 1 || b.Tokens < 1 {
+		return Conversation{}, invalidf("budget: messages, turnsPerParticipant and tokens must be at least 1; received %+v", b)
+	}
+	title = strings.TrimSpace(title)
+	if utf8.RuneCountInString(title) > MaxTitleLen {
+		title = strings.TrimSpace(string([]rune(title)[:MaxTitleLen]))
+	}
 	var out Conversation
 	err := s.tx(ctx, func(tx *ent.Tx) error {
 		conv, err := getConversation(ctx, tx.Client(), conversationID)
@@ -170,8 +180,12 @@ func (s *Service) SetBudget(ctx context.Context, conversationID string, b Budget
 		if used.Known && b.Tokens < used.Count {
 			return invalidf("budget.tokens must be at least the %d tokens conversation %s already used; received %d", used.Count, conv.ID, b.Tokens)
 		}
-		row, err := conv.Update().SetBudgetMessages(b.Messages).SetBudgetTurns(b.TurnsPerParticipant).SetBudgetTokens(b.Tokens).
-			SetUpdatedAt(s.now()).Save(ctx)
+		upd := conv.Update().SetBudgetMessages(b.Messages).SetBudgetTurns(b.TurnsPerParticipant).SetBudgetTokens(b.Tokens).
+			SetUpdatedAt(s.now())
+		if title != "" {
+			upd.SetTitle(title)
+		}
+		row, err := upd.Save(ctx)
 		if err != nil {
 			return fmt.Errorf("update budget: %w", err)
 		}

@@ -85,3 +85,97 @@ func TestBudgetStopsPingPong(t *testing.T) {
 		})
 	}
 }
+
+// TestBudgetSetAtCreationAndRaised: a conversation created with a budget
+// stops at it; raising it lets the exchange go on; a budget below what was
+// used is refused naming the argument, and nothing changes.
+func TestBudgetSetAtCreationAndRaised(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	c, err := e.svc.CreateWithBudget(ctx, "small", conversations.Budget{Messages: 2, TurnsPerParticipant: 5, Tokens: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"a", "b"} {
+		prov := map[string]string{"a": "codex", "b": "claude-code"}[p]
+		if _, err := e.svc.Join(ctx, conversations.JoinInput{ConversationID: c.ID, Provider: prov, NativeID: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send := func() error {
+		_, err := e.svc.Send(ctx, conversations.SendInput{ConversationID: c.ID, Sender: "codex:a", Recipient: "claude-code:b", Text: "ping"})
+		return err
+	}
+	for range 2 {
+		if err := send(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var be *conversations.BudgetExceededError
+	if err := send(); !errors.As(err, &be) || be.Budget != "messages" || be.Limit != 2 || !strings.Contains(err.Error(), "create_conversation {conversationId, budget}") {
+		t.Fatalf("third send = %v, want the messages budget of 2 refusing it and saying how to raise it", err)
+	}
+	before := e.counts(t)
+	for _, tt := range []struct {
+		b    conversations.Budget
+		want string
+	}{
+		{conversations.Budget{Messages: 1, TurnsPerParticipant: 5, Tokens: 1000}, "budget.messages must be at least the 2 messages"},
+		{conversations.Budget{Messages: 10, TurnsPerParticipant: 1, Tokens: 1000}, "budget.turnsPerParticipant must be at least the 2 messages participant claude-code:b already received"},
+		{conversations.Budget{Messages: 10, TurnsPerParticipant: 5, Tokens: 0}, "must be at least 1"},
+	} {
+		_, err := e.svc.SetBudget(ctx, c.ID, tt.b, "")
+		var inv *conversations.InvalidError
+		if !errors.As(err, &inv) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("SetBudget(%+v) = %v, want an invalid-argument error with %q", tt.b, err, tt.want)
+		}
+	}
+	page, err := e.svc.Read(ctx, conversations.ReadInput{ConversationID: c.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Budget.Messages != 2 || page.Budget.MessagesLeft != 0 {
+		t.Fatalf("a refused SetBudget changed the budget: %+v", page.Budget)
+	}
+	if after := e.counts(t); after != before {
+		t.Fatalf("a refused SetBudget changed the store: %+v -> %+v", before, after)
+	}
+	if _, err := e.svc.SetBudget(ctx, c.ID, conversations.Budget{Messages: 3, TurnsPerParticipant: 5, Tokens: 1000}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := send(); err != nil {
+		t.Fatalf("send after raising the budget: %v", err)
+	}
+	page, _ = e.svc.Read(ctx, conversations.ReadInput{ConversationID: c.ID})
+	b := page.Budget
+	if b.Messages != 3 || b.MessagesLeft != 0 || b.TokensLeft() != "unknown" || b.TokensUsed.Answer() != "unknown" {
+		t.Fatalf("budget after the raise = %+v", b)
+	}
+	for _, tl := range b.TurnsLeft {
+		if tl.ParticipantID == "claude-code:b" && (tl.Used != 3 || tl.Left != 2) {
+			t.Errorf("turns of claude-code:b = %+v, want 3 used, 2 left", tl)
+		}
+	}
+}
+
+func TestCheckTokens(t *testing.T) {
+	tests := []struct {
+		used conversations.TokensUsed
+		want bool
+	}{
+		{conversations.UnknownTokens, false}, // unknown never refuses and is never 0
+		{conversations.TokensUsed{Known: true, Count: 0}, false},
+		{conversations.TokensUsed{Known: true, Count: 999}, false},
+		{conversations.TokensUsed{Known: true, Count: 1000}, true},
+	}
+	for _, tt := range tests {
+		err := conversations.CheckTokens("conversation_x", tt.used, 1000)
+		var be *conversations.BudgetExceededError
+		if got := errors.As(err, &be); got != tt.want || (got && (be.Budget != "tokens" || !strings.Contains(err.Error(), "budget tokens exhausted: its turns used 1000 of 1000 tokens"))) {
+			t.Errorf("CheckTokens(%+v) = %v, want refused %v", tt.used, err, tt.want)
+		}
+	}
+	if conversations.UnknownTokens.Answer() != "unknown" || (conversations.TokensUsed{Known: true}).Answer() != int64(0) {
+		t.Error("Answer: unknown usage must answer \"unknown\", a known 0 the number 0")
+	}
+}
