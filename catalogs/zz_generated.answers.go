@@ -959,6 +959,7 @@ type Session struct {
 	Provenance Provenance `json:"provenance"`
 	Metadata   any        `json:"metadata,omitempty"`
 	Liveness   *Liveness  `json:"liveness,omitempty"`
+	Resumed    *string    `json:"resumed,omitempty"`
 }
 
 // StoreStatus is the answer record storeStatus (spec/records.yaml).

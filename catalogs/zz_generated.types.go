@@ -110,7 +110,7 @@ func decodeCreateConversationInput(d *argv.Decoder, v any, path string) *CreateC
 		return nil
 	}
 	if x, ok := o["title"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "title"), argv.StringRule{MinLength: 1, MaxLength: 300}); ok {
+		if v, ok := d.String(x, argv.Join(path, "title"), argv.StringRule{MinLength: 0, MaxLength: 300}); ok {
 			out.Title = &v
 		}
 	}
@@ -1793,13 +1793,14 @@ func decodeRespondToPermissionInput(d *argv.Decoder, v any, path string) *Respon
 
 // ResumeSessionInput is a decoded argument object.
 type ResumeSessionInput struct {
-	Provider string `json:"provider,omitempty"`
-	NativeID string `json:"nativeId,omitempty"`
+	Provider   string `json:"provider,omitempty"`
+	NativeID   string `json:"nativeId,omitempty"`
+	AllowFresh *bool  `json:"allowFresh,omitempty"`
 }
 
 func decodeResumeSessionInput(d *argv.Decoder, v any, path string) *ResumeSessionInput {
 	out := new(ResumeSessionInput)
-	o := d.Object(v, path, []string{"provider", "nativeId"}, []string{"provider", "nativeId"})
+	o := d.Object(v, path, []string{"provider", "nativeId", "allowFresh"}, []string{"provider", "nativeId"})
 	if o == nil {
 		return nil
 	}
@@ -1811,6 +1812,11 @@ func decodeResumeSessionInput(d *argv.Decoder, v any, path string) *ResumeSessio
 	if x, ok := o["nativeId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
+		}
+	}
+	if x, ok := o["allowFresh"]; ok {
+		if v, ok := d.Bool(x, argv.Join(path, "allowFresh")); ok {
+			out.AllowFresh = &v
 		}
 	}
 	return out
