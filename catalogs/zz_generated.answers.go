@@ -13,6 +13,24 @@ type ActiveThread struct {
 	Live      *ProgressSnapshot `json:"live,omitempty"`
 }
 
+// BudgetLeft is the answer record budgetLeft (spec/records.yaml).
+type BudgetLeft struct {
+	Messages            int64                     `json:"messages"`
+	MessagesLeft        int64                     `json:"messagesLeft"`
+	TurnsPerParticipant int64                     `json:"turnsPerParticipant"`
+	TurnsLeft           []BudgetLeftTurnsLeftItem `json:"turnsLeft"`
+	Tokens              int64                     `json:"tokens"`
+	TokensUsed          any                       `json:"tokensUsed"`
+	TokensLeft          any                       `json:"tokensLeft"`
+}
+
+// BudgetLeftTurnsLeftItem is an answer record.
+type BudgetLeftTurnsLeftItem struct {
+	ParticipantID string `json:"participantId"`
+	Used          int64  `json:"used"`
+	Left          int64  `json:"left"`
+}
+
 // Capability is the answer record capability (spec/records.yaml).
 type Capability struct {
 	Supported bool    `json:"supported"`
@@ -790,6 +808,7 @@ type ReadConversationOutput struct {
 	Next           int64        `json:"next"`
 	LatestSequence int64        `json:"latestSequence"`
 	Gap            *Gap         `json:"gap,omitempty"`
+	Budget         *BudgetLeft  `json:"budget,omitempty"`
 	NextCursor     *string      `json:"nextCursor,omitempty"`
 	// Sum over the turns observed; usage absent: none reported (unknown)
 	Usage *UsageTotals `json:"usage,omitempty"`
@@ -948,6 +967,7 @@ type Session struct {
 	Provenance Provenance `json:"provenance"`
 	Metadata   any        `json:"metadata,omitempty"`
 	Liveness   *Liveness  `json:"liveness,omitempty"`
+	Resumed    *string    `json:"resumed,omitempty"`
 }
 
 // StoreStatus is the answer record storeStatus (spec/records.yaml).

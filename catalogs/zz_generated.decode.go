@@ -1882,7 +1882,7 @@ func decodeLegacySessionResume(raw json.RawMessage) (*ResumeSessionInput, error)
 	path := ""
 	in := func() *ResumeSessionInput {
 		out := new(ResumeSessionInput)
-		o := d.Object(v, path, []string{"provider", "nativeId"}, []string{"provider", "nativeId"})
+		o := d.Object(v, path, []string{"provider", "nativeId", "allowFresh"}, []string{"provider", "nativeId"})
 		if o == nil {
 			return nil
 		}
@@ -1894,6 +1894,11 @@ func decodeLegacySessionResume(raw json.RawMessage) (*ResumeSessionInput, error)
 		if x, ok := o["nativeId"]; ok {
 			if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 				out.NativeID = v
+			}
+		}
+		if x, ok := o["allowFresh"]; ok {
+			if v, ok := d.Bool(x, argv.Join(path, "allowFresh")); ok {
+				out.AllowFresh = &v
 			}
 		}
 		return out
@@ -2048,13 +2053,23 @@ func decodeLegacyConversationCreate(raw json.RawMessage) (*CreateConversationInp
 	path := ""
 	in := func() *CreateConversationInput {
 		out := new(CreateConversationInput)
-		o := d.Object(v, path, []string{"title"}, []string{"title"})
+		o := d.Object(v, path, []string{"title", "conversationId", "budget"}, nil)
 		if o == nil {
 			return nil
 		}
 		if x, ok := o["title"]; ok {
-			if v, ok := d.String(x, argv.Join(path, "title"), argv.StringRule{MinLength: 1, MaxLength: 300}); ok {
-				out.Title = v
+			if v, ok := d.String(x, argv.Join(path, "title"), argv.StringRule{MinLength: 0, MaxLength: 300}); ok {
+				out.Title = &v
+			}
+		}
+		if x, ok := o["conversationId"]; ok {
+			if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
+				out.ConversationID = &v
+			}
+		}
+		if x, ok := o["budget"]; ok {
+			if p := decodeCreateConversationInputBudget(d, x, argv.Join(path, "budget")); p != nil {
+				out.Budget = p
 			}
 		}
 		return out

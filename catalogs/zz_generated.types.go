@@ -98,19 +98,68 @@ func decodeCancelSessionInput(d *argv.Decoder, v any, path string) *CancelSessio
 
 // CreateConversationInput is a decoded argument object.
 type CreateConversationInput struct {
-	Title string `json:"title,omitempty"`
+	Title          *string                        `json:"title,omitempty"`
+	ConversationID *string                        `json:"conversationId,omitempty"`
+	Budget         *CreateConversationInputBudget `json:"budget,omitempty"`
 }
 
 func decodeCreateConversationInput(d *argv.Decoder, v any, path string) *CreateConversationInput {
 	out := new(CreateConversationInput)
-	o := d.Object(v, path, []string{"title"}, []string{"title"})
+	o := d.Object(v, path, []string{"title", "conversationId", "budget"}, nil)
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["title"]; ok {
-		if v, ok := d.String(x, argv.Join(path, "title"), argv.StringRule{MinLength: 1, MaxLength: 300}); ok {
-			out.Title = v
+		if v, ok := d.String(x, argv.Join(path, "title"), argv.StringRule{MinLength: 0, MaxLength: 300}); ok {
+			out.Title = &v
 		}
+	}
+	if x, ok := o["conversationId"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
+			out.ConversationID = &v
+		}
+	}
+	if x, ok := o["budget"]; ok {
+		if p := decodeCreateConversationInputBudget(d, x, argv.Join(path, "budget")); p != nil {
+			out.Budget = p
+		}
+	}
+	return out
+}
+
+// CreateConversationInputBudget is a decoded argument object.
+type CreateConversationInputBudget struct {
+	Messages            int64 `json:"messages,omitempty"`
+	TurnsPerParticipant int64 `json:"turnsPerParticipant,omitempty"`
+	Tokens              int64 `json:"tokens,omitempty"`
+}
+
+func decodeCreateConversationInputBudget(d *argv.Decoder, v any, path string) *CreateConversationInputBudget {
+	out := new(CreateConversationInputBudget)
+	o := d.Object(v, path, []string{"messages", "turnsPerParticipant", "tokens"}, nil)
+	if o == nil {
+		return nil
+	}
+	if x, ok := o["messages"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "messages"), argv.IntRule{Min: 1, Max: 10000}); ok {
+			out.Messages = v
+		}
+	} else {
+		out.Messages = 40
+	}
+	if x, ok := o["turnsPerParticipant"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "turnsPerParticipant"), argv.IntRule{Min: 1, Max: 5000}); ok {
+			out.TurnsPerParticipant = v
+		}
+	} else {
+		out.TurnsPerParticipant = 20
+	}
+	if x, ok := o["tokens"]; ok {
+		if v, ok := d.Integer(x, argv.Join(path, "tokens"), argv.IntRule{Min: 1, Max: 100000000}); ok {
+			out.Tokens = v
+		}
+	} else {
+		out.Tokens = 2000000
 	}
 	return out
 }
@@ -1744,13 +1793,14 @@ func decodeRespondToPermissionInput(d *argv.Decoder, v any, path string) *Respon
 
 // ResumeSessionInput is a decoded argument object.
 type ResumeSessionInput struct {
-	Provider string `json:"provider,omitempty"`
-	NativeID string `json:"nativeId,omitempty"`
+	Provider   string `json:"provider,omitempty"`
+	NativeID   string `json:"nativeId,omitempty"`
+	AllowFresh *bool  `json:"allowFresh,omitempty"`
 }
 
 func decodeResumeSessionInput(d *argv.Decoder, v any, path string) *ResumeSessionInput {
 	out := new(ResumeSessionInput)
-	o := d.Object(v, path, []string{"provider", "nativeId"}, []string{"provider", "nativeId"})
+	o := d.Object(v, path, []string{"provider", "nativeId", "allowFresh"}, []string{"provider", "nativeId"})
 	if o == nil {
 		return nil
 	}
@@ -1762,6 +1812,11 @@ func decodeResumeSessionInput(d *argv.Decoder, v any, path string) *ResumeSessio
 	if x, ok := o["nativeId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
+		}
+	}
+	if x, ok := o["allowFresh"]; ok {
+		if v, ok := d.Bool(x, argv.Join(path, "allowFresh")); ok {
+			out.AllowFresh = &v
 		}
 	}
 	return out

@@ -26,6 +26,12 @@ type Conversation struct {
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
 	// LastSequence holds the value of the "last_sequence" field.
 	LastSequence int64 `json:"last_sequence,omitempty"`
+	// BudgetMessages holds the value of the "budget_messages" field.
+	BudgetMessages int64 `json:"budget_messages,omitempty"`
+	// BudgetTurns holds the value of the "budget_turns" field.
+	BudgetTurns int64 `json:"budget_turns,omitempty"`
+	// BudgetTokens holds the value of the "budget_tokens" field.
+	BudgetTokens int64 `json:"budget_tokens,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the ConversationQuery when eager-loading is set.
 	Edges        ConversationEdges `json:"edges"`
@@ -66,7 +72,7 @@ func (*Conversation) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case conversation.FieldLastSequence:
+		case conversation.FieldLastSequence, conversation.FieldBudgetMessages, conversation.FieldBudgetTurns, conversation.FieldBudgetTokens:
 			values[i] = new(sql.NullInt64)
 		case conversation.FieldID, conversation.FieldTitle:
 			values[i] = new(sql.NullString)
@@ -116,6 +122,24 @@ func (_m *Conversation) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field last_sequence", values[i])
 			} else if value.Valid {
 				_m.LastSequence = value.Int64
+			}
+		case conversation.FieldBudgetMessages:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field budget_messages", values[i])
+			} else if value.Valid {
+				_m.BudgetMessages = value.Int64
+			}
+		case conversation.FieldBudgetTurns:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field budget_turns", values[i])
+			} else if value.Valid {
+				_m.BudgetTurns = value.Int64
+			}
+		case conversation.FieldBudgetTokens:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field budget_tokens", values[i])
+			} else if value.Valid {
+				_m.BudgetTokens = value.Int64
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -174,6 +198,15 @@ func (_m *Conversation) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("last_sequence=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LastSequence))
+	builder.WriteString(", ")
+	builder.WriteString("budget_messages=")
+	builder.WriteString(fmt.Sprintf("%v", _m.BudgetMessages))
+	builder.WriteString(", ")
+	builder.WriteString("budget_turns=")
+	builder.WriteString(fmt.Sprintf("%v", _m.BudgetTurns))
+	builder.WriteString(", ")
+	builder.WriteString("budget_tokens=")
+	builder.WriteString(fmt.Sprintf("%v", _m.BudgetTokens))
 	builder.WriteByte(')')
 	return builder.String()
 }

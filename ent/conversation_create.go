@@ -57,6 +57,48 @@ func (_c *ConversationCreate) SetNillableLastSequence(v *int64) *ConversationCre
 	return _c
 }
 
+// SetBudgetMessages sets the "budget_messages" field.
+func (_c *ConversationCreate) SetBudgetMessages(v int64) *ConversationCreate {
+	_c.mutation.SetBudgetMessages(v)
+	return _c
+}
+
+// SetNillableBudgetMessages sets the "budget_messages" field if the given value is not nil.
+func (_c *ConversationCreate) SetNillableBudgetMessages(v *int64) *ConversationCreate {
+	if v != nil {
+		_c.SetBudgetMessages(*v)
+	}
+	return _c
+}
+
+// SetBudgetTurns sets the "budget_turns" field.
+func (_c *ConversationCreate) SetBudgetTurns(v int64) *ConversationCreate {
+	_c.mutation.SetBudgetTurns(v)
+	return _c
+}
+
+// SetNillableBudgetTurns sets the "budget_turns" field if the given value is not nil.
+func (_c *ConversationCreate) SetNillableBudgetTurns(v *int64) *ConversationCreate {
+	if v != nil {
+		_c.SetBudgetTurns(*v)
+	}
+	return _c
+}
+
+// SetBudgetTokens sets the "budget_tokens" field.
+func (_c *ConversationCreate) SetBudgetTokens(v int64) *ConversationCreate {
+	_c.mutation.SetBudgetTokens(v)
+	return _c
+}
+
+// SetNillableBudgetTokens sets the "budget_tokens" field if the given value is not nil.
+func (_c *ConversationCreate) SetNillableBudgetTokens(v *int64) *ConversationCreate {
+	if v != nil {
+		_c.SetBudgetTokens(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ConversationCreate) SetID(v string) *ConversationCreate {
 	_c.mutation.SetID(v)
@@ -132,6 +174,18 @@ func (_c *ConversationCreate) defaults() {
 		v := conversation.DefaultLastSequence
 		_c.mutation.SetLastSequence(v)
 	}
+	if _, ok := _c.mutation.BudgetMessages(); !ok {
+		v := conversation.DefaultBudgetMessages
+		_c.mutation.SetBudgetMessages(v)
+	}
+	if _, ok := _c.mutation.BudgetTurns(); !ok {
+		v := conversation.DefaultBudgetTurns
+		_c.mutation.SetBudgetTurns(v)
+	}
+	if _, ok := _c.mutation.BudgetTokens(); !ok {
+		v := conversation.DefaultBudgetTokens
+		_c.mutation.SetBudgetTokens(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -156,6 +210,30 @@ func (_c *ConversationCreate) check() error {
 	if v, ok := _c.mutation.LastSequence(); ok {
 		if err := conversation.LastSequenceValidator(v); err != nil {
 			return &ValidationError{Name: "last_sequence", err: fmt.Errorf(`ent: validator failed for field "Conversation.last_sequence": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.BudgetMessages(); !ok {
+		return &ValidationError{Name: "budget_messages", err: errors.New(`ent: missing required field "Conversation.budget_messages"`)}
+	}
+	if v, ok := _c.mutation.BudgetMessages(); ok {
+		if err := conversation.BudgetMessagesValidator(v); err != nil {
+			return &ValidationError{Name: "budget_messages", err: fmt.Errorf(`ent: validator failed for field "Conversation.budget_messages": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.BudgetTurns(); !ok {
+		return &ValidationError{Name: "budget_turns", err: errors.New(`ent: missing required field "Conversation.budget_turns"`)}
+	}
+	if v, ok := _c.mutation.BudgetTurns(); ok {
+		if err := conversation.BudgetTurnsValidator(v); err != nil {
+			return &ValidationError{Name: "budget_turns", err: fmt.Errorf(`ent: validator failed for field "Conversation.budget_turns": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.BudgetTokens(); !ok {
+		return &ValidationError{Name: "budget_tokens", err: errors.New(`ent: missing required field "Conversation.budget_tokens"`)}
+	}
+	if v, ok := _c.mutation.BudgetTokens(); ok {
+		if err := conversation.BudgetTokensValidator(v); err != nil {
+			return &ValidationError{Name: "budget_tokens", err: fmt.Errorf(`ent: validator failed for field "Conversation.budget_tokens": %w`, err)}
 		}
 	}
 	if v, ok := _c.mutation.ID(); ok {
@@ -214,6 +292,18 @@ func (_c *ConversationCreate) createSpec() (*Conversation, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.LastSequence(); ok {
 		_spec.SetField(conversation.FieldLastSequence, field.TypeInt64, value)
 		_node.LastSequence = value
+	}
+	if value, ok := _c.mutation.BudgetMessages(); ok {
+		_spec.SetField(conversation.FieldBudgetMessages, field.TypeInt64, value)
+		_node.BudgetMessages = value
+	}
+	if value, ok := _c.mutation.BudgetTurns(); ok {
+		_spec.SetField(conversation.FieldBudgetTurns, field.TypeInt64, value)
+		_node.BudgetTurns = value
+	}
+	if value, ok := _c.mutation.BudgetTokens(); ok {
+		_spec.SetField(conversation.FieldBudgetTokens, field.TypeInt64, value)
+		_node.BudgetTokens = value
 	}
 	if nodes := _c.mutation.ParticipantsIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -341,6 +431,60 @@ func (u *ConversationUpsert) AddLastSequence(v int64) *ConversationUpsert {
 	return u
 }
 
+// SetBudgetMessages sets the "budget_messages" field.
+func (u *ConversationUpsert) SetBudgetMessages(v int64) *ConversationUpsert {
+	u.Set(conversation.FieldBudgetMessages, v)
+	return u
+}
+
+// UpdateBudgetMessages sets the "budget_messages" field to the value that was provided on create.
+func (u *ConversationUpsert) UpdateBudgetMessages() *ConversationUpsert {
+	u.SetExcluded(conversation.FieldBudgetMessages)
+	return u
+}
+
+// AddBudgetMessages adds v to the "budget_messages" field.
+func (u *ConversationUpsert) AddBudgetMessages(v int64) *ConversationUpsert {
+	u.Add(conversation.FieldBudgetMessages, v)
+	return u
+}
+
+// SetBudgetTurns sets the "budget_turns" field.
+func (u *ConversationUpsert) SetBudgetTurns(v int64) *ConversationUpsert {
+	u.Set(conversation.FieldBudgetTurns, v)
+	return u
+}
+
+// UpdateBudgetTurns sets the "budget_turns" field to the value that was provided on create.
+func (u *ConversationUpsert) UpdateBudgetTurns() *ConversationUpsert {
+	u.SetExcluded(conversation.FieldBudgetTurns)
+	return u
+}
+
+// AddBudgetTurns adds v to the "budget_turns" field.
+func (u *ConversationUpsert) AddBudgetTurns(v int64) *ConversationUpsert {
+	u.Add(conversation.FieldBudgetTurns, v)
+	return u
+}
+
+// SetBudgetTokens sets the "budget_tokens" field.
+func (u *ConversationUpsert) SetBudgetTokens(v int64) *ConversationUpsert {
+	u.Set(conversation.FieldBudgetTokens, v)
+	return u
+}
+
+// UpdateBudgetTokens sets the "budget_tokens" field to the value that was provided on create.
+func (u *ConversationUpsert) UpdateBudgetTokens() *ConversationUpsert {
+	u.SetExcluded(conversation.FieldBudgetTokens)
+	return u
+}
+
+// AddBudgetTokens adds v to the "budget_tokens" field.
+func (u *ConversationUpsert) AddBudgetTokens(v int64) *ConversationUpsert {
+	u.Add(conversation.FieldBudgetTokens, v)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -438,6 +582,69 @@ func (u *ConversationUpsertOne) AddLastSequence(v int64) *ConversationUpsertOne 
 func (u *ConversationUpsertOne) UpdateLastSequence() *ConversationUpsertOne {
 	return u.Update(func(s *ConversationUpsert) {
 		s.UpdateLastSequence()
+	})
+}
+
+// SetBudgetMessages sets the "budget_messages" field.
+func (u *ConversationUpsertOne) SetBudgetMessages(v int64) *ConversationUpsertOne {
+	return u.Update(func(s *ConversationUpsert) {
+		s.SetBudgetMessages(v)
+	})
+}
+
+// AddBudgetMessages adds v to the "budget_messages" field.
+func (u *ConversationUpsertOne) AddBudgetMessages(v int64) *ConversationUpsertOne {
+	return u.Update(func(s *ConversationUpsert) {
+		s.AddBudgetMessages(v)
+	})
+}
+
+// UpdateBudgetMessages sets the "budget_messages" field to the value that was provided on create.
+func (u *ConversationUpsertOne) UpdateBudgetMessages() *ConversationUpsertOne {
+	return u.Update(func(s *ConversationUpsert) {
+		s.UpdateBudgetMessages()
+	})
+}
+
+// SetBudgetTurns sets the "budget_turns" field.
+func (u *ConversationUpsertOne) SetBudgetTurns(v int64) *ConversationUpsertOne {
+	return u.Update(func(s *ConversationUpsert) {
+		s.SetBudgetTurns(v)
+	})
+}
+
+// AddBudgetTurns adds v to the "budget_turns" field.
+func (u *ConversationUpsertOne) AddBudgetTurns(v int64) *ConversationUpsertOne {
+	return u.Update(func(s *ConversationUpsert) {
+		s.AddBudgetTurns(v)
+	})
+}
+
+// UpdateBudgetTurns sets the "budget_turns" field to the value that was provided on create.
+func (u *ConversationUpsertOne) UpdateBudgetTurns() *ConversationUpsertOne {
+	return u.Update(func(s *ConversationUpsert) {
+		s.UpdateBudgetTurns()
+	})
+}
+
+// SetBudgetTokens sets the "budget_tokens" field.
+func (u *ConversationUpsertOne) SetBudgetTokens(v int64) *ConversationUpsertOne {
+	return u.Update(func(s *ConversationUpsert) {
+		s.SetBudgetTokens(v)
+	})
+}
+
+// AddBudgetTokens adds v to the "budget_tokens" field.
+func (u *ConversationUpsertOne) AddBudgetTokens(v int64) *ConversationUpsertOne {
+	return u.Update(func(s *ConversationUpsert) {
+		s.AddBudgetTokens(v)
+	})
+}
+
+// UpdateBudgetTokens sets the "budget_tokens" field to the value that was provided on create.
+func (u *ConversationUpsertOne) UpdateBudgetTokens() *ConversationUpsertOne {
+	return u.Update(func(s *ConversationUpsert) {
+		s.UpdateBudgetTokens()
 	})
 }
 
@@ -705,6 +912,69 @@ func (u *ConversationUpsertBulk) AddLastSequence(v int64) *ConversationUpsertBul
 func (u *ConversationUpsertBulk) UpdateLastSequence() *ConversationUpsertBulk {
 	return u.Update(func(s *ConversationUpsert) {
 		s.UpdateLastSequence()
+	})
+}
+
+// SetBudgetMessages sets the "budget_messages" field.
+func (u *ConversationUpsertBulk) SetBudgetMessages(v int64) *ConversationUpsertBulk {
+	return u.Update(func(s *ConversationUpsert) {
+		s.SetBudgetMessages(v)
+	})
+}
+
+// AddBudgetMessages adds v to the "budget_messages" field.
+func (u *ConversationUpsertBulk) AddBudgetMessages(v int64) *ConversationUpsertBulk {
+	return u.Update(func(s *ConversationUpsert) {
+		s.AddBudgetMessages(v)
+	})
+}
+
+// UpdateBudgetMessages sets the "budget_messages" field to the value that was provided on create.
+func (u *ConversationUpsertBulk) UpdateBudgetMessages() *ConversationUpsertBulk {
+	return u.Update(func(s *ConversationUpsert) {
+		s.UpdateBudgetMessages()
+	})
+}
+
+// SetBudgetTurns sets the "budget_turns" field.
+func (u *ConversationUpsertBulk) SetBudgetTurns(v int64) *ConversationUpsertBulk {
+	return u.Update(func(s *ConversationUpsert) {
+		s.SetBudgetTurns(v)
+	})
+}
+
+// AddBudgetTurns adds v to the "budget_turns" field.
+func (u *ConversationUpsertBulk) AddBudgetTurns(v int64) *ConversationUpsertBulk {
+	return u.Update(func(s *ConversationUpsert) {
+		s.AddBudgetTurns(v)
+	})
+}
+
+// UpdateBudgetTurns sets the "budget_turns" field to the value that was provided on create.
+func (u *ConversationUpsertBulk) UpdateBudgetTurns() *ConversationUpsertBulk {
+	return u.Update(func(s *ConversationUpsert) {
+		s.UpdateBudgetTurns()
+	})
+}
+
+// SetBudgetTokens sets the "budget_tokens" field.
+func (u *ConversationUpsertBulk) SetBudgetTokens(v int64) *ConversationUpsertBulk {
+	return u.Update(func(s *ConversationUpsert) {
+		s.SetBudgetTokens(v)
+	})
+}
+
+// AddBudgetTokens adds v to the "budget_tokens" field.
+func (u *ConversationUpsertBulk) AddBudgetTokens(v int64) *ConversationUpsertBulk {
+	return u.Update(func(s *ConversationUpsert) {
+		s.AddBudgetTokens(v)
+	})
+}
+
+// UpdateBudgetTokens sets the "budget_tokens" field to the value that was provided on create.
+func (u *ConversationUpsertBulk) UpdateBudgetTokens() *ConversationUpsertBulk {
+	return u.Update(func(s *ConversationUpsert) {
+		s.UpdateBudgetTokens()
 	})
 }
 

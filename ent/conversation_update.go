@@ -80,6 +80,69 @@ func (_u *ConversationUpdate) AddLastSequence(v int64) *ConversationUpdate {
 	return _u
 }
 
+// SetBudgetMessages sets the "budget_messages" field.
+func (_u *ConversationUpdate) SetBudgetMessages(v int64) *ConversationUpdate {
+	_u.mutation.ResetBudgetMessages()
+	_u.mutation.SetBudgetMessages(v)
+	return _u
+}
+
+// SetNillableBudgetMessages sets the "budget_messages" field if the given value is not nil.
+func (_u *ConversationUpdate) SetNillableBudgetMessages(v *int64) *ConversationUpdate {
+	if v != nil {
+		_u.SetBudgetMessages(*v)
+	}
+	return _u
+}
+
+// AddBudgetMessages adds value to the "budget_messages" field.
+func (_u *ConversationUpdate) AddBudgetMessages(v int64) *ConversationUpdate {
+	_u.mutation.AddBudgetMessages(v)
+	return _u
+}
+
+// SetBudgetTurns sets the "budget_turns" field.
+func (_u *ConversationUpdate) SetBudgetTurns(v int64) *ConversationUpdate {
+	_u.mutation.ResetBudgetTurns()
+	_u.mutation.SetBudgetTurns(v)
+	return _u
+}
+
+// SetNillableBudgetTurns sets the "budget_turns" field if the given value is not nil.
+func (_u *ConversationUpdate) SetNillableBudgetTurns(v *int64) *ConversationUpdate {
+	if v != nil {
+		_u.SetBudgetTurns(*v)
+	}
+	return _u
+}
+
+// AddBudgetTurns adds value to the "budget_turns" field.
+func (_u *ConversationUpdate) AddBudgetTurns(v int64) *ConversationUpdate {
+	_u.mutation.AddBudgetTurns(v)
+	return _u
+}
+
+// SetBudgetTokens sets the "budget_tokens" field.
+func (_u *ConversationUpdate) SetBudgetTokens(v int64) *ConversationUpdate {
+	_u.mutation.ResetBudgetTokens()
+	_u.mutation.SetBudgetTokens(v)
+	return _u
+}
+
+// SetNillableBudgetTokens sets the "budget_tokens" field if the given value is not nil.
+func (_u *ConversationUpdate) SetNillableBudgetTokens(v *int64) *ConversationUpdate {
+	if v != nil {
+		_u.SetBudgetTokens(*v)
+	}
+	return _u
+}
+
+// AddBudgetTokens adds value to the "budget_tokens" field.
+func (_u *ConversationUpdate) AddBudgetTokens(v int64) *ConversationUpdate {
+	_u.mutation.AddBudgetTokens(v)
+	return _u
+}
+
 // AddParticipantIDs adds the "participants" edge to the Participant entity by IDs.
 func (_u *ConversationUpdate) AddParticipantIDs(ids ...int) *ConversationUpdate {
 	_u.mutation.AddParticipantIDs(ids...)
@@ -196,6 +259,21 @@ func (_u *ConversationUpdate) check() error {
 			return &ValidationError{Name: "last_sequence", err: fmt.Errorf(`ent: validator failed for field "Conversation.last_sequence": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.BudgetMessages(); ok {
+		if err := conversation.BudgetMessagesValidator(v); err != nil {
+			return &ValidationError{Name: "budget_messages", err: fmt.Errorf(`ent: validator failed for field "Conversation.budget_messages": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.BudgetTurns(); ok {
+		if err := conversation.BudgetTurnsValidator(v); err != nil {
+			return &ValidationError{Name: "budget_turns", err: fmt.Errorf(`ent: validator failed for field "Conversation.budget_turns": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.BudgetTokens(); ok {
+		if err := conversation.BudgetTokensValidator(v); err != nil {
+			return &ValidationError{Name: "budget_tokens", err: fmt.Errorf(`ent: validator failed for field "Conversation.budget_tokens": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -228,6 +306,24 @@ func (_u *ConversationUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if value, ok := _u.mutation.AddedLastSequence(); ok {
 		_spec.AddField(conversation.FieldLastSequence, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.BudgetMessages(); ok {
+		_spec.SetField(conversation.FieldBudgetMessages, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedBudgetMessages(); ok {
+		_spec.AddField(conversation.FieldBudgetMessages, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.BudgetTurns(); ok {
+		_spec.SetField(conversation.FieldBudgetTurns, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedBudgetTurns(); ok {
+		_spec.AddField(conversation.FieldBudgetTurns, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.BudgetTokens(); ok {
+		_spec.SetField(conversation.FieldBudgetTokens, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedBudgetTokens(); ok {
+		_spec.AddField(conversation.FieldBudgetTokens, field.TypeInt64, value)
 	}
 	if _u.mutation.ParticipantsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -390,6 +486,69 @@ func (_u *ConversationUpdateOne) AddLastSequence(v int64) *ConversationUpdateOne
 	return _u
 }
 
+// SetBudgetMessages sets the "budget_messages" field.
+func (_u *ConversationUpdateOne) SetBudgetMessages(v int64) *ConversationUpdateOne {
+	_u.mutation.ResetBudgetMessages()
+	_u.mutation.SetBudgetMessages(v)
+	return _u
+}
+
+// SetNillableBudgetMessages sets the "budget_messages" field if the given value is not nil.
+func (_u *ConversationUpdateOne) SetNillableBudgetMessages(v *int64) *ConversationUpdateOne {
+	if v != nil {
+		_u.SetBudgetMessages(*v)
+	}
+	return _u
+}
+
+// AddBudgetMessages adds value to the "budget_messages" field.
+func (_u *ConversationUpdateOne) AddBudgetMessages(v int64) *ConversationUpdateOne {
+	_u.mutation.AddBudgetMessages(v)
+	return _u
+}
+
+// SetBudgetTurns sets the "budget_turns" field.
+func (_u *ConversationUpdateOne) SetBudgetTurns(v int64) *ConversationUpdateOne {
+	_u.mutation.ResetBudgetTurns()
+	_u.mutation.SetBudgetTurns(v)
+	return _u
+}
+
+// SetNillableBudgetTurns sets the "budget_turns" field if the given value is not nil.
+func (_u *ConversationUpdateOne) SetNillableBudgetTurns(v *int64) *ConversationUpdateOne {
+	if v != nil {
+		_u.SetBudgetTurns(*v)
+	}
+	return _u
+}
+
+// AddBudgetTurns adds value to the "budget_turns" field.
+func (_u *ConversationUpdateOne) AddBudgetTurns(v int64) *ConversationUpdateOne {
+	_u.mutation.AddBudgetTurns(v)
+	return _u
+}
+
+// SetBudgetTokens sets the "budget_tokens" field.
+func (_u *ConversationUpdateOne) SetBudgetTokens(v int64) *ConversationUpdateOne {
+	_u.mutation.ResetBudgetTokens()
+	_u.mutation.SetBudgetTokens(v)
+	return _u
+}
+
+// SetNillableBudgetTokens sets the "budget_tokens" field if the given value is not nil.
+func (_u *ConversationUpdateOne) SetNillableBudgetTokens(v *int64) *ConversationUpdateOne {
+	if v != nil {
+		_u.SetBudgetTokens(*v)
+	}
+	return _u
+}
+
+// AddBudgetTokens adds value to the "budget_tokens" field.
+func (_u *ConversationUpdateOne) AddBudgetTokens(v int64) *ConversationUpdateOne {
+	_u.mutation.AddBudgetTokens(v)
+	return _u
+}
+
 // AddParticipantIDs adds the "participants" edge to the Participant entity by IDs.
 func (_u *ConversationUpdateOne) AddParticipantIDs(ids ...int) *ConversationUpdateOne {
 	_u.mutation.AddParticipantIDs(ids...)
@@ -519,6 +678,21 @@ func (_u *ConversationUpdateOne) check() error {
 			return &ValidationError{Name: "last_sequence", err: fmt.Errorf(`ent: validator failed for field "Conversation.last_sequence": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.BudgetMessages(); ok {
+		if err := conversation.BudgetMessagesValidator(v); err != nil {
+			return &ValidationError{Name: "budget_messages", err: fmt.Errorf(`ent: validator failed for field "Conversation.budget_messages": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.BudgetTurns(); ok {
+		if err := conversation.BudgetTurnsValidator(v); err != nil {
+			return &ValidationError{Name: "budget_turns", err: fmt.Errorf(`ent: validator failed for field "Conversation.budget_turns": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.BudgetTokens(); ok {
+		if err := conversation.BudgetTokensValidator(v); err != nil {
+			return &ValidationError{Name: "budget_tokens", err: fmt.Errorf(`ent: validator failed for field "Conversation.budget_tokens": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -568,6 +742,24 @@ func (_u *ConversationUpdateOne) sqlSave(ctx context.Context) (_node *Conversati
 	}
 	if value, ok := _u.mutation.AddedLastSequence(); ok {
 		_spec.AddField(conversation.FieldLastSequence, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.BudgetMessages(); ok {
+		_spec.SetField(conversation.FieldBudgetMessages, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedBudgetMessages(); ok {
+		_spec.AddField(conversation.FieldBudgetMessages, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.BudgetTurns(); ok {
+		_spec.SetField(conversation.FieldBudgetTurns, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedBudgetTurns(); ok {
+		_spec.AddField(conversation.FieldBudgetTurns, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.BudgetTokens(); ok {
+		_spec.SetField(conversation.FieldBudgetTokens, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedBudgetTokens(); ok {
+		_spec.AddField(conversation.FieldBudgetTokens, field.TypeInt64, value)
 	}
 	if _u.mutation.ParticipantsCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -1610,6 +1610,12 @@ type ConversationMutation struct {
 	updated_at          *time.Time
 	last_sequence       *int64
 	addlast_sequence    *int64
+	budget_messages     *int64
+	addbudget_messages  *int64
+	budget_turns        *int64
+	addbudget_turns     *int64
+	budget_tokens       *int64
+	addbudget_tokens    *int64
 	clearedFields       map[string]struct{}
 	participants        map[int]struct{}
 	removedparticipants map[int]struct{}
@@ -1890,6 +1896,174 @@ func (m *ConversationMutation) ResetLastSequence() {
 	m.addlast_sequence = nil
 }
 
+// SetBudgetMessages sets the "budget_messages" field.
+func (m *ConversationMutation) SetBudgetMessages(i int64) {
+	m.budget_messages = &i
+	m.addbudget_messages = nil
+}
+
+// BudgetMessages returns the value of the "budget_messages" field in the mutation.
+func (m *ConversationMutation) BudgetMessages() (r int64, exists bool) {
+	v := m.budget_messages
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBudgetMessages returns the old "budget_messages" field's value of the Conversation entity.
+// If the Conversation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConversationMutation) OldBudgetMessages(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBudgetMessages is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBudgetMessages requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBudgetMessages: %w", err)
+	}
+	return oldValue.BudgetMessages, nil
+}
+
+// AddBudgetMessages adds i to the "budget_messages" field.
+func (m *ConversationMutation) AddBudgetMessages(i int64) {
+	if m.addbudget_messages != nil {
+		*m.addbudget_messages += i
+	} else {
+		m.addbudget_messages = &i
+	}
+}
+
+// AddedBudgetMessages returns the value that was added to the "budget_messages" field in this mutation.
+func (m *ConversationMutation) AddedBudgetMessages() (r int64, exists bool) {
+	v := m.addbudget_messages
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBudgetMessages resets all changes to the "budget_messages" field.
+func (m *ConversationMutation) ResetBudgetMessages() {
+	m.budget_messages = nil
+	m.addbudget_messages = nil
+}
+
+// SetBudgetTurns sets the "budget_turns" field.
+func (m *ConversationMutation) SetBudgetTurns(i int64) {
+	m.budget_turns = &i
+	m.addbudget_turns = nil
+}
+
+// BudgetTurns returns the value of the "budget_turns" field in the mutation.
+func (m *ConversationMutation) BudgetTurns() (r int64, exists bool) {
+	v := m.budget_turns
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBudgetTurns returns the old "budget_turns" field's value of the Conversation entity.
+// If the Conversation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConversationMutation) OldBudgetTurns(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBudgetTurns is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBudgetTurns requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBudgetTurns: %w", err)
+	}
+	return oldValue.BudgetTurns, nil
+}
+
+// AddBudgetTurns adds i to the "budget_turns" field.
+func (m *ConversationMutation) AddBudgetTurns(i int64) {
+	if m.addbudget_turns != nil {
+		*m.addbudget_turns += i
+	} else {
+		m.addbudget_turns = &i
+	}
+}
+
+// AddedBudgetTurns returns the value that was added to the "budget_turns" field in this mutation.
+func (m *ConversationMutation) AddedBudgetTurns() (r int64, exists bool) {
+	v := m.addbudget_turns
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBudgetTurns resets all changes to the "budget_turns" field.
+func (m *ConversationMutation) ResetBudgetTurns() {
+	m.budget_turns = nil
+	m.addbudget_turns = nil
+}
+
+// SetBudgetTokens sets the "budget_tokens" field.
+func (m *ConversationMutation) SetBudgetTokens(i int64) {
+	m.budget_tokens = &i
+	m.addbudget_tokens = nil
+}
+
+// BudgetTokens returns the value of the "budget_tokens" field in the mutation.
+func (m *ConversationMutation) BudgetTokens() (r int64, exists bool) {
+	v := m.budget_tokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBudgetTokens returns the old "budget_tokens" field's value of the Conversation entity.
+// If the Conversation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConversationMutation) OldBudgetTokens(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBudgetTokens is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBudgetTokens requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBudgetTokens: %w", err)
+	}
+	return oldValue.BudgetTokens, nil
+}
+
+// AddBudgetTokens adds i to the "budget_tokens" field.
+func (m *ConversationMutation) AddBudgetTokens(i int64) {
+	if m.addbudget_tokens != nil {
+		*m.addbudget_tokens += i
+	} else {
+		m.addbudget_tokens = &i
+	}
+}
+
+// AddedBudgetTokens returns the value that was added to the "budget_tokens" field in this mutation.
+func (m *ConversationMutation) AddedBudgetTokens() (r int64, exists bool) {
+	v := m.addbudget_tokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBudgetTokens resets all changes to the "budget_tokens" field.
+func (m *ConversationMutation) ResetBudgetTokens() {
+	m.budget_tokens = nil
+	m.addbudget_tokens = nil
+}
+
 // AddParticipantIDs adds the "participants" edge to the Participant entity by ids.
 func (m *ConversationMutation) AddParticipantIDs(ids ...int) {
 	if m.participants == nil {
@@ -2032,7 +2206,7 @@ func (m *ConversationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ConversationMutation) Fields() []string {
-	fields := make([]string, 0, 4)
+	fields := make([]string, 0, 7)
 	if m.title != nil {
 		fields = append(fields, conversation.FieldTitle)
 	}
@@ -2044,6 +2218,15 @@ func (m *ConversationMutation) Fields() []string {
 	}
 	if m.last_sequence != nil {
 		fields = append(fields, conversation.FieldLastSequence)
+	}
+	if m.budget_messages != nil {
+		fields = append(fields, conversation.FieldBudgetMessages)
+	}
+	if m.budget_turns != nil {
+		fields = append(fields, conversation.FieldBudgetTurns)
+	}
+	if m.budget_tokens != nil {
+		fields = append(fields, conversation.FieldBudgetTokens)
 	}
 	return fields
 }
@@ -2061,6 +2244,12 @@ func (m *ConversationMutation) Field(name string) (ent.Value, bool) {
 		return m.UpdatedAt()
 	case conversation.FieldLastSequence:
 		return m.LastSequence()
+	case conversation.FieldBudgetMessages:
+		return m.BudgetMessages()
+	case conversation.FieldBudgetTurns:
+		return m.BudgetTurns()
+	case conversation.FieldBudgetTokens:
+		return m.BudgetTokens()
 	}
 	return nil, false
 }
@@ -2078,6 +2267,12 @@ func (m *ConversationMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldUpdatedAt(ctx)
 	case conversation.FieldLastSequence:
 		return m.OldLastSequence(ctx)
+	case conversation.FieldBudgetMessages:
+		return m.OldBudgetMessages(ctx)
+	case conversation.FieldBudgetTurns:
+		return m.OldBudgetTurns(ctx)
+	case conversation.FieldBudgetTokens:
+		return m.OldBudgetTokens(ctx)
 	}
 	return nil, fmt.Errorf("unknown Conversation field %s", name)
 }
@@ -2115,6 +2310,27 @@ func (m *ConversationMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLastSequence(v)
 		return nil
+	case conversation.FieldBudgetMessages:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBudgetMessages(v)
+		return nil
+	case conversation.FieldBudgetTurns:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBudgetTurns(v)
+		return nil
+	case conversation.FieldBudgetTokens:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBudgetTokens(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Conversation field %s", name)
 }
@@ -2126,6 +2342,15 @@ func (m *ConversationMutation) AddedFields() []string {
 	if m.addlast_sequence != nil {
 		fields = append(fields, conversation.FieldLastSequence)
 	}
+	if m.addbudget_messages != nil {
+		fields = append(fields, conversation.FieldBudgetMessages)
+	}
+	if m.addbudget_turns != nil {
+		fields = append(fields, conversation.FieldBudgetTurns)
+	}
+	if m.addbudget_tokens != nil {
+		fields = append(fields, conversation.FieldBudgetTokens)
+	}
 	return fields
 }
 
@@ -2136,6 +2361,12 @@ func (m *ConversationMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case conversation.FieldLastSequence:
 		return m.AddedLastSequence()
+	case conversation.FieldBudgetMessages:
+		return m.AddedBudgetMessages()
+	case conversation.FieldBudgetTurns:
+		return m.AddedBudgetTurns()
+	case conversation.FieldBudgetTokens:
+		return m.AddedBudgetTokens()
 	}
 	return nil, false
 }
@@ -2151,6 +2382,27 @@ func (m *ConversationMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddLastSequence(v)
+		return nil
+	case conversation.FieldBudgetMessages:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBudgetMessages(v)
+		return nil
+	case conversation.FieldBudgetTurns:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBudgetTurns(v)
+		return nil
+	case conversation.FieldBudgetTokens:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBudgetTokens(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Conversation numeric field %s", name)
@@ -2190,6 +2442,15 @@ func (m *ConversationMutation) ResetField(name string) error {
 		return nil
 	case conversation.FieldLastSequence:
 		m.ResetLastSequence()
+		return nil
+	case conversation.FieldBudgetMessages:
+		m.ResetBudgetMessages()
+		return nil
+	case conversation.FieldBudgetTurns:
+		m.ResetBudgetTurns()
+		return nil
+	case conversation.FieldBudgetTokens:
+		m.ResetBudgetTokens()
 		return nil
 	}
 	return fmt.Errorf("unknown Conversation field %s", name)

@@ -109,6 +109,24 @@ func init() {
 	conversation.DefaultLastSequence = conversationDescLastSequence.Default.(int64)
 	// conversation.LastSequenceValidator is a validator for the "last_sequence" field. It is called by the builders before save.
 	conversation.LastSequenceValidator = conversationDescLastSequence.Validators[0].(func(int64) error)
+	// conversationDescBudgetMessages is the schema descriptor for budget_messages field.
+	conversationDescBudgetMessages := conversationFields[5].Descriptor()
+	// conversation.DefaultBudgetMessages holds the default value on creation for the budget_messages field.
+	conversation.DefaultBudgetMessages = conversationDescBudgetMessages.Default.(int64)
+	// conversation.BudgetMessagesValidator is a validator for the "budget_messages" field. It is called by the builders before save.
+	conversation.BudgetMessagesValidator = conversationDescBudgetMessages.Validators[0].(func(int64) error)
+	// conversationDescBudgetTurns is the schema descriptor for budget_turns field.
+	conversationDescBudgetTurns := conversationFields[6].Descriptor()
+	// conversation.DefaultBudgetTurns holds the default value on creation for the budget_turns field.
+	conversation.DefaultBudgetTurns = conversationDescBudgetTurns.Default.(int64)
+	// conversation.BudgetTurnsValidator is a validator for the "budget_turns" field. It is called by the builders before save.
+	conversation.BudgetTurnsValidator = conversationDescBudgetTurns.Validators[0].(func(int64) error)
+	// conversationDescBudgetTokens is the schema descriptor for budget_tokens field.
+	conversationDescBudgetTokens := conversationFields[7].Descriptor()
+	// conversation.DefaultBudgetTokens holds the default value on creation for the budget_tokens field.
+	conversation.DefaultBudgetTokens = conversationDescBudgetTokens.Default.(int64)
+	// conversation.BudgetTokensValidator is a validator for the "budget_tokens" field. It is called by the builders before save.
+	conversation.BudgetTokensValidator = conversationDescBudgetTokens.Validators[0].(func(int64) error)
 	// conversationDescID is the schema descriptor for id field.
 	conversationDescID := conversationFields[0].Descriptor()
 	// conversation.IDValidator is a validator for the "id" field. It is called by the builders before save.

@@ -82,6 +82,16 @@ func conversationListAnswer(l conversations.List) *catalogs.ListConversationsOut
 	}
 }
 
+func conversationBudgetAnswer(v conversations.BudgetLeft) catalogs.BudgetLeft {
+	return catalogs.BudgetLeft{
+		Messages: v.Messages, MessagesLeft: v.MessagesLeft, TurnsPerParticipant: v.TurnsPerParticipant,
+		TurnsLeft: mapList(v.TurnsLeft, func(t conversations.ParticipantTurns) catalogs.BudgetLeftTurnsLeftItem {
+			return catalogs.BudgetLeftTurnsLeftItem{ParticipantID: t.ParticipantID, Used: t.Used, Left: t.Left}
+		}),
+		Tokens: v.Tokens, TokensUsed: v.TokensUsed.Answer(), TokensLeft: v.TokensLeft(),
+	}
+}
+
 func conversationPageAnswer(p conversations.Page) *catalogs.ReadConversationOutput {
 	return &catalogs.ReadConversationOutput{
 		Conversation:   conversationAnswer(p.Conversation),
@@ -89,6 +99,7 @@ func conversationPageAnswer(p conversations.Page) *catalogs.ReadConversationOutp
 		Next:           p.Next,
 		LatestSequence: p.LatestSequence,
 		Gap:            ptrTo(p.Gap, conversationGapAnswer),
+		Budget:         ptrTo(p.Budget, conversationBudgetAnswer),
 		NextCursor:     opt(p.NextCursor),
 		Cut: func(n int) *catalogs.ReadConversationOutput {
 			return conversationPageAnswer(p.CutPage(n).(conversations.Page))

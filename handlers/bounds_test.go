@@ -509,7 +509,7 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 		"release_claim":             `{"claimId":"{{claim}}","sessionId":"codex:t1"}`,
 		"list_conversations":        `{"session":"codex:t1","updatedSince":"2020-01-01T00:00:00Z","cursor":"c"}`,
 		"read_conversation":         `{"conversationId":"{{conv}}","cursor":"c"}`,
-		"create_conversation":       `{"title":"t"}`,
+		"create_conversation":       `{"title":"t","conversationId":"{{conv}}","budget":{"messages":9000}}`,
 		"join_conversation":         `{"conversationId":"{{conv}}","provider":"codex","nativeId":"j{{n}}","workspaceId":"{{dir}}"}`,
 		"send_conversation_message": `{"conversationId":"{{conv}}","sender":"codex:t1","recipient":"codex:t2","text":"hi","replyTo":"{{message}}","idempotencyKey":"conv-{{n}}","model":` + model + `,"reasoning":"low"}`,
 		"reconcile_conversation":    `{"conversationId":"{{conv}}","observedReceipts":[{"idempotencyKey":"k","receipt":{"provider":"codex","nativeId":"t1","operation":"send","accepted":true,"status":"queued"}}]}`,

@@ -58,9 +58,29 @@ func (t ConversationTools) ReadConversation(ctx context.Context, in *catalogs.Re
 }
 
 // CreateConversation answers create_conversation with the new
-// conversation's summary.
+// conversation's summary; with conversationId it sets that conversation's
+// loop budget (and title, when given) instead: raising the budget lets a
+// stopped exchange go on.
 func (t ConversationTools) CreateConversation(ctx context.Context, in *catalogs.CreateConversationInput) (*catalogs.Conversation, error) {
-	return record(conversationAnswer)(t.Svc.Create(ctx, in.Title))
+	if in.ConversationID != nil {
+		if in.Budget == nil {
+			return nil, paging.Invalid("create_conversation", "budget", "is required with conversationId (it sets that conversation's budget)")
+		}
+		return record(conversationAnswer)(t.Svc.SetBudget(ctx, *in.ConversationID, budgetInput(in.Budget), optString(in.Title)))
+	}
+	if in.Title == nil {
+		return nil, paging.Invalid("create_conversation", "title", "is required to create a conversation")
+	}
+	if in.Budget == nil {
+		return record(conversationAnswer)(t.Svc.Create(ctx, *in.Title))
+	}
+	return record(conversationAnswer)(t.Svc.CreateWithBudget(ctx, *in.Title, budgetInput(in.Budget)))
+}
+
+// budgetInput is the budget argument; the decoder filled in the defaults
+// of the parts left out.
+func budgetInput(b *catalogs.CreateConversationInputBudget) conversations.Budget {
+	return conversations.Budget{Messages: b.Messages, TurnsPerParticipant: b.TurnsPerParticipant, Tokens: b.Tokens}
 }
 
 // JoinConversation answers join_conversation with the conversation's

@@ -43,7 +43,7 @@ func TestConversationTools(t *testing.T) {
 	t.Cleanup(func() { ledger.Close() })
 	tools := ConversationTools{Svc: conversations.New(st, ledger)}
 
-	created, err := tools.CreateConversation(ctx, &catalogs.CreateConversationInput{Title: " Pairing "})
+	created, err := tools.CreateConversation(ctx, &catalogs.CreateConversationInput{Title: strPtr(" Pairing ")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,11 +170,16 @@ func (t SessionTools) CreateSession(ctx context.Context, in *catalogs.CreateSess
 
 // ResumeSession answers resume_session.
 func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSessionInput) (*catalogs.Session, error) {
-	s, err := t.Registry.ResumeSession(ctx, in.Provider, in.NativeID)
+	s, fresh, err := t.Registry.ResumeSession(ctx, in.Provider, in.NativeID, optBool(in.AllowFresh))
 	if err != nil {
 		return nil, err
 	}
 	a := sessionAnswer(s)
+	resumed := "requested"
+	if fresh {
+		resumed = "fresh"
+	}
+	a.Resumed = &resumed
 	return &a, nil
 }
 

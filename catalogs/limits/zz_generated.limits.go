@@ -332,7 +332,17 @@ const (
 
 // Bounds of create_conversation.
 const (
-	CreateConversationTitleMaxLen = 300 // title, kind title: characters
+	CreateConversationTitleMaxLen                      = 300 // title, kind title: characters
+	CreateConversationConversationIDMaxLen             = 200 // conversationId, kind id: characters
+	CreateConversationBudgetMessagesMin                = 1
+	CreateConversationBudgetMessagesMax                = 10000
+	CreateConversationBudgetMessagesDefault            = 40
+	CreateConversationBudgetTurnsPerParticipantMin     = 1
+	CreateConversationBudgetTurnsPerParticipantMax     = 5000
+	CreateConversationBudgetTurnsPerParticipantDefault = 20
+	CreateConversationBudgetTokensMin                  = 1
+	CreateConversationBudgetTokensMax                  = 100000000
+	CreateConversationBudgetTokensDefault              = 2000000
 )
 
 // Bounds of join_conversation.
@@ -618,6 +628,7 @@ var Bounds = [...]Bound{
 	{Tool: "read_conversation", Path: "conversationId", Max: ReadConversationConversationIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "read_conversation", Path: "cursor", Max: ReadConversationCursorMaxLen, Items: false, Kind: "cursor"},
 	{Tool: "create_conversation", Path: "title", Max: CreateConversationTitleMaxLen, Items: false, Kind: "title"},
+	{Tool: "create_conversation", Path: "conversationId", Max: CreateConversationConversationIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "join_conversation", Path: "conversationId", Max: JoinConversationConversationIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "join_conversation", Path: "provider", Max: JoinConversationProviderMaxLen, Items: false, Kind: ""},
 	{Tool: "join_conversation", Path: "nativeId", Max: JoinConversationNativeIDMaxLen, Items: false, Kind: "id"},

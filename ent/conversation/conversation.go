@@ -20,6 +20,12 @@ const (
 	FieldUpdatedAt = "updated_at"
 	// FieldLastSequence holds the string denoting the last_sequence field in the database.
 	FieldLastSequence = "last_sequence"
+	// FieldBudgetMessages holds the string denoting the budget_messages field in the database.
+	FieldBudgetMessages = "budget_messages"
+	// FieldBudgetTurns holds the string denoting the budget_turns field in the database.
+	FieldBudgetTurns = "budget_turns"
+	// FieldBudgetTokens holds the string denoting the budget_tokens field in the database.
+	FieldBudgetTokens = "budget_tokens"
 	// EdgeParticipants holds the string denoting the participants edge name in mutations.
 	EdgeParticipants = "participants"
 	// EdgeMessages holds the string denoting the messages edge name in mutations.
@@ -49,6 +55,9 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldUpdatedAt,
 	FieldLastSequence,
+	FieldBudgetMessages,
+	FieldBudgetTurns,
+	FieldBudgetTokens,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -68,6 +77,18 @@ var (
 	DefaultLastSequence int64
 	// LastSequenceValidator is a validator for the "last_sequence" field. It is called by the builders before save.
 	LastSequenceValidator func(int64) error
+	// DefaultBudgetMessages holds the default value on creation for the "budget_messages" field.
+	DefaultBudgetMessages int64
+	// BudgetMessagesValidator is a validator for the "budget_messages" field. It is called by the builders before save.
+	BudgetMessagesValidator func(int64) error
+	// DefaultBudgetTurns holds the default value on creation for the "budget_turns" field.
+	DefaultBudgetTurns int64
+	// BudgetTurnsValidator is a validator for the "budget_turns" field. It is called by the builders before save.
+	BudgetTurnsValidator func(int64) error
+	// DefaultBudgetTokens holds the default value on creation for the "budget_tokens" field.
+	DefaultBudgetTokens int64
+	// BudgetTokensValidator is a validator for the "budget_tokens" field. It is called by the builders before save.
+	BudgetTokensValidator func(int64) error
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
@@ -98,6 +119,21 @@ func ByUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByLastSequence orders the results by the last_sequence field.
 func ByLastSequence(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLastSequence, opts...).ToFunc()
+}
+
+// ByBudgetMessages orders the results by the budget_messages field.
+func ByBudgetMessages(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBudgetMessages, opts...).ToFunc()
+}
+
+// ByBudgetTurns orders the results by the budget_turns field.
+func ByBudgetTurns(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBudgetTurns, opts...).ToFunc()
+}
+
+// ByBudgetTokens orders the results by the budget_tokens field.
+func ByBudgetTokens(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBudgetTokens, opts...).ToFunc()
 }
 
 // ByParticipantsCount orders the results by participants count.

@@ -85,6 +85,21 @@ func LastSequence(v int64) predicate.Conversation {
 	return predicate.Conversation(sql.FieldEQ(FieldLastSequence, v))
 }
 
+// BudgetMessages applies equality check predicate on the "budget_messages" field. It's identical to BudgetMessagesEQ.
+func BudgetMessages(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldEQ(FieldBudgetMessages, v))
+}
+
+// BudgetTurns applies equality check predicate on the "budget_turns" field. It's identical to BudgetTurnsEQ.
+func BudgetTurns(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldEQ(FieldBudgetTurns, v))
+}
+
+// BudgetTokens applies equality check predicate on the "budget_tokens" field. It's identical to BudgetTokensEQ.
+func BudgetTokens(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldEQ(FieldBudgetTokens, v))
+}
+
 // TitleEQ applies the EQ predicate on the "title" field.
 func TitleEQ(v string) predicate.Conversation {
 	return predicate.Conversation(sql.FieldEQ(FieldTitle, v))
@@ -268,6 +283,126 @@ func LastSequenceLT(v int64) predicate.Conversation {
 // LastSequenceLTE applies the LTE predicate on the "last_sequence" field.
 func LastSequenceLTE(v int64) predicate.Conversation {
 	return predicate.Conversation(sql.FieldLTE(FieldLastSequence, v))
+}
+
+// BudgetMessagesEQ applies the EQ predicate on the "budget_messages" field.
+func BudgetMessagesEQ(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldEQ(FieldBudgetMessages, v))
+}
+
+// BudgetMessagesNEQ applies the NEQ predicate on the "budget_messages" field.
+func BudgetMessagesNEQ(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldNEQ(FieldBudgetMessages, v))
+}
+
+// BudgetMessagesIn applies the In predicate on the "budget_messages" field.
+func BudgetMessagesIn(vs ...int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldIn(FieldBudgetMessages, vs...))
+}
+
+// BudgetMessagesNotIn applies the NotIn predicate on the "budget_messages" field.
+func BudgetMessagesNotIn(vs ...int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldNotIn(FieldBudgetMessages, vs...))
+}
+
+// BudgetMessagesGT applies the GT predicate on the "budget_messages" field.
+func BudgetMessagesGT(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldGT(FieldBudgetMessages, v))
+}
+
+// BudgetMessagesGTE applies the GTE predicate on the "budget_messages" field.
+func BudgetMessagesGTE(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldGTE(FieldBudgetMessages, v))
+}
+
+// BudgetMessagesLT applies the LT predicate on the "budget_messages" field.
+func BudgetMessagesLT(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldLT(FieldBudgetMessages, v))
+}
+
+// BudgetMessagesLTE applies the LTE predicate on the "budget_messages" field.
+func BudgetMessagesLTE(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldLTE(FieldBudgetMessages, v))
+}
+
+// BudgetTurnsEQ applies the EQ predicate on the "budget_turns" field.
+func BudgetTurnsEQ(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldEQ(FieldBudgetTurns, v))
+}
+
+// BudgetTurnsNEQ applies the NEQ predicate on the "budget_turns" field.
+func BudgetTurnsNEQ(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldNEQ(FieldBudgetTurns, v))
+}
+
+// BudgetTurnsIn applies the In predicate on the "budget_turns" field.
+func BudgetTurnsIn(vs ...int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldIn(FieldBudgetTurns, vs...))
+}
+
+// BudgetTurnsNotIn applies the NotIn predicate on the "budget_turns" field.
+func BudgetTurnsNotIn(vs ...int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldNotIn(FieldBudgetTurns, vs...))
+}
+
+// BudgetTurnsGT applies the GT predicate on the "budget_turns" field.
+func BudgetTurnsGT(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldGT(FieldBudgetTurns, v))
+}
+
+// BudgetTurnsGTE applies the GTE predicate on the "budget_turns" field.
+func BudgetTurnsGTE(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldGTE(FieldBudgetTurns, v))
+}
+
+// BudgetTurnsLT applies the LT predicate on the "budget_turns" field.
+func BudgetTurnsLT(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldLT(FieldBudgetTurns, v))
+}
+
+// BudgetTurnsLTE applies the LTE predicate on the "budget_turns" field.
+func BudgetTurnsLTE(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldLTE(FieldBudgetTurns, v))
+}
+
+// BudgetTokensEQ applies the EQ predicate on the "budget_tokens" field.
+func BudgetTokensEQ(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldEQ(FieldBudgetTokens, v))
+}
+
+// BudgetTokensNEQ applies the NEQ predicate on the "budget_tokens" field.
+func BudgetTokensNEQ(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldNEQ(FieldBudgetTokens, v))
+}
+
+// BudgetTokensIn applies the In predicate on the "budget_tokens" field.
+func BudgetTokensIn(vs ...int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldIn(FieldBudgetTokens, vs...))
+}
+
+// BudgetTokensNotIn applies the NotIn predicate on the "budget_tokens" field.
+func BudgetTokensNotIn(vs ...int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldNotIn(FieldBudgetTokens, vs...))
+}
+
+// BudgetTokensGT applies the GT predicate on the "budget_tokens" field.
+func BudgetTokensGT(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldGT(FieldBudgetTokens, v))
+}
+
+// BudgetTokensGTE applies the GTE predicate on the "budget_tokens" field.
+func BudgetTokensGTE(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldGTE(FieldBudgetTokens, v))
+}
+
+// BudgetTokensLT applies the LT predicate on the "budget_tokens" field.
+func BudgetTokensLT(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldLT(FieldBudgetTokens, v))
+}
+
+// BudgetTokensLTE applies the LTE predicate on the "budget_tokens" field.
+func BudgetTokensLTE(v int64) predicate.Conversation {
+	return predicate.Conversation(sql.FieldLTE(FieldBudgetTokens, v))
 }
 
 // HasParticipants applies the HasEdge predicate on the "participants" edge.

@@ -7,6 +7,8 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+
+	"github.com/agent-interop/runtime/catalogs/limits"
 )
 
 // Conversation holds the schema definition for a titled conversation
@@ -30,6 +32,14 @@ func (Conversation) Fields() []ent.Field {
 		field.Time("created_at").Immutable(),
 		field.Time("updated_at"),
 		field.Int64("last_sequence").NonNegative().Default(0),
+		// The loop budget (internal/conversations/budget.go): a send past
+		// it is refused. Defaults and maxima are create_conversation's
+		// (spec/tools/conversations.yaml); a store upgraded from before
+		// budgets gives its conversations the defaults. The maxima are the
+		// tool's (the decoder's); tests and benchmarks set larger budgets.
+		field.Int64("budget_messages").Positive().Default(limits.CreateConversationBudgetMessagesDefault),
+		field.Int64("budget_turns").Positive().Default(limits.CreateConversationBudgetTurnsPerParticipantDefault),
+		field.Int64("budget_tokens").Positive().Default(limits.CreateConversationBudgetTokensDefault),
 	}
 }
 

@@ -56,7 +56,7 @@ func deskCommand(ctx context.Context, args []string, env Env, stdio IO) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	st, err := store.Open(ctx, path, store.WithoutCreate()) // the desk only reads
+	st, err := store.Open(ctx, path, store.WithoutCreate(), store.WithoutUpgrade()) // the desk only reads
 	if err != nil {
 		return fail(1, "open the state store: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 // transaction, the dispatch and the outcome transaction.
 func BenchmarkSend(b *testing.B) {
 	e := newEnv(b)
+	e.svc = e.process(b, e.disp, conversations.WithBudget(unbounded)).svc
 	id := e.conv(b)
 	in := conversations.SendInput{ConversationID: id, Sender: "codex:a", Recipient: "claude-code:b", Text: "benchmark message"}
 	b.ReportAllocs()
@@ -25,6 +26,7 @@ func BenchmarkSend(b *testing.B) {
 // (500-message) conversation.
 func BenchmarkRead(b *testing.B) {
 	e := newEnv(b)
+	e.svc = e.process(b, e.disp, conversations.WithBudget(unbounded)).svc
 	id := e.conv(b)
 	for range conversations.MaxMessagesPerConversation {
 		if _, err := e.send(b, id, "benchmark message", ""); err != nil {
@@ -39,3 +41,6 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+// unbounded is a budget no benchmark reaches.
+var unbounded = conversations.Budget{Messages: 1 << 40, TurnsPerParticipant: 1 << 40, Tokens: 1 << 40}

@@ -16,6 +16,14 @@ import (
 // Create records a new conversation. The title is trimmed and cut to 300
 // characters; a blank title is refused.
 func (s *Service) Create(ctx context.Context, title string) (Conversation, error) {
+	return s.CreateWithBudget(ctx, title, s.budget)
+}
+
+// CreateWithBudget creates a conversation with the loop budget b.
+func (s *Service) CreateWithBudget(ctx context.Context, title string, b Budget) (Conversation, error) {
+	if b.Messages < 1 || b.TurnsPerParticipant < 1 || b.Tokens < 1 {
+		return Conversation{}, invalidf("budget: messages, turnsPerParticipant and tokens must be at least 1; received %+v", b)
+	}
 	t := strings.TrimSpace(title)
 	if t == "" {
 		return Conversation{}, invalidf("Conversation title must not be blank")
@@ -31,6 +39,9 @@ func (s *Service) Create(ctx context.Context, title string) (Conversation, error
 			SetTitle(t).
 			SetCreatedAt(now).
 			SetUpdatedAt(now).
+			SetBudgetMessages(b.Messages).
+			SetBudgetTurns(b.TurnsPerParticipant).
+			SetBudgetTokens(b.Tokens).
 			Save(ctx)
 		if err != nil {
 			return fmt.Errorf("insert conversation: %w", err)

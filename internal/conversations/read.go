@@ -110,7 +110,8 @@ func (s *Service) Read(ctx context.Context, in ReadInput) (Page, error) {
 		if after+1 < first {
 			page.Gap = &Gap{From: after + 1, To: first - 1}
 		}
-		return nil
+		page.Budget, err = s.budgetLeft(ctx, tx, row)
+		return err
 	})
 	return page, err
 }

@@ -174,6 +174,9 @@ func (s *Service) persist(ctx context.Context, tx *ent.Tx, in SendInput, msgID, 
 			return nil, unknownReplyTarget(replyTo, convID)
 		}
 	}
+	if err := s.checkBudget(ctx, tx, conv, recipient); err != nil {
+		return nil, err
+	}
 	if err := record(); err != nil {
 		return nil, err
 	}

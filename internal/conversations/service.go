@@ -49,6 +49,7 @@ type Service struct {
 	tx     TxFunc
 	read   TxFunc
 	newID  func(prefix string) string
+	budget Budget
 }
 
 // Option configures a Service.
@@ -73,6 +74,7 @@ func New(st Store, ledger *delivery.Service, opts ...Option) *Service {
 		ledger: ledger,
 		clock:  quartz.NewReal(),
 		newID:  func(prefix string) string { return prefix + "_" + uuid.NewString() },
+		budget: DefaultBudget,
 	}
 	for _, o := range opts {
 		o(s)

@@ -16,6 +16,8 @@ func TestTrimAndGap(t *testing.T) {
 	}
 	ctx := context.Background()
 	e := newEnv(t)
+	// The default budget would stop the exchange at 40 messages.
+	e.svc = e.process(t, e.disp, conversations.WithBudget(conversations.Budget{Messages: 1000, TurnsPerParticipant: 1000, Tokens: 1})).svc
 	id := e.conv(t)
 	var first string
 	for i := 1; i <= conversations.MaxMessagesPerConversation+5; i++ {

@@ -89,6 +89,8 @@ type Page struct {
 	Next           int64        `json:"next"`
 	LatestSequence int64        `json:"latestSequence"`
 	Gap            *Gap         `json:"gap,omitempty"`
+	// Budget is the conversation's loop budget and what is left of it.
+	Budget *BudgetLeft `json:"budget,omitempty"`
 	// NextCursor is set while retained messages follow this page.
 	NextCursor string `json:"nextCursor,omitempty"`
 }

@@ -251,7 +251,7 @@ func testConversationPageAndStream(t *testing.T, location string) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("%d", res.StatusCode)
 	}
-	for _, want := range []string{"2 messages", `href="#m-message_1"`, "first &lt;script&gt;x&lt;/script&gt;", `data-delivery="queued"`, "Review &lt;b&gt;it&lt;/b&gt;",
+	for _, want := range []string{"2 messages", "38 of 40 messages left", "tokens unknown used of 2000000", `href="#m-message_1"`, "first &lt;script&gt;x&lt;/script&gt;", `data-delivery="queued"`, "Review &lt;b&gt;it&lt;/b&gt;",
 		`<span class="sender"><a href="/desk/sessions/codex/a"><code>codex:a</code></a></span>`, `<a href="/desk/receipts/op-message_2">receipt</a>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q", want)

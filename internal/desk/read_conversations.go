@@ -90,6 +90,7 @@ type ConversationDetail struct {
 	Earlier      int64 // a "before" cursor for older messages; 0 when none
 	Last         int64 // the newest sequence shown (the live cursor)
 	Gap          *conversations.Gap
+	Budget       *conversations.BudgetLeft // the loop budget and what is left
 }
 
 // afterEverything is an After for conversations.Read that no message
@@ -121,7 +122,7 @@ func (r *reader) conversation(ctx context.Context, id string, before int64, limi
 	if err != nil {
 		return ConversationDetail{}, err
 	}
-	d := ConversationDetail{ConversationRow: conversationRow(p.Conversation), Last: before - 1, Gap: p.Gap}
+	d := ConversationDetail{ConversationRow: conversationRow(p.Conversation), Last: before - 1, Gap: p.Gap, Budget: p.Budget}
 	for _, pt := range p.Conversation.Participants {
 		d.Participants = append(d.Participants, ParticipantRow{ID: pt.ID, Provider: pt.Provider, NativeID: pt.NativeID,
 			Workspace: pt.WorkspaceID, Role: pt.Role, Joined: pt.JoinedAt})

@@ -58,12 +58,14 @@ func checkStore(ctx context.Context, lookup store.LookupEnv, clock quartz.Clock)
 	}
 	rep.Exists = true
 	rep.IntegrityChecked = true
-	st, err := store.Open(ctx, path, store.WithIntegrityCheck(), store.WithClock(clock), store.WithoutCreate())
+	st, err := store.Open(ctx, path, store.WithIntegrityCheck(), store.WithClock(clock), store.WithoutCreate(), store.WithoutUpgrade())
 	if err != nil {
 		rep.Error = fmt.Sprintf("the store does not open: %v", err)
 		switch {
 		case errors.Is(err, store.ErrForeignStore):
 			rep.Fix = "the file belongs to another application: set " + store.EnvDB + " to another path (the file is left untouched)"
+		case errors.Is(err, store.ErrUpgradeNeeded):
+			rep.Fix = "the store was written by an older release: doctor only looks, so it left it as it is; the next `interop-runtime serve` upgrades it (additive, every row kept)"
 		case errors.Is(err, store.ErrSchemaMismatch):
 			rep.Fix = "the file was written by another runtime version: run that version, or set " + store.EnvDB + " to a new path (the file is left untouched)"
 		default:
@@ -95,13 +97,15 @@ func checkTeamStore(ctx context.Context, dsn string, rep StoreReport) StoreRepor
 	rep.Path, rep.Dialect, rep.Exists = store.RedactDSN(dsn), "postgres", true
 	cctx, cancel := context.WithTimeout(ctx, teamStoreTimeout)
 	defer cancel()
-	st, err := store.Open(cctx, dsn)
+	st, err := store.Open(cctx, dsn, store.WithoutUpgrade())
 	if err != nil {
 		rep.Error = fmt.Sprintf("the team store does not answer: %v", err)
 		var lost *store.ConnLostError
 		switch {
 		case errors.Is(err, store.ErrForeignStore):
 			rep.Fix = "the database (or schema) holds another application's tables: point " + store.EnvDB + " at an empty database or schema (it is left untouched)"
+		case errors.Is(err, store.ErrUpgradeNeeded):
+			rep.Fix = "the database was created by an older release: doctor only looks, so it left it as it is; the next `interop-runtime serve` upgrades it (additive, every row kept; the role must own the tables), after which older builds refuse it"
 		case errors.Is(err, store.ErrSchemaMismatch):
 			rep.Fix = "the database was created by another runtime version: run that version on every machine, or point " + store.EnvDB + " at another database (it is left untouched)"
 		case errors.As(err, &lost):

@@ -113,10 +113,12 @@ const (
 
 // pgState is a PostgreSQL store's connection-time state.
 type pgState struct {
-	location string // redacted, for messages
-	mu       sync.Mutex
-	ready    atomic.Bool // the schema was checked on some connection
-	migrated bool
+	location     string // redacted, for messages
+	mu           sync.Mutex
+	ready        atomic.Bool // the schema was checked on some connection
+	migrated     bool
+	upgradedFrom string
+	opts         options // noUpgrade and the history
 }
 
 // openPostgres opens a team store. Nothing is contacted until the first
@@ -137,7 +139,7 @@ func openPostgres(ctx context.Context, dsn string, o options) (*Store, error) {
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "interop-runtime"
 	}
-	pg := &pgState{location: location}
+	pg := &pgState{location: location, opts: o}
 	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(pg.afterConnect))
 	db.SetMaxOpenConns(pgMaxOpenConns)
 	db.SetMaxIdleConns(pgMaxIdleConns)
@@ -176,12 +178,12 @@ func (p *pgState) afterConnect(ctx context.Context, conn *pgx.Conn) error {
 	if p.ready.Load() {
 		return nil
 	}
-	migrated, err := preparePostgres(ctx, conn, p.location)
+	migrated, from, err := preparePostgres(ctx, conn, p.location, p.opts)
 	if err != nil {
 		_ = conn.Close(context.WithoutCancel(ctx)) // pgx's connector leaks it otherwise
 		return err
 	}
-	p.migrated = migrated
+	p.migrated, p.upgradedFrom = migrated, from
 	p.ready.Store(true)
 	return nil
 }
@@ -189,70 +191,79 @@ func (p *pgState) afterConnect(ctx context.Context, conn *pgx.Conn) error {
 // preparePostgres checks the schema of the connection's current schema in
 // one transaction holding the schema advisory lock, so runtimes starting at
 // once on an empty database create it exactly once. A database with another
-// schema version, or with foreign tables, is refused and left untouched.
-func preparePostgres(ctx context.Context, conn *pgx.Conn, location string) (migrated bool, err error) {
+// schema version, or with foreign tables, is refused and left untouched; one
+// at a released older version is upgraded in the same transaction (see
+// [planUpgrade]) unless o.noUpgrade. from is the version it upgraded from.
+func preparePostgres(ctx context.Context, conn *pgx.Conn, location string, o options) (migrated bool, from string, err error) {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return false, fmt.Errorf("open the team store %s: %w", location, err)
+		return false, "", fmt.Errorf("open the team store %s: %w", location, err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(pgSchemaLock)); err != nil {
-		return false, fmt.Errorf("lock the team store schema: %w", err)
+		return false, "", fmt.Errorf("lock the team store schema: %w", err)
 	}
 	var schemaName *string
 	if err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&schemaName); err != nil {
-		return false, fmt.Errorf("read the current schema: %w", err)
+		return false, "", fmt.Errorf("read the current schema: %w", err)
 	}
 	if schemaName == nil {
-		return false, fmt.Errorf("the team store %s has no current schema: its search_path names no existing schema", location)
+		return false, "", fmt.Errorf("the team store %s has no current schema: its search_path names no existing schema", location)
 	}
 	rows, err := tx.Query(ctx, "SELECT table_name FROM information_schema.tables "+
 		"WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name")
 	if err != nil {
-		return false, fmt.Errorf("list the team store tables: %w", err)
+		return false, "", fmt.Errorf("list the team store tables: %w", err)
 	}
 	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return false, fmt.Errorf("list the team store tables: %w", err)
+		return false, "", fmt.Errorf("list the team store tables: %w", err)
 	}
 	want := postgresVersion()
 	have := ""
 	if contains(tables, metaTable) {
 		err := tx.QueryRow(ctx, "SELECT value FROM "+metaTable+" WHERE key = $1", metaSchemaVersion).Scan(&have)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return false, fmt.Errorf("read the team store schema version: %w", err)
+			return false, "", fmt.Errorf("read the team store schema version: %w", err)
 		}
 	} else if len(tables) > 0 {
-		return false, fmt.Errorf("%w: schema %q of %s is not an agent-interop-runtime store (it has tables %v and no %s table); "+
+		return false, "", fmt.Errorf("%w: schema %q of %s is not an agent-interop-runtime store (it has tables %v and no %s table); "+
 			"refusing to use it. Point %s at an empty database or schema",
 			ErrForeignStore, *schemaName, location, truncateList(tables, 5), metaTable, EnvDB)
 	}
-	switch {
-	case have == want:
-		return false, nil
-	case have != "":
-		return false, fmt.Errorf("%w: %s has store schema %.12s, this build uses %.12s; "+
-			"this build does not convert stores between schema versions, so it leaves the database untouched. "+
-			"Run the build that wrote it on every machine, or point %s at another database or schema",
-			ErrSchemaMismatch, location, have, want, EnvDB)
+	if have == want {
+		return false, "", nil
 	}
-	if _, err := tx.Exec(ctx, createMetaSQL); err != nil {
-		return false, fmt.Errorf("create the team store (%s): %w; the role needs CREATE on schema %q the first time (docs/team.md)",
+	stmts := schemaStatements(postgresSchemaSQL)
+	if have != "" {
+		hist, err := o.snapshotsFor(dialect.Postgres)
+		if err != nil {
+			return false, "", err
+		}
+		if stmts, err = upgradeSteps(hist, have, want, postgresSchemaSQL, dialect.Postgres, location, "database", o.noUpgrade); err != nil {
+			return false, "", err
+		}
+	} else if _, err := tx.Exec(ctx, createMetaSQL); err != nil {
+		return false, "", fmt.Errorf("create the team store (%s): %w; the role needs CREATE on schema %q the first time (docs/team.md)",
 			location, err, *schemaName)
 	}
-	for _, stmt := range schemaStatements(postgresSchemaSQL) {
+	for _, stmt := range stmts {
 		if _, err := tx.Exec(ctx, stmt); err != nil {
-			return false, fmt.Errorf("create the team store schema (%.60s): %w", stmt, err)
+			if have != "" {
+				return false, "", fmt.Errorf("upgrade the team store schema from %.12s (%.60s): %w; nothing was changed. "+
+					"The role needs to own the store's tables to upgrade them (docs/team.md)", have, stmt, err)
+			}
+			return false, "", fmt.Errorf("create the team store schema (%.60s): %w", stmt, err)
 		}
 	}
 	if _, err := tx.Exec(ctx, "INSERT INTO "+metaTable+" (key, value) VALUES ($1, $2) "+
 		"ON CONFLICT (key) DO UPDATE SET value = excluded.value", metaSchemaVersion, want); err != nil {
-		return false, fmt.Errorf("record the team store schema version: %w", err)
+		return false, "", fmt.Errorf("record the team store schema version: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return false, fmt.Errorf("commit the team store schema: %w", err)
+		return false, "", fmt.Errorf("commit the team store schema: %w", err)
 	}
-	return true, nil
+	return true, have, nil
 }
 
 // ConnLostError says the connection to the team database broke (or could

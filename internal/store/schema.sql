@@ -9,7 +9,7 @@ CREATE INDEX `claim_work_id_acquired_at_id` ON `claims` (`work_id`, `acquired_at
 CREATE INDEX `claim_session_id_acquired_at_id` ON `claims` (`session_id`, `acquired_at`, `id`);
 CREATE TABLE `claim_conflicts` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT, `work_id` text NOT NULL, `session_id` text NOT NULL, `resource` text NOT NULL, `kind` text NOT NULL, `mode` text NOT NULL, `held_claim_id` text NOT NULL, `held_session_id` text NOT NULL, `refused_at` datetime NOT NULL);
 CREATE INDEX `claimconflict_held_claim_id` ON `claim_conflicts` (`held_claim_id`);
-CREATE TABLE `conversations` (`id` text NOT NULL, `title` text NOT NULL, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, `last_sequence` integer NOT NULL DEFAULT (0), PRIMARY KEY (`id`));
+CREATE TABLE `conversations` (`id` text NOT NULL, `title` text NOT NULL, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, `last_sequence` integer NOT NULL DEFAULT (0), `budget_messages` integer NOT NULL DEFAULT (40), `budget_turns` integer NOT NULL DEFAULT (20), `budget_tokens` integer NOT NULL DEFAULT (2000000), PRIMARY KEY (`id`));
 CREATE INDEX `conversation_updated_at_id` ON `conversations` (`updated_at`, `id`);
 CREATE TABLE `evidence` (`id` text NOT NULL, `session_id` text NULL, `kind` text NOT NULL, `trust` text NOT NULL, `source` json NOT NULL, `captured_at` datetime NOT NULL, `summary` text NOT NULL, `data` text NOT NULL, `data_bytes` integer NOT NULL, `content_hash` text NOT NULL, `work_id` text NULL, PRIMARY KEY (`id`), CONSTRAINT `evidence_work_items_evidence` FOREIGN KEY (`work_id`) REFERENCES `work_items` (`id`) ON DELETE SET NULL);
 CREATE INDEX `evidence_captured_at_id` ON `evidence` (`captured_at`, `id`);

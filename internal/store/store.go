@@ -42,10 +42,12 @@ var ErrNoStore = errors.New("no store")
 type Option func(*options)
 
 type options struct {
-	clock    quartz.Clock
-	verify   bool
-	lazy     bool
-	noCreate bool
+	clock     quartz.Clock
+	verify    bool
+	lazy      bool
+	noCreate  bool
+	noUpgrade bool
+	history   map[string]snapshots // by ent dialect; nil: the embedded history (tests replace it)
 }
 
 // WithClock sets the clock used to name preserved files and stamp recovery
@@ -70,6 +72,21 @@ func WithLazyConnect() Option { return func(o *options) { o.lazy = true } }
 // sessions, doctor) use it, so that inspecting never leaves an empty store
 // behind; serve creates its store on first use. No effect on PostgreSQL.
 func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
+
+// WithoutUpgrade makes Open refuse a store at a released older schema,
+// with an error wrapping [ErrUpgradeNeeded] that says what the upgrade
+// would add, instead of upgrading it: the commands that only read (doctor,
+// desk) use it, so that looking at a store never changes it. serve, work
+// and every other command that writes upgrade it in the open's transaction.
+func WithoutUpgrade() Option { return func(o *options) { o.noUpgrade = true } }
+
+// snapshotsFor returns the released schemas of one ent dialect.
+func (o *options) snapshotsFor(entDialect string) (snapshots, error) {
+	if o.history != nil {
+		return o.history[entDialect], nil
+	}
+	return releasedSnapshots(entDialect)
+}
 
 // Store is an open coordination store.
 type Store struct {
@@ -97,6 +114,7 @@ type Store struct {
 	recovery       *Recovery
 	recoveryLoaded bool
 	migrated       bool
+	upgradedFrom   string // the older schema version this Open upgraded (SQLite)
 }
 
 // Open opens (creating if needed) the store at location: a PostgreSQL URL
@@ -161,7 +179,7 @@ func Open(ctx context.Context, location string, opts ...Option) (*Store, error) 
 	if h.kind == fileOurs && h.userVersion == versionStamp(SchemaVersion()) && !o.verify {
 		return s, nil // fast path: current schema, nothing to inspect
 	}
-	if err := s.prepare(ctx, h.kind, rec); err != nil {
+	if err := s.prepare(ctx, h.kind, rec, o); err != nil {
 		s.Close()
 		var c *corruptError
 		if errors.As(err, &c) {
@@ -207,7 +225,7 @@ func reopenAfterCorruption(ctx context.Context, path, reason string, o options) 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepare(ctx, fileEmpty, rec); err != nil {
+	if err := s.prepare(ctx, fileEmpty, rec, o); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -224,9 +242,10 @@ func foreignError(path, why string) error {
 }
 
 // prepare is the slow path: in one write transaction it checks the file,
-// creates the meta table, runs ent's migration when the recorded version
-// differs, and records the version (and a pending recovery).
-func (s *Store) prepare(ctx context.Context, kind fileKind, rec *Recovery) error {
+// creates the meta table, creates the schema in a new file or upgrades a
+// released older one ([planUpgrade]), and records the version (and a
+// pending recovery).
+func (s *Store) prepare(ctx context.Context, kind fileKind, rec *Recovery, o options) error {
 	drv := entsql.OpenDB(sqliteDialect, s.db)
 	dtx, err := drv.Tx(ctx)
 	if err != nil {
@@ -274,14 +293,21 @@ func (s *Store) prepare(ctx context.Context, kind fileKind, rec *Recovery) error
 	}
 	want := SchemaVersion()
 	if have := meta[metaSchemaVersion]; have != want {
+		stmts := schemaStatements(schemaSQL)
 		if have != "" {
-			return fmt.Errorf("%w: %s has store schema %.12s, this build uses %.12s; "+
-				"this build does not convert stores between schema versions, so it leaves the file untouched. "+
-				"Use the build that wrote it, or move the file aside (or set INTEROP_DB) to start a new store",
-				ErrSchemaMismatch, s.path, have, want)
+			hist, err := o.snapshotsFor(dialect.SQLite)
+			if err != nil {
+				return err
+			}
+			if stmts, err = upgradeSteps(hist, have, want, schemaSQL, dialect.SQLite, s.path, "file", o.noUpgrade); err != nil {
+				return err
+			}
 		}
-		for _, stmt := range schemaStatements(schemaSQL) {
+		for _, stmt := range stmts {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				if have != "" {
+					return fmt.Errorf("upgrade the store schema of %s from %.12s (%.60s): %w; nothing was changed", s.path, have, stmt, err)
+				}
 				return fmt.Errorf("create store schema (%.60s): %w", stmt, err)
 			}
 		}
@@ -289,6 +315,7 @@ func (s *Store) prepare(ctx context.Context, kind fileKind, rec *Recovery) error
 			return err
 		}
 		s.migrated = true
+		s.upgradedFrom = have
 	}
 	if err := stampVersion(ctx, tx, want); err != nil {
 		return fmt.Errorf("stamp store header: %w", err)
@@ -374,6 +401,17 @@ func (s *Store) Migrated() bool {
 	return s.migrated
 }
 
+// UpgradedFrom returns the older schema version this Open upgraded the
+// store from, or "" when it did not upgrade (a current or new store).
+func (s *Store) UpgradedFrom() string {
+	if s.pg != nil {
+		s.pg.mu.Lock()
+		defer s.pg.mu.Unlock()
+		return s.pg.upgradedFrom
+	}
+	return s.upgradedFrom
+}
+
 // Retries reports how many times this Store ran a write transaction again
 // after PostgreSQL aborted it for a serialization failure or a deadlock.
 func (s *Store) Retries() int64 { return s.retries.Load() }
@@ -387,7 +425,7 @@ func (s *Store) Check(ctx context.Context) error {
 		return nil
 	}
 	if err := s.db.PingContext(ctx); err != nil {
-		if errors.Is(err, ErrSchemaMismatch) || errors.Is(err, ErrForeignStore) {
+		if errors.Is(err, ErrSchemaMismatch) || errors.Is(err, ErrUpgradeNeeded) || errors.Is(err, ErrForeignStore) {
 			return err
 		}
 		if ctx.Err() != nil && !pgConnLost(err) {

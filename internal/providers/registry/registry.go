@@ -579,21 +579,46 @@ func (r *Registry) CreateSession(ctx context.Context, name string, opts provider
 	return ss[0], nil
 }
 
-// ResumeSession resumes a session on the endpoint that exposed it.
-func (r *Registry) ResumeSession(ctx context.Context, name, nativeID string) (providers.Session, error) {
+// ResumeSession resumes a session on the endpoint that exposed it. An
+// adapter that answers with another native session than nativeID (the
+// provider lost it, or silently started a fresh one) is refused with a
+// *FreshSessionError unless allowFresh; fresh reports that it happened.
+func (r *Registry) ResumeSession(ctx context.Context, name, nativeID string, allowFresh bool) (s providers.Session, fresh bool, err error) {
 	rt, err := r.Resolve(ctx, name, nativeID)
 	if err != nil {
-		return providers.Session{}, err
+		return providers.Session{}, false, err
 	}
-	s, err := rt.Adapter.ResumeSession(ctx, nativeID)
+	s, err = rt.Adapter.ResumeSession(ctx, nativeID)
 	if err != nil {
-		return providers.Session{}, fmt.Errorf("resume %s session %s: %w", rt.Provider, nativeID, err)
+		return providers.Session{}, false, fmt.Errorf("resume %s session %s: %w", rt.Provider, nativeID, err)
+	}
+	if s.NativeID != nativeID {
+		if !allowFresh {
+			return providers.Session{}, false, &FreshSessionError{Provider: rt.Provider, Requested: nativeID, Got: s.NativeID}
+		}
+		fresh = true
 	}
 	ss, err := r.record(ctx, rt.Provider, []providers.Session{s})
 	if err != nil {
-		return s, err
+		return s, fresh, err
 	}
-	return ss[0], nil
+	return ss[0], fresh, nil
+}
+
+// FreshSessionError refuses a resume that the provider answered with
+// another native session than the one asked for (it lost the requested
+// one, or silently started anew): that session has none of the requested
+// one's history. Nothing is recorded; resume_session's allowFresh accepts
+// the fresh session instead.
+type FreshSessionError struct {
+	Provider       providers.ID
+	Requested, Got string
+}
+
+func (e *FreshSessionError) Error() string {
+	return fmt.Sprintf("resume %s session %s: the provider answered with another session, %s, so the requested session's context is not there "+
+		"(it lost the session or started a fresh one); nothing was recorded. Pass allowFresh: true to continue in the fresh session",
+		e.Provider, e.Requested, e.Got)
 }
 
 // Subscribe opens a session's native event stream (the events hub's Opener).
