@@ -40,7 +40,7 @@ func TestReadConversationShowsTurnVerdictAndUsageTotals(t *testing.T) {
 	ledger := delivery.New(st, reg, delivery.Options{Reports: relay})
 	t.Cleanup(func() { ledger.Close() })
 	tools := ConversationTools{Svc: conversations.New(st, ledger), Usage: ledger}
-	conv, err := tools.CreateConversation(ctx, &catalogs.CreateConversationInput{Title: "usage"})
+	conv, err := tools.CreateConversation(ctx, &catalogs.CreateConversationInput{Title: strPtr("usage")})
 	if err != nil {
 		t.Fatal(err)
 	}

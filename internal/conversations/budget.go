@@ -2,6 +2,7 @@ package conversations
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -9,6 +10,8 @@ import (
 	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/message"
+	"github.com/agent-interop/runtime/ent/operation"
+	"github.com/agent-interop/runtime/internal/providers"
 )
 
 // Budget bounds a directed conversation so that two agents replying to
@@ -101,11 +104,38 @@ func CheckTokens(conversationID string, used TokensUsed, limit int64) error {
 	return nil
 }
 
-// tokensUsed is what conv's turns used. Usage is not recorded per turn
-// yet (issue 20, item 3), so it is unknown; once the operation table
-// carries usage, this sums it over the conversation's operations.
-func tokensUsed(context.Context, *ent.Tx, *ent.Conversation) (TokensUsed, error) {
-	return UnknownTokens, nil
+// tokensUsed is what conv's turns used: the input and output tokens the
+// providers reported for the sends of its messages (stored with each send
+// operation by the delivery ledger). It is unknown while no turn of conv
+// reported usage; turns that reported nothing add nothing.
+func tokensUsed(ctx context.Context, tx *ent.Tx, conv *ent.Conversation) (TokensUsed, error) {
+	ids, err := tx.Message.Query().Where(message.ConversationID(conv.ID)).
+		Select(message.FieldOperationID).Strings(ctx)
+	if err != nil {
+		return UnknownTokens, fmt.Errorf("read conversation %s's messages: %w", conv.ID, err)
+	}
+	if len(ids) == 0 {
+		return UnknownTokens, nil
+	}
+	ops, err := tx.Operation.Query().Where(operation.IDIn(ids...), operation.UsageNotNil()).
+		Select(operation.FieldUsage).All(ctx)
+	if err != nil {
+		return UnknownTokens, fmt.Errorf("read conversation %s's usage: %w", conv.ID, err)
+	}
+	used := UnknownTokens
+	for _, o := range ops {
+		var u providers.Usage
+		if json.Unmarshal(o.Usage, &u) != nil {
+			continue
+		}
+		for _, n := range []*int64{u.InputTokens, u.OutputTokens} {
+			if n != nil {
+				used.Known = true
+				used.Count += *n
+			}
+		}
+	}
+	return used, nil
 }
 
 // turnsReceived counts the messages participant received in conv.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/providers"
 )
 
 // TestBudgetStopsPingPong runs two agents replying to each other until a
@@ -177,5 +178,44 @@ func TestCheckTokens(t *testing.T) {
 	}
 	if conversations.UnknownTokens.Answer() != "unknown" || (conversations.TokensUsed{Known: true}).Answer() != int64(0) {
 		t.Error("Answer: unknown usage must answer \"unknown\", a known 0 the number 0")
+	}
+}
+
+// TestTokenBudgetCountsReportedUsage: the tokens the providers reported
+// for a conversation's turns (stored with each send by the ledger) count
+// against its token budget; a send once they reach it is refused, and
+// read_conversation answers the count instead of "unknown".
+func TestTokenBudgetCountsReportedUsage(t *testing.T) {
+	ctx := context.Background()
+	st := acceptQueued()
+	e := newEnv(t, st, st, st)
+	e.p = e.process(t, e.disp, conversations.WithBudget(conversations.Budget{Messages: 10, TurnsPerParticipant: 10, Tokens: 100}))
+	e.svc = e.p.svc
+	id := e.conv(t)
+	in, out := int64(80), int64(30)
+	if _, err := e.send(t, id, "first", ""); err != nil {
+		t.Fatal(err)
+	}
+	page, err := e.svc.Read(ctx, conversations.ReadInput{ConversationID: id})
+	if err != nil || page.Budget == nil || page.Budget.TokensUsed.Known {
+		t.Fatalf("before any usage: %v %+v, want tokens used unknown", err, page.Budget)
+	}
+	e.p.del.ReportOutcome(providers.ClaudeCode, "b", st.receipt.Ref, providers.Outcome{Status: providers.StatusCompleted,
+		Turn: &providers.TurnResult{Verdict: providers.VerdictAnswered, Usage: &providers.Usage{InputTokens: &in, OutputTokens: &out}}})
+	if err := e.p.del.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err = e.svc.Read(ctx, conversations.ReadInput{ConversationID: id})
+	if err != nil || page.Budget == nil || !page.Budget.TokensUsed.Known || page.Budget.TokensUsed.Count != in+out {
+		t.Fatalf("after usage: %v %+v, want %d tokens used", err, page.Budget, in+out)
+	}
+	before := e.counts(t)
+	_, err = e.send(t, id, "second", "")
+	var be *conversations.BudgetExceededError
+	if !errors.As(err, &be) || be.Budget != "tokens" || be.Used != in+out || be.Limit != 100 {
+		t.Fatalf("send past the token budget: %v, want a tokens refusal (110 of 100)", err)
+	}
+	if after := e.counts(t); after != before {
+		t.Errorf("a refused send changed the store: %+v -> %+v", before, after)
 	}
 }
