@@ -344,6 +344,9 @@ type boundsFixture struct {
 	args    map[string]map[string]any
 	vars    map[string]string
 	answers *answercheck.Checker
+	// fake and sim receive what the writes dispatch.
+	fake *registrytest.Adapter
+	sim  *freebuffsim.Desktop
 }
 
 // expand substitutes the fixture's records into a baseline and {{n}} with
@@ -470,7 +473,7 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 		t.Fatal(err)
 	}
 
-	f := &boundsFixture{h: h, answers: answercheck.New(), vars: map[string]string{
+	f := &boundsFixture{h: h, answers: answercheck.New(), fake: fake, sim: sim, vars: map[string]string{
 		"work": work.ID, "evidence": review.EvidenceID, "message": sent.Message.ID, "handoff": handoff.ID, "claim": claim.ID, "conv": c.ID,
 		"dir": dir, "project": project, "thread": thread,
 	}, args: map[string]map[string]any{}}

@@ -183,7 +183,7 @@ func (t FreebuffTools) write(ctx context.Context, req delivery.WriteRequest) (*c
 	if t.Delivery == nil {
 		return nil, errors.New("the Freebuff writes need the delivery ledger, which this server was built without")
 	}
-	req.Provider, req.Replay = string(providers.Freebuff), true
+	req.Provider = string(providers.Freebuff)
 	r, err := t.Delivery.Write(ctx, req)
 	if err != nil {
 		return nil, err
