@@ -29,6 +29,10 @@ func TestOneIdempotencyRuleAcrossTools(t *testing.T) {
 		{"respond_to_permission", map[string]any{"nativeId": "t2"}},
 		{"send_conversation_message", map[string]any{"text": "hi again"}},
 		{"send_thread_message", map[string]any{"text": "hi again"}},
+		{"stop_thread", map[string]any{"threadId": "{{thread2}}"}},
+		{"resume_thread", map[string]any{"threadId": "{{thread2}}"}},
+		{"set_thread_model", map[string]any{"model": "openai/gpt-5"}},
+		{"set_thread_reasoning", map[string]any{"effort": "high"}},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			e := entry(t, tc.tool)
@@ -68,6 +72,9 @@ func TestOneIdempotencyRuleAcrossTools(t *testing.T) {
 				other[k] = v
 			}
 			for k, v := range tc.change {
+				if v == "{{thread2}}" {
+					v = f.vars["thread2"]
+				}
 				other[k] = v
 			}
 			_, err = call(other)

@@ -43,7 +43,8 @@ const (
 	// is built by the runtime and far shorter).
 	MaxKeyLen = max(limits.SendSessionMessageIdempotencyKeyMaxLen, limits.CancelSessionIdempotencyKeyMaxLen,
 		limits.RespondToPermissionIdempotencyKeyMaxLen, limits.SendConversationMessageIdempotencyKeyMaxLen,
-		limits.SendThreadMessageIdempotencyKeyMaxLen)
+		limits.SendThreadMessageIdempotencyKeyMaxLen, limits.StopThreadIdempotencyKeyMaxLen, limits.ResumeThreadIdempotencyKeyMaxLen,
+		limits.SetThreadModelIdempotencyKeyMaxLen, limits.SetThreadReasoningIdempotencyKeyMaxLen)
 	// earlyTTL is how long an outcome waits for its receipt.
 	earlyTTL = 10 * time.Minute
 	maxEarly = 4096
