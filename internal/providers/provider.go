@@ -420,6 +420,9 @@ type TurnQuery struct {
 	// the search to turns that started after the operation was recorded.
 	TextSHA256 string
 	SentAfter  time.Time
+	// Request is what a write other than a send asked for, as recorded
+	// (a model, an effort), for a StateLookup.
+	Request map[string]any
 }
 
 // Matches reports whether text is the prompt q names by its SHA-256
@@ -454,6 +457,17 @@ type TurnRecord struct {
 	// operation stays open, owned by this process.
 	Following bool
 	Ref       string
+}
+
+// StateLookup is optionally implemented by an [Adapter] whose provider
+// shows the effect of a write other than a send in its session's state
+// (a stopped turn, a model): it settles such an operation a gone process
+// left open by reading that state, without sending anything. Found with
+// StatusCompleted: the state shows the write took effect; StatusRejected:
+// it shows it did not; Found without a status, or not Found: it cannot be
+// known (delivery_unknown).
+type StateLookup interface {
+	LookupState(ctx context.Context, q TurnQuery) (TurnRecord, error)
 }
 
 // TurnLookup is optionally implemented by an [Adapter] whose provider keeps
