@@ -1824,18 +1824,24 @@ func decodeResumeSessionInput(d *argv.Decoder, v any, path string) *ResumeSessio
 
 // ResumeThreadInput is a decoded argument object.
 type ResumeThreadInput struct {
-	ThreadID string `json:"threadId,omitempty"`
+	ThreadID       string  `json:"threadId,omitempty"`
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 func decodeResumeThreadInput(d *argv.Decoder, v any, path string) *ResumeThreadInput {
 	out := new(ResumeThreadInput)
-	o := d.Object(v, path, []string{"threadId"}, []string{"threadId"})
+	o := d.Object(v, path, []string{"threadId", "idempotencyKey"}, []string{"threadId"})
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = v
+		}
+	}
+	if x, ok := o["idempotencyKey"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
+			out.IdempotencyKey = &v
 		}
 	}
 	return out
@@ -2069,14 +2075,15 @@ func decodeSetSessionReasoningInput(d *argv.Decoder, v any, path string) *SetSes
 
 // SetThreadModelInput is a decoded argument object.
 type SetThreadModelInput struct {
-	ThreadID  string  `json:"threadId,omitempty"`
-	Model     string  `json:"model,omitempty"`
-	HarnessID *string `json:"harnessId,omitempty"`
+	ThreadID       string  `json:"threadId,omitempty"`
+	Model          string  `json:"model,omitempty"`
+	HarnessID      *string `json:"harnessId,omitempty"`
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 func decodeSetThreadModelInput(d *argv.Decoder, v any, path string) *SetThreadModelInput {
 	out := new(SetThreadModelInput)
-	o := d.Object(v, path, []string{"threadId", "model", "harnessId"}, []string{"threadId", "model"})
+	o := d.Object(v, path, []string{"threadId", "model", "harnessId", "idempotencyKey"}, []string{"threadId", "model"})
 	if o == nil {
 		return nil
 	}
@@ -2095,18 +2102,24 @@ func decodeSetThreadModelInput(d *argv.Decoder, v any, path string) *SetThreadMo
 			out.HarnessID = &v
 		}
 	}
+	if x, ok := o["idempotencyKey"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
+			out.IdempotencyKey = &v
+		}
+	}
 	return out
 }
 
 // SetThreadReasoningInput is a decoded argument object.
 type SetThreadReasoningInput struct {
-	ThreadID string  `json:"threadId,omitempty"`
-	Effort   *string `json:"effort,omitempty"`
+	ThreadID       string  `json:"threadId,omitempty"`
+	Effort         *string `json:"effort,omitempty"`
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 func decodeSetThreadReasoningInput(d *argv.Decoder, v any, path string) *SetThreadReasoningInput {
 	out := new(SetThreadReasoningInput)
-	o := d.Object(v, path, []string{"threadId", "effort"}, []string{"threadId", "effort"})
+	o := d.Object(v, path, []string{"threadId", "effort", "idempotencyKey"}, []string{"threadId", "effort"})
 	if o == nil {
 		return nil
 	}
@@ -2122,23 +2135,34 @@ func decodeSetThreadReasoningInput(d *argv.Decoder, v any, path string) *SetThre
 			}
 		}
 	}
+	if x, ok := o["idempotencyKey"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
+			out.IdempotencyKey = &v
+		}
+	}
 	return out
 }
 
 // StopThreadInput is a decoded argument object.
 type StopThreadInput struct {
-	ThreadID string `json:"threadId,omitempty"`
+	ThreadID       string  `json:"threadId,omitempty"`
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 func decodeStopThreadInput(d *argv.Decoder, v any, path string) *StopThreadInput {
 	out := new(StopThreadInput)
-	o := d.Object(v, path, []string{"threadId"}, []string{"threadId"})
+	o := d.Object(v, path, []string{"threadId", "idempotencyKey"}, []string{"threadId"})
 	if o == nil {
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
 		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = v
+		}
+	}
+	if x, ok := o["idempotencyKey"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
+			out.IdempotencyKey = &v
 		}
 	}
 	return out

@@ -11,19 +11,19 @@ type ToolView struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
-	Annotations AnnotationView  `json:"annotations"`
+	Annotations *AnnotationView `json:"annotations,omitempty"`
 	write       bool
 }
 
-// AnnotationView is the annotations object of tools/list. readOnlyHint is
-// always stated; the other hints are stated only where they differ from
-// the MCP defaults (destructive, not idempotent, open world), which a
-// client assumes for an absent hint, so nothing is lost and no token is
-// spent on a default. destructiveHint and idempotentHint are meaningful
-// only for tools that are not read-only (MCP specification), so read-only
-// tools state neither.
+// AnnotationView is the annotations object of tools/list. A hint is
+// stated only where it differs from the MCP default (not read-only,
+// destructive, not idempotent, open world), which a client assumes for an
+// absent hint, so nothing is lost and no token is spent on a default; a
+// tool whose hints are all defaults has no annotations object.
+// destructiveHint and idempotentHint are meaningful only for tools that
+// are not read-only (MCP specification), so read-only tools state neither.
 type AnnotationView struct {
-	ReadOnlyHint    bool  `json:"readOnlyHint"`
+	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`
 	DestructiveHint *bool `json:"destructiveHint,omitempty"`
 	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
 	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
@@ -49,10 +49,13 @@ func ProfileView(c *Catalog, p *Profile, readOnly bool) []ToolView {
 	return out
 }
 
-func annotationView(t *Tool) AnnotationView {
+func annotationView(t *Tool) *AnnotationView {
 	a := t.Annotations
-	v := AnnotationView{ReadOnlyHint: *a.ReadOnly}
+	v := AnnotationView{}
 	f, tr := false, true
+	if *a.ReadOnly {
+		v.ReadOnlyHint = &tr
+	}
 	if !*a.ReadOnly && !*a.Destructive {
 		v.DestructiveHint = &f
 	}
@@ -62,7 +65,10 @@ func annotationView(t *Tool) AnnotationView {
 	if !*a.OpenWorld {
 		v.OpenWorldHint = &f
 	}
-	return v
+	if v == (AnnotationView{}) {
+		return nil
+	}
+	return &v
 }
 
 // Listing is the compact JSON of one tools/list entry.

@@ -344,6 +344,9 @@ type boundsFixture struct {
 	args    map[string]map[string]any
 	vars    map[string]string
 	answers *answercheck.Checker
+	// fake and sim receive what the writes dispatch.
+	fake *registrytest.Adapter
+	sim  *freebuffsim.Desktop
 }
 
 // expand substitutes the fixture's records into a baseline and {{n}} with
@@ -419,6 +422,7 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 		t.Fatal(err)
 	}
 	thread := sim.AddThread(project, "Bounds thread")
+	thread2 := sim.AddThread(project, "Second thread")
 	fbEnv := map[string]string{freebuff.EnvOrchestratorURL: sim.URL(), freebuff.EnvLaunchID: sim.LaunchID()}
 	fb := freebuff.New(freebuff.Config{LookupEnv: func(k string) (string, bool) { v, ok := fbEnv[k]; return v, ok },
 		ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir()})
@@ -470,9 +474,9 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 		t.Fatal(err)
 	}
 
-	f := &boundsFixture{h: h, answers: answercheck.New(), vars: map[string]string{
+	f := &boundsFixture{h: h, answers: answercheck.New(), fake: fake, sim: sim, vars: map[string]string{
 		"work": work.ID, "evidence": review.EvidenceID, "message": sent.Message.ID, "handoff": handoff.ID, "claim": claim.ID, "conv": c.ID,
-		"dir": dir, "project": project, "thread": thread,
+		"dir": dir, "project": project, "thread": thread, "thread2": thread2,
 	}, args: map[string]map[string]any{}}
 	model := `{"providerID":"p","modelID":"m","variant":"v"}`
 	for tool, js := range map[string]string{
@@ -523,10 +527,10 @@ func newBoundsFixture(t *testing.T) *boundsFixture {
 		"list_project_files":        `{"projectId":"{{project}}","relative":".","cursor":"c"}`,
 		"read_project_file":         `{"projectId":"{{project}}","path":"notes.txt"}`,
 		"send_thread_message":       `{"threadId":"{{thread}}","text":"hi","idempotencyKey":"thread-{{n}}"}`,
-		"stop_thread":               `{"threadId":"{{thread}}"}`,
-		"resume_thread":             `{"threadId":"{{thread}}"}`,
-		"set_thread_model":          `{"threadId":"{{thread}}","model":"openai/gpt-5.1","harnessId":"codebuff"}`,
-		"set_thread_reasoning":      `{"threadId":"{{thread}}","effort":"low"}`,
+		"stop_thread":               `{"threadId":"{{thread}}","idempotencyKey":"stop-{{n}}"}`,
+		"resume_thread":             `{"threadId":"{{thread}}","idempotencyKey":"resume-{{n}}"}`,
+		"set_thread_model":          `{"threadId":"{{thread}}","model":"openai/gpt-5.1","harnessId":"codebuff","idempotencyKey":"model-{{n}}"}`,
+		"set_thread_reasoning":      `{"threadId":"{{thread}}","effort":"low","idempotencyKey":"effort-{{n}}"}`,
 	} {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(js), &m); err != nil {

@@ -120,7 +120,7 @@ func (t FreebuffTools) StopThread(ctx context.Context, in *catalogs.StopThreadIn
 		return nil, err
 	}
 	return t.write(ctx, delivery.WriteRequest{
-		NativeID: in.ThreadID, Operation: delivery.OpCancel,
+		NativeID: in.ThreadID, Operation: delivery.OpCancel, IdempotencyKey: optString(in.IdempotencyKey),
 		Dispatch: func(ctx context.Context, _ providers.Adapter, _ delivery.Operation) (providers.Receipt, error) {
 			return t.Svc.StopThread(ctx, in.ThreadID)
 		},
@@ -133,7 +133,7 @@ func (t FreebuffTools) ResumeThread(ctx context.Context, in *catalogs.ResumeThre
 		return nil, err
 	}
 	return t.write(ctx, delivery.WriteRequest{
-		NativeID: in.ThreadID, Operation: delivery.OpResume,
+		NativeID: in.ThreadID, Operation: delivery.OpResume, IdempotencyKey: optString(in.IdempotencyKey),
 		Dispatch: func(ctx context.Context, _ providers.Adapter, _ delivery.Operation) (providers.Receipt, error) {
 			return t.Svc.ResumeThread(ctx, in.ThreadID)
 		},
@@ -151,6 +151,7 @@ func (t FreebuffTools) SetThreadModel(ctx context.Context, in *catalogs.SetThrea
 	}
 	return t.write(ctx, delivery.WriteRequest{
 		NativeID: in.ThreadID, Operation: delivery.OpSetModel, Request: map[string]any{"model": in.Model, "harnessId": harness},
+		IdempotencyKey: optString(in.IdempotencyKey),
 		Dispatch: func(ctx context.Context, _ providers.Adapter, _ delivery.Operation) (providers.Receipt, error) {
 			return t.Svc.SetThreadModel(ctx, in.ThreadID, in.Model, harness)
 		},
@@ -168,6 +169,7 @@ func (t FreebuffTools) SetThreadReasoning(ctx context.Context, in *catalogs.SetT
 	}
 	return t.write(ctx, delivery.WriteRequest{
 		NativeID: in.ThreadID, Operation: delivery.OpSetReasoning, Request: map[string]any{"effort": effort},
+		IdempotencyKey: optString(in.IdempotencyKey),
 		Dispatch: func(ctx context.Context, _ providers.Adapter, _ delivery.Operation) (providers.Receipt, error) {
 			return t.Svc.SetThreadReasoning(ctx, in.ThreadID, effort)
 		},
@@ -183,7 +185,7 @@ func (t FreebuffTools) write(ctx context.Context, req delivery.WriteRequest) (*c
 	if t.Delivery == nil {
 		return nil, errors.New("the Freebuff writes need the delivery ledger, which this server was built without")
 	}
-	req.Provider, req.Replay = string(providers.Freebuff), true
+	req.Provider = string(providers.Freebuff)
 	r, err := t.Delivery.Write(ctx, req)
 	if err != nil {
 		return nil, err

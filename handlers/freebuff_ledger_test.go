@@ -309,6 +309,43 @@ func TestFreebuffOpenOperationsSettleAfterARestart(t *testing.T) {
 	if _, err := s.st.Client().Operation.UpdateOneID(resumeOp.ID).SetStatus(operation.StatusQueued).Save(ctx); err != nil {
 		t.Fatal(err) // as if the process stopped before recording the receipt
 	}
+	// A stop, a model change and an effort change that reached the
+	// Desktop, and a model change overtaken by a later one, each left
+	// open the same way.
+	states := s.sim.AddThread(s.project, "States")
+	overtaken := s.sim.AddThread(s.project, "Overtaken")
+	reopen := func(thread string) string {
+		t.Helper()
+		ops := s.ops(t, thread)
+		id := ops[len(ops)-1].ID
+		if _, err := s.st.Client().Operation.UpdateOneID(id).SetStatus(operation.StatusQueued).Save(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	stopIn, _ := catalogs.DecodeStopThread(json.RawMessage(`{"threadId":"` + states + `"}`))
+	if _, err := s.tools.StopThread(ctx, stopIn); err != nil {
+		t.Fatal(err)
+	}
+	stopOp := reopen(states)
+	modelIn, _ := catalogs.DecodeSetThreadModel(json.RawMessage(`{"threadId":"` + states + `","model":"openai/gpt-5.1"}`))
+	if _, err := s.tools.SetThreadModel(ctx, modelIn); err != nil {
+		t.Fatal(err)
+	}
+	modelOp := reopen(states)
+	effortIn, _ := catalogs.DecodeSetThreadReasoning(json.RawMessage(`{"threadId":"` + states + `","effort":"high"}`))
+	if _, err := s.tools.SetThreadReasoning(ctx, effortIn); err != nil {
+		t.Fatal(err)
+	}
+	effortOp := reopen(states)
+	modelIn, _ = catalogs.DecodeSetThreadModel(json.RawMessage(`{"threadId":"` + overtaken + `","model":"openai/gpt-5.1"}`))
+	if _, err := s.tools.SetThreadModel(ctx, modelIn); err != nil {
+		t.Fatal(err)
+	}
+	overtakenOp := reopen(overtaken)
+	if _, err := s.tools.Svc.SetThreadModel(ctx, overtaken, "anthropic/claude-sonnet-4.5", "codebuff"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.tools.Svc.SendThreadMessage(ctx, answered, "answer me"); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +374,11 @@ func TestFreebuffOpenOperationsSettleAfterARestart(t *testing.T) {
 		{open[answered], "completed", "a reply follows the prompt"},
 		{open[failed], "rejected", "turn ended with an error"},
 		{open[unseen], "delivery_unknown", "has no record of it"},
-		{resumeOp.ID, "delivery_unknown", "no record in freebuff's history"},
+		{resumeOp.ID, "completed", "the thread's queue is not paused"},
+		{stopOp, "completed", "the thread shows no running turn"},
+		{modelOp, "completed", "the thread shows model openai/gpt-5.1"},
+		{effortOp, "completed", "the thread shows effort high"},
+		{overtakenOp, "delivery_unknown", "the thread shows model anthropic/claude-sonnet-4.5, which may be a later change"},
 	} {
 		o, ok := got[c.id]
 		if !ok || string(o.Status) != c.status || !strings.Contains(o.Reason(), c.reason) {

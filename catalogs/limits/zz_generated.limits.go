@@ -460,25 +460,29 @@ const (
 
 // Bounds of stop_thread.
 const (
-	StopThreadThreadIDMaxLen = 200 // threadId, kind id: characters
+	StopThreadThreadIDMaxLen       = 200 // threadId, kind id: characters
+	StopThreadIdempotencyKeyMaxLen = 200 // idempotencyKey, kind id: characters
 )
 
 // Bounds of resume_thread.
 const (
-	ResumeThreadThreadIDMaxLen = 200 // threadId, kind id: characters
+	ResumeThreadThreadIDMaxLen       = 200 // threadId, kind id: characters
+	ResumeThreadIdempotencyKeyMaxLen = 200 // idempotencyKey, kind id: characters
 )
 
 // Bounds of set_thread_model.
 const (
-	SetThreadModelThreadIDMaxLen  = 200 // threadId, kind id: characters
-	SetThreadModelModelMaxLen     = 200 // model, kind id: characters
-	SetThreadModelHarnessIDMaxLen = 200 // harnessId, kind id: characters
+	SetThreadModelThreadIDMaxLen       = 200 // threadId, kind id: characters
+	SetThreadModelModelMaxLen          = 200 // model, kind id: characters
+	SetThreadModelHarnessIDMaxLen      = 200 // harnessId, kind id: characters
+	SetThreadModelIdempotencyKeyMaxLen = 200 // idempotencyKey, kind id: characters
 )
 
 // Bounds of set_thread_reasoning.
 const (
-	SetThreadReasoningThreadIDMaxLen = 200 // threadId, kind id: characters
-	SetThreadReasoningEffortMaxLen   = 200 // effort, kind id: characters
+	SetThreadReasoningThreadIDMaxLen       = 200 // threadId, kind id: characters
+	SetThreadReasoningEffortMaxLen         = 200 // effort, kind id: characters
+	SetThreadReasoningIdempotencyKeyMaxLen = 200 // idempotencyKey, kind id: characters
 )
 
 // Bound is one string or array argument's bound.
@@ -668,10 +672,14 @@ var Bounds = [...]Bound{
 	{Tool: "send_thread_message", Path: "text", Max: SendThreadMessageTextMaxLen, Items: false, Kind: "message"},
 	{Tool: "send_thread_message", Path: "idempotencyKey", Max: SendThreadMessageIdempotencyKeyMaxLen, Items: false, Kind: "id"},
 	{Tool: "stop_thread", Path: "threadId", Max: StopThreadThreadIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "stop_thread", Path: "idempotencyKey", Max: StopThreadIdempotencyKeyMaxLen, Items: false, Kind: "id"},
 	{Tool: "resume_thread", Path: "threadId", Max: ResumeThreadThreadIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "resume_thread", Path: "idempotencyKey", Max: ResumeThreadIdempotencyKeyMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_thread_model", Path: "threadId", Max: SetThreadModelThreadIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_thread_model", Path: "model", Max: SetThreadModelModelMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_thread_model", Path: "harnessId", Max: SetThreadModelHarnessIDMaxLen, Items: false, Kind: "id"},
+	{Tool: "set_thread_model", Path: "idempotencyKey", Max: SetThreadModelIdempotencyKeyMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_thread_reasoning", Path: "threadId", Max: SetThreadReasoningThreadIDMaxLen, Items: false, Kind: "id"},
 	{Tool: "set_thread_reasoning", Path: "effort", Max: SetThreadReasoningEffortMaxLen, Items: false, Kind: "id"},
+	{Tool: "set_thread_reasoning", Path: "idempotencyKey", Max: SetThreadReasoningIdempotencyKeyMaxLen, Items: false, Kind: "id"},
 }

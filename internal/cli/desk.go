@@ -28,7 +28,7 @@ func deskCommand(ctx context.Context, args []string, env Env, stdio IO) int {
 	host := fs.String("host", httpserve.DefaultHost, "loopback host to listen on: 127.0.0.1, localhost or ::1")
 	port := fs.Int("port", DefaultDeskPort, "port to listen on, 0 for any free port")
 	tokenFile := fs.String("token-file", "", "where the per-boot token is written when AGENT_INTEROP_HTTP_TOKEN is unset (default ~/.agent-interop-runtime/desk-<port>.token)")
-	rate := fs.Int("rate-limit", httpguard.DefaultRateLimit, "requests per minute per client address, 0 for no limit")
+	rate := fs.Int("rate-limit", desk.DefaultRateLimit, "requests per minute per desk session or bearer token (failed sign-ins: per client address), 0 for no limit")
 	lifetime := fs.Duration("stream-lifetime", desk.DefaultStreamLifetime, "how long one live stream lasts before the browser reconnects (resuming where it was; its cookie is checked again)")
 	db := dbFlag(fs)
 	if code, ok := parseFlags(fs, args, stdio); !ok {

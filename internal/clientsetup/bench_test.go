@@ -82,4 +82,24 @@ func BenchmarkMergeJSON(b *testing.B) {
 			})
 		}
 	}
+	// OpenCode's JSONC with comments and trailing commas: validated by a
+	// JSONC parse before and after the edit.
+	t, err := TargetFor(OpenCode, Paths{Home: "/home/ann"}, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, size := range benchSizes {
+		doc := bytes.Replace(bigJSONConfig(size, jsonContainer(OpenCode)), []byte("{\n"), []byte("{\n  // a long-used config\n"), 1)
+		doc = bytes.Replace(doc, []byte("\"x\"}\n"), []byte("\"x\"},\n"), 1)
+		b.Run(fmt.Sprintf("opencode-jsonc/%dMB", size>>20), func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			start := cpuTime()
+			for range b.N {
+				if _, err := Merge(t, stdioEntry, doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((cpuTime()-start).Seconds()/float64(b.N), "cpu-s/op")
+		})
+	}
 }

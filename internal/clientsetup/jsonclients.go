@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
 )
@@ -210,48 +211,54 @@ func pointer(path ...string) string {
 }
 
 // mergeJSON puts the entry into old (a client's whole JSON file, or empty
-// for a new file) by patching the parsed document in place: every other
-// key, and every key of our existing entry we do not own (env variables
-// such as INTEROP_DB, timeouts, per-tool settings, enabled), keeps its
-// value, order, and (in OpenCode's JSONC) its comments and layout.
+// for a new file). Only our entry's bytes are rewritten (or our server
+// table's, or a new member added to the end of the enclosing object):
+// every other byte of the file is kept, comments and layout included,
+// and every key of our existing entry we do not own (env variables such
+// as INTEROP_DB, timeouts, per-tool settings, enabled) keeps its value.
+// The file is read in one pass (json.Valid, then a byte scanner); only
+// the entry itself is parsed into a tree.
 func mergeJSON(t Target, e Entry, old []byte) ([]byte, []Change, error) {
-	empty := len(bytes.TrimSpace(old)) == 0
-	src := old
-	if empty {
-		src = []byte("{}")
+	ours, other, err := oursJSON(t.Client, e)
+	if err != nil {
+		return nil, nil, err
 	}
-	doc, err := hujson.Parse(src)
-	if !empty && !jsonc(t.Client) && (err != nil || !doc.IsStandard()) {
-		// Strict JSON: refused with the position of the first error.
-		if _, serr := decodeObject(t.File, old); serr != nil {
-			return nil, nil, serr
+	added := func() []Change {
+		var chg []Change
+		for _, m := range ours {
+			chg = append(chg, Change{Key: m.key, Kind: "added"})
+		}
+		return chg
+	}
+	if len(bytes.TrimSpace(old)) == 0 {
+		out, err := jsonSnippet(t, e)
+		return out, added(), err
+	}
+	if err := validUTF8(t.File, old); err != nil {
+		return nil, nil, err
+	}
+	standard := json.Valid(old)
+	if !standard {
+		if !jsonc(t.Client) {
+			// Strict JSON: refused with the position of the first error.
+			if _, serr := decodeObject(t.File, old); serr != nil {
+				return nil, nil, serr
+			}
+			return nil, nil, fmt.Errorf("%s: not valid JSON", t.File)
+		}
+		if err := validJSONC(t.File, old); err != nil {
+			return nil, nil, err
 		}
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: not valid JSON or JSONC: %w", t.File, err)
-	}
-	if _, ok := doc.Value.(*hujson.Object); !ok {
+	s := jsonScan{b: old}
+	start := s.space(0)
+	if start >= len(old) || old[start] != '{' {
 		return nil, nil, fmt.Errorf("%s: the document is not a JSON object", t.File)
 	}
-	inPlace := jsonc(t.Client) && !empty && !doc.IsStandard()
-	// Only our server table's type and our entry are decoded: the patch
-	// touches nothing else.
-	before := map[string]any{}
-	if cv := doc.Find(pointer(jsonContainer(t.Client))); cv != nil {
-		if _, ok := cv.Value.(*hujson.Object); ok {
-			servers := map[string]any{}
-			if ev := doc.Find(pointer(jsonContainer(t.Client), t.Name)); ev != nil {
-				if servers[t.Name], err = valueOf(*ev); err != nil {
-					return nil, nil, fmt.Errorf("%s: %w", t.File, err)
-				}
-			}
-			before[jsonContainer(t.Client)] = servers
-		} else if before[jsonContainer(t.Client)], err = valueOf(*cv); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", t.File, err)
-		}
-	}
 	container := jsonContainer(t.Client)
-	ours, other, err := oursJSON(t.Client, e)
+	root := s.object(start, container)
+	unit := s.indentUnit(root)
+	oursRaw, err := json.Marshal(jsonEntry(t.Client, e))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -259,81 +266,131 @@ func mergeJSON(t Target, e Entry, old []byte) ([]byte, []Change, error) {
 	for _, m := range ours {
 		oursMap[m.key] = m.value
 	}
-	// A new entry goes in with its keys in our order.
-	oursRaw, err := json.Marshal(jsonEntry(t.Client, e))
-	if err != nil {
-		return nil, nil, err
-	}
-	what := container + "." + t.Name
-	var patch []map[string]any
-	var oldEntry, want map[string]any
+	withEntry := encodeObject([]member{{Key: t.Name, Value: oursRaw}})
+	var edits []edit
 	var chg []Change
-	servers, hasServers := before[container]
-	switch sv := servers.(type) {
-	case nil:
-		op := "add"
-		if hasServers {
-			op = "replace"
+	want := oursMap
+	switch {
+	case len(root.found) > 1:
+		return nil, nil, duplicate(t.File, old, container, "the top-level object", root.found)
+	case len(root.found) == 0:
+		if edits, err = s.insertMember(root, container, withEntry, unit); err != nil {
+			return nil, nil, err
 		}
-		patch = append(patch, map[string]any{"op": op, "path": pointer(container), "value": json.RawMessage(encodeObject([]member{{Key: t.Name, Value: oursRaw}}))})
-		want = oursMap
-	case map[string]any:
-		prev, exists := sv[t.Name]
-		switch pv := prev.(type) {
-		case map[string]any:
-			oldEntry = pv
-			ops, err := entryPlan(t.File+": "+what, pv, ours, other)
+		chg = added()
+	default:
+		cm := root.found[0]
+		switch old[cm.valStart] {
+		case 'n': // null
+			ed, err := s.replaceValue(root, cm, withEntry, unit)
 			if err != nil {
 				return nil, nil, err
 			}
-			for _, op := range ops {
-				path := pointer(append([]string{container, t.Name}, op.path...)...)
-				switch {
-				case op.remove:
-					patch = append(patch, map[string]any{"op": "remove", "path": path})
-				default:
-					patch = append(patch, map[string]any{"op": "add", "path": path, "value": op.value})
+			edits, chg = []edit{ed}, added()
+		case '{':
+			servers := s.object(cm.valStart, t.Name)
+			switch {
+			case len(servers.found) > 1:
+				return nil, nil, duplicate(t.File, old, t.Name, container, servers.found)
+			case len(servers.found) == 0:
+				if edits, err = s.insertMember(servers, t.Name, oursRaw, unit); err != nil {
+					return nil, nil, err
 				}
+				chg = added()
+			default:
+				em := servers.found[0]
+				ed, w, c, err := patchEntry(t, s, servers, em, ours, other, oursRaw, unit)
+				if err != nil {
+					return nil, nil, err
+				}
+				if ed.text == nil {
+					return old, nil, nil // nothing to change
+				}
+				edits, want, chg = []edit{ed}, w, c
 			}
-			want = applyOps(pv, ops)
-			chg = changes(pv, ops)
-		case nil:
-			op := "add"
-			if exists {
-				op = "replace"
-			}
-			patch = append(patch, map[string]any{"op": op, "path": pointer(container, t.Name), "value": json.RawMessage(oursRaw)})
-			want = oursMap
 		default:
-			return nil, nil, fmt.Errorf("%s: %s is %s, want an object; not changed — fix it by hand", t.File, what, typeName(prev))
+			v, err := valueOfBytes(old[cm.valStart:cm.valEnd])
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", t.File, err)
+			}
+			return nil, nil, fmt.Errorf("%s: %s is %s, want an object; not changed — fix it by hand", t.File, container, typeName(v))
 		}
-	default:
-		return nil, nil, fmt.Errorf("%s: %s is %s, want an object; not changed — fix it by hand", t.File, container, typeName(servers))
 	}
-	if oldEntry == nil {
+	out := splice(old, edits...)
+	if standard && bytes.IndexByte(bytes.TrimSpace(old), '\n') < 0 {
+		// A document on one line has no layout to keep: it is indented
+		// whole, so our entry is readable (values are unchanged).
+		if out, err = indentJSON(bytes.TrimSpace(out)); err != nil {
+			return nil, nil, fmt.Errorf("merging into %s: %w", t.File, err)
+		}
+	}
+	return out, chg, checkJSON(t, standard, want, out)
+}
+
+// patchEntry works out the new bytes of our existing entry em (a member
+// of servers): the plan's keys set or removed in place, the rest of the
+// entry kept. A changed entry without comments is re-indented to the
+// file's layout; one with comments (JSONC) keeps them where they are.
+// An empty edit text: nothing changes.
+func patchEntry(t Target, s jsonScan, servers jsonObject, em jsonMember, ours []member2, other map[string]any, oursRaw []byte, unit string) (edit, map[string]any, []Change, error) {
+	what := jsonContainer(t.Client) + "." + t.Name
+	raw := s.b[em.valStart:em.valEnd]
+	doc, err := hujson.Parse(raw)
+	if err != nil {
+		return edit{}, nil, nil, fmt.Errorf("%s: %s: %w", t.File, what, err)
+	}
+	prev, err := valueOf(doc)
+	if err != nil {
+		return edit{}, nil, nil, fmt.Errorf("%s: %s: %w", t.File, what, err)
+	}
+	switch pv := prev.(type) {
+	case nil:
+		ed, err := s.replaceValue(servers, em, oursRaw, unit)
+		want := map[string]any{}
+		var chg []Change
 		for _, m := range ours {
+			want[m.key] = m.value
 			chg = append(chg, Change{Key: m.key, Kind: "added"})
 		}
-	}
-	if len(patch) > 0 {
+		return ed, want, chg, err
+	case map[string]any:
+		ops, err := entryPlan(t.File+": "+what, pv, ours, other)
+		if err != nil {
+			return edit{}, nil, nil, err
+		}
+		if len(ops) == 0 {
+			return edit{}, pv, nil, nil
+		}
+		var patch []map[string]any
+		for _, op := range ops {
+			path := pointer(op.path...)
+			if op.remove {
+				patch = append(patch, map[string]any{"op": "remove", "path": path})
+			} else {
+				patch = append(patch, map[string]any{"op": "add", "path": path, "value": op.value})
+			}
+		}
 		pb, err := json.Marshal(patch)
 		if err != nil {
-			return nil, nil, err
+			return edit{}, nil, nil, err
 		}
 		if err := doc.Patch(pb); err != nil {
-			return nil, nil, fmt.Errorf("merging into %s: %w", t.File, err)
+			return edit{}, nil, nil, fmt.Errorf("merging into %s: %w", t.File, err)
 		}
-	}
-	var out []byte
-	if inPlace {
-		// JSONC keeps its comments and layout: only the patched values change.
-		out = doc.Pack()
-	} else {
-		if out, err = indentJSON(bytes.TrimSpace(doc.Pack())); err != nil {
-			return nil, nil, fmt.Errorf("merging into %s: %w", t.File, err)
+		text := doc.Pack()
+		if doc.IsStandard() {
+			ind, alone := lineIndent(s.b, em.keyStart)
+			if !alone {
+				ind = s.memberIndent(servers, unit)
+			}
+			if text, err = render(text, s.spans(servers), ind, unit); err != nil {
+				return edit{}, nil, nil, fmt.Errorf("merging into %s: %w", t.File, err)
+			}
 		}
+		return edit{from: em.valStart, to: em.valEnd, text: text}, applyOps(pv, ops), changes(pv, ops), nil
+	default:
+		return edit{}, nil, nil, fmt.Errorf("%s: %s is %s, want an object; not changed — fix it by hand", t.File, what, typeName(prev))
 	}
-	return out, chg, checkJSON(t, want, out)
 }
 
 // valueOf decodes one parsed value (comments and trailing commas dropped).
@@ -345,18 +402,71 @@ func valueOf(v hujson.Value) (any, error) {
 	return out, err
 }
 
-// checkJSON re-reads the merged document: it parses and our entry reads
-// back as want. The patch changed nothing else (re-indenting changes no
-// value).
-func checkJSON(t Target, want map[string]any, merged []byte) error {
-	doc, err := hujson.Parse(merged)
-	if err != nil {
-		return fmt.Errorf("merged %s does not parse: %w", t.File, err)
+// validJSONC refuses b unless it is JSON with comments and trailing
+// commas, naming the line and column of the first error.
+func validJSONC(file string, b []byte) error {
+	if err := validUTF8(file, b); err != nil {
+		return err
 	}
+	std := standardJSONC(b)
+	if json.Valid(std) {
+		return nil
+	}
+	if _, err := decodeObject(file, std); err != nil {
+		return fmt.Errorf("%s", strings.Replace(err.Error(), "(comments and trailing commas are not accepted here)", "or JSONC", 1))
+	}
+	return fmt.Errorf("%s: not valid JSON or JSONC", file)
+}
+
+// validUTF8 refuses b unless it is UTF-8, naming the first bad byte.
+func validUTF8(file string, b []byte) error {
+	if utf8.Valid(b) {
+		return nil
+	}
+	off := 0
+	for off < len(b) {
+		r, n := utf8.DecodeRune(b[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	line, col := lineCol(b, off)
+	return fmt.Errorf("%s:%d:%d: not valid UTF-8; not changed", file, line, col)
+}
+
+// valueOfBytes decodes one JSON or JSONC value.
+func valueOfBytes(b []byte) (any, error) {
+	v, err := hujson.Parse(b)
+	if err != nil {
+		return nil, err
+	}
+	return valueOf(v)
+}
+
+// checkJSON re-reads the merged document: it is still valid (strict JSON
+// when the original was) and our entry reads back as want. Everything
+// outside the edited bytes is the original's, byte for byte.
+func checkJSON(t Target, standard bool, want map[string]any, merged []byte) error {
+	if standard && !json.Valid(merged) {
+		return fmt.Errorf("merged %s is not valid JSON; not written", t.File)
+	}
+	if !standard {
+		if err := validJSONC(t.File, merged); err != nil {
+			return fmt.Errorf("merged %w", err)
+		}
+	}
+	s := jsonScan{b: merged}
+	root := s.object(s.space(0), jsonContainer(t.Client))
 	var got any
-	if ev := doc.Find(pointer(jsonContainer(t.Client), t.Name)); ev != nil {
-		if got, err = valueOf(*ev); err != nil {
-			return fmt.Errorf("merged %s: %w", t.File, err)
+	if len(root.found) == 1 && merged[root.found[0].valStart] == '{' {
+		servers := s.object(root.found[0].valStart, t.Name)
+		if len(servers.found) == 1 {
+			m := servers.found[0]
+			var err error
+			if got, err = valueOfBytes(merged[m.valStart:m.valEnd]); err != nil {
+				return fmt.Errorf("merged %s: %w", t.File, err)
+			}
 		}
 	}
 	if !equalJSON(want, got) {

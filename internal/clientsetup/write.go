@@ -58,18 +58,20 @@ func Write(t Target, e Entry) (Result, error) {
 		}
 		file = target
 	}
-	old, err := os.ReadFile(file)
+	// Checked before it is read: a FIFO or a device in the client file's
+	// place would block the read, or never end it.
+	var old []byte
+	fi, err := os.Stat(file)
+	if err == nil && !fi.Mode().IsRegular() {
+		return Result{}, fmt.Errorf("%s is not a regular file (%s); not changed", file, fi.Mode().Type())
+	}
+	if err == nil {
+		old, err = os.ReadFile(file)
+	}
 	exists := err == nil
 	mode := fs.FileMode(0o600)
 	switch {
 	case exists:
-		fi, err := os.Stat(file)
-		if err != nil {
-			return Result{}, fmt.Errorf("stat %s: %w", file, err)
-		}
-		if !fi.Mode().IsRegular() {
-			return Result{}, fmt.Errorf("%s is not a regular file", file)
-		}
 		mode = fi.Mode().Perm()
 		if mode&0o200 == 0 {
 			return Result{}, fmt.Errorf("%s is read-only (mode %04o); not changed — make it writable or add the entry by hand", file, mode)

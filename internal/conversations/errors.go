@@ -1,6 +1,10 @@
 package conversations
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/agent-interop/runtime/internal/delivery"
+)
 
 // Error texts follow the 0.3.x runtime verbatim where it had one.
 
@@ -41,7 +45,8 @@ const (
 )
 
 // DuplicateKeyError refuses a send whose idempotency key already has a
-// message, in any conversation, or an operation of the delivery ledger.
+// message for other arguments, in any conversation, or an operation of
+// the delivery ledger (delivery.KeyRule).
 type DuplicateKeyError struct {
 	Key         string
 	MessageID   string
@@ -51,11 +56,11 @@ type DuplicateKeyError struct {
 
 func (e *DuplicateKeyError) Error() string {
 	if e.MessageID == "" {
-		return fmt.Sprintf("Idempotency key '%s' already has an operation (%s, status %s). Inspect the existing record instead of resending.",
-			e.Key, e.OperationID, e.Delivery)
+		return fmt.Sprintf("Idempotency key '%s' already has an operation (%s, status %s) for other arguments; nothing was sent. Rule: %s.",
+			e.Key, e.OperationID, e.Delivery, delivery.KeyRule)
 	}
-	return fmt.Sprintf("Idempotency key '%s' already has a message (%s, delivery %s). Inspect the existing record instead of resending.",
-		e.Key, e.MessageID, e.Delivery)
+	return fmt.Sprintf("Idempotency key '%s' already has a message (%s, delivery %s) for other arguments; nothing was sent. Rule: %s.",
+		e.Key, e.MessageID, e.Delivery, delivery.KeyRule)
 }
 
 // BoundParticipantError refuses a participant ID that is already bound to

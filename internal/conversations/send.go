@@ -85,6 +85,11 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, err
 	}
+	// The same message again under its key answers the recorded one
+	// (delivery.KeyRule); other arguments under it are refused below.
+	if res, ok, err := s.replay(ctx, key, in, to, text); ok {
+		return res, err
+	}
 	target, routeErr := s.ledger.Prepare(ctx, to.Provider, to.NativeID)
 	msgID := s.newID("message")
 	req := delivery.SendRequest{
@@ -118,6 +123,13 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		return err
 	})
 	if err != nil {
+		if errors.As(err, new(*DuplicateKeyError)) {
+			// Another process recorded it meanwhile: the same message is a
+			// replay of its record.
+			if res, ok, rerr := s.replay(ctx, key, in, to, text); ok {
+				return res, rerr
+			}
+		}
 		var dup *delivery.DuplicateKeyError
 		if errors.As(err, &dup) {
 			return SendResult{}, &DuplicateKeyError{Key: key, OperationID: dup.Existing.ID, Delivery: Delivery(dup.Existing.Status)}
@@ -210,6 +222,55 @@ func (s *Service) persist(ctx context.Context, tx *ent.Tx, in SendInput, msgID, 
 	return row, trim(ctx, tx, convID, seq, now)
 }
 
+// replay answers a send whose key already has a message for the same
+// arguments (conversation, sender, recipient, text, reply target, model
+// and effort) with that message and its operation's receipt, as they are
+// now; nothing is sent (delivery.KeyRule). ok is false when the key has
+// no message or one for other arguments.
+func (s *Service) replay(ctx context.Context, key string, in SendInput, to *ent.Participant, text string) (SendResult, bool, error) {
+	var row *ent.Message
+	var op delivery.Operation
+	found := false
+	err := s.read(ctx, func(tx *ent.Tx) error {
+		m, err := tx.Message.Query().Where(message.IdempotencyKey(key)).Only(ctx)
+		if ent.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read idempotency key: %w", err)
+		}
+		ops, err := delivery.OperationsTx(ctx, tx, []string{m.OperationID})
+		if err != nil {
+			return err
+		}
+		row, op = m, ops[m.OperationID]
+		found = op.ID != ""
+		return nil
+	})
+	if err != nil || !found {
+		return SendResult{}, false, nil
+	}
+	sender := strings.TrimSpace(in.Sender)
+	if row.ConversationID != strings.TrimSpace(in.ConversationID) || row.Sender != sender || row.Recipient != strings.TrimSpace(in.Recipient) ||
+		deref(row.ReplyTo) != strings.TrimSpace(in.ReplyTo) {
+		return SendResult{}, false, nil
+	}
+	req := delivery.SendRequest{
+		Provider: to.Provider, NativeID: to.NativeID, Text: envelope(row.ID, sender, text),
+		Extra:   map[string]any{"conversationId": row.ConversationID, "conversationMessageId": row.ID},
+		Options: providers.SendOptions{Mode: "send", Model: in.Model, Reasoning: strings.TrimSpace(in.Reasoning)},
+	}
+	if !delivery.SameSend(op, to.Provider, to.NativeID, req) {
+		return SendResult{}, false, nil
+	}
+	msg := messageView(row, &op)
+	if op.Status == providers.StatusDeliveryUnknown {
+		return SendResult{}, true, &DeliveryUnknownError{Message: msg, Reason: op.Reason()}
+	}
+	l := s.ledger.Liveness(op.Provider, op.NativeID)
+	return SendResult{Message: msg, Receipt: op.Receipt(), Liveness: &l}, true, nil
+}
+
 // duplicateKey returns a *DuplicateKeyError when key already has a message.
 func duplicateKey(ctx context.Context, c *ent.Client, key string) error {
 	dup, err := c.Message.Query().Where(message.IdempotencyKey(key)).WithOperation().Only(ctx)
@@ -258,4 +319,11 @@ func trim(ctx context.Context, tx *ent.Tx, convID string, last int64, now time.T
 		return fmt.Errorf("trim conversation %s: %w", convID, err)
 	}
 	return nil
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
@@ -145,9 +146,21 @@ func TestSendOutcomes(t *testing.T) {
 					t.Fatalf("stored receipt = %+v, want classification %s", row.Receipt, tt.classification)
 				}
 			}
-			// No replay: the same key is refused and nothing is dispatched again.
-			_, err = e.svc.Send(context.Background(), conversations.SendInput{ConversationID: id, Sender: "codex:a", Recipient: "claude-code:b", Text: "hi", IdempotencyKey: "key-1"})
-			wantDup := "Idempotency key 'key-1' already has a message (" + row.ID + ", delivery " + string(row.Delivery) + "). Inspect the existing record instead of resending."
+			// The same message again under its key answers the recorded
+			// one (an uncertain one as uncertain again); other text under
+			// it is refused; nothing is dispatched again.
+			again, err := e.svc.Send(context.Background(), conversations.SendInput{ConversationID: id, Sender: "codex:a", Recipient: "claude-code:b", Text: "hi", IdempotencyKey: "key-1"})
+			var du *conversations.DeliveryUnknownError
+			switch {
+			case tt.want == conversations.DeliveryUnknown:
+				if !errors.As(err, &du) || du.Message.ID != row.ID {
+					t.Fatalf("replay of an uncertain send: %v", err)
+				}
+			case err != nil || again.Message.ID != row.ID || again.Message.Delivery != row.Delivery || again.Receipt.Status != row.Receipt.Status:
+				t.Fatalf("replay = %+v, %v", again, err)
+			}
+			_, err = e.svc.Send(context.Background(), conversations.SendInput{ConversationID: id, Sender: "codex:a", Recipient: "claude-code:b", Text: "hi!", IdempotencyKey: "key-1"})
+			wantDup := "Idempotency key 'key-1' already has a message (" + row.ID + ", delivery " + string(row.Delivery) + ") for other arguments; nothing was sent. Rule: " + delivery.KeyRule + "."
 			if err == nil || err.Error() != wantDup {
 				t.Fatalf("resend err = %v\nwant %s", err, wantDup)
 			}
@@ -225,7 +238,7 @@ func TestSendRejections(t *testing.T) {
 				return conversations.SendInput{ConversationID: o, Sender: "cursor:o", Recipient: "cursor:o", Text: "hi", IdempotencyKey: " first-key "}
 			},
 			func(_, _, m string) string {
-				return "Idempotency key 'first-key' already has a message (" + m + ", delivery completed). Inspect the existing record instead of resending."
+				return "Idempotency key 'first-key' already has a message (" + m + ", delivery completed) for other arguments; nothing was sent. Rule: " + delivery.KeyRule + "."
 			}},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/delivery"
 )
 
 // TestTrimAndGap sends 505 messages: the oldest 5 are trimmed, readers
@@ -68,7 +69,7 @@ func TestTrimAndGap(t *testing.T) {
 		t.Fatalf("trimmed message row = %+v", tomb)
 	}
 	_, err = e.send(t, id, "again", "key-1")
-	want := "Idempotency key 'key-1' already has a message (" + first + ", delivery queued). Inspect the existing record instead of resending."
+	want := "Idempotency key 'key-1' already has a message (" + first + ", delivery queued) for other arguments; nothing was sent. Rule: " + delivery.KeyRule + "."
 	if err == nil || err.Error() != want {
 		t.Fatalf("reused trimmed key: %v", err)
 	}

@@ -43,7 +43,8 @@ const (
 	// is built by the runtime and far shorter).
 	MaxKeyLen = max(limits.SendSessionMessageIdempotencyKeyMaxLen, limits.CancelSessionIdempotencyKeyMaxLen,
 		limits.RespondToPermissionIdempotencyKeyMaxLen, limits.SendConversationMessageIdempotencyKeyMaxLen,
-		limits.SendThreadMessageIdempotencyKeyMaxLen)
+		limits.SendThreadMessageIdempotencyKeyMaxLen, limits.StopThreadIdempotencyKeyMaxLen, limits.ResumeThreadIdempotencyKeyMaxLen,
+		limits.SetThreadModelIdempotencyKeyMaxLen, limits.SetThreadReasoningIdempotencyKeyMaxLen)
 	// earlyTTL is how long an outcome waits for its receipt.
 	earlyTTL = 10 * time.Minute
 	maxEarly = 4096
@@ -334,15 +335,22 @@ type Result struct {
 	Receipt   providers.Receipt `json:"receipt"`
 }
 
-// DuplicateKeyError refuses a reused idempotency key.
+// KeyRule is the one idempotency rule of every write that takes an
+// idempotencyKey (send_session_message, cancel_session,
+// respond_to_permission, the Freebuff thread writes and conversation
+// messages); refusals quote it.
+const KeyRule = "an idempotencyKey names one request: the same arguments again answer its stored receipt and send nothing; other arguments need a new idempotencyKey"
+
+// DuplicateKeyError refuses an idempotency key that already has an
+// operation for other arguments (another kind, session, text or options).
 type DuplicateKeyError struct {
 	Key      string
 	Existing Operation
 }
 
 func (e *DuplicateKeyError) Error() string {
-	return fmt.Sprintf("Idempotency key '%s' already has an operation (%s, %s %s:%s, status %s). Inspect the existing record instead of resending.",
-		e.Key, e.Existing.ID, e.Existing.Operation, e.Existing.Provider, e.Existing.NativeID, e.Existing.Status)
+	return fmt.Sprintf("Idempotency key '%s' already has an operation (%s, %s %s:%s, status %s) for other arguments; nothing was sent. Rule: %s.",
+		e.Key, e.Existing.ID, e.Existing.Operation, e.Existing.Provider, e.Existing.NativeID, e.Existing.Status, KeyRule)
 }
 
 // DeliveryUnknownError says a dispatch's outcome is unknown: the operation
@@ -527,26 +535,45 @@ func (s *Service) checkKey(k string) (string, error) {
 }
 
 func (s *Service) run(ctx context.Context, sp spec) (Result, error) {
+	op, rt, replay, err := s.record(ctx, sp)
+	switch {
+	case err != nil:
+		return Result{}, err
+	case replay:
+		return Replay(op)
+	}
+	return s.dispatch(ctx, op, rt, sp)
+}
+
+// record is the prologue of every write: the key checked (or generated),
+// the session resolved (an unknown provider or session is refused before
+// anything is recorded), and the operation recorded, queued and owned by
+// this process, before anything is sent. A key that already has an
+// operation follows KeyRule: the same request (replay true, op the
+// recorded operation; nothing is to be sent) or a *DuplicateKeyError.
+func (s *Service) record(ctx context.Context, sp spec) (op Operation, rt registry.Route, replay bool, err error) {
 	key, err := s.checkKey(sp.key)
 	if err != nil {
-		return Result{}, err
+		return Operation{}, rt, false, err
 	}
-	// Unknown provider or session: refused before anything is recorded.
-	rt, err := s.reg.Resolve(ctx, sp.provider, sp.nativeID)
-	if err != nil {
-		return Result{}, err
+	if rt, err = s.reg.Resolve(ctx, sp.provider, sp.nativeID); err != nil {
+		return Operation{}, rt, false, err
 	}
-	var op Operation
 	err = s.st.Tx(ctx, func(tx *ent.Tx) error {
 		var err error
 		op, err = s.recordTx(ctx, tx, rt.Provider, rt.NativeID, key, sp)
 		return err
 	})
 	if err != nil {
-		return Result{}, s.recordError(ctx, key, sp.op, err)
+		err = s.recordError(ctx, key, sp.op, err)
+		var dup *DuplicateKeyError
+		if errors.As(err, &dup) && sameRequest(dup.Existing, rt.Provider, rt.NativeID, sp) {
+			return dup.Existing, rt, true, nil
+		}
+		return Operation{}, rt, false, err
 	}
 	s.registeredNow()
-	return s.dispatch(ctx, op, rt, sp)
+	return op, rt, false, nil
 }
 
 // dispatch calls the adapter for a recorded operation and stores the

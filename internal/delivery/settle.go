@@ -276,21 +276,31 @@ func (s *Service) follow(ctx context.Context, o orphan, rec reconciliation, foun
 func (s *Service) lookup(ctx context.Context, op *ent.Operation) (providers.TurnRecord, error) {
 	ctx, cancel := clockctx.WithTimeout(ctx, s.opts.Clock, s.opts.LookupTimeout, "delivery", "lookup")
 	defer cancel()
-	if op.Operation != OpSend {
-		return providers.TurnRecord{}, fmt.Errorf("a %s has no record in %s's history to look up", op.Operation, op.Provider)
-	}
 	rt, err := s.reg.Resolve(ctx, op.Provider, op.NativeID)
 	if err != nil {
 		return providers.TurnRecord{}, fmt.Errorf("its session could not be looked up (%v)", err)
 	}
-	tl := rt.Adapter.Roles().History
-	if tl == nil {
-		return providers.TurnRecord{}, fmt.Errorf("%s keeps no history this runtime can read", op.Provider)
+	// A send is found in the history; another write's effect, where the
+	// provider shows it, in the session's state.
+	sl := rt.Adapter.Roles().State
+	if op.Operation != OpSend && sl == nil {
+		return providers.TurnRecord{}, fmt.Errorf("a %s has no record in %s's history to look up", op.Operation, op.Provider)
 	}
-	rec, err := tl.LookupTurn(ctx, providers.TurnQuery{
+	q := providers.TurnQuery{
 		NativeID: op.NativeID, Operation: op.Operation, CorrelationID: op.ID,
 		NativeTurnID: op.NativeTurn, Ref: op.Ref, TextSHA256: op.TextSha256, SentAfter: op.CreatedAt,
-	})
+		Request: decodeDetail(op.Detail).Request,
+	}
+	var rec providers.TurnRecord
+	if op.Operation != OpSend {
+		rec, err = sl.LookupState(ctx, q)
+	} else {
+		tl := rt.Adapter.Roles().History
+		if tl == nil {
+			return providers.TurnRecord{}, fmt.Errorf("%s keeps no history this runtime can read", op.Provider)
+		}
+		rec, err = tl.LookupTurn(ctx, q)
+	}
 	if err != nil {
 		var un *providers.UnsupportedError
 		if errors.As(err, &un) {

@@ -6,10 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"strings"
 
-	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -45,12 +43,6 @@ type WriteRequest struct {
 	// Request is stored in the operation's detail (the model, the effort)
 	// and compared on a replay.
 	Request map[string]any
-	// Replay makes a repeated call idempotent: when the key already has an
-	// operation for the same request (provider, session, kind, text and
-	// Request), that operation's receipt is answered and nothing is
-	// dispatched; a key of another request is refused with a
-	// *DuplicateKeyError, as always.
-	Replay bool
 	// Dispatch sends the write once it is recorded; op is the recorded
 	// operation (its id is the correlation id). Its errors follow the
 	// adapter contract: providers.NotSentError, RejectedError or
@@ -59,37 +51,14 @@ type WriteRequest struct {
 	Dispatch func(ctx context.Context, a providers.Adapter, op Operation) (providers.Receipt, error)
 }
 
-// Write records and dispatches one write, like Send.
+// Write records and dispatches one write, like Send (and like Send, the
+// same request again under its key answers the recorded operation).
 func (s *Service) Write(ctx context.Context, req WriteRequest) (Result, error) {
 	sp, err := writeSpec(req)
 	if err != nil {
 		return Result{}, err
 	}
-	key, err := s.checkKey(sp.key)
-	if err != nil {
-		return Result{}, err
-	}
-	// Unknown provider or session: refused before anything is recorded.
-	rt, err := s.reg.Resolve(ctx, sp.provider, sp.nativeID)
-	if err != nil {
-		return Result{}, err
-	}
-	var op Operation
-	err = s.st.Tx(ctx, func(tx *ent.Tx) error {
-		var err error
-		op, err = s.recordTx(ctx, tx, rt.Provider, rt.NativeID, key, sp)
-		return err
-	})
-	if err != nil {
-		err = s.recordError(ctx, key, sp.op, err)
-		var dup *DuplicateKeyError
-		if req.Replay && errors.As(err, &dup) && sameRequest(dup.Existing, rt.Provider, rt.NativeID, sp) {
-			return replayed(dup.Existing)
-		}
-		return Result{}, err
-	}
-	s.registeredNow()
-	return s.dispatch(ctx, op, rt, sp)
+	return s.run(ctx, sp)
 }
 
 func writeSpec(req WriteRequest) (spec, error) {
@@ -141,13 +110,20 @@ func normalRequest(r map[string]any) map[string]any {
 	return out
 }
 
-// replayed answers a repeated write with its recorded operation, as the
-// ledger knows it now; nothing is dispatched. An uncertain one answers as
-// it did the first time.
-func replayed(o Operation) (Result, error) {
+// Replay answers a repeated request (KeyRule) with its recorded
+// operation, as the ledger knows it now; nothing is dispatched. An
+// uncertain one answers as it did the first time.
+func Replay(o Operation) (Result, error) {
 	res := Result{Operation: o, Receipt: o.Receipt()}
 	if o.Status == providers.StatusDeliveryUnknown {
 		return res, &DeliveryUnknownError{Result: res, Reason: o.Reason()}
 	}
 	return res, nil
+}
+
+// SameSend reports whether req, to provider:nativeID, is the request o
+// records (KeyRule): the same kind, session, text and options.
+func SameSend(o Operation, provider, nativeID string, req SendRequest) bool {
+	sp, err := sendSpec(req)
+	return err == nil && sameRequest(o, providers.ID(provider), nativeID, sp)
 }

@@ -2,6 +2,7 @@ package desk
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strconv"
 	"sync"
@@ -101,15 +102,25 @@ func (a *auth) startSession() (*http.Cookie, error) {
 // Verify accepts a request carrying the cookie of a live session (the
 // httpguard.Credential of the desk).
 func (a *auth) Verify(r *http.Request) bool {
+	_, ok := a.session(r)
+	return ok
+}
+
+// session returns the id of the live desk session r's cookie names (the
+// hex of the cookie's digest, never the cookie itself).
+func (a *auth) session(r *http.Request) (string, bool) {
 	c, err := r.Cookie(a.cookie)
 	if err != nil || c.Value == "" {
-		return false
+		return "", false
 	}
 	sum := sha256.Sum256([]byte(c.Value))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	until, ok := a.sessions[sum] // a map lookup by digest: the value is never compared byte by byte
-	return ok && a.clock.Now().Before(until)
+	if !ok || !a.clock.Now().Before(until) {
+		return "", false
+	}
+	return hex.EncodeToString(sum[:8]), true
 }
 
 // crossSiteRequest reports a request a browser made on behalf of a page

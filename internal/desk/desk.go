@@ -24,6 +24,12 @@ import (
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
+// DefaultRateLimit is the desk's default rate limit: requests per minute
+// per desk session or bearer token, the same figure as /mcp's per MCP
+// session (docs/http.md). A browser's tabs share their session: a dozen
+// tabs with live streams and the graph's redraws stay far below it.
+const DefaultRateLimit = 3000
+
 // Options configure a Handler.
 type Options struct {
 	// Store is the runtime's store; the desk only reads it.
@@ -43,8 +49,11 @@ type Options struct {
 	// fresh one each time a link is used (so another browser can sign in).
 	// The command prints it to stderr.
 	LoginLink func(link string)
-	// RateLimit is requests per minute per address (0: the guard's
-	// default; negative: none).
+	// RateLimit is requests per minute per desk session (a browser's
+	// sign-in, shared by its tabs) or per bearer token, in a token bucket
+	// that holds as many; requests without a credential and failed logins
+	// spend a bucket of their client address. 0: DefaultRateLimit;
+	// negative: none.
 	RateLimit int
 	// Liveness, when set, answers a session's liveness from the memory of
 	// the runtime that serves it (the desk inside serve --http: the
@@ -70,6 +79,8 @@ type Options struct {
 // Handler serves the desk.
 type Handler struct {
 	guard     *httpguard.Guard
+	calls     *httpguard.Buckets // per desk session or bearer token
+	failures  *httpguard.Buckets // per client address
 	bearer    httpguard.Credential
 	token     httpguard.Secret
 	auth      *auth
@@ -120,9 +131,12 @@ func New(o Options) (*Handler, error) {
 		p := strconv.Itoa(o.Port)
 		origins = append(origins, "http://127.0.0.1:"+p, "http://localhost:"+p, "http://[::1]:"+p)
 	}
+	if o.RateLimit == 0 {
+		o.RateLimit = DefaultRateLimit
+	}
 	h := &Handler{
 		guard: httpguard.New(httpguard.Options{
-			AllowedOrigins: origins, LoopbackHostOnly: true, RateLimit: o.RateLimit,
+			AllowedOrigins: origins, LoopbackHostOnly: true, RateLimit: -1,
 			MaxBodyBytes: 16 << 10, Clock: o.Clock,
 		}),
 		bearer: httpguard.Bearer(o.Token),
@@ -150,6 +164,8 @@ func New(o Options) (*Handler, error) {
 		closing:   make(chan struct{}),
 		liveReads: make(chan struct{}, maxLiveReads),
 	}
+	h.calls = httpguard.NewBuckets(o.RateLimit, 0, o.Clock)
+	h.failures = httpguard.NewBuckets(o.RateLimit, 0, o.Clock)
 	h.routes()
 	if err := h.announceLogin(); err != nil {
 		return nil, err
@@ -222,13 +238,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.assets.serve(w, r, "favicon.svg")
 		return
 	}
-	if r.URL.Path == Base+"/login" {
+	if r.URL.Path == Base+"/login" && (r.Method == http.MethodPost || r.URL.Query().Get("code") != "") {
+		// A login attempt spends its address's bucket of failures first:
+		// guessing is limited per address, a signed-in tab never is.
+		if ok, retry := h.failures.Allow("address " + httpguard.RemoteIP(r)); !ok {
+			httpguard.Refuse(w, retry)
+			return
+		}
 		if h.login(w, r) {
 			return
 		}
 	}
-	if !h.bearer.Verify(r) && !h.auth.Verify(r) {
-		h.refuse(w, r, "")
+	key := "bearer"
+	if !h.bearer.Verify(r) {
+		id, ok := h.auth.session(r)
+		if !ok {
+			if ok, retry := h.failures.Allow("address " + httpguard.RemoteIP(r)); !ok {
+				httpguard.Refuse(w, retry)
+				return
+			}
+			h.refuse(w, r, "")
+			return
+		}
+		key = "session " + id
+	}
+	if ok, retry := h.calls.Allow(key); !ok {
+		httpguard.Refuse(w, retry)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {

@@ -14,9 +14,10 @@
 // # Access
 //
 // Every route, the static assets included, is screened by an
-// [httpguard.Guard] (Host must name loopback, Origin must be the desk's own,
-// per-address rate limit) and then needs a credential: the bearer token of
-// HTTP mode (or the per-boot token file's), or the desk's session cookie
+// [httpguard.Guard] (Host must name loopback, Origin must be the desk's own)
+// and then needs a credential, with a rate limit per desk session or bearer
+// token and one per address for failed sign-ins: the bearer token of HTTP
+// mode (or the per-boot token file's), or the desk's session cookie
 // (HttpOnly, SameSite=Strict, named after the port). A browser gets the
 // cookie from a one-time login link that the command prints to stderr, or
 // by pasting the token into the sign-in form. Requests a browser makes on

@@ -95,13 +95,17 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 			t.Fatalf("the model saw the prompt %d times, want 1", n)
 		}
 
-		// The same idempotency key again: refused before anything is sent.
-		msg := callFail(t, cs, "send_session_message", map[string]any{"provider": "opencode", "nativeId": s.NativeID, "text": text, "idempotencyKey": key})
-		if !containsAll(msg, "Idempotency key '"+key+"' already has an operation ("+r.OperationID, "Inspect the existing record instead of resending") {
+		// The same request again under its key: the recorded operation's
+		// receipt, nothing sent; another text under it: refused.
+		if again := send(t, cs, "opencode", s.NativeID, text, key); again.OperationID != r.OperationID {
+			t.Fatalf("repeated send answered %+v, want operation %s", again, r.OperationID)
+		}
+		msg := callFail(t, cs, "send_session_message", map[string]any{"provider": "opencode", "nativeId": s.NativeID, "text": text + " again", "idempotencyKey": key})
+		if !containsAll(msg, "Idempotency key '"+key+"' already has an operation ("+r.OperationID, "for other arguments; nothing was sent. Rule: an idempotencyKey names one request") {
 			t.Fatalf("reused key: %s", msg)
 		}
 		if n := fm.Count(text); n != 1 {
-			t.Fatalf("after the refused resend the model saw the prompt %d times, want 1", n)
+			t.Fatalf("after the repeated and refused sends the model saw the prompt %d times, want 1", n)
 		}
 	})
 
@@ -302,8 +306,9 @@ func awaitOpenCodeTurn(t *testing.T, cs *mcp.ClientSession, nativeID string, aft
 }
 
 // awaitOperationStatus polls the stored status of the send recorded under
-// key. No tool reads an operation by id; the refusal of a resend with the
-// same key names it ("..., status <status>)"), and is never dispatched.
+// key. No tool reads an operation by id; the same request again under its
+// key answers the recorded operation as it is now, and is never
+// dispatched.
 func awaitOperationStatus(t *testing.T, p *peers, nativeID, text, key, status string) {
 	t.Helper()
 	// The session's event log carries the outcome as an interop.operation
@@ -316,16 +321,19 @@ func awaitOperationStatus(t *testing.T, p *peers, nativeID, text, key, status st
 		t.Fatalf("interop.operation event without an operation id: %s", ev.Data)
 	}
 	before := p.fm.Count(text)
-	var msg string
 	wait.For(t, "operation "+key+" to be "+status, wait.Process, func() bool {
-		msg = callFail(t, p.cs, "send_session_message", map[string]any{"provider": "opencode", "nativeId": nativeID, "text": text, "idempotencyKey": key})
-		if !strings.Contains(msg, "Idempotency key '"+key+"' already has an operation") {
-			t.Fatalf("resend with a used key: %s", msg)
+		ok, out := callTool(t, p.cs, "send_session_message", map[string]any{"provider": "opencode", "nativeId": nativeID, "text": text, "idempotencyKey": key})
+		if !ok {
+			return status == "delivery_unknown" && strings.Contains(out, "delivery_unknown")
 		}
-		return strings.Contains(msg, "status "+status+")")
+		var r receipt
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.IdempotencyKey != key {
+			t.Fatalf("repeated send with a used key: %s (%v)", out, err)
+		}
+		return r.Status == status
 	})
 	if n := p.fm.Count(text); n != before {
-		t.Fatalf("the refused resends reached the model (%d -> %d)", before, n)
+		t.Fatalf("the repeated sends reached the model (%d -> %d)", before, n)
 	}
 }
 

@@ -289,6 +289,9 @@ type Roles struct {
 	// History finds the turn an operation started in the provider's own
 	// history; nil: the provider keeps none the runtime can read.
 	History TurnLookup
+	// State settles a write other than a send from the session's state;
+	// nil: the provider shows no such state.
+	State StateLookup
 	// Handshake performs the protocol's opening exchange on demand
 	// (doctor); nil: the adapter has none to perform.
 	Handshake Prober
@@ -455,6 +458,9 @@ type TurnQuery struct {
 	// the search to turns that started after the operation was recorded.
 	TextSHA256 string
 	SentAfter  time.Time
+	// Request is what a write other than a send asked for, as recorded
+	// (a model, an effort), for a StateLookup.
+	Request map[string]any
 }
 
 // Matches reports whether text is the prompt q names by its SHA-256
@@ -489,6 +495,17 @@ type TurnRecord struct {
 	// operation stays open, owned by this process.
 	Following bool
 	Ref       string
+}
+
+// StateLookup is an optional role ([Roles]) of an [Adapter] whose provider
+// shows the effect of a write other than a send in its session's state
+// (a stopped turn, a model): it settles such an operation a gone process
+// left open by reading that state, without sending anything. Found with
+// StatusCompleted: the state shows the write took effect; StatusRejected:
+// it shows it did not; Found without a status, or not Found: it cannot be
+// known (delivery_unknown).
+type StateLookup interface {
+	LookupState(ctx context.Context, q TurnQuery) (TurnRecord, error)
 }
 
 // TurnLookup is an optional role ([Roles]) of an [Adapter] whose provider keeps

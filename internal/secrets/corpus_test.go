@@ -84,6 +84,10 @@ func secretCorpus() []shape {
 	mysqlPW := tok(58, alnum, 12)
 	dockerPW := tok(59, alnum, 24)
 	jwkK := tok(55, alnum+"-_", 43)
+	ghpBare := "ghp_" + tok(61, alnum, 36)
+	slackBare := "xoxb-" + tok(62, "0123456789", 12) + "-" + tok(63, "0123456789", 13) + "-" + tok(64, alnum, 24)
+	stripeBare := "sk_live_" + tok(65, alnum, 32)
+	npmBare := "npm_" + tok(66, alnum, 36)
 
 	out := []shape{
 		{"positional twilio sid and auth token", "twilio login " + twilioSID + " " + twilioToken + "\n", twilioToken},
@@ -137,6 +141,12 @@ func secretCorpus() []shape {
 		{"mysql -p", "mysql -h db -u root -p" + mysqlPW + " appdb", mysqlPW},
 		{"docker login -p", "docker login registry.example.com -u ci -p " + dockerPW, dockerPW},
 		{"wordpress define", "define( 'DB_PASSWORD', '" + wpPW + "' );", wpPW},
+		// Bare positional arguments of the kinds the helper of issue 18
+		// added: a provider's shape with no flag or assignment before it.
+		{"github pat as a script argument", "./release.sh v1.2.3 " + ghpBare, ghpBare},
+		{"slack bot token positional", "slack-notify '#deploys' " + slackBare + " 'done'", slackBare},
+		{"stripe live key positional", "stripe-cli charges list " + stripeBare, stripeBare},
+		{"npm token positional", "publish.sh @acme/ui " + npmBare, npmBare},
 	}
 	out = append(out, corpus()...)
 	return out

@@ -143,14 +143,10 @@ func TestRealWorldStores(t *testing.T) {
 			t.Errorf("ReadText(%q) = %q, %v; want %v", rel, text, err, ErrProtected)
 		}
 	}
-	// Listings go by name: every store but the ones only content reveals is
-	// hidden.
-	byContent := map[string]bool{"secrets/signing-key.txt": false, "backup/notes.txt": true, "deploy/key.json": true, "misc/cookie": true,
-		"backup/passwords": true, "store.bin": true, "data/keys.dat": true, "openssh-key.bin": true, "keys/signing.jwk": true}
+	// Listings hide every store a read refuses, whether its name or only
+	// its content gives it away.
+	listed := 0
 	for rel := range stores {
-		if byContent[rel] {
-			continue
-		}
 		dir := path.Dir(rel)
 		files, err := ListFiles(root, dir)
 		if err != nil {
@@ -158,10 +154,12 @@ func TestRealWorldStores(t *testing.T) {
 		}
 		for _, f := range files {
 			if f == rel {
+				listed++
 				t.Errorf("ListFiles(%q) shows %q", dir, rel)
 			}
 		}
 	}
+	t.Logf("listed: %d", listed)
 	t.Logf("credential stores: %d, served: %d", len(stores), served)
 }
 
@@ -203,6 +201,31 @@ func TestPublicKeysReadable(t *testing.T) {
 	if _, err := ReadText(root, ".ssh/stolen.pub"); !errors.Is(err, ErrProtected) {
 		t.Errorf("private key in a .pub file: %v, want %v", err, ErrProtected)
 	}
+	// Listings agree with reads: the public keys are listed, the private
+	// key named like one is not.
+	// (.ssh is not listed at all.)
+	writeFile(t, root, "keys/stolen.pub", []byte(pkcs8))
+	for rel := range readable {
+		files, err := ListFiles(root, path.Dir(rel))
+		if errors.Is(err, ErrProtected) && path.Dir(rel) == ".ssh" {
+			continue
+		}
+		if err != nil || !containsString(files, rel) {
+			t.Errorf("ListFiles(%q) = %q, %v; want %q listed", path.Dir(rel), files, err, rel)
+		}
+	}
+	if files, err := ListFiles(root, "keys"); err != nil || containsString(files, "keys/stolen.pub") {
+		t.Errorf("ListFiles(keys) = %q, %v; the private key in a .pub file must be hidden", files, err)
+	}
+}
+
+func containsString(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // TestSignaturesAdopted: the pinned list loads; every adopted literal

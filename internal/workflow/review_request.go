@@ -28,7 +28,8 @@ type ReviewProviders interface {
 	Workspace(ctx context.Context, provider, nativeID string) (cwd string, err error)
 	// Send delivers text to the session through the delivery log: the
 	// operation is recorded under idempotencyKey before it is dispatched,
-	// and a key that already has an operation is refused, never resent.
+	// and a key that already has an operation answers it (the same request)
+	// or is refused (delivery.KeyRule); nothing is ever resent.
 	Send(ctx context.Context, provider, nativeID, text, idempotencyKey string) (providers.Receipt, error)
 }
 

@@ -113,10 +113,11 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 	return caps
 }
 
-// Roles implements providers.Adapter: the thread-message history and
-// the discovery handshake.
+// Roles implements providers.Adapter: the thread-message history, the
+// thread state that settles stop/resume/model writes, and the discovery
+// handshake.
 func (a *Adapter) Roles() providers.Roles {
-	return providers.Roles{History: a, Handshake: a}
+	return providers.Roles{History: a, State: a, Handshake: a}
 }
 
 // Probe runs Freebuff discovery (the Desktop orchestrator answering

@@ -142,3 +142,63 @@ func messageText(m any) (role, text string) {
 	}
 	return role, ""
 }
+
+var _ providers.StateLookup = (*Adapter)(nil)
+
+// LookupState settles a stop, resume, model or effort change a gone
+// process left open from the thread's state as Freebuff shows it now
+// (GET /api/thread/:id; the CLI shows only whether a session runs):
+//   - a stop is completed when the thread shows no running turn;
+//   - a resume is completed when the thread's queue is not paused, and
+//     rejected when it still is (it did not take effect);
+//   - a model or effort change is completed when the thread shows the
+//     value asked for; another value may be a later change by someone
+//     else, so it stays unknown.
+//
+// Whatever the thread does not show is not found (delivery_unknown).
+func (a *Adapter) LookupState(ctx context.Context, q providers.TurnQuery) (providers.TurnRecord, error) {
+	rec := providers.TurnRecord{Source: "Freebuff thread state"}
+	t, err := a.svc.GetThread(ctx, q.NativeID)
+	if err != nil {
+		return rec, err
+	}
+	shown := func(status providers.ReceiptStatus, format string, args ...any) (providers.TurnRecord, error) {
+		rec.Found, rec.Status, rec.Reason = true, status, fmt.Sprintf(format, args...)
+		return rec, nil
+	}
+	switch q.Operation {
+	case "cancel":
+		switch state := strings.ToLower(t.State); state {
+		case "":
+		case "idle", "stopped", "closed":
+			return shown(providers.StatusCompleted, "the thread shows no running turn (%s)", t.State)
+		default:
+			return shown("", "the thread is %s", t.State)
+		}
+	case "resume":
+		if paused, ok := t.Metadata["queuePaused"].(bool); ok {
+			if paused {
+				return shown(providers.StatusRejected, "the thread's queue is still paused")
+			}
+			return shown(providers.StatusCompleted, "the thread's queue is not paused")
+		}
+	case "set_model":
+		want, _ := q.Request["model"].(string)
+		switch {
+		case t.Model == "" || want == "":
+		case t.Model == want:
+			return shown(providers.StatusCompleted, "the thread shows model %s", t.Model)
+		default:
+			return shown("", "the thread shows model %s, which may be a later change", t.Model)
+		}
+	case "set_reasoning":
+		if got, ok := t.Metadata["reasoningEffort"]; ok {
+			want := q.Request["effort"]
+			if fmt.Sprint(got) == fmt.Sprint(want) {
+				return shown(providers.StatusCompleted, "the thread shows effort %v", got)
+			}
+			return shown("", "the thread shows effort %v, which may be a later change", got)
+		}
+	}
+	return rec, nil
+}
