@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"github.com/agent-interop/runtime/internal/jsonrpc"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/proctest"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // recordingHandler records inbound notifications and requests in order.
@@ -270,31 +272,24 @@ func TestCloseKillsProcessGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	var child int
-	deadline := time.Now().Add(10 * time.Second)
-	for child == 0 {
+	wait.For(t, "the child's pid file", wait.Process, func() bool {
 		if b, err := os.ReadFile(pidFile); err == nil {
 			child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("child pid not written")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return child != 0
+	})
 	if err := p.stop(50 * time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(10 * time.Second)
-	for proctest.Exists(child) {
-		// A killed child of a dead leader is reaped by init; until then it
-		// is a zombie, which /proc reports as state Z.
-		if st, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
-			break
+	// A killed child of a dead leader is reaped by init; until then it is
+	// a zombie, which /proc reports as state Z.
+	wait.For(t, fmt.Sprintf("child %d to be gone after Close", child), wait.Process, func() bool {
+		if !proctest.Exists(child) {
+			return true
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("child %d survived Close", child)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")
+		return err == nil && strings.Contains(string(st), ") Z ")
+	})
 }
 
 func TestSliceLinesClamp(t *testing.T) {

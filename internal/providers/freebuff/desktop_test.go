@@ -490,7 +490,7 @@ func TestDesktopEventStreamReconnects(t *testing.T) {
 	defer backoff.Close()
 	f.sim.DropClients()
 	awaitBackoff(t, backoff)
-	f.clock.Advance(desktop.BackoffMin)
+	f.clock.Advance(desktop.BackoffMin).MustWait(ctx)
 	if _, err := f.svc.SendThreadMessage(ctx, tid, "two"); err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +513,7 @@ func TestDesktopEventStreamReconnects(t *testing.T) {
 	f.env.set(EnvLaunchID, f.sim.RotateLaunchID())
 	f.sim.DropClients()
 	awaitBackoff(t, backoff)
-	f.clock.Advance(desktop.BackoffMin)
+	f.clock.Advance(desktop.BackoffMin).MustWait(ctx)
 	f.sim.SetTurnMode(freebuffsim.TurnFail)
 	if _, err := f.svc.SendThreadMessage(ctx, tid, "three"); err != nil {
 		t.Fatal(err)
