@@ -34,7 +34,7 @@ type doctorSeams struct {
 	freebuffProcDir string
 }
 
-// doctor is `interop-runtime doctor [--json] [--timeout D]`: it checks every
+// doctor is `interop-runtime doctor [--json | --verbose] [--timeout D]`: it checks every
 // provider (program, a bounded handshake, capabilities with reasons and
 // fixes) and the store, prints the report, and stops every process it
 // started. The exit code is 1 when the store exists but does not open.
