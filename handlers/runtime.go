@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
 )
@@ -50,7 +51,7 @@ func (h *Handlers) GetRuntimeStatus(ctx context.Context, _ *catalogs.GetRuntimeS
 	}
 	if s := h.deps.Store; s != nil && s.Shared() {
 		st.Store.SchemaVersion = s.SchemaVersion()
-		cctx, cancel := context.WithTimeout(ctx, storeCheckTimeout)
+		cctx, cancel := clockctx.WithTimeout(ctx, s.Clock(), storeCheckTimeout, "handlers", "store check")
 		err := s.Check(cctx)
 		cancel()
 		ok := err == nil

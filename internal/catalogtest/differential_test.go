@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -91,6 +92,31 @@ func hugeNumber(v any) bool {
 	return false
 }
 
+// generatedCases are a tool's cases generated from its exact schema.
+type generatedCases struct{ valid, invalid []string }
+
+// caseMemo keeps each tool's generated cases for this test binary: the
+// differential test and the fuzz seed corpus use the same ones, and
+// generating them (quoting values at every bound) was most of both's cost.
+var caseMemo sync.Map // tool name → func() generatedCases
+
+// casesOf returns e's generated cases, generating them once.
+func casesOf(t testing.TB, e *catalogs.Entry) generatedCases {
+	t.Helper()
+	once, _ := caseMemo.LoadOrStore(e.Name, sync.OnceValues(func() (generatedCases, error) {
+		var s schema
+		if err := json.Unmarshal([]byte(e.ExactSchema), &s); err != nil {
+			return generatedCases{}, err
+		}
+		return generatedCases{valid: validValues(s), invalid: invalidValues(s)}, nil
+	}))
+	g, err := once.(func() (generatedCases, error))()
+	if err != nil {
+		t.Fatalf("%s: exact schema: %v", e.Name, err)
+	}
+	return g
+}
+
 // TestValidatorsAgreeWithJSONSchema runs every served tool and alias on
 // cases generated from its exact schema (non-ASCII values at and over every
 // bound included) plus hand-written edge cases: each generated decoder must
@@ -102,12 +128,8 @@ func TestValidatorsAgreeWithJSONSchema(t *testing.T) {
 	for _, e := range catalogs.All() {
 		t.Run(e.Name, func(t *testing.T) {
 			ref, served := referee(t, e), servedReferee(t, e)
-			var s schema
-			if err := json.Unmarshal([]byte(e.ExactSchema), &s); err != nil {
-				t.Fatal(err)
-			}
-			cases := append(validValues(s), invalidValues(s)...)
-			cases = append(cases, handWritten...)
+			g := casesOf(t, e)
+			cases := append(append(append([]string(nil), g.valid...), g.invalid...), handWritten...)
 			accepted, rejected := 0, 0
 			for _, c := range cases {
 				ours, theirs, comparable, err := verdicts(e, ref, []byte(c))
@@ -191,9 +213,8 @@ func FuzzValidators(f *testing.F) {
 	served := make([]*jsonschema.Schema, len(entries))
 	for i, e := range entries {
 		refs[i], served[i] = referee(f, e), servedReferee(f, e)
-		var s schema
-		_ = json.Unmarshal([]byte(e.ExactSchema), &s)
-		for _, c := range fuzzSeeds(validValues(s)[0], invalidValues(s)) {
+		g := casesOf(f, e)
+		for _, c := range fuzzSeeds(g.valid[0], g.invalid) {
 			f.Add(byte(i), []byte(c))
 		}
 	}

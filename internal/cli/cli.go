@@ -53,8 +53,8 @@ func commands() []command {
 	return []command{
 		{"serve", "[--profile P] [--read-only] [--http [--host H] [--port N] ...]", "serve MCP over stdio (the default; waits silently for a client on stdin), or over Streamable HTTP with --http", serve},
 		{"serve-http", "[serve's flags]", "serve MCP over Streamable HTTP (the same as serve --http; see docs/http.md)", serveHTTPCommand},
-		{"doctor", "[--json] [--timeout D]", "check providers (program, handshake, capabilities) and the store", doctor},
-		{"providers", "[--json] [--timeout D]", "list the providers' capabilities, with reasons and fixes", providersCmd},
+		{"doctor", "[--json | --verbose] [--timeout D]", "check providers (program, handshake, capabilities) and the store", doctor},
+		{"providers", "[--json | --verbose] [--timeout D]", "list the providers' capabilities, with reasons and fixes", providersCmd},
 		{"agents", "", "the 0.3.x name of providers --json", agents},
 		{"sessions", "[--provider P] [--json] [--timeout D]", "list the provider sessions (list_agent_sessions)", sessions},
 		{"work", "list|show <id>|graph [flags] [--db PATH]", "inspect the coordination store", work},

@@ -34,7 +34,7 @@ type doctorSeams struct {
 	freebuffProcDir string
 }
 
-// doctor is `interop-runtime doctor [--json] [--timeout D]`: it checks every
+// doctor is `interop-runtime doctor [--json | --verbose] [--timeout D]`: it checks every
 // provider (program, a bounded handshake, capabilities with reasons and
 // fixes) and the store, prints the report, and stops every process it
 // started. The exit code is 1 when the store exists but does not open.
@@ -45,6 +45,7 @@ func doctor(ctx context.Context, args []string, env Env, stdio IO) int {
 func runDoctor(ctx context.Context, args []string, env Env, stdio IO, seams doctorSeams) int {
 	fs := newFlagSet("doctor")
 	jsonOut := fs.Bool("json", false, "print the report as compact JSON")
+	verbose := fs.Bool("verbose", false, "also print program paths (the text otherwise fits 100 columns)")
 	timeout := fs.Duration("timeout", doctorpkg.DefaultTimeout, "bound on the whole check, cleanup included")
 	db := dbFlag(fs)
 	if code, ok := parseFlags(fs, args, stdio); !ok {
@@ -74,7 +75,7 @@ func runDoctor(ctx context.Context, args []string, env Env, stdio IO, seams doct
 	if *jsonOut {
 		err = doctorpkg.RenderJSON(stdio.Stdout, rep)
 	} else {
-		err = doctorpkg.Render(stdio.Stdout, rep)
+		err = doctorpkg.RenderText(stdio.Stdout, rep, doctorpkg.TextOptions{Verbose: *verbose})
 	}
 	if err != nil {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime doctor: %v\n", err)
@@ -101,6 +102,7 @@ func doctorAdapters(env Env, seams doctorSeams) []providers.Adapter {
 func providersCmd(ctx context.Context, args []string, env Env, stdio IO) int {
 	fs := newFlagSet("providers")
 	jsonOut := fs.Bool("json", false, "print compact JSON ({\"providers\":[...]}, as list_providers)")
+	verbose := fs.Bool("verbose", false, "also print each provider's program path (the table otherwise fits 100 columns)")
 	timeout := fs.Duration("timeout", 20*time.Second, "bound on the listing")
 	a, code := openForCommand(ctx, fs, args, env, stdio)
 	if a == nil {
@@ -114,7 +116,7 @@ func providersCmd(ctx context.Context, args []string, env Env, stdio IO) int {
 	if *jsonOut {
 		err = writeJSON(stdio.Stdout, handlers.ProvidersAnswer(list))
 	} else {
-		err = doctorpkg.RenderProviders(stdio.Stdout, list)
+		err = doctorpkg.RenderProvidersText(stdio.Stdout, list, doctorpkg.TextOptions{Verbose: *verbose})
 	}
 	if err != nil {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime providers: %v\n", err)

@@ -256,7 +256,7 @@ func TestDoctorUsage(t *testing.T) {
 	if code := Do(context.Background(), []string{"doctor", "extra"}, os.LookupEnv, IO{Stdout: &stdout, Stderr: &stderr}); code != 2 {
 		t.Fatalf("doctor extra exited %d", code)
 	}
-	for _, cmd := range []string{"doctor [--json]", "providers [--json]", "sessions [--provider P] [--json]"} {
+	for _, cmd := range []string{"doctor [--json | --verbose]", "providers [--json | --verbose]", "sessions [--provider P] [--json]"} {
 		stdout.Reset()
 		name, _, _ := strings.Cut(cmd, " ")
 		if code := Do(context.Background(), []string{name, "--help"}, os.LookupEnv, IO{Stdout: &stdout, Stderr: &stderr}); code != 0 || !strings.Contains(stdout.String(), "usage: interop-runtime "+cmd) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 func TestCreate(t *testing.T) {
@@ -42,7 +43,7 @@ func TestJoin(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	c, _ := e.svc.Create(ctx, "t")
-	e.clock.Advance(time.Second)
+	testclock.Pass(ctx, e.clock, time.Second)
 	got, err := e.svc.Join(ctx, conversations.JoinInput{ConversationID: c.ID, Provider: "codex", NativeID: " thread-1 ", WorkspaceID: "/repo", Role: "editor"})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestJoin(t *testing.T) {
 		t.Fatalf("join = %+v", got)
 	}
 
-	e.clock.Advance(time.Second)
+	testclock.Pass(ctx, e.clock, time.Second)
 	again, err := e.svc.Join(ctx, conversations.JoinInput{ConversationID: c.ID, Provider: "codex", NativeID: "thread-1", Role: "reviewer"})
 	if err != nil || len(again.Participants) != 1 || again.Participants[0] != want || !again.UpdatedAt.Equal(t0.Add(time.Second)) {
 		t.Fatalf("re-join is not a no-op: %+v, %v", again, err)
@@ -104,9 +105,9 @@ func TestListAndGet(t *testing.T) {
 		t.Fatalf("empty list = %v, %v", got, err)
 	}
 	first := e.conv(t)
-	e.clock.Advance(time.Second)
+	testclock.Pass(ctx, e.clock, time.Second)
 	second, _ := e.svc.Create(ctx, "second")
-	e.clock.Advance(time.Second)
+	testclock.Pass(ctx, e.clock, time.Second)
 	if _, err := e.send(t, first, "hello", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func TestReadAndListCursors(t *testing.T) {
 		t.Fatalf("cursor with after: %v", err)
 	}
 	for range 4 {
-		e.clock.Advance(time.Second)
+		testclock.Pass(ctx, e.clock, time.Second)
 		if _, err := e.svc.Create(ctx, "more"); err != nil {
 			t.Fatal(err)
 		}

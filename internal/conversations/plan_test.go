@@ -8,6 +8,7 @@ import (
 
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/testutil/queryplan"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 )
 
 // TestListFiltersUseIndexes asks SQLite for the plan of every query
@@ -29,7 +30,7 @@ func TestListFiltersUseIndexes(t *testing.T) {
 		if _, err := e.svc.Join(ctx, conversations.JoinInput{ConversationID: c.ID, Provider: "codex", NativeID: native}); err != nil {
 			t.Fatal(err)
 		}
-		e.clock.Advance(time.Second)
+		testclock.Pass(ctx, e.clock, time.Second)
 	}
 	qs := queryplan.Wrap(t, e.st)
 	svc := conversations.New(qs, nil, conversations.WithClock(e.clock))

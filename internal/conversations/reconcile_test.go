@@ -66,7 +66,7 @@ func TestReconcileSemantics(t *testing.T) {
 		e := newEnv(t)
 		id := e.conv(t)
 		mid := e.interrupted(t, id, "k2", false)
-		e.clock.Advance(2 * time.Minute)
+		testclock.Pass(ctx, e.clock, 2*time.Minute)
 		got, err := e.svc.Reconcile(ctx, conversations.ReconcileInput{})
 		if want := []outcome{{mid, "delivery_unknown", false, "queued"}}; err != nil || !sameOutcomes(outcomes(got), want) {
 			t.Fatalf("first pass = %+v, %v", outcomes(got), err)
@@ -139,12 +139,12 @@ func TestReconcileSemantics(t *testing.T) {
 		id := e.conv(t)
 		e.interrupted(t, id, "k6", true)
 		before := e.snapshot(t)
-		e.clock.Advance(delivery.DefaultOwnerTimeout - time.Second)
+		testclock.Pass(ctx, e.clock, delivery.DefaultOwnerTimeout-time.Second)
 		got, err := e.svc.Reconcile(ctx, conversations.ReconcileInput{ObservedReceipts: []conversations.ObservedReceipt{observed("k6", true, "completed")}})
 		if err != nil || len(got) != 0 || e.snapshot(t) != before {
 			t.Fatalf("reconcile under a live owner = %+v, %v", outcomes(got), err)
 		}
-		e.clock.Advance(2 * time.Second) // its heartbeat is now too old
+		testclock.Pass(ctx, e.clock, 2*time.Second) // its heartbeat is now too old
 		if got, _ := e.svc.Reconcile(ctx, conversations.ReconcileInput{}); len(got) != 1 || got[0].Message.Delivery != "delivery_unknown" {
 			t.Fatalf("reconcile after the owner's heartbeat stopped = %+v", outcomes(got))
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
 	"github.com/agent-interop/runtime/ent/operation"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // routes are every kind of path the desk answers.
@@ -122,7 +123,7 @@ func TestLoginLinkWorksOnceAndSetsAStrictCookie(t *testing.T) {
 		if res, _ := f.get(strings.TrimPrefix(next, f.srv.URL)); res.StatusCode != http.StatusSeeOther {
 			t.Fatalf("the fresh link: %d", res.StatusCode)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(wait.InProcess):
 		t.Fatal("no fresh link after the first was used")
 	}
 	// A session expires.

@@ -24,6 +24,7 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 const testToken = "desk-test-token"
@@ -251,6 +252,23 @@ func (f *fixture) poll() {
 		defer cancel()
 		f.clock.Advance(d).MustWait(ctx)
 	}
+}
+
+// awaitEnd reads the stream until it ends, failing after wait.InProcess.
+func (s *sse) awaitEnd(t *testing.T, what string) {
+	t.Helper()
+	wait.For(t, what, wait.InProcess, func() bool {
+		for {
+			select {
+			case _, ok := <-s.lines:
+				if !ok {
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	})
 }
 
 // event is one SSE event.

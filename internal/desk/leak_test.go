@@ -10,7 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // openFDs counts the process's open file descriptors (Linux only; -1
@@ -96,7 +97,7 @@ func TestDroppedStreamsReleaseEverything(t *testing.T) {
 	}
 	drop(open(1))
 	var g0, fd0 int
-	waitFor(t, "the warm-up stream to end", func() bool {
+	wait.For(t, "the warm-up stream to end", wait.InProcess, func() bool {
 		g0, fd0 = settle()
 		f.h.feed.mu.Lock()
 		defer f.h.feed.mu.Unlock()
@@ -115,42 +116,20 @@ func TestDroppedStreamsReleaseEverything(t *testing.T) {
 		}
 		drop(cancels)
 		var g, fd int
-		ok := eventually(20*time.Second, func() bool {
+		ok := wait.Until(wait.InProcess, func() bool {
 			g, fd = settle()
 			return g <= g0 && (fd0 < 0 || fd <= fdMax)
 		})
 		if !ok {
 			buf := make([]byte, 1<<20)
 			k := runtime.Stack(buf, true)
-			t.Fatalf("round %d, 20s after %d streams were dropped: %d goroutines (baseline %d), %d fds (at most %d; -1: not counted)\nfds: %s\n%s",
-				n, streams, g, g0, fd, fdMax, fdTargets(), buf[:k])
+			t.Fatalf("round %d, %v after %d streams were dropped: %d goroutines (baseline %d), %d fds (at most %d; -1: not counted)\nfds: %s\n%s",
+				n, wait.InProcess, streams, g, g0, fd, fdMax, fdTargets(), buf[:k])
 		}
 		t.Logf("round %d, after %d dropped streams: %d goroutines (baseline %d), %d fds (baseline %d)", n, streams, g, g0, fd, fd0)
 	}
 	round(1, fd0+maxLiveReads+2)
 	round(2, fd0+maxLiveReads+2)
-}
-
-// eventually polls cond until it holds or within passes.
-func eventually(within time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(within)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// waitFor fails the test when cond does not hold within 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	if !eventually(10*time.Second, cond) {
-		t.Fatalf("waited 10s for %s", what)
-	}
 }
 
 // fdTargets names what the open descriptors point at (Linux).

@@ -11,9 +11,10 @@ import (
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
-const streamWait = 10 * time.Second
+const streamWait = wait.InProcess
 
 // TestReceiptsStream: the page's stream sends nothing while the list is
 // as the page shows it; a new receipt is inserted at the top and a changed
@@ -150,17 +151,7 @@ func TestStreamsEndWhenTheDeskCloses(t *testing.T) {
 	s := f.stream("/desk/live/claims", bearer...)
 	s.next(t, streamWait)
 	f.h.Close()
-	deadline := time.After(streamWait)
-	for {
-		select {
-		case _, ok := <-s.lines:
-			if !ok {
-				return
-			}
-		case <-deadline:
-			t.Fatal("the stream did not end when the desk closed")
-		}
-	}
+	s.awaitEnd(t, "the stream to end when the desk closed")
 }
 
 // TestClaimsStreamNoticesALeaseEnding: nothing is written when a claim's
@@ -282,15 +273,5 @@ func TestStreamsEndAfterTheirLifetime(t *testing.T) {
 	s := f.stream("/desk/live/receipts", bearer...)
 	s.next(t, streamWait) // connected: its lifetime runs
 	f.advance(100 * time.Millisecond)
-	deadline := time.After(streamWait)
-	for {
-		select {
-		case _, ok := <-s.lines:
-			if !ok {
-				return
-			}
-		case <-deadline:
-			t.Fatal("the stream outlived its lifetime")
-		}
-	}
+	s.awaitEnd(t, "the stream to end after its lifetime")
 }

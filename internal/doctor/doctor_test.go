@@ -369,7 +369,7 @@ func TestRenderHumanTable(t *testing.T) {
 		"0123456789ab\n",
 		"PROVIDER", "SUMMARY", "HANDSHAKE",
 		"codex: ready (authorization authorized)",
-		"/opt/codex  0.171.0 (reported by the provider)",
+		"found 0.171.0 (reported by the provider)", // the path only with --verbose
 		"protocol   fake-rpc",
 		"[1] no steer in fake-rpc",
 		"cursor: unavailable",
@@ -434,11 +434,11 @@ func TestRenderProviders(t *testing.T) {
 	gone := allCaps(providers.Capability{State: providers.Unavailable, Reason: "not found\non PATH", Fix: "install it"})
 	gone.Provider = providers.Cursor
 	var b bytes.Buffer
-	if err := RenderProviders(&b, []providers.Capabilities{ready, gone}); err != nil {
+	if err := RenderProvidersText(&b, []providers.Capabilities{ready, gone}, TextOptions{Verbose: true}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"PROVIDER", "SEND", "REASONING", "codex", "0.171.0", "/opt/codex", "partial[2]",
+	for _, want := range []string{"PROVIDER", "SEND", "REASON", "codex", "0.171.0", "/opt/codex", "part[2]",
 		"[3] cursor: not found on PATH", "    fix: install it", "yes = available"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -20,11 +20,24 @@ func RenderJSON(w io.Writer, rep Report) error {
 	return nil
 }
 
+// Width is the terminal width the text reports fit: every line of Render
+// and RenderProviders is at most Width columns; longer text wraps.
+const Width = 100
+
+// TextOptions tune the text reports.
+type TextOptions struct {
+	// Verbose adds program paths (otherwise only in --json).
+	Verbose bool
+}
+
 // Render writes the report for a person: the store, a summary table of the
 // providers, then each provider's handshake, capabilities (reasons and
-// fixes as numbered notes) and limitations.
-func Render(w io.Writer, rep Report) error {
-	p := &printer{w: w}
+// fixes as numbered notes) and limitations, within Width columns.
+func Render(w io.Writer, rep Report) error { return RenderText(w, rep, TextOptions{}) }
+
+// RenderText is Render with options.
+func RenderText(w io.Writer, rep Report, o TextOptions) error {
+	p := &printer{w: w, verbose: o.Verbose}
 	p.f("interop-runtime doctor %s  (%s)\n", rep.Runtime, duration(rep.ElapsedMS))
 	if rep.DeadlineReached {
 		p.f("warning: the overall deadline passed; what did not answer in time is marked timeout/unknown\n")
@@ -40,7 +53,7 @@ func Render(w io.Writer, rep Report) error {
 	if len(rep.Cleanup) > 0 {
 		p.f("\ncleanup\n")
 		for _, c := range rep.Cleanup {
-			p.f("  - %s\n", c)
+			p.wrapped("  - ", "    ", c)
 		}
 	}
 	if p.err != nil {
@@ -51,8 +64,67 @@ func Render(w io.Writer, rep Report) error {
 
 // printer remembers the first write error.
 type printer struct {
-	w   io.Writer
-	err error
+	w       io.Writer
+	err     error
+	verbose bool
+	pad     int // between table columns (0: 2)
+}
+
+// wrapped writes text after first, wrapped at Width; continuation lines
+// start with indent.
+func (p *printer) wrapped(first, indent, text string) {
+	for i, l := range wrap(oneLine(text), Width-len(first), Width-len(indent)) {
+		lead := first
+		if i > 0 {
+			lead = indent
+		}
+		p.f("%s%s\n", lead, l)
+	}
+}
+
+// kv writes label/value rows, the values aligned after the longest label
+// and wrapped at Width.
+func (p *printer) kv(rows [][]string) {
+	n := 0
+	for _, r := range rows {
+		n = max(n, len(r[0]))
+	}
+	indent := strings.Repeat(" ", n+2)
+	for _, r := range rows {
+		p.wrapped(r[0]+strings.Repeat(" ", n+2-len(r[0])), indent, r[1])
+	}
+}
+
+// wrap splits text into lines of at most first (the first line) and rest
+// (the others) columns at spaces; a word longer than a line is cut.
+func wrap(text string, first, rest int) []string {
+	if text == "" {
+		return []string{""}
+	}
+	var lines []string
+	limit := max(first, 10)
+	line := ""
+	for _, word := range strings.Fields(text) {
+		for line == "" && len(word) > limit {
+			lines = append(lines, word[:limit])
+			word, limit = word[limit:], max(rest, 10)
+		}
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) <= limit:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line, limit = "", max(rest, 10)
+			for len(word) > limit {
+				lines = append(lines, word[:limit])
+				word = word[limit:]
+			}
+			line = word
+		}
+	}
+	return append(lines, line)
 }
 
 func (p *printer) f(format string, args ...any) {
@@ -65,7 +137,11 @@ func (p *printer) table(rows [][]string) {
 	if p.err != nil {
 		return
 	}
-	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+	pad := p.pad
+	if pad == 0 {
+		pad = 2
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 0, pad, ' ', 0)
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
@@ -112,7 +188,7 @@ func renderStore(p *printer, s StoreReport) {
 	if s.Fix != "" {
 		rows = append(rows, []string{"  fix", oneLine(s.Fix)})
 	}
-	p.table(rows)
+	p.kv(rows)
 }
 
 func shortHash(h string) string {
@@ -128,9 +204,12 @@ func shortHash(h string) string {
 func renderSummary(p *printer, prs []ProviderReport) {
 	rows := [][]string{{"PROVIDER", "SUMMARY", "AUTH", "PROGRAM", "VERSION", "HANDSHAKE"}}
 	for _, pr := range prs {
-		prog := pr.Program.Path
-		if prog == "" {
+		prog := "found"
+		switch {
+		case pr.Program.Path == "" || !pr.Program.Found:
 			prog = "not found"
+		case p.verbose:
+			prog = pr.Program.Path
 		}
 		ver := pr.Program.Version
 		if ver == "" {
@@ -158,7 +237,11 @@ func renderProvider(p *printer, pr ProviderReport) {
 		case "":
 			v = "version unknown"
 		}
-		rows = append(rows, []string{"  program", pr.Program.Path + "  " + v})
+		prog := "found"
+		if p.verbose {
+			prog = pr.Program.Path
+		}
+		rows = append(rows, []string{"  program", prog + "  " + v})
 	} else if pr.Program.Version != "" {
 		rows = append(rows, []string{"  program", "not found here; the provider reports version " + pr.Program.Version})
 	} else {
@@ -182,7 +265,7 @@ func renderProvider(p *printer, pr ProviderReport) {
 	if pr.CloseError != "" {
 		rows = append(rows, []string{"  close", oneLine(pr.CloseError)})
 	}
-	p.table(rows)
+	p.kv(rows)
 
 	// Reasons (and protocols that differ from the common one) become
 	// numbered notes so a reason shared by several operations prints once.
@@ -221,15 +304,15 @@ func renderProvider(p *printer, pr ProviderReport) {
 		if text == "" {
 			text = "-"
 		}
-		p.f("  [%d] %s\n", i+1, oneLine(text))
+		p.wrapped(fmt.Sprintf("  [%d] ", i+1), "      ", text)
 		if n.fix != "" {
-			p.f("      fix: %s\n", oneLine(n.fix))
+			p.wrapped("      fix: ", "           ", n.fix)
 		}
 	}
 	if len(pr.Limitations) > 0 {
 		p.f("  limitations\n")
 		for _, l := range pr.Limitations {
-			p.f("    - %s\n", oneLine(l))
+			p.wrapped("    - ", "      ", l)
 		}
 	}
 }
@@ -265,12 +348,24 @@ func duration(ms int64) string {
 // as one table row per provider; each operation that is not available is
 // marked with a numbered note that gives the reason and the fix.
 func RenderProviders(w io.Writer, list []providers.Capabilities) error {
-	p := &printer{w: w}
-	head := []string{"PROVIDER", "VERSION", "AUTH"}
+	return RenderProvidersText(w, list, TextOptions{})
+}
+
+// RenderProvidersText is RenderProviders with options: the VERSION and
+// PROGRAM columns (paths) only with Verbose, so the table fits Width
+// columns (doctor shows each version too).
+func RenderProvidersText(w io.Writer, list []providers.Capabilities, o TextOptions) error {
+	p := &printer{w: w, verbose: o.Verbose, pad: 1}
+	head := []string{"PROVIDER", "AUTH"}
+	if o.Verbose {
+		head = []string{"PROVIDER", "VERSION", "AUTH"}
+	}
 	for _, n := range capabilityNames {
 		head = append(head, strings.ToUpper(shortName(n)))
 	}
-	head = append(head, "PROGRAM")
+	if o.Verbose {
+		head = append(head, "PROGRAM")
+	}
 	rows := [][]string{head}
 	type note struct {
 		provider  providers.ID
@@ -279,7 +374,10 @@ func RenderProviders(w io.Writer, list []providers.Capabilities) error {
 	var notes []note
 	index := map[note]int{}
 	for _, c := range list {
-		row := []string{string(c.Provider), orDash(c.ProviderVersion), orDash(c.Authorization)}
+		row := []string{string(c.Provider), orDash(c.Authorization)}
+		if o.Verbose {
+			row = []string{string(c.Provider), orDash(c.ProviderVersion), orDash(c.Authorization)}
+		}
 		for _, nc := range named(c) {
 			cell := stateWord(nc.State)
 			// Only what is not plainly available gets a note: the
@@ -296,14 +394,17 @@ func RenderProviders(w io.Writer, list []providers.Capabilities) error {
 			}
 			row = append(row, cell)
 		}
-		rows = append(rows, append(row, orDash(c.Program)))
+		if o.Verbose {
+			row = append(row, orDash(c.Program))
+		}
+		rows = append(rows, row)
 	}
 	p.table(rows)
-	p.f("\nyes = available, partial = degraded, no = unavailable, ? = unknown\n")
+	p.f("\nyes = available, part = partial (degraded), no = unavailable, ? = unknown\n")
 	for i, n := range notes {
-		p.f("[%d] %s: %s\n", i+1, n.provider, orDash(oneLine(n.text)))
+		p.wrapped(fmt.Sprintf("[%d] ", i+1), "    ", string(n.provider)+": "+orDash(oneLine(n.text)))
 		if n.fix != "" {
-			p.f("    fix: %s\n", oneLine(n.fix))
+			p.wrapped("    fix: ", "         ", n.fix)
 		}
 	}
 	if p.err != nil {
@@ -312,9 +413,17 @@ func RenderProviders(w io.Writer, list []providers.Capabilities) error {
 	return nil
 }
 
+// shortName is a capability's column head in RenderProviders.
 func shortName(n string) string {
-	if n == "sendMessage" {
+	switch n {
+	case "sendMessage":
 		return "send"
+	case "permissions":
+		return "perms"
+	case "reasoning":
+		return "reason"
+	case "discovery":
+		return "discover"
 	}
 	return n
 }
@@ -324,7 +433,7 @@ func stateWord(s providers.CapabilityState) string {
 	case providers.Available:
 		return "yes"
 	case providers.Degraded:
-		return "partial"
+		return "part"
 	case providers.Unavailable:
 		return "no"
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coder/quartz"
 
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/store"
 )
 
@@ -39,7 +40,7 @@ func checkStore(ctx context.Context, lookup store.LookupEnv, clock quartz.Clock)
 		return rep
 	}
 	if store.IsPostgres(path) {
-		return checkTeamStore(ctx, path, rep)
+		return checkTeamStore(ctx, clock, path, rep)
 	}
 	rep.Path = path
 	switch fi, err := os.Stat(path); {
@@ -93,11 +94,11 @@ const teamStoreTimeout = 10 * time.Second
 // checkTeamStore connects to a team store (PostgreSQL) and checks its
 // schema version, reporting why it does not answer. The URL is reported
 // without its password.
-func checkTeamStore(ctx context.Context, dsn string, rep StoreReport) StoreReport {
+func checkTeamStore(ctx context.Context, clock quartz.Clock, dsn string, rep StoreReport) StoreReport {
 	rep.Path, rep.Dialect, rep.Exists = store.RedactDSN(dsn), "postgres", true
-	cctx, cancel := context.WithTimeout(ctx, teamStoreTimeout)
+	cctx, cancel := clockctx.WithTimeout(ctx, clock, teamStoreTimeout, "doctor", "team store")
 	defer cancel()
-	st, err := store.Open(cctx, dsn, store.WithoutUpgrade())
+	st, err := store.Open(cctx, dsn, store.WithoutUpgrade(), store.WithClock(clock))
 	if err != nil {
 		rep.Error = fmt.Sprintf("the team store does not answer: %v", err)
 		var lost *store.ConnLostError

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/internal/testutil/browser"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 func netListenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
@@ -54,19 +55,19 @@ func deskFigures(t *testing.T, br *browser.Browser, dk *deskProcess, cs *mcp.Cli
 		return err
 	}))
 	run(t, ctx, 30*time.Second, "open the sessions page", chromedp.Navigate(dk.base+"/desk/"))
-	waitFor(t, ctx, 20*time.Second, "the sessions page painted", `document.readyState === "complete" && performance.getEntriesByType("navigation")[0].loadEventEnd > 0 && performance.getEntriesByName("first-contentful-paint").length > 0`)
+	waitFor(t, ctx, wait.Process, "the sessions page painted", `document.readyState === "complete" && performance.getEntriesByType("navigation")[0].loadEventEnd > 0 && performance.getEntriesByName("first-contentful-paint").length > 0`)
 	first := eval[pageFigures](t, ctx, figuresJS)
 	t.Logf("desk figure: sessions page, first visit (cold cache): %d requests, %d bytes transferred (%d decoded), first contentful paint %.0f ms, load %.0f ms (besides the page: %v)",
 		first.Requests, first.Bytes, first.Decoded, first.FirstPaint, first.Loaded, first.Names)
 
 	run(t, ctx, 30*time.Second, "open the work item", chromedp.Navigate(dk.base+"/desk/work/"+workID))
-	waitFor(t, ctx, 60*time.Second, "the graph drawn", `document.documentElement.dataset.graphs === "drawn"`)
+	waitFor(t, ctx, wait.Process, "the graph drawn", `document.documentElement.dataset.graphs === "drawn"`)
 	work := eval[pageFigures](t, ctx, figuresJS)
 	t.Logf("desk figure: work item page with its graph (htmx and styles cached, Mermaid first load): %d requests, %d bytes transferred (%d decoded), first contentful paint %.0f ms, load %.0f ms",
 		work.Requests, work.Bytes, work.Decoded, work.FirstPaint, work.Loaded)
 
 	run(t, ctx, 30*time.Second, "open the receipts", chromedp.Navigate(dk.base+"/desk/receipts"))
-	waitFor(t, ctx, 20*time.Second, "the receipts painted", `document.readyState === "complete" && performance.getEntriesByType("navigation")[0].loadEventEnd > 0 && performance.getEntriesByName("first-contentful-paint").length > 0`)
+	waitFor(t, ctx, wait.Process, "the receipts painted", `document.readyState === "complete" && performance.getEntriesByType("navigation")[0].loadEventEnd > 0 && performance.getEntriesByName("first-contentful-paint").length > 0`)
 	warm := eval[pageFigures](t, ctx, figuresJS)
 	t.Logf("desk figure: receipts page, assets cached: %d requests, %d bytes transferred, first contentful paint %.0f ms",
 		warm.Requests, warm.Bytes, warm.FirstPaint)
@@ -75,7 +76,7 @@ func deskFigures(t *testing.T, br *browser.Browser, dk *deskProcess, cs *mcp.Cli
 	// first appears; the test notes the time just before acquire_claim
 	// (whose answer means the row is committed) and just after.
 	run(t, ctx, 30*time.Second, "open the claims", chromedp.Navigate(dk.base+"/desk/claims"))
-	waitFor(t, ctx, 20*time.Second, "the claims stream open", `document.querySelector("#live-state").dataset.state === "open"`)
+	waitFor(t, ctx, wait.Process, "the claims stream open", `document.querySelector("#live-state").dataset.state === "open"`)
 	eval[bool](t, ctx, `window.__seen = {};
 new MutationObserver(() => { for (const c of document.querySelectorAll("#claims-live code")) { if (!window.__seen[c.textContent]) window.__seen[c.textContent] = Date.now(); } })
   .observe(document.body, {subtree: true, childList: true, characterData: true}); true`)

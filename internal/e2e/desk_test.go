@@ -82,7 +82,7 @@ func startDesk(t *testing.T, env []string, args ...string) *deskProcess {
 		}
 		close(lines)
 	}()
-	deadline := time.After(30 * time.Second)
+	deadline := time.After(wait.Process)
 	for d.base == "" {
 		select {
 		case line, ok := <-lines:
@@ -112,8 +112,8 @@ func (d *deskProcess) loginLink(t *testing.T) string {
 	select {
 	case l := <-d.links:
 		return l
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no login link printed: %s", d.stderr)
+	case <-time.After(wait.Process):
+		t.Fatalf("no login link printed within %v: %s", wait.Process, d.stderr)
 		return ""
 	}
 }
@@ -269,9 +269,9 @@ func TestDeskInRealBrowser(t *testing.T) {
 	br := browser.Start(t, chromium, 1280, 900)
 	ctx := br.Context()
 	run(t, ctx, 30*time.Second, "open the login link", chromedp.Navigate(dk.loginLink(t)))
-	waitFor(t, ctx, 20*time.Second, "the sessions page after login", `location.pathname === "/desk/" && !!document.querySelector("#session-rows")`)
+	waitFor(t, ctx, wait.Process, "the sessions page after login", `location.pathname === "/desk/" && !!document.querySelector("#session-rows")`)
 	sessionRow := fmt.Sprintf(`document.querySelector('tr[data-native-id=%q]')`, s.NativeID)
-	waitFor(t, ctx, 20*time.Second, "the Codex session listed with a liveness", sessionRow+` && `+sessionRow+`.querySelector("[data-liveness]") !== null`)
+	waitFor(t, ctx, wait.Process, "the Codex session listed with a liveness", sessionRow+` && `+sessionRow+`.querySelector("[data-liveness]") !== null`)
 	liveness := eval[string](t, ctx, sessionRow+`.querySelector("[data-liveness]").dataset.liveness`)
 	if !slices.Contains([]string{"working", "waiting_on_approval", "idle", "dead", "unknown"}, liveness) {
 		t.Fatalf("liveness %q is not one of the states", liveness)
@@ -294,7 +294,7 @@ func TestDeskInRealBrowser(t *testing.T) {
 	waitFor(t, sessionsTab, 20*time.Second, "the sessions stream open", `document.querySelector("#live-state") && document.querySelector("#live-state").dataset.state === "open"`)
 
 	run(t, ctx, 30*time.Second, "open the receipts page", chromedp.Navigate(dk.base+"/desk/receipts"))
-	waitFor(t, ctx, 20*time.Second, "the receipts stream open", `document.querySelector("#live-state").dataset.state === "open"`)
+	waitFor(t, ctx, wait.Process, "the receipts stream open", `document.querySelector("#live-state").dataset.state === "open"`)
 	eval[string](t, ctx, `window.__deskMark = "not reloaded"`)
 	eval[string](t, sessionsTab, `window.__deskMark = "not reloaded"`)
 
@@ -329,19 +329,19 @@ func TestDeskInRealBrowser(t *testing.T) {
 	// The session's page: its event stream shows the turn, prompt text
 	// (HTML-shaped) as text.
 	run(t, ctx, 30*time.Second, "open the session page", chromedp.Navigate(dk.base+"/desk/sessions/codex/"+url.PathEscape(s.NativeID)))
-	waitFor(t, ctx, 20*time.Second, "the session's events", `document.querySelectorAll("#event-rows tr").length > 0 && !!document.querySelector('#event-rows tr[data-type="turn/completed"]')`)
+	waitFor(t, ctx, wait.Process, "the session's events", `document.querySelectorAll("#event-rows tr").length > 0 && !!document.querySelector('#event-rows tr[data-type="turn/completed"]')`)
 	noXSS(t, ctx, "session")
 	browser.Screenshot(t, ctx, shots, "05-session-events")
 
 	// The receipt's own page: its timeline names the events that moved it.
 	run(t, ctx, 30*time.Second, "open the receipt page", chromedp.Navigate(dk.base+"/desk/receipts/"+r.OperationID))
-	waitFor(t, ctx, 20*time.Second, "the receipt's timeline", `document.querySelector("#receipt-detail").dataset.status === "completed" && document.querySelectorAll(".timeline li").length >= 2`)
+	waitFor(t, ctx, wait.Process, "the receipt's timeline", `document.querySelector("#receipt-detail").dataset.status === "completed" && document.querySelectorAll(".timeline li").length >= 2`)
 	browser.Screenshot(t, ctx, shots, "06-receipt-timeline")
 
 	// Claims: the refused request is shown as a conflict on the claim.
 	run(t, ctx, 30*time.Second, "open the claims page", chromedp.Navigate(dk.base+"/desk/claims"))
 	claimRow := fmt.Sprintf(`document.querySelector('tr[data-claim-id=%q]')`, held.ID)
-	waitFor(t, ctx, 20*time.Second, "the claim highlighted as in conflict", claimRow+` && `+claimRow+`.classList.contains("conflict") && `+claimRow+`.innerText.includes("claude-code:reviewer-1")`)
+	waitFor(t, ctx, wait.Process, "the claim highlighted as in conflict", claimRow+` && `+claimRow+`.classList.contains("conflict") && `+claimRow+`.innerText.includes("claude-code:reviewer-1")`)
 	if !evalBool(t, ctx, `document.querySelector("#conflict-list") !== null && document.querySelector("#conflict-list").innerText.includes("refused")`) {
 		t.Fatal("the conflict list does not show the refusal")
 	}
@@ -353,7 +353,7 @@ func TestDeskInRealBrowser(t *testing.T) {
 
 	// Work: the middle item's neighbourhood is drawn as an SVG.
 	run(t, ctx, 30*time.Second, "open the work item", chromedp.Navigate(dk.base+"/desk/work/"+b.ID))
-	waitFor(t, ctx, 60*time.Second, "the dependency graph drawn", `document.documentElement.dataset.graphs === "drawn" && document.querySelector("#work-graph svg") !== null`)
+	waitFor(t, ctx, wait.Process, "the dependency graph drawn", `document.documentElement.dataset.graphs === "drawn" && document.querySelector("#work-graph svg") !== null`)
 	nodes := eval[int](t, ctx, `document.querySelectorAll("#work-graph svg .node").length`)
 	if nodes != 3 {
 		t.Fatalf("the graph has %d nodes, want 3 (the item, its dependency and its dependent)", nodes)
@@ -376,13 +376,13 @@ func TestDeskInRealBrowser(t *testing.T) {
 	browser.Screenshot(t, ctx, shots, "08-work-graph")
 
 	run(t, ctx, 30*time.Second, "open the conversations page", chromedp.Navigate(dk.base+"/desk/conversations"))
-	waitFor(t, ctx, 20*time.Second, "the conversation listed", `document.querySelector("#conversation-rows").innerText.includes("Talk <script>")`)
+	waitFor(t, ctx, wait.Process, "the conversation listed", `document.querySelector("#conversation-rows").innerText.includes("Talk <script>")`)
 	noXSS(t, ctx, "conversations")
 	deskConversation(t, ctx, dk, cs, fm, conv.ID, s, peer, shots)
 
 	// A narrow window, and the dark scheme.
 	run(t, ctx, 30*time.Second, "narrow window", chromedp.EmulateViewport(390, 844), chromedp.Navigate(dk.base+"/desk/work/"+b.ID))
-	waitFor(t, ctx, 60*time.Second, "the graph drawn on a narrow window", `document.documentElement.dataset.graphs === "drawn"`)
+	waitFor(t, ctx, wait.Process, "the graph drawn on a narrow window", `document.documentElement.dataset.graphs === "drawn"`)
 	if evalBool(t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`) {
 		t.Errorf("the page scrolls sideways on a 390 px window")
 	}
@@ -411,7 +411,7 @@ func TestDeskInRealBrowser(t *testing.T) {
 	}
 	browser.Screenshot(t, ctx, shots, "10-claims-dark")
 	run(t, ctx, 30*time.Second, "open the work item, dark", chromedp.Navigate(dk.base+"/desk/work/"+b.ID))
-	waitFor(t, ctx, 60*time.Second, "the graph drawn, dark", `document.documentElement.dataset.graphs === "drawn"`)
+	waitFor(t, ctx, wait.Process, "the graph drawn, dark", `document.documentElement.dataset.graphs === "drawn"`)
 	browser.Screenshot(t, ctx, shots, "11-work-graph-dark")
 
 	// A page of another local origin cannot read the desk, even with the
@@ -644,7 +644,7 @@ func deskResumes(t *testing.T, br *browser.Browser, dk *deskProcess, cs *mcp.Cli
 func deskConversation(t *testing.T, ctx context.Context, dk *deskProcess, cs *mcp.ClientSession, fm *fakemodel.Server,
 	convID string, from, to session, shots string) {
 	run(t, ctx, 30*time.Second, "open the conversation", chromedp.Navigate(dk.base+"/desk/conversations/"+convID))
-	waitFor(t, ctx, 20*time.Second, "the conversation's stream open", `document.querySelector("#live-state").dataset.state === "open"`)
+	waitFor(t, ctx, wait.Process, "the conversation's stream open", `document.querySelector("#live-state").dataset.state === "open"`)
 	eval[string](t, ctx, `window.__deskMark = "not reloaded"`)
 	if !evalBool(t, ctx, `document.querySelector("main").innerText.includes(`+jsString(from.NativeID[:12])+`)`) {
 		t.Fatal("the participant is not listed")

@@ -23,6 +23,7 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/e2etest"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 var binary string
@@ -201,8 +202,8 @@ func (r *rawSession) recv() map[string]json.RawMessage {
 			checkRawAnswer(r.t, r.profile, name, m["result"])
 		}
 		return m
-	case <-time.After(10 * time.Second):
-		r.t.Fatal("no answer within 10 s")
+	case <-time.After(wait.Process):
+		r.t.Fatalf("no answer within %v", wait.Process)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // TestCancelledVerificationLeavesNothing: the built binary over stdio; a
@@ -23,7 +25,8 @@ func TestCancelledVerificationLeavesNothing(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("watches the command's process in /proc")
 	}
-	cs := connect(t, []string{"serve"}, isolatedEnv(t, "INTEROP_ALLOW_VERIFICATION=1"))
+	env := isolatedEnv(t, "INTEROP_ALLOW_VERIFICATION=1")
+	cs := connect(t, []string{"serve"}, env)
 	var work struct {
 		ID     string `json:"id"`
 		Status string `json:"status"`
@@ -43,16 +46,10 @@ func TestCancelledVerificationLeavesNothing(t *testing.T) {
 		}})
 		done <- err
 	}()
-	for { // wait for the command to run (polling a condition, bounded by ctx)
-		if _, err := os.Stat(started); err == nil {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("the verification command never started")
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	wait.For(t, "the verification command to start", wait.Process, func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
 	cancelCall()
 	if err := <-done; err == nil {
 		t.Fatal("the cancelled call returned no error")
@@ -64,18 +61,18 @@ func TestCancelledVerificationLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	proc := "/proc/" + strings.TrimSpace(string(pid))
-	for { // polling a condition, bounded by ctx
-		if _, err := os.Stat(proc); os.IsNotExist(err) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the cancelled command %s still runs", proc)
-		case <-time.After(20 * time.Millisecond):
-		}
+	wait.For(t, "the cancelled command "+proc+" to be gone", wait.Process, func() bool {
+		_, err := os.Stat(proc)
+		return os.IsNotExist(err)
+	})
+	// An absence cannot be watched over a span; what proves the cancelled
+	// call can change nothing any more is that the server which ran it has
+	// exited: closing the session closes its stdin and waits for the
+	// process to end. A fresh server over the same store then reads the
+	// work as it was: its status, and no evidence.
+	if err := cs.Close(); err != nil {
+		t.Logf("closing the session: %v", err) // the server's exit status; its end is what counts
 	}
-	// An absence can only be watched over a span: for the next second the
-	// work keeps its status and has no evidence on every read.
 	var got struct {
 		Work struct {
 			Status      string   `json:"status"`
@@ -83,10 +80,8 @@ func TestCancelledVerificationLeavesNothing(t *testing.T) {
 		} `json:"work"`
 		Evidence []json.RawMessage `json:"evidence"`
 	}
-	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		call(t, cs, "get_work_item", map[string]any{"workId": work.ID}, &got)
-		if got.Work.Status != work.Status || len(got.Evidence) != 0 || len(got.Work.EvidenceIDs) != 0 {
-			t.Fatalf("after a cancelled verification: status %q (was %q), evidence %d, evidenceIds %v", got.Work.Status, work.Status, len(got.Evidence), got.Work.EvidenceIDs)
-		}
+	call(t, connect(t, []string{"serve"}, env), "get_work_item", map[string]any{"workId": work.ID}, &got)
+	if got.Work.Status != work.Status || len(got.Evidence) != 0 || len(got.Work.EvidenceIDs) != 0 {
+		t.Fatalf("after a cancelled verification: status %q (was %q), evidence %d, evidenceIds %v", got.Work.Status, work.Status, len(got.Evidence), got.Work.EvidenceIDs)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 var benchData = []byte(`{"threadId":"01a22b15-980c-7983-b68d-47d09f412ced","turnId":"01a22b15-9817-7210-95e1-83b1e8b69a71","itemId":"msg_1","delta":"Hello from fake."}`)
@@ -132,12 +133,7 @@ func BenchmarkWaitWakeAndCancel(b *testing.B) {
 	if _, err := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "w"}); err != nil {
 		b.Fatal(err)
 	}
-	var ch chan providers.NativeEvent
-	select {
-	case ch = <-f.opened:
-	case <-time.After(10 * time.Second):
-		b.Fatal("stream not opened")
-	}
+	ch := wait.Recv(b, "the hub to open the session's event stream", wait.InProcess, f.opened)
 	var wake, cancelled time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

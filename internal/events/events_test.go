@@ -14,6 +14,7 @@ import (
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // fakeStreams is a provider whose streams the test feeds.
@@ -48,13 +49,7 @@ func ev(typ string, n int) providers.NativeEvent {
 
 func waitOpen(t *testing.T, f *fakeStreams) chan providers.NativeEvent {
 	t.Helper()
-	select {
-	case ch := <-f.opened:
-		return ch
-	case <-time.After(30 * time.Second):
-		t.Fatal("stream not opened")
-		return nil
-	}
+	return wait.Recv(t, "the hub to open the session's event stream", wait.InProcess, f.opened)
 }
 
 func newHub(t *testing.T, st *store.Store, f *fakeStreams, opts LogOptions) *Hub {
@@ -136,21 +131,10 @@ func TestWaitWakesProgressAndCancel(t *testing.T) {
 			Progress: func(waited, total time.Duration) { progress.Add(1) }})
 		done <- p
 	}()
-	guard := time.Now().Add(10 * time.Second)
-	for progress.Load() < 3 {
-		if time.Now().After(guard) {
-			t.Fatalf("progress reported %d times while waiting", progress.Load())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(t, "three progress reports while the read waits", wait.InProcess, func() bool { return progress.Load() >= 3 })
 	ch <- ev("x", 1)
-	select {
-	case p := <-done:
-		if len(p.Events) != 1 || p.Events[0].Type != "x" {
-			t.Fatalf("page = %+v", p)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a waiting read was not woken by a new event")
+	if p := wait.Recv(t, "the waiting read to be woken by a new event", wait.InProcess, done); len(p.Events) != 1 || p.Events[0].Type != "x" {
+		t.Fatalf("page = %+v", p)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
@@ -159,13 +143,8 @@ func TestWaitWakesProgressAndCancel(t *testing.T) {
 		errc <- err
 	}()
 	cancel()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("err = %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("cancel ignored")
+	if err := wait.Recv(t, "the cancelled read to return", wait.InProcess, errc); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
 	}
 	// A bounded wait with nothing new returns an empty page at the cursor.
 	p, err := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "t1", AfterSequence: 1, Timeout: 50 * time.Millisecond})
@@ -216,16 +195,10 @@ func TestWaitEndsWhenTheSessionIsParked(t *testing.T) {
 	}
 	// Events still come first: a parked session's new event is returned.
 	ch <- ev("permission", 1)
-	eventually := time.Now().Add(10 * time.Second)
-	for {
+	wait.For(t, "the parked session's new event to be served", wait.InProcess, func() bool {
 		p, _ := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "t1", Timeout: time.Second})
-		if len(p.Events) == 1 && p.WaitEnded == "" {
-			break
-		}
-		if time.Now().After(eventually) {
-			t.Fatalf("the event was not served: %+v", p)
-		}
-	}
+		return len(p.Events) == 1 && p.WaitEnded == ""
+	})
 }
 
 func TestRetentionGap(t *testing.T) { pgtest.EachDialect(t, testRetentionGap) }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 const testToken = "test-token-0123456789"
@@ -377,22 +378,8 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 // session that is still busy.
 func quietSweep(t *testing.T, h *Handler) []string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		h.sessions.mu.Lock()
-		busy := 0
-		for _, s := range h.sessions.live {
-			busy += s.active
-		}
-		h.sessions.mu.Unlock()
-		if busy == 0 {
-			return h.Sweep()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d requests still in flight after 30 s", busy)
-		}
-		time.Sleep(time.Millisecond) // polling a condition, bounded by the deadline
-	}
+	awaitNoRequestInFlight(t, h)
+	return h.Sweep()
 }
 
 // TestSlowClientsAreCutOff: a client that never finishes its headers, or
@@ -478,18 +465,14 @@ func TestShutdownDrainsInFlightCalls(t *testing.T) {
 	s.stop()
 	// The listener closes: a new connection is refused (polled, bounded).
 	addr := strings.TrimPrefix(s.base, "http://")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.For(t, "the server to refuse new connections after shutdown began", wait.InProcess, func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
-			break
+			return true
 		}
 		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("the server still accepts connections after shutdown began")
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the deadline
-	}
+		return false
+	})
 	select {
 	case err := <-s.done:
 		t.Fatalf("Serve returned (%v) while a call was in flight", err)
@@ -542,20 +525,14 @@ func TestServeSweepsOnTheClock(t *testing.T) {
 // stamps the session's last use.
 func awaitNoRequestInFlight(t *testing.T, h *Handler) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.For(t, "every request in flight to release its session", wait.InProcess, func() bool {
 		h.sessions.mu.Lock()
-		busy := 0
+		defer h.sessions.mu.Unlock()
 		for _, s := range h.sessions.live {
-			busy += s.active
+			if s.active != 0 {
+				return false
+			}
 		}
-		h.sessions.mu.Unlock()
-		if busy == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d requests still in flight after 30 s", busy)
-		}
-		time.Sleep(time.Millisecond) // polling a condition, bounded by the deadline
-	}
+		return true
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 func guardCtx(t *testing.T) context.Context {
@@ -70,7 +71,7 @@ func TestInboundQueueKeepsOrderAndNeverStallsTheReader(t *testing.T) {
 	// net.Pipe is synchronous: each of these writes returns only once the
 	// reader took it, so they finish (before the deadline fails them) only
 	// if the blocked handler does not hold the reader.
-	if err := p.conn.SetWriteDeadline(time.Now().Add(10 * time.Second)); err != nil {
+	if err := p.conn.SetWriteDeadline(time.Now().Add(wait.InProcess)); err != nil {
 		t.Fatal(err)
 	}
 	p.send(t, `{"method":"first"}`)

@@ -5,11 +5,15 @@ import (
 	"time"
 )
 
+// checkpointTags name the checkpoint delay's timer on the store's clock
+// (for quartz.Mock.Trap).
+var checkpointTags = []string{"store", "checkpoint"}
+
 // WAL checkpoints are kept off the request path: SQLite's automatic
 // checkpoint (which runs inside the committing call) is raised to a 32 MiB
 // backstop in the DSN, and a background goroutine runs a PASSIVE checkpoint
-// shortly after writes committed through Store.Tx. A PASSIVE checkpoint
-// never waits for readers or writers.
+// shortly after writes committed through Store.Tx (the delay runs on the
+// store's clock). A PASSIVE checkpoint never waits for readers or writers.
 const (
 	checkpointDelay        = 100 * time.Millisecond
 	autoCheckpointBackstop = 8192 // pages (4 KiB each)
@@ -25,10 +29,12 @@ func (s *Store) startCheckpointer() {
 				return
 			case <-s.dirty:
 			}
+			delay := s.clock.NewTimer(checkpointDelay, checkpointTags...)
 			select {
 			case <-s.closing:
+				delay.Stop()
 				return
-			case <-time.After(checkpointDelay):
+			case <-delay.C:
 			}
 			if s.Checkpoint(context.Background()) == nil {
 				s.checkpoints.Add(1)

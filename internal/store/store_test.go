@@ -17,6 +17,7 @@ import (
 	"github.com/agent-interop/runtime/internal/store/internal/ddl"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // fixedClock is a fake clock standing at testNow.
@@ -353,23 +354,41 @@ func TestFastPathNeverReplacesDamagedFile(t *testing.T) {
 }
 
 func TestCheckpointsRunInBackground(t *testing.T) {
-	s := openT(t, filepath.Join(t.TempDir(), "interop.db"))
+	clock := fixedClock(t)
+	delays := clock.Trap().NewTimer(checkpointTags...)
+	defer delays.Close()
+	s := openT(t, filepath.Join(t.TempDir(), "interop.db"), WithClock(clock))
 	var pages int
 	if err := s.DB().QueryRow("PRAGMA wal_autocheckpoint").Scan(&pages); err != nil || pages != autoCheckpointBackstop {
 		t.Fatalf("wal_autocheckpoint = %d, %v", pages, err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
+	defer cancel()
+	// seed's writes arm the delay; what runs then is not this test's.
+	go func() {
+		for {
+			call, err := delays.Wait(ctx)
+			if err != nil {
+				return
+			}
+			call.MustRelease(ctx)
+		}
+	}()
 	seed(t, s, 0) // seed truncates the WAL
-	ctx := context.Background()
+	before := s.checkpoints.Load()
 	if err := s.Tx(ctx, func(tx *ent.Tx) error { insertWork(t, ctx, tx, "work_ckpt"); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for s.checkpoints.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no background checkpoint after a committed write")
-		}
-		time.Sleep(10 * time.Millisecond)
+	// Nothing runs before the delay has passed on the store's clock.
+	wait.For(t, "the checkpoint delay to be armed after the commit", wait.InProcess, func() bool {
+		d, ok := clock.Peek()
+		return ok && d == checkpointDelay
+	})
+	if n := s.checkpoints.Load(); n != before {
+		t.Fatalf("%d checkpoints ran before the delay passed", n-before)
 	}
+	testclock.Pass(ctx, clock, checkpointDelay)
+	wait.For(t, "a background checkpoint after a committed write", wait.InProcess, func() bool { return s.checkpoints.Load() > before })
 }
 
 // TestOpenWithoutCreate: WithoutCreate refuses a missing file with

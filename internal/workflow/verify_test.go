@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/coder/quartz"
+
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 func verifyFixture(t *testing.T, mod ...func(*Options)) (*fixture, Work, string) {
@@ -211,11 +213,8 @@ func TestVerifyTimeoutAndKillEscalation(t *testing.T) {
 			t.Fatalf("waiting for the %s timer: %v", what, err)
 		}
 		call.MustRelease(ctx)
-		for ok != nil && !ok() {
-			if ctx.Err() != nil {
-				t.Fatalf("waited 30s before the %s", what)
-			}
-			time.Sleep(5 * time.Millisecond)
+		if ok != nil {
+			wait.For(t, "the condition before the "+what, wait.InProcess, ok)
 		}
 		f.clock.Advance(call.Duration).MustWait(ctx)
 	}
@@ -349,13 +348,7 @@ func TestVerifyCancelledRecordsNothing(t *testing.T) {
 		second := filepath.Join(t.TempDir(), "second ran")
 		go func() {
 			defer cancel()
-			deadline := time.Now().Add(30 * time.Second)
-			for time.Now().Before(deadline) {
-				if _, err := os.Stat(started); err == nil {
-					return
-				}
-				time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the deadline
-			}
+			wait.Until(wait.Process, func() bool { _, err := os.Stat(started); return err == nil })
 		}()
 		first := VerifyCommand{Executable: "sh", Args: []string{"-c", "touch '" + started + "' && exec sleep 30"}}
 		then := VerifyCommand{Executable: "touch", Args: []string{second}}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers/acp"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // conformance is the shared state of one peer's run through the table.
@@ -67,10 +68,7 @@ func TestConformance(t *testing.T) {
 				if s.sid != "" && s.c.Running(s.sid) != nil {
 					_ = s.c.Cancel(s.sid)
 					if turn := s.c.Running(s.sid); turn != nil {
-						select {
-						case <-turn.Done():
-						case <-time.After(15 * time.Second):
-						}
+						wait.RecvWithin(wait.Process, turn.Done())
 					}
 				}
 				t.Logf("%s / %s: %s", pp.name, b.name, time.Since(start).Round(time.Millisecond))
@@ -85,13 +83,9 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-func awaitTurn(t *testing.T, turn *acp.Turn, d time.Duration) {
+func awaitTurn(t *testing.T, turn *acp.Turn) {
 	t.Helper()
-	select {
-	case <-turn.Done():
-	case <-time.After(d):
-		t.Fatalf("turn %s did not end within %s", turn.ID, d)
-	}
+	wait.Recv(t, "turn "+turn.ID+" to end", wait.Process, turn.Done())
 	if turn.Err != nil {
 		t.Fatalf("turn %s failed: %v", turn.ID, turn.Err)
 	}
@@ -155,11 +149,11 @@ func testPrompt(t *testing.T, s *conformance) {
 	if err != nil {
 		t.Fatalf("prompt: %v", err)
 	}
-	awaitTurn(t, turn, 90*time.Second)
+	awaitTurn(t, turn)
 	if turn.StopReason != "end_turn" {
 		t.Fatalf("stopReason %q, want end_turn", turn.StopReason)
 	}
-	wait(t, 30*time.Second, "the prompt's result event", func() bool { return has(s.ev.since(n), "session/prompt") })
+	wait.For(t, "the prompt's result event", wait.Process, func() bool { return has(s.ev.since(n), "session/prompt") })
 	evs := s.ev.since(n)
 	if got := text(evs, "agent_message_chunk"); !strings.Contains(got, s.p.helloReply) {
 		t.Fatalf("streamed text %q lacks %q; events %v", got, s.p.helloReply, kinds(evs))
@@ -188,7 +182,7 @@ func testPermission(t *testing.T, s *conformance, kind string) {
 	if err != nil {
 		t.Fatalf("prompt: %v", err)
 	}
-	wait(t, 60*time.Second, "a permission request", func() bool { return len(s.c.Pending()) > 0 })
+	wait.For(t, "a permission request", wait.Process, func() bool { return len(s.c.Pending()) > 0 })
 	req := s.c.Pending()[0]
 	if req.NativeID != s.sid || req.Method != "session/request_permission" {
 		t.Fatalf("held request %+v", req)
@@ -219,7 +213,7 @@ func testPermission(t *testing.T, s *conformance, kind string) {
 	}
 	// Our reply carried the agent's own option id for that kind.
 	wantReply := `"optionId":"` + d.Option.ID + `"`
-	wait(t, 30*time.Second, "the reply in the trace", func() bool {
+	wait.For(t, "the reply in the trace", wait.Process, func() bool {
 		for _, e := range s.p.trace.Entries() {
 			if e.Dir == string(acp.ToAgent) && strings.Contains(string(e.Msg), wantReply) {
 				return true
@@ -227,7 +221,7 @@ func testPermission(t *testing.T, s *conformance, kind string) {
 		}
 		return false
 	})
-	ended := time.After(90 * time.Second)
+	ended := time.After(wait.Process)
 answering:
 	for {
 		// OpenCode may ask again for the same edit; answer alike.
@@ -235,7 +229,7 @@ answering:
 		case <-turn.Done():
 			break answering
 		case <-ended:
-			t.Fatalf("turn %s did not end within 90 s of the %s answer", turn.ID, kind)
+			t.Fatalf("turn %s did not end within %v of the %s answer", turn.ID, wait.Process, kind)
 		case <-time.After(50 * time.Millisecond):
 			if p := s.c.Pending(); len(p) > 0 {
 				if _, err := s.c.Respond(ctxT(t, 10*time.Second), s.sid, p[0].RequestID, kind); err != nil {
@@ -244,7 +238,7 @@ answering:
 			}
 		}
 	}
-	awaitTurn(t, turn, 90*time.Second)
+	awaitTurn(t, turn)
 	t.Logf("stopReason %s; events %v", turn.StopReason, kinds(s.ev.since(n)))
 	if s.p.permitted != nil {
 		if got := s.p.permitted(); got != (kind == "allow_once") {
@@ -280,7 +274,7 @@ func testCancel(t *testing.T, s *conformance) {
 			t.Fatal(err)
 		}
 	} else {
-		wait(t, 30*time.Second, "the first chunk", func() bool { return has(s.ev.since(n), "agent_message_chunk") })
+		wait.For(t, "the first chunk", wait.Process, func() bool { return has(s.ev.since(n), "agent_message_chunk") })
 	}
 	if s.c.Running(s.sid) != turn {
 		t.Fatal("turn not reported running")
@@ -289,7 +283,7 @@ func testCancel(t *testing.T, s *conformance) {
 	if err := s.c.Cancel(s.sid); err != nil {
 		t.Fatalf("cancel: %v", err)
 	}
-	awaitTurn(t, turn, 30*time.Second)
+	awaitTurn(t, turn)
 	if turn.StopReason != "cancelled" {
 		t.Fatalf("stopReason %q, want cancelled", turn.StopReason)
 	}
@@ -406,7 +400,7 @@ func testUnsupportedInbound(t *testing.T, s *conformance) {
 	if err != nil {
 		t.Fatalf("prompt: %v", err)
 	}
-	deadline := time.After(90 * time.Second)
+	deadline := time.After(wait.Process)
 loop:
 	for {
 		select {
@@ -420,7 +414,7 @@ loop:
 			}
 		}
 	}
-	awaitTurn(t, turn, time.Second)
+	awaitTurn(t, turn)
 	// Find the agent's request and our answer to it.
 	var id json.RawMessage
 	for _, e := range s.p.trace.Entries() {
@@ -469,7 +463,7 @@ func testLoad(t *testing.T, s *conformance) {
 		t.Fatalf("loaded %q", setup.SessionID)
 	}
 	ev := collect(t, c, s.sid)
-	wait(t, 30*time.Second, "the replayed history", func() bool {
+	wait.For(t, "the replayed history", wait.Process, func() bool {
 		return strings.Contains(text(ev.all(), "user_message_chunk"), s.p.hello)
 	})
 	if !strings.Contains(text(ev.all(), "agent_message_chunk"), s.p.helloReply) {
@@ -479,7 +473,7 @@ func testLoad(t *testing.T, s *conformance) {
 	if err != nil {
 		t.Fatalf("prompt after load: %v", err)
 	}
-	awaitTurn(t, turn, 90*time.Second)
+	awaitTurn(t, turn)
 	if turn.StopReason != "end_turn" {
 		t.Fatalf("stopReason after load %q", turn.StopReason)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/leakcheck"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 var simBinary string
@@ -36,18 +37,6 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(leakcheck.Main(m, func() { _ = os.RemoveAll(dir) }))
-}
-
-// wait polls cond until it holds or the deadline passes.
-func wait(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // events collects a session's events.
@@ -261,14 +250,14 @@ func TestInjectedClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, 10*time.Second, "held request", func() bool { return len(c.Pending()) == 1 })
+	wait.For(t, "held request", wait.Process, func() bool { return len(c.Pending()) == 1 })
 	if got := c.Pending()[0].RequestedAt; !got.Equal(at) {
 		t.Fatalf("requestedAt %v", got)
 	}
 	if err := c.Cancel(setup.SessionID); err != nil {
 		t.Fatal(err)
 	}
-	awaitTurn(t, turn, 30*time.Second)
+	awaitTurn(t, turn)
 	if turn.StopReason != "cancelled" || !turn.SentAt.Equal(at) {
 		t.Fatalf("turn %s sent at %v", turn.StopReason, turn.SentAt)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/proctest"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // recHost records what the adapter reports.
@@ -55,44 +56,36 @@ func (h *recHost) poke() {
 // waitOutcome waits for an outcome for ref.
 func (h *recHost) waitOutcome(t *testing.T, ref string) outcome {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
+	var got outcome
+	wait.For(t, "an outcome for "+ref, wait.Process, func() bool {
 		h.mu.Lock()
+		defer h.mu.Unlock()
 		for _, o := range h.outcomes {
 			if o.ref == ref {
-				h.mu.Unlock()
-				return o
+				got = o
+				return true
 			}
 		}
-		h.mu.Unlock()
-		select {
-		case <-h.changed:
-		case <-time.After(20 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("no outcome for %s; have %+v", ref, h.outcomes)
-		}
-	}
+		return false
+	})
+	return got
 }
 
 func (h *recHost) waitEvent(t *testing.T, typ string) providers.NativeEvent {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
+	var got providers.NativeEvent
+	wait.For(t, "a "+typ+" event", wait.Process, func() bool {
 		h.mu.Lock()
+		defer h.mu.Unlock()
 		for _, e := range h.events {
 			if e.Type == typ {
-				h.mu.Unlock()
-				return e
+				got = e
+				return true
 			}
 		}
-		h.mu.Unlock()
-		select {
-		case <-h.changed:
-		case <-time.After(20 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("no event %s", typ)
-		}
-	}
+		return false
+	})
+	return got
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -105,7 +98,7 @@ func ctxT(t *testing.T) context.Context {
 func collect(t *testing.T, ch <-chan providers.NativeEvent, stop string) []providers.NativeEvent {
 	t.Helper()
 	var out []providers.NativeEvent
-	timeout := time.After(10 * time.Second)
+	timeout := time.After(wait.Process) // the app-server is a child process
 	for {
 		select {
 		case ev, ok := <-ch:

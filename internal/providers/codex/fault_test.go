@@ -24,6 +24,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/codex"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // Sizes of the no-replay fault test (INTEROP_FAULT_SCALE=small shrinks them
@@ -312,14 +313,10 @@ func TestRealCodexNoReplayUnderFaults(t *testing.T) {
 // kill.
 func waitLive(t *testing.T, a *codex.Adapter, hub *faultHub) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if pid := a.PID(); pid != 0 && hub.alive(pid) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("codex app-server did not come back")
+	wait.For(t, "the codex app-server to come back", wait.Process, func() bool {
+		pid := a.PID()
+		return pid != 0 && hub.alive(pid)
+	})
 }
 
 func waitGone(t *testing.T, pid int) {
@@ -327,15 +324,11 @@ func waitGone(t *testing.T, pid int) {
 	if pid <= 0 {
 		return
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	if wait.Until(wait.Process, func() bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }) {
+		return
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	t.Errorf("codex app-server %d outlived its killed runtime by 10 s", pid)
+	t.Errorf("codex app-server %d outlived its killed runtime by %v", pid, wait.Process)
 }
 
 // --- the runtime child ---

@@ -20,6 +20,7 @@ import (
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // stack is the runtime's provider side wired as the server wires it: store,
@@ -143,20 +144,20 @@ func ofType(typ string) func(events.Event) bool {
 // waitOp waits until the operation leaves queued.
 func waitOp(t *testing.T, s *stack, id string) delivery.Operation {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var op delivery.Operation
+	// Past the deadline the queued operation is returned for the caller's
+	// own check to name.
+	wait.Until(wait.Process, func() bool {
 		if err := s.del.Sync(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		op, err := s.del.Get(context.Background(), id)
-		if err != nil {
+		var err error
+		if op, err = s.del.Get(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if op.Status != providers.StatusQueued || time.Now().After(deadline) {
-			return op
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return op.Status != providers.StatusQueued
+	})
+	return op
 }
 
 func turnStatus(e events.Event) string {

@@ -19,6 +19,8 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/freebuff/desktop"
 	"github.com/agent-interop/runtime/internal/security"
 	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // desktopFixture is a simulated Desktop with one project and a service
@@ -406,7 +408,13 @@ func TestDesktopNeverRetriesUncertainOutcomes(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		f := newDesktopFixture(t, freebuffsim.Options{}, true, func(c *Config) { c.RequestTimeout = 300 * time.Millisecond })
 		f.sim.HangNextWrites(1)
-		_, err := f.svc.StopThread(ctx, f.threads[0])
+		errc := make(chan error, 1)
+		go func() { _, err := f.svc.StopThread(ctx, f.threads[0]); errc <- err }()
+		// The write's bound runs on the injected clock: once the write
+		// hangs at the orchestrator, its 300 ms pass.
+		wait.For(t, "the write to reach the orchestrator", wait.InProcess, func() bool { return len(f.sim.Requests()) == 1 })
+		testclock.Pass(ctx, f.clock, 300*time.Millisecond)
+		err := wait.Recv(t, "the timed-out write to return", wait.InProcess, errc)
 		if err == nil || !providers.IsUncertain(err) {
 			t.Fatalf("err = %v", err)
 		}
@@ -490,7 +498,7 @@ func TestDesktopEventStreamReconnects(t *testing.T) {
 	defer backoff.Close()
 	f.sim.DropClients()
 	awaitBackoff(t, backoff)
-	f.clock.Advance(desktop.BackoffMin)
+	f.clock.Advance(desktop.BackoffMin).MustWait(ctx)
 	if _, err := f.svc.SendThreadMessage(ctx, tid, "two"); err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +521,7 @@ func TestDesktopEventStreamReconnects(t *testing.T) {
 	f.env.set(EnvLaunchID, f.sim.RotateLaunchID())
 	f.sim.DropClients()
 	awaitBackoff(t, backoff)
-	f.clock.Advance(desktop.BackoffMin)
+	f.clock.Advance(desktop.BackoffMin).MustWait(ctx)
 	f.sim.SetTurnMode(freebuffsim.TurnFail)
 	if _, err := f.svc.SendThreadMessage(ctx, tid, "three"); err != nil {
 		t.Fatal(err)

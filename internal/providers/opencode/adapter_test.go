@@ -585,25 +585,13 @@ func TestEventsFanOutAttributionAndOutcomes(t *testing.T) {
 	u3.Store(rc3.NativeTurnID)
 	f.push("/tmp/a", map[string]any{"type": "message.part.updated", "properties": map[string]any{"part": map[string]any{"sessionID": "ses_a", "messageID": rc3.NativeTurnID, "type": "text", "text": "third prompt"}}})
 	f.push("/tmp/a", map[string]any{"type": "session.idle", "properties": map[string]any{"sessionID": "ses_a"}})
-	select {
-	case <-lookups:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the idle did not make the adapter read the stored messages")
-	}
+	wait.Recv(t, "the idle to make the adapter read the stored messages", wait.InProcess, lookups)
 	// Wait until the lookup has been applied, then check nothing settled.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.For(t, "the stored-message lookup to finish", wait.InProcess, func() bool {
 		a.hub.mu.Lock()
-		busy := a.hub.catchingUp["ses_a"]
-		a.hub.mu.Unlock()
-		if !busy {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the stored-message lookup did not finish")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer a.hub.mu.Unlock()
+		return !a.hub.catchingUp["ses_a"]
+	})
 	if host.count(rc3.Ref) != 0 {
 		t.Fatal("a prompt OpenCode never answered was settled; it must stay queued")
 	}
@@ -741,15 +729,17 @@ func TestSubscriptionEndsWithContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	deadline := time.After(10 * time.Second)
-	select {
-	case _, ok := <-ev:
-		if ok {
-			t.Fatal("unexpected event")
+	wait.For(t, "the channel to close after its context ended", wait.InProcess, func() bool {
+		select {
+		case _, ok := <-ev:
+			if ok {
+				t.Fatal("unexpected event")
+			}
+			return true
+		default:
+			return false
 		}
-	case <-deadline:
-		t.Fatal("channel not closed after its context ended")
-	}
+	})
 	// With nothing left to follow, the adapter drops its connection.
 	wait.For(t, "the hub to stop", wait.InProcess, func() bool {
 		a.hub.mu.Lock()
@@ -941,19 +931,11 @@ func TestCatchUpAskedForDuringOneRunsAgain(t *testing.T) {
 	// another catch-up.
 	finished.Store(true)
 	f.push("/tmp/a", idle)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.For(t, "the idle seen during the catch-up to be noted", wait.InProcess, func() bool {
 		a.hub.mu.Lock()
-		again := a.hub.catchUpAgain["ses_a"]
-		a.hub.mu.Unlock()
-		if again {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the idle seen during the catch-up was not noted")
-		}
-		time.Sleep(time.Millisecond) // polling a condition, bounded by the deadline
-	}
+		defer a.hub.mu.Unlock()
+		return a.hub.catchUpAgain["ses_a"]
+	})
 	close(release)
 	if o := host.wait(t, rc.Ref, wait.Process); o.status != providers.StatusCompleted {
 		t.Fatalf("outcome %+v", o)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // outcome is one Host.ReportOutcome call.
@@ -37,24 +38,19 @@ func (h *recordingHost) ReportOutcome(_ providers.ID, nativeID, ref string, o pr
 // wait returns the outcome reported for ref, failing the test after d.
 func (h *recordingHost) wait(t *testing.T, ref string, d time.Duration) outcome {
 	t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	for {
+	var got outcome
+	wait.For(t, "an outcome for "+ref, d, func() bool {
 		h.mu.Lock()
+		defer h.mu.Unlock()
 		for _, o := range h.outcomes {
 			if o.ref == ref {
-				h.mu.Unlock()
-				return o
+				got = o
+				return true
 			}
 		}
-		ch := h.changed
-		h.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("no outcome for %s within %s", ref, d)
-		}
-	}
+		return false
+	})
+	return got
 }
 
 // count returns how many outcomes were reported for ref.
@@ -73,21 +69,24 @@ func (h *recordingHost) count(ref string) int {
 // waitEvent reads ch until an event satisfies pred, failing after d.
 func waitEvent(t *testing.T, ch <-chan providers.NativeEvent, d time.Duration, pred func(providers.NativeEvent) bool) providers.NativeEvent {
 	t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	for {
-		select {
-		case ev, ok := <-ch:
-			if !ok {
-				t.Fatal("event channel closed while waiting")
+	var got providers.NativeEvent
+	wait.For(t, "a matching event", d, func() bool {
+		for {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					t.Fatal("event channel closed while waiting")
+				}
+				if pred(ev) {
+					got = ev
+					return true
+				}
+			default:
+				return false
 			}
-			if pred(ev) {
-				return ev
-			}
-		case <-deadline.C:
-			t.Fatalf("no matching event within %s", d)
 		}
-	}
+	})
+	return got
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {

@@ -470,9 +470,5 @@ func TestRealAutoStartAndRestart(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-m2.exited:
-	case <-time.After(10 * time.Second):
-		t.Fatal("managed server still running after Close")
-	}
+	wait.Recv(t, "the managed server to exit after Close", wait.Process, m2.exited)
 }

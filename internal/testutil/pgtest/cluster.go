@@ -32,6 +32,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agent-interop/runtime/internal/procgroup"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // EnvBinDir overrides where the PostgreSQL server programs are looked up.
@@ -300,15 +301,13 @@ func (c *Cluster) admin(ctx context.Context, db, stmt string) error {
 	return nil
 }
 
-// Stop shuts the server down (fast shutdown, then a kill after 10 s) and
-// removes the cluster's directory.
+// Stop shuts the server down (fast shutdown, then a kill when it has not
+// exited within wait.Process) and removes the cluster's directory.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
 		if c.cmd != nil && c.cmd.Process != nil {
 			_ = interrupt(c.cmd.Process)
-			select {
-			case <-c.done:
-			case <-time.After(10 * time.Second):
+			if _, exited := wait.RecvWithin(wait.Process, c.done); !exited {
 				_ = c.cmd.Process.Kill()
 				<-c.done
 			}

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // PromptGate is an HTTP proxy in front of an OpenCode server that passes
@@ -55,9 +56,6 @@ func HoldPrompts(t testing.TB, upstream, marker string) *PromptGate {
 
 // WaitHeld waits until the marked prompt arrived and is held.
 func (g *PromptGate) WaitHeld() {
-	select {
-	case <-g.held:
-	case <-time.After(3 * time.Minute):
-		g.t.Fatal("realpeers: the marked prompt never reached the gate")
-	}
+	g.t.Helper()
+	wait.Recv(g.t, "realpeers: the marked prompt to reach the gate", wait.Process, g.held)
 }

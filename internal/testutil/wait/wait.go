@@ -44,3 +44,28 @@ func Until(timeout time.Duration, cond func() bool) bool {
 		interval = min(2*interval, 100*time.Millisecond)
 	}
 }
+
+// Recv waits for a value from ch for up to timeout and returns it; after
+// timeout it fails tb with "timed out after <timeout> waiting for <what>".
+// A closed channel counts as received (the zero value is returned).
+func Recv[T any](tb testing.TB, what string, timeout time.Duration, ch <-chan T) T {
+	tb.Helper()
+	v, ok := RecvWithin(timeout, ch)
+	if !ok {
+		tb.Fatalf("timed out after %v waiting for %s", timeout, what)
+	}
+	return v
+}
+
+// RecvWithin is Recv for a caller that fails in its own words (or outside
+// a test's goroutine): ok is false when nothing arrived before timeout.
+func RecvWithin[T any](timeout time.Duration, ch <-chan T) (v T, ok bool) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case v = <-ch:
+		return v, true
+	case <-timer.C:
+		return v, false
+	}
+}

@@ -31,3 +31,20 @@ func TestForNamesWhatItWaitedFor(t *testing.T) {
 		t.Fatalf("failed %q", rec.failed)
 	}
 }
+
+func TestRecvReturnsTheValueOrNamesWhatItWaitedFor(t *testing.T) {
+	ch := make(chan int, 1)
+	ch <- 7
+	rec := &recordingTB{TB: t}
+	if got := Recv(rec, "seven", InProcess, ch); got != 7 || rec.failed != "" {
+		t.Fatalf("Recv = %d, failed %q", got, rec.failed)
+	}
+	Recv(rec, "nothing", 20*time.Millisecond, ch)
+	if rec.failed != "timed out after 20ms waiting for nothing" {
+		t.Fatalf("failed %q", rec.failed)
+	}
+	close(ch)
+	if _, ok := RecvWithin(InProcess, ch); !ok {
+		t.Fatal("a closed channel did not count as received")
+	}
+}

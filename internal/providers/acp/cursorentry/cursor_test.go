@@ -24,6 +24,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/testutil/acpsim"
 	"github.com/agent-interop/runtime/internal/testutil/leakcheck"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 var update = flag.Bool("update", false, "rewrite the acpsim fixtures")
@@ -74,7 +75,7 @@ func (h *host) ReportOutcome(_ providers.ID, _, ref string, o providers.Outcome)
 func (h *host) await(t *testing.T, ref string) string {
 	t.Helper()
 	var got string
-	wait(t, 30*time.Second, "outcome "+ref, func() bool {
+	wait.For(t, "outcome "+ref, wait.Process, func() bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		var ok bool
@@ -82,17 +83,6 @@ func (h *host) await(t *testing.T, ref string) string {
 		return ok
 	})
 	return got
-}
-
-func wait(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -181,7 +171,7 @@ func (s *sim) send(t *testing.T, sid, text string, opts providers.SendOptions) s
 func (s *sim) pending(t *testing.T, method string) providers.PermissionRequest {
 	t.Helper()
 	var req providers.PermissionRequest
-	wait(t, 10*time.Second, "a held "+method, func() bool {
+	wait.For(t, "a held "+method, wait.Process, func() bool {
 		list, _ := s.a.PendingPermissions(context.Background())
 		for _, r := range list {
 			if r.Method == method {
@@ -246,7 +236,7 @@ func (st *stream) text() string {
 
 func (st *stream) waitText(t *testing.T, want string) {
 	t.Helper()
-	wait(t, 10*time.Second, fmt.Sprintf("streamed text %q", want), func() bool { return strings.Contains(st.text(), want) })
+	wait.For(t, fmt.Sprintf("streamed text %q", want), wait.Process, func() bool { return strings.Contains(st.text(), want) })
 }
 
 func TestCursorLogin(t *testing.T) {
@@ -291,7 +281,7 @@ func TestCursorPromptAndTitle(t *testing.T) {
 		t.Fatalf("outcome %q", got)
 	}
 	st.waitText(t, "Hello from fake cursor.")
-	wait(t, 5*time.Second, "title", func() bool { _, ok := st.find("session_info_update"); return ok })
+	wait.For(t, "title", wait.Process, func() bool { _, ok := st.find("session_info_update"); return ok })
 	if _, ok := st.find("available_commands_update"); !ok {
 		t.Fatal("no available_commands_update after session/new")
 	}
@@ -333,7 +323,7 @@ func TestCursorModes(t *testing.T) {
 	if _, err := c.Call(ctxT(t), "session/set_mode", map[string]string{"sessionId": sid, "modeId": "ask"}); err != nil {
 		t.Fatal(err)
 	}
-	wait(t, 5*time.Second, "current_mode_update", func() bool {
+	wait.For(t, "current_mode_update", wait.Process, func() bool {
 		v, _ := c.Session(sid)
 		return v.Modes != nil && v.Modes.CurrentModeID == "ask"
 	})
@@ -472,7 +462,7 @@ func TestCursorExtensions(t *testing.T) {
 	st.waitText(t, "Todos updated.")
 	s.send(t, sid, "TASK", providers.SendOptions{})
 	for _, kind := range []string{"cursor/update_todos", "cursor/task"} {
-		wait(t, 5*time.Second, kind+" event", func() bool { _, ok := st.find(kind); return ok })
+		wait.For(t, kind+" event", wait.Process, func() bool { _, ok := st.find(kind); return ok })
 	}
 
 	// An unknown cursor/* request gets -32601.
@@ -624,7 +614,7 @@ func TestCursorLoadAndList(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := subscribe(t, b.a, sid)
-	wait(t, 5*time.Second, "replay", func() bool {
+	wait.For(t, "replay", wait.Process, func() bool {
 		_, u := st.find("user_message_chunk")
 		return u && strings.Contains(st.text(), "Hello from fake cursor.")
 	})

@@ -26,6 +26,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 var _ providers.Adapter = (*acp.Adapter)(nil)
@@ -65,7 +66,7 @@ func (h *host) ReportOutcome(_ providers.ID, _, ref string, o providers.Outcome)
 func (h *host) await(t *testing.T, ref string) outcome {
 	t.Helper()
 	var o outcome
-	wait(t, 90*time.Second, "the outcome of "+ref, func() bool {
+	wait.For(t, "the outcome of "+ref, wait.Process, func() bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		var ok bool
@@ -73,17 +74,6 @@ func (h *host) await(t *testing.T, ref string) outcome {
 		return ok
 	})
 	return o
-}
-
-func wait(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {
@@ -330,7 +320,7 @@ func runAgent(t *testing.T, c agentCase) {
 		if o := h.await(t, r.Ref); o.status != providers.StatusCompleted || o.reason != "stopReason: end_turn" {
 			t.Fatalf("outcome %+v", o)
 		}
-		wait(t, 60*time.Second, "streamed text", func() bool { return strings.Contains(ev.text("agent_message_chunk"), "Hello from fake model.") })
+		wait.For(t, "streamed text", wait.Process, func() bool { return strings.Contains(ev.text("agent_message_chunk"), "Hello from fake model.") })
 		if n := fm.Count("hello there"); n != 1 {
 			t.Fatalf("model saw the prompt %d times", n)
 		}
@@ -346,7 +336,7 @@ func runAgent(t *testing.T, c agentCase) {
 				t.Fatal(err)
 			}
 			var req providers.PermissionRequest
-			wait(t, 90*time.Second, "a permission request", func() bool {
+			wait.For(t, "a permission request", wait.Process, func() bool {
 				p, _ := a.PendingPermissions(context.Background())
 				if len(p) > 0 {
 					req = p[0]
@@ -497,7 +487,7 @@ func runAgent(t *testing.T, c agentCase) {
 			t.Fatalf("resumed %+v", s)
 		}
 		replay := subscribe(t, b, sid)
-		wait(t, 60*time.Second, "replayed history", func() bool {
+		wait.For(t, "replayed history", wait.Process, func() bool {
 			return strings.Contains(replay.text("user_message_chunk"), "hello there") &&
 				strings.Contains(replay.text("agent_message_chunk"), "Hello from fake model.")
 		})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
@@ -35,7 +36,7 @@ func (h *turnHost) ReportOutcome(_ providers.ID, _, ref string, o providers.Outc
 func (h *turnHost) await(t *testing.T, ref string) providers.Outcome {
 	t.Helper()
 	var o providers.Outcome
-	wait(t, 120*time.Second, "the outcome of "+ref, func() bool {
+	wait.For(t, "the outcome of "+ref, wait.Process, func() bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		var ok bool

@@ -234,7 +234,7 @@ func (d *Backend) get(ctx context.Context, p string) (any, response, error) {
 		if err != nil {
 			return nil, response{}, err
 		}
-		rctx, cancel := withTimeout(ctx, d.cfg.RequestTimeout)
+		rctx, cancel := d.withTimeout(ctx, d.cfg.RequestTimeout, TagRequest)
 		res, err := d.do(rctx, conn, http.MethodGet, p, nil)
 		cancel()
 		retry := err != nil || res.status == http.StatusUnauthorized || res.status == http.StatusForbidden
@@ -489,7 +489,7 @@ func (d *Backend) Status(ctx context.Context) core.Status {
 
 // signedIn asks GET /api/auth/status; anything but a clear answer is "unknown".
 func (d *Backend) signedIn(ctx context.Context, conn *desktopConn) any {
-	pctx, cancel := withTimeout(ctx, d.cfg.ProbeTimeout)
+	pctx, cancel := d.withTimeout(ctx, d.cfg.ProbeTimeout, TagProbe)
 	defer cancel()
 	res, err := d.do(pctx, conn, http.MethodGet, "/api/auth/status", nil)
 	if err != nil || res.status != http.StatusOK {

@@ -75,7 +75,7 @@ func (d *Backend) candidates() ([]candidate, []string) {
 	// 3. The orchestrator process: launch id from its environment, port
 	//    from its listening sockets.
 	if d.cfg.ProcDir != "-" {
-		for _, p := range scanProcesses(d.cfg.ProcDir, os.Getpid()) {
+		for _, p := range scanProcesses(d.cfg.Clock, d.cfg.ProcDir, os.Getpid()) {
 			for _, port := range p.Ports {
 				out = append(out, candidate{
 					URL:      "http://127.0.0.1:" + strconv.Itoa(port),
@@ -232,7 +232,7 @@ const EnvDesktopSources = "FREEBUFF_DESKTOP_READINESS_FILE, FREEBUFF_ORCHESTRATO
 // same launch id when it echoes one) for the connection to be verified.
 func (d *Backend) probe(ctx context.Context, c candidate) (*desktopConn, error) {
 	conn := &desktopConn{Base: c.URL, LaunchID: c.LaunchID, PID: c.PID, Source: c.Source, CheckedAt: d.cfg.Clock.Now()}
-	pctx, cancel := withTimeout(ctx, d.cfg.ProbeTimeout)
+	pctx, cancel := d.withTimeout(ctx, d.cfg.ProbeTimeout, TagProbe)
 	defer cancel()
 	res, err := d.do(pctx, conn, http.MethodGet, "/api/projects", nil)
 	if err != nil {
@@ -252,7 +252,7 @@ func (d *Backend) probe(ctx context.Context, c candidate) (*desktopConn, error) 
 		conn.Note = "no launch id was found for it"
 		return conn, nil
 	}
-	hctx, hcancel := withTimeout(ctx, d.cfg.ProbeTimeout)
+	hctx, hcancel := d.withTimeout(ctx, d.cfg.ProbeTimeout, TagProbe)
 	defer hcancel()
 	h, err := d.do(hctx, conn, http.MethodGet, "/healthz", nil)
 	switch {

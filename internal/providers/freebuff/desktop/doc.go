@@ -28,4 +28,6 @@ const (
 const (
 	TagBackoff = "freebuff-backoff" // the event stream's reconnect back-off
 	TagWait    = "freebuff-wait"    // a bounded wait for progress
+	TagRequest = "freebuff-request" // the bound of one request to the orchestrator
+	TagProbe   = "freebuff-probe"   // the bound of one discovery or sign-in probe
 )

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/clockctx"
 )
 
 // parseLoopbackURL accepts an http(s) URL whose host is a loopback address
@@ -83,7 +85,8 @@ func newLoopbackClient(timeout time.Duration, keepAlive bool) *http.Client {
 	}
 }
 
-// withTimeout derives a context bounded by d.
-func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d)
+// withTimeout derives a context that ends d after now on the backend's
+// clock; tag names its timer (TagRequest, TagProbe).
+func (d *Backend) withTimeout(ctx context.Context, timeout time.Duration, tag string) (context.Context, context.CancelFunc) {
+	return clockctx.WithTimeout(ctx, d.cfg.Clock, timeout, tag)
 }

@@ -30,7 +30,7 @@ func (d *Backend) write(ctx context.Context, op, threadID, p string, body any) (
 		if !conn.Verified {
 			return providers.Receipt{}, core.NotSent(&core.ReadOnlyError{Reason: core.ReasonDesktopUnverified})
 		}
-		rctx, cancel := withTimeout(ctx, d.cfg.RequestTimeout)
+		rctx, cancel := d.withTimeout(ctx, d.cfg.RequestTimeout, TagRequest)
 		res, err := d.do(rctx, conn, http.MethodPost, p, body)
 		cancel()
 		if err != nil {
