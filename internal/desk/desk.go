@@ -2,6 +2,7 @@ package desk
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/coder/quartz"
 
+	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/argv"
 	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/conversations"
@@ -63,7 +65,15 @@ type Options struct {
 	// its credential is checked again (an expired cookie ends the page's
 	// updates).
 	StreamLifetime time.Duration
-	Clock          quartz.Clock
+	// Tools, when set, lets a signed-in person act from the desk: answer a
+	// pending permission request, cancel a running turn, release a claim,
+	// each through the tool of the same name (see act.go). The desk inside
+	// serve --http passes the runtime's handlers; the stand-alone desk
+	// drives no session and passes none.
+	Tools catalogs.Handlers
+	// ReadOnly refuses every action (serve --http --read-only).
+	ReadOnly bool
+	Clock    quartz.Clock
 	Logger         *slog.Logger
 }
 
@@ -87,6 +97,10 @@ type Handler struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	liveReads chan struct{} // a slot per live stream reading the store (maxLiveReads)
+	act       *actor        // nil: no actions
+	readOnly  bool
+	csrfKey   [32]byte // keys the per-session form tokens (csrfToken)
+	origins   []string // the desk's own origins (empty: the request's Host)
 }
 
 // DefaultStreamLifetime is how long one live stream lasts.
@@ -149,6 +163,14 @@ func New(o Options) (*Handler, error) {
 		log:       o.Logger,
 		closing:   make(chan struct{}),
 		liveReads: make(chan struct{}, maxLiveReads),
+		readOnly:  o.ReadOnly,
+		origins:   origins,
+	}
+	if !o.ReadOnly {
+		h.act = newActor(o.Tools)
+	}
+	if _, err := rand.Read(h.csrfKey[:]); err != nil {
+		return nil, fmt.Errorf("desk: make the form token key: %w", err)
 	}
 	h.routes()
 	if err := h.announceLogin(); err != nil {
@@ -229,6 +251,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !h.bearer.Verify(r) && !h.auth.Verify(r) {
 		h.refuse(w, r, "")
+		return
+	}
+	if tool, ok := actionPaths[r.URL.Path]; ok && r.Method == http.MethodPost {
+		h.action(w, r, tool)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -338,6 +364,9 @@ type pageData struct {
 	Live  string // the live stream's URL ("" for none)
 	Now   time.Time
 	Data  any
+	// CSRF is the form token of the signed-in browser when it may act
+	// from this page ("" hides every action).
+	CSRF string
 }
 
 func (h *Handler) page(title, nav, live string, data any) pageData {
