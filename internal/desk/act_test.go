@@ -294,3 +294,39 @@ func TestSessionPageForAnUndiscoveredSession(t *testing.T) {
 		t.Fatalf("a session the store never mentions: %d", res.StatusCode)
 	}
 }
+
+func TestWorkCountsAndBlocked(t *testing.T) {
+	f := newFixture(t)
+	f.addWork("w-a", "Parse the config")
+	f.addWork("w-b", "Serve the config", "w-a")
+	done := f.addWork("w-c", "Write the notes")
+	if err := done.Update().SetStatus("accepted").Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.addWork("w-d", "Publish the notes", "w-c") // its dependency is finished: open
+	_, body := f.get("/desk/work", bearer...)
+	for _, want := range []string{`data-count="all">4<`, `data-count="open">2<`, `data-count="blocked">1<`, `data-count="accepted">1<`,
+		`data-work-id="w-b" data-status="blocked"`, `data-work-id="w-d" data-status="open"`, `data-blocked-by="dependency"`} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("the work page lacks %s: %.3000s", want, body)
+		}
+	}
+	if i, j := strings.Index(body, ">Serve the config</a>"), strings.Index(body, `<code class="muted">w-b</code>`); i < 0 || j < i {
+		t.Fatal("the objective does not lead the id")
+	}
+	for status, want := range map[string][]string{"blocked": {"w-b"}, "open": {"w-a", "w-d"}} {
+		_, body := f.get("/desk/work?status="+status, bearer...)
+		got := regexp.MustCompile(`data-work-id="(w-.)"`).FindAllStringSubmatch(body, -1)
+		var ids []string
+		for _, m := range got {
+			ids = append(ids, m[1])
+		}
+		if strings.Join(ids, ",") != strings.Join(want, ",") && strings.Join(ids, ",") != strings.Join([]string{want[len(want)-1], want[0]}, ",") {
+			t.Fatalf("status=%s lists %v, want %v", status, ids, want)
+		}
+	}
+	_, board := f.get("/desk/work?view=board", bearer...)
+	if !strings.Contains(board, `<section class="column" data-status="blocked"`) || !strings.Contains(board, `data-work-id="w-b"`) {
+		t.Fatalf("board: %.3000s", board)
+	}
+}

@@ -74,7 +74,7 @@ type Options struct {
 	// ReadOnly refuses every action (serve --http --read-only).
 	ReadOnly bool
 	Clock    quartz.Clock
-	Logger         *slog.Logger
+	Logger   *slog.Logger
 }
 
 // Handler serves the desk.

@@ -217,7 +217,23 @@ type workView struct {
 	Statuses []string
 	Page     WorkPage
 	Tail     listTail
+	Counts   WorkCounts
+	// View is "list" or "board"; Board has a column per status (the
+	// newest items of each, one keyset read per column).
+	View  string
+	Board []BoardColumn
 }
+
+// BoardColumn is one status of the board view.
+type BoardColumn struct {
+	Status string
+	N      int
+	Rows   []WorkRow
+	More   bool
+}
+
+// boardRows is how many items a board column shows.
+const boardRows = 20
 
 func workFilter(r *http.Request) WorkFilter {
 	q := r.URL.Query()
@@ -238,18 +254,43 @@ func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	f := workFilter(r)
-	page, err := h.read.work(ctx, f)
-	if err != nil {
+	v := workView{Filter: f, Statuses: workStatuses, View: oneOf(r.URL.Query().Get("view"), []string{"list", "board"})}
+	if v.View == "" {
+		v.View = "list"
+	}
+	var err error
+	if v.Counts, err = h.read.workCounts(ctx, f); err != nil {
 		h.failRead(w, err)
 		return
 	}
 	live := ""
-	if f.Cursor == "" {
-		live = Base + "/live/work" + queryString("status", f.Status, "session", f.Session, "q", f.Query, "limit", limitParam(f.Limit),
-			"since", pageMark(page.Rows))
+	if v.View == "board" {
+		for _, c := range v.Counts.Counts {
+			col := BoardColumn{Status: c.Status, N: c.N}
+			if c.N > 0 {
+				cf := f
+				cf.Status, cf.Cursor, cf.Limit = c.Status, "", boardRows
+				page, err := h.read.work(ctx, cf)
+				if err != nil {
+					h.failRead(w, err)
+					return
+				}
+				col.Rows, col.More = page.Rows, page.Next != ""
+			}
+			v.Board = append(v.Board, col)
+		}
+	} else {
+		if v.Page, err = h.read.work(ctx, f); err != nil {
+			h.failRead(w, err)
+			return
+		}
+		v.Tail = workList(f).tail(v.Page.Next, len(v.Page.Rows), false)
+		if f.Cursor == "" {
+			live = Base + "/live/work" + queryString("status", f.Status, "session", f.Session, "q", f.Query, "limit", limitParam(f.Limit),
+				"since", pageMark(v.Page.Rows))
+		}
 	}
-	h.render(w, http.StatusOK, "work", h.page("Work", "work", live, workView{Filter: f, Statuses: workStatuses, Page: page,
-		Tail: workList(f).tail(page.Next, len(page.Rows), false)}))
+	h.render(w, http.StatusOK, "work", h.page("Work", "work", live, v))
 }
 
 func (h *Handler) workItemPage(w http.ResponseWriter, r *http.Request) {

@@ -15,10 +15,10 @@ import (
 	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/ent"
-	"github.com/agent-interop/runtime/ent/operation"
-	"github.com/agent-interop/runtime/ent/predicate"
 	"github.com/agent-interop/runtime/ent/message"
+	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/ent/participant"
+	"github.com/agent-interop/runtime/ent/predicate"
 	"github.com/agent-interop/runtime/ent/providersession"
 	"github.com/agent-interop/runtime/ent/sessionevent"
 	"github.com/agent-interop/runtime/ent/sessionstream"
