@@ -330,3 +330,29 @@ func TestWorkCountsAndBlocked(t *testing.T) {
 		t.Fatalf("board: %.3000s", board)
 	}
 }
+
+func TestSearchJumpsToAnIdAndFindsText(t *testing.T) {
+	f := newFixture(t)
+	f.addWork("w-a", "Parse the <b>config</b>")
+	f.addSession("t-search-1")
+	f.addOperation("op-1", "t-search-1", "send", "completed", f.now)
+	for q, to := range map[string]string{"w-a": "/desk/work/w-a", "op-1": "/desk/receipts/op-1", "codex:t-search-1": "/desk/sessions/codex/t-search-1"} {
+		res, _ := f.get("/desk/search?q="+url.QueryEscape(q), bearer...)
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != to {
+			t.Fatalf("search %s: %d to %q, want %s", q, res.StatusCode, res.Header.Get("Location"), to)
+		}
+	}
+	res, body := f.get("/desk/search?q=config", bearer...)
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, `data-work-id="w-a"`) || !strings.Contains(body, "&lt;b&gt;config&lt;/b&gt;") {
+		t.Fatalf("text search: %d %.2000s", res.StatusCode, body)
+	}
+	if _, body := f.get("/desk/search?q=search-1", bearer...); !strings.Contains(body, `href="/desk/sessions/codex/t-search-1"`) {
+		t.Fatalf("session search: %.2000s", body)
+	}
+	// Every page carries the box.
+	for _, p := range []string{"/desk/", "/desk/work", "/desk/claims", "/desk/receipts", "/desk/conversations"} {
+		if _, body := f.get(p, bearer...); !strings.Contains(body, `action="/desk/search"`) {
+			t.Fatalf("%s has no search box", p)
+		}
+	}
+}

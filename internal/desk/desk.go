@@ -212,6 +212,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /desk/claims", h.claimsPage)
 	m.HandleFunc("GET /desk/conversations", h.conversationsPage)
 	m.HandleFunc("GET /desk/conversations/{id}", h.conversationPage)
+	m.HandleFunc("GET /desk/search", h.searchPage)
 	m.HandleFunc("GET /desk/live/{view}", h.live)
 	m.HandleFunc("GET /desk/assets/{name...}", func(w http.ResponseWriter, r *http.Request) { h.assets.serve(w, r, r.PathValue("name")) })
 	m.HandleFunc("GET /desk/login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, Base+"/", http.StatusSeeOther) })
@@ -364,6 +365,8 @@ type pageData struct {
 	Live  string // the live stream's URL ("" for none)
 	Now   time.Time
 	Data  any
+	// Query is the text of the search box.
+	Query string
 	// CSRF is the form token of the signed-in browser when it may act
 	// from this page ("" hides every action).
 	CSRF string
