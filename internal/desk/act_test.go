@@ -356,3 +356,25 @@ func TestSearchJumpsToAnIdAndFindsText(t *testing.T) {
 		}
 	}
 }
+
+func TestDependencyOverviewDrawsOnlyUnfinishedChains(t *testing.T) {
+	f := newFixture(t)
+	f.addWork("w-a", "Parse the config")
+	f.addWork("w-b", "Serve the config", "w-a")
+	f.addWork("w-alone", "Nothing to do with the rest")
+	done := f.addWork("w-done", "Done already")
+	if err := done.Update().SetStatus("accepted").Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.addWork("w-after", "After the done one", "w-done")
+	res, body := f.get("/desk/graph", bearer...)
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, `data-chained="2"`) || !strings.Contains(body, "subgraph c_open") ||
+		!strings.Contains(body, `<a href="/desk/work/w-b"><code>w-b</code></a> depends on <a href="/desk/work/w-a">`) {
+		t.Fatalf("overview: %d %.3000s", res.StatusCode, body)
+	}
+	for _, absent := range []string{"w-alone", "w-done", "w-after"} {
+		if strings.Contains(body, absent) {
+			t.Fatalf("the overview draws %s", absent)
+		}
+	}
+}

@@ -213,6 +213,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /desk/conversations", h.conversationsPage)
 	m.HandleFunc("GET /desk/conversations/{id}", h.conversationPage)
 	m.HandleFunc("GET /desk/search", h.searchPage)
+	m.HandleFunc("GET /desk/graph", h.overviewPage)
 	m.HandleFunc("GET /desk/live/{view}", h.live)
 	m.HandleFunc("GET /desk/assets/{name...}", func(w http.ResponseWriter, r *http.Request) { h.assets.serve(w, r, r.PathValue("name")) })
 	m.HandleFunc("GET /desk/login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, Base+"/", http.StatusSeeOther) })

@@ -19,7 +19,7 @@ const Base = "/desk"
 
 // pageNames are the page templates; each is parsed with layout.html and
 // rows.html into its own set.
-var pageNames = []string{"sessions", "session", "receipts", "receipt", "work", "workitem", "claims", "conversations", "conversation", "notfound", "search"}
+var pageNames = []string{"sessions", "session", "receipts", "receipt", "work", "workitem", "claims", "conversations", "conversation", "notfound", "search", "graph"}
 
 // templates are parsed once, on first use: nothing here runs at package
 // initialisation, so a binary that links the desk pays for it only when a
