@@ -378,3 +378,28 @@ func TestDependencyOverviewDrawsOnlyUnfinishedChains(t *testing.T) {
 		}
 	}
 }
+
+func TestReceiptLinksToItsMessageAndSaysTheDeskMadeIt(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.addOperation("op-msg", "t1", "send", "completed", f.now)
+	if _, err := f.ent().Operation.Create().SetID("op-desk").SetIdempotencyKey(deskKeyPrefix + "abc").SetProvider("codex").SetNativeID("t1").
+		SetOperation("permission").SetStatus("completed").SetCreatedAt(f.now).SetUpdatedAt(f.now).Save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ent().Conversation.Create().SetID("conversation_1").SetTitle("Talk").SetCreatedAt(f.now).SetUpdatedAt(f.now).SetLastSequence(1).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ent().Message.Create().SetID("message_1").SetConversationID("conversation_1").SetSequence(1).SetSender("codex:t0").SetRecipient("codex:t1").
+		SetText("hi").SetCreatedAt(f.now).SetIdempotencyKey("k-1").SetOperationID("op-msg").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, body := f.get("/desk/receipts/op-msg", bearer...)
+	if !strings.Contains(body, `href="/desk/conversations/conversation_1#m-message_1" data-message-id="message_1"`) ||
+		!strings.Contains(body, `<a href="/desk/conversations/conversation_1"><code>conversation_1</code></a>`) || strings.Contains(body, `data-via="desk"`) {
+		t.Fatalf("the receipt of a message: %.3000s", body)
+	}
+	if _, body := f.get("/desk/receipts/op-desk", bearer...); !strings.Contains(body, `data-via="desk"`) || strings.Contains(body, "data-message-id") {
+		t.Fatalf("the receipt of a desk action: %.3000s", body)
+	}
+}

@@ -74,7 +74,12 @@ func TestDeskApprovalInRealBrowser(t *testing.T) {
 
 	clicked := time.Now()
 	eval[bool](t, ctx, form+`.querySelector("button.allow").click(), true`)
-	waitFor(t, ctx, 20*time.Second, "the page after the click", `location.pathname.startsWith("/desk/receipts/") || !document.querySelector("form.ask")`)
+	landed := waitAcross(t, ctx, 30*time.Second, `location.pathname.startsWith("/desk/receipts/") || location.pathname.startsWith("/desk/act/")`,
+		`location.pathname + " " + document.body.innerText.slice(0, 400)`)
+	if !strings.HasPrefix(landed, "/desk/receipts/") {
+		browser.Screenshot(t, ctx, shots, "act-02-after-click")
+		t.Fatalf("the click did not land on the receipt: %s", landed)
+	}
 	wait.For(t, "the provider's write of desk.txt", turnTimeout, func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, "desk.txt"))
 		return err == nil && strings.Contains(string(b), "written after a click")

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/internal/testutil/browser"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // seedOverview creates n work items through the MCP tools: every third
@@ -123,15 +124,15 @@ func TestDeskOverviewInRealBrowser(t *testing.T) {
 		eval[bool](t, ctx, fmt.Sprintf(`(() => { const f = document.querySelector("form.search"); f.q.value = %q; f.submit(); return true; })()`, q))
 	}
 	search(ids[4])
-	waitFor(t, ctx, 20*time.Second, "the work item of the id", fmt.Sprintf(`location.pathname === "/desk/work/%s"`, ids[4]))
+	waitAcross(t, ctx, 20*time.Second, fmt.Sprintf(`location.pathname === "/desk/work/%s"`, ids[4]), `location.href`)
 	search("Overview item 00")
-	waitFor(t, ctx, 20*time.Second, "the text's hits", `location.pathname === "/desk/search" && document.querySelectorAll("#search-work [data-work-id]").length === 9`)
+	waitAcross(t, ctx, 20*time.Second, `location.pathname === "/desk/search" && document.querySelectorAll("#search-work [data-work-id]").length === 9`, `location.href`)
 	browser.Screenshot(t, ctx, shots, "overview-04-search")
 
 	// The claim's holder was never discovered: its link still lands.
 	run(t, ctx, 30*time.Second, "open the claims", chromedp.Navigate(dk.base+"/desk/claims"))
 	eval[bool](t, ctx, `document.querySelector('a[href="/desk/sessions/qwen/ghost-session-1"]').click(), true`)
-	waitFor(t, ctx, 20*time.Second, "the undiscovered session's page", `location.pathname === "/desk/sessions/qwen/ghost-session-1" && !!document.querySelector("#undiscovered") && document.querySelector("#session-mentions").innerText.includes("src/ghost.go")`)
+	waitAcross(t, ctx, 20*time.Second, `location.pathname === "/desk/sessions/qwen/ghost-session-1" && !!document.querySelector("#undiscovered") && document.querySelector("#session-mentions").innerText.includes("src/ghost.go")`, `location.href + " " + document.body.innerText.slice(0, 400)`)
 	browser.Screenshot(t, ctx, shots, "overview-05-undiscovered-session")
 
 	// The graph draw race: five loads, no error logged.
@@ -142,4 +143,22 @@ func TestDeskOverviewInRealBrowser(t *testing.T) {
 	if logged := br.Logged(); len(logged) > 0 {
 		t.Fatalf("the pages logged: %v", logged)
 	}
+}
+
+// waitAcross waits until the page's expression cond is true while the
+// page may be navigating (an evaluation then fails, and is tried again),
+// and returns the expression show evaluated last (for the failure).
+func waitAcross(t *testing.T, ctx context.Context, within time.Duration, cond, show string) string {
+	t.Helper()
+	var lastErr error
+	ok := wait.Until(within, func() bool {
+		var ok bool
+		ok, lastErr = evalIn[bool](ctx, cond)
+		return lastErr == nil && ok
+	})
+	seen, _ := evalIn[string](ctx, show)
+	if !ok {
+		t.Fatalf("waiting for %s: %v; the page: %s", cond, lastErr, seen)
+	}
+	return seen
 }
