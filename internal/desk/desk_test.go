@@ -80,7 +80,7 @@ func TestSecurityHeaders(t *testing.T) {
 		if strings.Contains(csp, "unsafe-eval") || strings.Contains(csp, "script-src 'self' 'unsafe-inline'") {
 			t.Errorf("CSP allows scripts beyond the origin: %s", csp)
 		}
-		for k, v := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cross-Origin-Resource-Policy": "same-origin"} {
+		for k, v := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin", "Cross-Origin-Resource-Policy": "same-origin"} {
 			if got := res.Header.Get(k); got != v {
 				t.Errorf("%s = %q, want %q", k, got, v)
 			}
