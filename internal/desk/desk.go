@@ -243,7 +243,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpguard.WriteError(w, http.StatusForbidden, "cross_site_request")
 		return
 	}
-	if r.URL.Path == "/favicon.ico" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+	if (r.URL.Path == "/favicon.ico" || r.URL.Path == Base+"/favicon.ico") && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// The pages link /desk/favicon.ico: under serve --http only /desk
+		// and below reach the desk.
 		// Browsers ask for it on their own, before signing in too; the
 		// icon says nothing about the store, so it needs no credential.
 		h.assets.serve(w, r, "favicon.svg")

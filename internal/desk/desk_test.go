@@ -329,10 +329,12 @@ func TestACursorOfAnotherListIsRefused(t *testing.T) {
 // and the pages link it.
 func TestFaviconIsServed(t *testing.T) {
 	f := newFixture(t)
-	res, body := f.get("/favicon.ico")
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /favicon.ico: %d, want 200", res.StatusCode)
+	for _, p := range []string{"/favicon.ico", "/desk/favicon.ico"} {
+		if res, _ := f.get(p); res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d, want 200", p, res.StatusCode)
+		}
 	}
+	res, body := f.get("/desk/favicon.ico")
 	if ct := res.Header.Get("Content-Type"); ct != "image/svg+xml" {
 		t.Errorf("Content-Type %q, want image/svg+xml", ct)
 	}
@@ -344,7 +346,7 @@ func TestFaviconIsServed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(raw), `<link rel="icon" href="/favicon.ico"`) {
+		if !strings.Contains(string(raw), `<link rel="icon" href="/desk/favicon.ico"`) {
 			t.Errorf("%s does not link the icon", name)
 		}
 	}
