@@ -152,7 +152,7 @@ func serveHTTP(ctx context.Context, fs *flag.FlagSet, f serveFlags, profile cata
 		LoopbackHostOnly: cfg.Loopback() && !cfg.AllowRemote,
 		RateLimit:        -1,
 	})
-	dk, err := openDesk(a, cfg, token, port, rate, logger, stdio.Stderr)
+	dk, err := openDesk(a, cfg, token, port, rate, readOnly, logger, stdio.Stderr)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -228,11 +228,15 @@ func guardRateLimit(rate int) int {
 // registry (the adapters' memory, which alone can say dead); the others,
 // and these when another live process drives them now, are inferred from
 // the store. Its one-time login links go to stderr.
-func openDesk(a *app.App, cfg httpserve.Config, token string, port, rate int, logger *slog.Logger, stderr io.Writer) (*desk.Handler, error) {
+func openDesk(a *app.App, cfg httpserve.Config, token string, port, rate int, readOnly bool, logger *slog.Logger, stderr io.Writer) (*desk.Handler, error) {
 	base := "http://" + net.JoinHostPort(trimBrackets(cfg.Host), strconv.Itoa(port))
 	return desk.New(desk.Options{
 		Store: a.Store, Token: httpguard.NewSecret(token), Port: port, URL: base, RateLimit: rate, Logger: logger,
 		Liveness: desk.RuntimeLiveness(a.Registry.Liveness), Owner: a.Delivery.Owner(),
+		// A person signed in to the desk may answer permission requests,
+		// cancel turns and release claims through the same handlers as
+		// the MCP tools; never under --read-only.
+		Tools: a.Handlers, ReadOnly: readOnly,
 		LoginLink: func(link string) {
 			fmt.Fprintf(stderr, "agent-interop-runtime desk login link (works once): %s\n", link)
 		},

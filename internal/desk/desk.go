@@ -2,6 +2,7 @@ package desk
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/coder/quartz"
 
+	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/argv"
 	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/conversations"
@@ -72,8 +74,16 @@ type Options struct {
 	// its credential is checked again (an expired cookie ends the page's
 	// updates).
 	StreamLifetime time.Duration
-	Clock          quartz.Clock
-	Logger         *slog.Logger
+	// Tools, when set, lets a signed-in person act from the desk: answer a
+	// pending permission request, cancel a running turn, release a claim,
+	// each through the tool of the same name (see act.go). The desk inside
+	// serve --http passes the runtime's handlers; the stand-alone desk
+	// drives no session and passes none.
+	Tools catalogs.Handlers
+	// ReadOnly refuses every action (serve --http --read-only).
+	ReadOnly bool
+	Clock    quartz.Clock
+	Logger   *slog.Logger
 }
 
 // Handler serves the desk.
@@ -98,6 +108,10 @@ type Handler struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	liveReads chan struct{} // a slot per live stream reading the store (maxLiveReads)
+	act       *actor        // nil: no actions
+	readOnly  bool
+	csrfKey   [32]byte // keys the per-session form tokens (csrfToken)
+	origins   []string // the desk's own origins (empty: the request's Host)
 }
 
 // DefaultStreamLifetime is how long one live stream lasts.
@@ -163,6 +177,14 @@ func New(o Options) (*Handler, error) {
 		log:       o.Logger,
 		closing:   make(chan struct{}),
 		liveReads: make(chan struct{}, maxLiveReads),
+		readOnly:  o.ReadOnly,
+		origins:   origins,
+	}
+	if !o.ReadOnly {
+		h.act = newActor(o.Tools)
+	}
+	if _, err := rand.Read(h.csrfKey[:]); err != nil {
+		return nil, fmt.Errorf("desk: make the form token key: %w", err)
 	}
 	h.calls = httpguard.NewBuckets(o.RateLimit, 0, o.Clock)
 	h.failures = httpguard.NewBuckets(o.RateLimit, 0, o.Clock)
@@ -206,6 +228,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /desk/claims", h.claimsPage)
 	m.HandleFunc("GET /desk/conversations", h.conversationsPage)
 	m.HandleFunc("GET /desk/conversations/{id}", h.conversationPage)
+	m.HandleFunc("GET /desk/search", h.searchPage)
+	m.HandleFunc("GET /desk/graph", h.overviewPage)
 	m.HandleFunc("GET /desk/live/{view}", h.live)
 	m.HandleFunc("GET /desk/assets/{name...}", func(w http.ResponseWriter, r *http.Request) { h.assets.serve(w, r, r.PathValue("name")) })
 	m.HandleFunc("GET /desk/login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, Base+"/", http.StatusSeeOther) })
@@ -222,7 +246,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Security-Policy", contentSecurityPolicy)
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with a form's POST, and the actions need the real one.
+	// Nothing is sent to another origin either way.
+	hd.Set("Referrer-Policy", "same-origin")
 	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
 	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
 	if !h.guard.Screen(w, r) {
@@ -232,7 +259,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpguard.WriteError(w, http.StatusForbidden, "cross_site_request")
 		return
 	}
-	if r.URL.Path == "/favicon.ico" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+	if (r.URL.Path == "/favicon.ico" || r.URL.Path == Base+"/favicon.ico") && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// The pages link /desk/favicon.ico: under serve --http only /desk
+		// and below reach the desk.
 		// Browsers ask for it on their own, before signing in too; the
 		// icon says nothing about the store, so it needs no credential.
 		h.assets.serve(w, r, "favicon.svg")
@@ -264,6 +293,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if ok, retry := h.calls.Allow(key); !ok {
 		httpguard.Refuse(w, retry)
+		return
+	}
+	if tool, ok := actionPaths[r.URL.Path]; ok && r.Method == http.MethodPost {
+		h.action(w, r, tool)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -373,6 +406,11 @@ type pageData struct {
 	Live  string // the live stream's URL ("" for none)
 	Now   time.Time
 	Data  any
+	// Query is the text of the search box.
+	Query string
+	// CSRF is the form token of the signed-in browser when it may act
+	// from this page ("" hides every action).
+	CSRF string
 }
 
 func (h *Handler) page(title, nav, live string, data any) pageData {

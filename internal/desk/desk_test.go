@@ -81,7 +81,7 @@ func TestSecurityHeaders(t *testing.T) {
 		if strings.Contains(csp, "unsafe-eval") || strings.Contains(csp, "script-src 'self' 'unsafe-inline'") {
 			t.Errorf("CSP allows scripts beyond the origin: %s", csp)
 		}
-		for k, v := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cross-Origin-Resource-Policy": "same-origin"} {
+		for k, v := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin", "Cross-Origin-Resource-Policy": "same-origin"} {
 			if got := res.Header.Get(k); got != v {
 				t.Errorf("%s = %q, want %q", k, got, v)
 			}
@@ -330,10 +330,12 @@ func TestACursorOfAnotherListIsRefused(t *testing.T) {
 // and the pages link it.
 func TestFaviconIsServed(t *testing.T) {
 	f := newFixture(t)
-	res, body := f.get("/favicon.ico")
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /favicon.ico: %d, want 200", res.StatusCode)
+	for _, p := range []string{"/favicon.ico", "/desk/favicon.ico"} {
+		if res, _ := f.get(p); res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d, want 200", p, res.StatusCode)
+		}
 	}
+	res, body := f.get("/desk/favicon.ico")
 	if ct := res.Header.Get("Content-Type"); ct != "image/svg+xml" {
 		t.Errorf("Content-Type %q, want image/svg+xml", ct)
 	}
@@ -345,7 +347,7 @@ func TestFaviconIsServed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(raw), `<link rel="icon" href="/favicon.ico"`) {
+		if !strings.Contains(string(raw), `<link rel="icon" href="/desk/favicon.ico"`) {
 			t.Errorf("%s does not link the icon", name)
 		}
 	}

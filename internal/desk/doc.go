@@ -1,5 +1,5 @@
-// Package desk is the traffic desk: a local, read-only web page over the
-// runtime's store that shows which provider sessions exist and how they
+// Package desk is the traffic desk: a local web page over the runtime's
+// store that shows which provider sessions exist and how they
 // are doing, the receipts of every send, cancel and permission answer, the
 // work items with their dependency graph, evidence, handoffs and reviews,
 // the active claims (with refused, conflicting requests highlighted), the
@@ -24,6 +24,17 @@
 // behalf of another page (Sec-Fetch-Site same-site or cross-site, other
 // than a top-level navigation) are refused too, so a page on another local
 // port can neither read nor embed the desk.
+//
+// # Actions
+//
+// Inside serve --http (Options.Tools, never with Options.ReadOnly) a
+// signed-in person can answer a pending permission request, cancel a turn
+// and release a claim. Each is the MCP tool of the same name, decoded by
+// its catalog entry and run by the runtime's handlers (act.go), so it goes
+// through the delivery ledger or the claims service like a tool call. A
+// POST needs the cookie, the desk's own Origin, Sec-Fetch-Site
+// same-origin and the session's form token; anything else is 403 before
+// the body is read.
 //
 // # Rendering
 //

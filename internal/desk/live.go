@@ -359,7 +359,17 @@ func stepWork(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return diffList(s, page.Rows, workList(f), page.Next)
+	parts, err := diffList(s, page.Rows, workList(f), page.Next)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := s.h.read.workCounts(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	counts.OOB = "true"
+	more, err := replaceIfChanged(s, "counts", "work-counts", counts)
+	return append(parts, more...), err
 }
 
 func stepConversations(ctx context.Context, s *stream) ([]string, error) {

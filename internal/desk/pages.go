@@ -82,34 +82,70 @@ type sessionView struct {
 	Session  SessionRow
 	Events   EventPage
 	Receipts ReceiptPage
+	// Undiscovered is set for a session the store only mentions.
+	Undiscovered bool
+	// What the store holds about the session besides its events.
+	Work          WorkPage
+	Claims        ClaimPage
+	Conversations []string
+	// Asks are its open permission requests with the provider's options
+	// (only where the desk can act); AsksErr says why they could not be
+	// listed.
+	Asks    []PermissionAsk
+	AsksErr string
+	CanAct  bool
 }
 
 func (h *Handler) sessionPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	provider, native := r.PathValue("provider"), r.PathValue("native")
+	v := sessionView{}
 	s, err := h.read.session(ctx, provider, native)
-	if errors.Is(err, errNotFound) {
-		h.notFound(w, "No session "+provider+":"+native+" is recorded in the store.")
-		return
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, errNotFound):
+		s, v.Undiscovered = undiscoveredSession(provider, native), true
+	case err != nil:
 		h.fail(w, err)
 		return
 	}
-	evs, err := h.read.lastEvents(ctx, provider, native, s.LastSeq, DefaultPageSize)
-	if err != nil {
+	v.Session = s
+	if v.Events, err = h.read.lastEvents(ctx, provider, native, s.LastSeq, DefaultPageSize); err != nil {
 		h.fail(w, err)
 		return
 	}
-	rcpts, err := h.read.receipts(ctx, ReceiptFilter{Provider: provider, NativeID: native, Limit: 20})
-	if err != nil {
+	if v.Receipts, err = h.read.receipts(ctx, ReceiptFilter{Provider: provider, NativeID: native, Limit: 20}); err != nil {
 		h.fail(w, err)
 		return
 	}
-	live := Base + "/live/session" + queryString("provider", provider, "nativeId", native, "after", strconv.FormatInt(evs.Next, 10))
-	h.render(w, http.StatusOK, "session", h.page("Session "+provider+":"+shorten(native, 24), "sessions", live,
-		sessionView{Session: s, Events: evs, Receipts: rcpts}))
+	ref := provider + ":" + native
+	if v.Work, err = h.read.work(ctx, WorkFilter{Session: ref, Limit: 20}); err != nil {
+		h.fail(w, err)
+		return
+	}
+	if v.Claims, err = h.read.claims(ctx, ClaimFilter{Session: ref, Limit: 20}); err != nil {
+		h.fail(w, err)
+		return
+	}
+	if v.Conversations, err = h.read.sessionConversations(ctx, provider, native, 20); err != nil {
+		h.fail(w, err)
+		return
+	}
+	if v.Undiscovered && len(v.Events.Rows) == 0 && len(v.Receipts.Rows) == 0 && len(v.Work.Rows) == 0 &&
+		len(v.Claims.Rows) == 0 && len(v.Conversations) == 0 {
+		h.notFound(w, "No session "+provider+":"+native+" is recorded or mentioned in the store.")
+		return
+	}
+	pd := h.page("Session "+provider+":"+shorten(native, 24), "sessions", "", nil)
+	if pd.CSRF = h.formToken(r); pd.CSRF != "" && !v.Undiscovered {
+		v.CanAct = true
+		if v.Asks, err = h.act.pending(ctx, provider, native); err != nil {
+			v.AsksErr = err.Error()
+		}
+	}
+	pd.Live = Base + "/live/session" + queryString("provider", provider, "nativeId", native, "after", strconv.FormatInt(v.Events.Next, 10))
+	pd.Data = v
+	h.render(w, http.StatusOK, "session", pd)
 }
 
 // receiptsView is the data of the receipts page.
@@ -181,7 +217,23 @@ type workView struct {
 	Statuses []string
 	Page     WorkPage
 	Tail     listTail
+	Counts   WorkCounts
+	// View is "list" or "board"; Board has a column per status (the
+	// newest items of each, one keyset read per column).
+	View  string
+	Board []BoardColumn
 }
+
+// BoardColumn is one status of the board view.
+type BoardColumn struct {
+	Status string
+	N      int
+	Rows   []WorkRow
+	More   bool
+}
+
+// boardRows is how many items a board column shows.
+const boardRows = 20
 
 func workFilter(r *http.Request) WorkFilter {
 	q := r.URL.Query()
@@ -202,18 +254,43 @@ func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	f := workFilter(r)
-	page, err := h.read.work(ctx, f)
-	if err != nil {
+	v := workView{Filter: f, Statuses: workStatuses, View: oneOf(r.URL.Query().Get("view"), []string{"list", "board"})}
+	if v.View == "" {
+		v.View = "list"
+	}
+	var err error
+	if v.Counts, err = h.read.workCounts(ctx, f); err != nil {
 		h.failRead(w, err)
 		return
 	}
 	live := ""
-	if f.Cursor == "" {
-		live = Base + "/live/work" + queryString("status", f.Status, "session", f.Session, "q", f.Query, "limit", limitParam(f.Limit),
-			"since", pageMark(page.Rows))
+	if v.View == "board" {
+		for _, c := range v.Counts.Counts {
+			col := BoardColumn{Status: c.Status, N: c.N}
+			if c.N > 0 {
+				cf := f
+				cf.Status, cf.Cursor, cf.Limit = c.Status, "", boardRows
+				page, err := h.read.work(ctx, cf)
+				if err != nil {
+					h.failRead(w, err)
+					return
+				}
+				col.Rows, col.More = page.Rows, page.Next != ""
+			}
+			v.Board = append(v.Board, col)
+		}
+	} else {
+		if v.Page, err = h.read.work(ctx, f); err != nil {
+			h.failRead(w, err)
+			return
+		}
+		v.Tail = workList(f).tail(v.Page.Next, len(v.Page.Rows), false)
+		if f.Cursor == "" {
+			live = Base + "/live/work" + queryString("status", f.Status, "session", f.Session, "q", f.Query, "limit", limitParam(f.Limit),
+				"since", pageMark(v.Page.Rows))
+		}
 	}
-	h.render(w, http.StatusOK, "work", h.page("Work", "work", live, workView{Filter: f, Statuses: workStatuses, Page: page,
-		Tail: workList(f).tail(page.Next, len(page.Rows), false)}))
+	h.render(w, http.StatusOK, "work", h.page("Work", "work", live, v))
 }
 
 func (h *Handler) workItemPage(w http.ResponseWriter, r *http.Request) {
@@ -253,8 +330,10 @@ func (h *Handler) claimsPage(w http.ResponseWriter, r *http.Request) {
 	if f.Cursor == "" {
 		live = Base + "/live/claims" + queryString("resource", f.Resource, "session", f.Session)
 	}
-	h.render(w, http.StatusOK, "claims", h.page("Claims", "claims", live, claimsView{Filter: f, Page: page,
-		Tail: listTail{ID: "claims", Base: Base + "/claims", Query: queryString("resource", f.Resource, "session", f.Session), Next: page.Next}}))
+	pd := h.page("Claims", "claims", live, claimsView{Filter: f, Page: page,
+		Tail: listTail{ID: "claims", Base: Base + "/claims", Query: queryString("resource", f.Resource, "session", f.Session), Next: page.Next}})
+	pd.CSRF = h.formToken(r)
+	h.render(w, http.StatusOK, "claims", pd)
 }
 
 // conversationsView is the data of the conversations page.

@@ -15,7 +15,9 @@ import (
 	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/message"
 	"github.com/agent-interop/runtime/ent/operation"
+	"github.com/agent-interop/runtime/ent/participant"
 	"github.com/agent-interop/runtime/ent/predicate"
 	"github.com/agent-interop/runtime/ent/providersession"
 	"github.com/agent-interop/runtime/ent/sessionevent"
@@ -573,6 +575,13 @@ type ReceiptDetail struct {
 	ReceiptRow
 	Detail string // the stored detail JSON, indented
 	Events []EventRow
+	// The conversation message the operation delivered, if it was one
+	// (messages.operation_id is indexed).
+	MessageID, ConversationID string
+	MessageSequence           int64
+	MessageDOMID              string // the message's element id on its conversation's page
+	// ViaDesk is set for an operation a person made through the desk.
+	ViaDesk bool
 }
 
 // maxReceiptEvents bounds the events shown with one receipt.
@@ -586,7 +595,16 @@ func (r *reader) receipt(ctx context.Context, id string) (ReceiptDetail, error) 
 	if err != nil {
 		return ReceiptDetail{}, fmt.Errorf("read receipt %s: %w", id, err)
 	}
-	d := ReceiptDetail{ReceiptRow: receiptRow(o), Detail: indentJSON(o.Detail)}
+	d := ReceiptDetail{ReceiptRow: receiptRow(o), Detail: indentJSON(o.Detail), ViaDesk: viaDesk(o.IdempotencyKey)}
+	msg, err := r.client.Message.Query().Where(message.OperationID(id)).
+		Select(message.FieldID, message.FieldConversationID, message.FieldSequence).First(ctx)
+	switch {
+	case err == nil:
+		d.MessageID, d.ConversationID, d.MessageSequence = msg.ID, msg.ConversationID, msg.Sequence
+		d.MessageDOMID = MessageRow{ID: msg.ID}.DOMID()
+	case !ent.IsNotFound(err):
+		return d, fmt.Errorf("read the message of receipt %s: %w", id, err)
+	}
 	// The events that moved it: the runtime's interop.operation events
 	// naming it, and the provider's events of its native turn.
 	evs, err := r.client.SessionEvent.Query().
@@ -623,4 +641,27 @@ func indentJSON(raw []byte) string {
 		return string(raw)
 	}
 	return string(b)
+}
+
+// sessionConversations are the conversations a session takes part in
+// (at most limit, by conversation id), from the participants' table.
+func (r *reader) sessionConversations(ctx context.Context, provider, nativeID string, limit int) ([]string, error) {
+	rows, err := r.client.Participant.Query().
+		Where(participant.Provider(provider), participant.NativeID(nativeID)).
+		Order(ent.Asc(participant.FieldConversationID)).Limit(limit).
+		Select(participant.FieldConversationID).Strings(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the conversations of session %s:%s: %w", provider, nativeID, err)
+	}
+	return rows, nil
+}
+
+// undiscoveredSession is the row of a session the store mentions (in
+// work, claims, conversations or receipts) but the runtime never
+// discovered: nothing is known of it but its name.
+func undiscoveredSession(provider, nativeID string) SessionRow {
+	return SessionRow{Provider: provider, NativeID: nativeID, Liveness: Liveness{
+		State: LiveUnknown, Source: SourceStore,
+		Reason: "no runtime has discovered this session; the store only mentions it",
+	}}
 }

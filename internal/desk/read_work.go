@@ -3,6 +3,7 @@ package desk
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,13 +38,26 @@ type WorkRow struct {
 	Destination string
 	Created     time.Time
 	Updated     time.Time
+	// Blocked is set for an open item with an unfinished dependency.
+	Blocked bool
+}
+
+// Shown is the status the desk shows: blocked for an open item that waits
+// on a dependency.
+func (w WorkRow) Shown() string {
+	if w.Blocked {
+		return "blocked"
+	}
+	return w.Status
 }
 
 // DOMID is the row's element id.
 func (w WorkRow) DOMID() string { return domID("w-", w.ID) }
 
 // Fingerprint changes when anything shown for the row changes.
-func (w WorkRow) Fingerprint() string { return fmt.Sprint(w.Status, w.Objective, w.Updated.UnixNano()) }
+func (w WorkRow) Fingerprint() string {
+	return fmt.Sprint(w.Status, w.Blocked, w.Objective, w.Updated.UnixNano())
+}
 
 // WorkPage is a page of work items, most recently updated first.
 type WorkPage struct {
@@ -56,13 +70,27 @@ var workStatuses = []string{"open", "in_progress", "blocked", "accepted", "rejec
 
 // work is list_work_items' page (workflow.ListWorks: keyset on
 // (updated_at, id) over an index per filter); a text search, which the
-// service does not offer, is the same keyset read with the objective
-// checked on the way.
+// service does not offer, and the open and blocked filters, which depend
+// on the items' dependencies, are the same keyset read with the objective
+// or the dependencies checked in the statement. Open items of the page
+// that wait on an unfinished dependency are marked Blocked (one query
+// for the page's ids).
 func (r *reader) work(ctx context.Context, f WorkFilter) (WorkPage, error) {
 	limit := clampLimit(f.Limit)
-	if q := strings.TrimSpace(f.Query); q != "" {
-		return r.searchWork(ctx, f, q, limit)
+	var page WorkPage
+	var err error
+	if q := strings.TrimSpace(f.Query); q != "" || f.Status == "open" || f.Status == "blocked" {
+		page, err = r.searchWork(ctx, f, q, limit)
+	} else {
+		page, err = r.listWork(ctx, f, limit)
 	}
+	if err != nil {
+		return WorkPage{}, err
+	}
+	return page, r.markBlocked(ctx, page.Rows)
+}
+
+func (r *reader) listWork(ctx context.Context, f WorkFilter, limit int) (WorkPage, error) {
 	l, err := r.works.ListWorks(ctx, workflow.ListWorksInput{
 		WorkFilter: workflow.WorkFilter{Status: f.Status, Session: strings.TrimSpace(f.Session)},
 		Limit:      int64(limit), Cursor: f.Cursor,
@@ -80,18 +108,51 @@ func (r *reader) work(ctx context.Context, f WorkFilter) (WorkPage, error) {
 	return page, nil
 }
 
+// unfinished selects work items that are not done: open, in progress or
+// blocked (accepted and rejected items are finished).
+func unfinished() predicate.WorkItem {
+	return workitem.StatusIn(workitem.StatusOpen, workitem.StatusInProgress, workitem.StatusBlocked)
+}
+
+// waiting selects open items with an unfinished dependency: the desk shows
+// them as blocked.
+func waiting() predicate.WorkItem {
+	return workitem.And(workitem.StatusEQ(workitem.StatusOpen), workitem.HasDependsOnWith(unfinished()))
+}
+
+// statusWhere is the status filter of the desk: "open" leaves out the
+// items waiting on a dependency, "blocked" takes them in.
+func statusWhere(status string) predicate.WorkItem {
+	switch status {
+	case "open":
+		return workitem.And(workitem.StatusEQ(workitem.StatusOpen), workitem.Not(workitem.HasDependsOnWith(unfinished())))
+	case "blocked":
+		return workitem.Or(workitem.StatusEQ(workitem.StatusBlocked), waiting())
+	}
+	return workitem.StatusEQ(workitem.Status(status))
+}
+
+// workWhere are the filter's predicates but its status and cursor.
+func workWhere(f WorkFilter, text string) []predicate.WorkItem {
+	var ps []predicate.WorkItem
+	if text != "" {
+		ps = append(ps, workitem.Or(workitem.ObjectiveContains(text), workitem.ID(text)))
+	}
+	if s := strings.TrimSpace(f.Session); s != "" {
+		ps = append(ps, workitem.Or(workitem.SourceSession(s), workitem.DestinationSession(s)))
+	}
+	return ps
+}
+
 func (r *reader) searchWork(ctx context.Context, f WorkFilter, text string, limit int) (WorkPage, error) {
 	pf := paging.F("status", f.Status, "session", strings.TrimSpace(f.Session), "q", text)
 	at, id, set, err := timeKeys(cursorWork, pf, f.Cursor)
 	if err != nil {
 		return WorkPage{}, err
 	}
-	q := r.client.WorkItem.Query().Where(workitem.Or(workitem.ObjectiveContains(text), workitem.ID(text)))
+	q := r.client.WorkItem.Query().Where(workWhere(f, text)...)
 	if f.Status != "" {
-		q = q.Where(workitem.StatusEQ(workitem.Status(f.Status)))
-	}
-	if s := strings.TrimSpace(f.Session); s != "" {
-		q = q.Where(workitem.Or(workitem.SourceSession(s), workitem.DestinationSession(s)))
+		q = q.Where(statusWhere(f.Status))
 	}
 	if set {
 		q = q.Where(olderThan[predicate.WorkItem](workitem.FieldUpdatedAt, workitem.FieldID, at, id))
@@ -112,6 +173,71 @@ func (r *reader) searchWork(ctx context.Context, f WorkFilter, text string, limi
 		page.Rows = append(page.Rows, workRow(w))
 	}
 	return page, nil
+}
+
+// markBlocked marks the open rows that wait on an unfinished dependency.
+func (r *reader) markBlocked(ctx context.Context, rows []WorkRow) error {
+	var open []string
+	for _, w := range rows {
+		if w.Status == "open" {
+			open = append(open, w.ID)
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	ids, err := r.client.WorkItem.Query().Where(workitem.IDIn(open...), workitem.HasDependsOnWith(unfinished())).IDs(ctx)
+	if err != nil {
+		return fmt.Errorf("read which work items wait on a dependency: %w", err)
+	}
+	for i := range rows {
+		rows[i].Blocked = slices.Contains(ids, rows[i].ID)
+	}
+	return nil
+}
+
+// StatusCount is how many items of a list have one status.
+type StatusCount struct {
+	Status string
+	N      int
+}
+
+// WorkCounts are the counts per status of the items a filter selects
+// (whatever its status), computed in the store: one GROUP BY and one
+// count of the open items waiting on a dependency (shown as blocked).
+type WorkCounts struct {
+	Counts []StatusCount // in workStatuses order
+	Total  int
+	Filter WorkFilter
+	OOB    string
+}
+
+func (r *reader) workCounts(ctx context.Context, f WorkFilter) (WorkCounts, error) {
+	text := strings.TrimSpace(f.Query)
+	var groups []struct {
+		Status string `json:"status"`
+		Count  int    `json:"count"`
+	}
+	if err := r.client.WorkItem.Query().Where(workWhere(f, text)...).GroupBy(workitem.FieldStatus).
+		Aggregate(ent.Count()).Scan(ctx, &groups); err != nil {
+		return WorkCounts{}, fmt.Errorf("count work items by status: %w", err)
+	}
+	wait, err := r.client.WorkItem.Query().Where(workWhere(f, text)...).Where(waiting()).Count(ctx)
+	if err != nil {
+		return WorkCounts{}, fmt.Errorf("count work items waiting on a dependency: %w", err)
+	}
+	by := map[string]int{}
+	out := WorkCounts{Filter: f}
+	for _, g := range groups {
+		by[g.Status] += g.Count
+		out.Total += g.Count
+	}
+	by["open"] -= wait
+	by["blocked"] += wait
+	for _, st := range workStatuses {
+		out.Counts = append(out.Counts, StatusCount{Status: st, N: by[st]})
+	}
+	return out, nil
 }
 
 func workRow(w *ent.WorkItem) WorkRow {

@@ -19,7 +19,7 @@ const Base = "/desk"
 
 // pageNames are the page templates; each is parsed with layout.html and
 // rows.html into its own set.
-var pageNames = []string{"sessions", "session", "receipts", "receipt", "work", "workitem", "claims", "conversations", "conversation", "notfound"}
+var pageNames = []string{"sessions", "session", "receipts", "receipt", "work", "workitem", "claims", "conversations", "conversation", "notfound", "search", "graph"}
 
 // templates are parsed once, on first use: nothing here runs at package
 // initialisation, so a binary that links the desk pays for it only when a
@@ -186,18 +186,29 @@ func sessionPath(provider, nativeID string) string { return joinPath("sessions",
 
 // splitSessionRef reads a "<provider>:<nativeId>" reference (the form work
 // items, claims and handoffs use) into the session page's path, or "" when
-// it is not one.
+// it is not one. Provider ids are open (the agent catalog and a user's
+// agents file), so any id of the catalog's form is taken; the page itself
+// exists for every session the store mentions.
 func splitSessionRef(ref string) string {
 	p, n, ok := strings.Cut(ref, ":")
-	if !ok || p == "" || n == "" {
+	if !ok || !providerIDForm(p) || n == "" || strings.HasPrefix(n, "//") {
 		return ""
 	}
-	for _, known := range []string{"freebuff", "opencode", "codex", "claude-code", "cursor"} {
-		if p == known {
-			return sessionPath(p, n)
+	return sessionPath(p, n)
+}
+
+// providerIDForm reports a string shaped like a provider id: 1–64
+// lower-case letters, digits, '-', '_' or '.', starting with a letter.
+func providerIDForm(p string) bool {
+	if p == "" || len(p) > 64 || p[0] < 'a' || p[0] > 'z' {
+		return false
+	}
+	for _, c := range p {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
 		}
 	}
-	return ""
+	return true
 }
 
 // queryString builds "?k=v&..." from pairs, leaving out empty values.

@@ -61,6 +61,71 @@
     });
   }
 
+  // Relative times: each <time datetime> says "3 min ago", with the exact
+  // time (UTC, as the server wrote it, and local) on hover.
+  var units = [["year", 31536000], ["month", 2592000], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
+  var rtf = window.Intl && Intl.RelativeTimeFormat ? new Intl.RelativeTimeFormat(undefined, { numeric: "auto" }) : null;
+
+  function relative(el) {
+    var at = Date.parse(el.getAttribute("datetime"));
+    if (isNaN(at) || !rtf) { return; }
+    if (!el.dataset.exact) {
+      el.dataset.exact = el.textContent;
+      el.title = el.textContent + " · " + new Date(at).toLocaleString();
+    }
+    var secs = (at - Date.now()) / 1000;
+    for (var i = 0; i < units.length; i++) {
+      if (Math.abs(secs) >= units[i][1] || i === units.length - 1) {
+        el.textContent = rtf.format(Math.round(secs / units[i][1]), units[i][0]);
+        return;
+      }
+    }
+  }
+
+  function relativeTimes(root) {
+    Array.prototype.forEach.call((root || document).querySelectorAll("main time[datetime]"), relative);
+  }
+
+  // Live highlight: a row (or the counts) that a live update adds or
+  // changes is marked data-fresh for a moment. Rows are compared by their
+  // markup without the times' text, remembered per element id.
+  var seen = {};
+  var watched = "main tr[id], main li[id], #work-counts, #session-summary";
+
+  function signature(el) {
+    return el.outerHTML.replace(/(<time[^>]*>)[^<]*(<\/time>)/g, "$1$2").replace(/ (data-fresh|data-exact|title)="[^"]*"/g, "");
+  }
+
+  function markFresh(initial) {
+    Array.prototype.forEach.call(document.querySelectorAll(watched), function (el) {
+      var sig = signature(el);
+      if (!initial && seen[el.id] !== sig) {
+        el.setAttribute("data-fresh", "");
+        document.documentElement.dataset.highlights = String(Number(document.documentElement.dataset.highlights || 0) + 1);
+        setTimeout(function () { el.removeAttribute("data-fresh"); }, 4000);
+      }
+      seen[el.id] = sig;
+    });
+  }
+
+  var pending = false;
+  function afterUpdate() {
+    if (pending) { return; }
+    pending = true;
+    setTimeout(function () {
+      pending = false;
+      relativeTimes();
+      markFresh(false);
+    }, 0);
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    relativeTimes();
+    markFresh(true);
+    setInterval(relativeTimes, 30000);
+  });
+  document.addEventListener("htmx:oobAfterSwap", afterUpdate);
+  document.addEventListener("htmx:afterSwap", afterUpdate);
   document.addEventListener("DOMContentLoaded", drawGraphs);
   document.addEventListener("htmx:sseOpen", function () {
     setLive("open", "live");
@@ -71,5 +136,6 @@
     setLive("open", "live");
     document.documentElement.dataset.updates = String(Number(document.documentElement.dataset.updates || 0) + 1);
     drawGraphs();
+    afterUpdate();
   });
 })();
