@@ -62,11 +62,11 @@ func BuiltinAgents() []AgentSpec {
 		},
 		{
 			ID: "qwen", Name: "Qwen Code", Protocol: "acp",
-			Command: []string{"qwen", "--acp"}, Programs: nil, CommandEnv: "", Env: nil,
+			Command: []string{"qwen", "--acp", "--approval-mode", "default"}, Programs: nil, CommandEnv: "", Env: nil,
 			InstallPackage: "@qwen-code/qwen-code", InstallVersion: "0.24.4", InstallHint: "npm install -g @qwen-code/qwen-code@0.24.4 (Node 22 recommended)",
 			AuthMethod: "", AuthHow: "`qwen` once to log in, or OPENAI_API_KEY with OPENAI_BASE_URL and OPENAI_MODEL for an OpenAI-compatible endpoint",
 			VersionArgs: []string{"--version"}, TestedMin: "0.24.4", TestedMax: "0.24.4",
-			Quirks: nil, Notes: nil,
+			Quirks: nil, Notes: []string{"The entry starts Qwen Code in approval mode default, so every file edit and shell command asks through respond_to_permission; Qwen's own default over ACP is auto (its model classifies each tool call and asks nothing for a workspace edit). set_mode switches to plan, auto-edit, auto or yolo.", "After a cancelled prompt Qwen keeps the prompt in its history with no answer and sends it to the model again, joined to the next prompt in one user message (its history, not a resend: the runtime sent it once)."},
 			Source: "spec/agents.yaml", Line: 103,
 		},
 		{
@@ -76,7 +76,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`copilot` once and /login, or GH_TOKEN / GITHUB_TOKEN with the Copilot scope",
 			VersionArgs: []string{"--version"}, TestedMin: "", TestedMax: "",
 			Quirks: nil, Notes: []string{"Not run in the offline suite: it reaches only GitHub's Copilot service."},
-			Source: "spec/agents.yaml", Line: 118,
+			Source: "spec/agents.yaml", Line: 121,
 		},
 		{
 			ID: "goose", Name: "Goose", Protocol: "acp",
@@ -85,7 +85,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`goose configure` once (chooses the model provider and its key)",
 			VersionArgs: []string{"--version"}, TestedMin: "", TestedMax: "",
 			Quirks: nil, Notes: []string{"Not on npm; not run in the offline suite."},
-			Source: "spec/agents.yaml", Line: 133,
+			Source: "spec/agents.yaml", Line: 136,
 		},
 		{
 			ID: "kimi", Name: "Kimi CLI", Protocol: "acp",
@@ -94,7 +94,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`kimi` once and /setup, or MOONSHOT_API_KEY",
 			VersionArgs: []string{"--version"}, TestedMin: "", TestedMax: "",
 			Quirks: nil, Notes: []string{"Not on npm; not run in the offline suite."},
-			Source: "spec/agents.yaml", Line: 146,
+			Source: "spec/agents.yaml", Line: 149,
 		},
 		{
 			ID: "opencode-acp", Name: "OpenCode (ACP)", Protocol: "acp",
@@ -103,7 +103,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`opencode auth login`, or a provider key in OpenCode's config",
 			VersionArgs: []string{"--version"}, TestedMin: "1.18.33", TestedMax: "1.18.33",
 			Quirks: nil, Notes: []string{"OpenCode asks before an edit over ACP only with permission edit=ask, which the entry sets through OPENCODE_PERMISSION.", "Permission option ids are once / always / reject; the runtime answers by kind."},
-			Source: "spec/agents.yaml", Line: 159,
+			Source: "spec/agents.yaml", Line: 162,
 		},
 		{
 			ID: "codex-acp", Name: "Codex (ACP)", Protocol: "acp",
@@ -112,7 +112,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`codex login`, OPENAI_API_KEY, or a model provider in CODEX_HOME/config.toml",
 			VersionArgs: nil, TestedMin: "0.16.0", TestedMax: "0.16.0",
 			Quirks: nil, Notes: []string{"codex-acp embeds its own Codex engine; it reads Codex's config.toml in CODEX_HOME."},
-			Source: "spec/agents.yaml", Line: 179,
+			Source: "spec/agents.yaml", Line: 182,
 		},
 	}
 }
