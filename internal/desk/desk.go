@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,8 +64,12 @@ type Options struct {
 	// its credential is checked again (an expired cookie ends the page's
 	// updates).
 	StreamLifetime time.Duration
-	Clock          quartz.Clock
-	Logger         *slog.Logger
+	// Providers are the provider ids the filters offer: every known agent,
+	// the built-in catalog and the user's agents file
+	// (adapters.KnownIDs). nil: the built-in catalog.
+	Providers []string
+	Clock     quartz.Clock
+	Logger    *slog.Logger
 }
 
 // Handler serves the desk.
@@ -87,6 +92,7 @@ type Handler struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	liveReads chan struct{} // a slot per live stream reading the store (maxLiveReads)
+	providers []string      // the filters' provider ids (Options.Providers)
 }
 
 // DefaultStreamLifetime is how long one live stream lasts.
@@ -149,6 +155,7 @@ func New(o Options) (*Handler, error) {
 		log:       o.Logger,
 		closing:   make(chan struct{}),
 		liveReads: make(chan struct{}, maxLiveReads),
+		providers: slices.Clone(o.Providers),
 	}
 	h.routes()
 	if err := h.announceLogin(); err != nil {
