@@ -8,7 +8,7 @@
 #   scripts/compat.sh qwen=0.24.4,0.25.0   # given versions of given agents
 #   scripts/compat.sh codex-acp            # one agent: pinned and newest
 #
-# Agents: claude-code, qwen, codex-acp, opencode-acp. Each version is
+# Agents: claude-code, qwen, codex-acp, opencode-acp, gemini. Each version is
 # installed into $INTEROP_PROVIDER_CACHE/<pkg>@<version> (as
 # install-providers.sh does) and the table-driven test
 # internal/providers/acp/realagents TestRealAgents/<agent> runs against it
@@ -26,6 +26,7 @@ agents=(
 	"qwen @qwen-code/qwen-code qwen INTEROP_TEST_QWEN 0.24.4"
 	"codex-acp @zed-industries/codex-acp codex-acp INTEROP_TEST_CODEX_ACP 0.16.0"
 	"opencode-acp opencode-ai opencode INTEROP_TEST_OPENCODE 1.18.33"
+	"gemini @google/gemini-cli gemini INTEROP_TEST_GEMINI 0.61.0"
 )
 
 declare -A wanted=()
@@ -78,6 +79,22 @@ for entry in "${agents[@]}"; do
 		rm -f "$log"
 	done
 done
+
+# Rows of earlier runs for agent versions not tested now are kept, so
+# agents can be run one at a time.
+if [[ -f "$out" ]]; then
+	while IFS= read -r line; do
+		[[ "$line" =~ ^\|\ ([a-z0-9-]+)\ \|\ ([^ |]+)\ \| ]] || continue
+		key="| ${BASH_REMATCH[1]} | ${BASH_REMATCH[2]} |"
+		[[ "${BASH_REMATCH[1]}" == agent ]] && continue
+		fresh=0
+		for r in "${rows[@]}"; do
+			[[ "$r" == "$key"* ]] && fresh=1
+		done
+		((fresh == 0)) && rows+=("$line")
+	done <"$out"
+fi
+mapfile -t rows < <(printf '%s\n' "${rows[@]}" | sort -t'|' -k2,2 -k3,3V)
 
 {
 	echo "# Compatibility"

@@ -163,11 +163,25 @@ type agentCase struct {
 	gaps map[string]string
 }
 
+// listGap is the load step's gap for an agent whose session/list without
+// a cwd lists only the directory it runs in.
+func listGap(agent string) string {
+	return "the runtime asks session/list without a cwd, which " + agent + " answers with the sessions of the directory " +
+		"it runs in only: a session of another workspace is not listed, so a restarted runtime cannot reopen it " +
+		"(lookup and resume: workspace unknown)"
+}
+
+// geminiNoAsk is why Gemini CLI's permission steps are gaps.
+const geminiNoAsk = "gemini 0.61.0 in approval mode default ran the fake model's write_file call and sent its result " +
+	"without a session/request_permission (cause not found yet)"
+
 func agentCases() []agentCase {
 	return []agentCase{
 		{id: providers.ClaudeCode, program: realpeers.ClaudeACP, load: true,
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env { return realpeers.ClaudeEnv(t, fm.URL()) }},
-		{id: "qwen", program: realpeers.QwenCode, load: true,
+		{id: "qwen", program: realpeers.QwenCode, load: true, gaps: map[string]string{
+			"load with history": listGap("qwen 0.24.4"),
+		},
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env { return realpeers.QwenEnv(t, fm.BaseURL()) }},
 		{id: "codex-acp", program: realpeers.CodexACP,
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env {
@@ -183,8 +197,15 @@ func agentCases() []agentCase {
 				}
 				return e.Set("CODEX_HOME", home)
 			}},
+		{id: "gemini", program: realpeers.GeminiCLI, gaps: map[string]string{
+			"tool call permission allow_once":  geminiNoAsk,
+			"tool call permission reject_once": geminiNoAsk,
+		},
+			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env { return realpeers.GeminiEnv(t, fm.URL()) }},
 		// --pure: no first-start plugin install from the npm registry.
-		{id: "opencode-acp", program: realpeers.OpenCode, args: []string{"--pure"}, load: true,
+		{id: "opencode-acp", program: realpeers.OpenCode, args: []string{"--pure"}, load: true, gaps: map[string]string{
+			"load with history": listGap("opencode acp 1.18.33"),
+		},
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env {
 				return realpeers.OpenCodeEnv(t, realpeers.OpenCodeConfig(fm.BaseURL()))
 			}},
@@ -307,6 +328,9 @@ func runAgent(t *testing.T, c agentCase) {
 			for _, q := range fm.Requests() {
 				t.Logf("model request %d %s %s: last user %.80q continuation=%v rule=%s status=%d tools=%d note=%s",
 					q.Seq, q.API, q.Path, q.LastUser, q.Continuation, q.Rule, q.Status, len(q.Tools), q.Note)
+				if q.Continuation { // what the tool answered
+					t.Logf("  tool result: %.600s", q.Body[max(0, len(q.Body)-600):])
+				}
 			}
 		}
 	})
@@ -373,47 +397,6 @@ func runAgent(t *testing.T, c agentCase) {
 		}
 		sid = s.NativeID
 		ev = subscribe(top, a, sid)
-	})
-	step("modes and models", func(t *testing.T) {
-		cl, err := a.Client(ctxT(t, 10*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, kind := range []string{"mode", "model"} {
-			current, offered := choices(cl, sid, kind)
-			t.Logf("%s %ss: current %q of %q", c.id, kind, current, offered)
-			if len(offered) == 0 {
-				continue // not advertised: nothing to switch
-			}
-			set := func(v string) error {
-				if kind == "mode" {
-					_, err := a.SetMode(ctxT(t, 30*time.Second), sid, v)
-					return err
-				}
-				_, err := a.SetModel(ctxT(t, 30*time.Second), sid, providers.Model{ModelID: v})
-				return err
-			}
-			if err := set("no-such-" + kind); err == nil {
-				t.Fatalf("an unoffered %s was accepted", kind)
-			}
-			// Switch to another offered value when there is one, then
-			// back; the view follows each switch.
-			other := current
-			for _, v := range offered {
-				if v != current && v != "yolo" && v != "bypassPermissions" {
-					other = v
-					break
-				}
-			}
-			for _, v := range []string{other, current} {
-				if err := set(v); err != nil {
-					t.Fatalf("set %s %q: %v", kind, v, err)
-				}
-				if now, _ := choices(cl, sid, kind); now != v {
-					t.Fatalf("%s after setting %q is %q", kind, v, now)
-				}
-			}
-		}
 	})
 	step("prompt and stream", func(t *testing.T) {
 		r, err := a.Send(ctxT(t, 30*time.Second), sid, "hello there", providers.SendOptions{})
@@ -559,6 +542,52 @@ func runAgent(t *testing.T, c agentCase) {
 		}
 		if n := delivered(fm, "hello after the crash"); n != 1 {
 			t.Fatalf("the next prompt reached the model %d times", n)
+		}
+	})
+	step("modes and models", func(t *testing.T) {
+		cl, err := a.Client(ctxT(t, 10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kind := range []string{"mode", "model"} {
+			current, offered := choices(cl, sid, kind)
+			t.Logf("%s %ss: current %q of %q", c.id, kind, current, offered)
+			if len(offered) == 0 {
+				continue // not advertised: nothing to switch
+			}
+			set := func(v string) error {
+				if kind == "mode" {
+					_, err := a.SetMode(ctxT(t, 30*time.Second), sid, v)
+					return err
+				}
+				_, err := a.SetModel(ctxT(t, 30*time.Second), sid, providers.Model{ModelID: v})
+				return err
+			}
+			// An unoffered mode is refused (by the runtime or the agent);
+			// a model may be taken by name although unlisted (Gemini CLI
+			// takes any model id through session/set_model).
+			if err := set("no-such-" + kind); err == nil && kind == "mode" {
+				t.Fatalf("an unoffered %s was accepted", kind)
+			} else if err == nil {
+				t.Logf("%s takes a model it does not list", c.id)
+			}
+			// Switch to another offered value when there is one, then
+			// back; the view follows each switch.
+			other := current
+			for _, v := range offered {
+				if v != current && v != "yolo" && v != "bypassPermissions" {
+					other = v
+					break
+				}
+			}
+			for _, v := range []string{other, current} {
+				if err := set(v); err != nil {
+					t.Fatalf("set %s %q: %v", kind, v, err)
+				}
+				if now, _ := choices(cl, sid, kind); now != v {
+					t.Fatalf("%s after setting %q is %q", kind, v, now)
+				}
+			}
 		}
 	})
 	if !c.load {
