@@ -57,7 +57,7 @@ func BuiltinAgents() []AgentSpec {
 			InstallPackage: "@google/gemini-cli", InstallVersion: "0.61.0", InstallHint: "npm install -g @google/gemini-cli@0.61.0 (releases before 0.30 take --experimental-acp instead of --acp)",
 			AuthMethod: "", AuthHow: "GEMINI_API_KEY, or `gemini` once to log in with Google",
 			VersionArgs: []string{"--version"}, TestedMin: "0.61.0", TestedMax: "0.61.0",
-			Quirks: nil, Notes: []string{"Run offline against the fake model's Gemini API dialect: GOOGLE_GEMINI_BASE_URL (the gateway auth type) with any GEMINI_API_KEY.", "Known gap: in approval mode default it ran a write_file call without session/request_permission in the real-program tests (cause not found).", "set_model takes any model id, listed or not."},
+			Quirks: nil, Notes: []string{"Run offline against the fake model's Gemini API dialect: GOOGLE_GEMINI_BASE_URL (the gateway auth type) with any GEMINI_API_KEY.", "Known gap: in approval mode default it ran a write_file call without session/request_permission in the real-program tests (cause not found).", "Any model id is taken when the model is set, listed or not."},
 			Source: "spec/agents.yaml", Line: 86,
 		},
 		{
@@ -66,7 +66,7 @@ func BuiltinAgents() []AgentSpec {
 			InstallPackage: "@qwen-code/qwen-code", InstallVersion: "0.24.4", InstallHint: "npm install -g @qwen-code/qwen-code@0.24.4 (Node 22 recommended)",
 			AuthMethod: "", AuthHow: "`qwen` once to log in, or OPENAI_API_KEY with OPENAI_BASE_URL and OPENAI_MODEL for an OpenAI-compatible endpoint",
 			VersionArgs: []string{"--version"}, TestedMin: "0.24.4", TestedMax: "0.24.4",
-			Quirks: nil, Notes: []string{"The entry starts Qwen Code in approval mode default, so every file edit and shell command asks through respond_to_permission; Qwen's own default over ACP is auto (its model classifies each tool call and asks nothing for a workspace edit). set_mode switches to plan, auto-edit, auto or yolo.", "After a cancelled prompt Qwen keeps the prompt in its history with no answer and sends it to the model again, joined to the next prompt in one user message (its history, not a resend: the runtime sent it once).", "Known gap: session/list without a cwd lists only the sessions of the directory Qwen runs in, so a restarted runtime cannot reopen a session of another workspace."},
+			Quirks: nil, Notes: []string{"The entry starts Qwen Code in approval mode default, so every file edit and shell command asks through respond_to_permission; Qwen's own default over ACP is auto (its model classifies each tool call and asks nothing for a workspace edit). Switching the session mode picks plan, auto-edit, auto or yolo.", "After a cancelled prompt Qwen keeps the prompt in its history with no answer and sends it to the model again, joined to the next prompt in one user message (its history, not a resend: the runtime sent it once).", "Known gap: session/list without a cwd lists only the sessions of the directory Qwen runs in, so a restarted runtime cannot reopen a session of another workspace."},
 			Source: "spec/agents.yaml", Line: 105,
 		},
 		{
