@@ -580,7 +580,14 @@ func runAgent(t *testing.T, c agentCase) {
 					break
 				}
 			}
-			for _, v := range []string{other, current} {
+			back := []string{other, current}
+			if !slices.Contains(offered, current) {
+				// codex-acp's model option lists its built-in models, not
+				// the configured one it runs: there is no way back to it.
+				t.Logf("%s: the current %s %q is not offered; set %q only", c.id, kind, current, other)
+				back = back[:1]
+			}
+			for _, v := range back {
 				if err := set(v); err != nil {
 					t.Fatalf("set %s %q: %v", kind, v, err)
 				}
