@@ -588,7 +588,13 @@ func runAgent(t *testing.T, c agentCase) {
 				back = back[:1]
 			}
 			for _, v := range back {
-				if err := set(v); err != nil {
+				var choice *acp.ChoiceError
+				if err := set(v); v == current && v != other && errors.As(err, &choice) {
+					// codex-acp lists its configured model among its models
+					// but its model option offers only its built-in ones.
+					t.Logf("%s: no way back to %s %q: %v", c.id, kind, v, err)
+					break
+				} else if err != nil {
 					t.Fatalf("set %s %q: %v", kind, v, err)
 				}
 				if now, _ := choices(cl, sid, kind); now != v {
