@@ -26,6 +26,7 @@ packages=(
 	"@modelcontextprotocol/sdk@1.32.2 -"
 	"@qwen-code/qwen-code@0.24.4 qwen"
 	"@zed-industries/codex-acp@0.16.0 codex-acp"
+	"@google/gemini-cli@0.61.0 gemini"
 )
 
 print_only=0

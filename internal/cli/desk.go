@@ -14,6 +14,7 @@ import (
 	"github.com/agent-interop/runtime/internal/desk"
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/httpserve"
+	"github.com/agent-interop/runtime/internal/providers/adapters"
 	"github.com/agent-interop/runtime/internal/store"
 )
 
@@ -92,6 +93,7 @@ func deskCommand(ctx context.Context, args []string, env Env, stdio IO) int {
 	base := "http://" + net.JoinHostPort(trimBrackets(*host), strconv.Itoa(bound))
 	h, err := desk.New(desk.Options{
 		Store: st, Token: httpguard.NewSecret(token), Port: bound, URL: base, RateLimit: limit, Logger: logger, StreamLifetime: *lifetime,
+		Providers: adapters.KnownIDs(env),
 		LoginLink: func(link string) {
 			fmt.Fprintf(stdio.Stderr, "agent-interop-runtime desk login link (works once): %s\n", link)
 		},

@@ -18,6 +18,7 @@ import (
 	"github.com/agent-interop/runtime/internal/desk"
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/httpserve"
+	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/server"
 	"github.com/agent-interop/runtime/internal/version"
 )
@@ -237,10 +238,20 @@ func openDesk(a *app.App, cfg httpserve.Config, token string, port, rate int, re
 		// cancel turns and release claims through the same handlers as
 		// the MCP tools; never under --read-only.
 		Tools: a.Handlers, ReadOnly: readOnly,
+		Providers: providerIDs(a.Registry.IDs()),
 		LoginLink: func(link string) {
 			fmt.Fprintf(stderr, "agent-interop-runtime desk login link (works once): %s\n", link)
 		},
 	})
+}
+
+// providerIDs are the registry's provider ids as strings, for the desk.
+func providerIDs(ids []providers.ID) []string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, string(id))
+	}
+	return out
 }
 
 func homeDir(env Env) string {

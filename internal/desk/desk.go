@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,8 +83,12 @@ type Options struct {
 	Tools catalogs.Handlers
 	// ReadOnly refuses every action (serve --http --read-only).
 	ReadOnly bool
-	Clock    quartz.Clock
-	Logger   *slog.Logger
+	// Providers are the provider ids the filters offer: every known agent,
+	// the built-in catalog and the user's agents file
+	// (adapters.KnownIDs). nil: the built-in catalog.
+	Providers []string
+	Clock     quartz.Clock
+	Logger    *slog.Logger
 }
 
 // Handler serves the desk.
@@ -112,6 +117,7 @@ type Handler struct {
 	readOnly  bool
 	csrfKey   [32]byte // keys the per-session form tokens (csrfToken)
 	origins   []string // the desk's own origins (empty: the request's Host)
+	providers []string // the filters' provider ids (Options.Providers)
 }
 
 // DefaultStreamLifetime is how long one live stream lasts.
@@ -179,6 +185,7 @@ func New(o Options) (*Handler, error) {
 		liveReads: make(chan struct{}, maxLiveReads),
 		readOnly:  o.ReadOnly,
 		origins:   origins,
+		providers: slices.Clone(o.Providers),
 	}
 	if !o.ReadOnly {
 		h.act = newActor(o.Tools)

@@ -333,7 +333,7 @@ func replaceList[R rowLike](s *stream, rows []R, spec listSpec, next string) ([]
 }
 
 func stepSessions(ctx context.Context, s *stream) ([]string, error) {
-	f := sessionFilter(s.r)
+	f := s.h.sessionFilter(s.r)
 	f.Cursor = ""
 	page, err := s.h.read.sessions(ctx, f)
 	if err != nil {
@@ -343,7 +343,7 @@ func stepSessions(ctx context.Context, s *stream) ([]string, error) {
 }
 
 func stepReceipts(ctx context.Context, s *stream) ([]string, error) {
-	f := receiptFilter(s.r)
+	f := s.h.receiptFilter(s.r)
 	f.Cursor = ""
 	page, err := s.h.read.receipts(ctx, f)
 	if err != nil {

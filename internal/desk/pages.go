@@ -9,8 +9,12 @@ import (
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
-// providerNames are the providers, for the filters.
-func providerNames() []string {
+// providerNames are the providers the filters offer: Options.Providers,
+// else the built-in catalog.
+func (h *Handler) providerNames() []string {
+	if len(h.providers) > 0 {
+		return h.providers
+	}
 	var out []string
 	for _, id := range providers.Order() {
 		out = append(out, string(id))
@@ -26,9 +30,9 @@ type sessionsView struct {
 	Tail      listTail
 }
 
-func sessionFilter(r *http.Request) SessionFilter {
+func (h *Handler) sessionFilter(r *http.Request) SessionFilter {
 	q := r.URL.Query()
-	return SessionFilter{Provider: oneOf(q.Get("provider"), providerNames()), Workspace: strings.TrimSpace(q.Get("workspace")),
+	return SessionFilter{Provider: oneOf(q.Get("provider"), h.providerNames()), Workspace: strings.TrimSpace(q.Get("workspace")),
 		Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
 }
 
@@ -44,7 +48,7 @@ func sessionsList(f SessionFilter) listSpec {
 func (h *Handler) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.withCtx(r)
 	defer cancel()
-	f := sessionFilter(r)
+	f := h.sessionFilter(r)
 	page, err := h.read.sessions(ctx, f)
 	if err != nil {
 		h.failRead(w, err)
@@ -55,7 +59,7 @@ func (h *Handler) sessionsPage(w http.ResponseWriter, r *http.Request) {
 		live = Base + "/live/sessions" + queryString("provider", f.Provider, "workspace", f.Workspace, "limit", limitParam(f.Limit),
 			"since", pageMark(page.Rows))
 	}
-	h.render(w, http.StatusOK, "sessions", h.page("Sessions", "sessions", live, sessionsView{Filter: f, Providers: providerNames(), Page: page,
+	h.render(w, http.StatusOK, "sessions", h.page("Sessions", "sessions", live, sessionsView{Filter: f, Providers: h.providerNames(), Page: page,
 		Tail: sessionsList(f).tail(page.Next, len(page.Rows), false)}))
 }
 
@@ -158,10 +162,10 @@ type receiptsView struct {
 	Tail       listTail
 }
 
-func receiptFilter(r *http.Request) ReceiptFilter {
+func (h *Handler) receiptFilter(r *http.Request) ReceiptFilter {
 	q := r.URL.Query()
 	return ReceiptFilter{
-		Provider: oneOf(q.Get("provider"), providerNames()), NativeID: strings.TrimSpace(q.Get("nativeId")),
+		Provider: oneOf(q.Get("provider"), h.providerNames()), NativeID: strings.TrimSpace(q.Get("nativeId")),
 		Status: oneOf(q.Get("status"), receiptStates), Operation: oneOf(q.Get("operation"), operationKinds),
 		Cursor: q.Get("cursor"), Limit: intParam(r, "limit"),
 	}
@@ -180,7 +184,7 @@ func receiptsList(f ReceiptFilter) listSpec {
 func (h *Handler) receiptsPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.withCtx(r)
 	defer cancel()
-	f := receiptFilter(r)
+	f := h.receiptFilter(r)
 	page, err := h.read.receipts(ctx, f)
 	if err != nil {
 		h.failRead(w, err)
@@ -191,7 +195,7 @@ func (h *Handler) receiptsPage(w http.ResponseWriter, r *http.Request) {
 		live = Base + "/live/receipts" + queryString("provider", f.Provider, "nativeId", f.NativeID, "status", f.Status,
 			"operation", f.Operation, "limit", limitParam(f.Limit), "since", pageMark(page.Rows))
 	}
-	h.render(w, http.StatusOK, "receipts", h.page("Receipts", "receipts", live, receiptsView{Filter: f, Providers: providerNames(),
+	h.render(w, http.StatusOK, "receipts", h.page("Receipts", "receipts", live, receiptsView{Filter: f, Providers: h.providerNames(),
 		States: receiptStates, Operations: operationKinds, Page: page, Tail: receiptsList(f).tail(page.Next, len(page.Rows), false)}))
 }
 

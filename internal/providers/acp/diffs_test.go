@@ -70,3 +70,32 @@ func TestDiffFromCompletedToolCalls(t *testing.T) {
 		t.Errorf("unseen session = %+v", res)
 	}
 }
+
+// TestDiffFromPermissionToolCall: an agent that carries an edit's diff
+// only in its permission request's tool call (opencode acp) and completes
+// the call without content still gets that diff.
+func TestDiffFromPermissionToolCall(t *testing.T) {
+	b := newDiffBook()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	c := &Client{sessions: map[string]*session{}, cfg: Config{Observe: func(sid, kind string, u json.RawMessage, turn string) {
+		b.observe(sid, kind, u, turn, now)
+	}}}
+	up := func(kind, v string) { c.cfg.Observe("s1", kind, json.RawMessage(v), "t1") }
+	up("tool_call", `{"toolCallId":"w","title":"write","kind":"edit","status":"pending","rawInput":{}}`)
+	c.observeToolCall("s1", json.RawMessage(`{"toolCallId":"w","title":"allowed.txt","kind":"edit",`+
+		`"content":[{"type":"diff","path":"/ws/allowed.txt","oldText":"","newText":"yes\n"}]}`))
+	// A rejected call's request carries a diff too; the call fails.
+	up("tool_call", `{"toolCallId":"r","title":"write","kind":"edit","status":"pending"}`)
+	c.observeToolCall("s1", json.RawMessage(`{"toolCallId":"r","content":[{"type":"diff","path":"/ws/rejected.txt","oldText":"","newText":"no\n"}]}`))
+	up("tool_call_update", `{"toolCallId":"r","status":"failed","content":[{"type":"content","content":{"type":"text","text":"rejected"}}]}`)
+	up("tool_call_update", `{"toolCallId":"w","status":"completed","content":[{"type":"content","content":{"type":"text","text":"Wrote file"}}]}`)
+	c.observeToolCall("s1", nil) // no tool call: nothing observed
+
+	res, known := b.diff("s1", "t1", "/ws")
+	if !known || !res.Observed || len(res.Files) != 1 || res.Files[0].Path != "allowed.txt" || !strings.Contains(res.Diff, "+yes") {
+		t.Fatalf("diff = %+v", res)
+	}
+	if strings.Contains(res.Diff, "+no") || len(res.Skipped) != 1 || res.Skipped[0].ToolCallID != "r" {
+		t.Fatalf("the rejected call's diff leaked: %+v", res)
+	}
+}

@@ -3,7 +3,7 @@
 // Code, Cursor, Gemini CLI, Qwen Code, ...) and of the user's agents file
 // ([NewAgent]); what is particular to an agent is a declared quirk of its
 // entry (Cursor's cursor/* requests: [CursorExtension]). Tested against
-// real agents (claude-agent-acp, qwen, codex-acp, opencode acp) and a
+// real agents (claude-agent-acp, qwen, codex-acp, opencode acp, gemini) and a
 // simulated Cursor peer.
 //
 // The wire layer is the runtime's one newline-delimited JSON-RPC 2.0

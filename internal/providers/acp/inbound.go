@@ -115,6 +115,7 @@ func (c *Client) requestPermission(ctx context.Context, params json.RawMessage) 
 	for _, o := range p.Options {
 		opts = append(opts, providers.PermissionOption{ID: o.OptionID, Name: o.Name, Kind: o.Kind})
 	}
+	c.observeToolCall(p.SessionID, p.ToolCall)
 	c.emit(p.SessionID, "session/request_permission", params)
 	// The request is held (listed, answerable) only once the subscribers
 	// took the updates that came before it, such as its tool_call.
@@ -129,6 +130,23 @@ func (c *Client) requestPermission(ctx context.Context, params json.RawMessage) 
 		return d.Ack(sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}), nil
 	}
 	return d.Ack(sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(d.Option.ID))}), nil
+}
+
+// observeToolCall hands the tool call of a permission request to the
+// Observe hook as the tool_call_update it is in ACP: an agent may carry the
+// edit's diff content there only (opencode acp puts it in the request and
+// ends the call without it), and the call's later updates complete it.
+func (c *Client) observeToolCall(sessionID string, toolCall json.RawMessage) {
+	if c.cfg.Observe == nil || len(toolCall) == 0 {
+		return
+	}
+	turn := ""
+	if s := c.lookup(sessionID); s != nil {
+		if t := s.turn(); t != nil {
+			turn = t.ID
+		}
+	}
+	c.cfg.Observe(sessionID, "tool_call_update", toolCall, turn)
 }
 
 // permissionTarget reads the title of a permission request's tool call and
@@ -147,6 +165,9 @@ func permissionTarget(toolCall json.RawMessage) (string, Paths) {
 			FilePath     string `json:"file_path"`
 			Path         string `json:"path"`
 			NotebookPath string `json:"notebook_path"`
+			// opencode's filePath (and its permission metadata's
+			// filepath: names match case-insensitively).
+			CamelPath string `json:"filePath"`
 		} `json:"rawInput"`
 	}
 	_ = json.Unmarshal(toolCall, &tc)
@@ -168,6 +189,7 @@ func permissionTarget(toolCall json.RawMessage) (string, Paths) {
 		add(tc.RawInput.FilePath)
 		add(tc.RawInput.Path)
 		add(tc.RawInput.NotebookPath)
+		add(tc.RawInput.CamelPath)
 	}
 	return tc.Title, paths
 }

@@ -271,6 +271,8 @@ func TestPermissionTarget(t *testing.T) {
 			"Edit a.go", Paths{Known: []string{"/w/a.go", "/w/b.go"}}},
 		{"a call of no kind is read like an edit", `{"title":"Write","rawInput":{"notebook_path":"/w/n.ipynb"}}`,
 			"Write", Paths{Known: []string{"/w/n.ipynb"}}},
+		{"opencode's filepath and filePath", `{"title":"a.txt","kind":"edit","rawInput":{"filepath":"/w/a.txt"}}`,
+			"a.txt", Paths{Known: []string{"/w/a.txt"}}},
 		{"delete and move name theirs", `{"kind":"move","locations":[{"path":"/w/x"},{"path":"/w/y"}]}`,
 			"", Paths{Known: []string{"/w/x", "/w/y"}}},
 		{"a command's writes are unknown", `{"title":"printf x > c.txt","kind":"execute","rawInput":{"command":"printf x > c.txt"}}`,

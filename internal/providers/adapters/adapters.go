@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agent-interop/runtime/internal/providers"
@@ -84,6 +85,33 @@ func AgentsFilePath(lookupEnv func(string) (string, bool)) string {
 		home = h
 	}
 	return filepath.Join(home, ".agent-interop-runtime", "agents.yaml")
+}
+
+// KnownIDs are the ids of every known agent, without building an adapter:
+// the built-in catalog, then the user's agents file (an entry with a
+// problem keeps its id when it has a usable one).
+func KnownIDs(lookupEnv func(string) (string, bool)) []string {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	var out []string
+	for _, id := range providers.Order() {
+		out = append(out, string(id))
+	}
+	path := AgentsFilePath(lookupEnv)
+	if path == "" {
+		return out
+	}
+	users, problems := providers.LoadAgentsFile(path, append(providers.Order(), providers.AgentsFileProblemsID))
+	for _, s := range users {
+		out = append(out, string(s.ID))
+	}
+	for _, p := range problems {
+		if p.ID != "" && !slices.Contains(out, string(p.ID)) {
+			out = append(out, string(p.ID))
+		}
+	}
+	return out
 }
 
 // New builds the adapters of the built-in catalog and of the user's

@@ -113,6 +113,18 @@ func TestAgentsFile(t *testing.T) {
 	if len(set.Problems) != 5 {
 		t.Fatalf("problems = %v", set.Problems)
 	}
+	// KnownIDs (the desk's filter) lists the same ids without building
+	// an adapter: the catalog, then the file's, a bad entry under its id.
+	ids := KnownIDs(envOf(map[string]string{EnvAgentsFile: file}))
+	var registry []string
+	for _, a := range set.All {
+		if a.ID() != providers.AgentsFileProblemsID {
+			registry = append(registry, string(a.ID()))
+		}
+	}
+	if strings.Join(ids, ",") != strings.Join(registry, ",") || ids[len(ids)-3] != "my-agent" {
+		t.Fatalf("KnownIDs = %q, registry %q", ids, registry)
+	}
 }
 
 func TestAgentsFileMalformed(t *testing.T) {

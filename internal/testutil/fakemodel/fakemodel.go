@@ -1,13 +1,15 @@
 // Package fakemodel is the project's fake model server for tests.
 //
-// One [Server] listens on 127.0.0.1 on an ephemeral port and speaks the three
+// One [Server] listens on 127.0.0.1 on an ephemeral port and speaks the four
 // model APIs the real provider programs call:
 //
 //   - OpenAI Chat Completions, POST /v1/chat/completions (streaming SSE or
 //     JSON), used by OpenCode through @ai-sdk/openai-compatible;
 //   - OpenAI Responses, POST /v1/responses (SSE), used by Codex;
 //   - Anthropic Messages, POST /v1/messages (SSE or JSON) and
-//     /v1/messages/count_tokens, used by Claude Code (claude-agent-acp).
+//     /v1/messages/count_tokens, used by Claude Code (claude-agent-acp);
+//   - the Gemini API, POST /v1beta/models/{model}:streamGenerateContent,
+//     :generateContent and :countTokens, used by Gemini CLI (gemini.go).
 //
 // A test scripts the answers with rules matched on the LAST user message of a
 // request only (never the whole body, so one magic word cannot poison later
@@ -139,7 +141,7 @@ func Start() (*Server, error) {
 		changed: make(chan struct{}),
 		deflt:   Text("Hello from fake model."),
 	}
-	hs := httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(s.routes))
 	hs.Listener.Close()
 	hs.Listener = ln
 	hs.Config.ReadHeaderTimeout = 10 * time.Second
@@ -368,7 +370,7 @@ func (s *Server) count(pred func(Request) bool) int {
 
 func (r Request) turnStarting() bool {
 	switch r.API {
-	case ChatCompletions, Responses, Messages:
+	case ChatCompletions, Responses, Messages, GeminiGenerate:
 		return !r.Continuation && !r.Side
 	}
 	return false

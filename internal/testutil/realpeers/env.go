@@ -278,3 +278,32 @@ func QwenEnv(tb testing.TB, baseURL string) *Env {
 	}
 	return e
 }
+
+// GeminiEnv returns an isolated environment for Gemini CLI (`gemini
+// --acp`): the Gemini API at the fake model's root URL
+// (fakemodel.Server.URL; GOOGLE_GEMINI_BASE_URL makes it use the "gateway"
+// auth type) with a fake key, the model "echo", no telemetry, update
+// check or relaunch, and the environment's root folder (the workspaces
+// under it) trusted: an untrusted folder runs with its project settings
+// and hooks off.
+func GeminiEnv(tb testing.TB, rootURL string) *Env {
+	tb.Helper()
+	e := NewEnv(tb)
+	e.Set("GOOGLE_GEMINI_BASE_URL", rootURL).Set("GEMINI_API_KEY", "fake-key").Set("GEMINI_MODEL", FakeModel).
+		Set("GEMINI_CLI_NO_RELAUNCH", "true").Set("GEMINI_TELEMETRY_ENABLED", "false")
+	dir := filepath.Join(e.Home(), ".gemini")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		tb.Fatalf("realpeers: %v", err)
+	}
+	settings := `{"security":{"auth":{"selectedType":"gateway"},"folderTrust":{"enabled":false}},` +
+		`"general":{"disableAutoUpdate":true,"disableUpdateNag":true},` +
+		`"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"model":{"name":"echo"}}`
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(settings), 0o600); err != nil {
+		tb.Fatalf("realpeers: %v", err)
+	}
+	trusted := fmt.Sprintf(`{%q:"TRUST_FOLDER"}`, e.Root())
+	if err := os.WriteFile(filepath.Join(dir, "trustedFolders.json"), []byte(trusted), 0o600); err != nil {
+		tb.Fatalf("realpeers: %v", err)
+	}
+	return e
+}

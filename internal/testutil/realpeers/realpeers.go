@@ -10,7 +10,7 @@
 // environment variable CI is "true": then a missing program fails the test, so
 // CI never silently skips. The lookup order is the program's override
 // variable (INTEROP_TEST_OPENCODE, INTEROP_TEST_CODEX, INTEROP_TEST_CLAUDE_ACP,
-// INTEROP_TEST_QWEN, INTEROP_TEST_CODEX_ACP),
+// INTEROP_TEST_QWEN, INTEROP_TEST_CODEX_ACP, INTEROP_TEST_GEMINI),
 // then the install cache ($INTEROP_PROVIDER_CACHE, default
 // <module root>/.cache/providers/<pkg>@<version>/node_modules/.bin/<bin>).
 //
@@ -41,8 +41,9 @@ const (
 	// TypeScript SDK the HTTP tests run a client with (under node). Find
 	// returns its node_modules folder.
 	MCPTypeScriptSDK
-	QwenCode // @qwen-code/qwen-code, binary "qwen" (ACP with --acp)
-	CodexACP // @zed-industries/codex-acp, binary "codex-acp"
+	QwenCode  // @qwen-code/qwen-code, binary "qwen" (ACP with --acp)
+	CodexACP  // @zed-industries/codex-acp, binary "codex-acp"
+	GeminiCLI // @google/gemini-cli, binary "gemini" (ACP with --acp)
 )
 
 // Spec describes how a program is installed and overridden.
@@ -69,6 +70,8 @@ func (p Program) Spec() Spec {
 		return Spec{"qwen", "@qwen-code/qwen-code", "0.24.4", "qwen", "INTEROP_TEST_QWEN"}
 	case CodexACP:
 		return Spec{"codex-acp", "@zed-industries/codex-acp", "0.16.0", "codex-acp", "INTEROP_TEST_CODEX_ACP"}
+	case GeminiCLI:
+		return Spec{"gemini", "@google/gemini-cli", "0.61.0", "gemini", "INTEROP_TEST_GEMINI"}
 	}
 	return Spec{Name: fmt.Sprintf("program(%d)", int(p))}
 }
