@@ -128,6 +128,7 @@ func defineRunFlags(fs *flag.FlagSet, c *bench.Config) runFlags {
 	f.load = fs.Bool("http-load", false, "also run the HTTP load test (-load-sessions concurrent sessions × -load-calls get_work_item calls)")
 	fs.IntVar(&c.LoadSessions, "load-sessions", 16, "concurrent sessions of the HTTP load test")
 	fs.IntVar(&c.LoadCalls, "load-calls", 1000, "calls per session of the HTTP load test")
+	fs.StringVar(&c.Compare, "compare", "", "another interop-runtime binary (an earlier build) to measure as \"compare: full\" in the same rounds, for a before/after figure")
 	f.dir = fs.String("C", ".", "a directory inside the module to build")
 	f.jsonOut = fs.Bool("json", false, "print the report as JSON (with every spawn's figures) instead of tables")
 	f.quiet = fs.Bool("q", false, "no progress lines on stderr")
