@@ -66,6 +66,21 @@ func TestAnchoredSearchMatchesTheWholeScan(t *testing.T) {
 		}
 		texts = append(texts, b.String())
 	}
+	// Assignments whose blanks around the operator hold line breaks, up to
+	// and past the most a generic-api-key match can hold, then more lines.
+	blanks := []string{"", " ", "\n", "\n\n", " \n\t", "\n\n\n", "\r\n\r\n\n"}
+	for _, key := range []string{"api_key", "db.password", "TOKEN", "x-auth", "my_secret_value"} {
+		for _, before := range blanks {
+			for _, op := range []string{"=", ":", ":=", "=>", ","} {
+				for _, after := range blanks {
+					for _, quote := range []string{"", "\"", "'", "`"} {
+						v := tok(uint64(len(texts)), alnum, 24)
+						texts = append(texts, "line one\n"+key+quote+before+op+after+quote+v+quote+"\nkey = "+v[:12]+"\n\n\n")
+					}
+				}
+			}
+		}
+	}
 	for _, ru := range rules {
 		for _, s := range texts {
 			want := ru.re.FindAllStringSubmatchIndex(s, -1)
