@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"regexp"
 	"slices"
@@ -188,29 +189,37 @@ func (r *rule) find(s string, global []*allowlist, out []span) []span {
 // offset (a "$" cannot match just after that line break, see maxBreaks),
 // and nothing before the offset matters (no look-behind assertion).
 // Matches are non-empty (they hold a keyword), so the next search starts
-// where the last match ended, as FindAll's does.
+// where the last match ended, as FindAll's does. The rule's gate, a
+// necessary condition on the keyword occurrence a match uses, skips the
+// occurrences that cannot start one.
 func (r *rule) candidateMatches(s string) [][]int {
 	lower := lowerASCII(s)
-	var at []int // keyword starts, ascending
+	type occurrence struct{ start, end int }
+	var at []occurrence // keyword occurrences, by start
 	for _, k := range r.keywords {
 		for i := 0; ; {
 			j := bytes.Index(lower[i:], []byte(k))
 			if j < 0 {
 				break
 			}
-			at = append(at, i+j)
+			at = append(at, occurrence{i + j, i + j + len(k)})
 			i += j + 1
 		}
 	}
 	if len(at) == 0 {
 		return nil
 	}
-	slices.Sort(at)
-	at = slices.Compact(at)
+	slices.SortFunc(at, func(a, b occurrence) int { return cmp.Or(a.start-b.start, a.end-b.end) })
 	var out [][]int
 	pos, tried := 0, -1
-	for _, k := range at {
+	for _, o := range at {
+		k := o.start
 		if k < pos {
+			continue
+		}
+		// The rule's gate is a necessary condition on the keyword a match
+		// uses: an occurrence that fails it starts no match.
+		if r.gate != nil && !r.gate(s, []int{o.end}) {
 			continue
 		}
 		c := k
