@@ -63,7 +63,7 @@ type Registry struct {
 	timeout  time.Duration
 	host     string
 
-	soft     time.Duration // 0: wait for every provider
+	soft time.Duration // 0: wait for every provider
 
 	mu      sync.Mutex
 	known   map[providers.ID]Known // the last capability record seen per provider
