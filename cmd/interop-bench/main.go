@@ -6,7 +6,7 @@
 // serve-http against stdio and, with -http-load, loads one HTTP server with
 // concurrent sessions. See docs/benchmarks.md.
 //
-//	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-http-load] [-json]
+//	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-http-load] [-compare BIN] [-gate] [-json]
 //	go run ./cmd/interop-bench scale [-sizes 1000,10000,100000] [-shapes chain,tree,fanin,dense|all] [-only get_work_graph] [-calls 30] [-store sqlite,postgres] [-db postgres://…] [-json]
 //	go run ./cmd/interop-bench handoff [-json]   |   go run ./cmd/interop-bench check
 package main
@@ -102,13 +102,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "interop-bench: %v\n", err)
 		return 1
 	}
+	if *f.gate {
+		gs, ok := rep.Gate()
+		fmt.Fprintln(stdout)
+		if err := bench.WriteGate(stdout, gs); err != nil {
+			fmt.Fprintf(stderr, "interop-bench: %v\n", err)
+			return 1
+		}
+		if !ok {
+			fmt.Fprintln(stderr, "interop-bench: the benchmark gate failed: a ratio to the minimal go-sdk server is past its limit (above)")
+			return 1
+		}
+	}
 	return 0
 }
 
 // runFlags are run's flags that are not fields of bench.Config.
 type runFlags struct {
-	profiles, dir        *string
-	load, jsonOut, quiet *bool
+	profiles, dir              *string
+	load, jsonOut, quiet, gate *bool
 }
 
 // defineRunFlags defines run's flags on fs, the configuration's into c.
@@ -128,9 +140,11 @@ func defineRunFlags(fs *flag.FlagSet, c *bench.Config) runFlags {
 	f.load = fs.Bool("http-load", false, "also run the HTTP load test (-load-sessions concurrent sessions × -load-calls get_work_item calls)")
 	fs.IntVar(&c.LoadSessions, "load-sessions", 16, "concurrent sessions of the HTTP load test")
 	fs.IntVar(&c.LoadCalls, "load-calls", 1000, "calls per session of the HTTP load test")
+	fs.StringVar(&c.Compare, "compare", "", "another interop-runtime binary (an earlier build) to measure as \"compare: full\" in the same rounds, for a before/after figure")
 	f.dir = fs.String("C", ".", "a directory inside the module to build")
 	f.jsonOut = fs.Bool("json", false, "print the report as JSON (with every spawn's figures) instead of tables")
 	f.quiet = fs.Bool("q", false, "no progress lines on stderr")
+	f.gate = fs.Bool("gate", false, "after the report, check the CI gate (ratios to the minimal go-sdk server of this run, see docs/benchmarks.md) and exit 1 past a limit")
 	return f
 }
 

@@ -24,6 +24,9 @@ type Target struct {
 	Args     []string // its arguments
 	Tools    []string // trivial tools to call: the first one tools/list offers
 	Baseline bool     // the minimal go-sdk server every ratio refers to
+	// Compare marks another build of the runtime (-compare), measured in
+	// the same rounds for a before/after figure; the targets leave it out.
+	Compare bool
 }
 
 // SpawnOptions say how one spawn talks to its server.

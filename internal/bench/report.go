@@ -76,6 +76,7 @@ type HTTPRatios struct {
 type Row struct {
 	Name        string      `json:"name"`
 	Baseline    bool        `json:"baseline,omitempty"`
+	Compare     bool        `json:"compare,omitempty"`
 	Spawns      int         `json:"spawns"`
 	Protocol    string      `json:"protocol"` // as the server answered initialize
 	Tool        string      `json:"tool"`     // the trivial tool called
@@ -128,7 +129,7 @@ func (r *Report) baseline() *Row {
 
 func (r *Report) row(name string) *Row {
 	for i := range r.Rows {
-		if r.Rows[i].Name == name && !r.Rows[i].Baseline {
+		if r.Rows[i].Name == name && !r.Rows[i].Baseline && !r.Rows[i].Compare {
 			return &r.Rows[i]
 		}
 	}
@@ -159,7 +160,7 @@ func (r *Report) worst(f func(*Row) Figure) (string, Figure) {
 	name, v := "", Figure(math.NaN())
 	for i := range r.Rows {
 		x := &r.Rows[i]
-		if x.Baseline {
+		if x.Baseline || x.Compare {
 			continue
 		}
 		if y := f(x); !math.IsNaN(float64(y)) && (name == "" || y > v) {

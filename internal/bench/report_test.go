@@ -173,3 +173,25 @@ func TestTargets(t *testing.T) {
 		t.Errorf("legacy trivial tool = %q, %v", got, err)
 	}
 }
+
+// TestCompareRow: -compare adds a row for the other build, measured in
+// the same rounds, that the targets leave out.
+func TestCompareRow(t *testing.T) {
+	ts := Targets(Config{Profiles: []string{"full"}, Compare: "/old/rt"}, "/b/rt", "/b/min")
+	if len(ts) != 3 || ts[2].Name != "compare: full" || !ts[2].Compare || ts[2].Path != "/old/rt" ||
+		strings.Join(ts[2].Args, " ") != "serve --profile full" {
+		t.Fatalf("targets with -compare = %+v", ts)
+	}
+	r := &Report{Rows: []Row{
+		{Name: "baseline", Baseline: true, InitMs: 2},
+		{Name: "full", InitMs: 3},
+		{Name: "compare: full", Compare: true, InitMs: 9},
+	}}
+	r.addRatios()
+	if got := r.Rows[2].Ratio.Init; got != 4.5 {
+		t.Errorf("compare row's ratio to the baseline = %v, want 4.5", got)
+	}
+	if name, v := r.worst(func(x *Row) Figure { return x.InitMs }); name != "full" || v != 3 {
+		t.Errorf("worst = %s %v, want the runtime's own row (full 3)", name, v)
+	}
+}

@@ -49,6 +49,10 @@ type Config struct {
 	HTTP bool
 	// LoadSessions × LoadCalls is the HTTP load test (0: not run).
 	LoadSessions, LoadCalls int
+	// Compare is another interop-runtime binary (an earlier build, say)
+	// measured as "compare: full" in the same rounds as the rest, so a
+	// before/after pair shares the machine's load; empty for none.
+	Compare string
 }
 
 // Validate checks the figures a run depends on.
@@ -119,6 +123,9 @@ func Targets(c Config, runtimeBin, baselineBin string) []Target {
 	ts := []Target{{Name: "baseline", Path: baselineBin, Tools: []string{"ping"}, Baseline: true}}
 	for _, p := range c.Profiles {
 		ts = append(ts, Target{Name: p, Path: runtimeBin, Args: []string{"serve", "--profile", p}, Tools: runtimeTools()})
+	}
+	if c.Compare != "" {
+		ts = append(ts, Target{Name: "compare: full", Path: c.Compare, Args: []string{"serve", "--profile", "full"}, Tools: runtimeTools(), Compare: true})
 	}
 	if c.ReadOnly {
 		ts = append(ts, Target{Name: "full --read-only", Path: runtimeBin, Args: []string{"serve", "--profile", "full", "--read-only"}, Tools: runtimeTools()})
@@ -351,6 +358,7 @@ func summarize(t Target, ss []Sample, counter Counter) (Row, error) {
 	r := Row{
 		Name:        t.Name,
 		Baseline:    t.Baseline,
+		Compare:     t.Compare,
 		Spawns:      len(ss),
 		Protocol:    ss[0].Protocol,
 		Tool:        ss[0].Tool,

@@ -97,3 +97,26 @@ func BenchmarkFirstUse(b *testing.B) {
 	}
 	b.ReportMetric(float64(heap)/1024, "heap-KiB")
 }
+
+// BenchmarkAnchored compares, on the 4 KB code text, the search of the
+// rules run from their keywords (candidateMatches) with the whole-text
+// scan it replaced, in one run.
+func BenchmarkAnchored(b *testing.B) {
+	r, _ := New()
+	for _, ru := range r.rules {
+		if ru.keyStart == 0 {
+			continue
+		}
+		re, _ := ru.regexp()
+		b.Run(ru.id+"/whole-scan", func(b *testing.B) {
+			for b.Loop() {
+				re.FindAllStringSubmatchIndex(codeText, -1)
+			}
+		})
+		b.Run(ru.id+"/anchored", func(b *testing.B) {
+			for b.Loop() {
+				ru.candidateMatches(codeText)
+			}
+		})
+	}
+}

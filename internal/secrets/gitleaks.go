@@ -88,6 +88,10 @@ func gitleaksRules() ([]*rule, []*allowlist, error) {
 		if len(r.keywords) > 0 && strings.Contains(gr.Regex, assignmentOperator) {
 			r.gate = operatorAfter
 		}
+		if gr.ID == "generic-api-key" && strings.HasPrefix(gr.Regex, genericKeyPrefix) && !strings.Contains(gr.Regex, "^") &&
+			!strings.Contains(gr.Regex, `\b`) && !strings.Contains(gr.Regex, `\B`) {
+			r.keyStart, r.maxBreaks = 50, genericMaxBreaks
+		}
 		if gr.Allowlist != nil {
 			gr.Allowlists = append([]gitleaksAllowlist{*gr.Allowlist}, gr.Allowlists...)
 		}
@@ -104,6 +108,19 @@ func gitleaksRules() ([]*rule, []*allowlist, error) {
 	}
 	return rules, global, nil
 }
+
+// genericKeyPrefix opens generic-api-key's pattern: up to 50 characters of
+// [\w.-], then its keywords (each one of the rule's keywords), so a match
+// holds a keyword at most 50 bytes into a run of those characters (ASCII
+// text; see hasASCIIFold) and the rule is searched from its keywords
+// (keyStart 50).
+const genericKeyPrefix = `(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)`
+
+// genericMaxBreaks bounds the line breaks of a generic-api-key match: past
+// the keyword, only [\s'"]{0,3} before the operator, [\x60'"\s=]{0,5} after
+// it and the one closing character match one, so a match holds at most 9;
+// its "$" follows the secret, which holds none.
+const genericMaxBreaks = 9
 
 // The two parts of gitleaks' "semi-generic" template between a provider
 // keyword and the secret: the rest of the key name, then the assignment

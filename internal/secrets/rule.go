@@ -1,8 +1,11 @@
 package secrets
 
 import (
+	"bytes"
+	"cmp"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -34,14 +37,34 @@ type rule struct {
 	reject func(match, secret string) bool
 	// replacement is the text a secret becomes ([Redacted] if empty).
 	replacement string
+	// keyStart, when positive, says that every match of the pattern holds
+	// one of the rule's keywords (ASCII case aside) within a run of
+	// [A-Za-z0-9_.-] that starts the match, at most keyStart bytes after the
+	// match's start (keyStart ≥ len(s): any distance), and that the pattern
+	// has no assertion that looks before the match (^, \b, \B). find then
+	// runs the pattern anchored at the few offsets where a match can start
+	// instead of scanning the whole text: see candidateMatches.
+	keyStart int
+	// maxBreaks, with keyStart, is how many line breaks a match can hold at
+	// most, none of them the last character before a "$" of the pattern:
+	// the anchored search then reads no further than the line break after
+	// those, which keeps its input short enough for the regexp package's
+	// backtracker (the same matches as its other engines, much faster).
+	maxBreaks int
 
-	once sync.Once
-	re   *regexp.Regexp
-	err  error
+	once     sync.Once
+	re       *regexp.Regexp
+	anchored *regexp.Regexp
+	err      error
 }
 
 func (r *rule) regexp() (*regexp.Regexp, error) {
-	r.once.Do(func() { r.re, r.err = regexp.Compile(r.pattern) })
+	r.once.Do(func() {
+		r.re, r.err = regexp.Compile(r.pattern)
+		if r.err == nil && r.keyStart > 0 {
+			r.anchored, r.err = regexp.Compile(`^(?:` + r.pattern + `)`)
+		}
+	})
 	return r.re, r.err
 }
 
@@ -99,7 +122,13 @@ func (r *rule) find(s string, global []*allowlist, out []span) []span {
 	if err != nil {
 		return out
 	}
-	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+	var ms [][]int
+	if r.anchored != nil && !hasASCIIFold(s) {
+		ms = r.candidateMatches(s)
+	} else {
+		ms = re.FindAllStringSubmatchIndex(s, -1)
+	}
+	for _, m := range ms {
 		start, end := m[0], m[1]
 		for end > start && s[end-1] == '\n' {
 			end--
@@ -143,6 +172,96 @@ func (r *rule) find(s string, global []*allowlist, out []span) []span {
 		out = append(out, span{start: start, end: end, replacement: r.replacement})
 	}
 	return out
+}
+
+// candidateMatches returns what re.FindAllStringSubmatchIndex(s, -1)
+// returns, for a rule with keyStart set, by running the anchored pattern
+// only where a match can start. A match's keyword begins at some k where
+// one of the rule's keywords occurs, and the match starts in the run of
+// [A-Za-z0-9_.-] that ends at k, at most keyStart bytes before k; a match
+// starting inside that window implies one at its earliest offset (the
+// run's characters are what the pattern's leading class takes), so the
+// leftmost match after pos starts at the smallest candidate max(pos, run
+// start, k-keyStart) at which the anchored pattern matches. The anchored
+// pattern reads the rest of the text up to the line break after the most
+// a match can hold (or the end of the text), so its "$" and the priority
+// of its alternatives are those of the unanchored search at the same
+// offset (a "$" cannot match just after that line break, see maxBreaks),
+// and nothing before the offset matters (no look-behind assertion).
+// Matches are non-empty (they hold a keyword), so the next search starts
+// where the last match ended, as FindAll's does. The rule's gate, a
+// necessary condition on the keyword occurrence a match uses, skips the
+// occurrences that cannot start one.
+func (r *rule) candidateMatches(s string) [][]int {
+	lower := lowerASCII(s)
+	type occurrence struct{ start, end int }
+	var at []occurrence // keyword occurrences, by start
+	for _, k := range r.keywords {
+		for i := 0; ; {
+			j := bytes.Index(lower[i:], []byte(k))
+			if j < 0 {
+				break
+			}
+			at = append(at, occurrence{i + j, i + j + len(k)})
+			i += j + 1
+		}
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	slices.SortFunc(at, func(a, b occurrence) int { return cmp.Or(a.start-b.start, a.end-b.end) })
+	var out [][]int
+	pos, tried := 0, -1
+	for _, o := range at {
+		k := o.start
+		if k < pos {
+			continue
+		}
+		// The rule's gate is a necessary condition on the keyword a match
+		// uses: an occurrence that fails it starts no match.
+		if r.gate != nil && !r.gate(s, []int{o.end}) {
+			continue
+		}
+		c := k
+		for c > pos && k-c < r.keyStart && isKeyNameChar(s[c-1]) {
+			c--
+		}
+		if c <= tried {
+			continue
+		}
+		tried = c
+		end := c
+		for n := 0; n <= r.maxBreaks && end < len(s); n++ {
+			if i := strings.IndexByte(s[end:], '\n'); i >= 0 {
+				end += i + 1
+			} else {
+				end = len(s)
+			}
+		}
+		m := r.anchored.FindStringSubmatchIndex(s[c:end])
+		if m == nil {
+			continue
+		}
+		for i := range m {
+			if m[i] >= 0 {
+				m[i] += c
+			}
+		}
+		out = append(out, m)
+		pos = m[1]
+	}
+	return out
+}
+
+// isKeyNameChar is the class [A-Za-z0-9_.-] ([\w.-] in ASCII).
+func isKeyNameChar(c byte) bool { return isTokenChar(c) || c == '.' }
+
+// hasASCIIFold reports whether s holds one of the two non-ASCII letters
+// that case-fold to an ASCII letter (U+017F ſ to s, U+212A Kelvin sign to
+// k): a case-insensitive pattern matches them where the ASCII keyword
+// search does not look, so such a text is scanned whole.
+func hasASCIIFold(s string) bool {
+	return strings.Contains(s, "\u017f") || strings.Contains(s, "\u212a")
 }
 
 // alreadyRedacted keeps redaction idempotent: a marker is not a secret.

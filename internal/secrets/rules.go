@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"math"
 	"regexp"
 	"strings"
 )
@@ -53,8 +54,12 @@ func interopRules() []*rule {
 		},
 		// One pass for every quoting of the value: "double", \"escaped\"
 		// (the pair inside a JSON string), 'single', or bare.
-		kv("kv-pair", "(?i)"+secretKeyName+"(?:\\\\?[\"'])?[ \\t]*[:=][ \\t]*"+
-			"(?:\"((?:[^\"\\\\\\n]|\\\\.)*)\"|\\\\\"((?:[^\\\\\\n]|\\\\[^\"\\n])*)\\\\\"|'([^'\\n]*)'|([^\\s,\"'`}\\\\{]+))"),
+		// Every alternative of secretKeyName holds one of kvKeywords inside
+		// the name's run of [A-Za-z0-9_.-], and nothing looks before the
+		// match: it is searched from its keywords (keyStart); no part of it
+		// matches a line break.
+		anchoredAtKeys(kv("kv-pair", "(?i)"+secretKeyName+"(?:\\\\?[\"'])?[ \\t]*[:=][ \\t]*"+
+			"(?:\"((?:[^\"\\\\\\n]|\\\\.)*)\"|\\\\\"((?:[^\\\\\\n]|\\\\[^\"\\n])*)\\\\\"|'([^'\\n]*)'|([^\\s,\"'`}\\\\{]+))"), math.MaxInt, 0),
 		// A bare PASS= or PWD= (only with "=": "PASS: TestName" is test output).
 		kv("kv-pass", "(?i)\\b(?:pass|pwd)[ \\t]*=[ \\t]*([^\\s,\"'`}\\\\{]+)"),
 		{
@@ -354,4 +359,10 @@ func hasTwilioSID(s string) bool {
 		}
 	}
 	return false
+}
+
+// anchoredAtKeys sets r's keyStart and maxBreaks (see rule) and returns r.
+func anchoredAtKeys(r *rule, keyStart, maxBreaks int) *rule {
+	r.keyStart, r.maxBreaks = keyStart, maxBreaks
+	return r
 }

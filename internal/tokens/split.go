@@ -27,22 +27,22 @@ func split(text string, piece func(string)) bool {
 	if !utf8.ValidString(text) {
 		return false
 	}
-	rs := make([]rune, 0, len(text))
-	offs := make([]int, 0, len(text)+1)
-	for i, r := range text {
-		rs = append(rs, r)
-		offs = append(offs, i)
-	}
-	offs = append(offs, len(text))
+	rs := []rune(text)
 	n := len(rs)
+	at := 0 // the byte offset of rs[i] in text (valid UTF-8: each rune's own length)
 	for i := 0; i < n; {
 		e := matchAt(rs, i)
 		if e == i {
+			at += utf8.RuneLen(rs[i])
 			i++ // no piece starts here: the engine moves on, the rune is not encoded
 			continue
 		}
-		piece(text[offs[i]:offs[e]])
-		i = e
+		end := at
+		for _, r := range rs[i:e] {
+			end += utf8.RuneLen(r)
+		}
+		piece(text[at:end])
+		at, i = end, e
 	}
 	return true
 }

@@ -2,12 +2,11 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/agent-interop/runtime/catalogs/limits"
-	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers"
 )
@@ -99,30 +98,30 @@ func (r *Registry) ListSessionPage(ctx context.Context, q SessionQuery) (Session
 			ids = ids[at:]
 		}
 	}
+	// Every provider is asked at once; listing them all, the page waits
+	// for a slow one only up to the soft deadline and reports it late.
+	flights := make([]*flight, len(ids))
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		if a := r.adapters[id]; a != nil {
+			flights[i] = r.listFlight(ctx, id, a)
+		} else if q.Provider != "" {
+			errs[i] = &NotConfiguredError{Provider: id}
+		}
+	}
+	soft := r.soft
+	if q.Provider != "" {
+		soft = 0
+	}
+	listed, listErrs := r.awaitFlights(ctx, ids, flights, soft)
 	type result struct {
 		sessions []providers.Session
 		err      error
 	}
 	results := make([]result, len(ids))
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		a := r.adapters[id]
-		if a == nil {
-			if q.Provider != "" {
-				results[i].err = &NotConfiguredError{Provider: id}
-			}
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cctx, cancel := clockctx.WithTimeout(ctx, r.clock, r.timeout, "registry", "adapter call")
-			defer cancel()
-			ss, err := a.ListSessions(cctx)
-			results[i] = result{ss, err}
-		}()
+	for i := range ids {
+		results[i] = result{listed[i], errors.Join(errs[i], listErrs[i])}
 	}
-	wg.Wait()
 	out := SessionPage{Sessions: []providers.Session{}, ProviderErrors: []ProviderError{}, filter: f, host: r.host}
 	more := false
 	for i, res := range results {

@@ -44,6 +44,10 @@ type Options struct {
 	// Host names this machine on a team store; "" on a local store, where
 	// sessions carry no host.
 	Host string
+	// SoftDeadline is how long a page of every provider's sessions waits
+	// for the slowest provider before answering without it, reported
+	// late (default DefaultSoftDeadline; negative waits for every one).
+	SoftDeadline time.Duration
 }
 
 // maxRemoteSessions bounds how many sessions of other hosts one listing
@@ -59,8 +63,15 @@ type Registry struct {
 	timeout  time.Duration
 	host     string
 
-	mu    sync.Mutex
-	known map[providers.ID]Known // the last capability record seen per provider
+	soft time.Duration // 0: wait for every provider
+
+	mu      sync.Mutex
+	known   map[providers.ID]Known // the last capability record seen per provider
+	flights map[providers.ID]*flight
+
+	bg          sync.WaitGroup  // listings running in the background
+	closing     context.Context // cancelled by Close
+	stopFlights context.CancelFunc
 }
 
 // Known is the last capability record the registry saw for a provider.
@@ -80,7 +91,14 @@ func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry
 		opts.CapabilityTimeout = 20 * time.Second
 	}
 	r := &Registry{st: st, adapters: map[providers.ID]providers.Adapter{}, clock: opts.Clock, timeout: opts.CapabilityTimeout,
-		host: opts.Host, known: map[providers.ID]Known{}}
+		host: opts.Host, known: map[providers.ID]Known{}, flights: map[providers.ID]*flight{}}
+	switch {
+	case opts.SoftDeadline == 0:
+		r.soft = DefaultSoftDeadline
+	case opts.SoftDeadline > 0:
+		r.soft = opts.SoftDeadline
+	}
+	r.closing, r.stopFlights = context.WithCancel(context.Background())
 	for _, a := range adapters {
 		id := a.ID()
 		if _, err := providers.ParseID(string(id)); err != nil {
@@ -104,6 +122,7 @@ func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry
 
 // Close closes every adapter.
 func (r *Registry) Close() error {
+	r.closeFlights()
 	var errs []error
 	for _, id := range r.order {
 		if a := r.adapters[id]; a != nil {

@@ -29,6 +29,8 @@ type Adapter struct {
 	PermissionFunc func(ctx context.Context, nativeID, requestID, decision string) (providers.Receipt, error)
 	SubscribeFunc  func(ctx context.Context, nativeID string) (<-chan providers.NativeEvent, error)
 	CapsFunc       func(ctx context.Context) providers.Capabilities
+	// ListFunc answers ListSessions when set (instead of Sessions).
+	ListFunc func(ctx context.Context) ([]providers.Session, error)
 	// Pending is what PendingPermissions answers.
 	Pending []providers.PermissionRequest
 	// LookupFunc answers LookupTurn; unset, the fake has no history
@@ -112,8 +114,11 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 }
 
 // ListSessions implements providers.Adapter.
-func (a *Adapter) ListSessions(context.Context) ([]providers.Session, error) {
+func (a *Adapter) ListSessions(ctx context.Context) ([]providers.Session, error) {
 	a.count("list")
+	if a.ListFunc != nil {
+		return a.ListFunc(ctx)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ListErr != nil {

@@ -1,0 +1,57 @@
+package bench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestGate: a ratio past its limit fails the gate, a -compare row is left
+// out, the 2,000-call figure needs 2,000 calls, and a figure between its
+// target and its limit passes with the target "not met".
+func TestGate(t *testing.T) {
+	report := func(calls int, initMs, rssInit, rssCalls Figure) *Report {
+		r := &Report{Calls: calls, Rows: []Row{
+			{Name: "baseline", Baseline: true, InitMs: 10, CallP50Us: 100, RSSInitMiB: 10, RSSCallsMiB: 10},
+			{Name: "full", InitMs: initMs, CallP50Us: 250, RSSInitMiB: rssInit, RSSCallsMiB: rssCalls},
+			{Name: "compare: full", Compare: true, InitMs: 1000, CallP50Us: 1000, RSSInitMiB: 100, RSSCallsMiB: 100},
+		}}
+		r.addRatios()
+		return r
+	}
+	byFigure := func(gs []GateResult) map[string]GateResult {
+		m := map[string]GateResult{}
+		for _, g := range gs {
+			m[g.Figure] = g
+		}
+		return m
+	}
+
+	gs, ok := report(2000, 15, 20, 22).Gate()
+	g := byFigure(gs)
+	if !ok {
+		t.Fatalf("gate failed within its limits: %+v", gs)
+	}
+	if x := g["spawn → initialize"]; x.Status != "pass" || x.Met != "not met" || x.Ratio != 1.5 || x.Config != "full" {
+		t.Errorf("initialize = %+v", x)
+	}
+	if x := g["peak RSS after 2,000 calls"]; x.Status != "pass" || x.Ratio != 2.2 {
+		t.Errorf("RSS after calls = %+v", x)
+	}
+
+	gs, ok = report(2000, 35, 20, 35).Gate()
+	g = byFigure(gs)
+	if ok || g["spawn → initialize"].Status != "FAIL" || g["peak RSS after 2,000 calls"].Status != "FAIL" || g["peak RSS after initialize"].Status != "pass" {
+		t.Errorf("gate past its limits: ok %v, %+v", ok, gs)
+	}
+
+	gs, ok = report(200, 12, 15, 99).Gate()
+	g = byFigure(gs)
+	if !ok || g["peak RSS after 2,000 calls"].Status != "n/a" || g["spawn → initialize"].Met != "met" {
+		t.Errorf("200 calls: ok %v, %+v", ok, gs)
+	}
+	var b bytes.Buffer
+	if err := WriteGate(&b, gs); err != nil || !strings.Contains(b.String(), "peak RSS after 2,000 calls") {
+		t.Errorf("WriteGate: %v\n%s", err, b.String())
+	}
+}

@@ -1,0 +1,135 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/clockctx"
+	"github.com/agent-interop/runtime/internal/providers"
+)
+
+// DefaultSoftDeadline is how long a listing of every provider waits for
+// the slowest one before it answers without it (issue 21: the first
+// list_agent_sessions within a second while a provider program starts).
+const DefaultSoftDeadline = 800 * time.Millisecond
+
+// lateResultTTL is how long the answer of a provider that was reported
+// late waits for the next listing; an older one is listed afresh.
+const lateResultTTL = time.Minute
+
+// LateError reports a provider that had not answered when a listing of
+// every provider reached its soft deadline. Its listing goes on in the
+// background (bounded by the adapter timeout); the next listing gets its
+// sessions.
+type LateError struct {
+	Provider providers.ID
+	After    time.Duration
+}
+
+func (e *LateError) Error() string {
+	return fmt.Sprintf("late: %s has not answered within %s; its listing continues in the background, call list_agent_sessions again for its sessions", e.Provider, e.After)
+}
+
+// flight is one adapter's ListSessions call, shared by the listings that
+// wait for it and outliving a listing that stopped waiting.
+type flight struct {
+	done     chan struct{}
+	sessions []providers.Session // read after done is closed
+	err      error
+	late     bool      // a listing stopped waiting: keep the answer for the next one (under r.mu)
+	endedAt  time.Time // (under r.mu)
+}
+
+// listFlight joins the provider's listing under way, takes the answer of
+// one that ended after a listing had given up on it (if recent), or
+// starts a new one. The call runs detached from ctx's cancellation (it
+// may outlive the listing that started it), bounded by the adapter
+// timeout and cancelled when the registry closes.
+func (r *Registry) listFlight(ctx context.Context, id providers.ID, a providers.Adapter) *flight {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if f := r.flights[id]; f != nil {
+		select {
+		case <-f.done:
+			delete(r.flights, id)
+			if r.clock.Since(f.endedAt) <= lateResultTTL {
+				return f
+			}
+		default:
+			return f
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	r.flights[id] = f
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		cctx, cancel := clockctx.WithTimeout(context.WithoutCancel(ctx), r.clock, r.timeout, "registry", "adapter call")
+		defer cancel()
+		stop := context.AfterFunc(r.closing, cancel)
+		defer stop()
+		ss, err := a.ListSessions(cctx)
+		r.mu.Lock()
+		f.sessions, f.err, f.endedAt = ss, err, r.clock.Now()
+		if !f.late && r.flights[id] == f {
+			delete(r.flights, id)
+		}
+		r.mu.Unlock()
+		close(f.done)
+	}()
+	return f
+}
+
+// awaitFlights waits for every flight, or until the soft deadline (on the
+// registry's clock; 0 waits for all) passes or ctx ends. It returns each
+// provider's sessions (a copy: the caller may change them) and error; a
+// flight still under way at the deadline is marked late and reported
+// with a LateError.
+func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights []*flight, soft time.Duration) ([][]providers.Session, []error) {
+	sessions := make([][]providers.Session, len(flights))
+	errs := make([]error, len(flights))
+	var expired <-chan time.Time
+	if soft > 0 {
+		t := r.clock.NewTimer(soft, "registry", "soft deadline")
+		defer t.Stop()
+		expired = t.C
+	}
+	var stopped error // why the listing stopped waiting
+	for i, f := range flights {
+		if f == nil {
+			continue
+		}
+		if stopped == nil {
+			select {
+			case <-f.done:
+			case <-expired:
+				stopped = &LateError{After: soft}
+			case <-ctx.Done():
+				stopped = ctx.Err()
+			}
+		}
+		select {
+		case <-f.done:
+			sessions[i], errs[i] = slices.Clone(f.sessions), f.err
+			continue
+		default:
+		}
+		if le, ok := stopped.(*LateError); ok {
+			r.mu.Lock()
+			f.late = true
+			r.mu.Unlock()
+			errs[i] = &LateError{Provider: ids[i], After: le.After}
+		} else {
+			errs[i] = fmt.Errorf("list %s sessions: %w", ids[i], stopped)
+		}
+	}
+	return sessions, errs
+}
+
+// closeFlights cancels the listings under way and waits for them.
+func (r *Registry) closeFlights() {
+	r.stopFlights()
+	r.bg.Wait()
+}
