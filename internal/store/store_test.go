@@ -355,8 +355,6 @@ func TestFastPathNeverReplacesDamagedFile(t *testing.T) {
 
 func TestCheckpointsRunInBackground(t *testing.T) {
 	clock := fixedClock(t)
-	delays := clock.Trap().NewTimer(checkpointTags...)
-	defer delays.Close()
 	s := openT(t, filepath.Join(t.TempDir(), "interop.db"), WithClock(clock))
 	var pages int
 	if err := s.DB().QueryRow("PRAGMA wal_autocheckpoint").Scan(&pages); err != nil || pages != autoCheckpointBackstop {
@@ -364,16 +362,6 @@ func TestCheckpointsRunInBackground(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
 	defer cancel()
-	// seed's writes arm the delay; what runs then is not this test's.
-	go func() {
-		for {
-			call, err := delays.Wait(ctx)
-			if err != nil {
-				return
-			}
-			call.MustRelease(ctx)
-		}
-	}()
 	seed(t, s, 0) // seed truncates the WAL
 	before := s.checkpoints.Load()
 	if err := s.Tx(ctx, func(tx *ent.Tx) error { insertWork(t, ctx, tx, "work_ckpt"); return nil }); err != nil {
