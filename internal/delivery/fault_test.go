@@ -14,7 +14,8 @@ import (
 // TestRecordWhoseCommitIsUnknownIsNeverDispatched: on a team store the
 // connection breaks after the server ran the COMMIT of a send's record but
 // before its answer arrived. The send fails saying the record may exist,
-// nothing is dispatched, the idempotency key stays taken, and the record
+// nothing is dispatched, the idempotency key stays taken (the same request
+// again answers the stored record and sends nothing), and the record
 // (which did commit) becomes delivery_unknown once its lease expires.
 func TestRecordWhoseCommitIsUnknownIsNeverDispatched(t *testing.T) {
 	c := pgtest.Shared(t)
@@ -41,9 +42,17 @@ func TestRecordWhoseCommitIsUnknownIsNeverDispatched(t *testing.T) {
 	if n := e.fake.CallCount("send"); n != 0 || proxy.Dropped() != 1 {
 		t.Fatalf("dispatched %d times (connections dropped %d): an unknown record must never be dispatched", n, proxy.Dropped())
 	}
-	_, err = e.svc.Send(ctx, SendRequest{Provider: "codex", NativeID: "t1", Text: "maybe", IdempotencyKey: "k-maybe"})
-	if !errors.As(err, new(*DuplicateKeyError)) {
-		t.Fatalf("resending with the same key = %v, want the duplicate-key refusal (the record did commit)", err)
+	// The record did commit, so the same request again answers its stored
+	// receipt (KeyRule) and sends nothing; other arguments are refused.
+	again, err := e.svc.Send(ctx, SendRequest{Provider: "codex", NativeID: "t1", Text: "maybe", IdempotencyKey: "k-maybe"})
+	if err != nil || again.Operation.IdempotencyKey != "k-maybe" || again.Operation.Status == providers.StatusCompleted {
+		t.Fatalf("the same request again = %+v, %v; want the stored, unfinished record (the record did commit)", again.Operation, err)
+	}
+	if _, err := e.svc.Send(ctx, SendRequest{Provider: "codex", NativeID: "t1", Text: "other", IdempotencyKey: "k-maybe"}); !errors.As(err, new(*DuplicateKeyError)) {
+		t.Fatalf("other text with the same key = %v, want the duplicate-key refusal", err)
+	}
+	if n := e.fake.CallCount("send"); n != 0 {
+		t.Fatalf("dispatched %d times after the same key was used again", n)
 	}
 	// The record did commit: once its owner is gone (the process died), the
 	// next runtime's settlement finds it open and, with no native history to
