@@ -62,6 +62,25 @@ func TestSlowProviderIsReportedLate(t *testing.T) {
 	}
 	call.MustRelease(ctx)
 	trap.Close() // the later pages' timers are not trapped
+	// The fast provider answers before the deadline passes (on a loaded
+	// machine its goroutine may not have run yet when the timer is armed).
+	wait.For(t, "opencode's listing ends", wait.InProcess, func() bool {
+		if oc.CallCount("list") < 1 {
+			return false
+		}
+		r.mu.Lock()
+		f := r.flights[providers.OpenCode]
+		r.mu.Unlock()
+		if f == nil {
+			return true
+		}
+		select {
+		case <-f.done:
+			return true
+		default:
+			return false
+		}
+	})
 	clock.Advance(800 * time.Millisecond).MustWait(ctx)
 	var first answer
 	select {
