@@ -400,7 +400,10 @@ func (r *taskRun) awaitTurn(ctx context.Context, s benchSession, after int64) (i
 		}
 		for _, ev := range evs {
 			if turnEnds(s.Provider, ev) {
-				return ev.Sequence, nil
+				// Continue after the whole page: events that came after
+				// the turn's end on the same page were read already, and
+				// reading from the end event would ask for them again.
+				return next, nil
 			}
 		}
 		after = next
