@@ -121,11 +121,17 @@ func TestHostileBatchesNeverEndTheSession(t *testing.T) {
 		go func() {
 			_, _ = io.WriteString(s.in, h.line+"\n"+`{"jsonrpc":"2.0","id":`+ping+`,"method":"ping"}`+"\n")
 		}()
+		// The batch and the ping after it are served concurrently, so the
+		// batch's answer may come before or after the ping's: read until the
+		// ping's answer has come and, when the batch must be answered, the
+		// batch's answer too.
 		var got []string
-		for {
+		pinged := false
+		for !pinged || (h.want != "" && !strings.Contains(strings.Join(got, "\n"), h.want)) {
 			line := s.recvLine()
 			if strings.Contains(line, `"id":`+ping) {
-				break
+				pinged = true
+				continue
 			}
 			got = append(got, line)
 		}
@@ -133,10 +139,9 @@ func TestHostileBatchesNeverEndTheSession(t *testing.T) {
 		// A call cancelled inside its own batch may still be answered
 		// "context canceled" when the SDK's handler returns before the guard
 		// drops its slot (seen under -race): the spec's SHOULD NOT answer is
-		// a preference, so that one answer is allowed, no other error.
-		if i == 3 {
-			joined = strings.ReplaceAll(joined, `[{"jsonrpc":"2.0","id":3,"error":{"code":0,"message":"context canceled"}}]`, "")
-		}
+		// a preference, so that one answer is allowed, no other error. It
+		// may arrive while a later batch is read.
+		joined = strings.ReplaceAll(joined, `[{"jsonrpc":"2.0","id":3,"error":{"code":0,"message":"context canceled"}}]`, "")
 		if h.want == "" && strings.Contains(joined, "[") && strings.Contains(joined, `"error"`) {
 			t.Errorf("batch %d: %s, want no error answer", i, joined)
 		}

@@ -129,7 +129,9 @@ func startSessionAt(t *testing.T, opts Options, version string) *session {
 		s.done <- srv.Run(context.Background(), New(inR, outW, opts))
 		outW.Close()
 	}()
-	t.Cleanup(func() { inW.Close() })
+	// Closing the reading end too ends any answer still being written
+	// when a test stops reading (a late answer nobody waits for).
+	t.Cleanup(func() { inW.Close(); outR.Close() })
 	if version == "" {
 		return s
 	}
