@@ -55,7 +55,9 @@ type AdapterConfig struct {
 	Clock      quartz.Clock
 	Logger     *slog.Logger
 	FileReader FileReader
-	Trace      func(Direction, []byte)
+	// NoFileReads offers the agent no fs/read_text_file.
+	NoFileReads bool
+	Trace       func(Direction, []byte)
 	// DefaultCWD is the workspace of CreateSession without a CWD (default:
 	// the process working directory).
 	DefaultCWD string
@@ -131,7 +133,7 @@ func (a *Adapter) Client(ctx context.Context) (*Client, error) {
 		Provider: a.cfg.Provider, Argv: l.Argv, Dir: l.Dir, Env: l.Env,
 		ClientVersion: a.cfg.AdapterVersion, ClientMeta: a.cfg.ClientMeta,
 		AuthMethod: a.cfg.AuthMethod, Clock: a.cfg.Clock, Logger: a.cfg.Logger,
-		FileReader: a.cfg.FileReader, Extension: a.cfg.Extension, Trace: a.cfg.Trace,
+		FileReader: a.cfg.FileReader, NoFileReads: a.cfg.NoFileReads, Extension: a.cfg.Extension, Trace: a.cfg.Trace,
 		Observe: a.observe, HandshakeTimeout: a.cfg.HandshakeTimeout,
 	})
 	var ae *AuthError

@@ -738,3 +738,40 @@ func TestLoadFromAnotherWorkspace(t *testing.T) {
 	st := subscribe(t, b.a, sid)
 	wait.For(t, "replay", wait.Process, func() bool { return strings.Contains(st.text(), "Hello from fake cursor.") })
 }
+
+// TestNoFileReadsQuirk: an entry with the no-fs-read quirk is offered no
+// fs/read_text_file in initialize (Gemini CLI then reads files itself and
+// asks before a write); without it the capability is offered.
+func TestNoFileReadsQuirk(t *testing.T) {
+	for _, quirk := range []bool{false, true} {
+		s := newSim(t)
+		sp := cursorSpec()
+		if quirk {
+			sp.Quirks = append(slices.Clone(sp.Quirks), providers.QuirkNoFileReads)
+		}
+		var mu sync.Mutex
+		var init string
+		o := acp.AgentConfig{Spec: sp, Env: s.env, DefaultCWD: s.ws, Host: s.h,
+			LookupEnv: func(string) (string, bool) { return "", false },
+			LookPath:  func(string) (string, error) { return simBinary, nil },
+			Trace: func(d acp.Direction, line []byte) {
+				mu.Lock()
+				defer mu.Unlock()
+				if init == "" && strings.Contains(string(line), `"method":"initialize"`) {
+					init = string(line)
+				}
+			}}
+		a := acp.NewAgent(o)
+		if err := a.Probe(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		_ = a.Close()
+		s.close(t)
+		mu.Lock()
+		want := fmt.Sprintf(`"readTextFile":%v`, !quirk)
+		if !strings.Contains(init, want) {
+			t.Errorf("quirk %v: initialize %s, want %s", quirk, init, want)
+		}
+		mu.Unlock()
+	}
+}

@@ -153,10 +153,6 @@ type agentCase struct {
 	gaps map[string]string
 }
 
-// geminiNoAsk is why Gemini CLI's permission steps are gaps.
-const geminiNoAsk = "gemini 0.61.0 in approval mode default ran the fake model's write_file call and sent its result " +
-	"without a session/request_permission (cause not found yet)"
-
 func agentCases() []agentCase {
 	return []agentCase{
 		{id: providers.ClaudeCode, program: realpeers.ClaudeACP, load: true,
@@ -177,10 +173,7 @@ func agentCases() []agentCase {
 				}
 				return e.Set("CODEX_HOME", home)
 			}},
-		{id: "gemini", program: realpeers.GeminiCLI, gaps: map[string]string{
-			"tool call permission allow_once":  geminiNoAsk,
-			"tool call permission reject_once": geminiNoAsk,
-		},
+		{id: "gemini", program: realpeers.GeminiCLI,
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env { return realpeers.GeminiEnv(t, fm.URL()) }},
 		// --pure: no first-start plugin install from the npm registry.
 		{id: "opencode-acp", program: realpeers.OpenCode, args: []string{"--pure"}, load: true,
