@@ -11,7 +11,7 @@ import (
 )
 
 // TestClaimsEnforcedAtPermissionRequests drives the real Claude Code (ACP),
-// Codex and OpenCode programs: two sessions share a workspace, one holds an
+// Codex, OpenCode and Qwen Code (ACP) programs: two sessions share a workspace, one holds an
 // exclusive claim on claimed-<provider>/ (relative); the other's write turn
 // asks permission, the request lists the conflict, the allow is refused
 // naming the holder and nothing is written; an explicit override goes
@@ -50,6 +50,9 @@ func TestClaimsEnforcedAtPermissionRequests(t *testing.T) {
 		{"claude-code", "allow_once", realpeers.ClaudeACP, link, real},
 		{"codex", "accept", realpeers.Codex, real, link},
 		{"opencode", "allow_once", realpeers.OpenCode, link, ""},
+		// Qwen Code (an ACP agent of the catalog) works in the real
+		// directory and is named the file there.
+		{"qwen", "allow_once", realpeers.QwenCode, real, real},
 	} {
 		t.Run(c.provider, func(t *testing.T) {
 			realpeers.Require(t, c.peer)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,13 @@ func startPeersWith(t *testing.T, opts peerOptions) *peers {
 			Set("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1").
 			Set("ANTHROPIC_BASE_URL", p.fm.URL()).
 			Set("ANTHROPIC_API_KEY", "test")
+	}
+	if program, err := realpeers.Find(realpeers.QwenCode); err == nil {
+		// The built-in qwen entry runs `qwen` from PATH.
+		env.Set("PATH", filepath.Dir(program)+string(os.PathListSeparator)+env.Get("PATH"))
+		if err := realpeers.SetQwen(env, p.fm.BaseURL()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	p.env = env
 	p.cs = connectWith(t, []string{"serve"}, env.Environ(), &mcp.ClientOptions{ProgressNotificationHandler: p.progress.handle})

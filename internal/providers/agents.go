@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,7 +35,14 @@ const (
 	// (ask_question and create_plan held as permission requests,
 	// update_todos accepted at once).
 	QuirkCursorExtensions = "cursor-extensions"
+	// QuirkNoFileReads offers the agent no fs/read_text_file: it reads
+	// files itself. Gemini CLI 0.61.0 takes the client's not-found error
+	// for a read failure and then writes a new file without asking.
+	QuirkNoFileReads = "no-fs-read"
 )
+
+// KnownQuirks are the quirks an entry may declare.
+func KnownQuirks() []string { return []string{QuirkCursorExtensions, QuirkNoFileReads} }
 
 // AgentSpec is one agent entry: a built-in one of spec/agents.yaml (the
 // generated [BuiltinAgents]) or a user's, from the agents file.
@@ -324,8 +332,8 @@ func parseUserAgent(path string, n *yaml.Node, seen map[ID]int) (AgentSpec, *Age
 		return withID(bad("command", "is required: the program and its arguments as a list", "add `command: [/path/to/program, --acp]`"))
 	}
 	for _, q := range u.Quirks {
-		if q != QuirkCursorExtensions {
-			return withID(bad("quirks", fmt.Sprintf("%q is not a known quirk (known: %s)", q, QuirkCursorExtensions), "remove it"))
+		if !slices.Contains(KnownQuirks(), q) {
+			return withID(bad("quirks", fmt.Sprintf("%q is not a known quirk (known: %s)", q, strings.Join(KnownQuirks(), ", ")), "remove it"))
 		}
 	}
 	for k := range u.Env {

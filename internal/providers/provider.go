@@ -295,6 +295,20 @@ type Roles struct {
 	// Handshake performs the protocol's opening exchange on demand
 	// (doctor); nil: the adapter has none to perform.
 	Handshake Prober
+	// Workspaces takes the workspaces the runtime recorded for the
+	// provider's sessions; nil: the provider finds its sessions without.
+	Workspaces WorkspaceHints
+}
+
+// WorkspaceHints takes the workspace the runtime recorded for a session.
+// A provider that lists and reopens sessions per directory (ACP's
+// session/list, session/load and session/resume take a cwd, and Qwen Code
+// or opencode list only the directory they run in without one) needs it
+// after a restart, when the adapter's own memory is empty. The registry
+// gives it before an operation on a recorded session and before a
+// listing.
+type WorkspaceHints interface {
+	KnowWorkspace(nativeID, cwd string)
 }
 
 // Prober performs an adapter's protocol handshake on demand: start the

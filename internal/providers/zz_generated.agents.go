@@ -57,7 +57,7 @@ func BuiltinAgents() []AgentSpec {
 			InstallPackage: "@google/gemini-cli", InstallVersion: "0.61.0", InstallHint: "npm install -g @google/gemini-cli@0.61.0 (releases before 0.30 take --experimental-acp instead of --acp)",
 			AuthMethod: "", AuthHow: "GEMINI_API_KEY, or `gemini` once to log in with Google",
 			VersionArgs: []string{"--version"}, TestedMin: "0.61.0", TestedMax: "0.61.0",
-			Quirks: nil, Notes: []string{"Run offline against the fake model's Gemini API dialect: GOOGLE_GEMINI_BASE_URL (the gateway auth type) with any GEMINI_API_KEY.", "Known gap: in approval mode default it ran a write_file call without session/request_permission in the real-program tests (cause not found).", "Any model id is taken when the model is set, listed or not."},
+			Quirks: []string{"no-fs-read"}, Notes: []string{"Run offline against the fake model's Gemini API dialect: GOOGLE_GEMINI_BASE_URL (the gateway auth type) with any GEMINI_API_KEY.", "The entry offers it no fs/read_text_file (quirk no-fs-read). Before a write, Gemini CLI 0.61.0 reads the file through the client; its ACP library rejects with the plain JSON-RPC error object, which its not-found check (an Error whose message says not found) never recognises, so the write's confirmation is skipped as a failed read and write_file runs without session/request_permission. Reading files itself, it sees ENOENT and asks.", "Any model id is taken when the model is set, listed or not."},
 			Source: "spec/agents.yaml", Line: 86,
 		},
 		{
@@ -66,8 +66,8 @@ func BuiltinAgents() []AgentSpec {
 			InstallPackage: "@qwen-code/qwen-code", InstallVersion: "0.24.4", InstallHint: "npm install -g @qwen-code/qwen-code@0.24.4 (Node 22 recommended)",
 			AuthMethod: "", AuthHow: "`qwen` once to log in, or OPENAI_API_KEY with OPENAI_BASE_URL and OPENAI_MODEL for an OpenAI-compatible endpoint",
 			VersionArgs: []string{"--version"}, TestedMin: "0.24.4", TestedMax: "0.24.4",
-			Quirks: nil, Notes: []string{"The entry starts Qwen Code in approval mode default, so every file edit and shell command asks through respond_to_permission; Qwen's own default over ACP is auto (its model classifies each tool call and asks nothing for a workspace edit). Switching the session mode picks plan, auto-edit, auto or yolo.", "After a cancelled prompt Qwen keeps the prompt in its history with no answer and sends it to the model again, joined to the next prompt in one user message (its history, not a resend: the runtime sent it once).", "Known gap: session/list without a cwd lists only the sessions of the directory Qwen runs in, so a restarted runtime cannot reopen a session of another workspace."},
-			Source: "spec/agents.yaml", Line: 105,
+			Quirks: nil, Notes: []string{"The entry starts Qwen Code in approval mode default, so every file edit and shell command asks through respond_to_permission; Qwen's own default over ACP is auto (its model classifies each tool call and asks nothing for a workspace edit). Switching the session mode picks plan, auto-edit, auto or yolo.", "After a cancelled prompt Qwen keeps the prompt in its history with no answer and sends it to the model again, joined to the next prompt in one user message (its history, not a resend: the runtime sent it once).", "session/list without a cwd lists only the sessions of the directory Qwen runs in; the runtime lists, loads and resumes in the workspace it recorded for each session, so a restarted runtime reopens a session of another workspace."},
+			Source: "spec/agents.yaml", Line: 106,
 		},
 		{
 			ID: "copilot", Name: "GitHub Copilot CLI", Protocol: "acp",
@@ -76,7 +76,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`copilot` once and /login, or GH_TOKEN / GITHUB_TOKEN with the Copilot scope",
 			VersionArgs: []string{"--version"}, TestedMin: "", TestedMax: "",
 			Quirks: nil, Notes: []string{"Not run in the offline suite: it reaches only GitHub's Copilot service."},
-			Source: "spec/agents.yaml", Line: 124,
+			Source: "spec/agents.yaml", Line: 125,
 		},
 		{
 			ID: "goose", Name: "Goose", Protocol: "acp",
@@ -85,7 +85,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`goose configure` once (chooses the model provider and its key)",
 			VersionArgs: []string{"--version"}, TestedMin: "", TestedMax: "",
 			Quirks: nil, Notes: []string{"Not on npm; not run in the offline suite."},
-			Source: "spec/agents.yaml", Line: 139,
+			Source: "spec/agents.yaml", Line: 140,
 		},
 		{
 			ID: "kimi", Name: "Kimi CLI", Protocol: "acp",
@@ -94,7 +94,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`kimi` once and /setup, or MOONSHOT_API_KEY",
 			VersionArgs: []string{"--version"}, TestedMin: "", TestedMax: "",
 			Quirks: nil, Notes: []string{"Not on npm; not run in the offline suite."},
-			Source: "spec/agents.yaml", Line: 152,
+			Source: "spec/agents.yaml", Line: 153,
 		},
 		{
 			ID: "opencode-acp", Name: "OpenCode (ACP)", Protocol: "acp",
@@ -102,8 +102,8 @@ func BuiltinAgents() []AgentSpec {
 			InstallPackage: "opencode-ai", InstallVersion: "1.18.33", InstallHint: "npm install -g opencode-ai@1.18.33",
 			AuthMethod: "", AuthHow: "`opencode auth login`, or a provider key in OpenCode's config",
 			VersionArgs: []string{"--version"}, TestedMin: "1.18.33", TestedMax: "1.18.33",
-			Quirks: nil, Notes: []string{"OpenCode asks before an edit over ACP only with permission edit=ask, which the entry sets through OPENCODE_PERMISSION.", "Permission option ids are once / always / reject; the runtime answers by kind.", "An edit's diff is only in its permission request's tool call, which the runtime records as a tool_call_update.", "Known gap: session/list without a cwd lists only the sessions of the directory OpenCode runs in, so a restarted runtime cannot reopen a session of another workspace.", "Its 185 MB binary answered initialize after 80 s at load 36 on two cores (about 5 s idle): the handshake allows 2 minutes."},
-			Source: "spec/agents.yaml", Line: 165,
+			Quirks: nil, Notes: []string{"OpenCode asks before an edit over ACP only with permission edit=ask, which the entry sets through OPENCODE_PERMISSION.", "Permission option ids are once / always / reject; the runtime answers by kind.", "An edit's diff is only in its permission request's tool call, which the runtime records as a tool_call_update.", "session/list without a cwd lists only the sessions of the directory OpenCode runs in; the runtime lists, loads and resumes in the workspace it recorded for each session, so a restarted runtime reopens a session of another workspace.", "Its 185 MB binary answered initialize after 80 s at load 36 on two cores (about 5 s idle): the handshake allows 2 minutes."},
+			Source: "spec/agents.yaml", Line: 166,
 		},
 		{
 			ID: "codex-acp", Name: "Codex (ACP)", Protocol: "acp",
@@ -112,7 +112,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`codex login`, OPENAI_API_KEY, or a model provider in CODEX_HOME/config.toml",
 			VersionArgs: nil, TestedMin: "0.16.0", TestedMax: "0.16.0",
 			Quirks: nil, Notes: []string{"codex-acp embeds its own Codex engine; it reads Codex's config.toml in CODEX_HOME."},
-			Source: "spec/agents.yaml", Line: 188,
+			Source: "spec/agents.yaml", Line: 189,
 		},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,7 +55,9 @@ type AdapterConfig struct {
 	Clock      quartz.Clock
 	Logger     *slog.Logger
 	FileReader FileReader
-	Trace      func(Direction, []byte)
+	// NoFileReads offers the agent no fs/read_text_file.
+	NoFileReads bool
+	Trace       func(Direction, []byte)
 	// DefaultCWD is the workspace of CreateSession without a CWD (default:
 	// the process working directory).
 	DefaultCWD string
@@ -74,6 +77,7 @@ type Adapter struct {
 	auth     string // authorized | unauthorized | unknown
 	authWhy  string
 	known    map[string]string // nativeID -> workspace
+	dirs     []string          // distinct workspaces of known, newest first (bounded)
 	closed   bool
 	death    *agentDeath // how the last agent process ended
 
@@ -129,7 +133,7 @@ func (a *Adapter) Client(ctx context.Context) (*Client, error) {
 		Provider: a.cfg.Provider, Argv: l.Argv, Dir: l.Dir, Env: l.Env,
 		ClientVersion: a.cfg.AdapterVersion, ClientMeta: a.cfg.ClientMeta,
 		AuthMethod: a.cfg.AuthMethod, Clock: a.cfg.Clock, Logger: a.cfg.Logger,
-		FileReader: a.cfg.FileReader, Extension: a.cfg.Extension, Trace: a.cfg.Trace,
+		FileReader: a.cfg.FileReader, NoFileReads: a.cfg.NoFileReads, Extension: a.cfg.Extension, Trace: a.cfg.Trace,
 		Observe: a.observe, HandshakeTimeout: a.cfg.HandshakeTimeout,
 	})
 	var ae *AuthError
@@ -156,8 +160,13 @@ func (a *Adapter) Client(ctx context.Context) (*Client, error) {
 // Roles implements providers.Adapter: liveness, session/load history and
 // the ACP handshake; one agent process is one endpoint.
 func (a *Adapter) Roles() providers.Roles {
-	return providers.Roles{Liveness: a, History: a, Handshake: a}
+	return providers.Roles{Liveness: a, History: a, Handshake: a, Workspaces: a}
 }
+
+// KnowWorkspace implements providers.WorkspaceHints: the workspace the
+// runtime recorded for a session, so a restarted runtime lists and
+// reopens it in its own directory.
+func (a *Adapter) KnowWorkspace(nativeID, cwd string) { a.remember(nativeID, cwd) }
 
 // Probe starts the agent when it is not running and completes initialize
 // (and authenticate, when configured and advertised): the handshake
@@ -324,13 +333,85 @@ func (a *Adapter) listed(c *Client, info SessionInfo) providers.Session {
 	}
 }
 
+// maxListedWorkspaces bounds the extra session/list calls of one
+// listing: one per workspace the adapter knows sessions in, the most
+// recently learnt first.
+const maxListedWorkspaces = 16
+
 func (a *Adapter) remember(id, cwd string) {
 	if id == "" || cwd == "" {
 		return
 	}
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.known[id] = cwd
+	if len(a.dirs) > 0 && a.dirs[0] == cwd {
+		return
+	}
+	a.dirs = slices.DeleteFunc(a.dirs, func(d string) bool { return d == cwd })
+	a.dirs = slices.Insert(a.dirs, 0, cwd)
+	if len(a.dirs) > maxListedWorkspaces {
+		a.dirs = a.dirs[:maxListedWorkspaces]
+	}
+}
+
+// workspace is the recorded workspace of a session ("" when unknown).
+func (a *Adapter) workspace(nativeID string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.known[nativeID]
+}
+
+// listAll asks session/list without a cwd, then in every known workspace:
+// agents such as Qwen Code and opencode answer the first with the
+// sessions of the directory they run in only. A workspace the agent
+// refuses (removed since) is skipped and logged; only the first call's
+// failure is an error.
+func (a *Adapter) listAll(ctx context.Context, c *Client) ([]SessionInfo, error) {
+	infos, err := c.ListSessions(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	dirs := slices.Clone(a.dirs)
 	a.mu.Unlock()
+	seen := make(map[string]bool, len(infos))
+	for _, info := range infos {
+		seen[info.SessionID] = true
+	}
+	for _, dir := range dirs {
+		more, err := c.ListSessions(ctx, dir)
+		if err != nil {
+			if ctx.Err() != nil {
+				return infos, err
+			}
+			a.cfg.Logger.Warn("session/list in a recorded workspace failed", "provider", a.cfg.Provider, "cwd", dir, "err", err)
+			continue
+		}
+		for _, info := range more {
+			if !seen[info.SessionID] {
+				seen[info.SessionID] = true
+				infos = append(infos, info)
+			}
+		}
+	}
+	return infos, nil
+}
+
+// find looks a session up with session/list: in its recorded workspace
+// when known, else without a cwd.
+func (a *Adapter) find(ctx context.Context, c *Client, nativeID string) (SessionInfo, bool, error) {
+	infos, err := c.ListSessions(ctx, a.workspace(nativeID))
+	if err != nil {
+		return SessionInfo{}, false, err
+	}
+	for _, info := range infos {
+		if info.SessionID == nativeID {
+			a.remember(info.SessionID, info.CWD)
+			return info, true, nil
+		}
+	}
+	return SessionInfo{}, false, nil
 }
 
 // ListSessions implements providers.Adapter: the sessions open in the agent
@@ -349,7 +430,7 @@ func (a *Adapter) ListSessions(ctx context.Context) ([]providers.Session, error)
 	if !c.Init().AgentCapabilities.Session("list") {
 		return out, nil
 	}
-	infos, err := c.ListSessions(ctx, "")
+	infos, err := a.listAll(ctx, c)
 	if err != nil {
 		return out, fmt.Errorf("%s session/list: %w", a.cfg.Provider, err)
 	}
@@ -375,18 +456,15 @@ func (a *Adapter) GetSession(ctx context.Context, nativeID string) (*providers.S
 	if !c.Init().AgentCapabilities.Session("list") {
 		return nil, nil
 	}
-	infos, err := c.ListSessions(ctx, "")
+	info, ok, err := a.find(ctx, c, nativeID)
 	if err != nil {
 		return nil, fmt.Errorf("%s session/list: %w", a.cfg.Provider, err)
 	}
-	for _, info := range infos {
-		if info.SessionID == nativeID {
-			a.remember(info.SessionID, info.CWD)
-			s := a.listed(c, info)
-			return &s, nil
-		}
+	if !ok {
+		return nil, nil
 	}
-	return nil, nil
+	s := a.listed(c, info)
+	return &s, nil
 }
 
 // CreateSession implements providers.Adapter (session/new).
@@ -445,17 +523,10 @@ func (a *Adapter) open(ctx context.Context, c *Client, nativeID string) error {
 		return &providers.UnsupportedError{Provider: a.cfg.Provider, Operation: "resume",
 			Reason: "the agent advertises neither session/load nor session/resume"}
 	}
-	a.mu.Lock()
-	cwd := a.known[nativeID]
-	a.mu.Unlock()
+	cwd := a.workspace(nativeID)
 	if cwd == "" && init.AgentCapabilities.Session("list") {
-		if infos, err := c.ListSessions(ctx, ""); err == nil {
-			for _, info := range infos {
-				a.remember(info.SessionID, info.CWD)
-				if info.SessionID == nativeID {
-					cwd = info.CWD
-				}
-			}
+		if info, ok, err := a.find(ctx, c, nativeID); err == nil && ok {
+			cwd = info.CWD
 		}
 	}
 	if cwd == "" {

@@ -85,6 +85,7 @@ func NewAgent(cfg AgentConfig) *Adapter {
 		ClientMeta:   meta,
 		Extension:    ext,
 		Limitations:  limits,
+		NoFileReads:  s.HasQuirk(providers.QuirkNoFileReads),
 		Host:         cfg.Host, Clock: cfg.Clock, Logger: cfg.Logger, FileReader: cfg.FileReader,
 		Trace: cfg.Trace, DefaultCWD: cfg.DefaultCWD, HandshakeTimeout: cfg.HandshakeTimeout,
 	})

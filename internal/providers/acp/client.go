@@ -62,7 +62,9 @@ type Config struct {
 	Clock      quartz.Clock
 	Logger     *slog.Logger
 	FileReader FileReader
-	Extension  ExtensionFunc
+	// NoFileReads offers no fs/read_text_file (the no-fs-read quirk).
+	NoFileReads bool
+	Extension   ExtensionFunc
 	// Trace sees every message line exchanged (for fixtures and debugging).
 	Trace func(Direction, []byte)
 	// Observe sees every session/update in arrival order, with the id of
@@ -230,7 +232,7 @@ func (c *Client) initialize(ctx context.Context) error {
 	raw, err := c.conn.Call(ctx, "initialize", initializeParams{
 		ProtocolVersion:    ProtocolVersion,
 		ClientInfo:         sdk.Implementation{Name: ClientName, Version: version},
-		ClientCapabilities: clientCapabilities{Fs: fsCapabilities{ReadTextFile: true}, Meta: c.cfg.ClientMeta},
+		ClientCapabilities: clientCapabilities{Fs: fsCapabilities{ReadTextFile: !c.cfg.NoFileReads}, Meta: c.cfg.ClientMeta},
 	}, nil)
 	if err != nil {
 		return fmt.Errorf("initialize: %w", err)

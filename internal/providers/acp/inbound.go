@@ -91,7 +91,9 @@ func (c *Client) handleRequest(ctx context.Context, method string, params json.R
 	case "session/request_permission":
 		return c.requestPermission(ctx, params)
 	case "fs/read_text_file":
-		return c.readTextFile(params)
+		if !c.cfg.NoFileReads {
+			return c.readTextFile(params)
+		}
 	}
 	if c.cfg.Extension != nil {
 		if res, rerr, handled := c.cfg.Extension(ctx, Inbound{Client: c, Method: method, Params: params}); handled {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -18,20 +17,20 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
-// pipeClient is a Client over in-memory pipes to agent, a fake agent that
-// answers every session/prompt by writing a tool_call_update and the
-// prompt's answer back to back, in one write.
+// pipeClient is a Client over the in-memory pipes of newPipe to a fake
+// agent that answers every session/prompt by writing a tool_call_update
+// and the prompt's answer back to back, in one write.
 func pipeClient(t *testing.T, clock quartz.Clock) *Client {
 	t.Helper()
-	toAgentR, toAgentW := io.Pipe()
-	fromAgentR, fromAgentW := io.Pipe()
 	c := &Client{
 		cfg: Config{Clock: clock}, clock: clock, log: slog.New(slog.DiscardHandler), tag: "pipe",
 		sessions: make(map[string]*session), held: make(map[string]*held), orphans: make(map[string][]providers.NativeEvent),
 	}
-	c.conn = newConn(toAgentW, fromAgentR, c, nil)
+	var agent *pipePeer
+	c.conn, agent = newPipe(t, c)
+	fromAgentW := agent.out
 	go func() {
-		sc := bufio.NewScanner(toAgentR)
+		sc := bufio.NewScanner(agent.in)
 		for sc.Scan() {
 			var req struct {
 				ID     json.RawMessage `json:"id"`
@@ -60,8 +59,7 @@ func pipeClient(t *testing.T, clock quartz.Clock) *Client {
 		}
 	}()
 	t.Cleanup(func() {
-		_ = toAgentW.Close()
-		_ = fromAgentW.Close()
+		_ = agent.out.Close() // the client's reader ends, and with it the connection
 		<-c.conn.Done()
 	})
 	return c

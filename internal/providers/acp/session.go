@@ -379,7 +379,7 @@ func (c *Client) emit(sessionID, typ string, data json.RawMessage) {
 		NativeID:  sessionID,
 		Timestamp: c.clock.Now(),
 		Type:      typ,
-		Data:      append(json.RawMessage(nil), data...),
+		Data:      bounded(data),
 	}
 	c.mu.Lock()
 	s := c.sessions[sessionID]
@@ -399,6 +399,41 @@ func (c *Client) emit(sessionID, typ string, data json.RawMessage) {
 	}
 	c.mu.Unlock()
 	s.publish(ev)
+}
+
+// maxEventBytes bounds one event's data: one event must fit in a
+// read_session_events answer with its structured copy (under half the
+// 1 MiB wire cap). Qwen Code 0.24.4 sends an available_commands_update of
+// 560 KB, nearly all of it its skills' bodies under _meta.
+const maxEventBytes = 256 << 10
+
+// bounded returns a copy of an event's data within maxEventBytes: an
+// object over it loses its _meta (agent extension data the runtime does
+// not read), noted under "_omitted"; one still over it keeps only its
+// sessionUpdate and the note. The adapter's own bookkeeping (diffs,
+// modes, turn facts) reads the update before this.
+func bounded(data json.RawMessage) json.RawMessage {
+	if len(data) <= maxEventBytes {
+		return append(json.RawMessage(nil), data...)
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil {
+		obj = map[string]json.RawMessage{}
+	}
+	if meta, ok := obj["_meta"]; ok {
+		delete(obj, "_meta")
+		obj["_omitted"], _ = json.Marshal(fmt.Sprintf("_meta of %d bytes (an event is kept up to %d bytes)", len(meta), maxEventBytes))
+		if b, err := json.Marshal(obj); err == nil && len(b) <= maxEventBytes {
+			return b
+		}
+	}
+	small := map[string]json.RawMessage{}
+	if kind, ok := obj["sessionUpdate"]; ok && len(kind) < 256 {
+		small["sessionUpdate"] = kind
+	}
+	small["_omitted"], _ = json.Marshal(fmt.Sprintf("the agent's data of %d bytes (an event is kept up to %d bytes)", len(data), maxEventBytes))
+	b, _ := json.Marshal(small)
+	return b
 }
 
 const (

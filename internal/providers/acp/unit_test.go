@@ -289,3 +289,33 @@ func TestPermissionTarget(t *testing.T) {
 		})
 	}
 }
+
+// TestBoundedEventData: an event over maxEventBytes loses its _meta (noted),
+// one still over keeps only its kind and the note; a small one is kept.
+func TestBoundedEventData(t *testing.T) {
+	big := strings.Repeat("x", maxEventBytes)
+	tests := []struct {
+		name, in string
+		want     func(map[string]any) bool
+	}{
+		{"small kept", `{"sessionUpdate":"plan","_meta":{"a":1}}`, func(m map[string]any) bool {
+			return m["sessionUpdate"] == "plan" && m["_meta"] != nil && m["_omitted"] == nil
+		}},
+		{"meta dropped", `{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"status"}],"_meta":{"skills":"` + big + `"}}`, func(m map[string]any) bool {
+			return m["_meta"] == nil && m["availableCommands"] != nil && strings.Contains(m["_omitted"].(string), "_meta of")
+		}},
+		{"all omitted", `{"sessionUpdate":"agent_message_chunk","content":{"text":"` + big + `"}}`, func(m map[string]any) bool {
+			return m["sessionUpdate"] == "agent_message_chunk" && m["content"] == nil && strings.Contains(m["_omitted"].(string), "data of")
+		}},
+		{"not an object", `"` + big + `"`, func(m map[string]any) bool { return m["_omitted"] != nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := bounded(json.RawMessage(tt.in))
+			var m map[string]any
+			if len(out) > maxEventBytes || json.Unmarshal(out, &m) != nil || !tt.want(m) {
+				t.Fatalf("bounded = %.300s (%d bytes)", out, len(out))
+			}
+		})
+	}
+}

@@ -315,7 +315,11 @@ func (r *Registry) ListSessions(ctx context.Context, name string) (SessionList, 
 			defer wg.Done()
 			cctx, cancel := clockctx.WithTimeout(ctx, r.clock, r.timeout, "registry", "adapter call")
 			defer cancel()
-			ss, err := a.ListSessions(cctx)
+			err := r.hintWorkspaces(cctx, id, a)
+			var ss []providers.Session
+			if err == nil {
+				ss, err = a.ListSessions(cctx)
+			}
 			if err == nil {
 				ss, err = r.record(cctx, id, ss)
 			}
@@ -343,6 +347,37 @@ func (r *Registry) ListSessions(ctx context.Context, name string) (SessionList, 
 		out.Sessions = append(out.Sessions, remote...)
 	}
 	return out, nil
+}
+
+// maxHintedSessions bounds the recorded sessions whose workspaces a
+// listing gives the adapter first.
+const maxHintedSessions = 256
+
+// hintWorkspaces gives an adapter that takes them (providers.Roles.
+// Workspaces) the workspaces of this host's recorded sessions of its
+// provider, the most recently seen first, bounded: a provider that lists
+// per directory lists those too after a restart.
+func (r *Registry) hintWorkspaces(ctx context.Context, id providers.ID, a providers.Adapter) error {
+	wh := a.Roles().Workspaces
+	if wh == nil {
+		return nil
+	}
+	q := r.st.Client().ProviderSession.Query().
+		Where(providersession.Provider(string(id)), providersession.CwdNEQ(""))
+	if r.host != "" {
+		q = q.Where(providersession.HostIn(r.host, ""))
+	}
+	rows, err := q.Order(ent.Desc(providersession.FieldLastSeenAt), ent.Asc(providersession.FieldID)).
+		Limit(maxHintedSessions).
+		Select(providersession.FieldNativeID, providersession.FieldCwd).All(ctx)
+	if err != nil {
+		return fmt.Errorf("read the recorded workspaces of %s sessions: %w", id, err)
+	}
+	// Oldest first, so the adapter learns the most recent last.
+	for i := len(rows) - 1; i >= 0; i-- {
+		wh.KnowWorkspace(rows[i].NativeID, rows[i].Cwd)
+	}
+	return nil
 }
 
 // remoteSessions returns the recorded sessions of the other hosts of a
@@ -547,6 +582,9 @@ func (r *Registry) Resolve(ctx context.Context, name, nativeID string) (Route, e
 	}
 	if r.host != "" && row.Host != "" && row.Host != r.host {
 		return Route{}, &OtherHostError{Provider: id, NativeID: nativeID, Host: row.Host, Local: r.host}
+	}
+	if wh := a.Roles().Workspaces; wh != nil && row.Cwd != "" {
+		wh.KnowWorkspace(nativeID, row.Cwd)
 	}
 	return r.route(ctx, a, id, nativeID, row.Endpoint)
 }

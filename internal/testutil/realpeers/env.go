@@ -265,18 +265,24 @@ func ClaudeEnv(tb testing.TB, rootURL string) *Env {
 func QwenEnv(tb testing.TB, baseURL string) *Env {
 	tb.Helper()
 	e := NewEnv(tb)
+	if err := SetQwen(e, baseURL); err != nil {
+		tb.Fatalf("realpeers: %v", err)
+	}
+	return e
+}
+
+// SetQwen sets up Qwen Code in e (as QwenEnv): for an environment shared
+// with other programs, such as the runtime's own.
+func SetQwen(e *Env, baseURL string) error {
 	e.Set("OPENAI_BASE_URL", baseURL).Set("OPENAI_API_KEY", "sk-fake").Set("OPENAI_MODEL", FakeModel)
 	dir := filepath.Join(e.Home(), ".qwen")
 	settings := `{"security":{"auth":{"selectedType":"openai"}},"model":{"name":"echo"},` +
 		`"privacy":{"usageStatisticsEnabled":false},"general":{"disableAutoUpdate":true,"disableUpdateNag":true},` +
 		`"telemetry":{"enabled":false}}`
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		tb.Fatalf("realpeers: %v", err)
+		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(settings), 0o600); err != nil {
-		tb.Fatalf("realpeers: %v", err)
-	}
-	return e
+	return os.WriteFile(filepath.Join(dir, "settings.json"), []byte(settings), 0o600)
 }
 
 // GeminiEnv returns an isolated environment for Gemini CLI (`gemini

@@ -702,3 +702,76 @@ func TestCursorAgentKilledMidReply(t *testing.T) {
 		t.Fatalf("lookup of an unsent prompt in an open session = %+v, %v", rec, err)
 	}
 }
+
+// TestLoadFromAnotherWorkspace: an agent that lists, without a cwd, only
+// the sessions of the directory it runs in (Qwen Code, opencode) still
+// lists and reopens a session of another workspace after a restart, once
+// the runtime gives the adapter the workspace it recorded for it (the
+// registry does, through providers.Roles.Workspaces).
+func TestLoadFromAnotherWorkspace(t *testing.T) {
+	s := newSim(t, withEnv("FAKECURSOR_LIST=own-dir"))
+	sid := s.create(t)
+	s.send(t, sid, "hello", providers.SendOptions{})
+	s.close(t)
+
+	b := &sim{h: s.h, ws: s.ws, home: s.home, env: s.env, rec: acpsim.NewRecorder()}
+	b.a = b.adapter(acp.AgentConfig{})
+	t.Cleanup(func() { b.close(t) })
+	if got, err := b.a.GetSession(ctxT(t), sid); err != nil || got != nil {
+		t.Fatalf("the sim listed a session of another directory without a cwd (%+v, %v): it no longer models the gap", got, err)
+	}
+	hints := b.a.Roles().Workspaces
+	if hints == nil {
+		t.Fatal("the acp adapter takes no recorded workspaces")
+	}
+	hints.KnowWorkspace(sid, s.ws)
+	list, err := b.a.ListSessions(ctxT(t))
+	if err != nil || len(list) != 1 || list[0].NativeID != sid || list[0].CWD != s.ws {
+		t.Fatalf("list with the recorded workspace = %+v, %v; want %s in %s", list, err, sid, s.ws)
+	}
+	if got, err := b.a.GetSession(ctxT(t), sid); err != nil || got == nil || got.CWD != s.ws {
+		t.Fatalf("get with the recorded workspace = %+v, %v", got, err)
+	}
+	if _, err := b.a.ResumeSession(ctxT(t), sid); err != nil {
+		t.Fatal(err)
+	}
+	st := subscribe(t, b.a, sid)
+	wait.For(t, "replay", wait.Process, func() bool { return strings.Contains(st.text(), "Hello from fake cursor.") })
+}
+
+// TestNoFileReadsQuirk: an entry with the no-fs-read quirk is offered no
+// fs/read_text_file in initialize (Gemini CLI then reads files itself and
+// asks before a write); without it the capability is offered.
+func TestNoFileReadsQuirk(t *testing.T) {
+	for _, quirk := range []bool{false, true} {
+		s := newSim(t)
+		sp := cursorSpec()
+		if quirk {
+			sp.Quirks = append(slices.Clone(sp.Quirks), providers.QuirkNoFileReads)
+		}
+		var mu sync.Mutex
+		var init string
+		o := acp.AgentConfig{Spec: sp, Env: s.env, DefaultCWD: s.ws, Host: s.h,
+			LookupEnv: func(string) (string, bool) { return "", false },
+			LookPath:  func(string) (string, error) { return simBinary, nil },
+			Trace: func(d acp.Direction, line []byte) {
+				mu.Lock()
+				defer mu.Unlock()
+				if init == "" && strings.Contains(string(line), `"method":"initialize"`) {
+					init = string(line)
+				}
+			}}
+		a := acp.NewAgent(o)
+		if err := a.Probe(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		_ = a.Close()
+		s.close(t)
+		mu.Lock()
+		want := fmt.Sprintf(`"readTextFile":%v`, !quirk)
+		if !strings.Contains(init, want) {
+			t.Errorf("quirk %v: initialize %s, want %s", quirk, init, want)
+		}
+		mu.Unlock()
+	}
+}

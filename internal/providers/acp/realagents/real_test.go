@@ -153,25 +153,11 @@ type agentCase struct {
 	gaps map[string]string
 }
 
-// listGap is the load step's gap for an agent whose session/list without
-// a cwd lists only the directory it runs in.
-func listGap(agent string) string {
-	return "the runtime asks session/list without a cwd, which " + agent + " answers with the sessions of the directory " +
-		"it runs in only: a session of another workspace is not listed, so a restarted runtime cannot reopen it " +
-		"(lookup and resume: workspace unknown)"
-}
-
-// geminiNoAsk is why Gemini CLI's permission steps are gaps.
-const geminiNoAsk = "gemini 0.61.0 in approval mode default ran the fake model's write_file call and sent its result " +
-	"without a session/request_permission (cause not found yet)"
-
 func agentCases() []agentCase {
 	return []agentCase{
 		{id: providers.ClaudeCode, program: realpeers.ClaudeACP, load: true,
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env { return realpeers.ClaudeEnv(t, fm.URL()) }},
-		{id: "qwen", program: realpeers.QwenCode, load: true, gaps: map[string]string{
-			"load with history": listGap("qwen 0.24.4"),
-		},
+		{id: "qwen", program: realpeers.QwenCode, load: true,
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env { return realpeers.QwenEnv(t, fm.BaseURL()) }},
 		{id: "codex-acp", program: realpeers.CodexACP,
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env {
@@ -187,15 +173,10 @@ func agentCases() []agentCase {
 				}
 				return e.Set("CODEX_HOME", home)
 			}},
-		{id: "gemini", program: realpeers.GeminiCLI, gaps: map[string]string{
-			"tool call permission allow_once":  geminiNoAsk,
-			"tool call permission reject_once": geminiNoAsk,
-		},
+		{id: "gemini", program: realpeers.GeminiCLI,
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env { return realpeers.GeminiEnv(t, fm.URL()) }},
 		// --pure: no first-start plugin install from the npm registry.
-		{id: "opencode-acp", program: realpeers.OpenCode, args: []string{"--pure"}, load: true, gaps: map[string]string{
-			"load with history": listGap("opencode acp 1.18.33"),
-		},
+		{id: "opencode-acp", program: realpeers.OpenCode, args: []string{"--pure"}, load: true,
 			env: func(t *testing.T, fm *fakemodel.Server) *realpeers.Env {
 				return realpeers.OpenCodeEnv(t, realpeers.OpenCodeConfig(fm.BaseURL()))
 			}},
@@ -601,6 +582,10 @@ func runAgent(t *testing.T, c agentCase) {
 			t.Fatal(err)
 		}
 		b, _ := realAgent(t, c, h, env)
+		// The restarted runtime's registry gives the adapter the
+		// workspace it recorded for the session (Qwen Code and opencode
+		// list, without a cwd, only the directory they run in).
+		b.KnowWorkspace(sid, ws)
 		list, err := b.ListSessions(ctxT(t, startWait))
 		if err != nil {
 			t.Fatal(err)

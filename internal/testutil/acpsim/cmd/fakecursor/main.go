@@ -463,6 +463,11 @@ func (a *agent) listSessions(params json.RawMessage) (any, *rpcError, func()) {
 		CWD string `json:"cwd"`
 	}
 	_ = json.Unmarshal(params, &p)
+	if p.CWD == "" && os.Getenv("FAKECURSOR_LIST") == "own-dir" {
+		// As Qwen Code and opencode: without a cwd, the sessions of the
+		// directory the agent runs in only.
+		p.CWD, _ = os.Getwd()
+	}
 	list := []map[string]any{}
 	for _, c := range allChats() {
 		if p.CWD != "" && c.CWD != p.CWD {
