@@ -205,6 +205,23 @@ type listSpec struct {
 	empty  string // what the page says when the list is empty
 }
 
+// Position is where a page stands in its list: "51–100 of 1,234".
+type Position struct {
+	ID              string // the list's name: the element is <ID>-position
+	From, To, Total int
+	OOB             string
+}
+
+// position is the position of a page of n rows starting at start among
+// total; an empty page has none to show.
+func position(id string, start, n, total int) Position {
+	p := Position{ID: id, Total: total}
+	if n > 0 {
+		p.From, p.To = start, start+n-1
+	}
+	return p
+}
+
 // listTail is the data of a list's empty-list line and pager.
 type listTail struct {
 	ID, Text, Base, Query, Next, OOB string
@@ -369,6 +386,13 @@ func stepWork(ctx context.Context, s *stream) ([]string, error) {
 	}
 	counts.OOB = "true"
 	more, err := replaceIfChanged(s, "counts", "work-counts", counts)
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, more...)
+	pos := position("work", page.Start, len(page.Rows), counts.of(f.Status))
+	pos.OOB = "true"
+	more, err = replaceIfChanged(s, "position", "list-position", pos)
 	return append(parts, more...), err
 }
 

@@ -219,8 +219,10 @@ func (h *Handler) receiptPage(w http.ResponseWriter, r *http.Request) {
 type workView struct {
 	Filter   WorkFilter
 	Statuses []string
+	Sorts    []string
 	Page     WorkPage
 	Tail     listTail
+	Position Position
 	Counts   WorkCounts
 	// View is "list" or "board"; Board has a column per status (the
 	// newest items of each, one keyset read per column).
@@ -241,8 +243,12 @@ const boardRows = 20
 
 func workFilter(r *http.Request) WorkFilter {
 	q := r.URL.Query()
+	sort := oneOf(q.Get("sort"), workSorts)
+	if sort == "updated" {
+		sort = ""
+	}
 	return WorkFilter{Status: oneOf(q.Get("status"), workStatuses), Session: strings.TrimSpace(q.Get("session")),
-		Query: strings.TrimSpace(q.Get("q")), Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
+		Query: strings.TrimSpace(q.Get("q")), Sort: sort, Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
 }
 
 func workList(f WorkFilter) listSpec {
@@ -251,14 +257,14 @@ func workList(f WorkFilter) listSpec {
 		empty = "No work item recorded for this filter."
 	}
 	return listSpec{tbody: "work-rows", rowTpl: "work-row", base: Base + "/work",
-		query: queryString("status", f.Status, "session", f.Session, "q", f.Query, "limit", limitParam(f.Limit)), empty: empty}
+		query: queryString("status", f.Status, "session", f.Session, "q", f.Query, "sort", f.Sort, "limit", limitParam(f.Limit)), empty: empty}
 }
 
 func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	f := workFilter(r)
-	v := workView{Filter: f, Statuses: workStatuses, View: oneOf(r.URL.Query().Get("view"), []string{"list", "board"})}
+	v := workView{Filter: f, Statuses: workStatuses, Sorts: workSorts, View: oneOf(r.URL.Query().Get("view"), []string{"list", "board"})}
 	if v.View == "" {
 		v.View = "list"
 	}
@@ -289,8 +295,9 @@ func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.Tail = workList(f).tail(v.Page.Next, len(v.Page.Rows), false)
+		v.Position = position("work", v.Page.Start, len(v.Page.Rows), v.Counts.of(f.Status))
 		if f.Cursor == "" {
-			live = Base + "/live/work" + queryString("status", f.Status, "session", f.Session, "q", f.Query, "limit", limitParam(f.Limit),
+			live = Base + "/live/work" + queryString("status", f.Status, "session", f.Session, "q", f.Query, "sort", f.Sort, "limit", limitParam(f.Limit),
 				"since", pageMark(v.Page.Rows))
 		}
 	}

@@ -1,0 +1,89 @@
+package desk
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/ent/workitem"
+)
+
+func TestWorkSortsPageByPageWithTheirPosition(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	statuses := []string{"open", "accepted", "in_progress", "open", "rejected", "in_progress", "open"}
+	for i, st := range statuses {
+		id := fmt.Sprintf("w-%d", i)
+		var deps []string
+		if i == 6 {
+			deps = []string{"w-2"} // unfinished: w-6 shows as blocked
+		}
+		// Created in id order, updated in the reverse order.
+		if err := f.ent().WorkItem.Create().SetID(id).SetObjective("Item "+id).SetAcceptanceCriteria([]string{"done"}).
+			SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{}).SetStatus(workitem.Status(st)).
+			SetCreatedAt(f.now.Add(time.Duration(i) * time.Minute)).SetUpdatedAt(f.now.Add(time.Duration(10-i) * time.Minute)).
+			AddDependsOnIDs(deps...).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rowID := regexp.MustCompile(`data-work-id="(w-\d)"`)
+	next := regexp.MustCompile(`rel="next" href="([^"]+)"`)
+	pos := regexp.MustCompile(`id="work-position"[^>]*>([^<]*)<`)
+	for _, c := range []struct {
+		query     string
+		want      string
+		positions []string
+	}{
+		{"", "w-0,w-1,w-2,w-3,w-4,w-5,w-6", []string{"1–3 of 7", "4–6 of 7", "7–7 of 7"}},
+		{"sort=created", "w-6,w-5,w-4,w-3,w-2,w-1,w-0", []string{"1–3 of 7", "4–6 of 7", "7–7 of 7"}},
+		{"sort=status", "w-0,w-3,w-2,w-5,w-6,w-1,w-4", []string{"1–3 of 7", "4–6 of 7", "7–7 of 7"}},
+		{"sort=status&status=in_progress", "w-2,w-5", []string{"1–2 of 2"}},
+		{"sort=created&status=open", "w-3,w-0", []string{"1–2 of 2"}},
+	} {
+		t.Run(c.query, func(t *testing.T) {
+			path := "/desk/work?limit=3&" + c.query
+			var ids, positions []string
+			for path != "" {
+				res, body := f.get(path, bearer...)
+				if res.StatusCode != http.StatusOK {
+					t.Fatalf("%s: %d %.2000s", path, res.StatusCode, body)
+				}
+				rows := rowID.FindAllStringSubmatch(body, -1)
+				if len(rows) > 3 {
+					t.Fatalf("%s shows %d rows, more than its limit", path, len(rows))
+				}
+				for _, m := range rows {
+					ids = append(ids, m[1])
+				}
+				if m := pos.FindStringSubmatch(body); m != nil {
+					positions = append(positions, m[1])
+				}
+				path = ""
+				if m := next.FindStringSubmatch(body); m != nil {
+					path = html.UnescapeString(m[1])
+				}
+			}
+			if got := strings.Join(ids, ","); got != c.want {
+				t.Fatalf("order %s, want %s", got, c.want)
+			}
+			if !slices.Equal(positions, c.positions) {
+				t.Fatalf("positions %q, want %q", positions, c.positions)
+			}
+		})
+	}
+	// A cursor is bound to its sort.
+	_, body := f.get("/desk/work?limit=3&sort=created", bearer...)
+	m := next.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("no next page")
+	}
+	if res, _ := f.get(strings.Replace(html.UnescapeString(m[1]), "sort=created", "sort=status", 1), bearer...); res.StatusCode == http.StatusOK {
+		t.Fatal("a cursor of the created sort was taken by the status sort")
+	}
+}
