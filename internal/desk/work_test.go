@@ -25,7 +25,7 @@ func TestWorkSortsPageByPageWithTheirPosition(t *testing.T) {
 			deps = []string{"w-2"} // unfinished: w-6 shows as blocked
 		}
 		// Created in id order, updated in the reverse order.
-		if err := f.ent().WorkItem.Create().SetID(id).SetObjective("Item "+id).SetAcceptanceCriteria([]string{"done"}).
+		if err := f.ent().WorkItem.Create().SetID(id).SetObjective("Item " + id).SetAcceptanceCriteria([]string{"done"}).
 			SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{}).SetStatus(workitem.Status(st)).
 			SetCreatedAt(f.now.Add(time.Duration(i) * time.Minute)).SetUpdatedAt(f.now.Add(time.Duration(10-i) * time.Minute)).
 			AddDependsOnIDs(deps...).Exec(ctx); err != nil {
