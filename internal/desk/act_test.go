@@ -266,9 +266,18 @@ func TestActionsRefusedWithoutTools(t *testing.T) {
 			if strings.Contains(body, `name="csrf"`) || strings.Contains(body, "can-act") {
 				t.Fatal("a desk that may not act offers a form")
 			}
-			res, _ := a.post("/desk/act/release", url.Values{"claimId": {c.ID}, "csrf": {f.h.csrfToken(strings.SplitN(a.cookie, "=", 2)[1])}})
-			if res.StatusCode != http.StatusForbidden || a.claimStatus() != claim.StatusActive {
-				t.Fatalf("release: %d, claim %s", res.StatusCode, a.claimStatus())
+			want := map[string]string{"read-only": "started with --read-only", "no tools": "started on its own"}[name]
+			form := url.Values{"claimId": {c.ID}, "csrf": {f.h.csrfToken(strings.SplitN(a.cookie, "=", 2)[1])}}
+			res, body := a.post("/desk/act/release", form)
+			if res.StatusCode != http.StatusForbidden || a.claimStatus() != claim.StatusActive || !strings.Contains(body, want) {
+				t.Fatalf("release: %d %s, claim %s", res.StatusCode, body, a.claimStatus())
+			}
+			for _, path := range []string{"/desk/act/permission", "/desk/act/cancel"} {
+				res, body := a.post(path, url.Values{"provider": {"codex"}, "sessionId": {"t1"}, "requestId": {"r1"}, "optionId": {"allow"},
+					"csrf": form["csrf"]})
+				if res.StatusCode != http.StatusForbidden || !strings.Contains(body, want) {
+					t.Fatalf("%s: %d %s", path, res.StatusCode, body)
+				}
 			}
 		})
 	}

@@ -366,7 +366,24 @@ func stepReceipts(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return diffList(s, page.Rows, receiptsList(f), page.Next)
+	parts, err := diffList(s, page.Rows, receiptsList(f), page.Next)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := s.h.read.receiptCounts(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	counts.OOB = "true"
+	more, err := replaceIfChanged(s, "counts", "receipt-counts", counts)
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, more...)
+	pos := position("receipts", page.Start, len(page.Rows), counts.of(f.Status))
+	pos.OOB = "true"
+	more, err = replaceIfChanged(s, "position", "list-position", pos)
+	return append(parts, more...), err
 }
 
 func stepWork(ctx context.Context, s *stream) ([]string, error) {

@@ -160,6 +160,8 @@ type receiptsView struct {
 	Operations []string
 	Page       ReceiptPage
 	Tail       listTail
+	Counts     ReceiptCounts
+	Position   Position
 }
 
 func (h *Handler) receiptFilter(r *http.Request) ReceiptFilter {
@@ -195,8 +197,14 @@ func (h *Handler) receiptsPage(w http.ResponseWriter, r *http.Request) {
 		live = Base + "/live/receipts" + queryString("provider", f.Provider, "nativeId", f.NativeID, "status", f.Status,
 			"operation", f.Operation, "limit", limitParam(f.Limit), "since", pageMark(page.Rows))
 	}
+	counts, err := h.read.receiptCounts(ctx, f)
+	if err != nil {
+		h.failRead(w, err)
+		return
+	}
 	h.render(w, http.StatusOK, "receipts", h.page("Receipts", "receipts", live, receiptsView{Filter: f, Providers: h.providerNames(),
-		States: receiptStates, Operations: operationKinds, Page: page, Tail: receiptsList(f).tail(page.Next, len(page.Rows), false)}))
+		States: receiptStates, Operations: operationKinds, Page: page, Tail: receiptsList(f).tail(page.Next, len(page.Rows), false),
+		Counts: counts, Position: position("receipts", page.Start, len(page.Rows), counts.of(f.Status))}))
 }
 
 func (h *Handler) receiptPage(w http.ResponseWriter, r *http.Request) {

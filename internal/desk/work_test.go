@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/ent/workitem"
 )
 
@@ -85,5 +86,54 @@ func TestWorkSortsPageByPageWithTheirPosition(t *testing.T) {
 	}
 	if res, _ := f.get(strings.Replace(html.UnescapeString(m[1]), "sort=created", "sort=status", 1), bearer...); res.StatusCode == http.StatusOK {
 		t.Fatal("a cursor of the created sort was taken by the status sort")
+	}
+}
+
+func TestReceiptsCountPerStateAndSayWhereAPageStands(t *testing.T) {
+	f := newFixture(t)
+	for i, st := range []operation.Status{"completed", "queued", "completed", "rejected", "completed"} {
+		f.addOperation(fmt.Sprintf("op-%d", i), "t1", "send", st, f.now.Add(time.Duration(i)*time.Minute))
+	}
+	f.addOperation("op-other", "t2", "cancel", "completed", f.now)
+	next := regexp.MustCompile(`rel="next" href="([^"]+)"`)
+	pos := regexp.MustCompile(`id="receipts-position"[^>]*>([^<]*)<`)
+	for _, c := range []struct {
+		query     string
+		counts    []string
+		positions []string
+	}{
+		{"", []string{`data-count="all">6<`, `data-count="completed">4<`, `data-count="queued">1<`, `data-count="rejected">1<`},
+			[]string{"1–2 of 6", "3–4 of 6", "5–6 of 6"}},
+		{"status=completed&operation=send", []string{`data-count="all">5<`, `data-count="completed">3<`},
+			[]string{"1–2 of 3", "3–3 of 3"}},
+		{"provider=codex&nativeId=t2", []string{`data-count="all">1<`, `data-count="queued">0<`}, []string{"1–1 of 1"}},
+	} {
+		t.Run(c.query, func(t *testing.T) {
+			path := "/desk/receipts?limit=2&" + c.query
+			var positions []string
+			for i := 0; path != ""; i++ {
+				res, body := f.get(path, bearer...)
+				if res.StatusCode != http.StatusOK {
+					t.Fatalf("%s: %d %.2000s", path, res.StatusCode, body)
+				}
+				if i == 0 {
+					for _, want := range c.counts {
+						if !strings.Contains(body, want) {
+							t.Fatalf("the receipts page lacks %s: %.3000s", want, body)
+						}
+					}
+				}
+				if m := pos.FindStringSubmatch(body); m != nil {
+					positions = append(positions, m[1])
+				}
+				path = ""
+				if m := next.FindStringSubmatch(body); m != nil {
+					path = html.UnescapeString(m[1])
+				}
+			}
+			if !slices.Equal(positions, c.positions) {
+				t.Fatalf("positions %q, want %q", positions, c.positions)
+			}
+		})
 	}
 }
