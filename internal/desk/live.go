@@ -356,7 +356,14 @@ func stepSessions(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return diffList(s, page.Rows, sessionsList(f), page.Next)
+	parts, err := diffList(s, page.Rows, sessionsList(f), page.Next)
+	if err != nil {
+		return nil, err
+	}
+	pos := position("sessions", page.Start, len(page.Rows), page.Total)
+	pos.OOB = "true"
+	more, err := replaceIfChanged(s, "position", "list-position", pos)
+	return append(parts, more...), err
 }
 
 func stepReceipts(ctx context.Context, s *stream) ([]string, error) {

@@ -28,6 +28,7 @@ type sessionsView struct {
 	Providers []string
 	Page      SessionPage
 	Tail      listTail
+	Position  Position
 }
 
 func (h *Handler) sessionFilter(r *http.Request) SessionFilter {
@@ -60,7 +61,7 @@ func (h *Handler) sessionsPage(w http.ResponseWriter, r *http.Request) {
 			"since", pageMark(page.Rows))
 	}
 	h.render(w, http.StatusOK, "sessions", h.page("Sessions", "sessions", live, sessionsView{Filter: f, Providers: h.providerNames(), Page: page,
-		Tail: sessionsList(f).tail(page.Next, len(page.Rows), false)}))
+		Tail: sessionsList(f).tail(page.Next, len(page.Rows), false), Position: position("sessions", page.Start, len(page.Rows), page.Total)}))
 }
 
 // pageMark is the cursor of a list page as rendered: its live stream

@@ -161,6 +161,9 @@ func (s SessionRow) Fingerprint() string {
 type SessionPage struct {
 	Rows []SessionRow
 	Next string
+	// Start and Total: the position of the first row and how many
+	// sessions the filter selects, both counted in the store.
+	Start, Total int
 }
 
 func (r *reader) sessions(ctx context.Context, f SessionFilter) (SessionPage, error) {
@@ -177,18 +180,26 @@ func (r *reader) sessions(ctx context.Context, f SessionFilter) (SessionPage, er
 	if ws := strings.TrimRight(f.Workspace, "/"); ws != "" {
 		q = q.Where(providersession.Or(providersession.Cwd(ws), providersession.CwdHasPrefix(ws+"/")))
 	}
+	page := SessionPage{Start: 1}
+	if page.Total, err = q.Clone().Count(ctx); err != nil {
+		return SessionPage{}, fmt.Errorf("count sessions: %w", err)
+	}
 	if keys != nil {
 		id, err := strconv.Atoi(keys[0])
 		if err != nil {
 			return SessionPage{}, paging.Invalid(cursorSessions, "cursor", "is malformed; use the page's Next link or start again from the first page")
 		}
+		before, err := q.Clone().Where(providersession.IDGTE(id)).Count(ctx)
+		if err != nil {
+			return SessionPage{}, fmt.Errorf("count the sessions before the page: %w", err)
+		}
+		page.Start = before + 1
 		q = q.Where(providersession.IDLT(id))
 	}
 	list, err := q.Order(ent.Desc(providersession.FieldID)).Limit(limit + 1).All(ctx)
 	if err != nil {
 		return SessionPage{}, fmt.Errorf("read sessions: %w", err)
 	}
-	var page SessionPage
 	if len(list) > limit {
 		list = list[:limit]
 		page.Next = paging.Encode(cursorSessions, pf, strconv.Itoa(list[len(list)-1].ID))

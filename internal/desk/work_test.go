@@ -137,3 +137,29 @@ func TestReceiptsCountPerStateAndSayWhereAPageStands(t *testing.T) {
 		})
 	}
 }
+
+func TestSessionsSayWhereAPageStands(t *testing.T) {
+	f := newFixture(t)
+	for i := range 5 {
+		f.addSession(fmt.Sprintf("t-%d", i))
+	}
+	next := regexp.MustCompile(`rel="next" href="([^"]+)"`)
+	pos := regexp.MustCompile(`id="sessions-position"[^>]*>([^<]*)<`)
+	var positions []string
+	for path := "/desk/sessions?limit=2"; path != ""; {
+		res, body := f.get(path, bearer...)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %.2000s", path, res.StatusCode, body)
+		}
+		if m := pos.FindStringSubmatch(body); m != nil {
+			positions = append(positions, m[1])
+		}
+		path = ""
+		if m := next.FindStringSubmatch(body); m != nil {
+			path = html.UnescapeString(m[1])
+		}
+	}
+	if want := []string{"1–2 of 5", "3–4 of 5", "5–5 of 5"}; !slices.Equal(positions, want) {
+		t.Fatalf("positions %q, want %q", positions, want)
+	}
+}
