@@ -484,7 +484,26 @@ func stepSession(ctx context.Context, s *stream) ([]string, error) {
 		return nil, err
 	}
 	more, err := replaceIfChanged(s, "receipts", "receipt-table", map[string]any{"Rows": rc.Rows, "ID": "session-receipts", "OOB": "true"})
-	return append(parts, more...), err
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, more...)
+	// The open permission requests, for a browser session that may act:
+	// a request that arrives (or is answered elsewhere) shows without a
+	// reload. A provider's request is recorded as its event, so the
+	// change feed wakes the stream.
+	if csrf := s.h.formToken(s.r); csrf != "" {
+		v := sessionView{Session: row, CanAct: true}
+		if v.Asks, err = s.h.act.pending(ctx, provider, native); err != nil {
+			v.AsksErr = err.Error()
+		}
+		more, err = replaceIfChanged(s, "asks", "session-actions", map[string]any{"V": v, "CSRF": csrf, "OOB": "true"})
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, more...)
+	}
+	return parts, nil
 }
 
 func stepReceipt(ctx context.Context, s *stream) ([]string, error) {
