@@ -56,6 +56,8 @@ func (WorkItem) Edges() []ent.Edge {
 func (WorkItem) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("updated_at", "id"),
+		// The desk's sort by creation: keyset on (created_at, id).
+		index.Fields("created_at", "id"),
 		index.Fields("status", "updated_at", "id"),
 		index.Fields("source_session", "updated_at", "id"),
 		index.Fields("destination_session", "updated_at", "id"),

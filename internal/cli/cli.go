@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/handlers"
@@ -124,11 +123,13 @@ func help(_ context.Context, args []string, _ Env, stdio IO) int {
 	var b strings.Builder
 	b.WriteString("interop-runtime " + version.Version + ": a local MCP server that lets one coding agent drive and\ncoordinate the other coding-agent sessions on this computer.\n\n")
 	b.WriteString("usage: interop-runtime [command] [flags]    (no command: serve)\n\ncommands:\n")
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	wide := 0
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %s\t%s\n", c.name, c.help)
+		wide = max(wide, len(c.name))
 	}
-	w.Flush()
+	for _, c := range commands() {
+		b.WriteString(workcli.WrapHanging(fmt.Sprintf("  %-*s  ", wide, c.name), c.help, workcli.HelpWidth))
+	}
 	b.WriteString("\n'interop-runtime <command> --help' shows a command's flags. Docs: README.md, docs/http.md.\n")
 	fmt.Fprint(stdio.Stdout, b.String())
 	return 0
@@ -173,7 +174,8 @@ func parseFlags(fs *flag.FlagSet, args []string, stdio IO) (code int, ok bool) {
 // commandHelp prints a command's synopsis, its line of help and its flags.
 func commandHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	c, _ := lookupCommand(name)
-	fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.TrimSpace("interop-runtime "+name+" "+c.args), c.help)
+	fmt.Fprint(w, workcli.WrapHanging("usage: interop-runtime "+name+" ", c.args, workcli.HelpWidth))
+	fmt.Fprint(w, "\n"+strings.Join(workcli.Wrap(c.help, workcli.HelpWidth), "\n")+"\n")
 	if fs == nil {
 		return
 	}
@@ -181,8 +183,7 @@ func commandHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	fs.VisitAll(func(*flag.Flag) { n++ })
 	if n > 0 {
 		fmt.Fprintln(w, "\nflags:")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+		workcli.PrintFlags(w, fs)
 	}
 }
 

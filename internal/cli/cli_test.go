@@ -27,7 +27,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 			t.Fatalf("%v: exit %d, stderr %q", args, code, errOut)
 		}
 		for _, c := range commands() {
-			if !strings.Contains(out, "  "+c.name+" ") || !strings.Contains(out, c.help) {
+			if !strings.Contains(out, "  "+c.name+" ") || !strings.Contains(flat(out), c.help) {
 				t.Errorf("%v lacks %q: %q", args, c.name, c.help)
 			}
 		}
@@ -54,8 +54,47 @@ func TestEveryCommandHasHelp(t *testing.T) {
 				continue
 			}
 			synopsis := strings.TrimSpace("usage: interop-runtime " + c.name + " " + c.args)
-			if code != 0 || !strings.HasPrefix(out, synopsis+"\n") || !strings.Contains(out, c.help) {
+			first, _, _ := strings.Cut(out, "\n\n")
+			if code != 0 || flat(first) != flat(synopsis) || !strings.Contains(flat(out), c.help) {
 				t.Errorf("%v: exit %d\nstdout %q\nstderr %q", args, code, out, errOut)
+			}
+		}
+	}
+}
+
+// flat is s with every run of white space one space: help text wrapped
+// to the terminal compares with its one-line source.
+func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestEveryHelpLineFitsTheTerminal: every line that help, each command's
+// --help and each subcommand's --help prints fits 100 columns.
+func TestEveryHelpLineFitsTheTerminal(t *testing.T) {
+	env := map[string]string{"HOME": filepath.Join(t.TempDir(), "missing", "home"), "INTEROP_DB": "/nonexistent/dir/x.db"}
+	runs := [][]string{{"help"}, {"--help"},
+		{"work", "list", "--help"}, {"work", "show", "--help"}, {"work", "graph", "--help"},
+		{"migrate", "import-state", "--help"}, {"setup", "codex", "--help"}, {"setup", "claude", "--help"},
+		{"setup", "opencode", "--help"}, {"setup", "cursor", "--help"}}
+	for _, c := range commands() {
+		runs = append(runs, []string{c.name, "--help"}, []string{"help", c.name})
+	}
+	for _, args := range runs {
+		code, out, errOut := run(t, env, args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d %q", args, code, errOut)
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			// A tab moves to the next multiple of 8, as a terminal shows it.
+			col := 0
+			for _, r := range line {
+				if r == '\t' {
+					col += 8 - col%8
+				} else {
+					col++
+				}
+			}
+			if col > 100 {
+				t.Errorf("%v prints a line of %d columns (more than 100):\n%s", args, col, line)
 			}
 		}
 	}

@@ -259,7 +259,7 @@ func TestDoctorUsage(t *testing.T) {
 	for _, cmd := range []string{"doctor [--json | --verbose]", "providers [--json | --verbose]", "sessions [--provider P] [--json]"} {
 		stdout.Reset()
 		name, _, _ := strings.Cut(cmd, " ")
-		if code := Do(context.Background(), []string{name, "--help"}, os.LookupEnv, IO{Stdout: &stdout, Stderr: &stderr}); code != 0 || !strings.Contains(stdout.String(), "usage: interop-runtime "+cmd) {
+		if code := Do(context.Background(), []string{name, "--help"}, os.LookupEnv, IO{Stdout: &stdout, Stderr: &stderr}); code != 0 || !strings.Contains(flat(stdout.String()), "usage: interop-runtime "+cmd) {
 			t.Errorf("%s --help exited %d:\n%s", name, code, stdout.String())
 		}
 	}

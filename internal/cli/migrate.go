@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-interop/runtime/internal/importstate"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/workcli"
 )
 
 // migrateDetail is what migrate's help says beyond its line in the table.
@@ -49,7 +50,7 @@ func importState(ctx context.Context, args []string, env Env, stdio IO) int {
 	fs.Usage = func() {
 		migrateHelp(fs.Output())
 		fmt.Fprintln(fs.Output(), "\nflags:")
-		fs.PrintDefaults()
+		workcli.PrintFlags(fs.Output(), fs)
 	}
 	state := fs.String("state", "", "the 0.3.x state.json (default: INTEROP_STATE_FILE, else ~/.agent-interop-runtime/state.json; skipped when missing)")
 	convs := fs.String("conversations", "", "the 0.3.x conversations.json (default: INTEROP_CONVERSATIONS_FILE, else ~/.agent-interop-runtime/conversations.json; skipped when missing)")

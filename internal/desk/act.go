@@ -182,6 +182,16 @@ func (h *Handler) formToken(r *http.Request) string {
 	return h.csrfToken(c.Value)
 }
 
+// refusalMessages say what a person can do about the refusals that are
+// no attack: a desk that is read-only, or that was started on its own.
+var refusalMessages = map[string]string{
+	"read_only": "this desk was started with --read-only: it shows pending requests, turns and claims but " +
+		"does not act on them; start serve --http without --read-only to act from the desk",
+	"actions_unavailable": "this desk was started on its own (interop-runtime desk): it reads the store but holds " +
+		"no provider connection, so it cannot answer a permission request, cancel a turn or release a claim; " +
+		"act from the desk of interop-runtime serve --http (its /desk/ page)",
+}
+
 // actionRefusal says why a POST to an action route may not act, or ""
 // when it may. Every check runs before the body is read; nothing changes
 // for a refused request.
@@ -234,6 +244,10 @@ func (h *Handler) action(w http.ResponseWriter, r *http.Request, tool string) {
 	w.Header().Set("Cache-Control", "no-store")
 	if why := h.actionRefusal(r); why != "" {
 		h.log.Warn("desk: action refused", "path", r.URL.Path, "reason", why)
+		if msg, ok := refusalMessages[why]; ok {
+			httpguard.WriteJSON(w, http.StatusForbidden, map[string]string{"error": why, "message": msg})
+			return
+		}
 		httpguard.WriteError(w, http.StatusForbidden, why)
 		return
 	}

@@ -25,9 +25,22 @@ type fakeTools struct {
 	mu       sync.Mutex
 	answered []catalogs.RespondToPermissionInput
 	canceled []catalogs.CancelSessionInput
+	noAsk    bool // no permission request is open
+}
+
+func (t *fakeTools) setNoAsk(v bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.noAsk = v
 }
 
 func (t *fakeTools) ListPermissionRequests(context.Context, *catalogs.ListPermissionRequestsInput) (*catalogs.ListPermissionRequestsOutput, error) {
+	t.mu.Lock()
+	none := t.noAsk
+	t.mu.Unlock()
+	if none {
+		return &catalogs.ListPermissionRequestsOutput{Pending: []catalogs.PendingPermission{}}, nil
+	}
 	allow, deny := "Allow once", "Deny"
 	ak, dk := "allow_once", "reject_once"
 	title := "Write hello.txt"
@@ -266,9 +279,18 @@ func TestActionsRefusedWithoutTools(t *testing.T) {
 			if strings.Contains(body, `name="csrf"`) || strings.Contains(body, "can-act") {
 				t.Fatal("a desk that may not act offers a form")
 			}
-			res, _ := a.post("/desk/act/release", url.Values{"claimId": {c.ID}, "csrf": {f.h.csrfToken(strings.SplitN(a.cookie, "=", 2)[1])}})
-			if res.StatusCode != http.StatusForbidden || a.claimStatus() != claim.StatusActive {
-				t.Fatalf("release: %d, claim %s", res.StatusCode, a.claimStatus())
+			want := map[string]string{"read-only": "started with --read-only", "no tools": "started on its own"}[name]
+			form := url.Values{"claimId": {c.ID}, "csrf": {f.h.csrfToken(strings.SplitN(a.cookie, "=", 2)[1])}}
+			res, body := a.post("/desk/act/release", form)
+			if res.StatusCode != http.StatusForbidden || a.claimStatus() != claim.StatusActive || !strings.Contains(body, want) {
+				t.Fatalf("release: %d %s, claim %s", res.StatusCode, body, a.claimStatus())
+			}
+			for _, path := range []string{"/desk/act/permission", "/desk/act/cancel"} {
+				res, body := a.post(path, url.Values{"provider": {"codex"}, "sessionId": {"t1"}, "requestId": {"r1"}, "optionId": {"allow"},
+					"csrf": form["csrf"]})
+				if res.StatusCode != http.StatusForbidden || !strings.Contains(body, want) {
+					t.Fatalf("%s: %d %s", path, res.StatusCode, body)
+				}
 			}
 		})
 	}
@@ -401,5 +423,31 @@ func TestReceiptLinksToItsMessageAndSaysTheDeskMadeIt(t *testing.T) {
 	}
 	if _, body := f.get("/desk/receipts/op-desk", bearer...); !strings.Contains(body, `data-via="desk"`) || strings.Contains(body, "data-message-id") {
 		t.Fatalf("the receipt of a desk action: %.3000s", body)
+	}
+}
+
+// TestPermissionRequestsShowLive: a request that arrives while the session
+// page is open appears with its buttons and form token, without a reload,
+// and goes when it is answered.
+func TestPermissionRequestsShowLive(t *testing.T) {
+	a := newActFixture(t)
+	a.tools.setNoAsk(true)
+	_, page := a.get("/desk/sessions/codex/t1", "Cookie", a.cookie)
+	if !strings.Contains(page, `id="no-asks"`) {
+		t.Fatalf("the session page shows a request: %.2000s", page)
+	}
+	s := a.stream(liveURL(t, page), "Cookie", a.cookie)
+	s.next(t, streamWait) // connected
+	a.tools.setNoAsk(false)
+	a.addOperation("op-ask", "t1", "send", "queued", a.now.Add(time.Second)) // the store moves, as a provider's request event does
+	ev := s.next(t, streamWait)
+	if !strings.Contains(ev.data, `<section id="session-actions" aria-labelledby="act-h" hx-swap-oob="true">`) ||
+		!strings.Contains(ev.data, `data-request-id="req-1"`) || !strings.Contains(ev.data, `name="csrf" value="`+a.csrf+`"`) {
+		t.Fatalf("the new request was not sent: %+v", ev)
+	}
+	a.tools.setNoAsk(true)
+	a.addOperation("op-ask-2", "t1", "send", "queued", a.now.Add(2*time.Second))
+	if ev := s.next(t, streamWait); !strings.Contains(ev.data, `id="no-asks"`) {
+		t.Fatalf("the answered request stays: %+v", ev)
 	}
 }

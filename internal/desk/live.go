@@ -205,6 +205,23 @@ type listSpec struct {
 	empty  string // what the page says when the list is empty
 }
 
+// Position is where a page stands in its list: "51–100 of 1,234".
+type Position struct {
+	ID              string // the list's name: the element is <ID>-position
+	From, To, Total int
+	OOB             string
+}
+
+// position is the position of a page of n rows starting at start among
+// total; an empty page has none to show.
+func position(id string, start, n, total int) Position {
+	p := Position{ID: id, Total: total}
+	if n > 0 {
+		p.From, p.To = start, start+n-1
+	}
+	return p
+}
+
 // listTail is the data of a list's empty-list line and pager.
 type listTail struct {
 	ID, Text, Base, Query, Next, OOB string
@@ -339,7 +356,14 @@ func stepSessions(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return diffList(s, page.Rows, sessionsList(f), page.Next)
+	parts, err := diffList(s, page.Rows, sessionsList(f), page.Next)
+	if err != nil {
+		return nil, err
+	}
+	pos := position("sessions", page.Start, len(page.Rows), page.Total)
+	pos.OOB = "true"
+	more, err := replaceIfChanged(s, "position", "list-position", pos)
+	return append(parts, more...), err
 }
 
 func stepReceipts(ctx context.Context, s *stream) ([]string, error) {
@@ -349,7 +373,24 @@ func stepReceipts(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return diffList(s, page.Rows, receiptsList(f), page.Next)
+	parts, err := diffList(s, page.Rows, receiptsList(f), page.Next)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := s.h.read.receiptCounts(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	counts.OOB = "true"
+	more, err := replaceIfChanged(s, "counts", "receipt-counts", counts)
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, more...)
+	pos := position("receipts", page.Start, len(page.Rows), counts.of(f.Status))
+	pos.OOB = "true"
+	more, err = replaceIfChanged(s, "position", "list-position", pos)
+	return append(parts, more...), err
 }
 
 func stepWork(ctx context.Context, s *stream) ([]string, error) {
@@ -369,6 +410,13 @@ func stepWork(ctx context.Context, s *stream) ([]string, error) {
 	}
 	counts.OOB = "true"
 	more, err := replaceIfChanged(s, "counts", "work-counts", counts)
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, more...)
+	pos := position("work", page.Start, len(page.Rows), counts.of(f.Status))
+	pos.OOB = "true"
+	more, err = replaceIfChanged(s, "position", "list-position", pos)
 	return append(parts, more...), err
 }
 
@@ -436,7 +484,26 @@ func stepSession(ctx context.Context, s *stream) ([]string, error) {
 		return nil, err
 	}
 	more, err := replaceIfChanged(s, "receipts", "receipt-table", map[string]any{"Rows": rc.Rows, "ID": "session-receipts", "OOB": "true"})
-	return append(parts, more...), err
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, more...)
+	// The open permission requests, for a browser session that may act:
+	// a request that arrives (or is answered elsewhere) shows without a
+	// reload. A provider's request is recorded as its event, so the
+	// change feed wakes the stream.
+	if csrf := s.h.formToken(s.r); csrf != "" {
+		v := sessionView{Session: row, CanAct: true}
+		if v.Asks, err = s.h.act.pending(ctx, provider, native); err != nil {
+			v.AsksErr = err.Error()
+		}
+		more, err = replaceIfChanged(s, "asks", "session-actions", map[string]any{"V": v, "CSRF": csrf, "OOB": "true"})
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, more...)
+	}
+	return parts, nil
 }
 
 func stepReceipt(ctx context.Context, s *stream) ([]string, error) {

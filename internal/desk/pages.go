@@ -28,6 +28,7 @@ type sessionsView struct {
 	Providers []string
 	Page      SessionPage
 	Tail      listTail
+	Position  Position
 }
 
 func (h *Handler) sessionFilter(r *http.Request) SessionFilter {
@@ -60,7 +61,7 @@ func (h *Handler) sessionsPage(w http.ResponseWriter, r *http.Request) {
 			"since", pageMark(page.Rows))
 	}
 	h.render(w, http.StatusOK, "sessions", h.page("Sessions", "sessions", live, sessionsView{Filter: f, Providers: h.providerNames(), Page: page,
-		Tail: sessionsList(f).tail(page.Next, len(page.Rows), false)}))
+		Tail: sessionsList(f).tail(page.Next, len(page.Rows), false), Position: position("sessions", page.Start, len(page.Rows), page.Total)}))
 }
 
 // pageMark is the cursor of a list page as rendered: its live stream
@@ -160,6 +161,8 @@ type receiptsView struct {
 	Operations []string
 	Page       ReceiptPage
 	Tail       listTail
+	Counts     ReceiptCounts
+	Position   Position
 }
 
 func (h *Handler) receiptFilter(r *http.Request) ReceiptFilter {
@@ -195,8 +198,14 @@ func (h *Handler) receiptsPage(w http.ResponseWriter, r *http.Request) {
 		live = Base + "/live/receipts" + queryString("provider", f.Provider, "nativeId", f.NativeID, "status", f.Status,
 			"operation", f.Operation, "limit", limitParam(f.Limit), "since", pageMark(page.Rows))
 	}
+	counts, err := h.read.receiptCounts(ctx, f)
+	if err != nil {
+		h.failRead(w, err)
+		return
+	}
 	h.render(w, http.StatusOK, "receipts", h.page("Receipts", "receipts", live, receiptsView{Filter: f, Providers: h.providerNames(),
-		States: receiptStates, Operations: operationKinds, Page: page, Tail: receiptsList(f).tail(page.Next, len(page.Rows), false)}))
+		States: receiptStates, Operations: operationKinds, Page: page, Tail: receiptsList(f).tail(page.Next, len(page.Rows), false),
+		Counts: counts, Position: position("receipts", page.Start, len(page.Rows), counts.of(f.Status))}))
 }
 
 func (h *Handler) receiptPage(w http.ResponseWriter, r *http.Request) {
@@ -219,8 +228,10 @@ func (h *Handler) receiptPage(w http.ResponseWriter, r *http.Request) {
 type workView struct {
 	Filter   WorkFilter
 	Statuses []string
+	Sorts    []string
 	Page     WorkPage
 	Tail     listTail
+	Position Position
 	Counts   WorkCounts
 	// View is "list" or "board"; Board has a column per status (the
 	// newest items of each, one keyset read per column).
@@ -241,8 +252,12 @@ const boardRows = 20
 
 func workFilter(r *http.Request) WorkFilter {
 	q := r.URL.Query()
+	sort := oneOf(q.Get("sort"), workSorts)
+	if sort == "updated" {
+		sort = ""
+	}
 	return WorkFilter{Status: oneOf(q.Get("status"), workStatuses), Session: strings.TrimSpace(q.Get("session")),
-		Query: strings.TrimSpace(q.Get("q")), Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
+		Query: strings.TrimSpace(q.Get("q")), Sort: sort, Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
 }
 
 func workList(f WorkFilter) listSpec {
@@ -251,14 +266,14 @@ func workList(f WorkFilter) listSpec {
 		empty = "No work item recorded for this filter."
 	}
 	return listSpec{tbody: "work-rows", rowTpl: "work-row", base: Base + "/work",
-		query: queryString("status", f.Status, "session", f.Session, "q", f.Query, "limit", limitParam(f.Limit)), empty: empty}
+		query: queryString("status", f.Status, "session", f.Session, "q", f.Query, "sort", f.Sort, "limit", limitParam(f.Limit)), empty: empty}
 }
 
 func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	f := workFilter(r)
-	v := workView{Filter: f, Statuses: workStatuses, View: oneOf(r.URL.Query().Get("view"), []string{"list", "board"})}
+	v := workView{Filter: f, Statuses: workStatuses, Sorts: workSorts, View: oneOf(r.URL.Query().Get("view"), []string{"list", "board"})}
 	if v.View == "" {
 		v.View = "list"
 	}
@@ -289,8 +304,9 @@ func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.Tail = workList(f).tail(v.Page.Next, len(v.Page.Rows), false)
+		v.Position = position("work", v.Page.Start, len(v.Page.Rows), v.Counts.of(f.Status))
 		if f.Cursor == "" {
-			live = Base + "/live/work" + queryString("status", f.Status, "session", f.Session, "q", f.Query, "limit", limitParam(f.Limit),
+			live = Base + "/live/work" + queryString("status", f.Status, "session", f.Session, "q", f.Query, "sort", f.Sort, "limit", limitParam(f.Limit),
 				"since", pageMark(v.Page.Rows))
 		}
 	}

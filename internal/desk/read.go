@@ -161,6 +161,9 @@ func (s SessionRow) Fingerprint() string {
 type SessionPage struct {
 	Rows []SessionRow
 	Next string
+	// Start and Total: the position of the first row and how many
+	// sessions the filter selects, both counted in the store.
+	Start, Total int
 }
 
 func (r *reader) sessions(ctx context.Context, f SessionFilter) (SessionPage, error) {
@@ -177,18 +180,26 @@ func (r *reader) sessions(ctx context.Context, f SessionFilter) (SessionPage, er
 	if ws := strings.TrimRight(f.Workspace, "/"); ws != "" {
 		q = q.Where(providersession.Or(providersession.Cwd(ws), providersession.CwdHasPrefix(ws+"/")))
 	}
+	page := SessionPage{Start: 1}
+	if page.Total, err = q.Clone().Count(ctx); err != nil {
+		return SessionPage{}, fmt.Errorf("count sessions: %w", err)
+	}
 	if keys != nil {
 		id, err := strconv.Atoi(keys[0])
 		if err != nil {
 			return SessionPage{}, paging.Invalid(cursorSessions, "cursor", "is malformed; use the page's Next link or start again from the first page")
 		}
+		before, err := q.Clone().Where(providersession.IDGTE(id)).Count(ctx)
+		if err != nil {
+			return SessionPage{}, fmt.Errorf("count the sessions before the page: %w", err)
+		}
+		page.Start = before + 1
 		q = q.Where(providersession.IDLT(id))
 	}
 	list, err := q.Order(ent.Desc(providersession.FieldID)).Limit(limit + 1).All(ctx)
 	if err != nil {
 		return SessionPage{}, fmt.Errorf("read sessions: %w", err)
 	}
-	var page SessionPage
 	if len(list) > limit {
 		list = list[:limit]
 		page.Next = paging.Encode(cursorSessions, pf, strconv.Itoa(list[len(list)-1].ID))
@@ -397,6 +408,71 @@ type ReceiptPage struct {
 	Rows     []ReceiptRow
 	Next     string
 	Searched int
+	// Start is the position of the first row among the receipts the
+	// filter selects (1 on the first page), counted in the store.
+	Start int
+}
+
+// ReceiptCounts are the counts per state of the receipts a filter selects
+// (whatever its state): one GROUP BY in the store.
+type ReceiptCounts struct {
+	Counts []StatusCount // in receiptStates order
+	Total  int
+	Filter ReceiptFilter
+	OOB    string
+}
+
+// of is the count of one state ("" for all).
+func (c ReceiptCounts) of(status string) int {
+	if status == "" {
+		return c.Total
+	}
+	for _, sc := range c.Counts {
+		if sc.Status == status {
+			return sc.N
+		}
+	}
+	return 0
+}
+
+// receiptWhere is the filter as SQL predicates, its state but when
+// withStatus is false.
+func receiptWhere(f ReceiptFilter, withStatus bool) []predicate.Operation {
+	var ps []predicate.Operation
+	if f.Provider != "" {
+		ps = append(ps, operation.Provider(f.Provider))
+	}
+	if f.NativeID != "" {
+		ps = append(ps, operation.NativeID(f.NativeID))
+	}
+	if f.Operation != "" {
+		ps = append(ps, operation.OperationEQ(f.Operation))
+	}
+	if withStatus && f.Status != "" {
+		ps = append(ps, operation.StatusEQ(operation.Status(f.Status)))
+	}
+	return ps
+}
+
+func (r *reader) receiptCounts(ctx context.Context, f ReceiptFilter) (ReceiptCounts, error) {
+	var groups []struct {
+		Status string `json:"status"`
+		Count  int    `json:"count"`
+	}
+	if err := r.client.Operation.Query().Where(receiptWhere(f, false)...).GroupBy(operation.FieldStatus).
+		Aggregate(ent.Count()).Scan(ctx, &groups); err != nil {
+		return ReceiptCounts{}, fmt.Errorf("count receipts by state: %w", err)
+	}
+	by := map[string]int{}
+	out := ReceiptCounts{Filter: f}
+	for _, g := range groups {
+		by[g.Status] += g.Count
+		out.Total += g.Count
+	}
+	for _, st := range receiptStates {
+		out.Counts = append(out.Counts, StatusCount{Status: st, N: by[st]})
+	}
+	return out, nil
 }
 
 // Receipt states, for the filter.
@@ -427,6 +503,7 @@ func (r *reader) receipts(ctx context.Context, f ReceiptFilter) (ReceiptPage, er
 	if err != nil {
 		return ReceiptPage{}, err
 	}
+	cursorAt, cursorID, cursorSet := at, id, set
 	bySession := f.Provider != "" && f.NativeID != ""
 	byStatus := f.Status == "queued" || f.Status == "delivery_unknown"
 	q := r.client.Operation.Query()
@@ -478,7 +555,17 @@ func (r *reader) receipts(ctx context.Context, f ReceiptFilter) (ReceiptPage, er
 			break
 		}
 	}
-	var page ReceiptPage
+	page := ReceiptPage{Start: 1}
+	if cursorSet {
+		// The receipts before the page: those matching the filter at or
+		// after the cursor's (created_at, id).
+		n, err := r.client.Operation.Query().Where(receiptWhere(f, true)...).
+			Where(operation.Not(olderThan[predicate.Operation](operation.FieldCreatedAt, operation.FieldID, cursorAt, cursorID))).Count(ctx)
+		if err != nil {
+			return ReceiptPage{}, fmt.Errorf("count the receipts before the page: %w", err)
+		}
+		page.Start = n + 1
+	}
 	switch {
 	case len(rows) > limit:
 		rows = rows[:limit]

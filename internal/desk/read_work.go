@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,7 +16,6 @@ import (
 	"github.com/agent-interop/runtime/ent/review"
 	"github.com/agent-interop/runtime/ent/workitem"
 	"github.com/agent-interop/runtime/internal/paging"
-	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 // ---- work
@@ -25,9 +25,15 @@ type WorkFilter struct {
 	Status  string
 	Session string // a source or destination session ("<provider>:<nativeId>")
 	Query   string // a substring of the objective, or an id
+	Sort    string // "" (most recently updated first), "created" or "status"
 	Cursor  string
 	Limit   int
 }
+
+// Work sorts: newest update first (the default), newest first by
+// creation, or grouped by status (in workStatuses order, each group most
+// recently updated first).
+var workSorts = []string{"updated", "created", "status"}
 
 // WorkRow is one work item in a listing.
 type WorkRow struct {
@@ -59,53 +65,157 @@ func (w WorkRow) Fingerprint() string {
 	return fmt.Sprint(w.Status, w.Blocked, w.Objective, w.Updated.UnixNano())
 }
 
-// WorkPage is a page of work items, most recently updated first.
+// WorkPage is a page of work items in the filter's order. Start is the
+// position of its first row among the items the filter selects (1 on the
+// first page), counted in the store.
 type WorkPage struct {
-	Rows []WorkRow
-	Next string
+	Rows  []WorkRow
+	Next  string
+	Start int
 }
 
 // Work statuses, for the filter.
 var workStatuses = []string{"open", "in_progress", "blocked", "accepted", "rejected"}
 
-// work is list_work_items' page (workflow.ListWorks: keyset on
-// (updated_at, id) over an index per filter); a text search, which the
-// service does not offer, and the open and blocked filters, which depend
-// on the items' dependencies, are the same keyset read with the objective
-// or the dependencies checked in the statement. Open items of the page
-// that wait on an unfinished dependency are marked Blocked (one query
-// for the page's ids).
+// workKey is where a page of work items resumes: the status group (sort by
+// status only), and the sort time and id of the previous page's last row.
+type workKey struct {
+	group int
+	at    time.Time
+	id    string
+}
+
+// workGroups are the status filters a listing reads one after the other:
+// every status in order when sorted by status without a status filter,
+// else the one filter ("" for any status).
+func workGroups(f WorkFilter) []string {
+	if f.Sort == "status" && f.Status == "" {
+		return workStatuses
+	}
+	return []string{f.Status}
+}
+
+// workTimeColumn is the time column a sort reads, most recent first.
+func workTimeColumn(sort string) string {
+	if sort == "created" {
+		return workitem.FieldCreatedAt
+	}
+	return workitem.FieldUpdatedAt
+}
+
+func decodeWorkKey(pf paging.Filter, f WorkFilter) (workKey, bool, error) {
+	if f.Sort != "status" {
+		at, id, set, err := timeKeys(cursorWork, pf, f.Cursor)
+		return workKey{at: at, id: id}, set, err
+	}
+	keys, err := paging.Decode(cursorWork, pf, f.Cursor, 3)
+	if err != nil || keys == nil {
+		return workKey{}, false, err
+	}
+	g, gerr := strconv.Atoi(keys[0])
+	at, terr := time.Parse(time.RFC3339Nano, keys[1])
+	if gerr != nil || terr != nil || g < 0 || g >= len(workGroups(f)) || keys[2] == "" {
+		return workKey{}, false, paging.Invalid(cursorWork, "cursor", "is malformed; use the page's Next link or start again from the first page")
+	}
+	return workKey{group: g, at: at, id: keys[2]}, true, nil
+}
+
+// work is a page of work items in the filter's order, read with a keyset
+// in the store: (updated_at, id) or (created_at, id) newest first, each
+// over its index; sorted by status, the same keyset within one status
+// after another (at most one read per status, over the (status,
+// updated_at, id) index). The open and blocked filters depend on the
+// items' dependencies and are checked in the statement; the open items of
+// the page that wait on an unfinished dependency are marked Blocked (one
+// query for the page's ids). Past the first page, the page's position is
+// a count of the items before it, over the same indexes.
 func (r *reader) work(ctx context.Context, f WorkFilter) (WorkPage, error) {
 	limit := clampLimit(f.Limit)
-	var page WorkPage
-	var err error
-	if q := strings.TrimSpace(f.Query); q != "" || f.Status == "open" || f.Status == "blocked" {
-		page, err = r.searchWork(ctx, f, q, limit)
-	} else {
-		page, err = r.listWork(ctx, f, limit)
+	f.Query = strings.TrimSpace(f.Query)
+	f.Session = strings.TrimSpace(f.Session)
+	if !slices.Contains(workSorts, f.Sort) || f.Sort == "updated" {
+		f.Sort = ""
 	}
+	pf := paging.F("status", f.Status, "session", f.Session, "q", f.Query, "sort", f.Sort)
+	key, set, err := decodeWorkKey(pf, f)
 	if err != nil {
 		return WorkPage{}, err
+	}
+	col := workTimeColumn(f.Sort)
+	groups := workGroups(f)
+	type found struct {
+		w     *ent.WorkItem
+		group int
+	}
+	var list []found
+	for g := key.group; g < len(groups) && len(list) <= limit; g++ {
+		q := r.workQuery(f, groups[g])
+		if set && g == key.group {
+			q = q.Where(olderThan[predicate.WorkItem](col, workitem.FieldID, key.at, key.id))
+		}
+		ws, err := q.Order(ent.Desc(col), ent.Desc(workitem.FieldID)).Limit(limit+1-len(list)).
+			Select(workitem.FieldID, workitem.FieldObjective, workitem.FieldStatus, workitem.FieldSourceSession,
+				workitem.FieldDestinationSession, workitem.FieldCreatedAt, workitem.FieldUpdatedAt).All(ctx)
+		if err != nil {
+			return WorkPage{}, fmt.Errorf("list work items: %w", err)
+		}
+		for _, w := range ws {
+			list = append(list, found{w, g})
+		}
+	}
+	page := WorkPage{Start: 1}
+	if len(list) > limit {
+		list = list[:limit]
+		last := list[len(list)-1]
+		at := last.w.UpdatedAt
+		if f.Sort == "created" {
+			at = last.w.CreatedAt
+		}
+		if f.Sort == "status" {
+			page.Next = paging.Encode(cursorWork, pf, strconv.Itoa(last.group), keyTime(at), last.w.ID)
+		} else {
+			page.Next = paging.Encode(cursorWork, pf, keyTime(at), last.w.ID)
+		}
+	}
+	for _, fw := range list {
+		page.Rows = append(page.Rows, workRow(fw.w))
+	}
+	if set {
+		before, err := r.workBefore(ctx, f, groups, key)
+		if err != nil {
+			return WorkPage{}, err
+		}
+		page.Start = before + 1
 	}
 	return page, r.markBlocked(ctx, page.Rows)
 }
 
-func (r *reader) listWork(ctx context.Context, f WorkFilter, limit int) (WorkPage, error) {
-	l, err := r.works.ListWorks(ctx, workflow.ListWorksInput{
-		WorkFilter: workflow.WorkFilter{Status: f.Status, Session: strings.TrimSpace(f.Session)},
-		Limit:      int64(limit), Cursor: f.Cursor,
-	})
-	if err != nil {
-		return WorkPage{}, err
+// workQuery selects the filter's items of one status group ("" for any).
+func (r *reader) workQuery(f WorkFilter, status string) *ent.WorkItemQuery {
+	q := r.client.WorkItem.Query().Where(workWhere(f, f.Query)...)
+	if status != "" {
+		q = q.Where(statusWhere(status))
 	}
-	page := WorkPage{Next: l.NextCursor}
-	for _, w := range l.Works {
-		row := WorkRow{ID: w.ID, Objective: w.ObjectivePreview, Status: w.Status, Source: deref(w.SourceSession), Destination: deref(w.DestinationSession)}
-		row.Created, _ = time.Parse(time.RFC3339Nano, w.CreatedAt)
-		row.Updated, _ = time.Parse(time.RFC3339Nano, w.UpdatedAt)
-		page.Rows = append(page.Rows, row)
+	return q
+}
+
+// workBefore counts the items that come before key in the filter's order:
+// those of the earlier status groups, and those of key's group at or
+// after its sort time and id. Each is a COUNT over the sort's index.
+func (r *reader) workBefore(ctx context.Context, f WorkFilter, groups []string, key workKey) (int, error) {
+	n := 0
+	for g := 0; g <= key.group; g++ {
+		q := r.workQuery(f, groups[g])
+		if g == key.group {
+			q = q.Where(workitem.Not(olderThan[predicate.WorkItem](workTimeColumn(f.Sort), workitem.FieldID, key.at, key.id)))
+		}
+		c, err := q.Count(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("count the work items before the page: %w", err)
+		}
+		n += c
 	}
-	return page, nil
+	return n, nil
 }
 
 // unfinished selects work items that are not done: open, in progress or
@@ -144,37 +254,6 @@ func workWhere(f WorkFilter, text string) []predicate.WorkItem {
 	return ps
 }
 
-func (r *reader) searchWork(ctx context.Context, f WorkFilter, text string, limit int) (WorkPage, error) {
-	pf := paging.F("status", f.Status, "session", strings.TrimSpace(f.Session), "q", text)
-	at, id, set, err := timeKeys(cursorWork, pf, f.Cursor)
-	if err != nil {
-		return WorkPage{}, err
-	}
-	q := r.client.WorkItem.Query().Where(workWhere(f, text)...)
-	if f.Status != "" {
-		q = q.Where(statusWhere(f.Status))
-	}
-	if set {
-		q = q.Where(olderThan[predicate.WorkItem](workitem.FieldUpdatedAt, workitem.FieldID, at, id))
-	}
-	list, err := q.Order(ent.Desc(workitem.FieldUpdatedAt), ent.Desc(workitem.FieldID)).Limit(limit+1).
-		Select(workitem.FieldID, workitem.FieldObjective, workitem.FieldStatus, workitem.FieldSourceSession,
-			workitem.FieldDestinationSession, workitem.FieldCreatedAt, workitem.FieldUpdatedAt).All(ctx)
-	if err != nil {
-		return WorkPage{}, fmt.Errorf("search work items: %w", err)
-	}
-	var page WorkPage
-	if len(list) > limit {
-		list = list[:limit]
-		last := list[len(list)-1]
-		page.Next = paging.Encode(cursorWork, pf, keyTime(last.UpdatedAt), last.ID)
-	}
-	for _, w := range list {
-		page.Rows = append(page.Rows, workRow(w))
-	}
-	return page, nil
-}
-
 // markBlocked marks the open rows that wait on an unfinished dependency.
 func (r *reader) markBlocked(ctx context.Context, rows []WorkRow) error {
 	var open []string
@@ -210,6 +289,19 @@ type WorkCounts struct {
 	Total  int
 	Filter WorkFilter
 	OOB    string
+}
+
+// of is the count of one status ("" for all).
+func (c WorkCounts) of(status string) int {
+	if status == "" {
+		return c.Total
+	}
+	for _, sc := range c.Counts {
+		if sc.Status == status {
+			return sc.N
+		}
+	}
+	return 0
 }
 
 func (r *reader) workCounts(ctx context.Context, f WorkFilter) (WorkCounts, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -131,6 +132,7 @@ func templateFuncs() template.FuncMap {
 		"sessionOf": splitSessionRef,
 		"label":     func(s string) string { return strings.ReplaceAll(s, "_", " ") },
 		"list":      func(v ...int) []int { return v },
+		"num":       groupDigits,
 		"nextURL": func(base, query, cursor string) string {
 			if query == "" {
 				return base + "?cursor=" + url.QueryEscape(cursor)
@@ -223,4 +225,22 @@ func queryString(kv ...string) string {
 		return ""
 	}
 	return "?" + v.Encode()
+}
+
+// groupDigits writes n with a comma between groups of three digits: 1,234.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

@@ -65,11 +65,8 @@ func (r *reader) jump(ctx context.Context, q string) (string, error) {
 
 func (r *reader) search(ctx context.Context, q string) (searchView, error) {
 	v := searchView{Query: q}
-	page, err := r.searchWork(ctx, WorkFilter{}, q, searchRows)
+	page, err := r.work(ctx, WorkFilter{Query: q, Limit: searchRows})
 	if err != nil {
-		return v, err
-	}
-	if err := r.markBlocked(ctx, page.Rows); err != nil {
 		return v, err
 	}
 	v.Work = page.Rows

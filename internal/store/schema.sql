@@ -45,6 +45,7 @@ CREATE TABLE `session_streams` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT,
 CREATE UNIQUE INDEX `sessionstream_provider_native_id` ON `session_streams` (`provider`, `native_id`);
 CREATE TABLE `work_items` (`id` text NOT NULL, `objective` text NOT NULL, `acceptance_criteria` json NOT NULL, `risks` json NOT NULL, `unresolved_questions` json NOT NULL, `source_session` text NULL, `destination_session` text NULL, `status` text NOT NULL DEFAULT ('open'), `changed_files` json NOT NULL, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, PRIMARY KEY (`id`));
 CREATE INDEX `workitem_updated_at_id` ON `work_items` (`updated_at`, `id`);
+CREATE INDEX `workitem_created_at_id` ON `work_items` (`created_at`, `id`);
 CREATE INDEX `workitem_status_updated_at_id` ON `work_items` (`status`, `updated_at`, `id`);
 CREATE INDEX `workitem_source_session_updated_at_id` ON `work_items` (`source_session`, `updated_at`, `id`);
 CREATE INDEX `workitem_destination_session_updated_at_id` ON `work_items` (`destination_session`, `updated_at`, `id`);

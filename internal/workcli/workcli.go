@@ -14,9 +14,11 @@ import (
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
-const workUsage = `usage: interop-runtime work list [--status S] [--session S] [--limit N] [--cursor C] [--all] [--json]
+const workUsage = `usage: interop-runtime work list [--status S] [--session S] [--limit N] [--cursor C] [--all]
+                                [--json]
        interop-runtime work show <workId> [--limit N] [--cursor C] [--json]
-       interop-runtime work graph [--json | --dot | --mermaid]        (the whole store, streamed; --json is JSON Lines)
+       interop-runtime work graph [--json | --dot | --mermaid]
+                                  (the whole store, streamed; --json is JSON Lines)
        interop-runtime work graph --work <workId> [--depth N] [--json] (one neighbourhood)`
 
 // Run runs `interop-runtime work ...` and returns the exit code:
@@ -98,10 +100,8 @@ func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stde
 func printUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintln(w, workUsage)
 	fmt.Fprintln(w, "\nflags:")
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-	fmt.Fprintln(w, "  -db string\n    \tthe store: a SQLite file or a postgres:// URL (overrides INTEROP_DB)")
+	PrintFlags(w, fs)
+	fmt.Fprintln(w, "  -db string\n"+flagIndent+"the store: a SQLite file or a postgres:// URL (overrides INTEROP_DB)")
 }
 
 // parseInterleaved parses args with fs, letting flags follow the
