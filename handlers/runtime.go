@@ -32,10 +32,7 @@ func (h *Handlers) GetRuntimeStatus(ctx context.Context, _ *catalogs.GetRuntimeS
 		Providers:                 []catalogs.ProviderBrief{},
 	}
 	var notes []string
-	ids := providers.Order()
-	if h.deps.Registry != nil {
-		ids = h.deps.Registry.IDs()
-	}
+	ids := knownIDs(h.deps.Registry)
 	for _, id := range ids {
 		b := catalogs.ProviderBrief{Provider: string(id), State: string(providers.Unknown), Reason: opt("not checked yet; list_providers checks it")}
 		if h.deps.Registry != nil {

@@ -14,7 +14,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -33,15 +35,22 @@ const (
 )
 
 // Order returns the built-in agent ids in catalog order (the registry's
-// reporting order; a user's agents follow them).
-func Order() []ID {
+// reporting order; a user's agents follow them). The slice is the
+// caller's own.
+func Order() []ID { return slices.Clone(builtinOrder()) }
+
+// builtinOrder is Order's table, read from BuiltinAgents once: that
+// builds every built-in agent's whole spec (commands, hints, notes), and
+// Order is called on every get_runtime_status and session listing. It is
+// never modified.
+var builtinOrder = sync.OnceValue(func() []ID {
 	agents := BuiltinAgents()
 	out := make([]ID, len(agents))
 	for i, a := range agents {
 		out[i] = a.ID
 	}
 	return out
-}
+})
 
 // ParseID returns s as an ID when it is well formed (see [IDRule]);
 // whether the runtime knows it is the registry's question.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -88,6 +89,9 @@ func gitleaksRules() ([]*rule, []*allowlist, error) {
 		if len(r.keywords) > 0 && strings.Contains(gr.Regex, assignmentOperator) {
 			r.gate = operatorAfter
 		}
+		if gr.ID == vaultServiceID && gr.Regex == vaultServicePattern {
+			r.gate = vaultTokenAfter
+		}
 		if gr.ID == "generic-api-key" && strings.HasPrefix(gr.Regex, genericKeyPrefix) && !strings.Contains(gr.Regex, "^") &&
 			!strings.Contains(gr.Regex, `\b`) && !strings.Contains(gr.Regex, `\B`) {
 			r.keyStart, r.maxBreaks = 50, genericMaxBreaks
@@ -115,6 +119,37 @@ func gitleaksRules() ([]*rule, []*allowlist, error) {
 // text; see hasASCIIFold) and the rule is searched from its keywords
 // (keyStart 50).
 const genericKeyPrefix = `(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)`
+
+// vault-service-token's keywords include "s.", which every sentence with
+// a word ending in s before its full stop holds ("tests."), so its
+// pattern ran on nearly every prose string. Both of its forms need at
+// least 24 token characters right after the keyword: "hvs." then
+// [\w-]{90,120}, or "s." then (?i:[a-z0-9]{24}). The gate is that
+// necessary condition (vaultTokenAfter); it applies only to this exact
+// pattern, so a rules update that changes it drops the gate.
+const (
+	vaultServiceID      = "vault-service-token"
+	vaultServicePattern = `\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`
+	vaultTokenMin       = 24
+)
+
+// vaultTokenAfter reports whether some keyword occurrence is followed by
+// at least vaultTokenMin characters of [\w-] or of the two non-ASCII
+// letters (?i) folds to ASCII ones (U+017F ſ, U+212A Kelvin sign).
+func vaultTokenAfter(s string, ends []int) bool {
+	for _, e := range ends {
+		n := 0
+		for _, c := range s[e:] {
+			if !(c < utf8.RuneSelf && isTokenChar(byte(c)) || c == '\u017f' || c == '\u212a') {
+				break
+			}
+			if n++; n >= vaultTokenMin {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // genericMaxBreaks bounds the line breaks of a generic-api-key match: past
 // the keyword, only [\s'"]{0,3} before the operator, [\x60'"\s=]{0,5} after

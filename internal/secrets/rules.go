@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Replacement texts.
@@ -267,7 +268,9 @@ var typeNames = map[string]bool{
 
 // typeWrapper matches generic types around a type name: Optional[str],
 // Option<String>, Secret<String>, list[str], Maybe String, str | None.
-var typeWrapper = regexp.MustCompile(`^(?:Optional|Option|Secret|List|list|Union|Annotated|Maybe|Nullable|Array|ReadonlyArray|Sequence|Mapping|dict|Dict|Box|Arc|Rc|Vec|Promise|Ref|Signal|Observable)[\[<]`)
+var typeWrapper = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:Optional|Option|Secret|List|list|Union|Annotated|Maybe|Nullable|Array|ReadonlyArray|Sequence|Mapping|dict|Dict|Box|Arc|Rc|Vec|Promise|Ref|Signal|Observable)[\[<]`)
+})
 
 // codeKeywords are language keywords that follow an "=" in code
 // (token = await api.post(...), key = new Key(...)), never a secret.
@@ -281,16 +284,20 @@ var codeKeywords = map[string]bool{
 
 // placeholderValue matches the values of example configurations:
 // your-api-key-here, changeme, sk_test_..., xxxx, ****, <none>.
-var placeholderValue = regexp.MustCompile(`(?i)^(?:your[-_.]?[a-z_-]*|[a-z_-]*[-_]here|change[-_]?me|replace[-_]?me|placeholder|example|dummy|xxx+|\*+|\.\.\.|.*\.\.\.|todo|tbd|secret|password|token)$`)
+var placeholderValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(?:your[-_.]?[a-z_-]*|[a-z_-]*[-_]here|change[-_]?me|replace[-_]?me|placeholder|example|dummy|xxx+|\*+|\.\.\.|.*\.\.\.|todo|tbd|secret|password|token)$`)
+})
 
 // indexExpr matches the start of an index expression cut at its quote:
 // os.environ[, ENV[, process.env[, config[.
-var indexExpr = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*\[$`)
+var indexExpr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*\[$`) })
 
 // nonSecretKeySuffix names keys whose value refers to a secret or
 // describes it rather than holding it: password_file, TOKEN_PATH,
 // secret_ref, token_ttl, POSTGRES_PASSWORD_FILE, api_key_env.
-var nonSecretKeySuffix = regexp.MustCompile(`(?i)(?:file|path|dir|ref|ttl|env|var|name|type|url|uri|endpoint|length|len|size|count|policy|header|field|param|prompt|hint|label|placeholder|expiry|expires|timeout|mode|enabled|required|reset|rotation|version)$`)
+var nonSecretKeySuffix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:file|path|dir|ref|ttl|env|var|name|type|url|uri|endpoint|length|len|size|count|policy|header|field|param|prompt|hint|label|placeholder|expiry|expires|timeout|mode|enabled|required|reset|rotation|version)$`)
+})
 
 // codeValue reports whether a key=value match is code or a reference, not
 // a secret: a type annotation, a keyword, an index expression cut at its
@@ -298,10 +305,10 @@ var nonSecretKeySuffix = regexp.MustCompile(`(?i)(?:file|path|dir|ref|ttl|env|va
 // lives rather than the secret.
 func codeValue(match, v string) bool {
 	bare := strings.TrimRight(v, "?!|")
-	if typeNames[bare] || typeWrapper.MatchString(bare) || codeKeywords[bare] || indexExpr.MatchString(v) {
+	if typeNames[bare] || typeWrapper().MatchString(bare) || codeKeywords[bare] || indexExpr().MatchString(v) {
 		return true
 	}
-	if v[0] == '<' || strings.HasPrefix(v, "?") || placeholderValue.MatchString(v) {
+	if v[0] == '<' || strings.HasPrefix(v, "?") || placeholderValue().MatchString(v) {
 		return true // <your-token> and your-api-key-here placeholders, ${VAR:?message}
 	}
 	key := match
@@ -309,7 +316,7 @@ func codeValue(match, v string) bool {
 		key = key[:i]
 	}
 	key = strings.TrimRight(key, " \t\"'\\")
-	if nonSecretKeySuffix.MatchString(key) {
+	if nonSecretKeySuffix().MatchString(key) {
 		return true
 	}
 	// The variable of the same name (this.password = password,

@@ -15,14 +15,20 @@ import (
 // pemBegin matches a PEM BEGIN line; pemPrivate one of a private key (PKCS#1,
 // PKCS#8, encrypted PKCS#8, SEC1, OpenSSH, PGP, ...).
 var (
-	pemBegin   = regexp.MustCompile(`^-----BEGIN [A-Z0-9 ]+-----`)
-	pemPrivate = regexp.MustCompile(`(?m)^-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	pemBegin   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-----BEGIN [A-Z0-9 ]+-----`) })
+	pemPrivate = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	})
 	// pemPreamble are the lines openssl writes before a PEM block
 	// ("Bag Attributes", "    localKeyID: ...", "subject=...") and comments.
-	pemPreamble = regexp.MustCompile(`^(?:[ \t]*(?:#.*|Bag Attributes.*|Key Attributes.*|[ \t]+[\w .-]+:.*|(?:subject|issuer)=.*|[\w-]+: .*)?\r?\n)*`)
+	pemPreamble = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[ \t]*(?:#.*|Bag Attributes.*|Key Attributes.*|[ \t]+[\w .-]+:.*|(?:subject|issuer)=.*|[\w-]+: .*)?\r?\n)*`)
+	})
 	// shadowLine is a line of a shadow, gshadow or htpasswd file: a name and
 	// a crypt(3) hash ($id$...), possibly locked with "!".
-	shadowLine = regexp.MustCompile(`(?m)^[A-Za-z_][A-Za-z0-9_.-]*\$?:!*\$(?:1|2[abxy]?|5|6|7|y|gy|apr1|sha1|md5)\$[^:\s]+(?::|$)`)
+	shadowLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[A-Za-z_][A-Za-z0-9_.-]*\$?:!*\$(?:1|2[abxy]?|5|6|7|y|gy|apr1|sha1|md5)\$[^:\s]+(?::|$)`)
+	})
 )
 
 // Magic numbers of binary key stores.
@@ -32,8 +38,8 @@ var (
 	pkcs7DataOID   = []byte{0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01}
 	opensshKeyV1   = []byte("openssh-key-v1\x00")
 	xauthCookie    = []byte("\x00\x12MIT-MAGIC-COOKIE-1") // length-prefixed, as .Xauthority stores it
-	puttyKeyHeader = regexp.MustCompile(`(?m)^PuTTY-User-Key-File-\d+: `)
-	ageIdentity    = regexp.MustCompile(`(?m)^AGE-SECRET-KEY-1[0-9A-Z]{20,}`)
+	puttyKeyHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^PuTTY-User-Key-File-\d+: `) })
+	ageIdentity    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^AGE-SECRET-KEY-1[0-9A-Z]{20,}`) })
 )
 
 // KeyMaterial reports whether data is key material and names its kind:
@@ -55,22 +61,22 @@ func KeyMaterial(data []byte) (kind string, ok bool) {
 	case len(data) > 2 && (data[0] <= 0x01 || data[0] == 0xFF) && bytes.Contains(data, xauthCookie):
 		return "X authority cookie", true
 	}
-	if bytes.Contains(data, []byte("PRIVATE KEY")) && pemPrivate.Match(data) {
-		rest := data[len(pemPreamble.Find(data)):]
-		if pemBegin.Match(bytes.TrimLeft(rest, " \t\r\n")) {
+	if bytes.Contains(data, []byte("PRIVATE KEY")) && pemPrivate().Match(data) {
+		rest := data[len(pemPreamble().Find(data)):]
+		if pemBegin().Match(bytes.TrimLeft(rest, " \t\r\n")) {
 			return "PEM private key", true
 		}
 	}
-	if bytes.Contains(data, []byte("PuTTY-User-Key-File-")) && puttyKeyHeader.Match(data) {
+	if bytes.Contains(data, []byte("PuTTY-User-Key-File-")) && puttyKeyHeader().Match(data) {
 		return "PuTTY private key", true
 	}
-	if bytes.Contains(data, []byte("AGE-SECRET-KEY-1")) && ageIdentity.Match(data) {
+	if bytes.Contains(data, []byte("AGE-SECRET-KEY-1")) && ageIdentity().Match(data) {
 		return "age identity", true
 	}
 	if bytes.Contains(data, []byte(`"kty"`)) && jwkPrivate(data) {
 		return "JWK private key", true
 	}
-	if bytes.Contains(data, []byte(":$")) && shadowLine.Match(data) {
+	if bytes.Contains(data, []byte(":$")) && shadowLine().Match(data) {
 		return "password hash file", true
 	}
 	return "", false

@@ -341,7 +341,11 @@ func (s *Server) tools(next mcp.MethodHandler) mcp.MethodHandler {
 			if !ok {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", cr.Params.Name)}
 			}
-			return h(ctx, cr)
+			res, err := h(ctx, cr)
+			if err != nil {
+				return nil, err
+			}
+			return wrapResult(cr, res), nil
 		}
 		return next(ctx, method, req)
 	}
