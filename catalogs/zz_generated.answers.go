@@ -846,6 +846,8 @@ type ReadSessionEventsOutput struct {
 	NextCursor *string   `json:"nextCursor,omitempty"`
 	Liveness   *Liveness `json:"liveness,omitempty"`
 	WaitEnded  *string   `json:"waitEnded,omitempty"`
+	// Sum over the turns observed; usage absent: none reported (unknown)
+	Usage *UsageTotals `json:"usage,omitempty"`
 	// Cut, set by the handler, returns this answer cut to its first n
 	// page records with the nextCursor that resumes after them; the
 	// server's answer guard calls it through CutPage.

@@ -1491,7 +1491,7 @@ func decodeLegacyConversationRead(raw json.RawMessage) (*ReadConversationInput, 
 	path := ""
 	in := func() *ReadConversationInput {
 		out := new(ReadConversationInput)
-		o := d.Object(v, path, []string{"conversationId", "after", "limit"}, []string{"conversationId"})
+		o := d.Object(v, path, []string{"conversationId", "after", "verdict", "limit"}, []string{"conversationId"})
 		if o == nil {
 			return nil
 		}
@@ -1503,6 +1503,11 @@ func decodeLegacyConversationRead(raw json.RawMessage) (*ReadConversationInput, 
 		if x, ok := o["after"]; ok {
 			if v, ok := d.Integer(x, argv.Join(path, "after"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
 				out.After = &v
+			}
+		}
+		if x, ok := o["verdict"]; ok {
+			if v, ok := d.String(x, argv.Join(path, "verdict"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enumAnsweredEmptyFailedAbortedTruncated}); ok {
+				out.Verdict = &v
 			}
 		}
 		if x, ok := o["limit"]; ok {
@@ -2768,6 +2773,7 @@ func decodeLegacyWorkVerify(raw json.RawMessage) (*VerifyWorkItemInput, error) {
 var enum314f8d8a = []string{"created", "accepted", "applied", "verified", "completed", "blocked", "superseded"}
 var enum38073489 = []string{"not_started", "in_progress", "needs_completion", "likely_complete", "existing_behavior_broken"}
 var enum60067303 = []string{"open", "in_progress", "blocked", "accepted", "rejected"}
+var enumAnsweredEmptyFailedAbortedTruncated = []string{"answered", "empty", "failed", "aborted", "truncated"}
 var enumApproveChangesRequestedBlocked = []string{"approve", "changes_requested", "blocked"}
 var enumBlockingMajorMinorNote = []string{"blocking", "major", "minor", "note"}
 var enumExclusiveSharedRead = []string{"exclusive", "shared_read"}

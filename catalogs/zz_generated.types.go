@@ -1288,6 +1288,8 @@ func decodeModelSelectionObject(d *argv.Decoder, v any, path string) *ModelSelec
 type ReadConversationInput struct {
 	ConversationID string `json:"conversationId,omitempty"`
 	After          *int64 `json:"after,omitempty"`
+	// only messages whose turn ended so
+	Verdict *string `json:"verdict,omitempty"`
 	// ≤100
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
@@ -1296,7 +1298,7 @@ type ReadConversationInput struct {
 
 func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConversationInput {
 	out := new(ReadConversationInput)
-	o := d.Object(v, path, []string{"conversationId", "after", "limit", "cursor"}, []string{"conversationId"})
+	o := d.Object(v, path, []string{"conversationId", "after", "verdict", "limit", "cursor"}, []string{"conversationId"})
 	if o == nil {
 		return nil
 	}
@@ -1308,6 +1310,11 @@ func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConve
 	if x, ok := o["after"]; ok {
 		if v, ok := d.Integer(x, argv.Join(path, "after"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
 			out.After = &v
+		}
+	}
+	if x, ok := o["verdict"]; ok {
+		if v, ok := d.String(x, argv.Join(path, "verdict"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enumAnsweredEmptyFailedAbortedTruncated}); ok {
+			out.Verdict = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {

@@ -143,6 +143,25 @@ func turnFactsAnswer(t *providers.TurnResult) *catalogs.TurnFacts {
 	return a
 }
 
+// withEventsUsage sets a read_session_events answer's usage totals, also
+// on every page the answer budget cuts from it.
+func withEventsUsage(out *catalogs.ReadSessionEventsOutput, u *catalogs.UsageTotals) *catalogs.ReadSessionEventsOutput {
+	out.Usage = u
+	if cut := out.Cut; cut != nil {
+		out.Cut = func(n int) *catalogs.ReadSessionEventsOutput { return withEventsUsage(cut(n), u) }
+	}
+	return out
+}
+
+// withConversationUsage is withEventsUsage for read_conversation.
+func withConversationUsage(out *catalogs.ReadConversationOutput, u *catalogs.UsageTotals) *catalogs.ReadConversationOutput {
+	out.Usage = u
+	if cut := out.Cut; cut != nil {
+		out.Cut = func(n int) *catalogs.ReadConversationOutput { return withConversationUsage(cut(n), u) }
+	}
+	return out
+}
+
 // usageTotalsAnswer maps a total of turns' usage.
 func usageTotalsAnswer(t delivery.Totals) *catalogs.UsageTotals {
 	a := &catalogs.UsageTotals{Turns: int64(t.Turns), Reported: int64(t.Reported), Usage: usageAnswer(t.Usage)}

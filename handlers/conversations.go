@@ -45,6 +45,7 @@ func (t ConversationTools) ListConversations(ctx context.Context, in *catalogs.L
 func (t ConversationTools) ReadConversation(ctx context.Context, in *catalogs.ReadConversationInput) (*catalogs.ReadConversationOutput, error) {
 	out, err := answer(conversationPageAnswer)(t.Svc.Read(ctx, conversations.ReadInput{
 		ConversationID: in.ConversationID, After: optInt(in.After), Limit: int(in.Limit), Cursor: optString(in.Cursor),
+		Verdict: optString(in.Verdict),
 	}))
 	if err != nil || t.Usage == nil || callinfo.Legacy(ctx) {
 		return out, err
@@ -53,8 +54,7 @@ func (t ConversationTools) ReadConversation(ctx context.Context, in *catalogs.Re
 	if err != nil {
 		return nil, err
 	}
-	out.Usage = usageTotalsAnswer(tot)
-	return out, nil
+	return withConversationUsage(out, usageTotalsAnswer(tot)), nil
 }
 
 // CreateConversation answers create_conversation with the new

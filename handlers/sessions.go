@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/callinfo"
 	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/events"
@@ -125,7 +126,17 @@ func (t SessionTools) ReadSessionEvents(ctx context.Context, in *catalogs.ReadSe
 	if err != nil {
 		return nil, err
 	}
-	return eventPageAnswer(p), nil
+	out := eventPageAnswer(p)
+	if t.Delivery == nil || callinfo.Legacy(ctx) {
+		return out, nil
+	}
+	// The session's totals as of the end of the wait, so a turn whose end
+	// this page shows is counted.
+	tot, err := t.Delivery.SessionTotals(ctx, string(id)+":"+in.NativeID)
+	if err != nil {
+		return nil, err
+	}
+	return withEventsUsage(out, usageTotalsAnswer(tot)), nil
 }
 
 // SendSessionMessage answers send_session_message.

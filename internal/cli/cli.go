@@ -380,7 +380,7 @@ func work(ctx context.Context, args []string, env Env, stdio IO) int {
 		return 1
 	}
 	defer a.Close()
-	return workcli.Run(ctx, a.Workflow, args, stdio.Stdout, stdio.Stderr)
+	return workcli.Run(ctx, a.Workflow, args, stdio.Stdout, stdio.Stderr, workcli.WithTotals(a.Delivery.WorkTotals))
 }
 
 // takeDB removes --db (-db, --db=V) from args, which may stand anywhere

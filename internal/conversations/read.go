@@ -9,8 +9,11 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/conversation"
 	"github.com/agent-interop/runtime/ent/message"
+	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/ent/participant"
+	"github.com/agent-interop/runtime/ent/predicate"
 	"github.com/agent-interop/runtime/internal/paging"
+	"github.com/agent-interop/runtime/internal/providers"
 )
 
 // ReadInput is the input of Read.
@@ -23,6 +26,9 @@ type ReadInput struct {
 	// Cursor is a nextCursor of an earlier page of the same conversation;
 	// it replaces After.
 	Cursor string
+	// Verdict, when set, keeps only the messages whose turn ended with
+	// that verdict (a spec enum; the decoder refuses other values).
+	Verdict string
 }
 
 // PageLen implements paging.Cuttable.
@@ -33,12 +39,21 @@ func (p Page) PageLen() int { return len(p.Messages) }
 func (p Page) CutPage(n int) any {
 	p.Messages = p.Messages[:n]
 	p.Next = p.Messages[n-1].Sequence
-	p.NextCursor = readCursor(p.Conversation.ID, p.Next)
+	p.NextCursor = readCursor(p.Conversation.ID, p.verdict, p.Next)
 	return p
 }
 
-func readCursor(id string, after int64) string {
-	return paging.Encode(toolRead, paging.F("conversationId", id), strconv.FormatInt(after, 10))
+// readFilter binds a cursor to its conversation and verdict filter (an
+// unfiltered read keeps the cursors it issued before the filter existed).
+func readFilter(id, verdict string) paging.Filter {
+	if verdict == "" {
+		return paging.F("conversationId", id)
+	}
+	return paging.F("conversationId", id, "verdict", verdict)
+}
+
+func readCursor(id, verdict string, after int64) string {
+	return paging.Encode(toolRead, readFilter(id, verdict), strconv.FormatInt(after, 10))
 }
 
 // Read returns the retained messages after a cursor, oldest first, from
@@ -47,7 +62,12 @@ func readCursor(id string, after int64) string {
 func (s *Service) Read(ctx context.Context, in ReadInput) (Page, error) {
 	id := strings.TrimSpace(in.ConversationID)
 	after := max(in.After, 0)
-	keys, err := paging.Decode(toolRead, paging.F("conversationId", id), in.Cursor, 1)
+	if in.Verdict != "" {
+		if _, err := providers.ParseVerdict(in.Verdict); err != nil {
+			return Page{}, paging.Invalid(toolRead, "verdict", "must be one of answered, empty, failed, aborted, truncated")
+		}
+	}
+	keys, err := paging.Decode(toolRead, readFilter(id, in.Verdict), in.Cursor, 1)
 	if err != nil {
 		return Page{}, err
 	}
@@ -75,8 +95,12 @@ func (s *Service) Read(ctx context.Context, in ReadInput) (Page, error) {
 		if err != nil {
 			return fmt.Errorf("read conversation %s: %w", id, err)
 		}
+		where := []predicate.Message{message.ConversationID(id), message.TrimmedAtIsNil(), message.SequenceGT(after)}
+		if in.Verdict != "" {
+			where = append(where, message.HasOperationWith(operation.Verdict(in.Verdict)))
+		}
 		rows, err := tx.Message.Query().
-			Where(message.ConversationID(id), message.TrimmedAtIsNil(), message.SequenceGT(after)).
+			Where(where...).
 			Order(ent.Asc(message.FieldSequence)).
 			Limit(limit + 1).
 			All(ctx)
@@ -95,6 +119,7 @@ func (s *Service) Read(ctx context.Context, in ReadInput) (Page, error) {
 			Messages:       make([]Message, 0, len(rows)),
 			Next:           after,
 			LatestSequence: conv.LastSequence,
+			verdict:        in.Verdict,
 		}
 		more := len(rows) > limit
 		rows = rows[:min(len(rows), limit)]
@@ -105,7 +130,7 @@ func (s *Service) Read(ctx context.Context, in ReadInput) (Page, error) {
 			page.Next = rows[len(rows)-1].Sequence
 		}
 		if more {
-			page.NextCursor = readCursor(id, page.Next)
+			page.NextCursor = readCursor(id, in.Verdict, page.Next)
 		}
 		if after+1 < first {
 			page.Gap = &Gap{From: after + 1, To: first - 1}

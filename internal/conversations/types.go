@@ -93,6 +93,8 @@ type Page struct {
 	Budget *BudgetLeft `json:"budget,omitempty"`
 	// NextCursor is set while retained messages follow this page.
 	NextCursor string `json:"nextCursor,omitempty"`
+	// verdict is the read's verdict filter, kept for CutPage's cursor.
+	verdict string
 }
 
 // SendResult is the answer of Send. Liveness is what the runtime knows now

@@ -31,11 +31,32 @@ type Totals struct {
 	// Partial is set when more than maxTotalledTurns sends matched and
 	// only the newest were counted.
 	Partial bool
+	// Verdicts counts the counted turns per verdict (a turn with usage
+	// but no verdict yet is in none).
+	Verdicts map[providers.Verdict]int
+}
+
+// VerdictText lists the counted turns per verdict in the spec's order
+// ("2 answered, 1 failed"); "" when none has a verdict.
+func (t Totals) VerdictText() string {
+	var parts []string
+	for _, v := range providers.Verdicts() {
+		if n := t.Verdicts[v]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, v))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // SessionTotals totals the turns of the sends to the given sessions
 // ("provider:nativeId"; unknown forms are skipped).
 func (s *Service) SessionTotals(ctx context.Context, sessions ...string) (Totals, error) {
+	return SessionTotalsIn(ctx, s.st.Client(), sessions...)
+}
+
+// SessionTotalsIn is SessionTotals over a store client, for a reader
+// without a ledger (the desk).
+func SessionTotalsIn(ctx context.Context, c *ent.Client, sessions ...string) (Totals, error) {
 	var ors []predicate.Operation
 	seen := map[string]bool{}
 	for _, id := range sessions {
@@ -49,7 +70,7 @@ func (s *Service) SessionTotals(ctx context.Context, sessions ...string) (Totals
 	if len(ors) == 0 {
 		return Totals{}, nil
 	}
-	return s.totals(ctx, operation.Or(ors...))
+	return totals(ctx, c, operation.Or(ors...))
 }
 
 // ConversationTotals totals the turns the conversation's messages started.
@@ -62,7 +83,7 @@ func (s *Service) ConversationTotals(ctx context.Context, conversationID string)
 	if len(ids) == 0 {
 		return Totals{}, nil
 	}
-	return s.totals(ctx, operation.IDIn(ids...))
+	return totals(ctx, s.st.Client(), operation.IDIn(ids...))
 }
 
 // WorkTotals totals the turns of the sessions attached to a work item: its
@@ -92,8 +113,8 @@ func (s *Service) WorkTotals(ctx context.Context, workID string) (Totals, error)
 	return s.SessionTotals(ctx, sessions...)
 }
 
-func (s *Service) totals(ctx context.Context, where predicate.Operation) (Totals, error) {
-	ops, err := s.st.Client().Operation.Query().
+func totals(ctx context.Context, c *ent.Client, where predicate.Operation) (Totals, error) {
+	ops, err := c.Operation.Query().
 		Where(where, operation.Operation(OpSend), operation.Or(operation.VerdictNotNil(), operation.UsageNotNil())).
 		Order(ent.Desc(operation.FieldCreatedAt)).Limit(maxTotalledTurns+1).
 		Select(operation.FieldVerdict, operation.FieldUsage).All(ctx)
@@ -108,6 +129,12 @@ func (s *Service) totals(ctx context.Context, where predicate.Operation) (Totals
 			break
 		}
 		t.Turns++
+		if o.Verdict != nil {
+			if t.Verdicts == nil {
+				t.Verdicts = map[providers.Verdict]int{}
+			}
+			t.Verdicts[providers.Verdict(*o.Verdict)]++
+		}
 		if len(o.Usage) == 0 {
 			continue
 		}

@@ -93,6 +93,8 @@ type sessionView struct {
 	Work          WorkPage
 	Claims        ClaimPage
 	Conversations []string
+	// Usage totals the session's turns (usage.go).
+	Usage string
 	// Asks are its open permission requests with the provider's options
 	// (only where the desk can act); AsksErr says why they could not be
 	// listed.
@@ -133,6 +135,10 @@ func (h *Handler) sessionPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v.Conversations, err = h.read.sessionConversations(ctx, provider, native, 20); err != nil {
+		h.fail(w, err)
+		return
+	}
+	if v.Usage, err = h.read.sessionUsage(ctx, provider, native); err != nil {
 		h.fail(w, err)
 		return
 	}

@@ -76,6 +76,20 @@ type subscription struct {
 	err      error // last open failure ("" while streaming)
 	opened   chan struct{}
 	openOnce sync.Once
+	// While a drain runs (live), ReportEvent hands its event to it, so the
+	// event is stored after every event the provider stream delivered
+	// before it (a turn's last update before the verdict's operation
+	// event). rmu orders the hand-over with the drain's end.
+	rmu     sync.Mutex
+	live    bool
+	reports chan report
+}
+
+// report is an out-of-band event handed to a session's drain; done closes
+// once it was appended.
+type report struct {
+	ev   providers.NativeEvent
+	done chan struct{}
 }
 
 // NewHub returns a hub over log.
@@ -251,7 +265,8 @@ func (h *Hub) ensure(k key) (*subscription, error) {
 	s := h.subs[k]
 	if s == nil {
 		ctx, cancel := context.WithCancel(context.Background())
-		s = &subscription{k: k, clock: h.clock(), cancel: cancel, opened: make(chan struct{}), lastRead: h.clock().Now()}
+		s = &subscription{k: k, clock: h.clock(), cancel: cancel, opened: make(chan struct{}), lastRead: h.clock().Now(),
+			reports: make(chan report, 64)}
 		h.subs[k] = s
 		h.wg.Add(1)
 		go h.pump(ctx, s)
@@ -331,6 +346,11 @@ func (h *Hub) pump(ctx context.Context, s *subscription) {
 			}
 			continue
 		}
+		// live before the stream counts as open (Watch returns), so a
+		// report after Watch goes through the drain.
+		s.rmu.Lock()
+		s.live = true
+		s.rmu.Unlock()
 		s.setErr(nil)
 		opened := h.clock().Now()
 		h.drain(ctx, s, ch, epoch)
@@ -346,11 +366,54 @@ func (h *Hub) pump(ctx context.Context, s *subscription) {
 }
 
 // drain appends events from ch until it closes, batching what is queued.
+// An event ReportEvent hands over is appended after everything ch
+// delivered before it: what this goroutine took, and what ch still
+// queues.
 func (h *Hub) drain(ctx context.Context, s *subscription, ch <-chan providers.NativeEvent, epoch int64) {
 	idle := h.clock().NewTicker(time.Minute, "events", "idle")
 	defer idle.Stop()
+	defer func() {
+		s.rmu.Lock()
+		s.live = false
+		s.rmu.Unlock()
+		// No report is handed over any more: store those left.
+		for {
+			select {
+			case r := <-s.reports:
+				h.appendReport(ctx, s, r)
+			default:
+				return
+			}
+		}
+	}()
 	batch := make([]providers.NativeEvent, 0, 256)
-	for {
+	open := true
+	// queued appends batch and what ch queues now (up to the batch's cap).
+	queued := func() {
+		for open && len(batch) < cap(batch) {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					open = false
+					return
+				}
+				batch = append(batch, ev)
+			default:
+				return
+			}
+		}
+	}
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		if _, err := h.log.Append(context.WithoutCancel(ctx), s.k.provider, s.k.nativeID, epoch, batch); err != nil {
+			h.opts.Logf("events: %v", err)
+			s.setErr(err)
+		}
+		batch = batch[:0]
+	}
+	for open {
 		select {
 		case <-ctx.Done():
 			return
@@ -358,28 +421,28 @@ func (h *Hub) drain(ctx context.Context, s *subscription, ch <-chan providers.Na
 			if s.idleFor() > h.opts.IdleTimeout {
 				return
 			}
+		case r := <-s.reports:
+			for queued(); len(batch) > 0; queued() {
+				flush()
+			}
+			h.appendReport(ctx, s, r)
 		case ev, ok := <-ch:
 			if !ok {
 				return
 			}
 			batch = append(batch[:0], ev)
-		more:
-			for len(batch) < cap(batch) {
-				select {
-				case ev, ok := <-ch:
-					if !ok {
-						break more
-					}
-					batch = append(batch, ev)
-				default:
-					break more
-				}
-			}
-			if _, err := h.log.Append(context.WithoutCancel(ctx), s.k.provider, s.k.nativeID, epoch, batch); err != nil {
-				h.opts.Logf("events: %v", err)
-				s.setErr(err)
-			}
+			queued()
+			flush()
 		}
+	}
+}
+
+// appendReport stores a handed-over event with the session's current
+// epoch, as ReportEvent does.
+func (h *Hub) appendReport(ctx context.Context, s *subscription, r report) {
+	defer close(r.done)
+	if _, err := h.log.Append(context.WithoutCancel(ctx), s.k.provider, s.k.nativeID, CurrentEpoch, []providers.NativeEvent{r.ev}); err != nil {
+		h.opts.Logf("events: report %s for %s:%s: %v", r.ev.Type, s.k.provider, s.k.nativeID, err)
 	}
 }
 
@@ -394,9 +457,38 @@ func (h *Hub) drop(s *subscription) {
 
 // ReportEvent implements providers.EventReporter: an out-of-band event
 // (such as provider.restarted) is stored with the session's current epoch.
+//
+// While the session's provider stream is being drained, the event goes
+// through that drain, after every event the stream delivered before the
+// call: an outcome reported at a turn's end never overtakes the turn's
+// last updates. ReportEvent returns once the event was stored.
 func (h *Hub) ReportEvent(provider providers.ID, ev providers.NativeEvent) {
 	ctx, cancel := clockctx.WithTimeout(context.Background(), h.clock(), 10*time.Second, "events", "report")
 	defer cancel()
+	h.mu.Lock()
+	s := h.subs[key{provider, ev.NativeID}]
+	h.mu.Unlock()
+	if s != nil {
+		r := report{ev: ev, done: make(chan struct{})}
+		s.rmu.Lock()
+		handed := false
+		if s.live {
+			select {
+			case s.reports <- r:
+				handed = true
+			default: // a full hand-over queue: stored directly
+			}
+		}
+		s.rmu.Unlock()
+		if handed {
+			select {
+			case <-r.done:
+			case <-ctx.Done():
+				h.opts.Logf("events: report %s for %s:%s: not stored within its deadline", ev.Type, provider, ev.NativeID)
+			}
+			return
+		}
+	}
 	if _, err := h.log.Append(ctx, provider, ev.NativeID, CurrentEpoch, []providers.NativeEvent{ev}); err != nil {
 		h.opts.Logf("events: report %s for %s:%s: %v", ev.Type, provider, ev.NativeID, err)
 	}

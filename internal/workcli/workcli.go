@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
@@ -27,7 +28,11 @@ const workUsage = `usage: interop-runtime work list [--status S] [--session S] [
 // --json. `work graph` streams the whole store (JSON Lines, DOT or
 // Mermaid) without holding it in memory; `work list --all` pages through
 // every work the same way.
-func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stderr io.Writer, opts ...Option) int {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	fs := flag.NewFlagSet("work", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "compact JSON (the MCP answer); with graph (whole store): JSON Lines, one node or edge per line")
@@ -72,7 +77,15 @@ func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stde
 	case rest[0] == "show" && len(rest) == 2:
 		var d workflow.WorkDetail
 		d, err = svc.GetWork(ctx, workflow.GetWorkInput{WorkID: rest[1], Limit: *limit, Cursor: *cursor})
-		result, render = d, func(w io.Writer) { renderWorkDetail(w, d) }
+		shown := workShown{WorkDetail: d}
+		var usage string
+		if err == nil && o.totals != nil {
+			var t delivery.Totals
+			if t, err = o.totals(ctx, d.Work.ID); err == nil {
+				shown.Usage, usage = totalsAnswer(t), usageLine(t)
+			}
+		}
+		result, render = shown, func(w io.Writer) { renderWorkDetail(w, d, usage) }
 	case rest[0] == "graph" && len(rest) == 1 && *workID != "":
 		var g workflow.Graph
 		g, err = svc.WorkGraph(ctx, workflow.GraphInput{WorkID: *workID, Depth: depth, Limit: *limit, Cursor: *cursor})
@@ -220,7 +233,7 @@ func renderWorkList(w io.Writer, l workflow.WorkList, header bool) {
 	}
 }
 
-func renderWorkDetail(w io.Writer, d workflow.WorkDetail) {
+func renderWorkDetail(w io.Writer, d workflow.WorkDetail, usage string) {
 	x := d.Work
 	tw := table(w)
 	fmt.Fprintf(tw, "Work\t%s\n", x.ID)
@@ -229,6 +242,9 @@ func renderWorkDetail(w io.Writer, d workflow.WorkDetail) {
 	fmt.Fprintf(tw, "Created / updated\t%s / %s\n", x.CreatedAt, x.UpdatedAt)
 	if len(x.DependsOn) > 0 {
 		fmt.Fprintf(tw, "Depends on\t%s\n", strings.Join(x.DependsOn, ", "))
+	}
+	if usage != "" {
+		fmt.Fprintf(tw, "Usage\t%s\n", usage)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nObjective:\n  %s\n", strings.ReplaceAll(x.Objective, "\n", "\n  "))

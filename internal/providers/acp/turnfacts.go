@@ -138,13 +138,17 @@ func (b *turnBook) end(t *Turn, rpcErr string, lost bool, changed []string) *pro
 	f.obs.Usage = u
 	if rpcErr != "" {
 		// claude-agent-acp ends a turn whose every resumption hit the
-		// output limit with an error of errorKind max_output_tokens.
+		// output limit with an error of errorKind max_output_tokens;
+		// codex-acp with Codex's own "Incomplete response returned,
+		// reason: max_output_tokens" as the error's message.
 		var re *RPCError
 		if errors.As(t.Err, &re) {
 			var d struct {
 				ErrorKind string `json:"errorKind"`
+				Message   string `json:"message"`
 			}
-			if json.Unmarshal(re.Data, &d) == nil && d.ErrorKind == "max_output_tokens" {
+			if json.Unmarshal(re.Data, &d) == nil && (d.ErrorKind == "max_output_tokens" ||
+				strings.Contains(d.Message, "reason: max_output_tokens")) {
 				return f.obs.End(providers.VerdictTruncated, rpcErr)
 			}
 		}

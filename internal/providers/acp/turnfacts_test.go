@@ -38,6 +38,8 @@ func TestTurnBookVerdicts(t *testing.T) {
 		{"failed", nil, "", ``, "Internal error: model said no", false, &providers.TurnResult{Verdict: providers.VerdictFailed, Error: "Internal error: model said no"}},
 		{"output limit error", nil, "", ``, "API Error: exceeded the output token maximum", false,
 			&providers.TurnResult{Verdict: providers.VerdictTruncated, Error: "API Error: exceeded the output token maximum"}},
+		{"codex-acp output limit error", nil, "", ``, "Internal error", false,
+			&providers.TurnResult{Verdict: providers.VerdictTruncated, Error: "Internal error"}},
 		{"lost: unknown", [][2]string{{"agent_message_chunk", chunk}}, "", ``, "", true, nil},
 	}
 	for _, c := range cases {
@@ -48,8 +50,12 @@ func TestTurnBookVerdicts(t *testing.T) {
 				b.observe("s", u[0], json.RawMessage(u[1]), "t1")
 			}
 			turn := &Turn{ID: "t1", SessionID: "s", StopReason: c.stop, Result: json.RawMessage(c.result)}
-			if c.name == "output limit error" {
+			switch c.name {
+			case "output limit error":
 				turn.Err = &RPCError{Code: -32603, Message: c.rpcErr, Data: json.RawMessage(`{"errorKind":"max_output_tokens"}`)}
+			case "codex-acp output limit error": // codex-acp 0.16.0's words
+				turn.Err = &RPCError{Code: -32603, Message: c.rpcErr, Data: json.RawMessage(
+					`{"message":"stream disconnected before completion: Incomplete response returned, reason: max_output_tokens","codex_error_info":"other"}`)}
 			}
 			got := b.end(turn, c.rpcErr, c.lost, nil)
 			if !reflect.DeepEqual(got, c.want) {

@@ -36,8 +36,8 @@ var _ providers.Adapter = (*Adapter)(nil)
 func NewAdapter(svc *Service, host providers.Host) *Adapter {
 	a := &Adapter{svc: svc, host: host}
 	if host != nil {
-		svc.OnOutcome(func(threadID, ref string, status providers.ReceiptStatus, reason string) {
-			host.ReportOutcome(providers.Freebuff, threadID, ref, providers.Outcome{Status: status, Reason: reason})
+		svc.OnOutcome(func(threadID, ref string, status providers.ReceiptStatus, reason string, turn *providers.TurnResult) {
+			host.ReportOutcome(providers.Freebuff, threadID, ref, providers.Outcome{Status: status, Reason: reason, Turn: turn})
 		})
 	}
 	return a

@@ -15,6 +15,7 @@ import (
 type outcome struct {
 	nativeID, ref, reason string
 	status                providers.ReceiptStatus
+	turn                  *providers.TurnResult
 }
 
 // fakeHost records reported outcomes.
@@ -26,7 +27,7 @@ func (h *fakeHost) ReportOutcome(p providers.ID, nativeID, ref string, o provide
 	if p != providers.Freebuff {
 		panic("wrong provider " + string(p))
 	}
-	h.ch <- outcome{nativeID: nativeID, ref: ref, status: o.Status, reason: o.Reason}
+	h.ch <- outcome{nativeID: nativeID, ref: ref, status: o.Status, reason: o.Reason, turn: o.Turn}
 }
 
 func (h *fakeHost) next(t *testing.T) outcome {

@@ -13,7 +13,8 @@ import (
 // OutcomeFunc receives the observed outcome of a send whose receipt carried
 // ref: completed when the turn it started finished, rejected when that turn
 // ended in error.
-type OutcomeFunc func(threadID, ref string, status providers.ReceiptStatus, reason string)
+// turn is what was observed of the turn (nil when nothing was).
+type OutcomeFunc func(threadID, ref string, status providers.ReceiptStatus, reason string, turn *providers.TurnResult)
 
 // cliPollInterval is how often a managed CLI's history is checked for the
 // end of a turn.
@@ -60,7 +61,7 @@ func (s *Service) settle(threadID string, p *pendingTurn, accepted bool) {
 		return
 	}
 	p.accepted = true
-	resolved, status, reason := p.resolved, p.status, p.reason
+	resolved, status, reason, turn := p.resolved, p.status, p.reason, p.turn
 	if resolved {
 		s.dropPendingLocked(threadID, p)
 	}
@@ -71,7 +72,7 @@ func (s *Service) settle(threadID string, p *pendingTurn, accepted bool) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			fn(threadID, p.ref, status, reason)
+			fn(threadID, p.ref, status, reason, turn)
 		}()
 	}
 }
@@ -125,7 +126,7 @@ func (s *Service) turnEnded(te desktop.TurnEnd) {
 		if p.resolved || te.FinishedAt <= p.baseline {
 			continue
 		}
-		p.resolved, p.status, p.reason = true, status, reason
+		p.resolved, p.status, p.reason, p.turn = true, status, reason, te.Turn
 		if p.accepted {
 			report = append(report, p)
 			s.dropPendingLocked(te.ThreadID, p)
@@ -136,7 +137,7 @@ func (s *Service) turnEnded(te desktop.TurnEnd) {
 		return
 	}
 	for _, p := range report {
-		fn(te.ThreadID, p.ref, status, reason)
+		fn(te.ThreadID, p.ref, status, reason, te.Turn)
 	}
 }
 
@@ -151,7 +152,8 @@ func (s *Service) watchCLI(threadID, ref, key string, baseline int) {
 		_, finished, alive := s.cli.FinishedTurns(key)
 		if finished > baseline {
 			if fn := s.hook(); fn != nil {
-				fn(threadID, ref, providers.StatusCompleted, "")
+				// The CLI's history says only that the turn finished.
+				fn(threadID, ref, providers.StatusCompleted, "", nil)
 			}
 			return
 		}

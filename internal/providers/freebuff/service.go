@@ -51,7 +51,7 @@ type Service struct {
 	forced  bool // FREEBUFF_MCP_CLI_MODE=pty
 
 	hookMu  sync.Mutex
-	outcome func(threadID, ref string, status providers.ReceiptStatus, reason string)
+	outcome OutcomeFunc
 	pending map[string][]*pendingTurn // Desktop sends awaiting a turn end
 	refs    atomic.Int64
 	closeCh chan struct{}
@@ -67,6 +67,7 @@ type pendingTurn struct {
 	resolved bool  // the turn ended (status, reason)
 	status   providers.ReceiptStatus
 	reason   string
+	turn     *providers.TurnResult
 }
 
 // New returns a Service. It performs no I/O.

@@ -45,6 +45,8 @@ const (
 	TurnNever
 	// TurnHold starts the turn (running) and finishes it on ReleaseTurns.
 	TurnHold
+	// TurnEmpty runs a turn that ends "closed" without text or a tool call.
+	TurnEmpty
 )
 
 // HeaderLaunchID is the authorization header.
@@ -738,6 +740,11 @@ func (d *Desktop) startTurnLocked(t *thread, text string) {
 	t.LastPromptAt = time.Now().UnixMilli()
 	d.threadFrameLocked(t)
 	d.agentLocked(t.ID, map[string]any{"type": "start"})
+	if d.turnMode == TurnEmpty {
+		d.agentLocked(t.ID, map[string]any{"type": "finish"})
+		d.endTurnLocked(t, "closed", "")
+		return
+	}
 	d.agentLocked(t.ID, map[string]any{"type": "reasoning_delta", "text": "private chain of thought"})
 	d.agentLocked(t.ID, map[string]any{"type": "tool_call", "toolName": "read_files", "input": map[string]any{"paths": []any{"README.md"}}})
 	d.agentLocked(t.ID, map[string]any{"type": "tool_result", "toolName": "read_files", "output": "read 1 file"})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/coder/quartz"
 
+	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 	"github.com/agent-interop/runtime/internal/security"
 )
@@ -17,6 +18,9 @@ type TurnEnd struct {
 	Outcome    string // lastTurnOutcome: "closed", "error", …
 	FinishedAt int64  // lastTurnFinishedAt, Unix milliseconds
 	Error      string
+	// Turn is what the normalizer observed of the turn (nil when nothing
+	// was: a turn that ended before this connection saw it run).
+	Turn *providers.TurnResult
 }
 
 // normalizer turns Desktop SSE frames into progress events. The Desktop
@@ -41,6 +45,51 @@ type threadState struct {
 	failed     bool   // the current turn already produced a failed event
 	failedText string // that event's error
 	agentSeq   int64  // the last agent frame seq seen from this origin
+	// What the current turn showed: text, tool calls, the cost its finish
+	// frame reported, and whether a stop was asked (stopping, or Stop).
+	turn     providers.TurnObservation
+	observed bool // a frame of the current turn was seen
+	stopped  bool
+}
+
+// newTurn forgets the previous turn's observation.
+func (st *threadState) newTurn() {
+	st.turn, st.observed, st.stopped = providers.TurnObservation{}, false, false
+}
+
+// turnResult derives the verdict of a turn that ended with outcome: an
+// error is failed, a stop (asked, or an outcome naming one) is aborted,
+// otherwise answered or empty from the text and tool calls observed. The
+// Desktop reports no token counts; only the finish frame's costUsd.
+func (st *threadState) turnResult(outcome, errText string) *providers.TurnResult {
+	if !st.observed && outcome != "error" {
+		return nil
+	}
+	var v providers.Verdict
+	switch strings.ToLower(outcome) {
+	case "error":
+		v = providers.VerdictFailed
+	case "aborted", "cancelled", "canceled", "interrupted", "stopped":
+		v, errText = providers.VerdictAborted, ""
+	default:
+		errText = ""
+		if st.stopped {
+			v = providers.VerdictAborted
+		}
+	}
+	return st.turn.End(v, errText)
+}
+
+// markStopped records that a stop of id's running turn was asked (or,
+// with false, refused); it reports whether a running turn was marked.
+func (n *normalizer) markStopped(id string, stopped bool) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if st, ok := n.states[id]; ok && st.turnState == "running" {
+		st.stopped = stopped
+		return true
+	}
+	return false
 }
 
 // setOrigin is called on every (re)connect with the orchestrator's
@@ -167,7 +216,12 @@ func (n *normalizer) thread(t map[string]any, ends *[]TurnEnd) []core.ProgressEv
 		st.turnState, ev.State, emit = state, state, true
 		if state == "running" {
 			st.failed = false
+			st.newTurn()
+			st.observed = true
 		}
+	}
+	if stopping, _ := t["stopping"].(bool); stopping && st.turnState == "running" {
+		st.stopped = true
 	}
 	finished, _ := core.Num(t["lastTurnFinishedAt"])
 	if finished > st.finishedAt {
@@ -182,8 +236,10 @@ func (n *normalizer) thread(t map[string]any, ends *[]TurnEnd) []core.ProgressEv
 		if seen && outcome == "error" && !st.failed {
 			ev.Error, ev.State, emit = errText, st.turnState, true
 		}
+		turn := st.turnResult(outcome, errText)
 		st.finishedAt, st.failed, st.failedText = finished, false, ""
-		*ends = append(*ends, TurnEnd{ThreadID: id, Outcome: outcome, FinishedAt: finished, Error: errText})
+		st.newTurn()
+		*ends = append(*ends, TurnEnd{ThreadID: id, Outcome: outcome, FinishedAt: finished, Error: errText, Turn: turn})
 	}
 	if !emit {
 		return nil
@@ -213,6 +269,7 @@ func (n *normalizer) agent(id string, ev map[string]any) []core.ProgressEvent {
 		return []core.ProgressEvent{out}
 	}
 	st.reasoning = false
+	st.observed = true
 	input := core.AsMap(ev["input"])
 	if input == nil {
 		input = core.AsMap(ev["args"])
@@ -221,6 +278,9 @@ func (n *normalizer) agent(id string, ev map[string]any) []core.ProgressEvent {
 	case "text", "assistant", "assistant_text", "assistant_update", "message":
 		out.Kind = core.KindAssistantText
 		out.Text = redactText(core.FirstStr(ev, "text", "delta", "content", "message"))
+		if strings.TrimSpace(out.Text) != "" {
+			st.turn.AssistantText = true
+		}
 	case "tool_call", "tool_start", "tool", "command":
 		out.Kind = core.KindToolStart
 		out.Tool = core.Cut(core.FirstStr(ev, "toolName", "tool", "name"), 200)
@@ -230,6 +290,7 @@ func (n *normalizer) agent(id string, ev map[string]any) []core.ProgressEvent {
 		}
 		out.Files = filesOf(input, ev)
 		out.Phase = toolPhase(out.Tool, out.Command)
+		st.turn.ToolCall = true
 	case "tool_result", "tool_output":
 		out.Kind = core.KindToolOutput
 		out.Tool = core.Cut(core.FirstStr(ev, "toolName", "tool", "name"), 200)
@@ -247,6 +308,15 @@ func (n *normalizer) agent(id string, ev map[string]any) []core.ProgressEvent {
 		}
 	case "finish", "done", "complete", "completed":
 		out.Kind, out.Phase = core.KindCompleted, core.PhaseCompleted
+		if n, ok := core.AsMap(ev["metrics"])["costUsd"].(json.Number); ok {
+			cost, err := n.Float64()
+			if err != nil || cost < 0 {
+				break
+			}
+			// The only usage the Desktop reports: no token counts (its
+			// context.usedTokens is the context's size, not the turn's).
+			st.turn.Usage = &providers.Usage{CostUSD: &cost}
+		}
 	case "error", "failed":
 		st.failed = true
 		out.Kind, out.Phase = core.KindFailed, core.PhaseFailed

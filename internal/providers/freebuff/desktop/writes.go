@@ -95,7 +95,15 @@ func (d *Backend) Send(ctx context.Context, id, text string) (providers.Receipt,
 
 // Stop stops a thread's running turn.
 func (d *Backend) Stop(ctx context.Context, id string) (providers.Receipt, error) {
-	return d.write(ctx, "stop", id, threadPath(id, "/stop"), map[string]any{})
+	// The Desktop ends a stopped turn as "closed": the turn it ends is
+	// aborted, not answered. Marked before the write, whose answer may
+	// come after the turn's end frame; unmarked when the stop was refused.
+	marked := d.norm.markStopped(id, true)
+	r, err := d.write(ctx, "stop", id, threadPath(id, "/stop"), map[string]any{})
+	if marked && (err != nil || !r.Accepted) {
+		d.norm.markStopped(id, false)
+	}
+	return r, err
 }
 
 // Resume restarts a thread's queue.
