@@ -234,7 +234,7 @@ func TestSimFailedTurnIsRejectedWithReason(t *testing.T) {
 
 func TestSimCancelWaitsForTurnStart(t *testing.T) {
 	h := newRecHost()
-	a, _ := simAdapter(t, h, nil)
+	a, state := simAdapter(t, h, nil)
 	ctx := ctxT(t)
 	s, _ := a.CreateSession(ctx, providers.CreateOptions{})
 	if _, err := a.Cancel(ctx, s.NativeID); !errors.As(err, new(*providers.NotSentError)) {
@@ -250,6 +250,9 @@ func TestSimCancelWaitsForTurnStart(t *testing.T) {
 	}
 	if cr.Status != providers.StatusQueued || cr.Ref != interruptRef(rc.Ref) {
 		t.Fatalf("cancel receipt = %+v", cr)
+	}
+	if err := os.WriteFile(filepath.Join(state, startTurnFile), nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	if o := h.waitOutcome(t, cr.Ref); o.status != providers.StatusCompleted {
 		t.Fatalf("interrupt outcome = %+v", o)
