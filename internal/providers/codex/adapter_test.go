@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/proctest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
@@ -398,17 +400,27 @@ func TestSimCrashBeforeAnswerIsUncertain(t *testing.T) {
 
 func TestSimTimeoutIsUncertainAndConnectionSurvives(t *testing.T) {
 	h := newRecHost()
-	// The bound applies to every call, the set-up's and the next send's
-	// too: 2 s leaves a loaded machine room to answer those, and the HANG
-	// call still ends by the bound.
-	a, state := simAdapter(t, h, func(c *Config) { c.CallTimeout = 2 * time.Second })
+	// The bound runs on a fake clock: the set-up's and the next send's
+	// calls never time out however slow the machine, and the HANG call
+	// ends when the test moves the clock past the bound.
+	clock := testclock.At(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	const bound = 2 * time.Second
+	a, state := simAdapter(t, h, func(c *Config) { c.CallTimeout, c.Clock = bound, clock })
 	ctx := ctxT(t)
 	s, err := a.CreateSession(ctx, providers.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pid := a.PID()
-	_, err = a.Send(ctx, s.NativeID, "HANG", providers.SendOptions{})
+	hung := make(chan error, 1)
+	go func() {
+		_, err := a.Send(ctx, s.NativeID, "HANG", providers.SendOptions{})
+		hung <- err
+	}()
+	// The sim logs the turn when it reads turn/start, whose bound is armed.
+	wait.For(t, "the HANG turn/start to reach the sim", wait.Process, func() bool { return slices.Contains(turnsLog(t, state), "HANG") })
+	testclock.Pass(ctx, clock, bound)
+	err = wait.Recv(t, "the HANG send to end by its bound", wait.InProcess, hung)
 	if err == nil || !providers.IsUncertain(err) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error = %v", err)
 	}
