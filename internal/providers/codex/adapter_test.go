@@ -91,7 +91,7 @@ func (h *recHost) waitEvent(t *testing.T, typ string) providers.NativeEvent {
 }
 
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 	t.Cleanup(cancel)
 	return ctx
 }
