@@ -19,6 +19,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/codex"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // isolate makes vars the whole process environment for the test (the
@@ -208,16 +209,9 @@ func TestDoctorJSONWithRealPrograms(t *testing.T) {
 	}
 
 	// Everything doctor started is gone.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		left := processesWithHome(e.Home())
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes started by doctor still run: %v", left)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var left []int
+	if !wait.Until(wait.Process, func() bool { left = processesWithHome(e.Home()); return len(left) == 0 }) {
+		t.Fatalf("processes started by doctor still run after %v: %v", wait.Process, left)
 	}
 }
 

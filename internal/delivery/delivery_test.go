@@ -21,6 +21,7 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 type env struct {
@@ -247,7 +248,7 @@ func inflight(t *testing.T, e *env, key string) (release chan struct{}, done cha
 // way in order (quartz's Advance stops at the next one).
 func advanceThrough(t *testing.T, c *quartz.Mock, d time.Duration) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
 	defer cancel()
 	for d > 0 {
 		step := d

@@ -98,7 +98,9 @@ func newFixtureAt(t testing.TB, location string, opts ...func(*Options)) *fixtur
 	f.srv.Listener = ln
 	f.srv.Start()
 	t.Cleanup(func() { f.h.Close(); f.srv.Close() })
-	f.client = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// The bound only catches a hang: a page that scans thousands of rows
+	// under -race on a loaded machine took over 10 s.
+	f.client = &http.Client{Timeout: wait.Process, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return f
 }
 

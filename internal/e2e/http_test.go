@@ -25,6 +25,7 @@ import (
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // httpRuntime is the built binary serving HTTP on a free loopback port.
@@ -88,7 +89,7 @@ func startHTTP(t *testing.T, args, env []string) *httpRuntime {
 		io.Copy(io.Discard, pr)
 		close(lines)
 	}()
-	deadline := time.After(30 * time.Second)
+	deadline := time.After(wait.Process)
 	for r.url == "" {
 		select {
 		case line, ok := <-lines:
@@ -102,7 +103,7 @@ func startHTTP(t *testing.T, args, env []string) *httpRuntime {
 				r.url = m[1]
 			}
 		case <-deadline:
-			t.Fatalf("serve-http did not listen within 30 s: %s", r.stderr)
+			t.Fatalf("serve-http did not listen within %v: %s", wait.Process, r.stderr)
 		}
 	}
 	r.base = strings.TrimSuffix(r.url, "/mcp")
@@ -127,17 +128,15 @@ func (r *httpRuntime) stop(t *testing.T) error {
 		return nil
 	}
 	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-r.exited:
+	if err, ok := wait.RecvWithin(wait.Process, r.exited); ok {
 		r.exited <- err
-		return err
-	case <-time.After(20 * time.Second):
-		_ = r.cmd.Process.Kill()
-		err := <-r.exited
-		r.exited <- err
-		t.Errorf("serve-http did not exit within 20 s of SIGTERM: %s", r.stderr)
 		return err
 	}
+	_ = r.cmd.Process.Kill()
+	err := <-r.exited
+	r.exited <- err
+	t.Errorf("serve-http did not exit within %v of SIGTERM: %s", wait.Process, r.stderr)
+	return err
 }
 
 type bearerTransport struct {

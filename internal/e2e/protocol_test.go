@@ -11,7 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // answers collects every line the binary writes, by id, until stdout ends.
@@ -71,12 +72,10 @@ func runWithInput(t *testing.T, env []string, write func(w io.Writer)) (answers,
 	got := collect(t, out)
 	write(in)
 	in.Close()
-	var a answers
-	select {
-	case a = <-got:
-	case <-time.After(2 * time.Minute):
+	a, ok := wait.RecvWithin(wait.Process, got)
+	if !ok {
 		_ = cmd.Process.Kill()
-		t.Fatal("stdout still open 2 min after stdin closed")
+		t.Fatalf("stdout still open %v after stdin closed", wait.Process)
 	}
 	err := cmd.Wait()
 	return a, stderr.String(), err
@@ -273,13 +272,8 @@ func TestInterruptExitsZeroQuietly(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- r.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit after SIGINT: %v\nstderr: %s", err, r.stderr)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("still running 30 s after SIGINT")
+	if err := wait.Recv(t, "the exit after SIGINT", wait.Process, done); err != nil {
+		t.Fatalf("exit after SIGINT: %v\nstderr: %s", err, r.stderr)
 	}
 	if strings.Contains(r.stderr.String(), "level=ERROR") {
 		t.Errorf("stderr has an ERROR line:\n%s", r.stderr)

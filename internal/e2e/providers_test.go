@@ -128,7 +128,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 				cursor = page.Next
 				return false
 			}
-			if !p.progress.await(token, 1, 20*time.Second) {
+			if !p.progress.await(token, 1, wait.Process) {
 				t.Fatal("a read that waited 1.5 s sent no progress notification")
 			}
 			for _, n := range p.progress.get(token) {
@@ -159,7 +159,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 				res, err := cs.CallTool(ctx, params)
 				done <- result{res, err, time.Now()}
 			}()
-			if !p.progress.await(token, 1, 10*time.Second) {
+			if !p.progress.await(token, 1, wait.Process) {
 				r := <-done
 				if r.err == nil && !r.res.IsError {
 					var page eventPage
@@ -172,14 +172,9 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 				t.Fatalf("the wait sent no progress: %+v %v", r.res, r.err)
 			}
 			cancel()
-			// Bounds, not measures: the wait itself lasts 30 s, so a call
-			// that returns well before that was cancelled.
-			var r result
-			select {
-			case r = <-done:
-			case <-time.After(20 * time.Second):
-				t.Fatal("the cancelled call did not return")
-			}
+			// A call that was not cancelled would end after its 30 s wait
+			// with a page, not with context.Canceled.
+			r := wait.Recv(t, "the cancelled call to return", wait.Process, done)
 			if !errors.Is(r.err, context.Canceled) {
 				t.Fatalf("cancelled call returned %v", r.err)
 			}
@@ -761,12 +756,7 @@ func TestFreebuffToolsOverMCP(t *testing.T) {
 	if w.ThreadID != tid || !w.Accepted || w.Status != "queued" {
 		t.Fatalf("send_thread_message = %+v", w)
 	}
-	var r result
-	select {
-	case r = <-waited:
-	case <-time.After(45 * time.Second):
-		t.Fatal("get_thread_progress with a wait did not return")
-	}
+	r := wait.Recv(t, "get_thread_progress with a wait to return", wait.Process, waited)
 	if !r.ok || len(r.page.Events) == 0 || r.page.Events[0].Sequence <= cursor || r.page.Next == nil || *r.page.Next <= cursor {
 		t.Fatalf("get_thread_progress after %d = %s", cursor, r.text)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agent-interop/runtime/internal/procgroup"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, out any) (bool, string) {
@@ -139,23 +140,18 @@ func testKilledRuntimeKeepsEveryAcknowledgedRecord(t *testing.T, location string
 			mu.Unlock()
 		}
 	}()
-	deadline := time.Now().Add(60 * time.Second) // 40 writes, on a loaded machine and PostgreSQL too
-	for {
+	wait.Until(wait.Process, func() bool { // 40 writes, on a loaded machine and PostgreSQL too
 		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= 40 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(acked) >= 40
+	})
 	_ = procgroup.Kill(cmd.Process.Pid)
 	<-done
 	cs.Close()
 	mu.Lock()
 	defer mu.Unlock()
 	if len(acked) < 40 {
-		t.Fatalf("only %d writes acknowledged before the deadline", len(acked))
+		t.Fatalf("only %d writes acknowledged within %v", len(acked), wait.Process)
 	}
 
 	cs2 := connect(t, []string{"serve", "--profile", "core"}, env)

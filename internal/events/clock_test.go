@@ -8,13 +8,14 @@ import (
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // TestReadWaitRunsOnTheInjectedClock: a read that waits 30 s for new
 // events ends when the log's clock passes its deadline, not the wall
 // clock, so it is tested in milliseconds; progress is reported on the way.
 func TestReadWaitRunsOnTheInjectedClock(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
 	defer cancel()
 	clock := testclock.At(t, time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
 	f := newFakeStreams()

@@ -8,7 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // stateWith is a state file with one work whose fields are the given
@@ -138,12 +139,7 @@ func TestOnlyRegularFilesAreRead(t *testing.T) {
 					Lookup: func(string) (string, bool) { return "", false }})
 				done <- err
 			}()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(30 * time.Second):
-				t.Fatalf("import of %s still runs after 30 s", tc.path)
-			}
+			err := wait.Recv(t, "the import of "+tc.path+" to end", wait.InProcess, done)
 			if err == nil || !strings.Contains(err.Error(), tc.path) || !regexp.MustCompile(tc.want).MatchString(err.Error()) {
 				t.Fatalf("err = %v, want /%s/ naming %s", err, tc.want, tc.path)
 			}

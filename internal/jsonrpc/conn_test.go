@@ -16,7 +16,7 @@ import (
 
 func guardCtx(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/coder/quartz"
 	"github.com/jackc/pgx/v5"
@@ -15,6 +14,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/conversation"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 func TestIsPostgresAndRedactDSN(t *testing.T) {
@@ -342,7 +342,7 @@ func TestPostgresUnreachable(t *testing.T) {
 	}
 	defer s.Close()
 	var lost *ConnLostError
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, wait.Process)
 	defer cancel()
 	for _, err := range []error{
 		s.Check(cctx),

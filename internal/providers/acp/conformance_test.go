@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -221,23 +222,20 @@ func testPermission(t *testing.T, s *conformance, kind string) {
 		}
 		return false
 	})
-	ended := time.After(wait.Process)
-answering:
-	for {
-		// OpenCode may ask again for the same edit; answer alike.
+	wait.For(t, fmt.Sprintf("turn %s to end after the %s answer", turn.ID, kind), wait.Process, func() bool {
 		select {
 		case <-turn.Done():
-			break answering
-		case <-ended:
-			t.Fatalf("turn %s did not end within %v of the %s answer", turn.ID, wait.Process, kind)
-		case <-time.After(50 * time.Millisecond):
-			if p := s.c.Pending(); len(p) > 0 {
-				if _, err := s.c.Respond(ctxT(t, 10*time.Second), s.sid, p[0].RequestID, kind); err != nil {
-					t.Fatalf("respond again: %v", err)
-				}
+			return true
+		default:
+		}
+		// OpenCode may ask again for the same edit; answer alike.
+		if p := s.c.Pending(); len(p) > 0 {
+			if _, err := s.c.Respond(ctxT(t, 10*time.Second), s.sid, p[0].RequestID, kind); err != nil {
+				t.Fatalf("respond again: %v", err)
 			}
 		}
-	}
+		return false
+	})
 	awaitTurn(t, turn)
 	t.Logf("stopReason %s; events %v", turn.StopReason, kinds(s.ev.since(n)))
 	if s.p.permitted != nil {
@@ -400,20 +398,17 @@ func testUnsupportedInbound(t *testing.T, s *conformance) {
 	if err != nil {
 		t.Fatalf("prompt: %v", err)
 	}
-	deadline := time.After(wait.Process)
-loop:
-	for {
+	wait.For(t, "the turn to end", wait.Process, func() bool {
 		select {
 		case <-turn.Done():
-			break loop
-		case <-deadline:
-			t.Fatal("turn did not end")
-		case <-time.After(50 * time.Millisecond):
-			for _, p := range s.c.Pending() {
-				_, _ = s.c.Respond(ctxT(t, 10*time.Second), s.sid, p.RequestID, "allow_once")
-			}
+			return true
+		default:
 		}
-	}
+		for _, p := range s.c.Pending() {
+			_, _ = s.c.Respond(ctxT(t, 10*time.Second), s.sid, p.RequestID, "allow_once")
+		}
+		return false
+	})
 	awaitTurn(t, turn)
 	// Find the agent's request and our answer to it.
 	var id json.RawMessage

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/testutil/proctest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
@@ -89,7 +91,7 @@ func (h *recHost) waitEvent(t *testing.T, typ string) providers.NativeEvent {
 }
 
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -234,7 +236,7 @@ func TestSimFailedTurnIsRejectedWithReason(t *testing.T) {
 
 func TestSimCancelWaitsForTurnStart(t *testing.T) {
 	h := newRecHost()
-	a, _ := simAdapter(t, h, nil)
+	a, state := simAdapter(t, h, nil)
 	ctx := ctxT(t)
 	s, _ := a.CreateSession(ctx, providers.CreateOptions{})
 	if _, err := a.Cancel(ctx, s.NativeID); !errors.As(err, new(*providers.NotSentError)) {
@@ -250,6 +252,9 @@ func TestSimCancelWaitsForTurnStart(t *testing.T) {
 	}
 	if cr.Status != providers.StatusQueued || cr.Ref != interruptRef(rc.Ref) {
 		t.Fatalf("cancel receipt = %+v", cr)
+	}
+	if err := os.WriteFile(filepath.Join(state, startTurnFile), nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	if o := h.waitOutcome(t, cr.Ref); o.status != providers.StatusCompleted {
 		t.Fatalf("interrupt outcome = %+v", o)
@@ -395,17 +400,27 @@ func TestSimCrashBeforeAnswerIsUncertain(t *testing.T) {
 
 func TestSimTimeoutIsUncertainAndConnectionSurvives(t *testing.T) {
 	h := newRecHost()
-	// The bound applies to every call, the set-up's and the next send's
-	// too: 2 s leaves a loaded machine room to answer those, and the HANG
-	// call still ends by the bound.
-	a, state := simAdapter(t, h, func(c *Config) { c.CallTimeout = 2 * time.Second })
+	// The bound runs on a fake clock: the set-up's and the next send's
+	// calls never time out however slow the machine, and the HANG call
+	// ends when the test moves the clock past the bound.
+	clock := testclock.At(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	const bound = 2 * time.Second
+	a, state := simAdapter(t, h, func(c *Config) { c.CallTimeout, c.Clock = bound, clock })
 	ctx := ctxT(t)
 	s, err := a.CreateSession(ctx, providers.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pid := a.PID()
-	_, err = a.Send(ctx, s.NativeID, "HANG", providers.SendOptions{})
+	hung := make(chan error, 1)
+	go func() {
+		_, err := a.Send(ctx, s.NativeID, "HANG", providers.SendOptions{})
+		hung <- err
+	}()
+	// The sim logs the turn when it reads turn/start, whose bound is armed.
+	wait.For(t, "the HANG turn/start to reach the sim", wait.Process, func() bool { return slices.Contains(turnsLog(t, state), "HANG") })
+	testclock.Pass(ctx, clock, bound)
+	err = wait.Recv(t, "the HANG send to end by its bound", wait.InProcess, hung)
 	if err == nil || !providers.IsUncertain(err) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error = %v", err)
 	}

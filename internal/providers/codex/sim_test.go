@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // RunSim is the simulated app-server: the test binary re-executed with
@@ -313,7 +315,9 @@ func (s *sim) runTurn(t *simThread, turn *simTurn, text string) {
 		return out
 	}
 	if strings.Contains(text, "DELAYSTART") {
-		time.Sleep(300 * time.Millisecond)
+		// The turn starts once the test says so (it creates the file after
+		// its cancel was queued), however slow the machine.
+		wait.Until(wait.Process, func() bool { _, err := os.Stat(filepath.Join(s.state, startTurnFile)); return err == nil })
 	}
 	s.notify("turn/started", map[string]any{"threadId": t.ID, "turn": map[string]any{"id": turn.id, "status": "inProgress"}})
 	status, errObj := "completed", any(nil)
@@ -322,7 +326,7 @@ func (s *sim) runTurn(t *simThread, turn *simTurn, text string) {
 		select {
 		case <-turn.interrupt:
 			status = "interrupted"
-		case <-time.After(20 * time.Second):
+		case <-time.After(wait.Process): // longer than any test waits to interrupt it
 		}
 	case strings.Contains(text, "CRASHMID"):
 		time.Sleep(50 * time.Millisecond)
@@ -354,6 +358,10 @@ func (s *sim) runTurn(t *simThread, turn *simTurn, text string) {
 }
 
 // simAdapter returns an adapter driving the simulated app-server.
+// startTurnFile, in the sim's state directory, lets a DELAYSTART turn
+// start.
+const startTurnFile = "start-turn"
+
 func simAdapter(t *testing.T, host *recHost, mutate func(*Config)) (*Adapter, string) {
 	t.Helper()
 	state := t.TempDir()
@@ -365,7 +373,7 @@ func simAdapter(t *testing.T, host *recHost, mutate func(*Config)) (*Adapter, st
 		Program:     exe + " -test.run=^$",
 		Env:         append(os.Environ(), "CODEX_SIM_APP_SERVER=1", "CODEX_SIM_STATE="+state),
 		Host:        host,
-		CallTimeout: 15 * time.Second, // generous for a loaded machine; the timeout test sets its own
+		CallTimeout: wait.Process, // generous for a loaded machine; the timeout test sets its own
 		RetryAfter:  time.Millisecond,
 	}
 	if mutate != nil {

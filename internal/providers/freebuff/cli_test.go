@@ -3,18 +3,19 @@ package freebuff
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/freebuff/cli"
 	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 	"github.com/agent-interop/runtime/internal/testutil/proctest"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // cliFixture is a home with Freebuff credentials, a project and a service in
@@ -440,15 +441,8 @@ func TestCLIProcessGroupIsKilled(t *testing.T) {
 	must(t, f.svc.Close())
 	// The child shares the CLI's process group: it must be gone (or a zombie
 	// awaiting its new parent) once Close returns and the signal lands.
-	ctx := guard(t)
-	for !processGone(child) {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("child %d of the managed CLI survived Close", child)
-		default:
-			time.Sleep(10 * time.Millisecond) // poll interval of a condition wait
-		}
-	}
+	wait.For(t, fmt.Sprintf("child %d of the managed CLI to end after Close", child), wait.Process,
+		func() bool { return processGone(child) })
 }
 
 // processGone reports whether pid no longer runs (absent or a zombie).

@@ -65,7 +65,7 @@ func newDesktopFixture(t *testing.T, opts freebuffsim.Options, withLaunchID bool
 
 // guard bounds a test step that waits for real I/O (never an assertion).
 func guard(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process) // the CLI fixture is a child process
 	t.Cleanup(cancel)
 	return ctx
 }

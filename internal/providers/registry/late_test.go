@@ -20,7 +20,7 @@ import (
 // on in the background and the next page gets its sessions without asking
 // it again.
 func TestSlowProviderIsReportedLate(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
 	defer cancel()
 	clock := testclock.At(t, time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC))
 	trap := clock.Trap().NewTimer("registry", "soft deadline")
@@ -137,7 +137,7 @@ func TestSlowProviderIsReportedLate(t *testing.T) {
 // waits for it (up to the adapter timeout): there is no other provider's
 // answer to give.
 func TestOneProviderWaitsPastTheSoftDeadline(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
 	defer cancel()
 	clock := testclock.At(t, time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC))
 	started := make(chan struct{})
@@ -175,7 +175,7 @@ func TestOneProviderWaitsPastTheSoftDeadline(t *testing.T) {
 // TestCloseCancelsBackgroundListings: Close cancels a listing left running
 // in the background and waits for it.
 func TestCloseCancelsBackgroundListings(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
 	defer cancel()
 	clock := testclock.At(t, time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC))
 	trap := clock.Trap().NewTimer("registry", "soft deadline")

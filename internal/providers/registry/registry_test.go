@@ -12,6 +12,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 func TestListProvidersInOrderWithoutFabrication(t *testing.T) {
@@ -207,7 +208,7 @@ func TestLastKnownNeverContactsTheProvider(t *testing.T) {
 // is cut at the registry's timeout on its injected clock (the mock here:
 // the test does not wait 20 s).
 func TestAdapterCallTimeoutRunsOnTheClock(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
 	defer cancel()
 	clock := testclock.At(t, time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
 	trap := clock.Trap().AfterFunc("registry", "adapter call")

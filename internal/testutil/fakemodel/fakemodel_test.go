@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // sseEvent is one parsed Server-Sent Event.
@@ -471,9 +473,9 @@ func TestDelayEndsWhenClientDisconnects(t *testing.T) {
 		}
 		errc <- err
 	}()
-	wait, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	awaitCtx, stop := context.WithTimeout(context.Background(), wait.InProcess)
 	defer stop()
-	if _, err := fm.Await(wait, func(r Request) bool { return r.LastUser == "SLOW" }); err != nil {
+	if _, err := fm.Await(awaitCtx, func(r Request) bool { return r.LastUser == "SLOW" }); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
@@ -482,7 +484,7 @@ func TestDelayEndsWhenClientDisconnects(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("client error %v, want context.Canceled", err)
 		}
-	case <-wait.Done():
+	case <-awaitCtx.Done():
 		t.Fatal("client did not return after cancel")
 	}
 	// Close must not wait for the abandoned delay.
@@ -490,7 +492,7 @@ func TestDelayEndsWhenClientDisconnects(t *testing.T) {
 	go func() { fm.Close(); close(done) }()
 	select {
 	case <-done:
-	case <-wait.Done():
+	case <-awaitCtx.Done():
 		t.Fatal("Close blocked on a cancelled delay")
 	}
 }
@@ -515,16 +517,16 @@ func TestCloseEndsPendingDelay(t *testing.T) {
 		}
 		errc <- err
 	}()
-	wait, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	awaitCtx, stop := context.WithTimeout(context.Background(), wait.InProcess)
 	defer stop()
-	if _, err := fm.Await(wait, func(r Request) bool { return r.LastUser == "SLOW" }); err != nil {
+	if _, err := fm.Await(awaitCtx, func(r Request) bool { return r.LastUser == "SLOW" }); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() { fm.Close(); close(done) }()
 	select {
 	case <-done:
-	case <-wait.Done():
+	case <-awaitCtx.Done():
 		t.Fatal("Close did not end the delay")
 	}
 	select {
@@ -532,7 +534,7 @@ func TestCloseEndsPendingDelay(t *testing.T) {
 		if err == nil || err.Error() == "got an answer" {
 			t.Fatalf("client got %v, want a dropped connection", err)
 		}
-	case <-wait.Done():
+	case <-awaitCtx.Done():
 		t.Fatal("client still waiting after Close")
 	}
 	if _, err := fm.Await(context.Background(), func(Request) bool { return false }); err == nil {
@@ -587,7 +589,7 @@ func TestGateHoldsTheAnswerUntilOpened(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		done <- string(body)
 	}()
-	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, stop := context.WithTimeout(context.Background(), wait.InProcess)
 	defer stop()
 	if _, err := fm.Await(ctx, func(r Request) bool { return r.LastUser == "HELD" }); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agent-interop/runtime/internal/procgroup"
 	"github.com/agent-interop/runtime/internal/testutil/proctest"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 func TestModuleRoot(t *testing.T) {
@@ -175,13 +176,7 @@ func TestKillGroupEndsChildren(t *testing.T) {
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	KillGroup(cmd.Process.Pid, exited, 2*time.Second)
-	deadline := time.Now().Add(30 * time.Second)
-	for alive(child) {
-		if time.Now().After(deadline) {
-			t.Fatalf("child %d of the group survived", child)
-		}
-		time.Sleep(20 * time.Millisecond) // polling for the kernel to reap it
-	}
+	wait.For(t, fmt.Sprintf("child %d of the group to end", child), wait.Process, func() bool { return !alive(child) })
 }
 
 // alive reports whether pid exists and is not a zombie.

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/coder/quartz"
+
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // childMode names what the test binary does when it runs as a child (the
@@ -102,11 +104,7 @@ func readLine(t *testing.T, r io.Reader) string {
 
 func waitExited(t *testing.T, p *Process) {
 	t.Helper()
-	select {
-	case <-p.Exited():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the child did not exit")
-	}
+	wait.Recv(t, "the child to exit", wait.Process, p.Exited())
 }
 
 func TestStartRefusesAnEmptyCommand(t *testing.T) {
@@ -288,21 +286,13 @@ func TestStopReachesGrandchildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Stop(Grace{}) // kill at once
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond) // another process settles the condition
-	defer tick.Stop()
-	for range tick.C {
-		err := syscall.Kill(pid, 0)
-		if errors.Is(err, syscall.ESRCH) {
-			break
+	wait.For(t, fmt.Sprintf("grandchild %d to end after Stop", pid), wait.Process, func() bool {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return true
 		}
-		if b, _ := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output(); strings.HasPrefix(strings.TrimSpace(string(b)), "Z") {
-			break // a zombie is dead; only its reaping by init is left
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("grandchild %d still runs after Stop", pid)
-		}
-	}
+		b, _ := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
+		return strings.HasPrefix(strings.TrimSpace(string(b)), "Z") // a zombie is dead; only its reaping by init is left
+	})
 }
 
 // TestLaunchReplacesTheStart: a custom launcher starts the command (here:

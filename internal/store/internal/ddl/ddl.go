@@ -40,7 +40,31 @@ func Generate(ctx context.Context, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var stmts []string
+	return render(ctx, name, tables)
+}
+
+// GenerateAll returns Generate's DDL for every dialect of Dialects, keyed
+// by dialect, loading the ent schema once (loading it builds and runs a
+// program, the bulk of the cost).
+func GenerateAll(ctx context.Context) (map[string][]byte, error) {
+	tables, err := loadTables()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(Dialects))
+	for _, name := range Dialects { // SQLite first: renderPostgres sets the JSON columns' PostgreSQL type
+		if out[name], err = render(ctx, name, tables); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func render(ctx context.Context, name string, tables []*schema.Table) ([]byte, error) {
+	var (
+		stmts []string
+		err   error
+	)
 	switch name {
 	case dialect.SQLite:
 		stmts, err = renderSQLite(ctx, tables)
