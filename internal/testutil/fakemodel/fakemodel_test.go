@@ -579,7 +579,9 @@ func TestGateHoldsTheAnswerUntilOpened(t *testing.T) {
 	fm.On(Contains("HELD"), Text("released").WithGate(gate))
 	done := make(chan string, 1)
 	go func() {
-		b, _ := json.Marshal(map[string]any{"messages": []any{map[string]any{"role": "user", "content": "HELD"}}})
+		// With tools: a request without any is a side request (a title…),
+		// which is answered at once, gate or not.
+		b, _ := json.Marshal(map[string]any{"tools": chatTools("bash"), "messages": []any{map[string]any{"role": "user", "content": "HELD"}}})
 		resp, err := http.Post(fm.BaseURL()+"/chat/completions", "application/json", bytes.NewReader(b))
 		if err != nil {
 			done <- err.Error()
