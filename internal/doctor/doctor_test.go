@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
@@ -194,95 +195,107 @@ func hang(release <-chan struct{}, entered chan<- struct{}) func(context.Context
 	}
 }
 
+// TestProviderTimeoutDoesNotDelayTheOthers runs in a synctest bubble: its
+// clock moves only when every goroutine of the run is blocked, so the fast
+// provider always finishes before the slow one's 200 ms deadline, however
+// loaded the machine, and the times compared are the bubble's, not wall time.
 func TestProviderTimeoutDoesNotDelayTheOthers(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
-	slow := &probingAdapter{
-		fakeAdapter: &fakeAdapter{id: providers.ClaudeCode, caps: func(context.Context) providers.Capabilities {
-			return readyCaps("/opt/claude", "0.49.0")
-		}},
-		probe: hang(release, nil),
-	}
-	fast := &probingAdapter{
-		fakeAdapter: &fakeAdapter{id: providers.Codex, caps: func(context.Context) providers.Capabilities {
-			return readyCaps("/opt/codex", "0.171.0")
-		}},
-		probe: func(context.Context) error { return nil },
-	}
-	start := time.Now()
-	rep := Run(context.Background(), Options{
-		Adapters:        []providers.Adapter{slow, fast},
-		Timeout:         10 * time.Second,
-		ProviderTimeout: 200 * time.Millisecond,
-		ProgramVersion:  noVersion,
-	})
-	if el := time.Since(start); el > 9*time.Second { // without the provider deadline only the 10 s overall one would end Run
-		t.Fatalf("Run took %s with a 200 ms provider deadline", el)
-	}
-	if rep.DeadlineReached {
-		t.Fatal("the overall deadline was not reached")
-	}
-	s := byProvider(t, rep, providers.ClaudeCode)
-	if s.Handshake.Status != HandshakeTimeout || !strings.Contains(s.Handshake.Detail, "handshake step") {
-		t.Fatalf("slow handshake = %+v", s.Handshake)
-	}
-	for _, c := range s.Capabilities {
-		if c.State != providers.Unknown || c.Reason == "" || c.Fix == "" {
-			t.Fatalf("slow capability %s = %+v, want unknown with reason and fix", c.Name, c.Capability)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		slow := &probingAdapter{
+			fakeAdapter: &fakeAdapter{id: providers.ClaudeCode, caps: func(context.Context) providers.Capabilities {
+				return readyCaps("/opt/claude", "0.49.0")
+			}},
+			probe: hang(release, nil),
 		}
-	}
-	if s.Summary != SummaryUnavailable {
-		t.Fatalf("slow summary = %s", s.Summary)
-	}
-	if f := byProvider(t, rep, providers.Codex); f.Summary != SummaryReady {
-		t.Fatalf("one slow provider emptied another's answer: %+v", f)
-	}
+		fast := &probingAdapter{
+			fakeAdapter: &fakeAdapter{id: providers.Codex, caps: func(context.Context) providers.Capabilities {
+				return readyCaps("/opt/codex", "0.171.0")
+			}},
+			probe: func(context.Context) error { return nil },
+		}
+		start := time.Now()
+		rep := Run(context.Background(), Options{
+			Adapters:        []providers.Adapter{slow, fast},
+			Timeout:         10 * time.Second,
+			ProviderTimeout: 200 * time.Millisecond,
+			ProgramVersion:  noVersion,
+		})
+		// Without the provider deadline only the 10 s overall one would end Run.
+		if el := time.Since(start); el != 200*time.Millisecond {
+			t.Fatalf("Run took %s of the bubble's time with a 200 ms provider deadline", el)
+		}
+		if rep.DeadlineReached {
+			t.Fatal("the overall deadline was not reached")
+		}
+		s := byProvider(t, rep, providers.ClaudeCode)
+		if s.Handshake.Status != HandshakeTimeout || !strings.Contains(s.Handshake.Detail, "handshake step") {
+			t.Fatalf("slow handshake = %+v", s.Handshake)
+		}
+		for _, c := range s.Capabilities {
+			if c.State != providers.Unknown || c.Reason == "" || c.Fix == "" {
+				t.Fatalf("slow capability %s = %+v, want unknown with reason and fix", c.Name, c.Capability)
+			}
+		}
+		if s.Summary != SummaryUnavailable {
+			t.Fatalf("slow summary = %s", s.Summary)
+		}
+		if f := byProvider(t, rep, providers.Codex); f.Summary != SummaryReady {
+			t.Fatalf("one slow provider emptied another's answer: %+v", f)
+		}
+	})
 }
 
+// TestOverallDeadlineHoldsWhateverTheAdaptersDo runs in a synctest bubble,
+// whose clock moves only when every goroutine is blocked: Run's duration is
+// compared exactly, in the bubble's time, not the machine's.
 func TestOverallDeadlineHoldsWhateverTheAdaptersDo(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
-	var adapters []providers.Adapter
-	for _, id := range providers.Order() {
-		adapters = append(adapters, &probingAdapter{
-			fakeAdapter: &fakeAdapter{
-				id:      id,
-				caps:    func(context.Context) providers.Capabilities { <-release; return providers.Capabilities{} },
-				closeFn: func() error { <-release; return nil }, // Close hangs too
-			},
-			probe: hang(release, nil),
-		})
-	}
-	storeBlocks := func(ctx context.Context) StoreReport { <-release; return StoreReport{} }
-	const timeout = 600 * time.Millisecond
-	start := time.Now()
-	rep := Run(context.Background(), Options{
-		Adapters:        adapters,
-		Store:           storeBlocks,
-		Timeout:         timeout,
-		ProviderTimeout: time.Minute,
-		ProgramVersion:  noVersion,
-	})
-	if el := time.Since(start); el > timeout+10*time.Second { // everything hangs forever: any bound proves the deadline
-		t.Fatalf("Run took %s, overall deadline %s", el, timeout)
-	}
-	if !rep.DeadlineReached {
-		t.Fatal("DeadlineReached not set")
-	}
-	if len(rep.Providers) != len(providers.Order()) {
-		t.Fatalf("%d providers reported", len(rep.Providers))
-	}
-	for _, p := range rep.Providers {
-		if p.Handshake.Status != HandshakeTimeout {
-			t.Fatalf("%s handshake = %+v, want timeout", p.Provider, p.Handshake)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		var adapters []providers.Adapter
+		for _, id := range providers.Order() {
+			adapters = append(adapters, &probingAdapter{
+				fakeAdapter: &fakeAdapter{
+					id:      id,
+					caps:    func(context.Context) providers.Capabilities { <-release; return providers.Capabilities{} },
+					closeFn: func() error { <-release; return nil }, // Close hangs too
+				},
+				probe: hang(release, nil),
+			})
 		}
-	}
-	if rep.Store.Error == "" || rep.Store.Fix == "" {
-		t.Fatalf("store = %+v, want the unfinished check reported", rep.Store)
-	}
-	if len(rep.Cleanup) != len(providers.Order()) {
-		t.Fatalf("cleanup = %v, want every adapter whose Close hung", rep.Cleanup)
-	}
+		storeBlocks := func(ctx context.Context) StoreReport { <-release; return StoreReport{} }
+		const timeout = 600 * time.Millisecond
+		start := time.Now()
+		rep := Run(context.Background(), Options{
+			Adapters:        adapters,
+			Store:           storeBlocks,
+			Timeout:         timeout,
+			ProviderTimeout: time.Minute,
+			ProgramVersion:  noVersion,
+		})
+		if el := time.Since(start); el != timeout { // everything hangs forever: only the deadline ends Run
+			t.Fatalf("Run took %s of the bubble's time, overall deadline %s", el, timeout)
+		}
+		if !rep.DeadlineReached {
+			t.Fatal("DeadlineReached not set")
+		}
+		if len(rep.Providers) != len(providers.Order()) {
+			t.Fatalf("%d providers reported", len(rep.Providers))
+		}
+		for _, p := range rep.Providers {
+			if p.Handshake.Status != HandshakeTimeout {
+				t.Fatalf("%s handshake = %+v, want timeout", p.Provider, p.Handshake)
+			}
+		}
+		if rep.Store.Error == "" || rep.Store.Fix == "" {
+			t.Fatalf("store = %+v, want the unfinished check reported", rep.Store)
+		}
+		if len(rep.Cleanup) != len(providers.Order()) {
+			t.Fatalf("cleanup = %v, want every adapter whose Close hung", rep.Cleanup)
+		}
+	})
 }
 
 func TestCancelledContextEndsRun(t *testing.T) {
