@@ -560,12 +560,10 @@ func TestExecVersion(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	start := time.Now()
-	if _, err := ExecVersion(ctx, hangs); err == nil {
-		t.Fatal("a hanging program gave a version")
-	}
-	if el := time.Since(start); el > 20*time.Second { // the program sleeps 30 s
-		t.Fatalf("ExecVersion ignored ctx for %s", el)
+	// A program that outlived ctx would exit 0 on its own, with no version
+	// number; the error says ctx's end killed it instead.
+	if _, err := ExecVersion(ctx, hangs); err == nil || !strings.Contains(err.Error(), "signal: killed") {
+		t.Fatalf("ExecVersion of a hanging program = %v, want it killed when ctx ended", err)
 	}
 	if _, err := ExecVersion(context.Background(), filepath.Join(dir, "absent")); err == nil {
 		t.Fatal("an absent program gave a version")
