@@ -30,7 +30,6 @@ func TestReadWaitRunsOnTheInjectedClock(t *testing.T) {
 	}
 	var waited []time.Duration
 	done := make(chan result, 1)
-	start := time.Now()
 	go func() {
 		p, err := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "t1", Timeout: 30 * time.Second,
 			Progress: func(w, _ time.Duration) { waited = append(waited, w) }})
@@ -58,8 +57,5 @@ func TestReadWaitRunsOnTheInjectedClock(t *testing.T) {
 	}
 	if len(waited) == 0 || waited[len(waited)-1] > 30*time.Second {
 		t.Errorf("progress reported %v, want reports of at most the 30s bound", waited)
-	}
-	if el := time.Since(start); el > 5*time.Second {
-		t.Errorf("a 30 s wait on the mock clock took %s of wall time", el)
 	}
 }
