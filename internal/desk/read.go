@@ -416,23 +416,9 @@ type ReceiptPage struct {
 // ReceiptCounts are the counts per state of the receipts a filter selects
 // (whatever its state): one GROUP BY in the store.
 type ReceiptCounts struct {
-	Counts []StatusCount // in receiptStates order
-	Total  int
+	Tally  // Counts in receiptStates order
 	Filter ReceiptFilter
 	OOB    string
-}
-
-// of is the count of one state ("" for all).
-func (c ReceiptCounts) of(status string) int {
-	if status == "" {
-		return c.Total
-	}
-	for _, sc := range c.Counts {
-		if sc.Status == status {
-			return sc.N
-		}
-	}
-	return 0
 }
 
 // receiptWhere is the filter as SQL predicates, its state but when

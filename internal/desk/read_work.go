@@ -285,14 +285,20 @@ type StatusCount struct {
 // (whatever its status), computed in the store: one GROUP BY and one
 // count of the open items waiting on a dependency (shown as blocked).
 type WorkCounts struct {
-	Counts []StatusCount // in workStatuses order
-	Total  int
+	Tally  // Counts in workStatuses order
 	Filter WorkFilter
 	OOB    string
 }
 
+// Tally is a list's counts per status and their total, shared by every
+// view that counts (Work, Receipts).
+type Tally struct {
+	Counts []StatusCount
+	Total  int
+}
+
 // of is the count of one status ("" for all).
-func (c WorkCounts) of(status string) int {
+func (c Tally) of(status string) int {
 	if status == "" {
 		return c.Total
 	}
