@@ -261,7 +261,7 @@ type Agent struct {
 	Auth    AgentAuth         `json:"auth" yaml:"auth" jsonschema:"required"`
 	Doctor  AgentDoctor       `json:"doctor,omitempty" yaml:"doctor,omitempty"`
 	// Quirks are the runtime behaviours particular to this agent.
-	Quirks []string `json:"quirks,omitempty" yaml:"quirks,omitempty" jsonschema:"uniqueItems=true,enum=cursor-extensions,enum=no-fs-read"`
+	Quirks []string `json:"quirks,omitempty" yaml:"quirks,omitempty" jsonschema:"uniqueItems=true,enum=claude-default-mode,enum=cursor-extensions,enum=no-fs-read"`
 	// Notes are what else is particular (documented; listed as the
 	// provider's limitations).
 	Notes []string `json:"notes,omitempty" yaml:"notes,omitempty"`

@@ -39,10 +39,17 @@ const (
 	// files itself. Gemini CLI 0.61.0 takes the client's not-found error
 	// for a read failure and then writes a new file without asking.
 	QuirkNoFileReads = "no-fs-read"
+	// QuirkClaudeDefaultMode starts each new session in Claude Code's
+	// permission mode "default" (every edit asks) unless a settings file
+	// the user controls names a mode: claude-agent-acp 0.101.0 starts a
+	// session in "auto" (no approvals) when none is set.
+	QuirkClaudeDefaultMode = "claude-default-mode"
 )
 
 // KnownQuirks are the quirks an entry may declare.
-func KnownQuirks() []string { return []string{QuirkCursorExtensions, QuirkNoFileReads} }
+func KnownQuirks() []string {
+	return []string{QuirkClaudeDefaultMode, QuirkCursorExtensions, QuirkNoFileReads}
+}
 
 // AgentSpec is one agent entry: a built-in one of spec/agents.yaml (the
 // generated [BuiltinAgents]) or a user's, from the agents file.

@@ -39,7 +39,7 @@ func BuiltinAgents() []AgentSpec {
 			InstallPackage: "@agentclientprotocol/claude-agent-acp", InstallVersion: "0.49.0", InstallHint: "npm install -g @agentclientprotocol/claude-agent-acp@0.49.0 (or set CLAUDE_ACP_COMMAND=/path/to/claude-agent-acp)",
 			AuthMethod: "", AuthHow: "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the runtime's environment, or log in once with `claude /login`",
 			VersionArgs: []string{"--version"}, TestedMin: "0.49.0", TestedMax: "0.49.0",
-			Quirks: nil, Notes: []string{"Claude Code runs through an ACP adapter program; IS_SANDBOX=1 is needed when it runs as root.", "It advertises session/delete, which the runtime does not call (a session is closed, never deleted).", "Permission option ids are allow / allow_always / reject; the runtime answers by kind."},
+			Quirks: []string{"claude-default-mode"}, Notes: []string{"Claude Code runs through an ACP adapter program; IS_SANDBOX=1 is needed when it runs as root.", "claude-agent-acp 0.101.0 starts a new session in permission mode auto (no approvals) unless permissions.defaultMode is set in Claude's settings; no variable or flag sets it. With quirk claude-default-mode the runtime switches each new session to mode default (session/set_mode) unless the user's ~/.claude/settings.json (CLAUDE_CONFIG_DIR), the workspace's .claude/settings.local.json or managed settings name a mode (an escalating mode in the workspace's committed .claude/settings.json does not count, as in Claude Code); a failed switch fails the creation.", "It advertises session/delete, which the runtime does not call (a session is closed, never deleted).", "Permission option ids are allow / allow_always / reject; the runtime answers by kind."},
 			Source: "spec/agents.yaml", Line: 48,
 		},
 		{
@@ -49,7 +49,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "cursor_login", AuthHow: "run `agent login` once, or set CURSOR_API_KEY in the runtime's environment",
 			VersionArgs: nil, TestedMin: "", TestedMax: "",
 			Quirks: []string{"cursor-extensions"}, Notes: []string{"cursor/* requests carry no sessionId; they are attributed to the session whose prompt is running.", "Permission option ids are allow-once / allow-always / reject-once; the runtime answers by kind.", "session/resume is not offered (session/load is)."},
-			Source: "spec/agents.yaml", Line: 69,
+			Source: "spec/agents.yaml", Line: 71,
 		},
 		{
 			ID: "gemini", Name: "Gemini CLI", Protocol: "acp",
@@ -58,7 +58,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "GEMINI_API_KEY, or `gemini` once to log in with Google",
 			VersionArgs: []string{"--version"}, TestedMin: "0.61.0", TestedMax: "0.61.0",
 			Quirks: []string{"no-fs-read"}, Notes: []string{"Run offline against the fake model's Gemini API dialect: GOOGLE_GEMINI_BASE_URL (the gateway auth type) with any GEMINI_API_KEY.", "The entry offers it no fs/read_text_file (quirk no-fs-read). Before a write, Gemini CLI 0.61.0 reads the file through the client; its ACP library rejects with the plain JSON-RPC error object, which its not-found check (an Error whose message says not found) never recognises, so the write's confirmation is skipped as a failed read and write_file runs without session/request_permission. Reading files itself, it sees ENOENT and asks.", "Any model id is taken when the model is set, listed or not."},
-			Source: "spec/agents.yaml", Line: 86,
+			Source: "spec/agents.yaml", Line: 88,
 		},
 		{
 			ID: "qwen", Name: "Qwen Code", Protocol: "acp",
@@ -67,7 +67,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`qwen` once to log in, or OPENAI_API_KEY with OPENAI_BASE_URL and OPENAI_MODEL for an OpenAI-compatible endpoint",
 			VersionArgs: []string{"--version"}, TestedMin: "0.24.4", TestedMax: "0.24.4",
 			Quirks: nil, Notes: []string{"The entry starts Qwen Code in approval mode default, so every file edit and shell command asks through respond_to_permission; Qwen's own default over ACP is auto (its model classifies each tool call and asks nothing for a workspace edit). Switching the session mode picks plan, auto-edit, auto or yolo.", "After a cancelled prompt Qwen keeps the prompt in its history with no answer and sends it to the model again, joined to the next prompt in one user message (its history, not a resend: the runtime sent it once).", "session/list without a cwd lists only the sessions of the directory Qwen runs in; the runtime lists, loads and resumes in the workspace it recorded for each session, so a restarted runtime reopens a session of another workspace."},
-			Source: "spec/agents.yaml", Line: 106,
+			Source: "spec/agents.yaml", Line: 108,
 		},
 		{
 			ID: "copilot", Name: "GitHub Copilot CLI", Protocol: "acp",
@@ -76,7 +76,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`copilot` once and /login, or GH_TOKEN / GITHUB_TOKEN with the Copilot scope",
 			VersionArgs: []string{"--version"}, TestedMin: "", TestedMax: "",
 			Quirks: nil, Notes: []string{"Not run in the offline suite: it reaches only GitHub's Copilot service."},
-			Source: "spec/agents.yaml", Line: 125,
+			Source: "spec/agents.yaml", Line: 127,
 		},
 		{
 			ID: "goose", Name: "Goose", Protocol: "acp",
@@ -85,7 +85,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`goose configure` once (chooses the model provider and its key)",
 			VersionArgs: []string{"--version"}, TestedMin: "", TestedMax: "",
 			Quirks: nil, Notes: []string{"Not on npm; not run in the offline suite."},
-			Source: "spec/agents.yaml", Line: 140,
+			Source: "spec/agents.yaml", Line: 142,
 		},
 		{
 			ID: "kimi", Name: "Kimi CLI", Protocol: "acp",
@@ -94,7 +94,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`kimi` once and /setup, or MOONSHOT_API_KEY",
 			VersionArgs: []string{"--version"}, TestedMin: "", TestedMax: "",
 			Quirks: nil, Notes: []string{"Not on npm; not run in the offline suite."},
-			Source: "spec/agents.yaml", Line: 153,
+			Source: "spec/agents.yaml", Line: 155,
 		},
 		{
 			ID: "opencode-acp", Name: "OpenCode (ACP)", Protocol: "acp",
@@ -103,7 +103,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`opencode auth login`, or a provider key in OpenCode's config",
 			VersionArgs: []string{"--version"}, TestedMin: "1.18.33", TestedMax: "1.18.33",
 			Quirks: nil, Notes: []string{"OpenCode asks before an edit over ACP only with permission edit=ask, which the entry sets through OPENCODE_PERMISSION.", "Permission option ids are once / always / reject; the runtime answers by kind.", "An edit's diff is only in its permission request's tool call, which the runtime records as a tool_call_update.", "session/list without a cwd lists only the sessions of the directory OpenCode runs in; the runtime lists, loads and resumes in the workspace it recorded for each session, so a restarted runtime reopens a session of another workspace.", "Its 185 MB binary answered initialize after 80 s at load 36 on two cores (about 5 s idle): the handshake allows 2 minutes."},
-			Source: "spec/agents.yaml", Line: 166,
+			Source: "spec/agents.yaml", Line: 168,
 		},
 		{
 			ID: "codex-acp", Name: "Codex (ACP)", Protocol: "acp",
@@ -112,7 +112,7 @@ func BuiltinAgents() []AgentSpec {
 			AuthMethod: "", AuthHow: "`codex login`, OPENAI_API_KEY, or a model provider in CODEX_HOME/config.toml",
 			VersionArgs: nil, TestedMin: "0.16.0", TestedMax: "0.16.0",
 			Quirks: nil, Notes: []string{"codex-acp embeds its own Codex engine; it reads Codex's config.toml in CODEX_HOME."},
-			Source: "spec/agents.yaml", Line: 189,
+			Source: "spec/agents.yaml", Line: 191,
 		},
 	}
 }

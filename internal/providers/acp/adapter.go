@@ -57,7 +57,14 @@ type AdapterConfig struct {
 	FileReader FileReader
 	// NoFileReads offers the agent no fs/read_text_file.
 	NoFileReads bool
-	Trace       func(Direction, []byte)
+	// StartMode, if set, names the mode a new session is switched to
+	// right after session/new ("" = keep the agent's), given the agent's
+	// environment (nil: ours) and the session's workspace: the
+	// claude-default-mode quirk. The switch is made only when the session
+	// offers that mode in modes.availableModes and is not in it already;
+	// if it fails, the session is not used and creation fails.
+	StartMode func(env []string, cwd string) string
+	Trace     func(Direction, []byte)
 	// DefaultCWD is the workspace of CreateSession without a CWD (default:
 	// the process working directory).
 	DefaultCWD string
@@ -485,6 +492,9 @@ func (a *Adapter) CreateSession(ctx context.Context, opts providers.CreateOption
 	setup, err := c.NewSession(ctx, cwd)
 	if err != nil {
 		return providers.Session{}, a.classify("create session", err)
+	}
+	if err := a.startMode(ctx, c, setup.SessionID); err != nil {
+		return providers.Session{}, err
 	}
 	v, _ := c.Session(setup.SessionID)
 	a.remember(v.ID, v.CWD)

@@ -63,6 +63,10 @@ func NewAgent(cfg AgentConfig) *Adapter {
 	if cfg.ParameterizedModelPicker {
 		meta = map[string]any{"parameterizedModelPicker": true}
 	}
+	var startMode func(env []string, cwd string) string
+	if s.HasQuirk(providers.QuirkClaudeDefaultMode) {
+		startMode = func(env []string, cwd string) string { return ClaudeSettingsFor(env).StartMode(cwd) }
+	}
 	limits := append([]string(nil), s.Notes...)
 	limits = append(limits, "no steering over ACP; the diff is built from the diff content of completed tool calls this runtime observed")
 	if s.Source != "" && s.Source != "spec/agents.yaml" {
@@ -86,6 +90,7 @@ func NewAgent(cfg AgentConfig) *Adapter {
 		Extension:    ext,
 		Limitations:  limits,
 		NoFileReads:  s.HasQuirk(providers.QuirkNoFileReads),
+		StartMode:    startMode,
 		Host:         cfg.Host, Clock: cfg.Clock, Logger: cfg.Logger, FileReader: cfg.FileReader,
 		Trace: cfg.Trace, DefaultCWD: cfg.DefaultCWD, HandshakeTimeout: cfg.HandshakeTimeout,
 	})

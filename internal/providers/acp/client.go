@@ -673,6 +673,19 @@ func (c *Client) SetMode(ctx context.Context, sessionID, mode string) error {
 	return nil
 }
 
+// SetModeID switches the session's mode through session/set_mode, whatever
+// config options the session advertises.
+func (c *Client) SetModeID(ctx context.Context, sessionID, mode string) error {
+	if _, ok := c.Session(sessionID); !ok {
+		return &NotWrittenError{Err: fmt.Errorf("session %s is not open in this agent process", sessionID)}
+	}
+	if _, err := c.conn.Call(ctx, "session/set_mode", sdk.SetSessionModeRequest{SessionId: sdk.SessionId(sessionID), ModeId: sdk.SessionModeId(mode)}, nil); err != nil {
+		return fmt.Errorf("session/set_mode: %w", err)
+	}
+	c.lookup(sessionID).setMode(mode)
+	return nil
+}
+
 // SetModel selects the session's model: through the "model" config option
 // when advertised, else session/set_model when models are advertised.
 func (c *Client) SetModel(ctx context.Context, sessionID, model string) error {

@@ -15,6 +15,10 @@
 //	FAKECURSOR_BUILTINS_ASK=1      built-in writes ask permission (default: they do not)
 //	FAKECURSOR_NOW=<RFC 3339>      fixed clock for updatedAt (fixtures)
 //	FAKECURSOR_SLOW=<duration>     how long SLOWREPLY waits for a cancel (default 30s)
+//	FAKECURSOR_MODES=<id,id,...>   the modes offered (default agent,plan,ask); a
+//	                               session starts in the first (claude-agent-acp
+//	                               0.101.0's flavour: auto,default,acceptEdits,plan)
+//	FAKECURSOR_SET_MODE=fail       session/set_mode answers -32603
 //
 // Chats are stored as JSON under $HOME/.cursor/chats/<md5(cwd)>/<id>/chat.json
 // so that a second process can list and load them.
@@ -31,6 +35,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -306,11 +311,29 @@ func modelSlug(id string) string {
 	return id
 }
 
+// modeIDs are the modes offered (FAKECURSOR_MODES, default Cursor's);
+// a new session starts in the first.
+func modeIDs() []string {
+	if v := strings.TrimSpace(os.Getenv("FAKECURSOR_MODES")); v != "" {
+		return strings.Split(v, ",")
+	}
+	return []string{"agent", "plan", "ask"}
+}
+
+var modeText = map[string][2]string{
+	"agent": {"Agent", "Full agent: reads, edits and runs commands"},
+	"plan":  {"Plan", "Plans without editing"},
+	"ask":   {"Ask", "Answers questions, read-only"},
+}
+
 func (a *agent) setup(c *chat, withID bool) map[string]any {
-	modes := []map[string]string{
-		{"id": "agent", "name": "Agent", "description": "Full agent: reads, edits and runs commands"},
-		{"id": "plan", "name": "Plan", "description": "Plans without editing"},
-		{"id": "ask", "name": "Ask", "description": "Answers questions, read-only"},
+	var modes []map[string]string
+	for _, id := range modeIDs() {
+		t, ok := modeText[id]
+		if !ok {
+			t = [2]string{id, id + " mode"}
+		}
+		modes = append(modes, map[string]string{"id": id, "name": t[0], "description": t[1]})
 	}
 	out := map[string]any{
 		"modes":         map[string]any{"currentModeId": c.Mode, "availableModes": modes},
@@ -332,10 +355,21 @@ func currentModelID(slug string) string {
 	return "default[]"
 }
 
+func modeOptions() []map[string]string {
+	var out []map[string]string
+	for _, id := range modeIDs() {
+		name := id
+		if t, ok := modeText[id]; ok {
+			name = t[0]
+		}
+		out = append(out, map[string]string{"value": id, "name": name})
+	}
+	return out
+}
+
 func (a *agent) configOptions(c *chat) []map[string]any {
 	opts := []map[string]any{
-		{"id": "mode", "name": "Mode", "category": "mode", "type": "select", "currentValue": c.Mode,
-			"options": []map[string]string{{"value": "agent", "name": "Agent"}, {"value": "plan", "name": "Plan"}, {"value": "ask", "name": "Ask"}}},
+		{"id": "mode", "name": "Mode", "category": "mode", "type": "select", "currentValue": c.Mode, "options": modeOptions()},
 		{"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": c.Model,
 			"options": []map[string]string{{"value": "default", "name": "Auto"}, {"value": "gpt-5.3-codex", "name": "GPT-5.3 Codex"}, {"value": "claude-4.6-sonnet", "name": "Claude 4.6 Sonnet"}}},
 	}
@@ -406,7 +440,7 @@ func (a *agent) newSession(params json.RawMessage) (any, *rpcError, func()) {
 	for a.sessions[sessionID(n)] != nil {
 		n++
 	}
-	c := &chat{SessionID: sessionID(n), CWD: *p.CWD, UpdatedAt: now(), Mode: "agent", Model: "default", Reasoning: "medium"}
+	c := &chat{SessionID: sessionID(n), CWD: *p.CWD, UpdatedAt: now(), Mode: modeIDs()[0], Model: "default", Reasoning: "medium"}
 	a.sessions[c.SessionID] = &session{chat: c}
 	a.mu.Unlock()
 	a.save(c)
@@ -494,10 +528,11 @@ func (a *agent) setMode(params json.RawMessage) (any, *rpcError, func()) {
 	if s == nil {
 		return nil, invalidParams(fmt.Sprintf("Session %q not found", p.SessionID)), nil
 	}
-	switch p.ModeID {
-	case "agent", "plan", "ask":
-	default:
+	if !slices.Contains(modeIDs(), p.ModeID) {
 		return nil, invalidParams(fmt.Sprintf("Unknown mode %q", p.ModeID)), nil
+	}
+	if os.Getenv("FAKECURSOR_SET_MODE") == "fail" {
+		return nil, &rpcError{Code: -32603, Message: "Internal error: set mode failed"}, nil
 	}
 	a.mu.Lock()
 	s.chat.Mode = p.ModeID
@@ -805,7 +840,7 @@ func (t *turn) writeFile() string {
 	path := filepath.Join(t.cwd, "hello.txt")
 	t.update(update{"sessionUpdate": "tool_call", "toolCallId": id, "title": "Write hello.txt", "kind": "edit", "status": "pending",
 		"locations": []map[string]string{{"path": path}}}, true)
-	if t.mode != "agent" {
+	if t.mode == "plan" || t.mode == "ask" {
 		t.update(update{"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "failed", "rawOutput": map[string]string{"error": t.mode + " mode: writes are blocked"}}, true)
 		t.say("Writes are blocked in " + t.mode + " mode.")
 		return "end_turn"
