@@ -347,14 +347,20 @@ func runAgent(t *testing.T, c agentCase) {
 		if caps.SendMessage.State != providers.Available {
 			t.Fatalf("send capability %+v", caps.SendMessage)
 		}
-		// The pinned version is inside the tested range; another one (a
-		// compat.sh run through the INTEROP_TEST_* override) is warned of.
-		warned := false
-		for _, l := range caps.Limitations {
-			warned = warned || strings.HasPrefix(l, "warning:")
+		// A version inside the entry's declared tested range is not warned
+		// of; one outside it (a compat.sh run through the INTEROP_TEST_*
+		// override) is, with the range. The pinned version is in range.
+		if sp.VersionWarning(sp.InstallVersion) != "" {
+			t.Fatalf("pinned %s is outside the tested range %s..%s", sp.InstallVersion, sp.TestedMin, sp.TestedMax)
 		}
-		if pinned := caps.ProviderVersion == sp.InstallVersion; warned == pinned && (sp.TestedMin != "" || pinned) {
-			t.Fatalf("version %s (pinned %s): warned of = %v; limitations %q", caps.ProviderVersion, sp.InstallVersion, warned, caps.Limitations)
+		want, warned := sp.VersionWarning(caps.ProviderVersion), ""
+		for _, l := range caps.Limitations {
+			if strings.HasPrefix(l, "warning:") {
+				warned = l
+			}
+		}
+		if (want == "") != (warned == "") || !strings.Contains(warned, want) {
+			t.Fatalf("version %s (tested %s..%s): warning %q, want %q; limitations %q", caps.ProviderVersion, sp.TestedMin, sp.TestedMax, warned, want, caps.Limitations)
 		}
 		t.Logf("%s %s: %s", c.id, caps.ProviderVersion, caps.SendMessage.Protocol)
 	})
