@@ -38,7 +38,7 @@ func BuiltinAgents() []AgentSpec {
 			Command: []string{"claude-agent-acp"}, Programs: []string{"claude-code-acp"}, CommandEnv: "CLAUDE_ACP_COMMAND", Env: nil,
 			InstallPackage: "@agentclientprotocol/claude-agent-acp", InstallVersion: "0.49.0", InstallHint: "npm install -g @agentclientprotocol/claude-agent-acp@0.49.0 (or set CLAUDE_ACP_COMMAND=/path/to/claude-agent-acp)",
 			AuthMethod: "", AuthHow: "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the runtime's environment, or log in once with `claude /login`",
-			VersionArgs: []string{"--version"}, TestedMin: "0.49.0", TestedMax: "0.49.0",
+			VersionArgs: []string{"--version"}, TestedMin: "0.49.0", TestedMax: "0.101.0",
 			Quirks: []string{"claude-default-mode"}, Notes: []string{"Claude Code runs through an ACP adapter program; IS_SANDBOX=1 is needed when it runs as root.", "claude-agent-acp 0.101.0 starts a new session in permission mode auto (no approvals) unless permissions.defaultMode is set in Claude's settings; no variable or flag sets it. With quirk claude-default-mode the runtime switches each new session to mode default (session/set_mode) unless the user's ~/.claude/settings.json (CLAUDE_CONFIG_DIR), the workspace's .claude/settings.local.json or managed settings name a mode (an escalating mode in the workspace's committed .claude/settings.json does not count, as in Claude Code); a failed switch fails the creation.", "It advertises session/delete, which the runtime does not call (a session is closed, never deleted).", "Permission option ids are allow / allow_always / reject; the runtime answers by kind."},
 			Source: "spec/agents.yaml", Line: 48,
 		},
