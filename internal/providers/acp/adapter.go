@@ -225,7 +225,8 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 		} else {
 			// A program that is not in its ACP mode says what to change.
 			fix := ""
-			if na := (*NotACPError)(nil); errors.As(err, &na) {
+			var na *NotACPError
+			if errors.As(err, &na) {
 				fix = na.Fix()
 			}
 			all(providers.Capability{State: providers.Unavailable, Reason: fmt.Sprintf("%s did not start: %v", l.Label, err), Fix: fix})
