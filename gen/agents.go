@@ -84,6 +84,9 @@ func agentsDoc(af *spec.AgentsFile) []byte {
 	b.WriteString("You add an ACP agent without code in your agents file (`INTEROP_AGENTS_FILE`, default `~/.agent-interop-runtime/agents.yaml`):\n\n")
 	b.WriteString("```yaml\nagents:\n  - id: my-agent            # lower-case letters, digits and dashes; unique\n    name: My Agent\n    protocol: acp\n    command: [/path/to/program, --acp]\n    env: {SOME_KEY: value}  # added to the agent's environment\n```\n\n")
 	b.WriteString("A bad entry never stops the runtime: `doctor`, `providers` and `list_providers` report it unavailable with the file, line, field, rule and fix. ")
+	b.WriteString("So is a program that exits at once, never answers `initialize` (the handshake allows 2 minutes), or prints a line that is not JSON-RPC " +
+		"on its stdout before its first answer (a banner, a usage text: it is not in its ACP mode; that fails at once, quoting the line); " +
+		"such a line after the first answer is ignored. ")
 	b.WriteString("Versions tested against each release: [compatibility.md](compatibility.md).\n\n")
 	b.WriteString("| id | name | protocol | command | package (tested) | doctor |\n|---|---|---|---|---|---|\n")
 	for _, a := range af.Agents {

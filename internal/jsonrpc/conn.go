@@ -62,6 +62,14 @@ type Options struct {
 	// Trace, when set, sees every line written (before it is written) and
 	// every line read (before it is dispatched), without its newline.
 	Trace func(Direction, []byte)
+	// Inspect, when set, sees every inbound line on the dispatch goroutine,
+	// in input order, just before it is handled: m is the line decoded, or
+	// nil when the line is not a JSON-RPC message (not a JSON object, or
+	// one with none of jsonrpc, method, id, result and error), which is
+	// then dropped (or, with Strict, ends the connection). A response is
+	// delivered to its caller only after Inspect returned. It must not
+	// block.
+	Inspect func(line []byte, m *Message)
 	// OnClose is called once, with the reason, when the connection ends,
 	// before calls waiting for an answer return. It must not block.
 	OnClose func(err error)
@@ -255,7 +263,15 @@ func (c *Conn) dispatchLoop() {
 
 func (c *Conn) dispatch(l line) {
 	var m Message
-	if err := json.Unmarshal(l.data, &m); err != nil || (c.opts.Strict && m.JSONRPC != "2.0") {
+	err := json.Unmarshal(l.data, &m)
+	if c.opts.Inspect != nil {
+		if err == nil && m.isFrame() {
+			c.opts.Inspect(l.data, &m)
+		} else {
+			c.opts.Inspect(l.data, nil)
+		}
+	}
+	if err != nil || (c.opts.Strict && m.JSONRPC != "2.0") {
 		if c.opts.Strict {
 			_, derr := DecodeMessage(l.data)
 			c.shutdown(derr)

@@ -170,3 +170,44 @@ func TestReadLine(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectSeesEveryLineInOrderBeforeTheAnswer: Inspect tells JSON-RPC
+// messages from other lines (text, JSON that carries no JSON-RPC member,
+// null) and runs, in input order, before a response reaches its caller.
+func TestInspectSeesEveryLineInOrderBeforeTheAnswer(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	c, p := newPair(t, Options{Inspect: func(line []byte, m *Message) {
+		kind := "message"
+		if m == nil {
+			kind = "stray"
+		}
+		mu.Lock()
+		seen = append(seen, kind+" "+string(line))
+		mu.Unlock()
+	}})
+	done := make(chan error, 1)
+	go func() { done <- c.Call(guardCtx(t), "ask", nil, nil) }()
+	m := p.readMsg(t)
+	lines := []string{
+		`Welcome to my agent!`,
+		`{"level":"info","msg":"starting"}`,
+		`null`,
+		`42`,
+		`{"jsonrpc":"2.0","method":"note"}`,
+		`{"id":` + jsonNum(m["id"].(float64)) + `,"result":{}}`,
+	}
+	for _, l := range lines {
+		p.send(t, l)
+	}
+	if err := wait.Recv(t, "the answer", wait.InProcess, done); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := append([]string(nil), seen...)
+	mu.Unlock()
+	want := []string{"stray " + lines[0], "stray " + lines[1], "stray " + lines[2], "stray " + lines[3], "message " + lines[4], "message " + lines[5]}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("inspected:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

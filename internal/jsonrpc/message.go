@@ -119,6 +119,12 @@ type Message struct {
 // hasID reports whether m carries an id (null is none).
 func (m *Message) hasID() bool { return len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null")) }
 
+// isFrame reports whether m, decoded from a JSON object, carries any
+// JSON-RPC member: a log line such as {"level":"info"} does not.
+func (m *Message) isFrame() bool {
+	return m.JSONRPC != "" || m.Method != "" || m.hasID() || len(m.Result) > 0 || m.Error != nil
+}
+
 // IsResponseTo reports whether m answers the request with this id (a
 // string id never answers a numeric one).
 func (m *Message) IsResponseTo(id int64) bool {

@@ -230,7 +230,13 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 		if auth == "unauthorized" {
 			all(providers.Capability{State: providers.Unavailable, Reason: "Authentication required: " + authWhy, Fix: a.cfg.AuthFix})
 		} else {
-			all(providers.Capability{State: providers.Unavailable, Reason: fmt.Sprintf("%s did not start: %v", l.Label, err)})
+			// A program that is not in its ACP mode says what to change.
+			fix := ""
+			var na *NotACPError
+			if errors.As(err, &na) {
+				fix = na.Fix()
+			}
+			all(providers.Capability{State: providers.Unavailable, Reason: fmt.Sprintf("%s did not start: %v", l.Label, err), Fix: fix})
 		}
 		return caps
 	}

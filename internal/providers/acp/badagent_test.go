@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -14,27 +15,63 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
+// answerInitialize is the shell of an agent that answers initialize (with
+// the id of the request it read) and nothing else.
+const answerInitialize = `read -r line; id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'); ` +
+	`answer='{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":1,"agentCapabilities":{}}}'; `
+
+// secretToken is credential-shaped (a GitHub token) for the redaction case.
+const secretToken = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
 // TestBadAgentPrograms: an agent that exits at once, prints something
 // other than ACP, or never answers initialize is reported unavailable with
-// the reason; nothing hangs. The cases the program decides (it exits, it
-// prints garbage) run with a handshake bound a loaded machine cannot reach,
-// so the bound never races the program; the silent agent's bound runs on a
-// fake clock the test moves once the bound is armed.
+// the reason; nothing hangs, and another agent keeps working. A program
+// that prints a line that is not JSON-RPC before its first answer fails
+// at once, quoting the line (bounded, sanitised) with the fix: those
+// cases run with a handshake bound of an hour, so only the early failure
+// can end them within the wait. The silent agent's bound runs on a fake
+// clock the test moves once the bound is armed.
 func TestBadAgentPrograms(t *testing.T) {
+	// A working agent, started before the bad ones and used after them.
+	good := simPeer(t)
+	gc := good.start(t)
+
+	long := strings.Repeat("x", 5000)
 	for _, c := range []struct {
-		name, script, want string
-		fakeClock          bool
+		name, script string
+		want         []string // in the send capability's reason
+		notWant      []string
+		fixWant      string // in its fix
+		fakeClock    bool
+		available    bool // the agent works despite the script's extra output
 	}{
-		{"exits at once", "echo broken >&2; exit 3", "broken", false},
-		{"prints non-ACP output", "echo 'Welcome to my agent!'; sleep 300", "does not speak ACP", true},
-		{"never answers initialize", "sleep 300", "no answer to initialize within 2s", true},
+		{name: "exits at once", script: "echo broken >&2; exit 3", want: []string{"broken"}},
+		{name: "a banner then nothing", script: `printf '\033[1;32mWelcome to my agent!\033[0m\n'; sleep 300`,
+			want:    []string{`printed "Welcome to my agent!" on its stdout before answering initialize`, "not an ACP (JSON-RPC) message"},
+			fixWant: "the agent's ACP mode? Point the entry's command at the program's ACP mode (e.g. `gemini --acp`"},
+		{name: "plain text then exit", script: "echo 'Usage: agent [options] <prompt>'; exit 2",
+			want: []string{`printed "Usage: agent [options] <prompt>"`}, notWant: []string{"connection closed"}, fixWant: "`sh -c echo 'Usage"},
+		{name: "a JSON line that is not JSON-RPC", script: `echo '{"level":"info","msg":"starting"}'; sleep 300`,
+			want: []string{`printed "{\"level\":\"info\",\"msg\":\"starting\"}"`}, fixWant: "ACP mode"},
+		{name: "an HTML page", script: `printf '<!DOCTYPE html>\n<html><body>Not found</body></html>\n'; sleep 300`,
+			want: []string{`printed "<!DOCTYPE html>" on`}, notWant: []string{"Not found"}, fixWant: "ACP mode"},
+		{name: "a long line is quoted bounded", script: "echo " + long + "; sleep 300",
+			want: []string{`printed "` + long[:200] + `…" on`}, notWant: []string{long[:201]}, fixWant: "ACP mode"},
+		{name: "a credential in the output is redacted", script: "echo 'error: token " + secretToken + " rejected'; sleep 300",
+			want: []string{`printed "error: token [REDACTED] rejected" on`}, notWant: []string{secretToken}, fixWant: "ACP mode"},
+		{name: "a banner before the answer", script: "read -r line; echo 'Loading...'; " + answerInitialize + `echo "$answer"; sleep 300`,
+			want: []string{`printed "Loading..."`}, fixWant: "ACP mode"},
+		// After the first answer a stray line is dropped, as it always
+		// was: the agent works.
+		{name: "a stray line after the answer", script: answerInitialize + `echo "$answer"; echo 'a log line'; sleep 300`, available: true},
+		{name: "never answers initialize", script: "sleep 300", want: []string{"no answer to initialize within 2s"}, fakeClock: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*wait.Process)
 			defer cancel()
 			cfg := acp.AgentConfig{
 				Spec:             providers.AgentSpec{ID: "bad", Name: "Bad", Protocol: "acp", Command: []string{"/bin/sh", "-c", c.script}, InstallHint: "fix it"},
-				HandshakeTimeout: wait.Process,
+				HandshakeTimeout: time.Hour,
 			}
 			var clock *quartz.Mock
 			var trap *quartz.Trap
@@ -63,9 +100,66 @@ func TestBadAgentPrograms(t *testing.T) {
 				}
 				return false
 			})
-			if caps.SendMessage.State != providers.Unavailable || !strings.Contains(caps.SendMessage.Reason, c.want) {
-				t.Fatalf("send capability %+v", caps.SendMessage)
+			send := caps.SendMessage
+			if c.available {
+				if send.State != providers.Available {
+					t.Fatalf("send capability %+v, want available", send)
+				}
+				return
+			}
+			if send.State != providers.Unavailable {
+				t.Fatalf("send capability %+v, want unavailable", send)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(send.Reason, w) {
+					t.Errorf("reason %q\nlacks %q", send.Reason, w)
+				}
+			}
+			// What the reason quotes of the output (the command, quoted
+			// too, is the test's script and holds the same text).
+			_, quoted, _ := strings.Cut(send.Reason, "printed ")
+			quoted, _, _ = strings.Cut(quoted, " on its stdout")
+			for _, w := range c.notWant {
+				if strings.Contains(quoted, w) || (!strings.Contains(c.script, w) && strings.Contains(send.Reason, w)) {
+					t.Errorf("reason %q\nhas %q", send.Reason, w)
+				}
+			}
+			if !strings.Contains(send.Fix, c.fixWant) {
+				t.Errorf("fix %q\nlacks %q", send.Fix, c.fixWant)
+			}
+			if c.fixWant != "" && (strings.Contains(send.Reason, "no answer to initialize") || !strings.Contains(send.Reason, send.Fix)) {
+				t.Errorf("reason %q: want the early failure, with its fix", send.Reason)
 			}
 		})
+	}
+
+	// The working agent was not disturbed.
+	setup, err := gc.NewSession(ctxT(t, wait.Process), good.workspace)
+	if err != nil {
+		t.Fatalf("the good agent after the bad ones: %v", err)
+	}
+	turn, err := gc.Prompt(ctxT(t, wait.Process), setup.SessionID, good.hello)
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitTurn(t, turn)
+	if turn.StopReason != "end_turn" {
+		t.Fatalf("the good agent's turn ended %q", turn.StopReason)
+	}
+}
+
+// TestNotACPErrorFromStart: acp.Start returns the typed error, so callers
+// (doctor through the adapter) can offer its fix.
+func TestNotACPErrorFromStart(t *testing.T) {
+	_, err := acp.Start(ctxT(t, wait.Process), acp.Config{
+		Argv:             []string{"/bin/sh", "-c", "echo 'gemini: unknown option --acpx'; exit 1"},
+		HandshakeTimeout: time.Hour,
+	})
+	var na *acp.NotACPError
+	if !errors.As(err, &na) {
+		t.Fatalf("error %v, want a *NotACPError", err)
+	}
+	if na.Output != "gemini: unknown option --acpx" || !strings.HasPrefix(na.Command, "sh -c echo") {
+		t.Fatalf("output %q command %q", na.Output, na.Command)
 	}
 }

@@ -158,7 +158,16 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		held:     make(map[string]*held),
 		orphans:  make(map[string][]providers.NativeEvent),
 	}
-	c.conn = newConn(proc.Stdin(), proc.Stdout(), c, cfg.Trace)
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	// The handshake ends at once when the program prints something that
+	// is not JSON-RPC before its first answer (it is not in its ACP mode).
+	hctx, hcancel := context.WithCancelCause(ctx)
+	defer hcancel(nil)
+	c.conn = newConn(proc.Stdin(), proc.Stdout(), c, cfg.Trace, func(line []byte) {
+		hcancel(newNotACPError(line, cfg.Argv))
+	})
 	// An agent that exited ends the connection even when a grandchild
 	// still holds its stdout.
 	supervise.EndAfterExit(cfg.Clock, proc.Exited(), c.conn.Done(), supervise.ExitDrain, func() { _ = proc.Stdout().Close() })
@@ -167,18 +176,22 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		c.dropHeld()
 		c.closeSubscribers()
 	}()
-	if cfg.HandshakeTimeout <= 0 {
-		cfg.HandshakeTimeout = DefaultHandshakeTimeout
-	}
 	// The handshake is bounded on the injected clock: a program that
-	// prints something else or never answers is stopped, not waited on.
-	hctx, hcancel := context.WithCancelCause(ctx)
+	// never answers is stopped, not waited on.
 	timer := cfg.Clock.AfterFunc(cfg.HandshakeTimeout, func() {
 		hcancel(fmt.Errorf("no answer to initialize within %s", cfg.HandshakeTimeout))
 	}, "acp", "handshake")
 	err = c.initialize(hctx)
 	timer.Stop()
-	if cause := context.Cause(hctx); err != nil && cause != nil && ctx.Err() == nil {
+	// A stray line read before the answer wins even when the answer was
+	// returned first: the connection reports it before it hands the
+	// answer over, so the outcome does not depend on scheduling.
+	var notACP *NotACPError
+	cause := context.Cause(hctx)
+	switch {
+	case errors.As(cause, &notACP):
+		err = fmt.Errorf("initialize: %w", notACP)
+	case err != nil && cause != nil && ctx.Err() == nil:
 		err = fmt.Errorf("%w (the program does not speak ACP on its stdin/stdout, or is stuck: check the command and that it runs in ACP mode)", cause)
 	}
 	hcancel(nil)

@@ -76,20 +76,46 @@ type inboundHandler interface {
 // (one ordered inbound queue, oversized lines dropped), with its errors
 // mapped onto the delivery contract: *NotWrittenError, ErrNoAnswer,
 // ErrConnectionClosed.
+//
+// A line that is not a JSON-RPC message (a banner, a usage text, an HTML
+// page, a JSON log record) read before the agent's first answer goes to
+// stray, once: it is how a program that is not in its ACP mode is told
+// from a slow one without waiting for the handshake bound. Such lines
+// after the first answer are dropped as they always were (a stray log
+// line of a working agent breaks nothing; Trace still sees it).
 type conn struct {
 	rpc     *jsonrpc.Conn
 	handler inboundHandler
 
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc
+
+	// answered and strayed are only touched on the dispatch goroutine
+	// (jsonrpc.Options.Inspect), in input order.
+	answered, strayed bool
 }
 
-func newConn(w io.Writer, r io.Reader, h inboundHandler, trace func(Direction, []byte)) *conn {
+func newConn(w io.Writer, r io.Reader, h inboundHandler, trace func(Direction, []byte), stray func(line []byte)) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{handler: h, ctx: ctx, cancel: cancel}
 	opts := jsonrpc.Options{
 		Handler: c.handle, MaxMessageBytes: maxLine, DropOversize: true, Peer: "agent",
 		OnClose: func(error) { cancel() },
+	}
+	if stray != nil {
+		// Inspect runs before a response reaches its caller, so a stray
+		// line read before the first answer is reported before that
+		// answer is returned: the outcome does not depend on scheduling.
+		opts.Inspect = func(line []byte, m *jsonrpc.Message) {
+			switch {
+			case c.answered || c.strayed:
+			case m == nil:
+				c.strayed = true
+				stray(line)
+			case m.Method == "" && (len(m.ID) > 0 || len(m.Result) > 0 || m.Error != nil):
+				c.answered = true
+			}
+		}
 	}
 	if trace != nil {
 		opts.Trace = func(d jsonrpc.Direction, line []byte) {

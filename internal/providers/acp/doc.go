@@ -20,7 +20,8 @@
 // The pieces:
 //
 //   - Client owns one agent process (own process group, killed as a group on
-//     Close): initialize, authenticate, session new/load/resume/list/close,
+//     Close): initialize (bounded; a line that is not JSON-RPC before the
+//     agent's first answer fails it at once with [NotACPError]), authenticate, session new/load/resume/list/close,
 //     prompts queued one at a time per session, cancel as a notification,
 //     session/update mapped to providers.NativeEvent, session/request_permission
 //     held until answered by option kind, fs/read_text_file served inside the
