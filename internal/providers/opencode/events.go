@@ -56,17 +56,7 @@ func newHub(a *Adapter) *hub {
 }
 
 func (h *hub) neededLocked() bool {
-	if h.holds > 0 || len(h.subs) > 0 {
-		return true
-	}
-	for _, list := range h.pending {
-		for _, p := range list {
-			if !p.resolved && !p.lost {
-				return true
-			}
-		}
-	}
-	return false
+	return h.holds > 0 || len(h.subs) > 0 || h.following()
 }
 
 func (h *hub) ensureRunningLocked() {

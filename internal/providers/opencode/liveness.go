@@ -37,13 +37,8 @@ func (h *hub) liveness(sid string) providers.Liveness {
 		at := d.at
 		return providers.Liveness{State: providers.LiveDead, ObservedAt: &at, Reason: d.reason}
 	}
-	running := false
+	running := h.runningLocked(sid)
 	var since time.Time
-	for _, ps := range h.pending[sid] {
-		if !ps.resolved && !ps.lost {
-			running = true
-		}
-	}
 	if l == nil {
 		if running {
 			return providers.Liveness{State: providers.LiveWorking, Reason: "a prompt sent by this runtime is running"}

@@ -117,7 +117,7 @@ func (h *hub) run() {
 			reports = h.loseLocked(goneWhy)
 		}
 		giveUp := failures >= maxStreamFailures
-		if giveUp && h.followingLocked() && h.a.clock.Now().Sub(reached) < followPatience {
+		if giveUp && h.following() && h.a.clock.Now().Sub(reached) < followPatience {
 			giveUp = false // prompts are followed: keep trying, with back-off
 		}
 		if !h.closing && h.neededLocked() && giveUp {

@@ -38,6 +38,12 @@ type turnTracking struct {
 	// reply that finished meanwhile), so one more runs after it.
 	catchUpAgain map[string]bool
 	polling      map[string]bool // sessions with a poll of their adopted replies scheduled
+
+	// ops is the kit's tracker of the prompts in flight on the current
+	// server: added when followed, settled when their outcome was observed
+	// (or they stopped being followed); a lost server settles the rest as
+	// delivery_unknown (loseLocked) and a new tracker follows the next ones.
+	ops *pending.Tracker
 }
 
 func newTurnTracking() turnTracking {
@@ -48,6 +54,7 @@ func newTurnTracking() turnTracking {
 		catchingUp:   map[string]bool{},
 		catchUpAgain: map[string]bool{},
 		polling:      map[string]bool{},
+		ops:          new(pending.Tracker),
 	}
 }
 
@@ -60,9 +67,13 @@ type pendingSend struct {
 	resolved bool
 	status   providers.ReceiptStatus
 	reason   string
-	// lost says the server went away while the turn ran: it was reported
-	// delivery_unknown (or will be, once ready) and no longer keeps the
-	// stream open, but a result observed later still settles it.
+	// ops is the tracker the prompt was added to (the server it was sent to).
+	ops *pending.Tracker
+	// lost says the server went away while the turn ran: ops settled it
+	// delivery_unknown; it is reported so (once ready) and no longer keeps
+	// the stream open, but a result observed later is still reported: the
+	// ledger takes it as evidence (delivery_unknown → completed/rejected,
+	// never a resend), with lateReason saying it came after the loss.
 	lost       bool
 	lostReason string
 	reported   bool // the lost report went out
@@ -71,16 +82,33 @@ type pendingSend struct {
 	facts      turnFacts // what the turn's assistant messages showed (turnfacts.go)
 }
 
-// followingLocked reports whether a prompt's outcome is being followed.
-func (h *hub) followingLocked() bool {
-	for _, list := range h.pending {
-		for _, p := range list {
-			if !p.resolved && !p.lost {
-				return true
-			}
+// following reports whether a prompt's outcome is being followed: one is
+// in flight on the current server.
+func (h *hub) following() bool {
+	return len(h.ops.InFlight()) > 0
+}
+
+// runningLocked reports whether a prompt of session sid is in flight.
+func (h *hub) runningLocked(sid string) bool {
+	for _, op := range h.ops.InFlight() {
+		if op.NativeID == sid {
+			return true
 		}
 	}
 	return false
+}
+
+// unsettledTurn is what a lost server leaves unknown of a followed prompt.
+const unsettledTurn = "the turn had not finished and may have run in part; it is not resent"
+
+// addLocked follows ps, a prompt of session sid, on the current server's
+// tracker.
+func (h *hub) addLocked(sid string, ps *pendingSend) {
+	ps.ops = h.ops
+	if late := ps.ops.Add(pending.Op{NativeID: sid, Ref: ps.ref, Unsettled: unsettledTurn}); len(late) > 0 {
+		ps.lost, ps.lostReason = true, late[0].Reason // not reached: a lost tracker is replaced at once
+	}
+	h.pending[sid] = append(h.pending[sid], ps)
 }
 
 // report is an outcome to pass to the host outside the hub's lock.
@@ -183,6 +211,12 @@ func errorReason(raw json.RawMessage) string {
 // resolveLocked settles a queued prompt; the report waits until Send has
 // returned the receipt.
 func (h *hub) resolveLocked(sid string, ps *pendingSend, status providers.ReceiptStatus, reason string, out []report) []report {
+	if !ps.ops.Settle(ps.ref) && ps.lost {
+		// Settled delivery_unknown by a loss already: the result observed
+		// since is evidence the ledger records (never a resend); the
+		// reason says it came after the loss, so the change is not silent.
+		reason = lateReason(reason, ps.lostReason)
+	}
 	ps.resolved, ps.status, ps.reason = true, status, reason
 	if !ps.ready {
 		return out
@@ -191,33 +225,39 @@ func (h *hub) resolveLocked(sid string, ps *pendingSend, status providers.Receip
 	return append(out, report{NativeID: sid, Ref: ps.ref, Status: status, Reason: reason, Turn: ps.turn})
 }
 
-// loseLocked gives up every prompt still running: the server that ran them
-// is gone, so each is reported delivery_unknown with reason (once its
-// receipt is out) and no longer holds the stream open. A result observed
-// later still settles it.
-func (h *hub) loseLocked(reason string) []report {
-	var ops []pending.Op
-	var lost []*pendingSend
-	now := h.a.clock.Now().UTC()
-	for sid, list := range h.pending {
-		for _, ps := range list {
-			if ps.resolved || ps.lost {
-				continue
-			}
-			lost = append(lost, ps)
-			ops = append(ops, pending.Op{NativeID: sid, Ref: ps.ref, Unsettled: "the turn had not finished and may have run in part; it is not resent"})
-		}
+// lateReason is the reason of a result observed after its prompt was
+// reported delivery_unknown for lostReason.
+func lateReason(reason, lostReason string) string {
+	late := "the result was observed after the loss (" + lostReason + ")"
+	if reason == "" {
+		return late
 	}
+	return reason + "; " + late
+}
+
+// loseLocked gives up every prompt still running: the server that ran them
+// is gone, so the kit's tracker settles each delivery_unknown with reason
+// (reported once its receipt is out) and it no longer holds the stream
+// open; the next prompts are followed on a new tracker. A result observed
+// later is still reported (resolveLocked).
+func (h *hub) loseLocked(reason string) []report {
+	gone := h.ops
+	h.ops = new(pending.Tracker)
+	outs := gone.Lost(reason)
+	now := h.a.clock.Now().UTC()
 	var out []report
-	for i, o := range pending.Lost(reason, ops) {
-		ps := lost[i]
+	for _, o := range outs {
+		ps := h.findLocked(o.NativeID, o.Ref)
+		if ps == nil {
+			continue
+		}
 		ps.lost, ps.lostReason = true, o.Reason
 		if ps.ready {
 			ps.reported = true
 			out = append(out, o)
 		}
 	}
-	if len(lost) > 0 || h.down == nil {
+	if len(outs) > 0 || h.down == nil {
 		h.down = &serverDown{at: now, reason: reason}
 	}
 	if rep, ok := h.a.host.(providers.EventReporter); ok {
@@ -251,7 +291,7 @@ func (h *hub) adopt(sid, ref, msgID string) bool {
 		}
 	}
 	h.ensureRunningLocked()
-	h.pending[sid] = append(h.pending[sid], &pendingSend{ref: ref, msgID: msgID, ready: true, adopted: true})
+	h.addLocked(sid, &pendingSend{ref: ref, msgID: msgID, ready: true, adopted: true})
 	h.reconcileLocked(sid)
 	return true
 }
@@ -274,6 +314,16 @@ func (h *hub) pollAdoptedLocked(sid string) {
 		delete(h.polling, sid)
 		h.reconcileLocked(sid)
 	}, "adopted-poll")
+}
+
+// findLocked returns the followed prompt of session sid with ref, or nil.
+func (h *hub) findLocked(sid, ref string) *pendingSend {
+	for _, ps := range h.pending[sid] {
+		if ps.ref == ref {
+			return ps
+		}
+	}
+	return nil
 }
 
 func (h *hub) removePendingLocked(sid string, ps *pendingSend) {
@@ -354,17 +404,16 @@ func (h *hub) track(sid, ref, text, msgID string) bool {
 		return false
 	}
 	h.ensureRunningLocked()
-	list := h.pending[sid]
 	var dropped []report
-	if len(list) >= maxPendingPerSess {
+	if list := h.pending[sid]; len(list) >= maxPendingPerSess {
 		old := list[0]
-		list = list[1:]
-		if old.ready && !old.resolved && !old.reported {
+		h.pending[sid] = list[1:]
+		if old.ops.Settle(old.ref) && old.ready { // in flight, its receipt out: not followed any more
 			dropped = append(dropped, report{NativeID: sid, Ref: old.ref, Status: providers.StatusDeliveryUnknown,
 				Reason: fmt.Sprintf("more than %d prompts of this session were in flight; this runtime stopped following the oldest, whose result was not observed", maxPendingPerSess)})
 		}
 	}
-	h.pending[sid] = append(list, &pendingSend{ref: ref, text: text, msgID: msgID})
+	h.addLocked(sid, &pendingSend{ref: ref, text: text, msgID: msgID})
 	if l := h.live[sid]; l != nil {
 		l.state = providers.LiveWorking
 	}
@@ -378,11 +427,9 @@ func (h *hub) track(sid, ref, text, msgID string) bool {
 func (h *hub) untrack(sid, ref string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, ps := range h.pending[sid] {
-		if ps.ref == ref {
-			h.removePendingLocked(sid, ps)
-			break
-		}
+	if ps := h.findLocked(sid, ref); ps != nil {
+		ps.ops.Settle(ref) // never accepted: nothing to settle
+		h.removePendingLocked(sid, ps)
 	}
 	h.maybeStopLocked()
 }
