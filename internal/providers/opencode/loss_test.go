@@ -49,10 +49,7 @@ func TestLostServerSettlesEveryPromptOnceThenLateResultsAreEvidence(t *testing.T
 			t.Fatalf("%s after the loss: %+v", rc.Ref, o)
 		}
 	}
-	a.hub.mu.Lock()
-	inFlight := a.hub.ops.InFlight()
-	a.hub.mu.Unlock()
-	if len(inFlight) != 0 {
+	if inFlight := a.hub.ops.Load().InFlight(); len(inFlight) != 0 || a.hub.following() {
 		t.Fatalf("still in flight after the loss: %v", inFlight)
 	}
 
