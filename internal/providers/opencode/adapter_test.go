@@ -588,8 +588,8 @@ func TestEventsFanOutAttributionAndOutcomes(t *testing.T) {
 	wait.Recv(t, "the idle to make the adapter read the stored messages", wait.InProcess, lookups)
 	// Wait until the lookup has been applied, then check nothing settled.
 	wait.For(t, "the stored-message lookup to finish", wait.InProcess, func() bool {
-		a.hub.mu.Lock()
-		defer a.hub.mu.Unlock()
+		a.hub.turnMu.Lock()
+		defer a.hub.turnMu.Unlock()
 		return !a.hub.catchingUp["ses_a"]
 	})
 	if host.count(rc3.Ref) != 0 {
@@ -744,8 +744,8 @@ func TestSubscriptionEndsWithContext(t *testing.T) {
 	})
 	// With nothing left to follow, the adapter drops its connection.
 	wait.For(t, "the hub to stop", wait.InProcess, func() bool {
-		a.hub.mu.Lock()
-		defer a.hub.mu.Unlock()
+		a.hub.streamMu.Lock()
+		defer a.hub.streamMu.Unlock()
 		return !a.hub.running
 	})
 }
@@ -934,8 +934,8 @@ func TestCatchUpAskedForDuringOneRunsAgain(t *testing.T) {
 	finished.Store(true)
 	f.push("/tmp/a", idle)
 	wait.For(t, "the idle seen during the catch-up to be noted", wait.InProcess, func() bool {
-		a.hub.mu.Lock()
-		defer a.hub.mu.Unlock()
+		a.hub.turnMu.Lock()
+		defer a.hub.turnMu.Unlock()
 		return a.hub.catchUpAgain["ses_a"]
 	})
 	close(release)
@@ -970,12 +970,15 @@ func TestAdoptedReplyIsPolledUntilItEnds(t *testing.T) {
 	ctx := ctxT(t, wait.Process)
 
 	poll := clock.Trap().AfterFunc("adopted-poll")
-	defer poll.Close()
 	if !a.hub.adopt("ses_a", "ref_1", "msg_user") {
 		t.Fatal("not adopted")
 	}
 	call := poll.MustWait(ctx) // the first read found the reply running and scheduled the next
 	call.MustRelease(ctx)
+	// Later polls are not held: a catch-up the stream's connection asked
+	// for may end after the advance below and schedule one more, holding
+	// the hub's turn lock while the trap would keep it.
+	poll.Close()
 	if n := reads.Load(); n < 1 {
 		t.Fatalf("%d reads before the poll was scheduled", n)
 	}

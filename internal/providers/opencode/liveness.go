@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"sync"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
@@ -9,10 +10,11 @@ import (
 // This file is what the stream shows of each session's state, for
 // Adapter.Liveness.
 
-// liveTracking is the hub's view of session states (guarded by hub.mu).
+// liveTracking is the hub's view of session states.
 type liveTracking struct {
-	live map[string]*liveState
-	down *serverDown // the server was found gone and not reached since
+	liveMu sync.Mutex // guards the fields below
+	live   map[string]*liveState
+	down   *serverDown // the server was found gone and not reached since
 }
 
 // liveState is what the stream last showed of one session.
@@ -30,19 +32,13 @@ type serverDown struct {
 
 // liveness answers Adapter.Liveness from what the stream showed.
 func (h *hub) liveness(sid string) providers.Liveness {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	running := h.promptRunning(sid)
+	h.liveMu.Lock()
+	defer h.liveMu.Unlock()
 	l := h.live[sid]
 	if d := h.down; d != nil && (l == nil || !l.at.After(d.at)) {
 		at := d.at
 		return providers.Liveness{State: providers.LiveDead, ObservedAt: &at, Reason: d.reason}
-	}
-	running := false
-	var since time.Time
-	for _, ps := range h.pending[sid] {
-		if !ps.resolved && !ps.lost {
-			running = true
-		}
 	}
 	if l == nil {
 		if running {
@@ -50,7 +46,7 @@ func (h *hub) liveness(sid string) providers.Liveness {
 		}
 		return providers.Liveness{State: providers.LiveUnknown}
 	}
-	since = l.at
+	since := l.at
 	switch {
 	case len(l.perms) > 0:
 		return providers.Liveness{State: providers.LiveWaitingOnApproval, ObservedAt: &since, Reason: "a permission request is waiting for respond_to_permission"}
@@ -60,8 +56,36 @@ func (h *hub) liveness(sid string) providers.Liveness {
 	return providers.Liveness{State: l.state, ObservedAt: &since}
 }
 
-// observeLiveLocked updates what the stream shows of a session's state.
-func (h *hub) observeLiveLocked(sid string, p *eventPayload, now time.Time) {
+// markWorking notes that a prompt was sent to session sid.
+func (h *hub) markWorking(sid string) {
+	h.liveMu.Lock()
+	defer h.liveMu.Unlock()
+	if l := h.live[sid]; l != nil {
+		l.state = providers.LiveWorking
+	}
+}
+
+// serverReached forgets a loss: the stream reached the server again.
+func (h *hub) serverReached() {
+	h.liveMu.Lock()
+	defer h.liveMu.Unlock()
+	h.down = nil
+}
+
+// serverLost records at now that the server went away for reason; an
+// earlier loss is kept unless prompts were lost with this one.
+func (h *hub) serverLost(now time.Time, reason string, promptsLost bool) {
+	h.liveMu.Lock()
+	defer h.liveMu.Unlock()
+	if promptsLost || h.down == nil {
+		h.down = &serverDown{at: now, reason: reason}
+	}
+}
+
+// observeLive updates what the stream shows of a session's state.
+func (h *hub) observeLive(sid string, p *eventPayload, now time.Time) {
+	h.liveMu.Lock()
+	defer h.liveMu.Unlock()
 	l := h.live[sid]
 	if l == nil {
 		if len(h.live) > 10000 {

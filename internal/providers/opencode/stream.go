@@ -31,8 +31,10 @@ const (
 	stableStream      = 10 * time.Second // a stream that lasted this long resets the back-off
 )
 
-// streamState is the hub's connection state (guarded by hub.mu).
+// streamState is the hub's connection state.
 type streamState struct {
+	streamMu sync.Mutex // guards the fields below and each attempt's cancel, idleStop and err
+	// closing is written holding streamMu and turnMu: either may read it.
 	closing  bool
 	running  bool
 	att      *attempt
@@ -65,6 +67,61 @@ func (at *attempt) isConnected() bool {
 	}
 }
 
+// neededLocked reports whether something needs the stream: a prompt being
+// sent, a subscriber, or a prompt followed. The caller holds streamMu.
+func (h *hub) neededLocked() bool {
+	return h.holds > 0 || h.subscribed() || h.following()
+}
+
+// ensureRunningLocked starts the stream unless it runs or the hub is
+// closing. The caller holds streamMu.
+func (h *hub) ensureRunningLocked() {
+	if h.running || h.closing {
+		return
+	}
+	h.running = true
+	h.att = newAttempt()
+	h.wg.Add(1)
+	go h.run()
+}
+
+// maybeStopLocked ends the connection when nothing needs it any more. The
+// caller holds streamMu.
+func (h *hub) maybeStopLocked() {
+	if h.running && !h.neededLocked() && h.att != nil {
+		h.att.idleStop = true
+		h.att.cancel()
+	}
+}
+
+// maybeStop is maybeStopLocked for callers without streamMu.
+func (h *hub) maybeStop() {
+	h.streamMu.Lock()
+	defer h.streamMu.Unlock()
+	h.maybeStopLocked()
+}
+
+// hold keeps the stream running while a prompt is sent and reports whether
+// it is connected. It waits at most the request timeout for the connection.
+func (h *hub) hold(ctx context.Context) (bool, func()) {
+	h.streamMu.Lock()
+	if h.closing {
+		h.streamMu.Unlock()
+		return false, func() {}
+	}
+	h.holds++
+	h.ensureRunningLocked()
+	att := h.att
+	h.streamMu.Unlock()
+	release := func() {
+		h.streamMu.Lock()
+		h.holds--
+		h.maybeStopLocked()
+		h.streamMu.Unlock()
+	}
+	return h.waitConnected(ctx, att, h.a.cfg.RequestTimeout), release
+}
+
 // run connects, reads until the stream ends, and reconnects while needed.
 func (h *hub) run() {
 	defer h.wg.Done()
@@ -72,24 +129,24 @@ func (h *hub) run() {
 	next := minReconnectDelay
 	reached := h.a.clock.Now() // when the stream was last connected (or the hub started)
 	for {
-		h.mu.Lock()
+		h.streamMu.Lock()
 		att := h.att
 		ctx, cancel := context.WithCancel(h.base)
 		att.cancel = cancel
 		if att.idleStop || h.closing {
 			cancel()
 		}
-		h.mu.Unlock()
+		h.streamMu.Unlock()
 
 		started := h.a.clock.Now()
 		err := h.stream(ctx, cancel, att)
 		cancel()
 		lasted := h.a.clock.Now().Sub(started)
 
-		h.mu.Lock()
+		h.streamMu.Lock()
 		stopping := h.closing || att.idleStop
 		base := h.lastBase
-		h.mu.Unlock()
+		h.streamMu.Unlock()
 		// A stream that ended on its own: is the server still there? If
 		// not, the turns it was running are gone with it.
 		goneWhy := ""
@@ -97,9 +154,9 @@ func (h *hub) run() {
 			goneWhy = h.a.serverGone(err, base)
 		}
 
-		h.mu.Lock()
+		h.streamMu.Lock()
 		att.err = err
-		h.closeSubsLocked()
+		h.closeSubs()
 		close(att.done)
 		switch {
 		case att.isConnected() && lasted >= stableStream:
@@ -114,33 +171,33 @@ func (h *hub) run() {
 		}
 		var reports []report
 		if goneWhy != "" {
-			reports = h.loseLocked(goneWhy)
+			reports = h.lost(goneWhy)
 		}
 		giveUp := failures >= maxStreamFailures
-		if giveUp && h.followingLocked() && h.a.clock.Now().Sub(reached) < followPatience {
+		if giveUp && h.following() && h.a.clock.Now().Sub(reached) < followPatience {
 			giveUp = false // prompts are followed: keep trying, with back-off
 		}
 		if !h.closing && h.neededLocked() && giveUp {
-			reports = append(reports, h.loseLocked(fmt.Sprintf("the OpenCode event stream could not be reopened for %s (%d attempts; %v)",
+			reports = append(reports, h.lost(fmt.Sprintf("the OpenCode event stream could not be reopened for %s (%d attempts; %v)",
 				h.a.clock.Now().Sub(reached).Round(time.Second), failures, err))...)
 		}
 		if h.closing || !h.neededLocked() || giveUp {
 			h.running = false
 			h.att = nil
-			h.mu.Unlock()
+			h.streamMu.Unlock()
 			h.deliver(reports)
 			return
 		}
 		h.att = newAttempt()
-		h.mu.Unlock()
+		h.streamMu.Unlock()
 		h.deliver(reports)
 
 		if !h.sleep(next) {
-			h.mu.Lock()
-			h.closeSubsLocked()
+			h.streamMu.Lock()
+			h.closeSubs()
 			h.running = false
 			h.att = nil
-			h.mu.Unlock()
+			h.streamMu.Unlock()
 			return
 		}
 		next = min(next*2, maxReconnectDelay)
@@ -166,9 +223,9 @@ func (h *hub) stream(ctx context.Context, cancel context.CancelFunc, att *attemp
 	if err != nil {
 		return fmt.Errorf("event stream: %w", err)
 	}
-	h.mu.Lock()
+	h.streamMu.Lock()
 	h.lastBase = ep.base
-	h.mu.Unlock()
+	h.streamMu.Unlock()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.base+"/global/event", nil)
 	if err != nil {
 		return fmt.Errorf("event stream: %w", err)
@@ -205,9 +262,9 @@ func (h *hub) stream(ctx context.Context, cancel context.CancelFunc, att *attemp
 		Activity: func() { idle.Reset(h.a.cfg.HeartbeatTimeout) },
 	}, func(ev sse.Event) { h.dispatch(att, []byte(ev.Data)) })
 	if ctx.Err() != nil {
-		h.mu.Lock()
+		h.streamMu.Lock()
 		stopped := att.idleStop
-		h.mu.Unlock()
+		h.streamMu.Unlock()
 		if stopped || h.base.Err() != nil {
 			return errors.New("event stream stopped")
 		}

@@ -3,18 +3,19 @@ package opencode
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/kit/pending"
 )
 
 // This file is the turn tracking: the prompts whose outcome the hub
-// follows, settled from the stream's events or, when those were missed,
-// from the session's stored messages; and which turn an event belongs to.
+// follows and their settlement from the stream's events. What they are
+// settled from when events were missed is in catchup.go, what a lost
+// server settles in loss.go, and which turn an event belongs to in
+// turnids.go.
 
 // Turn tracking bounds.
 const (
@@ -26,8 +27,9 @@ const (
 	adoptedPoll = 5 * time.Second
 )
 
-// turnTracking is the hub's state of followed prompts (guarded by hub.mu).
+// turnTracking is the hub's state of followed prompts.
 type turnTracking struct {
+	turnMu  sync.Mutex // guards the fields below and every pendingSend
 	pending map[string][]*pendingSend
 	assist  map[string][]string // session → recent assistant message ids
 	turnOf  map[string]string   // assistant message id → the user message (turn) it answers
@@ -38,17 +40,23 @@ type turnTracking struct {
 	// reply that finished meanwhile), so one more runs after it.
 	catchUpAgain map[string]bool
 	polling      map[string]bool // sessions with a poll of their adopted replies scheduled
+
+	// ops is the kit's tracker of the prompts in flight on the current
+	// server: added when followed, settled when their outcome was observed
+	// (or they stopped being followed); a lost server settles the rest as
+	// delivery_unknown (loss.go) and a new tracker follows the next ones.
+	// Replaced holding turnMu; read without it (following, running).
+	ops atomic.Pointer[pending.Tracker]
 }
 
-func newTurnTracking() turnTracking {
-	return turnTracking{
-		pending:      map[string][]*pendingSend{},
-		assist:       map[string][]string{},
-		turnOf:       map[string]string{},
-		catchingUp:   map[string]bool{},
-		catchUpAgain: map[string]bool{},
-		polling:      map[string]bool{},
-	}
+func (t *turnTracking) init() {
+	t.pending = map[string][]*pendingSend{}
+	t.assist = map[string][]string{}
+	t.turnOf = map[string]string{}
+	t.catchingUp = map[string]bool{}
+	t.catchUpAgain = map[string]bool{}
+	t.polling = map[string]bool{}
+	t.ops.Store(new(pending.Tracker))
 }
 
 // pendingSend is a queued prompt whose outcome is being followed.
@@ -60,9 +68,13 @@ type pendingSend struct {
 	resolved bool
 	status   providers.ReceiptStatus
 	reason   string
-	// lost says the server went away while the turn ran: it was reported
-	// delivery_unknown (or will be, once ready) and no longer keeps the
-	// stream open, but a result observed later still settles it.
+	// ops is the tracker the prompt was added to (the server it was sent to).
+	ops *pending.Tracker
+	// lost says the server went away while the turn ran: ops settled it
+	// delivery_unknown; it is reported so (once ready) and no longer keeps
+	// the stream open, but a result observed later is still reported: the
+	// ledger takes it as evidence (delivery_unknown → completed/rejected,
+	// never a resend), its reason naming the loss (lateReason).
 	lost       bool
 	lostReason string
 	reported   bool // the lost report went out
@@ -71,26 +83,93 @@ type pendingSend struct {
 	facts      turnFacts // what the turn's assistant messages showed (turnfacts.go)
 }
 
-// followingLocked reports whether a prompt's outcome is being followed.
-func (h *hub) followingLocked() bool {
-	for _, list := range h.pending {
-		for _, p := range list {
-			if !p.resolved && !p.lost {
-				return true
-			}
+// track starts following a prompt about to be sent; false when the hub is
+// closing.
+func (h *hub) track(sid, ref, text, msgID string) bool {
+	h.streamMu.Lock()
+	defer h.streamMu.Unlock()
+	if h.closing {
+		return false
+	}
+	h.ensureRunningLocked()
+	h.turnMu.Lock()
+	var dropped []report
+	if list := h.pending[sid]; len(list) >= maxPendingPerSess {
+		old := list[0]
+		h.pending[sid] = list[1:]
+		if old.ops.Settle(old.ref) && old.ready { // in flight, its receipt out: not followed any more
+			dropped = append(dropped, report{NativeID: sid, Ref: old.ref, Status: providers.StatusDeliveryUnknown,
+				Reason: fmt.Sprintf("more than %d prompts of this session were in flight; this runtime stopped following the oldest, whose result was not observed", maxPendingPerSess)})
 		}
 	}
-	return false
+	h.addLocked(sid, &pendingSend{ref: ref, text: text, msgID: msgID})
+	h.turnMu.Unlock()
+	h.markWorking(sid)
+	if len(dropped) > 0 {
+		go h.deliver(dropped)
+	}
+	return true
 }
 
-// report is an outcome to pass to the host outside the hub's lock.
-type report = pending.Outcome
+// untrack forgets a prompt that was not accepted.
+func (h *hub) untrack(sid, ref string) {
+	h.turnMu.Lock()
+	if ps := h.findLocked(sid, ref); ps != nil {
+		ps.ops.Settle(ref) // never accepted: nothing to settle
+		h.removePendingLocked(sid, ps)
+	}
+	h.turnMu.Unlock()
+	h.maybeStop()
+}
 
-func (h *hub) deliver(reports []report) {
-	pending.Report(h.a.host, providers.OpenCode, reports)
+// ready marks the receipt as returned; an outcome seen meanwhile is
+// reported now.
+func (h *hub) ready(sid, ref string) {
+	h.turnMu.Lock()
+	var out []report
+	if ps := h.findLocked(sid, ref); ps != nil {
+		ps.ready = true
+		switch {
+		case ps.resolved:
+			h.removePendingLocked(sid, ps)
+			out = append(out, report{NativeID: sid, Ref: ref, Status: ps.status, Reason: ps.reason, Turn: ps.turn})
+		case ps.lost && !ps.reported:
+			ps.reported = true
+			out = append(out, report{NativeID: sid, Ref: ref, Status: providers.StatusDeliveryUnknown, Reason: ps.lostReason})
+		}
+	}
+	h.turnMu.Unlock()
+	h.maybeStop()
+	if len(out) > 0 {
+		// Reported from another goroutine so the caller of Send holds the
+		// receipt before its outcome arrives.
+		go h.deliver(out)
+	}
+}
+
+// adopt follows a turn a previous runtime process started (settlement of
+// an operation whose owner is gone): its outcome is reported with ref.
+func (h *hub) adopt(sid, ref, msgID string) bool {
+	h.streamMu.Lock()
+	defer h.streamMu.Unlock()
+	if h.closing {
+		return false
+	}
+	h.turnMu.Lock()
+	defer h.turnMu.Unlock()
+	for _, ps := range h.pending[sid] {
+		if ps.msgID == msgID {
+			return true // followed already
+		}
+	}
+	h.ensureRunningLocked()
+	h.addLocked(sid, &pendingSend{ref: ref, msgID: msgID, ready: true, adopted: true})
+	h.reconcileLocked(sid)
+	return true
 }
 
 // observeLocked follows queued prompts of session sid through the event.
+// The caller holds turnMu.
 func (h *hub) observeLocked(sid string, p *eventPayload) []report {
 	list := h.pending[sid]
 	if len(list) == 0 {
@@ -180,9 +259,16 @@ func errorReason(raw json.RawMessage) string {
 	return name + ": " + msg
 }
 
-// resolveLocked settles a queued prompt; the report waits until Send has
-// returned the receipt.
+// resolveLocked settles a queued prompt with its observed outcome; the
+// report waits until Send has returned the receipt. The caller holds
+// turnMu.
 func (h *hub) resolveLocked(sid string, ps *pendingSend, status providers.ReceiptStatus, reason string, out []report) []report {
+	if !ps.ops.Settle(ps.ref) && ps.lost {
+		// Settled delivery_unknown by a loss already: the result observed
+		// since is evidence the ledger records (never a resend); the
+		// reason says it came after the loss, so the change is not silent.
+		reason = lateReason(reason, ps.lostReason)
+	}
 	ps.resolved, ps.status, ps.reason = true, status, reason
 	if !ps.ready {
 		return out
@@ -191,89 +277,14 @@ func (h *hub) resolveLocked(sid string, ps *pendingSend, status providers.Receip
 	return append(out, report{NativeID: sid, Ref: ps.ref, Status: status, Reason: reason, Turn: ps.turn})
 }
 
-// loseLocked gives up every prompt still running: the server that ran them
-// is gone, so each is reported delivery_unknown with reason (once its
-// receipt is out) and no longer holds the stream open. A result observed
-// later still settles it.
-func (h *hub) loseLocked(reason string) []report {
-	var ops []pending.Op
-	var lost []*pendingSend
-	now := h.a.clock.Now().UTC()
-	for sid, list := range h.pending {
-		for _, ps := range list {
-			if ps.resolved || ps.lost {
-				continue
-			}
-			lost = append(lost, ps)
-			ops = append(ops, pending.Op{NativeID: sid, Ref: ps.ref, Unsettled: "the turn had not finished and may have run in part; it is not resent"})
-		}
-	}
-	var out []report
-	for i, o := range pending.Lost(reason, ops) {
-		ps := lost[i]
-		ps.lost, ps.lostReason = true, o.Reason
-		if ps.ready {
-			ps.reported = true
-			out = append(out, o)
-		}
-	}
-	if len(lost) > 0 || h.down == nil {
-		h.down = &serverDown{at: now, reason: reason}
-	}
-	if rep, ok := h.a.host.(providers.EventReporter); ok {
-		for _, sid := range pending.Sessions(out) {
-			data, _ := json.Marshal(map[string]any{"reason": reason, "resent": false})
-			go rep.ReportEvent(providers.OpenCode, providers.NativeEvent{NativeID: sid, Timestamp: now, Type: providers.EventProviderRestarted, Data: data})
-		}
-	}
-	return out
-}
-
-// lose is loseLocked for callers outside the hub's lock.
-func (h *hub) lose(reason string) {
-	h.mu.Lock()
-	reports := h.loseLocked(reason)
-	h.mu.Unlock()
-	h.deliver(reports)
-}
-
-// adopt follows a turn a previous runtime process started (settlement of
-// an operation whose owner is gone): its outcome is reported with ref.
-func (h *hub) adopt(sid, ref, msgID string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closing {
-		return false
-	}
+// findLocked returns the followed prompt of session sid with ref, or nil.
+func (h *hub) findLocked(sid, ref string) *pendingSend {
 	for _, ps := range h.pending[sid] {
-		if ps.msgID == msgID {
-			return true // followed already
+		if ps.ref == ref {
+			return ps
 		}
 	}
-	h.ensureRunningLocked()
-	h.pending[sid] = append(h.pending[sid], &pendingSend{ref: ref, msgID: msgID, ready: true, adopted: true})
-	h.reconcileLocked(sid)
-	return true
-}
-
-// pollAdoptedLocked reads sid's stored messages again after adoptedPoll
-// while a reply it adopted has no outcome, so that outcome is settled even
-// if none of its events reached this process.
-func (h *hub) pollAdoptedLocked(sid string) {
-	adopted := false
-	for _, ps := range h.pending[sid] {
-		adopted = adopted || (ps.adopted && !ps.resolved && !ps.lost)
-	}
-	if !adopted || h.closing || h.polling[sid] {
-		return
-	}
-	h.polling[sid] = true
-	h.a.clock.AfterFunc(adoptedPoll, func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		delete(h.polling, sid)
-		h.reconcileLocked(sid)
-	}, "adopted-poll")
+	return nil
 }
 
 func (h *hub) removePendingLocked(sid string, ps *pendingSend) {
@@ -290,277 +301,4 @@ func (h *hub) removePendingLocked(sid string, ps *pendingSend) {
 		return
 	}
 	h.pending[sid] = list
-}
-
-func (h *hub) rememberAssistantLocked(sid, id, parent string) {
-	if id == "" {
-		return
-	}
-	if parent != "" {
-		if len(h.turnOf) > 4*maxAssistantMemory*maxPendingPerSess {
-			h.turnOf = map[string]string{}
-		}
-		h.turnOf[id] = parent
-	}
-	if h.isAssistantLocked(sid, id) {
-		return
-	}
-	ids := append(h.assist[sid], id)
-	if len(ids) > maxAssistantMemory {
-		ids = ids[len(ids)-maxAssistantMemory:]
-	}
-	h.assist[sid] = ids
-}
-
-// turnOfLocked names the turn (the user message id) an event belongs to,
-// when the event says: a user message, an assistant message (its parent),
-// or a part of either.
-func (h *hub) turnOfLocked(p *eventPayload) string {
-	props := &p.Properties
-	if info := props.Info; info != nil && strings.HasPrefix(info.ID, "msg") {
-		if info.Role == "user" {
-			return info.ID
-		}
-		if info.ParentID != "" {
-			return info.ParentID
-		}
-	}
-	if part := props.Part; part != nil && part.MessageID != "" {
-		if t, ok := h.turnOf[part.MessageID]; ok {
-			return t
-		}
-		if !h.isAssistantLocked(p.sessionOf(), part.MessageID) {
-			return part.MessageID // a part of the user message itself
-		}
-	}
-	return ""
-}
-
-func (h *hub) isAssistantLocked(sid, id string) bool {
-	for _, x := range h.assist[sid] {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
-// track starts following a prompt about to be sent; false when the hub is
-// closing.
-func (h *hub) track(sid, ref, text, msgID string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closing {
-		return false
-	}
-	h.ensureRunningLocked()
-	list := h.pending[sid]
-	var dropped []report
-	if len(list) >= maxPendingPerSess {
-		old := list[0]
-		list = list[1:]
-		if old.ready && !old.resolved && !old.reported {
-			dropped = append(dropped, report{NativeID: sid, Ref: old.ref, Status: providers.StatusDeliveryUnknown,
-				Reason: fmt.Sprintf("more than %d prompts of this session were in flight; this runtime stopped following the oldest, whose result was not observed", maxPendingPerSess)})
-		}
-	}
-	h.pending[sid] = append(list, &pendingSend{ref: ref, text: text, msgID: msgID})
-	if l := h.live[sid]; l != nil {
-		l.state = providers.LiveWorking
-	}
-	if len(dropped) > 0 {
-		go h.deliver(dropped)
-	}
-	return true
-}
-
-// untrack forgets a prompt that was not accepted.
-func (h *hub) untrack(sid, ref string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, ps := range h.pending[sid] {
-		if ps.ref == ref {
-			h.removePendingLocked(sid, ps)
-			break
-		}
-	}
-	h.maybeStopLocked()
-}
-
-// ready marks the receipt as returned; an outcome seen meanwhile is
-// reported now.
-func (h *hub) ready(sid, ref string) {
-	h.mu.Lock()
-	var out []report
-	for _, ps := range h.pending[sid] {
-		if ps.ref == ref {
-			ps.ready = true
-			switch {
-			case ps.resolved:
-				h.removePendingLocked(sid, ps)
-				out = append(out, report{NativeID: sid, Ref: ref, Status: ps.status, Reason: ps.reason, Turn: ps.turn})
-			case ps.lost && !ps.reported:
-				ps.reported = true
-				out = append(out, report{NativeID: sid, Ref: ref, Status: providers.StatusDeliveryUnknown, Reason: ps.lostReason})
-			}
-			break
-		}
-	}
-	h.maybeStopLocked()
-	h.mu.Unlock()
-	if len(out) > 0 {
-		// Reported from another goroutine so the caller of Send holds the
-		// receipt before its outcome arrives.
-		go h.deliver(out)
-	}
-}
-
-// ocTurnMessage is one entry of GET /session/:id/message, as reconcile
-// reads it.
-type ocTurnMessage struct {
-	Info struct {
-		ID       string          `json:"id"`
-		Role     string          `json:"role"`
-		ParentID string          `json:"parentID"`
-		Finish   string          `json:"finish"`
-		Error    json.RawMessage `json:"error"`
-		Time     struct {
-			Created   int64 `json:"created"`
-			Completed int64 `json:"completed"`
-		} `json:"time"`
-		Tokens *ocTokens `json:"tokens"`
-		Cost   *float64  `json:"cost"`
-	} `json:"info"`
-	Parts []struct {
-		Type  string   `json:"type"`
-		Text  string   `json:"text"`
-		Files []string `json:"files"`
-	} `json:"parts"`
-}
-
-// followedLocked lists the sessions with unsettled prompts.
-func (h *hub) followedLocked() []string {
-	var sids []string
-	for sid, list := range h.pending {
-		for _, ps := range list {
-			if !ps.resolved {
-				sids = append(sids, sid)
-				break
-			}
-		}
-	}
-	return sids
-}
-
-// unresolvedLocked reports whether a followed prompt of sid has no outcome
-// yet.
-func (h *hub) unresolvedLocked(sid string) bool {
-	for _, ps := range h.pending[sid] {
-		if !ps.resolved {
-			return true
-		}
-	}
-	return false
-}
-
-// reconcileLocked starts catching up the given sessions from their stored
-// messages, at most one catch-up per session at a time; a request made
-// while one runs makes one more run after it.
-func (h *hub) reconcileLocked(sids ...string) {
-	for _, sid := range sids {
-		if h.closing {
-			continue
-		}
-		if h.catchingUp[sid] {
-			h.catchUpAgain[sid] = true
-			continue
-		}
-		h.catchingUp[sid] = true
-		h.wg.Add(1)
-		go h.reconcile(sid)
-	}
-}
-
-// reconcile settles the session's followed prompts from its stored
-// messages: for outcomes whose events were missed (stream down, or the
-// prompt's own events seen before it was attached).
-func (h *hub) reconcile(sid string) {
-	defer h.wg.Done()
-	ctx, cancel := clockctx.WithTimeout(h.base, h.a.clock, h.a.cfg.RequestTimeout, "opencode", "reconcile")
-	defer cancel()
-	var msgs []ocTurnMessage
-	dir, err := h.a.sessionDir(ctx, sid)
-	if err == nil {
-		_, err = h.a.read(ctx, request{method: http.MethodGet, path: sessionPath(sid, "/message"), query: dirQuery(dir), out: &msgs})
-	}
-	h.mu.Lock()
-	delete(h.catchingUp, sid)
-	var reports []report
-	if err == nil { // on error the events will tell, or the receipt stays queued
-		reports = h.settleFromMessagesLocked(sid, msgs)
-	}
-	if h.catchUpAgain[sid] {
-		delete(h.catchUpAgain, sid)
-		if h.unresolvedLocked(sid) {
-			h.reconcileLocked(sid)
-		}
-	}
-	h.pollAdoptedLocked(sid)
-	h.maybeStopLocked()
-	h.mu.Unlock()
-	h.deliver(reports)
-}
-
-func (h *hub) settleFromMessagesLocked(sid string, msgs []ocTurnMessage) []report {
-	var out []report
-	attached := map[string]bool{}
-	for _, ps := range h.pending[sid] {
-		if ps.msgID != "" {
-			attached[ps.msgID] = true
-		}
-	}
-	for _, ps := range append([]*pendingSend(nil), h.pending[sid]...) {
-		if ps.resolved {
-			continue
-		}
-		if ps.msgID == "" {
-			for _, m := range msgs {
-				if m.Info.Role != "user" || attached[m.Info.ID] {
-					continue
-				}
-				for _, p := range m.Parts {
-					if p.Type == "text" && p.Text == ps.text {
-						ps.msgID = m.Info.ID
-						attached[m.Info.ID] = true
-						break
-					}
-				}
-				if ps.msgID != "" {
-					break
-				}
-			}
-			if ps.msgID == "" {
-				continue
-			}
-		}
-		var last *ocTurnMessage
-		for i := range msgs {
-			m := &msgs[i]
-			if m.Info.Role != "assistant" || m.Info.ParentID != ps.msgID {
-				continue
-			}
-			if len(m.Info.Error) > 0 && string(m.Info.Error) != "null" {
-				ps.turn = factsFromMessages(msgs, ps.msgID).result(m.Info.Finish, m.Info.Error)
-				out = h.resolveLocked(sid, ps, providers.StatusRejected, errorReason(m.Info.Error), out)
-				last = nil
-				break
-			}
-			last = m
-		}
-		if !ps.resolved && last != nil && last.Info.Time.Completed > 0 && last.Info.Finish != "" && last.Info.Finish != "tool-calls" {
-			ps.turn = factsFromMessages(msgs, ps.msgID).result(last.Info.Finish, nil)
-			out = h.resolveLocked(sid, ps, providers.StatusCompleted, "", out)
-		}
-	}
-	return out
 }
