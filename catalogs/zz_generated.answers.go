@@ -970,6 +970,7 @@ type Session struct {
 	Metadata   any        `json:"metadata,omitempty"`
 	Liveness   *Liveness  `json:"liveness,omitempty"`
 	Resumed    *string    `json:"resumed,omitempty"`
+	ResumeNote *string    `json:"resumeNote,omitempty"`
 }
 
 // StoreStatus is the answer record storeStatus (spec/records.yaml).

@@ -181,14 +181,15 @@ func (t SessionTools) CreateSession(ctx context.Context, in *catalogs.CreateSess
 
 // ResumeSession answers resume_session.
 func (t SessionTools) ResumeSession(ctx context.Context, in *catalogs.ResumeSessionInput) (*catalogs.Session, error) {
-	s, fresh, err := t.Registry.ResumeSession(ctx, in.Provider, in.NativeID, optBool(in.AllowFresh))
+	res, err := t.Registry.ResumeSession(ctx, in.Provider, in.NativeID, optBool(in.AllowFresh))
 	if err != nil {
 		return nil, err
 	}
-	a := sessionAnswer(s)
+	a := sessionAnswer(res.Session)
 	resumed := "requested"
-	if fresh {
+	if res.Fresh {
 		resumed = "fresh"
+		a.ResumeNote = opt(res.Note)
 	}
 	a.Resumed = &resumed
 	return &a, nil

@@ -394,9 +394,51 @@ func (e *NotSentError) Unwrap() error { return e.Err }
 type RejectedError struct {
 	Reason string
 	Detail any
+	// Err is what the refusal means when the adapter knows it (for
+	// example ErrSessionLost); nil otherwise.
+	Err error
 }
 
 func (e *RejectedError) Error() string { return "rejected by provider: " + e.Reason }
+
+// Unwrap returns what the refusal means, if the adapter said.
+func (e *RejectedError) Unwrap() error { return e.Err }
+
+// ErrSessionLost is wrapped by an adapter's ResumeSession (and by any
+// operation that reopens a session) when the provider answered that it no
+// longer has the session: ACP's resource_not_found (-32002), Codex's
+// "no rollout found" for thread/resume, OpenCode's 404 for the session.
+// The wrapping error carries the provider's own words. The registry then
+// refuses the resume unless the caller accepts a fresh session.
+var ErrSessionLost = errors.New("the provider no longer has the session")
+
+// SessionLost wraps ErrSessionLost with the provider's reason.
+func SessionLost(reason string) error {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return ErrSessionLost
+	}
+	return &lostError{reason: reason}
+}
+
+// lostError is ErrSessionLost with the provider's words.
+type lostError struct{ reason string }
+
+func (e *lostError) Error() string { return ErrSessionLost.Error() + ": " + e.reason }
+func (e *lostError) Unwrap() error { return ErrSessionLost }
+
+// LostReason returns the provider's words of an error wrapping
+// ErrSessionLost ("" when it gave none), and whether err wraps it.
+func LostReason(err error) (string, bool) {
+	if !errors.Is(err, ErrSessionLost) {
+		return "", false
+	}
+	var le *lostError
+	if errors.As(err, &le) {
+		return le.reason, true
+	}
+	return "", true
+}
 
 // IsUncertain reports whether err leaves a delivery outcome unknown.
 func IsUncertain(err error) bool {

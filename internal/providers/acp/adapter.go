@@ -2,10 +2,12 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -555,9 +557,45 @@ func (a *Adapter) open(ctx context.Context, c *Client, nativeID string) error {
 		_, err = c.ResumeSession(ctx, nativeID, cwd)
 	}
 	if err != nil {
+		var re *RPCError
+		if errors.As(err, &re) {
+			if reason, ok := sessionLost(re); ok {
+				return &providers.RejectedError{Reason: reason, Detail: re, Err: providers.SessionLost(reason)}
+			}
+		}
 		return a.classify("resume session", err)
 	}
 	return nil
+}
+
+// lostWords is how an agent's invalid-params answer says it does not
+// know the session (Cursor: `Session "<id>" not found`).
+var lostWords = regexp.MustCompile(`(?i)\bsession\b.*\b(not found|unknown|does not exist|no such)\b|\bunknown session\b|\bno such session\b`)
+
+// sessionLost reports whether an agent's answer to session/load or
+// session/resume says it does not have the session, with its words:
+// ACP's resource_not_found (-32002; Qwen Code's "Resource not found:
+// session:<id>"), or an invalid-params answer (-32602) whose message or
+// data.message says the session is not found or unknown (Cursor's).
+// Any other -32602 (a bad cwd, a malformed request) is not a lost
+// session.
+func sessionLost(re *RPCError) (string, bool) {
+	detail := re.Message
+	var data struct {
+		Message string `json:"message"`
+	}
+	if len(re.Data) > 0 && json.Unmarshal(re.Data, &data) == nil && data.Message != "" {
+		detail = strings.TrimSpace(re.Message + ": " + data.Message)
+	}
+	switch re.Code {
+	case CodeNotFound:
+		return detail, true
+	case CodeInvalidParams:
+		if lostWords.MatchString(re.Message) || lostWords.MatchString(data.Message) {
+			return detail, true
+		}
+	}
+	return "", false
 }
 
 // Send implements providers.Adapter. It returns a queued receipt once

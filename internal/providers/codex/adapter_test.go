@@ -216,6 +216,27 @@ func TestSimUnknownThreadIsNotSent(t *testing.T) {
 	}
 }
 
+// TestSimResumeOfALostThread: thread/resume of a thread the app-server
+// has no rollout of is providers.ErrSessionLost with codex's words (the
+// registry then refuses the resume unless a fresh session is allowed); a
+// thread it has resumes.
+func TestSimResumeOfALostThread(t *testing.T) {
+	a, _ := simAdapter(t, newRecHost(), nil)
+	const gone = "01a22b15-0000-7000-8000-999999999999"
+	_, err := a.ResumeSession(ctxT(t), gone)
+	reason, lost := providers.LostReason(err)
+	if !lost || reason != "no rollout found for thread id "+gone {
+		t.Fatalf("resume of a lost thread = %v (lost %v, reason %q)", err, lost, reason)
+	}
+	s, err := a.CreateSession(ctxT(t), providers.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.ResumeSession(ctxT(t), s.NativeID); err != nil || got.NativeID != s.NativeID {
+		t.Fatalf("resume of a thread it has = %+v, %v", got, err)
+	}
+}
+
 func TestSimFailedTurnIsRejectedWithReason(t *testing.T) {
 	h := newRecHost()
 	a, _ := simAdapter(t, h, nil)

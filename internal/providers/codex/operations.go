@@ -223,17 +223,25 @@ func (a *Adapter) ListSessions(ctx context.Context) ([]providers.Session, error)
 
 // isUnknownThread recognises codex's answers for a thread it does not have.
 func isUnknownThread(err error) bool {
+	_, ok := unknownThread(err)
+	return ok
+}
+
+// unknownThread returns codex's words when err is its answer for a thread
+// it does not have (thread/resume: "no rollout found for thread id <id>";
+// thread/read: "thread not loaded: <id>"; turn/start: "thread not found").
+func unknownThread(err error) (string, bool) {
 	var rpc *jsonrpc.Error
 	if !errors.As(err, &rpc) {
-		return false
+		return "", false
 	}
 	m := strings.ToLower(rpc.Message)
 	for _, s := range []string{"thread not loaded", "thread not found", "invalid thread id", "no rollout found"} {
 		if strings.Contains(m, s) {
-			return true
+			return rpc.Message, true
 		}
 	}
-	return false
+	return "", false
 }
 
 // GetSession implements providers.Adapter (thread/read).
@@ -316,6 +324,10 @@ func (a *Adapter) resume(ctx context.Context, g *generation, id string) (threadI
 		err := a.call(ctx, g, "thread/resume", params, &res)
 		if err == nil {
 			break
+		}
+		if words, ok := unknownThread(err); ok {
+			// The app-server has no rollout of the thread: it lost it.
+			return threadInfo{}, fmt.Errorf("codex thread/resume %s: %w", id, providers.SessionLost(words))
 		}
 		if !activeWriter(err) || !a.cfg.Clock.Now().Add(wait).Before(deadline) {
 			return threadInfo{}, fmt.Errorf("codex thread/resume %s: %w", id, err)

@@ -142,6 +142,17 @@ func TestErrorShapesThroughOperations(t *testing.T) {
 	if _, err := a.ResumeSession(ctx, "ses_gone"); !errors.Is(err, ErrUnknownSession) || !strings.Contains(err.Error(), "Session not found") {
 		t.Fatalf("ResumeSession = %v", err)
 	}
+	// The 404 of a resume is a session the server no longer has, in its words.
+	if _, err := a.ResumeSession(ctx, "ses_gone"); func() bool {
+		reason, lost := providers.LostReason(err)
+		return !lost || reason != "Session not found: ses_gone"
+	}() {
+		t.Fatalf("ResumeSession of a 404 = %v; want providers.ErrSessionLost with the server's words", err)
+	}
+	// A session the server has is not lost.
+	if _, err := a.ResumeSession(ctx, "ses_a"); err != nil || errors.Is(err, providers.ErrSessionLost) {
+		t.Fatalf("ResumeSession of a known session = %v", err)
+	}
 	var ns *providers.NotSentError
 	if _, err := a.Send(ctx, "ses_gone", "hi", providers.SendOptions{}); !errors.As(err, &ns) {
 		t.Fatalf("Send to unknown session = %v, want NotSentError", err)

@@ -169,11 +169,20 @@ func (a *Adapter) GetSession(ctx context.Context, nativeID string) (*providers.S
 	return &out, nil
 }
 
-// ResumeSession returns a known session; an unknown id wraps
-// ErrUnknownSession. OpenCode sessions need no explicit resume: any call on
-// the session loads it.
+// ResumeSession returns a known session; an unknown id (the server's 404)
+// wraps ErrUnknownSession and providers.ErrSessionLost, with the server's
+// words. OpenCode sessions need no explicit resume: any call on the
+// session loads it.
 func (a *Adapter) ResumeSession(ctx context.Context, nativeID string) (providers.Session, error) {
 	s, ep, err := a.fetchSession(ctx, nativeID)
+	if errors.Is(err, ErrUnknownSession) {
+		words := err.Error()
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Message != "" {
+			words = ae.Message
+		}
+		return providers.Session{}, fmt.Errorf("resuming OpenCode session %s: %w (%w)", nativeID, err, providers.SessionLost(words))
+	}
 	if err != nil {
 		return providers.Session{}, fmt.Errorf("resuming OpenCode session %s: %w", nativeID, err)
 	}

@@ -636,46 +636,137 @@ func (r *Registry) CreateSession(ctx context.Context, name string, opts provider
 	return ss[0], nil
 }
 
-// ResumeSession resumes a session on the endpoint that exposed it. An
-// adapter that answers with another native session than nativeID (the
-// provider lost it, or silently started a fresh one) is refused with a
-// *FreshSessionError unless allowFresh; fresh reports that it happened.
-func (r *Registry) ResumeSession(ctx context.Context, name, nativeID string, allowFresh bool) (s providers.Session, fresh bool, err error) {
+// Resumed is the answer of ResumeSession: the session now open, and
+// whether it is the requested one.
+type Resumed struct {
+	Session providers.Session
+	// Fresh: Session is not the requested session but a fresh one the
+	// caller accepted with allowFresh; it has none of the requested
+	// one's history.
+	Fresh bool
+	// Lost: the provider answered that it no longer has the requested
+	// session (providers.ErrSessionLost), so the fresh session was opened
+	// in the requested one's recorded workspace.
+	Lost bool
+	// Note says what happened when Fresh, in words for the caller.
+	Note string
+}
+
+// ResumeSession resumes a session on the endpoint that exposed it. When
+// the requested session cannot be had — the adapter answers with another
+// native session (the provider lost it, or silently started a fresh one),
+// or the provider answers that it no longer has it
+// (providers.ErrSessionLost) — it is refused with a *FreshSessionError
+// unless allowFresh. With allowFresh, the other session is taken, or, for
+// a lost session, a fresh one is created in the recorded workspace of the
+// requested one; the answer says so (Fresh, Lost, Note).
+func (r *Registry) ResumeSession(ctx context.Context, name, nativeID string, allowFresh bool) (Resumed, error) {
 	rt, err := r.Resolve(ctx, name, nativeID)
 	if err != nil {
-		return providers.Session{}, false, err
+		return Resumed{}, err
 	}
-	s, err = rt.Adapter.ResumeSession(ctx, nativeID)
+	s, err := rt.Adapter.ResumeSession(ctx, nativeID)
+	if reason, lost := providers.LostReason(err); lost {
+		return r.replaceLost(ctx, rt, nativeID, reason, allowFresh)
+	}
 	if err != nil {
-		return providers.Session{}, false, fmt.Errorf("resume %s session %s: %w", rt.Provider, nativeID, err)
+		return Resumed{}, fmt.Errorf("resume %s session %s: %w", rt.Provider, nativeID, err)
 	}
+	res := Resumed{}
 	if s.NativeID != nativeID {
+		fe := &FreshSessionError{Provider: rt.Provider, Requested: nativeID, Got: s.NativeID}
 		if !allowFresh {
-			return providers.Session{}, false, &FreshSessionError{Provider: rt.Provider, Requested: nativeID, Got: s.NativeID}
+			return Resumed{}, fe
 		}
-		fresh = true
+		res.Fresh, res.Note = true, fe.note()
 	}
 	ss, err := r.record(ctx, rt.Provider, []providers.Session{s})
 	if err != nil {
-		return s, fresh, err
+		return Resumed{}, err
 	}
-	return ss[0], fresh, nil
+	res.Session = ss[0]
+	return res, nil
 }
 
-// FreshSessionError refuses a resume that the provider answered with
-// another native session than the one asked for (it lost the requested
-// one, or silently started anew): that session has none of the requested
-// one's history. Nothing is recorded; resume_session's allowFresh accepts
-// the fresh session instead.
+// replaceLost answers a resume of a session the provider no longer has:
+// a refusal, or with allowFresh a fresh session created on the same
+// endpoint in the lost session's recorded workspace.
+func (r *Registry) replaceLost(ctx context.Context, rt Route, nativeID, reason string, allowFresh bool) (Resumed, error) {
+	cwd, err := r.Workspace(ctx, rt.Provider, nativeID)
+	if err != nil {
+		return Resumed{}, err
+	}
+	fe := &FreshSessionError{Provider: rt.Provider, Requested: nativeID, Lost: true, Reason: reason, Workspace: cwd}
+	if !allowFresh {
+		return Resumed{}, fe
+	}
+	s, err := rt.Adapter.CreateSession(ctx, providers.CreateOptions{CWD: cwd})
+	if err != nil {
+		return Resumed{}, fmt.Errorf("%s; opening a fresh session instead failed: %w", fe.lost(), err)
+	}
+	fe.Got = s.NativeID
+	ss, err := r.record(ctx, rt.Provider, []providers.Session{s})
+	if err != nil {
+		return Resumed{}, err
+	}
+	return Resumed{Session: ss[0], Fresh: true, Lost: true, Note: fe.note()}, nil
+}
+
+// FreshSessionError refuses a resume that cannot give the requested
+// session: the provider answered with another native session than the
+// one asked for (Got), or answered that it no longer has it (Lost, with
+// its Reason). A fresh session has none of the requested one's history.
+// Nothing is recorded; resume_session's allowFresh accepts the fresh
+// session instead (for a lost one, created in its recorded Workspace).
 type FreshSessionError struct {
 	Provider       providers.ID
 	Requested, Got string
+	// Lost: the provider no longer has the session; Reason is its words.
+	Lost   bool
+	Reason string
+	// Workspace is the lost session's recorded workspace ("" when none
+	// was recorded).
+	Workspace string
+}
+
+// lost is the first half of a lost session's refusal.
+func (e *FreshSessionError) lost() string {
+	reason := e.Reason
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return fmt.Sprintf("resume %s session %s: the agent no longer has session %s (%s)", e.Provider, e.Requested, e.Requested, reason)
+}
+
+// where names the workspace a fresh session opens in.
+func (e *FreshSessionError) where() string {
+	if e.Workspace == "" {
+		return "the agent's default workspace (none was recorded for the session)"
+	}
+	return e.Workspace
 }
 
 func (e *FreshSessionError) Error() string {
+	if e.Lost {
+		return fmt.Sprintf("%s; nothing was recorded; pass allowFresh: true to open a fresh session in %s", e.lost(), e.where())
+	}
 	return fmt.Sprintf("resume %s session %s: the provider answered with another session, %s, so the requested session's context is not there "+
 		"(it lost the session or started a fresh one); nothing was recorded. Pass allowFresh: true to continue in the fresh session",
 		e.Provider, e.Requested, e.Got)
+}
+
+// note is what an accepted fresh session's answer says happened.
+func (e *FreshSessionError) note() string {
+	if e.Lost {
+		reason := e.Reason
+		if reason == "" {
+			reason = "no reason given"
+		}
+		return fmt.Sprintf("the agent no longer has session %s (%s); this is a fresh session, %s, opened in %s: the old session's history is not in it",
+			e.Requested, reason, e.Got, e.where())
+	}
+	return fmt.Sprintf("the provider answered with another session than %s, so this is a fresh session, %s: the requested session's history is not in it",
+		e.Requested, e.Got)
 }
 
 // Subscribe opens a session's native event stream (the events hub's Opener).

@@ -26,51 +26,109 @@ func (f freshOnResume) ResumeSession(ctx context.Context, nativeID string) (prov
 	return f.Session(f.fresh, "fresh"), nil
 }
 
+// lostOnResume is a provider that answers a resume with
+// providers.ErrSessionLost (an ACP agent's resource_not_found, a Codex
+// "no rollout found", an OpenCode 404), with its reason.
+type lostOnResume struct {
+	*registrytest.Adapter
+	reason string
+}
+
+func (l lostOnResume) ResumeSession(context.Context, string) (providers.Session, error) {
+	return providers.Session{}, &providers.RejectedError{Reason: l.reason, Err: providers.SessionLost(l.reason)}
+}
+
 // TestResumeRefusesAFreshSession: a resume answered with another native
-// session is refused, naming both and recording nothing, unless the
-// caller allows a fresh one; then the answer says it is fresh. A resume of
-// the requested session says so.
+// session, or with "the agent no longer has it", is refused naming the
+// session, the reason and allowFresh, recording nothing, unless the caller
+// allows a fresh one; then the answer says it is fresh and why, and a
+// lost session's fresh one is created in its recorded workspace. A resume
+// of the requested session says so.
 func TestResumeRefusesAFreshSession(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name       string
-		lost       bool
+		answer     string // "", "fresh" (another id) or "lost"
+		cwd        string // the recorded workspace of s1
 		allowFresh bool
 		wantID     string
 		wantFresh  bool
-		wantErr    string
+		wantCWD    string
+		wantErr    []string // in the refusal
+		wantNote   []string // in the note of a fresh session
 	}{
 		{name: "same session", wantID: "s1"},
 		{name: "same session, fresh allowed", allowFresh: true, wantID: "s1"},
-		{name: "fresh refused", lost: true, wantErr: "the provider answered with another session, s2"},
-		{name: "fresh allowed", lost: true, allowFresh: true, wantID: "s2", wantFresh: true},
+		{name: "fresh refused", answer: "fresh", wantErr: []string{"the provider answered with another session, s2", "allowFresh"}},
+		{name: "fresh allowed", answer: "fresh", allowFresh: true, wantID: "s2", wantFresh: true,
+			wantNote: []string{"another session than s1", "history is not in it"}},
+		{name: "lost refused", answer: "lost", cwd: "/work/a",
+			wantErr: []string{"the agent no longer has session s1 (Resource not found: session:s1)", "nothing was recorded",
+				"pass allowFresh: true to open a fresh session in /work/a"}},
+		{name: "lost, no workspace recorded, refused", answer: "lost",
+			wantErr: []string{"no longer has session s1", "the agent's default workspace"}},
+		{name: "lost, fresh allowed", answer: "lost", cwd: "/work/a", allowFresh: true, wantID: "new-2", wantFresh: true, wantCWD: "/work/a",
+			wantNote: []string{"no longer has session s1 (Resource not found: session:s1)", "fresh session, new-2, opened in /work/a", "history is not in it"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := teststore.Open(t)
 			cx := &registrytest.Adapter{Provider: providers.Codex}
-			cx.SetSessions([]providers.Session{cx.Session("s1", "one")}, nil)
+			s1 := cx.Session("s1", "one")
+			s1.CWD = tt.cwd
+			cx.SetSessions([]providers.Session{s1}, nil)
 			var a providers.Adapter = cx
-			if tt.lost {
+			switch tt.answer {
+			case "fresh":
 				a = freshOnResume{Adapter: cx, fresh: "s2"}
+			case "lost":
+				a = lostOnResume{Adapter: cx, reason: "Resource not found: session:s1"}
 			}
 			r, err := New(st, []providers.Adapter{a}, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, fresh, err := r.ResumeSession(ctx, "codex", "s1", tt.allowFresh)
-			if tt.wantErr != "" {
+			if _, err := r.ListSessions(ctx, "codex"); err != nil { // records s1 with its workspace
+				t.Fatal(err)
+			}
+			res, err := r.ResumeSession(ctx, "codex", "s1", tt.allowFresh)
+			if len(tt.wantErr) > 0 {
 				var fe *FreshSessionError
-				if !errors.As(err, &fe) || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "allowFresh") {
-					t.Fatalf("ResumeSession = %+v, %v; want a FreshSessionError with %q", s, err, tt.wantErr)
+				if !errors.As(err, &fe) || fe.Lost != (tt.answer == "lost") {
+					t.Fatalf("ResumeSession = %+v, %v; want a FreshSessionError (lost %v)", res, err, tt.answer == "lost")
 				}
-				if n, err := st.Client().ProviderSession.Query().Where(providersession.NativeID("s2")).Count(ctx); err != nil || n != 0 {
-					t.Fatalf("a refused resume recorded the fresh session (%d, %v)", n, err)
+				for _, w := range tt.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Fatalf("refusal %q does not say %q", err, w)
+					}
+				}
+				if n, err := st.Client().ProviderSession.Query().Where(providersession.NativeIDNEQ("s1")).Count(ctx); err != nil || n != 0 {
+					t.Fatalf("a refused resume recorded a session (%d, %v)", n, err)
+				}
+				if n := cx.CallCount("create"); n != 0 {
+					t.Fatalf("a refused resume created %d sessions", n)
 				}
 				return
 			}
-			if err != nil || s.NativeID != tt.wantID || fresh != tt.wantFresh {
-				t.Fatalf("ResumeSession = %s fresh %v, %v; want %s fresh %v", s.NativeID, fresh, err, tt.wantID, tt.wantFresh)
+			if err != nil || res.Session.NativeID != tt.wantID || res.Fresh != tt.wantFresh || res.Lost != (tt.answer == "lost") {
+				t.Fatalf("ResumeSession = %+v, %v; want %s fresh %v", res, err, tt.wantID, tt.wantFresh)
+			}
+			if tt.wantCWD != "" && res.Session.CWD != tt.wantCWD {
+				t.Fatalf("fresh session in %q, want %q", res.Session.CWD, tt.wantCWD)
+			}
+			for _, w := range tt.wantNote {
+				if !strings.Contains(res.Note, w) {
+					t.Fatalf("note %q does not say %q", res.Note, w)
+				}
+			}
+			if !tt.wantFresh && res.Note != "" {
+				t.Fatalf("the requested session came with a note: %q", res.Note)
+			}
+			if tt.wantFresh {
+				n, err := st.Client().ProviderSession.Query().Where(providersession.NativeID(tt.wantID)).Count(ctx)
+				if err != nil || n != 1 {
+					t.Fatalf("the accepted fresh session was not recorded (%d, %v)", n, err)
+				}
 			}
 		})
 	}
@@ -159,8 +217,8 @@ func TestRecordedWorkspacesReachTheAdapter(t *testing.T) {
 		t.Fatalf("list after a restart = %+v, %v; want s1 of /work/a", list, err)
 	}
 	r, h := fresh()
-	s, _, err := r.ResumeSession(ctx, "codex", "s1", false)
-	if err != nil || s.NativeID != "s1" || h.known["s1"] != "/work/a" {
-		t.Fatalf("resume after a restart = %+v, %v (known %v)", s, err, h.known)
+	res, err := r.ResumeSession(ctx, "codex", "s1", false)
+	if err != nil || res.Session.NativeID != "s1" || h.known["s1"] != "/work/a" {
+		t.Fatalf("resume after a restart = %+v, %v (known %v)", res, err, h.known)
 	}
 }

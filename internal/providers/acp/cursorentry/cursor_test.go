@@ -775,3 +775,28 @@ func TestNoFileReadsQuirk(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// TestCursorResumeOfALostSession: Cursor answers session/load of a
+// session it does not have with -32602 `Session "<id>" not found`; the
+// adapter reports it as providers.ErrSessionLost with Cursor's words, a
+// refusal (not an unknown outcome), and a send to it is not sent.
+func TestCursorResumeOfALostSession(t *testing.T) {
+	s := newSim(t)
+	s.a.KnowWorkspace("gone", s.ws)
+	_, err := s.a.ResumeSession(ctxT(t), "gone")
+	reason, lost := providers.LostReason(err)
+	if !lost || !strings.Contains(reason, `Session "gone" not found`) || providers.IsUncertain(err) {
+		t.Fatalf("resume of a session Cursor does not have = %v (lost %v, reason %q)", err, lost, reason)
+	}
+	_, err = s.a.Send(ctxT(t), "gone", "hello", providers.SendOptions{})
+	var ns *providers.NotSentError
+	if !errors.As(err, &ns) || !errors.Is(err, providers.ErrSessionLost) {
+		t.Fatalf("send to a session Cursor does not have = %v; want not sent, session lost", err)
+	}
+	// A session it has still resumes.
+	sid := s.create(t)
+	if _, err := s.a.ResumeSession(ctxT(t), sid); err != nil {
+		t.Fatal(err)
+	}
+	s.close(t)
+}
