@@ -9,7 +9,7 @@
 //	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-http-load] [-compare BIN] [-gate] [-json]
 //	go run ./cmd/interop-bench scale [-sizes 1000,10000,100000] [-shapes chain,tree,fanin,dense|all] [-only get_work_graph] [-calls 30] [-store sqlite,postgres] [-db postgres://…] [-json]
 //	go run ./cmd/interop-bench handoff [-json]   |   go run ./cmd/interop-bench check
-//	go run ./cmd/interop-bench sessions [-n 5] [-compare BIN] [-json]
+//	go run ./cmd/interop-bench sessions [-n 5] [-think 0s] [-compare BIN] [-json]
 package main
 
 import (
@@ -316,6 +316,7 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.IntVar(&c.N, "n", 5, "measured spawns per configuration")
 	fs.DurationVar(&c.Timeout, "timeout", 60*time.Second, "how long to wait for each answer")
 	fs.StringVar(&c.Compare, "compare", "", "another interop-runtime binary (an earlier build) measured in the same rounds")
+	fs.DurationVar(&c.Think, "think", 0, "how long the client waits after notifications/initialized before its first list_agent_sessions")
 	dir := fs.String("C", ".", "a directory inside the module to build")
 	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")

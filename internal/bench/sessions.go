@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,17 +26,27 @@ type SessionsConfig struct {
 	N         int           // measured spawns per configuration
 	Timeout   time.Duration // per request
 	Compare   string        // another interop-runtime binary measured in the same rounds
-	Progress  io.Writer     // progress lines (nil: none)
+	// Think is how long the client waits after notifications/initialized
+	// before its first list_agent_sessions (a model deciding to call it).
+	Think    time.Duration
+	Progress io.Writer // progress lines (nil: none)
 }
 
 // SessionsSample is one spawn's figures.
 type SessionsSample struct {
-	InitMs   Figure   `json:"initMs"`   // spawn → initialize answer
-	FirstMs  Figure   `json:"firstMs"`  // first list_agent_sessions, request → answer
-	WarmMs   Figure   `json:"warmMs"`   // the second, right after
-	Late     []string `json:"late"`     // providers the first answer reported late
-	Failed   []string `json:"failed"`   // providers the first answer reported failed (not late)
-	Sessions int      `json:"sessions"` // sessions in the first answer
+	InitMs  Figure `json:"initMs"`  // spawn → initialize answer
+	FirstMs Figure `json:"firstMs"` // first list_agent_sessions, request → answer
+	WarmMs  Figure `json:"warmMs"`  // the second, right after
+	// CompleteMs is from the first listing's request to the first answer
+	// with no provider late (listings repeated every 100 ms), NaN when
+	// none came within the timeout.
+	CompleteMs Figure `json:"completeMs"`
+	// Arrived is when each provider reported late at first was listed,
+	// from the first listing's request (ms).
+	Arrived  map[string]Figure `json:"arrived,omitempty"`
+	Late     []string          `json:"late"`     // providers the first answer reported late
+	Failed   []string          `json:"failed"`   // providers the first answer reported failed (not late)
+	Sessions int               `json:"sessions"` // sessions in the first answer
 }
 
 // SessionsRow is one configuration's medians.
@@ -45,6 +56,7 @@ type SessionsRow struct {
 	InitMs     Figure           `json:"initMs"`
 	FirstMs    Figure           `json:"firstMs"`
 	WarmMs     Figure           `json:"warmMs"`
+	CompleteMs Figure           `json:"completeMs"`
 	FirstRatio Figure           `json:"firstRatio"` // first listing / the no-programs first listing of the same build
 	Samples    []SessionsSample `json:"samples"`
 }
@@ -54,7 +66,8 @@ type SessionsReport struct {
 	Started  time.Time     `json:"started"`
 	Revision string        `json:"revision"`
 	Load     string        `json:"load"`
-	PATH     []string      `json:"path"` // the program folders put on PATH
+	Think    string        `json:"think"` // the client's wait before its first listing
+	PATH     []string      `json:"path"`  // the program folders put on PATH
 	Rows     []SessionsRow `json:"rows"`
 }
 
@@ -105,29 +118,31 @@ func RunSessions(ctx context.Context, c SessionsConfig) (*SessionsReport, error)
 	if err != nil {
 		return nil, err
 	}
-	rep := &SessionsReport{Started: time.Now().UTC(), Revision: sourceRevision(ctx, c.ModuleDir), Load: loadAverage(), PATH: dirs}
+	rep := &SessionsReport{Think: c.Think.String(), Started: time.Now().UTC(), Revision: sourceRevision(ctx, c.ModuleDir), Load: loadAverage(), PATH: dirs}
 	type conf struct {
 		name     string
 		bin      string
 		programs bool
+		ahead    bool // INTEROP_LIST_AHEAD=1
 	}
-	confs := []conf{{"no programs", bin, false}, {"real programs", bin, true}}
+	confs := []conf{{"no programs", bin, false, false}, {"real programs", bin, true, false}, {"real programs, list ahead", bin, true, true}}
 	if c.Compare != "" {
-		confs = append(confs, conf{"compare: no programs", c.Compare, false}, conf{"compare: real programs", c.Compare, true})
+		confs = append(confs, conf{"compare: no programs", c.Compare, false, false}, conf{"compare: real programs", c.Compare, true, false})
 	}
 	samples := make([][]SessionsSample, len(confs))
 	for round := range c.N {
 		for i, cf := range confs {
 			dir := filepath.Join(tmp, fmt.Sprintf("r%d-%d", round, i))
-			s, err := sessionsSpawn(ctx, cf.bin, dir, cf.programs, dirs, c.Timeout)
+			s, err := sessionsSpawn(ctx, cf.bin, dir, cf.programs, cf.ahead, dirs, c)
 			if err != nil {
 				return nil, fmt.Errorf("%s, round %d: %w", cf.name, round+1, err)
 			}
 			_ = os.RemoveAll(dir)
 			samples[i] = append(samples[i], s)
 			if c.Progress != nil {
-				fmt.Fprintf(c.Progress, "round %d %-22s init %6.1f ms  first %7.1f ms  warm %6.1f ms  sessions %d  late %v  failed %v\n",
-					round+1, cf.name, s.InitMs, s.FirstMs, s.WarmMs, s.Sessions, s.Late, s.Failed)
+				fmt.Fprintf(c.Progress, "round %d %-22s init %6.1f ms  first %7.1f ms  warm %6.1f ms  complete %7.1f ms  sessions %d  late %v  failed %v\n",
+					round+1, cf.name, s.InitMs, s.FirstMs, s.WarmMs, s.CompleteMs, s.Sessions, s.Late, s.Failed)
+				fmt.Fprintf(c.Progress, "        arrived (ms after the first request): %v\n", s.Arrived)
 			}
 		}
 	}
@@ -143,21 +158,29 @@ func RunSessions(ctx context.Context, c SessionsConfig) (*SessionsReport, error)
 		row.InitMs = pick(func(s SessionsSample) Figure { return s.InitMs })
 		row.FirstMs = pick(func(s SessionsSample) Figure { return s.FirstMs })
 		row.WarmMs = pick(func(s SessionsSample) Figure { return s.WarmMs })
+		row.CompleteMs = pick(func(s SessionsSample) Figure { return s.CompleteMs })
 		rep.Rows = append(rep.Rows, row)
 	}
 	for i := range rep.Rows {
-		base := rep.Rows[i-i%2] // the no-programs row of the same build
+		base := rep.Rows[0] // the no-programs row of the same build
+		if i >= 3 {
+			base = rep.Rows[3]
+		}
 		rep.Rows[i].FirstRatio = Figure(Ratio(float64(rep.Rows[i].FirstMs), float64(base.FirstMs)))
 	}
 	return rep, nil
 }
 
 // sessionsSpawn measures one spawn.
-func sessionsSpawn(ctx context.Context, bin, dir string, programs bool, programDirs []string, timeout time.Duration) (SessionsSample, error) {
+func sessionsSpawn(ctx context.Context, bin, dir string, programs, ahead bool, programDirs []string, c SessionsConfig) (SessionsSample, error) {
 	var s SessionsSample
+	timeout := c.Timeout
 	env, err := IsolatedEnv(dir)
 	if err != nil {
 		return s, err
+	}
+	if ahead {
+		env = append(env, "INTEROP_LIST_AHEAD=1")
 	}
 	if programs {
 		for i, kv := range env {
@@ -180,6 +203,7 @@ func sessionsSpawn(ctx context.Context, bin, dir string, programs bool, programD
 		if err := p.conn.Notify("notifications/initialized", nil); err != nil {
 			return err
 		}
+		time.Sleep(c.Think)
 		params := map[string]any{"name": "list_agent_sessions", "arguments": map[string]any{}}
 		first, err := p.call(ctx, timeout, "tools/call", params)
 		if err != nil {
@@ -194,7 +218,34 @@ func sessionsSpawn(ctx context.Context, bin, dir string, programs bool, programD
 			return fmt.Errorf("second list_agent_sessions: %w", err)
 		}
 		s.WarmMs = Figure(Millis(warm.Latency()))
-		return nil
+		s.CompleteMs, s.Arrived = Figure(math.NaN()), map[string]Figure{}
+		pending := slices.Clone(s.Late)
+		deadline := first.Sent.Add(timeout)
+		for ex := warm; ; {
+			var later SessionsSample
+			if err := later.read(ex.Result); err != nil {
+				return err
+			}
+			at := Figure(Millis(ex.Recv.Sub(first.Sent)))
+			pending = slices.DeleteFunc(pending, func(p string) bool {
+				if !slices.Contains(later.Late, p) {
+					s.Arrived[p] = at
+					return true
+				}
+				return false
+			})
+			if len(later.Late) == 0 {
+				s.CompleteMs = at
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return nil
+			}
+			time.Sleep(100 * time.Millisecond)
+			if ex, err = p.call(ctx, timeout, "tools/call", params); err != nil {
+				return fmt.Errorf("a later list_agent_sessions: %w", err)
+			}
+		}
 	}()
 	stopErr := p.stop(ctx, min(timeout, stopGrace))
 	if runErr != nil {
@@ -253,10 +304,10 @@ func (r *SessionsReport) WriteJSON(w io.Writer) error {
 
 // WriteTable writes the medians.
 func (r *SessionsReport) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "first list_agent_sessions of a spawned serve --profile full (source %s, load %s, %s)\nprograms on PATH: %s\n\n",
-		r.Revision, r.Load, r.Started.Format(time.RFC3339), strings.Join(r.PATH, string(os.PathListSeparator)))
+	fmt.Fprintf(w, "first list_agent_sessions of a spawned serve --profile full, %s after initialized (source %s, load %s, %s)\nprograms on PATH: %s\n\n",
+		r.Think, r.Revision, r.Load, r.Started.Format(time.RFC3339), strings.Join(r.PATH, string(os.PathListSeparator)))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "configuration\tspawns\tinitialize ms\tfirst listing ms\t× no programs\twarm listing ms\tlate (first)\tfailed (first)\t")
+	fmt.Fprintln(tw, "configuration\tspawns\tinitialize ms\tfirst listing ms\t× no programs\twarm listing ms\tevery provider listed ms\tlate (first)\tfailed (first)\t")
 	for _, row := range r.Rows {
 		late, failed := map[string]int{}, map[string]int{}
 		for _, s := range row.Samples {
@@ -267,7 +318,7 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 				failed[p]++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.2f\t%.1f\t%s\t%s\t\n", row.Name, len(row.Samples), row.InitMs, row.FirstMs, row.FirstRatio, row.WarmMs, counts(late), counts(failed))
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%s\t%s\t\n", row.Name, len(row.Samples), row.InitMs, row.FirstMs, row.FirstRatio, row.WarmMs, row.CompleteMs, counts(late), counts(failed))
 	}
 	return tw.Flush()
 }
