@@ -43,7 +43,9 @@ type SessionsSample struct {
 	CompleteMs Figure `json:"completeMs"`
 	// Arrived is when each provider reported late at first was listed,
 	// from the first listing's request (ms).
-	Arrived  map[string]Figure `json:"arrived,omitempty"`
+	Arrived map[string]Figure `json:"arrived,omitempty"`
+	// Errors are the provider errors of the last answer read.
+	Errors   map[string]string `json:"errors,omitempty"`
 	Late     []string          `json:"late"`     // providers the first answer reported late
 	Failed   []string          `json:"failed"`   // providers the first answer reported failed (not late)
 	Sessions int               `json:"sessions"` // sessions in the first answer
@@ -234,6 +236,7 @@ func sessionsSpawn(ctx context.Context, bin, dir string, programs, ahead bool, p
 				}
 				return false
 			})
+			s.Errors = later.Errors
 			if len(later.Late) == 0 {
 				s.CompleteMs = at
 				return nil
@@ -274,8 +277,9 @@ func (s *SessionsSample) read(result json.RawMessage) error {
 		return fmt.Errorf("list_agent_sessions failed: %s", truncate(result, 400))
 	}
 	s.Sessions = len(r.StructuredContent.Sessions)
-	s.Late, s.Failed = []string{}, []string{}
+	s.Late, s.Failed, s.Errors = []string{}, []string{}, map[string]string{}
 	for _, pe := range r.StructuredContent.ProviderErrors {
+		s.Errors[pe.Provider] = pe.Error
 		if strings.HasPrefix(pe.Error, "late: ") {
 			s.Late = append(s.Late, pe.Provider)
 		} else {

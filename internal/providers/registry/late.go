@@ -96,23 +96,32 @@ func (r *Registry) listFlight(ctx context.Context, id providers.ID, a providers.
 // flight still under way at the deadline is marked late and reported
 // with a LateError.
 //
-// The soft deadline counts from the start of the newest flight still
-// under way, not from this listing: a listing that joins flights started
-// earlier (by an earlier listing, or ahead at start-up) waits only for
-// what is left of their deadline, so a second listing right after a late
-// one answers at once instead of waiting the whole deadline again.
+// The soft deadline counts from each flight's start, not from this
+// listing: a listing that joins a flight started earlier (by an earlier
+// listing, or ahead at start-up) waits only for what is left of its
+// deadline, and not at all for one already past it, so a listing right
+// after a late one answers at once instead of waiting a whole deadline
+// again. (One timer serves the listing: flights still within their
+// deadline are waited for until the newest one's ends.)
 func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights []*flight, soft time.Duration) ([][]providers.Session, []error) {
 	sessions := make([][]providers.Session, len(flights))
 	errs := make([]error, len(flights))
 	var expired <-chan time.Time
+	overdue := make([]bool, len(flights)) // past its own deadline when the listing began
 	if soft > 0 {
-		wait := r.softWait(flights, soft)
-		if wait <= 0 {
-			c := make(chan time.Time)
-			close(c)
-			expired = c
-		} else {
-			t := r.clock.NewTimer(wait, "registry", "soft deadline")
+		now := r.clock.Now()
+		var newest time.Time // the newest flight still under way
+		for i, f := range flights {
+			if f == nil || f.ended() {
+				continue
+			}
+			overdue[i] = !f.started.Add(soft).After(now)
+			if !overdue[i] && f.started.After(newest) {
+				newest = f.started
+			}
+		}
+		if !newest.IsZero() {
+			t := r.clock.NewTimer(min(soft, newest.Add(soft).Sub(now)), "registry", "soft deadline")
 			defer t.Stop()
 			expired = t.C
 		}
@@ -122,7 +131,7 @@ func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights
 		if f == nil {
 			continue
 		}
-		if stopped == nil {
+		if stopped == nil && !overdue[i] {
 			select {
 			case <-f.done:
 			case <-expired:
@@ -131,46 +140,34 @@ func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights
 				stopped = ctx.Err()
 			}
 		}
-		select {
-		case <-f.done:
+		if f.ended() {
 			sessions[i], errs[i] = slices.Clone(f.sessions), f.err
 			continue
-		default:
 		}
-		if le, ok := stopped.(*LateError); ok {
+		why := stopped
+		if overdue[i] {
+			why = &LateError{After: soft}
+		}
+		if _, ok := why.(*LateError); ok {
 			r.mu.Lock()
 			f.late = true
 			r.mu.Unlock()
-			errs[i] = &LateError{Provider: ids[i], After: le.After}
+			errs[i] = &LateError{Provider: ids[i], After: soft}
 		} else {
-			errs[i] = fmt.Errorf("list %s sessions: %w", ids[i], stopped)
+			errs[i] = fmt.Errorf("list %s sessions: %w", ids[i], why)
 		}
 	}
 	return sessions, errs
 }
 
-// softWait is how long a listing waits for flights: until soft after
-// the newest one still under way started, at most soft from now.
-func (r *Registry) softWait(flights []*flight, soft time.Duration) time.Duration {
-	now := r.clock.Now()
-	var newest time.Time
-	for _, f := range flights {
-		if f == nil {
-			continue
-		}
-		select {
-		case <-f.done:
-			continue
-		default:
-		}
-		if f.started.After(newest) {
-			newest = f.started
-		}
+// ended reports whether the flight's call has returned.
+func (f *flight) ended() bool {
+	select {
+	case <-f.done:
+		return true
+	default:
+		return false
 	}
-	if newest.IsZero() {
-		return soft // every flight has ended: the timer never matters
-	}
-	return min(soft, newest.Add(soft).Sub(now))
 }
 
 // ListAhead starts every configured provider's session listing in the
