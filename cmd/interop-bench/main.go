@@ -9,6 +9,7 @@
 //	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-http-load] [-compare BIN] [-gate] [-json]
 //	go run ./cmd/interop-bench scale [-sizes 1000,10000,100000] [-shapes chain,tree,fanin,dense|all] [-only get_work_graph] [-calls 30] [-store sqlite,postgres] [-db postgres://…] [-json]
 //	go run ./cmd/interop-bench handoff [-json]   |   go run ./cmd/interop-bench check
+//	go run ./cmd/interop-bench sessions [-n 5] [-think 0s] [-compare BIN] [-json]
 package main
 
 import (
@@ -43,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runHandoff(ctx, args[1:], stdout, stderr, false)
 		case "check":
 			return runHandoff(ctx, args[1:], stdout, stderr, true)
+		case "sessions":
+			return runSessions(ctx, args[1:], stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("interop-bench", flag.ContinueOnError)
@@ -296,6 +299,56 @@ func runHandoff(ctx context.Context, args []string, stdout, stderr io.Writer, ga
 			fmt.Fprintf(stderr, "%s: FAIL\n  %s\n", name, strings.Join(fails, "\n  "))
 			return 1
 		}
+	}
+	return 0
+}
+
+// runSessions is `interop-bench sessions`: the first list_agent_sessions of
+// a spawned serve with the real provider programs on PATH.
+func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("interop-bench sessions", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: go run ./cmd/interop-bench sessions [flags]\n\nSpawns serve --profile full in a fresh isolated environment with the real\nprovider programs of the install cache (INTEROP_PROVIDER_CACHE) on PATH and\nwith none, round-robin, and times initialize, the first list_agent_sessions\nand a second one. Flags:\n")
+		fs.PrintDefaults()
+	}
+	c := bench.SessionsConfig{}
+	fs.IntVar(&c.N, "n", 5, "measured spawns per configuration")
+	fs.DurationVar(&c.Timeout, "timeout", 60*time.Second, "how long to wait for each answer")
+	fs.StringVar(&c.Compare, "compare", "", "another interop-runtime binary (an earlier build) measured in the same rounds")
+	fs.DurationVar(&c.Think, "think", 0, "how long the client waits after notifications/initialized before its first list_agent_sessions")
+	dir := fs.String("C", ".", "a directory inside the module to build")
+	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "interop-bench sessions: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if !*quiet {
+		c.Progress = stderr
+	}
+	root, err := bench.ModuleRoot(ctx, *dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "interop-bench sessions: %v\n", err)
+		return 1
+	}
+	c.ModuleDir = root
+	rep, err := bench.RunSessions(ctx, c)
+	if err != nil {
+		fmt.Fprintf(stderr, "interop-bench sessions: %v\n", err)
+		return 1
+	}
+	if *jsonOut {
+		err = rep.WriteJSON(stdout)
+	} else {
+		err = rep.WriteTable(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "interop-bench sessions: %v\n", err)
+		return 1
 	}
 	return 0
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/agent-interop/runtime/handlers"
 	"github.com/agent-interop/runtime/internal/claims"
@@ -52,6 +53,7 @@ type App struct {
 	Events        *events.Hub
 	Handlers      *handlers.Handlers
 	logger        *slog.Logger
+	listAhead     bool // INTEROP_LIST_AHEAD=1: list every provider's sessions after initialize
 }
 
 // Open opens the store and builds every service over it. It starts no
@@ -83,6 +85,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	clock := st.Clock()
 	a := &App{Store: st, logger: cfg.Logger}
+	if cfg.Env != nil {
+		v, _ := cfg.Env("INTEROP_LIST_AHEAD")
+		a.listAhead = strings.TrimSpace(v) == "1"
+	}
 	a.Roots = security.NewRoots(security.LookupEnv(cfg.Env))
 
 	// The provider layer, in dependency order: the relay the adapters
@@ -136,8 +142,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 // conversation messages, one ledger) that runtime processes which are gone
 // left behind are settled from the providers' native histories, now and
 // then periodically while this process runs, until ctx ends. Nothing is
-// ever resent. It returns at once.
+// ever resent. With INTEROP_LIST_AHEAD=1 every provider's session listing
+// starts too, so the first list_agent_sessions finds it under way or done.
+// It returns at once.
 func (a *App) AfterInitialize(ctx context.Context) {
+	if a.listAhead {
+		a.Registry.ListAhead(ctx)
+	}
 	a.Delivery.StartSettling(ctx, func(ops []delivery.Operation, err error) {
 		switch {
 		case err != nil:

@@ -15,7 +15,7 @@ type GateLimit struct {
 	Limit  float64 // the gate fails past this ratio
 	// Target is the ratio issue 21 aims at (its absolute goals divided by
 	// the minimal server's figures of the same harness); the gate reports
-	// it but does not fail on it until the runtime meets it.
+	// it but does not fail on it until the runtime meets it. 0: no target.
 	Target float64
 	get    func(*Row) Figure
 	// calls is the number of calls per spawn the figure needs (0: any).
@@ -35,6 +35,12 @@ func GateLimits() []GateLimit {
 		{Figure: "trivial call p50", Limit: 4, Target: 2, get: func(x *Row) Figure { return x.Ratio.CallP50 }},
 		{Figure: "peak RSS after initialize", Limit: 3.5, Target: 16 / 9.8, get: func(x *Row) Figure { return x.Ratio.RSSInit }},
 		{Figure: "peak RSS after 2,000 calls", Limit: 3.5, Target: 24 / 14.3, get: func(x *Row) Figure { return x.Ratio.RSSCalls }, calls: 2000},
+		// Anonymous memory (RssAnon: heap, stacks, the Go runtime) does not
+		// move with the page cache: 1.45–1.53× after initialize and
+		// 1.23–1.25× after 2,000 calls in three runs at load 31–32, so
+		// these limits sit about 25% above the worst of them.
+		{Figure: "anonymous memory after initialize", Limit: 1.9, get: func(x *Row) Figure { return x.Ratio.AnonInit }},
+		{Figure: "anonymous memory after 2,000 calls", Limit: 1.55, get: func(x *Row) Figure { return x.Ratio.AnonCalls }, calls: 2000},
 	}
 }
 
@@ -63,7 +69,10 @@ func (r *Report) Gate() ([]GateResult, bool) {
 			if float64(g.Ratio) > l.Limit {
 				g.Status, ok = "FAIL", false
 			}
-			if float64(g.Ratio) > l.Target {
+			switch {
+			case l.Target == 0:
+				g.Met = ""
+			case float64(g.Ratio) > l.Target:
 				g.Met = "not met"
 			}
 		}
@@ -77,7 +86,13 @@ func WriteGate(w io.Writer, gs []GateResult) error {
 	tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "ratio to the minimal go-sdk server\tratio\tgate limit\tgate\ttarget\ttarget\tworst config\t\n")
 	for _, g := range gs {
-		fmt.Fprintf(tw, "%s\t%s\t%.2f×\t%s\t%.2f×\t%s\t%s\t\n", g.Figure, times(g.Ratio), g.Limit, g.Status, g.Target, g.Met, g.Config)
+		target, met := "-", g.Met
+		if g.Target > 0 {
+			target = fmt.Sprintf("%.2f×", g.Target)
+		} else if met == "" {
+			met = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f×\t%s\t%s\t%s\t%s\t\n", g.Figure, times(g.Ratio), g.Limit, g.Status, target, met, g.Config)
 	}
 	return tw.Flush()
 }

@@ -54,4 +54,28 @@ func TestGate(t *testing.T) {
 	if err := WriteGate(&b, gs); err != nil || !strings.Contains(b.String(), "peak RSS after 2,000 calls") {
 		t.Errorf("WriteGate: %v\n%s", err, b.String())
 	}
+
+	// Anonymous memory has its own limits and no target.
+	for _, c := range []struct {
+		anonInit, anonCalls Figure
+		ok                  bool
+		failed              string
+	}{
+		{1.5, 6.2 * 1.3, true, ""},
+		{1.5 * 2, 6.2 * 1.3, false, "anonymous memory after initialize"},
+		{1.5, 6.2 * 1.6, false, "anonymous memory after 2,000 calls"},
+	} {
+		r := report(2000, 15, 20, 22)
+		r.Rows[0].AnonInitMiB, r.Rows[0].AnonCallsMiB = 1.5, 6.2
+		r.Rows[1].AnonInitMiB, r.Rows[1].AnonCallsMiB = c.anonInit, c.anonCalls
+		r.addRatios()
+		gs, ok := r.Gate()
+		g := byFigure(gs)
+		if ok != c.ok || (c.failed != "" && g[c.failed].Status != "FAIL") {
+			t.Errorf("anonymous %v / %v MiB: ok %v, %+v", c.anonInit, c.anonCalls, ok, gs)
+		}
+		if x := g["anonymous memory after initialize"]; x.Met != "" || x.Status == "n/a" {
+			t.Errorf("anonymous memory after initialize = %+v, want measured with no target", x)
+		}
+	}
 }

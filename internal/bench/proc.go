@@ -26,25 +26,57 @@ func PeakRSS(pid int) (int64, error) {
 	return n, nil
 }
 
+// Memory is what one read of /proc/<pid>/status says of a process.
+type Memory struct {
+	// PeakRSS is VmHWM: the peak resident set, file-backed pages (the
+	// binary's, which move with the page cache) included.
+	PeakRSS int64
+	// Anon is RssAnon: the anonymous memory resident now (heap, stacks,
+	// the Go runtime's own), which neither the page cache nor the
+	// binary's size moves. Not a peak: the kernel keeps none for it.
+	Anon int64
+}
+
+// ReadMemory reads a live process's VmHWM and RssAnon, in bytes. Linux
+// only.
+func ReadMemory(pid int) (Memory, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return Memory{}, fmt.Errorf("read the memory of pid %d: %w", pid, err)
+	}
+	var m Memory
+	if m.PeakRSS, err = ParseVmHWM(b); err != nil {
+		return Memory{}, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	if m.Anon, err = statusKB(b, "RssAnon"); err != nil {
+		return Memory{}, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	return m, nil
+}
+
 // ParseVmHWM extracts VmHWM ("VmHWM:\t  8234 kB") from the text of
 // /proc/<pid>/status, in bytes.
-func ParseVmHWM(status []byte) (int64, error) {
+func ParseVmHWM(status []byte) (int64, error) { return statusKB(status, "VmHWM") }
+
+// statusKB extracts one "<key>:\t  8234 kB" line of /proc/<pid>/status,
+// in bytes.
+func statusKB(status []byte, key string) (int64, error) {
 	for l := range bytes.Lines(status) {
-		rest, ok := bytes.CutPrefix(l, []byte("VmHWM:"))
+		rest, ok := bytes.CutPrefix(l, []byte(key+":"))
 		if !ok {
 			continue
 		}
 		f := strings.Fields(string(rest))
 		if len(f) != 2 || f[1] != "kB" {
-			return 0, fmt.Errorf("unexpected VmHWM line %q", bytes.TrimSpace(l))
+			return 0, fmt.Errorf("unexpected %s line %q", key, bytes.TrimSpace(l))
 		}
 		kb, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil || kb < 0 {
-			return 0, fmt.Errorf("unexpected VmHWM line %q", bytes.TrimSpace(l))
+			return 0, fmt.Errorf("unexpected %s line %q", key, bytes.TrimSpace(l))
 		}
 		return kb << 10, nil
 	}
-	return 0, fmt.Errorf("no VmHWM line in the process status")
+	return 0, fmt.Errorf("no %s line in the process status", key)
 }
 
 // PackageInit is one package's `init` line of GODEBUG=inittrace=1.

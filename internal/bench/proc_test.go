@@ -36,6 +36,28 @@ func TestPeakRSSSelf(t *testing.T) {
 	}
 }
 
+// TestReadMemorySelf: RssAnon is read beside VmHWM and is never above it
+// (the peak resident set holds the anonymous pages resident now).
+func TestReadMemorySelf(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc on this system")
+	}
+	m, err := ReadMemory(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Anon <= 0 || m.Anon > m.PeakRSS {
+		t.Errorf("memory = %+v, want 0 < RssAnon <= VmHWM", m)
+	}
+	status := "VmHWM:\t    9876 kB\nRssAnon:\t    2048 kB\n"
+	if n, err := statusKB([]byte(status), "RssAnon"); err != nil || n != 2048*1024 {
+		t.Errorf("RssAnon = %d, %v; want 2 MiB", n, err)
+	}
+	if _, err := statusKB([]byte("VmHWM:\t    9876 kB\n"), "RssAnon"); err == nil {
+		t.Error("a status without RssAnon was accepted")
+	}
+}
+
 func TestParseInitTrace(t *testing.T) {
 	in := strings.Join([]string{
 		"init runtime @0.032 ms, 0.024 ms clock, 0 bytes, 0 allocs",

@@ -41,18 +41,23 @@ type SpawnOptions struct {
 
 // Sample is what one spawn measured.
 type Sample struct {
-	InitMs      Figure          `json:"initMs"` // cmd.Start → initialize answer read
-	Protocol    string          `json:"protocol"`
-	ListUs      Figure          `json:"listUs"`     // first tools/list: request written → answer read
-	ListWarmUs  Figure          `json:"listWarmUs"` // a second tools/list right after the first
-	ListBytes   int             `json:"listBytes"`
-	Tool        string          `json:"tool"`
-	CallP50Us   Figure          `json:"callP50Us"`
-	CallP99Us   Figure          `json:"callP99Us"`
-	RSSInitMiB  Figure          `json:"rssInitMiB"`  // VmHWM right after initialize
-	RSSCallsMiB Figure          `json:"rssCallsMiB"` // VmHWM after the calls
-	ListResult  json.RawMessage `json:"-"`
-	Stderr      string          `json:"-"`
+	InitMs      Figure `json:"initMs"` // cmd.Start → initialize answer read
+	Protocol    string `json:"protocol"`
+	ListUs      Figure `json:"listUs"`     // first tools/list: request written → answer read
+	ListWarmUs  Figure `json:"listWarmUs"` // a second tools/list right after the first
+	ListBytes   int    `json:"listBytes"`
+	Tool        string `json:"tool"`
+	CallP50Us   Figure `json:"callP50Us"`
+	CallP99Us   Figure `json:"callP99Us"`
+	RSSInitMiB  Figure `json:"rssInitMiB"`  // VmHWM right after initialize
+	RSSCallsMiB Figure `json:"rssCallsMiB"` // VmHWM after the calls
+	// AnonInitMiB and AnonCallsMiB are RssAnon (anonymous memory resident
+	// at that moment, no file-backed page) right after initialize and
+	// after the calls.
+	AnonInitMiB  Figure          `json:"anonInitMiB"`
+	AnonCallsMiB Figure          `json:"anonCallsMiB"`
+	ListResult   json.RawMessage `json:"-"`
+	Stderr       string          `json:"-"`
 }
 
 // Spawn starts t's server once, talks to it the way an MCP client does
@@ -138,7 +143,7 @@ func (p *process) measure(ctx context.Context, t Target, o SpawnOptions) (Sample
 		return s, err
 	}
 	s.InitMs = Figure(Millis(p.ready.Sub(p.started)))
-	if s.RSSInitMiB, err = p.peakRSS(); err != nil {
+	if s.RSSInitMiB, s.AnonInitMiB, err = p.memory(); err != nil {
 		return s, err
 	}
 	if !o.Discover {
@@ -185,7 +190,7 @@ func (p *process) measure(ctx context.Context, t Target, o SpawnOptions) (Sample
 		lat = append(lat, Micros(ex.Latency()))
 	}
 	s.CallP50Us, s.CallP99Us = Figure(Percentile(lat, 50)), Figure(Percentile(lat, 99))
-	if s.RSSCallsMiB, err = p.peakRSS(); err != nil {
+	if s.RSSCallsMiB, s.AnonCallsMiB, err = p.memory(); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -245,16 +250,17 @@ func discoverMeta(protocol string) map[string]any {
 	}
 }
 
-// peakRSS is the server's VmHWM in MiB, or NaN where /proc does not exist.
-func (p *process) peakRSS() (Figure, error) {
+// memory is the server's VmHWM and RssAnon in MiB, or NaN where /proc
+// does not exist.
+func (p *process) memory() (peak, anon Figure, err error) {
 	if runtime.GOOS != "linux" {
-		return Figure(math.NaN()), nil
+		return Figure(math.NaN()), Figure(math.NaN()), nil
 	}
-	n, err := PeakRSS(p.cmd.Process.Pid)
+	m, err := ReadMemory(p.cmd.Process.Pid)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return Figure(MiB(n)), nil
+	return Figure(MiB(m.PeakRSS)), Figure(MiB(m.Anon)), nil
 }
 
 func pickTool(names, candidates []string) (string, error) {

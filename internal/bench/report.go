@@ -74,32 +74,36 @@ type HTTPRatios struct {
 
 // Row is one configuration: the medians over its spawns.
 type Row struct {
-	Name        string      `json:"name"`
-	Baseline    bool        `json:"baseline,omitempty"`
-	Compare     bool        `json:"compare,omitempty"`
-	Spawns      int         `json:"spawns"`
-	Protocol    string      `json:"protocol"` // as the server answered initialize
-	Tool        string      `json:"tool"`     // the trivial tool called
-	InitMs      Figure      `json:"initMs"`
-	ListUs      Figure      `json:"listUs"`
-	ListWarmUs  Figure      `json:"listWarmUs"`
-	CallP50Us   Figure      `json:"callP50Us"`
-	CallP99Us   Figure      `json:"callP99Us"`
-	RSSInitMiB  Figure      `json:"rssInitMiB"`
-	RSSCallsMiB Figure      `json:"rssCallsMiB"`
-	List        ListingSize `json:"list"`
-	Ratio       Ratios      `json:"ratioToBaseline"`
-	Samples     []Sample    `json:"samples"`
+	Name         string      `json:"name"`
+	Baseline     bool        `json:"baseline,omitempty"`
+	Compare      bool        `json:"compare,omitempty"`
+	Spawns       int         `json:"spawns"`
+	Protocol     string      `json:"protocol"` // as the server answered initialize
+	Tool         string      `json:"tool"`     // the trivial tool called
+	InitMs       Figure      `json:"initMs"`
+	ListUs       Figure      `json:"listUs"`
+	ListWarmUs   Figure      `json:"listWarmUs"`
+	CallP50Us    Figure      `json:"callP50Us"`
+	CallP99Us    Figure      `json:"callP99Us"`
+	RSSInitMiB   Figure      `json:"rssInitMiB"`
+	RSSCallsMiB  Figure      `json:"rssCallsMiB"`
+	AnonInitMiB  Figure      `json:"anonInitMiB"`
+	AnonCallsMiB Figure      `json:"anonCallsMiB"`
+	List         ListingSize `json:"list"`
+	Ratio        Ratios      `json:"ratioToBaseline"`
+	Samples      []Sample    `json:"samples"`
 }
 
 // Ratios are a row's medians divided by the baseline's.
 type Ratios struct {
-	Init     Figure `json:"init"`
-	List     Figure `json:"list"`
-	CallP50  Figure `json:"callP50"`
-	CallP99  Figure `json:"callP99"`
-	RSSInit  Figure `json:"rssInit"`
-	RSSCalls Figure `json:"rssCalls"`
+	Init      Figure `json:"init"`
+	List      Figure `json:"list"`
+	CallP50   Figure `json:"callP50"`
+	CallP99   Figure `json:"callP99"`
+	RSSInit   Figure `json:"rssInit"`
+	RSSCalls  Figure `json:"rssCalls"`
+	AnonInit  Figure `json:"anonInit"`
+	AnonCalls Figure `json:"anonCalls"`
 }
 
 // InitTraces are the GODEBUG=inittrace=1 sums of one run of each binary.
@@ -145,12 +149,14 @@ func (r *Report) addRatios() {
 	for i := range r.Rows {
 		x := &r.Rows[i]
 		x.Ratio = Ratios{
-			Init:     ratio(x.InitMs, b.InitMs),
-			List:     ratio(x.ListUs, b.ListUs),
-			CallP50:  ratio(x.CallP50Us, b.CallP50Us),
-			CallP99:  ratio(x.CallP99Us, b.CallP99Us),
-			RSSInit:  ratio(x.RSSInitMiB, b.RSSInitMiB),
-			RSSCalls: ratio(x.RSSCallsMiB, b.RSSCallsMiB),
+			Init:      ratio(x.InitMs, b.InitMs),
+			List:      ratio(x.ListUs, b.ListUs),
+			CallP50:   ratio(x.CallP50Us, b.CallP50Us),
+			CallP99:   ratio(x.CallP99Us, b.CallP99Us),
+			RSSInit:   ratio(x.RSSInitMiB, b.RSSInitMiB),
+			RSSCalls:  ratio(x.RSSCallsMiB, b.RSSCallsMiB),
+			AnonInit:  ratio(x.AnonInitMiB, b.AnonInitMiB),
+			AnonCalls: ratio(x.AnonCallsMiB, b.AnonCallsMiB),
 		}
 	}
 }
@@ -260,11 +266,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		r.Spawns, r.Warmup, r.Calls, r.handshake())
 
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "config\ttools\tinit ms\tlist µs\tlist warm µs\tlist bytes\tlist tokens\tmax tool tokens\tcall p50 µs\tcall p99 µs\tRSS init MiB\tRSS %d calls MiB\t\n", r.Calls)
+	fmt.Fprintf(tw, "config\ttools\tinit ms\tlist µs\tlist warm µs\tlist bytes\tlist tokens\tmax tool tokens\tcall p50 µs\tcall p99 µs\tRSS init MiB\tRSS %d calls MiB\tanon init MiB\tanon %d calls MiB\t\n", r.Calls, r.Calls)
 	for _, x := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", x.Name, x.List.Tools,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Name, x.List.Tools,
 			num(x.InitMs, 2), num(x.ListUs, 0), num(x.ListWarmUs, 0), x.List.Bytes, x.List.Tokens, x.List.MaxToolTokens,
-			num(x.CallP50Us, 0), num(x.CallP99Us, 0), num(x.RSSInitMiB, 1), num(x.RSSCallsMiB, 1))
+			num(x.CallP50Us, 0), num(x.CallP99Us, 0), num(x.RSSInitMiB, 1), num(x.RSSCallsMiB, 1), num(x.AnonInitMiB, 1), num(x.AnonCallsMiB, 1))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write the table: %w", err)
@@ -273,13 +279,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if b := r.baseline(); b != nil {
 		fmt.Fprintf(ew, "\nratio to the baseline (minimal go-sdk server, same run)\n\n")
 		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "config\tinit\tlist\tcall p50\tcall p99\tRSS init\tRSS %d calls\t\n", r.Calls)
+		fmt.Fprintf(tw, "config\tinit\tlist\tcall p50\tcall p99\tRSS init\tRSS %d calls\tanon init\tanon %d calls\t\n", r.Calls, r.Calls)
 		for _, x := range r.Rows {
 			if x.Baseline {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Name, times(x.Ratio.Init), times(x.Ratio.List),
-				times(x.Ratio.CallP50), times(x.Ratio.CallP99), times(x.Ratio.RSSInit), times(x.Ratio.RSSCalls))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Name, times(x.Ratio.Init), times(x.Ratio.List),
+				times(x.Ratio.CallP50), times(x.Ratio.CallP99), times(x.Ratio.RSSInit), times(x.Ratio.RSSCalls),
+				times(x.Ratio.AnonInit), times(x.Ratio.AnonCalls))
 		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("write the table: %w", err)

@@ -356,20 +356,22 @@ func summarize(t Target, ss []Sample, counter Counter) (Row, error) {
 		return Figure(Median(xs))
 	}
 	r := Row{
-		Name:        t.Name,
-		Baseline:    t.Baseline,
-		Compare:     t.Compare,
-		Spawns:      len(ss),
-		Protocol:    ss[0].Protocol,
-		Tool:        ss[0].Tool,
-		InitMs:      col(func(s Sample) Figure { return s.InitMs }),
-		ListUs:      col(func(s Sample) Figure { return s.ListUs }),
-		ListWarmUs:  col(func(s Sample) Figure { return s.ListWarmUs }),
-		CallP50Us:   col(func(s Sample) Figure { return s.CallP50Us }),
-		CallP99Us:   col(func(s Sample) Figure { return s.CallP99Us }),
-		RSSInitMiB:  col(func(s Sample) Figure { return s.RSSInitMiB }),
-		RSSCallsMiB: col(func(s Sample) Figure { return s.RSSCallsMiB }),
-		Samples:     ss,
+		Name:         t.Name,
+		Baseline:     t.Baseline,
+		Compare:      t.Compare,
+		Spawns:       len(ss),
+		Protocol:     ss[0].Protocol,
+		Tool:         ss[0].Tool,
+		InitMs:       col(func(s Sample) Figure { return s.InitMs }),
+		ListUs:       col(func(s Sample) Figure { return s.ListUs }),
+		ListWarmUs:   col(func(s Sample) Figure { return s.ListWarmUs }),
+		CallP50Us:    col(func(s Sample) Figure { return s.CallP50Us }),
+		CallP99Us:    col(func(s Sample) Figure { return s.CallP99Us }),
+		RSSInitMiB:   col(func(s Sample) Figure { return s.RSSInitMiB }),
+		RSSCallsMiB:  col(func(s Sample) Figure { return s.RSSCallsMiB }),
+		AnonInitMiB:  col(func(s Sample) Figure { return s.AnonInitMiB }),
+		AnonCallsMiB: col(func(s Sample) Figure { return s.AnonCallsMiB }),
+		Samples:      ss,
 	}
 	for _, s := range ss[1:] {
 		if !bytes.Equal(s.ListResult, ss[0].ListResult) {

@@ -433,7 +433,7 @@ func measureSizes(ctx context.Context, c ScaleConfig, bin string, sizes []ScaleS
 		}
 	}
 	for _, s := range servers {
-		rss, err := s.p.peakRSS()
+		rss, _, err := s.p.memory()
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/coder/quartz"
 
+	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/kit/pending"
 )
@@ -78,17 +79,22 @@ type AdapterConfig struct {
 type Adapter struct {
 	cfg AdapterConfig
 
-	startMu  sync.Mutex // serialises starts
-	mu       sync.Mutex
-	client   *Client
-	launch   Launch
-	startErr error
-	auth     string // authorized | unauthorized | unknown
-	authWhy  string
-	known    map[string]string // nativeID -> workspace
-	dirs     []string          // distinct workspaces of known, newest first (bounded)
-	closed   bool
-	death    *agentDeath // how the last agent process ended
+	startMu sync.Mutex // serialises starts
+	// starting is the start under way (nil when none), cancelStart
+	// cancels it and startWG waits for it (Close).
+	starting    *agentStart
+	cancelStart context.CancelFunc
+	startWG     sync.WaitGroup
+	mu          sync.Mutex
+	client      *Client
+	launch      Launch
+	startErr    error
+	auth        string // authorized | unauthorized | unknown
+	authWhy     string
+	known       map[string]string // nativeID -> workspace
+	dirs        []string          // distinct workspaces of known, newest first (bounded)
+	closed      bool
+	death       *agentDeath // how the last agent process ended
 
 	diffs     *diffBook
 	turnFacts *turnBook // turn verdicts and usage (turnfacts.go)
@@ -114,9 +120,13 @@ func NewAdapter(cfg AdapterConfig) *Adapter {
 func (a *Adapter) ID() providers.ID { return a.cfg.Provider }
 
 // Client returns the running agent connection, starting it if needed.
+//
+// The start runs detached from ctx, bounded by twice the handshake
+// timeout and cancelled by Close: a caller whose ctx ends stops waiting for it and the
+// next caller joins the same start, so a program that takes longer to
+// start than one call may wait (node programs on a busy machine take tens
+// of seconds) is not killed and started again by every call.
 func (a *Adapter) Client(ctx context.Context) (*Client, error) {
-	a.startMu.Lock()
-	defer a.startMu.Unlock()
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
@@ -131,8 +141,55 @@ func (a *Adapter) Client(ctx context.Context) (*Client, error) {
 			return c, nil
 		}
 	}
+	st := a.starting
+	if st == nil {
+		st = &agentStart{done: make(chan struct{})}
+		a.starting = st
+		bound := a.cfg.HandshakeTimeout
+		if bound <= 0 {
+			bound = DefaultHandshakeTimeout
+		}
+		// The handshake has its own bound; this one covers authenticate too.
+		sctx, cancel := clockctx.WithTimeout(context.WithoutCancel(ctx), a.cfg.Clock, 2*bound, "acp", "start")
+		a.cancelStart = cancel
+		a.startWG.Add(1)
+		go func() {
+			defer a.startWG.Done()
+			st.c, st.err = a.start(sctx)
+			cancel()
+			a.mu.Lock()
+			a.starting, a.cancelStart = nil, nil
+			a.mu.Unlock()
+			close(st.done)
+		}()
+	}
 	a.mu.Unlock()
+	select {
+	case <-st.done:
+		return st.c, st.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s is still starting (the start goes on for the next call): %w", a.cfg.Provider, ctx.Err())
+	}
+}
 
+// agentStart is one start of the agent, shared by the callers that wait
+// for it.
+type agentStart struct {
+	done chan struct{}
+	c    *Client // read after done is closed
+	err  error
+}
+
+// start spawns, initializes and (when configured) authenticates the agent.
+func (a *Adapter) start(ctx context.Context) (*Client, error) {
+	a.startMu.Lock()
+	defer a.startMu.Unlock()
+	a.mu.Lock()
+	closed := a.closed
+	a.mu.Unlock()
+	if closed {
+		return nil, errors.New("adapter closed")
+	}
 	l, err := a.cfg.Locate()
 	if err != nil {
 		a.setStart(nil, Launch{}, err)
@@ -854,6 +911,14 @@ func (a *Adapter) applied(nativeID, op string) providers.Receipt {
 
 // Close implements providers.Adapter: the agent's process group is stopped.
 func (a *Adapter) Close() error {
+	a.mu.Lock()
+	a.closed = true
+	cancel := a.cancelStart
+	a.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	a.startWG.Wait()
 	a.startMu.Lock()
 	defer a.startMu.Unlock()
 	a.mu.Lock()

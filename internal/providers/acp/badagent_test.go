@@ -3,6 +3,9 @@ package acp_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +164,57 @@ func TestNotACPErrorFromStart(t *testing.T) {
 	}
 	if na.Output != "gemini: unknown option --acpx" || !strings.HasPrefix(na.Command, "sh -c echo") {
 		t.Fatalf("output %q command %q", na.Output, na.Command)
+	}
+}
+
+// TestSlowStartOutlivesTheCallThatBegunIt: a call that stops waiting for
+// the agent's start (its ctx ends) leaves the start running; the next call
+// joins it, and the program is started once, not once per call.
+func TestSlowStartOutlivesTheCallThatBegunIt(t *testing.T) {
+	dir := t.TempDir()
+	starts, gate := filepath.Join(dir, "starts"), filepath.Join(dir, "go")
+	script := fmt.Sprintf("echo start >> %q; while [ ! -e %q ]; do sleep 0.05; done; exec %q acp", starts, gate, simBinary)
+	a := acp.NewAgent(acp.AgentConfig{
+		Spec:             providers.AgentSpec{ID: "slow", Name: "Slow", Protocol: "acp", Command: []string{"/bin/sh", "-c", script}, InstallHint: "fix it"},
+		HandshakeTimeout: 2 * wait.Process,
+		LookupEnv: func(k string) (string, bool) {
+			switch k {
+			case "HOME":
+				return dir, true
+			case "PATH":
+				return os.Getenv("PATH"), true
+			}
+			return "", false
+		},
+	})
+	defer a.Close()
+	startCount := func() int {
+		b, _ := os.ReadFile(starts)
+		return strings.Count(string(b), "start")
+	}
+
+	first, cancelFirst := context.WithCancel(context.Background())
+	failed := make(chan error, 1)
+	go func() {
+		_, err := a.Client(first)
+		failed <- err
+	}()
+	wait.For(t, "the agent program starts", wait.Process, func() bool { return startCount() == 1 })
+	cancelFirst()
+	if err := wait.Recv(t, "the abandoned call's answer", wait.Process, failed); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "still starting") {
+		t.Fatalf("the abandoned call returned %v, want it still starting", err)
+	}
+
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*wait.Process)
+	defer cancel()
+	c, err := a.Client(ctx)
+	if err != nil {
+		t.Fatalf("the next call: %v", err)
+	}
+	if c == nil || startCount() != 1 {
+		t.Fatalf("client %v, the program started %d times; want one start joined", c, startCount())
 	}
 }

@@ -36,6 +36,7 @@ func (e *LateError) Error() string {
 // wait for it and outliving a listing that stopped waiting.
 type flight struct {
 	done     chan struct{}
+	started  time.Time           // on the registry's clock
 	sessions []providers.Session // read after done is closed
 	err      error
 	late     bool      // a listing stopped waiting: keep the answer for the next one (under r.mu)
@@ -47,21 +48,28 @@ type flight struct {
 // starts a new one. The call runs detached from ctx's cancellation (it
 // may outlive the listing that started it), bounded by the adapter
 // timeout and cancelled when the registry closes.
-func (r *Registry) listFlight(ctx context.Context, id providers.ID, a providers.Adapter) *flight {
+//
+// keep marks the flight's answer to be kept for the next listing (as a
+// late one's is), for a listing started ahead of any caller.
+func (r *Registry) listFlight(ctx context.Context, id providers.ID, a providers.Adapter, keep bool) *flight {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if f := r.flights[id]; f != nil {
 		select {
 		case <-f.done:
+			if keep {
+				return f
+			}
 			delete(r.flights, id)
 			if r.clock.Since(f.endedAt) <= lateResultTTL {
 				return f
 			}
 		default:
+			f.late = f.late || keep
 			return f
 		}
 	}
-	f := &flight{done: make(chan struct{})}
+	f := &flight{done: make(chan struct{}), started: r.clock.Now(), late: keep}
 	r.flights[id] = f
 	r.bg.Add(1)
 	go func() {
@@ -87,21 +95,43 @@ func (r *Registry) listFlight(ctx context.Context, id providers.ID, a providers.
 // provider's sessions (a copy: the caller may change them) and error; a
 // flight still under way at the deadline is marked late and reported
 // with a LateError.
+//
+// The soft deadline counts from each flight's start, not from this
+// listing: a listing that joins a flight started earlier (by an earlier
+// listing, or ahead at start-up) waits only for what is left of its
+// deadline, and not at all for one already past it, so a listing right
+// after a late one answers at once instead of waiting a whole deadline
+// again. (One timer serves the listing: flights still within their
+// deadline are waited for until the newest one's ends.)
 func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights []*flight, soft time.Duration) ([][]providers.Session, []error) {
 	sessions := make([][]providers.Session, len(flights))
 	errs := make([]error, len(flights))
 	var expired <-chan time.Time
+	overdue := make([]bool, len(flights)) // past its own deadline when the listing began
 	if soft > 0 {
-		t := r.clock.NewTimer(soft, "registry", "soft deadline")
-		defer t.Stop()
-		expired = t.C
+		now := r.clock.Now()
+		var newest time.Time // the newest flight still under way
+		for i, f := range flights {
+			if f == nil || f.ended() {
+				continue
+			}
+			overdue[i] = !f.started.Add(soft).After(now)
+			if !overdue[i] && f.started.After(newest) {
+				newest = f.started
+			}
+		}
+		if !newest.IsZero() {
+			t := r.clock.NewTimer(min(soft, newest.Add(soft).Sub(now)), "registry", "soft deadline")
+			defer t.Stop()
+			expired = t.C
+		}
 	}
 	var stopped error // why the listing stopped waiting
 	for i, f := range flights {
 		if f == nil {
 			continue
 		}
-		if stopped == nil {
+		if stopped == nil && !overdue[i] {
 			select {
 			case <-f.done:
 			case <-expired:
@@ -110,22 +140,49 @@ func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights
 				stopped = ctx.Err()
 			}
 		}
-		select {
-		case <-f.done:
+		if f.ended() {
 			sessions[i], errs[i] = slices.Clone(f.sessions), f.err
 			continue
-		default:
 		}
-		if le, ok := stopped.(*LateError); ok {
+		why := stopped
+		if overdue[i] {
+			why = &LateError{After: soft}
+		}
+		if _, ok := why.(*LateError); ok {
 			r.mu.Lock()
 			f.late = true
 			r.mu.Unlock()
-			errs[i] = &LateError{Provider: ids[i], After: le.After}
+			errs[i] = &LateError{Provider: ids[i], After: soft}
 		} else {
-			errs[i] = fmt.Errorf("list %s sessions: %w", ids[i], stopped)
+			errs[i] = fmt.Errorf("list %s sessions: %w", ids[i], why)
 		}
 	}
 	return sessions, errs
+}
+
+// ended reports whether the flight's call has returned.
+func (f *flight) ended() bool {
+	select {
+	case <-f.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// ListAhead starts every configured provider's session listing in the
+// background (start-up work after initialize): the program is found,
+// started and asked while the client has not asked yet, and the first
+// list_agent_sessions joins those listings or takes their answers (kept
+// for lateResultTTL). It returns at once; Close cancels the listings.
+func (r *Registry) ListAhead(ctx context.Context) {
+	for _, id := range r.order {
+		a := r.adapters[id]
+		if a == nil {
+			continue
+		}
+		r.listFlight(ctx, id, a, true)
+	}
 }
 
 // closeFlights cancels the listings under way and waits for them.

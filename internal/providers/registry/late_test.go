@@ -212,3 +212,135 @@ func TestCloseCancelsBackgroundListings(t *testing.T) {
 		t.Fatal("Close returned before the background listing ended")
 	}
 }
+
+// TestJoiningListingWaitsOnlyForWhatIsLeftOfTheDeadline: a listing that
+// joins a flight started earlier waits for the rest of that flight's soft
+// deadline, not a whole one of its own; one that joins a flight already
+// past its deadline answers at once with the provider late.
+func TestJoiningListingWaitsOnlyForWhatIsLeftOfTheDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
+	defer cancel()
+	clock := testclock.At(t, time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC))
+	trap := clock.Trap().NewTimer("registry", "soft deadline")
+	defer trap.Close()
+	release := make(chan struct{})
+	defer close(release)
+	cx := &registrytest.Adapter{Provider: providers.Codex}
+	cx.ListFunc = func(ctx context.Context) ([]providers.Session, error) {
+		select {
+		case <-release:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	// Only codex: a fast provider's listing would end and start afresh
+	// with each page, and the page waits a whole deadline for a new one.
+	r, err := New(teststore.Open(t), []providers.Adapter{cx}, Options{Clock: clock, SoftDeadline: 800 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	list := func() <-chan SessionPage {
+		done := make(chan SessionPage, 1)
+		go func() {
+			p, err := r.ListSessionPage(ctx, SessionQuery{})
+			if err != nil {
+				t.Error(err)
+			}
+			done <- p
+		}()
+		return done
+	}
+	late := func(p SessionPage) bool {
+		for _, pe := range p.ProviderErrors {
+			if pe.Provider == providers.Codex && strings.HasPrefix(pe.Error, "late: ") {
+				return true
+			}
+		}
+		return false
+	}
+
+	first := list()
+	call, err := trap.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if call.Duration != 800*time.Millisecond {
+		t.Fatalf("first listing waits %s, want 800ms", call.Duration)
+	}
+	call.MustRelease(ctx)
+	clock.Advance(500 * time.Millisecond).MustWait(ctx)
+
+	second := list()
+	call, err = trap.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if call.Duration != 300*time.Millisecond {
+		t.Fatalf("a listing joining a flight 500ms old waits %s, want the 300ms left", call.Duration)
+	}
+	call.MustRelease(ctx)
+	clock.Advance(300 * time.Millisecond).MustWait(ctx)
+	for i, ch := range []<-chan SessionPage{first, second} {
+		select {
+		case p := <-ch:
+			if !late(p) {
+				t.Fatalf("listing %d = %+v, want codex late", i+1, p)
+			}
+		case <-ctx.Done():
+			t.Fatalf("listing %d still waits past the flight's deadline", i+1)
+		}
+	}
+
+	// Past the deadline: the next listing arms no timer and answers at once.
+	trap.Close()
+	third, err := r.ListSessionPage(ctx, SessionQuery{})
+	if err != nil || !late(third) {
+		t.Fatalf("third listing = %+v, %v; want codex late at once", third, err)
+	}
+	if n := cx.CallCount("list"); n != 1 {
+		t.Fatalf("codex listed %d times, want once (every listing joined the flight)", n)
+	}
+}
+
+// TestListAheadAnswersTheFirstListing: listings started ahead (after
+// initialize) are kept, so the first page takes their answers without
+// asking the providers again; the page after lists afresh.
+func TestListAheadAnswersTheFirstListing(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
+	defer cancel()
+	clock := testclock.At(t, time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC))
+	cx := &registrytest.Adapter{Provider: providers.Codex}
+	cx.SetSessions([]providers.Session{cx.Session("thr_1", "ahead")}, nil)
+	r, err := New(teststore.Open(t), []providers.Adapter{cx}, Options{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.ListAhead(ctx)
+	wait.For(t, "the listing started ahead ends", wait.InProcess, func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		f := r.flights[providers.Codex]
+		if f == nil {
+			return false
+		}
+		select {
+		case <-f.done:
+			return true
+		default:
+			return false
+		}
+	})
+	p, err := r.ListSessionPage(ctx, SessionQuery{})
+	if err != nil || len(p.Sessions) != 1 || p.Sessions[0].ID != "codex:thr_1" || len(p.ProviderErrors) != 0 {
+		t.Fatalf("first page = %+v, %v; want the session listed ahead", p, err)
+	}
+	if n := cx.CallCount("list"); n != 1 {
+		t.Fatalf("codex listed %d times, want once", n)
+	}
+	if _, err := r.ListSessionPage(ctx, SessionQuery{}); err != nil || cx.CallCount("list") != 2 {
+		t.Fatalf("second page: %v, codex listed %d times, want 2", err, cx.CallCount("list"))
+	}
+}

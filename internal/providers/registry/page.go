@@ -104,7 +104,7 @@ func (r *Registry) ListSessionPage(ctx context.Context, q SessionQuery) (Session
 	errs := make([]error, len(ids))
 	for i, id := range ids {
 		if a := r.adapters[id]; a != nil {
-			flights[i] = r.listFlight(ctx, id, a)
+			flights[i] = r.listFlight(ctx, id, a, false)
 		} else if q.Provider != "" {
 			errs[i] = &NotConfiguredError{Provider: id}
 		}
