@@ -48,6 +48,26 @@ func (t Totals) VerdictText() string {
 	return strings.Join(parts, ", ")
 }
 
+// Text renders the total in one line: the summed figures, or "unknown"
+// when no turn reported usage (never 0), the turns counted and their
+// verdicts ("in 120 · out 30 over 3 turns (2 reported usage; 2 answered,
+// 1 empty)"). The desk and `work show` print it.
+func (t Totals) Text() string {
+	figures := "unknown"
+	if t.Usage.Known() {
+		figures = t.Usage.Text()
+	}
+	s := fmt.Sprintf("%s over %d turns (%d reported usage", figures, t.Turns, t.Reported)
+	if v := t.VerdictText(); v != "" {
+		s += "; " + v
+	}
+	s += ")"
+	if t.Partial {
+		s += ", the newest only"
+	}
+	return s
+}
+
 // SessionTotals totals the turns of the sends to the given sessions
 // ("provider:nativeId"; unknown forms are skipped).
 func (s *Service) SessionTotals(ctx context.Context, sessions ...string) (Totals, error) {

@@ -2,8 +2,6 @@ package desk
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/agent-interop/runtime/internal/delivery"
 )
@@ -16,25 +14,5 @@ func (r *reader) sessionUsage(ctx context.Context, provider, nativeID string) (s
 	if err != nil {
 		return "", err
 	}
-	return totalsText(t), nil
-}
-
-// totalsText renders a usage total.
-func totalsText(t delivery.Totals) string {
-	figures := "unknown"
-	if t.Usage != nil {
-		raw, err := json.Marshal(t.Usage)
-		if err == nil {
-			figures = usageText(raw)
-		}
-	}
-	s := fmt.Sprintf("%s over %d turns (%d reported usage", figures, t.Turns, t.Reported)
-	if v := t.VerdictText(); v != "" {
-		s += "; " + v
-	}
-	s += ")"
-	if t.Partial {
-		s += ", the newest only"
-	}
-	return s
+	return t.Text(), nil
 }
