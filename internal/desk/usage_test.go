@@ -83,7 +83,7 @@ func TestWorkAndConversationPagesTotalUsage(t *testing.T) {
 		{"message_2", "op_m2", "answered", `{"input":7,"output":3,"costUsd":0.01}`},
 	} {
 		turn(m.op, "w1", m.verdict, m.usage)
-		if err := c.Message.Create().SetID(m.id).SetConversationID("conversation_1").SetSequence(int64(i+1)).SetSender("codex:w2").SetRecipient("codex:w1").
+		if err := c.Message.Create().SetID(m.id).SetConversationID("conversation_1").SetSequence(int64(i + 1)).SetSender("codex:w2").SetRecipient("codex:w1").
 			SetText("hi").SetCreatedAt(f.now).SetIdempotencyKey("k-" + m.id).SetOperationID(m.op).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
