@@ -1041,6 +1041,8 @@ type UsageTotals struct {
 	// Tokens and cost the provider reported; an absent figure is unknown,
 	// never 0
 	Usage *Usage `json:"usage,omitempty"`
+	// turns per verdict: 2 answered, 1 empty
+	Verdicts *string `json:"verdicts,omitempty"`
 	// only the newest 10,000 turns counted
 	Partial *bool `json:"partial,omitempty"`
 }

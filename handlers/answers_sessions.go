@@ -168,6 +168,9 @@ func usageTotalsAnswer(t delivery.Totals) *catalogs.UsageTotals {
 	if t.Partial {
 		a.Partial = &t.Partial
 	}
+	if v := t.VerdictText(); v != "" {
+		a.Verdicts = &v
+	}
 	return a
 }
 

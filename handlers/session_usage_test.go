@@ -87,7 +87,7 @@ func TestReadSessionEventsTotalsTheSessionsUsage(t *testing.T) {
 	}
 	send("t1")
 	report("t1", "turn_1", &providers.TurnResult{Verdict: providers.VerdictEmpty})
-	if got := usage("t1"); got != `{"turns":1,"reported":0}` {
+	if got := usage("t1"); got != `{"turns":1,"reported":0,"verdicts":"1 empty"}` {
 		t.Fatalf("a turn without usage: usage %s, want unknown (no usage figures)", got)
 	}
 	send("t1")
@@ -98,10 +98,10 @@ func TestReadSessionEventsTotalsTheSessionsUsage(t *testing.T) {
 		InputTokens: providers.Tokens(80), OutputTokens: providers.Tokens(10), CostUSD: new(float64)}})
 	send("t2")
 	report("t2", "turn_4", &providers.TurnResult{Verdict: providers.VerdictAnswered, Usage: &providers.Usage{InputTokens: providers.Tokens(1000)}})
-	if got, want := usage("t1"), `{"turns":3,"reported":2,"usage":{"input":200,"output":40,"cached":20,"reasoning":7,"costUsd":0}}`; got != want {
+	if got, want := usage("t1"), `{"turns":3,"reported":2,"usage":{"input":200,"output":40,"cached":20,"reasoning":7,"costUsd":0},"verdicts":"2 answered, 1 empty"}`; got != want {
 		t.Errorf("t1 usage %s, want %s", got, want)
 	}
-	if got, want := usage("t2"), `{"turns":1,"reported":1,"usage":{"input":1000}}`; got != want {
+	if got, want := usage("t2"), `{"turns":1,"reported":1,"usage":{"input":1000},"verdicts":"1 answered"}`; got != want {
 		t.Errorf("t2 usage %s, want %s", got, want)
 	}
 }

@@ -84,7 +84,7 @@ func TestReadConversationShowsTurnVerdictAndUsageTotals(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := read()
-	if got := mustJSON(t, out.Usage); got != `{"turns":1,"reported":1,"usage":{"input":100,"output":23}}` {
+	if got := mustJSON(t, out.Usage); got != `{"turns":1,"reported":1,"usage":{"input":100,"output":23},"verdicts":"1 answered"}` {
 		t.Fatalf("usage %s", got)
 	}
 	if got := mustJSON(t, out.Messages[0].Receipt.Turn); !strings.Contains(got, `"verdict":"answered"`) {

@@ -2,6 +2,8 @@ package conversations_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/agent-interop/runtime/internal/conversations"
@@ -44,3 +46,32 @@ func BenchmarkRead(b *testing.B) {
 
 // unbounded is a budget no benchmark reaches.
 var unbounded = conversations.Budget{Messages: 1 << 40, TurnsPerParticipant: 1 << 40, Tokens: 1 << 40}
+
+// BenchmarkSendAfterUsage measures one send into a conversation whose
+// earlier turns all reported usage: the token budget's sum is one SQL
+// aggregate, so the cost stays flat as the conversation grows.
+func BenchmarkSendAfterUsage(b *testing.B) {
+	for _, prior := range []int{0, 100, 1000} {
+		b.Run(fmt.Sprintf("prior=%d", prior), func(b *testing.B) {
+			e := newEnv(b)
+			e.svc = e.process(b, e.disp, conversations.WithBudget(unbounded)).svc
+			id := e.conv(b)
+			for range prior {
+				if _, err := e.send(b, id, "earlier message", ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ctx := context.Background()
+			if err := e.c.Operation.Update().SetUsage(json.RawMessage(`{"input":120,"output":30}`)).Exec(ctx); err != nil {
+				b.Fatal(err)
+			}
+			in := conversations.SendInput{ConversationID: id, Sender: "codex:a", Recipient: "claude-code:b", Text: "benchmark message"}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := e.svc.Send(ctx, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -2,16 +2,19 @@ package conversations
 
 import (
 	"context"
-	"encoding/json"
+	"database/sql"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
 	"github.com/agent-interop/runtime/catalogs/limits"
+
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/message"
 	"github.com/agent-interop/runtime/ent/operation"
-	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/ent/predicate"
 )
 
 // Budget bounds a directed conversation so that two agents replying to
@@ -107,35 +110,51 @@ func CheckTokens(conversationID string, used TokensUsed, limit int64) error {
 // tokensUsed is what conv's turns used: the input and output tokens the
 // providers reported for the sends of its messages (stored with each send
 // operation by the delivery ledger). It is unknown while no turn of conv
-// reported usage; turns that reported nothing add nothing.
+// reported usage; turns that reported nothing add nothing. It is one SQL
+// aggregate over the conversation's operations (a send checks it), so its
+// cost does not grow with the rows it sums in Go.
 func tokensUsed(ctx context.Context, tx *ent.Tx, conv *ent.Conversation) (TokensUsed, error) {
-	ids, err := tx.Message.Query().Where(message.ConversationID(conv.ID)).
-		Select(message.FieldOperationID).Strings(ctx)
-	if err != nil {
-		return UnknownTokens, fmt.Errorf("read conversation %s's messages: %w", conv.ID, err)
+	var rows []struct {
+		Input  sql.NullInt64 `json:"tokens_in"`
+		Output sql.NullInt64 `json:"tokens_out"`
 	}
-	if len(ids) == 0 {
-		return UnknownTokens, nil
-	}
-	ops, err := tx.Operation.Query().Where(operation.IDIn(ids...), operation.UsageNotNil()).
-		Select(operation.FieldUsage).All(ctx)
+	err := tx.Operation.Query().Where(ofConversation(conv.ID), operation.UsageNotNil()).
+		Aggregate(usageSum("input", "tokens_in"), usageSum("output", "tokens_out")).Scan(ctx, &rows)
 	if err != nil {
 		return UnknownTokens, fmt.Errorf("read conversation %s's usage: %w", conv.ID, err)
 	}
 	used := UnknownTokens
-	for _, o := range ops {
-		var u providers.Usage
-		if json.Unmarshal(o.Usage, &u) != nil {
-			continue
-		}
-		for _, n := range []*int64{u.InputTokens, u.OutputTokens} {
-			if n != nil {
+	for _, r := range rows {
+		for _, n := range []sql.NullInt64{r.Input, r.Output} {
+			if n.Valid {
 				used.Known = true
-				used.Count += *n
+				used.Count += n.Int64
 			}
 		}
 	}
 	return used, nil
+}
+
+// ofConversation selects the operations of conversationID's messages.
+func ofConversation(conversationID string) predicate.Operation {
+	return func(s *entsql.Selector) {
+		t := entsql.Dialect(s.Dialect()).Table(message.Table)
+		s.Where(entsql.In(s.C(operation.FieldID),
+			entsql.Dialect(s.Dialect()).Select(t.C(message.FieldOperationID)).From(t).
+				Where(entsql.EQ(t.C(message.FieldConversationID), conversationID))))
+	}
+}
+
+// usageSum sums one integer figure of the usage JSON (providers.Usage's
+// key), as the column as: NULL when no row reported it.
+func usageSum(key, as string) ent.AggregateFunc {
+	return func(s *entsql.Selector) string {
+		c := s.C(operation.FieldUsage)
+		if s.Dialect() == dialect.Postgres {
+			return fmt.Sprintf("SUM((%s->>'%s')::bigint) AS %s", c, key, as)
+		}
+		return fmt.Sprintf("SUM(json_extract(%s, '$.%s')) AS %s", c, key, as)
+	}
 }
 
 // turnsReceived counts the messages participant received in conv.

@@ -2,6 +2,7 @@ package conversations_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -217,5 +218,68 @@ func TestTokenBudgetCountsReportedUsage(t *testing.T) {
 	}
 	if after := e.counts(t); after != before {
 		t.Errorf("a refused send changed the store: %+v -> %+v", before, after)
+	}
+}
+
+// TestTokenBudgetSumsOnlyItsTurns: the token budget sums the input and
+// output tokens of every turn of the conversation that reported them (a
+// turn with only one figure adds it, one with none adds nothing, cached
+// and reasoning tokens are not counted twice), never another
+// conversation's, and refuses the first send once the sum reaches it.
+func TestTokenBudgetSumsOnlyItsTurns(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.p = e.process(t, e.disp, conversations.WithBudget(conversations.Budget{Messages: 50, TurnsPerParticipant: 50, Tokens: 100}))
+	e.svc = e.p.svc
+	other := e.conv(t)
+	id := e.conv(t)
+	r, err := e.send(t, other, "elsewhere", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.setUsage(t, r.Message.ID, `{"input":5000,"output":5000}`)
+	for i, tc := range []struct {
+		usage    string // stored with the turn; "" none reported
+		wantUsed int64  // after it; -1 unknown
+	}{
+		{"", -1},
+		{`{"cached":40,"reasoning":40}`, -1},
+		{`{"input":30,"cached":20,"reasoning":10}`, 30},
+		{`{"output":25}`, 55},
+		{`{"input":20,"output":24,"costUsd":0.5}`, 99},
+		{`{"output":1}`, 100},
+	} {
+		r, err := e.send(t, id, "turn "+strconv.Itoa(i), "")
+		if err != nil {
+			t.Fatalf("send %d: %v (the budget refused before its tokens were used)", i, err)
+		}
+		if tc.usage != "" {
+			e.setUsage(t, r.Message.ID, tc.usage)
+		}
+		page, err := e.svc.Read(ctx, conversations.ReadInput{ConversationID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := page.Budget.TokensUsed
+		if (tc.wantUsed < 0 && got.Known) || (tc.wantUsed >= 0 && (!got.Known || got.Count != tc.wantUsed)) {
+			t.Fatalf("after turn %d (%s): tokens used %+v, want %d (-1: unknown)", i, tc.usage, got, tc.wantUsed)
+		}
+	}
+	_, err = e.send(t, id, "one too many", "")
+	var be *conversations.BudgetExceededError
+	if !errors.As(err, &be) || be.Budget != "tokens" || be.Used != 100 || be.Limit != 100 {
+		t.Fatalf("send at the token budget: %v, want a tokens refusal (100 of 100)", err)
+	}
+	if _, err := e.send(t, other, "the other goes on", ""); err == nil || !errors.As(err, &be) {
+		t.Fatalf("the other conversation (10000 tokens used of 100): %v, want refused", err)
+	}
+}
+
+// setUsage stores usage with the operation of message id, as the ledger
+// does when the turn's outcome reports it.
+func (e *env) setUsage(t testing.TB, id, usage string) {
+	t.Helper()
+	if err := e.c.Operation.UpdateOneID(e.op(t, id).ID).SetUsage(json.RawMessage(usage)).Exec(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

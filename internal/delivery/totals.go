@@ -48,6 +48,26 @@ func (t Totals) VerdictText() string {
 	return strings.Join(parts, ", ")
 }
 
+// Text renders the total in one line: the summed figures, or "unknown"
+// when no turn reported usage (never 0), the turns counted and their
+// verdicts ("in 120 · out 30 over 3 turns (2 reported usage; 2 answered,
+// 1 empty)"). The desk and `work show` print it.
+func (t Totals) Text() string {
+	figures := "unknown"
+	if t.Usage.Known() {
+		figures = t.Usage.Text()
+	}
+	s := fmt.Sprintf("%s over %d turns (%d reported usage", figures, t.Turns, t.Reported)
+	if v := t.VerdictText(); v != "" {
+		s += "; " + v
+	}
+	s += ")"
+	if t.Partial {
+		s += ", the newest only"
+	}
+	return s
+}
+
 // SessionTotals totals the turns of the sends to the given sessions
 // ("provider:nativeId"; unknown forms are skipped).
 func (s *Service) SessionTotals(ctx context.Context, sessions ...string) (Totals, error) {
@@ -75,7 +95,12 @@ func SessionTotalsIn(ctx context.Context, c *ent.Client, sessions ...string) (To
 
 // ConversationTotals totals the turns the conversation's messages started.
 func (s *Service) ConversationTotals(ctx context.Context, conversationID string) (Totals, error) {
-	ids, err := s.st.Client().Message.Query().Where(message.ConversationID(conversationID)).
+	return ConversationTotalsIn(ctx, s.st.Client(), conversationID)
+}
+
+// ConversationTotalsIn is ConversationTotals over a store client (the desk).
+func ConversationTotalsIn(ctx context.Context, c *ent.Client, conversationID string) (Totals, error) {
+	ids, err := c.Message.Query().Where(message.ConversationID(conversationID)).
 		Order(ent.Desc(message.FieldSequence)).Limit(maxTotalledTurns).Select(message.FieldOperationID).Strings(ctx)
 	if err != nil {
 		return Totals{}, fmt.Errorf("read conversation %s's messages: %w", conversationID, err)
@@ -83,13 +108,17 @@ func (s *Service) ConversationTotals(ctx context.Context, conversationID string)
 	if len(ids) == 0 {
 		return Totals{}, nil
 	}
-	return totals(ctx, s.st.Client(), operation.IDIn(ids...))
+	return totals(ctx, c, operation.IDIn(ids...))
 }
 
 // WorkTotals totals the turns of the sessions attached to a work item: its
 // source and destination sessions and those of its handoffs.
 func (s *Service) WorkTotals(ctx context.Context, workID string) (Totals, error) {
-	c := s.st.Client()
+	return WorkTotalsIn(ctx, s.st.Client(), workID)
+}
+
+// WorkTotalsIn is WorkTotals over a store client (the desk).
+func WorkTotalsIn(ctx context.Context, c *ent.Client, workID string) (Totals, error) {
 	w, err := c.WorkItem.Query().Where(workitem.ID(workID)).Only(ctx)
 	if err != nil {
 		return Totals{}, fmt.Errorf("read work %s: %w", workID, err)
@@ -110,7 +139,7 @@ func (s *Service) WorkTotals(ctx context.Context, workID string) (Totals, error)
 			sessions = append(sessions, *h.DestinationSession)
 		}
 	}
-	return s.SessionTotals(ctx, sessions...)
+	return SessionTotalsIn(ctx, c, sessions...)
 }
 
 func totals(ctx context.Context, c *ent.Client, where predicate.Operation) (Totals, error) {

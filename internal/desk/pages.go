@@ -331,6 +331,10 @@ func (h *Handler) workItemPage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
+	if d.Usage, err = h.read.workUsage(ctx, d.ID); err != nil {
+		h.fail(w, err)
+		return
+	}
 	live := Base + "/live/workitem" + queryString("id", d.ID, "depth", strconv.Itoa(d.Graph.Depth))
 	h.render(w, http.StatusOK, "workitem", h.page("Work "+d.ID, "work", live, d))
 }
@@ -400,6 +404,10 @@ func (h *Handler) conversationPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	if d.Usage, err = h.read.conversationUsage(ctx, d.ID); err != nil {
 		h.fail(w, err)
 		return
 	}

@@ -613,19 +613,7 @@ func usageText(raw json.RawMessage) string {
 	if len(raw) == 0 || json.Unmarshal(raw, &u) != nil || !u.Known() {
 		return ""
 	}
-	var parts []string
-	for _, f := range []struct {
-		name string
-		v    *int64
-	}{{"in", u.InputTokens}, {"out", u.OutputTokens}, {"cached", u.CachedTokens}, {"reasoning", u.ReasoningTokens}} {
-		if f.v != nil {
-			parts = append(parts, fmt.Sprintf("%s %d", f.name, *f.v))
-		}
-	}
-	if u.CostUSD != nil {
-		parts = append(parts, fmt.Sprintf("$%.4f", *u.CostUSD))
-	}
-	return strings.Join(parts, " · ")
+	return u.Text()
 }
 
 // nativeTurn names the provider's record of the turn an operation started

@@ -91,6 +91,8 @@ type ConversationDetail struct {
 	Last         int64 // the newest sequence shown (the live cursor)
 	Gap          *conversations.Gap
 	Budget       *conversations.BudgetLeft // the loop budget and what is left
+	// Usage totals the turns its messages started (usage.go; set by the page).
+	Usage string
 }
 
 // afterEverything is an After for conversations.Read that no message

@@ -368,6 +368,9 @@ type WorkDetail struct {
 	MoreHandoffs bool
 	MoreReviews  bool
 	MoreClaims   bool
+	// Usage totals the turns of its sessions and its handoffs' sessions
+	// (usage.go; set by the page).
+	Usage string
 }
 
 // EvidenceRow is one evidence record (its data is not loaded).

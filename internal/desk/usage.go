@@ -2,8 +2,6 @@ package desk
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/agent-interop/runtime/internal/delivery"
 )
@@ -16,25 +14,25 @@ func (r *reader) sessionUsage(ctx context.Context, provider, nativeID string) (s
 	if err != nil {
 		return "", err
 	}
-	return totalsText(t), nil
+	return t.Text(), nil
 }
 
-// totalsText renders a usage total.
-func totalsText(t delivery.Totals) string {
-	figures := "unknown"
-	if t.Usage != nil {
-		raw, err := json.Marshal(t.Usage)
-		if err == nil {
-			figures = usageText(raw)
-		}
+// workUsage renders what the turns of a work item's sessions and its
+// handoffs' sessions cost (delivery.WorkTotalsIn), as sessionUsage.
+func (r *reader) workUsage(ctx context.Context, workID string) (string, error) {
+	t, err := delivery.WorkTotalsIn(ctx, r.client, workID)
+	if err != nil {
+		return "", err
 	}
-	s := fmt.Sprintf("%s over %d turns (%d reported usage", figures, t.Turns, t.Reported)
-	if v := t.VerdictText(); v != "" {
-		s += "; " + v
+	return t.Text(), nil
+}
+
+// conversationUsage renders what the turns a conversation's messages
+// started cost (delivery.ConversationTotalsIn), as sessionUsage.
+func (r *reader) conversationUsage(ctx context.Context, conversationID string) (string, error) {
+	t, err := delivery.ConversationTotalsIn(ctx, r.client, conversationID)
+	if err != nil {
+		return "", err
 	}
-	s += ")"
-	if t.Partial {
-		s += ", the newest only"
-	}
-	return s
+	return t.Text(), nil
 }

@@ -41,3 +41,55 @@ func TestSessionPageTotalsUsage(t *testing.T) {
 		t.Fatalf("session page lacks %q:\n%s", want, page)
 	}
 }
+
+// TestWorkAndConversationPagesTotalUsage: a work item's page totals the
+// turns of its sessions, a conversation's page the turns its messages
+// started (not the other turns of the same sessions); nothing reported
+// reads unknown, never 0.
+func TestWorkAndConversationPagesTotalUsage(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	c := f.ent()
+	turn := func(id, native, verdict, usage string) {
+		t.Helper()
+		f.addOperation(id, native, "send", operation.StatusCompleted, f.now)
+		u := c.Operation.UpdateOneID(id).SetVerdict(verdict)
+		if usage != "" {
+			u.SetUsage(json.RawMessage(usage))
+		}
+		if err := u.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.addWork("work_1", "Add retries")
+	if err := c.WorkItem.UpdateOneID("work_1").SetSourceSession("codex:w1").SetDestinationSession("codex:w2").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, page := f.get("/desk/work/work_1", bearer...); !strings.Contains(page, `<dd id="work-usage">unknown over 0 turns (0 reported usage)</dd>`) {
+		t.Fatalf("work page before any turn:\n%s", page)
+	}
+	turn("op_w1", "w1", "answered", `{"input":100,"output":10}`)
+	turn("op_w2", "w2", "failed", "")
+	turn("op_w3", "w3", "answered", `{"input":5000}`) // not the work's session
+	if _, page := f.get("/desk/work/work_1", bearer...); !strings.Contains(page, `<dd id="work-usage">in 100 · out 10 over 2 turns (1 reported usage; 1 answered, 1 failed)</dd>`) {
+		t.Fatalf("work page usage:\n%s", page)
+	}
+
+	if err := c.Conversation.Create().SetID("conversation_1").SetTitle("Talk").SetCreatedAt(f.now).SetUpdatedAt(f.now).SetLastSequence(2).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range []struct{ id, op, verdict, usage string }{
+		{"message_1", "op_m1", "empty", ""},
+		{"message_2", "op_m2", "answered", `{"input":7,"output":3,"costUsd":0.01}`},
+	} {
+		turn(m.op, "w1", m.verdict, m.usage)
+		if err := c.Message.Create().SetID(m.id).SetConversationID("conversation_1").SetSequence(int64(i + 1)).SetSender("codex:w2").SetRecipient("codex:w1").
+			SetText("hi").SetCreatedAt(f.now).SetIdempotencyKey("k-" + m.id).SetOperationID(m.op).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, page := f.get("/desk/conversations/conversation_1", bearer...)
+	if want := `<p id="conversation-usage">Usage: in 7 · out 3 · $0.0100 over 2 turns (1 reported usage; 1 answered, 1 empty)</p>`; !strings.Contains(page, want) {
+		t.Fatalf("conversation page lacks %q:\n%s", want, page)
+	}
+}

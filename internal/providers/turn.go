@@ -61,6 +61,27 @@ func (u *Usage) Known() bool {
 		u.ReasoningTokens != nil || u.CostUSD != nil)
 }
 
+// Text renders the reported figures ("in 120 · out 30 · $0.0100"); ""
+// when none was reported.
+func (u *Usage) Text() string {
+	if !u.Known() {
+		return ""
+	}
+	var parts []string
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{{"in", u.InputTokens}, {"out", u.OutputTokens}, {"cached", u.CachedTokens}, {"reasoning", u.ReasoningTokens}} {
+		if f.v != nil {
+			parts = append(parts, fmt.Sprintf("%s %d", f.name, *f.v))
+		}
+	}
+	if u.CostUSD != nil {
+		parts = append(parts, fmt.Sprintf("$%.4f", *u.CostUSD))
+	}
+	return strings.Join(parts, " · ")
+}
+
 // Add adds o's reported figures to u's; a figure stays unknown only while
 // neither reported it.
 func (u *Usage) Add(o *Usage) {

@@ -2,7 +2,6 @@ package workcli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/providers"
@@ -42,35 +41,4 @@ type workShown struct {
 
 func totalsAnswer(t delivery.Totals) *usageTotals {
 	return &usageTotals{Turns: t.Turns, Reported: t.Reported, Usage: t.Usage, Partial: t.Partial, Verdicts: t.Verdicts}
-}
-
-// usageLine renders a total: the reported figures or "unknown" (never 0),
-// the turns counted and their verdicts.
-func usageLine(t delivery.Totals) string {
-	figures := "unknown"
-	if u := t.Usage; u != nil {
-		figures = ""
-		add := func(name string, v *int64) {
-			if v != nil {
-				figures += fmt.Sprintf("%s %d, ", name, *v)
-			}
-		}
-		add("input", u.InputTokens)
-		add("output", u.OutputTokens)
-		add("cached", u.CachedTokens)
-		add("reasoning", u.ReasoningTokens)
-		if u.CostUSD != nil {
-			figures += fmt.Sprintf("$%.4f, ", *u.CostUSD)
-		}
-		figures = figures[:len(figures)-2]
-	}
-	s := fmt.Sprintf("%s over %d turns (%d reported usage", figures, t.Turns, t.Reported)
-	if v := t.VerdictText(); v != "" {
-		s += "; " + v
-	}
-	s += ")"
-	if t.Partial {
-		s += ", newest turns only"
-	}
-	return s
 }

@@ -33,7 +33,7 @@ func TestShowPrintsUsageAndVerdicts(t *testing.T) {
 			nil, "unknown over 1 turns (0 reported usage; 1 empty)"},
 		{"reported", delivery.Totals{Turns: 3, Reported: 2, Usage: &providers.Usage{InputTokens: providers.Tokens(120), OutputTokens: providers.Tokens(30), CostUSD: &cost},
 			Verdicts: map[providers.Verdict]int{providers.VerdictAnswered: 2, providers.VerdictFailed: 1}},
-			nil, "input 120, output 30, $0.2500 over 3 turns (2 reported usage; 2 answered, 1 failed)"},
+			nil, "in 120 · out 30 · $0.2500 over 3 turns (2 reported usage; 2 answered, 1 failed)"},
 		{"json", delivery.Totals{Turns: 2, Reported: 1, Usage: &providers.Usage{InputTokens: providers.Tokens(7)},
 			Verdicts: map[providers.Verdict]int{providers.VerdictTruncated: 2}},
 			[]string{"--json"}, `"usage":{"turns":2,"reported":1,"usage":{"input":7},"verdicts":{"truncated":2}}`},

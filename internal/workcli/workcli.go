@@ -82,7 +82,7 @@ func Run(ctx context.Context, svc *workflow.Service, args []string, stdout, stde
 		if err == nil && o.totals != nil {
 			var t delivery.Totals
 			if t, err = o.totals(ctx, d.Work.ID); err == nil {
-				shown.Usage, usage = totalsAnswer(t), usageLine(t)
+				shown.Usage, usage = totalsAnswer(t), t.Text()
 			}
 		}
 		result, render = shown, func(w io.Writer) { renderWorkDetail(w, d, usage) }

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,6 +221,24 @@ func subscribe(t *testing.T, a providers.Adapter, id string) *stream {
 		}
 	}()
 	return s
+}
+
+// len is the number of events received so far.
+func (s *stream) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.list)
+}
+
+// since renders the events received from index from on (type and data), for a log.
+func (s *stream) since(from int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, ev := range s.list[min(from, len(s.list)):] {
+		fmt.Fprintf(&b, "[%s turn=%s %s] ", ev.Type, ev.TurnID, ev.Data)
+	}
+	return b.String()
 }
 
 func (s *stream) text(kind string) string {
