@@ -360,9 +360,19 @@ func stepSessions(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	counts, err := s.h.read.sessionCounts(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	counts.OOB = "true"
+	more, err := replaceIfChanged(s, "counts", "session-counts", counts)
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, more...)
 	pos := position("sessions", page.Start, len(page.Rows), page.Total)
 	pos.OOB = "true"
-	more, err := replaceIfChanged(s, "position", "list-position", pos)
+	more, err = replaceIfChanged(s, "position", "list-position", pos)
 	return append(parts, more...), err
 }
 

@@ -29,6 +29,7 @@ type sessionsView struct {
 	Page      SessionPage
 	Tail      listTail
 	Position  Position
+	Counts    SessionCounts
 }
 
 func (h *Handler) sessionFilter(r *http.Request) SessionFilter {
@@ -55,13 +56,18 @@ func (h *Handler) sessionsPage(w http.ResponseWriter, r *http.Request) {
 		h.failRead(w, err)
 		return
 	}
+	counts, err := h.read.sessionCounts(ctx, f)
+	if err != nil {
+		h.failRead(w, err)
+		return
+	}
 	live := ""
 	if f.Cursor == "" {
 		live = Base + "/live/sessions" + queryString("provider", f.Provider, "workspace", f.Workspace, "limit", limitParam(f.Limit),
 			"since", pageMark(page.Rows))
 	}
 	h.render(w, http.StatusOK, "sessions", h.page("Sessions", "sessions", live, sessionsView{Filter: f, Providers: h.providerNames(), Page: page,
-		Tail: sessionsList(f).tail(page.Next, len(page.Rows), false), Position: position("sessions", page.Start, len(page.Rows), page.Total)}))
+		Tail: sessionsList(f).tail(page.Next, len(page.Rows), false), Position: position("sessions", page.Start, len(page.Rows), page.Total), Counts: counts}))
 }
 
 // pageMark is the cursor of a list page as rendered: its live stream

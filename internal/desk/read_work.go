@@ -291,7 +291,7 @@ type WorkCounts struct {
 }
 
 // Tally is a list's counts per status and their total, shared by every
-// view that counts (Work, Receipts).
+// view that counts (Work, Receipts, Sessions).
 type Tally struct {
 	Counts []StatusCount
 	Total  int
