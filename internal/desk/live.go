@@ -436,7 +436,14 @@ func stepConversations(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return diffList(s, page.Rows, conversationsList(limit), page.Next)
+	parts, err := diffList(s, page.Rows, conversationsList(limit), page.Next)
+	if err != nil {
+		return nil, err
+	}
+	pos := position("conversations", page.Start, len(page.Rows), page.Total)
+	pos.OOB = "true"
+	more, err := replaceIfChanged(s, "position", "list-position", pos)
+	return append(parts, more...), err
 }
 
 // replaceIfChanged renders a block and returns it when it differs from

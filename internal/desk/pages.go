@@ -363,15 +363,16 @@ func (h *Handler) claimsPage(w http.ResponseWriter, r *http.Request) {
 		live = Base + "/live/claims" + queryString("resource", f.Resource, "session", f.Session)
 	}
 	pd := h.page("Claims", "claims", live, claimsView{Filter: f, Page: page,
-		Tail: listTail{ID: "claims", Base: Base + "/claims", Query: queryString("resource", f.Resource, "session", f.Session), Next: page.Next}})
+		Tail: listTail{ID: "claims", Base: Base + "/claims", Query: queryString("resource", f.Resource, "session", f.Session, "limit", limitParam(f.Limit)), Next: page.Next}})
 	pd.CSRF = h.formToken(r)
 	h.render(w, http.StatusOK, "claims", pd)
 }
 
 // conversationsView is the data of the conversations page.
 type conversationsView struct {
-	Page ConversationPage
-	Tail listTail
+	Page     ConversationPage
+	Tail     listTail
+	Position Position
 }
 
 func conversationsList(limit int) listSpec {
@@ -393,7 +394,8 @@ func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request) {
 		live = Base + "/live/conversations" + queryString("limit", limitParam(limit), "since", pageMark(page.Rows))
 	}
 	h.render(w, http.StatusOK, "conversations", h.page("Conversations", "conversations", live,
-		conversationsView{Page: page, Tail: conversationsList(limit).tail(page.Next, len(page.Rows), false)}))
+		conversationsView{Page: page, Tail: conversationsList(limit).tail(page.Next, len(page.Rows), false),
+			Position: position("conversations", page.Start, len(page.Rows), page.Total)}))
 }
 
 func (h *Handler) conversationPage(w http.ResponseWriter, r *http.Request) {
