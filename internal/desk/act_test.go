@@ -451,3 +451,49 @@ func TestPermissionRequestsShowLive(t *testing.T) {
 		t.Fatalf("the answered request stays: %+v", ev)
 	}
 }
+
+// TestStandaloneDeskReleasesButDoesNotAnswer: the stand-alone desk
+// (NoProviders) releases a claim through the claims service, but refuses
+// a permission answer and a cancel with 403 and a sentence saying where
+// to act (nothing reaches the tools), and its session page offers
+// neither, saying so.
+func TestStandaloneDeskReleasesButDoesNotAnswer(t *testing.T) {
+	a := newActFixture(t, func(o *Options) { o.NoProviders = true })
+	_, page := a.get("/desk/sessions/codex/t1", "Cookie", a.cookie)
+	for _, absent := range []string{`data-request-id=`, `action="/desk/act/cancel"`, `action="/desk/act/permission"`} {
+		if strings.Contains(page, absent) {
+			t.Fatalf("the session page offers %s: %.3000s", absent, page)
+		}
+	}
+	if !strings.Contains(page, `id="act-elsewhere"`) {
+		t.Fatalf("the session page does not say where to answer: %.3000s", page)
+	}
+	for _, c := range []struct {
+		path string
+		form url.Values
+	}{
+		{"/desk/act/permission", url.Values{"provider": {"codex"}, "nativeId": {"t1"}, "requestId": {"req-1"}, "decision": {"accept"}}},
+		{"/desk/act/cancel", url.Values{"provider": {"codex"}, "nativeId": {"t1"}}},
+	} {
+		c.form.Set("csrf", a.csrf)
+		res, body := a.post(c.path, c.form)
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(body, `"needs_provider"`) || !strings.Contains(body, "serve --http") {
+			t.Fatalf("%s: %d %s", c.path, res.StatusCode, body)
+		}
+	}
+	if n := a.tools.calls(); n != 0 {
+		t.Fatalf("a refused answer or cancel reached the tools (%d calls)", n)
+	}
+	_, claims := a.get("/desk/claims", "Cookie", a.cookie)
+	if !strings.Contains(claims, `id="release-form"`) {
+		t.Fatalf("the claims page offers no release: %.2000s", claims)
+	}
+	res, _ := a.post("/desk/act/release", url.Values{"csrf": {a.csrf}, "claimId": {a.claim}})
+	if res.StatusCode != http.StatusSeeOther || a.claimStatus() != claim.StatusReleased {
+		t.Fatalf("release: %d, claim %s", res.StatusCode, a.claimStatus())
+	}
+	ev, err := a.ent().Evidence.Query().Where(evidence.WorkID("w-1")).Only(context.Background())
+	if err != nil || !strings.Contains(ev.Summary, "released through the desk") {
+		t.Fatalf("evidence of the release: %+v %v", ev, err)
+	}
+}
