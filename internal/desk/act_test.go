@@ -2,6 +2,7 @@ package desk
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/agent-interop/runtime/ent/evidence"
 	"github.com/agent-interop/runtime/handlers"
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
@@ -495,5 +497,36 @@ func TestStandaloneDeskReleasesButDoesNotAnswer(t *testing.T) {
 	ev, err := a.ent().Evidence.Query().Where(evidence.WorkID("w-1")).Only(context.Background())
 	if err != nil || !strings.Contains(ev.Summary, "released through the desk") {
 		t.Fatalf("evidence of the release: %+v %v", ev, err)
+	}
+}
+
+// TestPermissionReceiptShowsTheRequestsEvents: the receipt of a
+// permission answer without a turn (OpenCode's) shows the provider's
+// events of the request it answered, asked and replied, and no other.
+func TestPermissionReceiptShowsTheRequestsEvents(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.addSession("t1")
+	if _, err := f.ent().Operation.Create().SetID("op-answer").SetIdempotencyKey(deskKeyPrefix + "x").SetProvider("codex").SetNativeID("t1").
+		SetOperation("permission").SetStatus("completed").SetCreatedAt(f.now).SetUpdatedAt(f.now).
+		SetDetail(json.RawMessage(`{"request":{"requestId":"per_1","decision":"once"}}`)).Save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var evs []providers.NativeEvent
+	for _, e := range []struct{ typ, data string }{
+		{"permission.asked", `{"type":"permission.asked","properties":{"id":"per_1"}}`},
+		{"permission.asked", `{"type":"permission.asked","properties":{"id":"per_2"}}`},
+		{"permission.replied", `{"type":"permission.replied","properties":{"requestID":"per_1","reply":"once"}}`},
+	} {
+		evs = append(evs, providers.NativeEvent{NativeID: "t1", Timestamp: f.now, Type: e.typ, Data: json.RawMessage(e.data)})
+	}
+	if _, err := f.h.read.events.Append(ctx, "codex", "t1", 1, evs); err != nil {
+		t.Fatal(err)
+	}
+	_, body := f.get("/desk/receipts/op-answer", bearer...)
+	for want, on := range map[string]bool{"event #1": true, "event #2": false, "event #3": true} {
+		if strings.Contains(body, want) != on {
+			t.Errorf("%s shown: %v, want %v: %.3000s", want, !on, on, body)
+		}
 	}
 }
