@@ -11,11 +11,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agent-interop/runtime/handlers"
+	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/desk"
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/httpserve"
 	"github.com/agent-interop/runtime/internal/providers/adapters"
 	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/workflow"
 )
 
 // DefaultDeskPort is the port `interop-runtime desk` listens on.
@@ -31,6 +34,7 @@ func deskCommand(ctx context.Context, args []string, env Env, stdio IO) int {
 	tokenFile := fs.String("token-file", "", "where the per-boot token is written when AGENT_INTEROP_HTTP_TOKEN is unset (default ~/.agent-interop-runtime/desk-<port>.token)")
 	rate := fs.Int("rate-limit", desk.DefaultRateLimit, "requests per minute per desk session or bearer token (failed sign-ins: per client address), 0 for no limit")
 	lifetime := fs.Duration("stream-lifetime", desk.DefaultStreamLifetime, "how long one live stream lasts before the browser reconnects (resuming where it was; its cookie is checked again)")
+	readOnly := fs.Bool("read-only", false, "show the store only: refuse to release claims (this desk never answers permission requests or cancels turns: it holds no provider connection)")
 	db := dbFlag(fs)
 	if code, ok := parseFlags(fs, args, stdio); !ok {
 		return code
@@ -57,7 +61,9 @@ func deskCommand(ctx context.Context, args []string, env Env, stdio IO) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	st, err := store.Open(ctx, path, store.WithoutCreate(), store.WithoutUpgrade()) // the desk only reads
+	// The desk reads the store, and writes to it only when a person
+	// releases a claim (claims service, with its evidence).
+	st, err := store.Open(ctx, path, store.WithoutCreate(), store.WithoutUpgrade())
 	if err != nil {
 		return fail(1, "open the state store: %v", err)
 	}
@@ -94,6 +100,12 @@ func deskCommand(ctx context.Context, args []string, env Env, stdio IO) int {
 	h, err := desk.New(desk.Options{
 		Store: st, Token: httpguard.NewSecret(token), Port: bound, URL: base, RateLimit: limit, Logger: logger, StreamLifetime: *lifetime,
 		Providers: adapters.KnownIDs(env),
+		// A claim is released through the claims service, as
+		// release_claim does; answering a permission request or
+		// cancelling a turn needs the provider connection of the process
+		// driving the session, which this desk does not have.
+		Tools:       handlers.New(handlers.Deps{Store: st, Claims: claims.New(st), Workflow: workflow.New(st, workflow.Options{})}),
+		NoProviders: true, ReadOnly: *readOnly,
 		LoginLink: func(link string) {
 			fmt.Fprintf(stdio.Stderr, "agent-interop-runtime desk login link (works once): %s\n", link)
 		},

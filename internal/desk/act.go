@@ -52,13 +52,16 @@ var actionPaths = map[string]string{
 type actor struct {
 	tools   catalogs.Handlers
 	entries map[string]*catalogs.Entry
+	// delivers is set when the tools reach the providers (a permission
+	// answer and a cancel can be delivered); else only a release works.
+	delivers bool
 }
 
-func newActor(tools catalogs.Handlers) *actor {
+func newActor(tools catalogs.Handlers, delivers bool) *actor {
 	if tools == nil {
 		return nil
 	}
-	a := &actor{tools: tools, entries: map[string]*catalogs.Entry{}}
+	a := &actor{tools: tools, entries: map[string]*catalogs.Entry{}, delivers: delivers}
 	for _, e := range catalogs.All() {
 		switch e.Name {
 		case toolRespond, toolCancel, toolRelease, toolPending:
@@ -190,17 +193,28 @@ var refusalMessages = map[string]string{
 	"actions_unavailable": "this desk was started on its own (interop-runtime desk): it reads the store but holds " +
 		"no provider connection, so it cannot answer a permission request, cancel a turn or release a claim; " +
 		"act from the desk of interop-runtime serve --http (its /desk/ page)",
+	"needs_provider": "this desk was started on its own (interop-runtime desk): it can release a claim, but it holds " +
+		"no provider connection, so it cannot answer a permission request or cancel a turn (only the runtime process " +
+		"driving the session can deliver them); do it from the desk of interop-runtime serve --http (its /desk/ page) " +
+		"or with the respond_to_permission and cancel_session tools",
 }
+
+// delivers reports a desk that can answer permission requests and cancel
+// turns (not only release claims).
+func (h *Handler) delivers() bool { return h.act != nil && h.act.delivers }
 
 // actionRefusal says why a POST to an action route may not act, or ""
 // when it may. Every check runs before the body is read; nothing changes
 // for a refused request.
-func (h *Handler) actionRefusal(r *http.Request) string {
+func (h *Handler) actionRefusal(r *http.Request, tool string) string {
 	if h.readOnly {
 		return "read_only"
 	}
 	if h.act == nil {
 		return "actions_unavailable"
+	}
+	if tool != toolRelease && !h.act.delivers {
+		return "needs_provider"
 	}
 	// Fetch Metadata: a browser marks the request of a page of another
 	// origin (a page on another local port is same-site, not same-origin).
@@ -242,7 +256,7 @@ func (h *Handler) ownOrigin(origin string, r *http.Request) bool {
 // then the form's CSRF token against the session's, then the tool.
 func (h *Handler) action(w http.ResponseWriter, r *http.Request, tool string) {
 	w.Header().Set("Cache-Control", "no-store")
-	if why := h.actionRefusal(r); why != "" {
+	if why := h.actionRefusal(r, tool); why != "" {
 		h.log.Warn("desk: action refused", "path", r.URL.Path, "reason", why)
 		if msg, ok := refusalMessages[why]; ok {
 			httpguard.WriteJSON(w, http.StatusForbidden, map[string]string{"error": why, "message": msg})

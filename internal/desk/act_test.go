@@ -2,6 +2,7 @@ package desk
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/agent-interop/runtime/ent/evidence"
 	"github.com/agent-interop/runtime/handlers"
 	"github.com/agent-interop/runtime/internal/claims"
+	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
@@ -449,5 +451,82 @@ func TestPermissionRequestsShowLive(t *testing.T) {
 	a.addOperation("op-ask-2", "t1", "send", "queued", a.now.Add(2*time.Second))
 	if ev := s.next(t, streamWait); !strings.Contains(ev.data, `id="no-asks"`) {
 		t.Fatalf("the answered request stays: %+v", ev)
+	}
+}
+
+// TestStandaloneDeskReleasesButDoesNotAnswer: the stand-alone desk
+// (NoProviders) releases a claim through the claims service, but refuses
+// a permission answer and a cancel with 403 and a sentence saying where
+// to act (nothing reaches the tools), and its session page offers
+// neither, saying so.
+func TestStandaloneDeskReleasesButDoesNotAnswer(t *testing.T) {
+	a := newActFixture(t, func(o *Options) { o.NoProviders = true })
+	_, page := a.get("/desk/sessions/codex/t1", "Cookie", a.cookie)
+	for _, absent := range []string{`data-request-id=`, `action="/desk/act/cancel"`, `action="/desk/act/permission"`} {
+		if strings.Contains(page, absent) {
+			t.Fatalf("the session page offers %s: %.3000s", absent, page)
+		}
+	}
+	if !strings.Contains(page, `id="act-elsewhere"`) {
+		t.Fatalf("the session page does not say where to answer: %.3000s", page)
+	}
+	for _, c := range []struct {
+		path string
+		form url.Values
+	}{
+		{"/desk/act/permission", url.Values{"provider": {"codex"}, "nativeId": {"t1"}, "requestId": {"req-1"}, "decision": {"accept"}}},
+		{"/desk/act/cancel", url.Values{"provider": {"codex"}, "nativeId": {"t1"}}},
+	} {
+		c.form.Set("csrf", a.csrf)
+		res, body := a.post(c.path, c.form)
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(body, `"needs_provider"`) || !strings.Contains(body, "serve --http") {
+			t.Fatalf("%s: %d %s", c.path, res.StatusCode, body)
+		}
+	}
+	if n := a.tools.calls(); n != 0 {
+		t.Fatalf("a refused answer or cancel reached the tools (%d calls)", n)
+	}
+	_, claims := a.get("/desk/claims", "Cookie", a.cookie)
+	if !strings.Contains(claims, `id="release-form"`) {
+		t.Fatalf("the claims page offers no release: %.2000s", claims)
+	}
+	res, _ := a.post("/desk/act/release", url.Values{"csrf": {a.csrf}, "claimId": {a.claim}})
+	if res.StatusCode != http.StatusSeeOther || a.claimStatus() != claim.StatusReleased {
+		t.Fatalf("release: %d, claim %s", res.StatusCode, a.claimStatus())
+	}
+	ev, err := a.ent().Evidence.Query().Where(evidence.WorkID("w-1")).Only(context.Background())
+	if err != nil || !strings.Contains(ev.Summary, "released through the desk") {
+		t.Fatalf("evidence of the release: %+v %v", ev, err)
+	}
+}
+
+// TestPermissionReceiptShowsTheRequestsEvents: the receipt of a
+// permission answer without a turn (OpenCode's) shows the provider's
+// events of the request it answered, asked and replied, and no other.
+func TestPermissionReceiptShowsTheRequestsEvents(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.addSession("t1")
+	if _, err := f.ent().Operation.Create().SetID("op-answer").SetIdempotencyKey(deskKeyPrefix + "x").SetProvider("codex").SetNativeID("t1").
+		SetOperation("permission").SetStatus("completed").SetCreatedAt(f.now).SetUpdatedAt(f.now).
+		SetDetail(json.RawMessage(`{"request":{"requestId":"per_1","decision":"once"}}`)).Save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var evs []providers.NativeEvent
+	for _, e := range []struct{ typ, data string }{
+		{"permission.asked", `{"type":"permission.asked","properties":{"id":"per_1"}}`},
+		{"permission.asked", `{"type":"permission.asked","properties":{"id":"per_2"}}`},
+		{"permission.replied", `{"type":"permission.replied","properties":{"requestID":"per_1","reply":"once"}}`},
+	} {
+		evs = append(evs, providers.NativeEvent{NativeID: "t1", Timestamp: f.now, Type: e.typ, Data: json.RawMessage(e.data)})
+	}
+	if _, err := f.h.read.events.Append(ctx, "codex", "t1", 1, evs); err != nil {
+		t.Fatal(err)
+	}
+	_, body := f.get("/desk/receipts/op-answer", bearer...)
+	for want, on := range map[string]bool{"event #1": true, "event #2": false, "event #3": true} {
+		if strings.Contains(body, want) != on {
+			t.Errorf("%s shown: %v, want %v: %.3000s", want, !on, on, body)
+		}
 	}
 }

@@ -79,8 +79,15 @@ type Options struct {
 	// pending permission request, cancel a running turn, release a claim,
 	// each through the tool of the same name (see act.go). The desk inside
 	// serve --http passes the runtime's handlers; the stand-alone desk
-	// drives no session and passes none.
+	// passes handlers over the store's claims and work services, with
+	// NoProviders.
 	Tools catalogs.Handlers
+	// NoProviders says that Tools hold no provider connection (the
+	// stand-alone desk: the store's claims and work services only): a
+	// claim may be released, but a permission answer or a cancel, which
+	// only the process driving the session can deliver, is refused with
+	// a sentence that says so, and no page offers them.
+	NoProviders bool
 	// ReadOnly refuses every action (serve --http --read-only).
 	ReadOnly bool
 	// Providers are the provider ids the filters offer: every known agent,
@@ -188,7 +195,7 @@ func New(o Options) (*Handler, error) {
 		providers: slices.Clone(o.Providers),
 	}
 	if !o.ReadOnly {
-		h.act = newActor(o.Tools)
+		h.act = newActor(o.Tools, !o.NoProviders)
 	}
 	if _, err := rand.Read(h.csrfKey[:]); err != nil {
 		return nil, fmt.Errorf("desk: make the form token key: %w", err)

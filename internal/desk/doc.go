@@ -29,7 +29,9 @@
 //
 // Inside serve --http (Options.Tools, never with Options.ReadOnly) a
 // signed-in person can answer a pending permission request, cancel a turn
-// and release a claim. Each is the MCP tool of the same name, decoded by
+// and release a claim; the stand-alone desk (Options.NoProviders) can only
+// release a claim, and refuses the others with a sentence saying where to
+// act. Each is the MCP tool of the same name, decoded by
 // its catalog entry and run by the runtime's handlers (act.go), so it goes
 // through the delivery ledger or the claims service like a tool call. A
 // POST needs the cookie, the desk's own Origin, Sec-Fetch-Site

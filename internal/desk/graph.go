@@ -40,6 +40,9 @@ type GraphNode struct {
 // GraphEdge says From depends on To.
 type GraphEdge struct{ From, To string }
 
+// DOMID is the element id of the edge's line in a list of ties.
+func (e GraphEdge) DOMID() string { return domID("ge-", e.From+"--"+e.To) }
+
 // neighbourhood walks depends_on edges both ways from w, breadth first.
 func (r *reader) neighbourhood(ctx context.Context, w *ent.WorkItem, depth int) (Graph, error) {
 	if depth <= 0 {

@@ -59,6 +59,10 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 		s.step, s.list = stepWork, true
 	case "conversations":
 		s.step, s.list = stepConversations, true
+	case "board":
+		s.step, s.list = stepBoard, true
+	case "graph":
+		s.step, s.list = stepGraph, true
 	case "claims":
 		s.step = stepClaims
 	case "session":
@@ -360,9 +364,19 @@ func stepSessions(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	counts, err := s.h.read.sessionCounts(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	counts.OOB = "true"
+	more, err := replaceIfChanged(s, "counts", "session-counts", counts)
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, more...)
 	pos := position("sessions", page.Start, len(page.Rows), page.Total)
 	pos.OOB = "true"
-	more, err := replaceIfChanged(s, "position", "list-position", pos)
+	more, err = replaceIfChanged(s, "position", "list-position", pos)
 	return append(parts, more...), err
 }
 
@@ -420,13 +434,51 @@ func stepWork(ctx context.Context, s *stream) ([]string, error) {
 	return append(parts, more...), err
 }
 
+// stepBoard sends the board's counts and columns again when a count or a
+// card changed (the columns are short: boardRows cards each); desk.js
+// highlights the cards that are new or changed.
+func stepBoard(ctx context.Context, s *stream) ([]string, error) {
+	f := workFilter(s.r)
+	f.Cursor, f.Sort, f.Limit = "", "", 0
+	counts, err := s.h.read.workCounts(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	board, err := s.h.read.board(ctx, f, counts)
+	if err != nil {
+		return nil, err
+	}
+	m := boardMark(counts, board)
+	if m == s.mark {
+		return nil, nil
+	}
+	s.mark = m
+	counts.OOB = "true"
+	cf, err := s.h.tpl.fragment("work-counts", counts)
+	if err != nil {
+		return nil, err
+	}
+	bf, err := s.h.tpl.fragment("work-board", workView{Filter: f, Board: board, BoardOOB: "true"})
+	if err != nil {
+		return nil, err
+	}
+	return []string{cf, bf}, nil
+}
+
 func stepConversations(ctx context.Context, s *stream) ([]string, error) {
 	limit := intParam(s.r, "limit")
 	page, err := s.h.read.conversations(ctx, "", limit)
 	if err != nil {
 		return nil, err
 	}
-	return diffList(s, page.Rows, conversationsList(limit), page.Next)
+	parts, err := diffList(s, page.Rows, conversationsList(limit), page.Next)
+	if err != nil {
+		return nil, err
+	}
+	pos := position("conversations", page.Start, len(page.Rows), page.Total)
+	pos.OOB = "true"
+	more, err := replaceIfChanged(s, "position", "list-position", pos)
+	return append(parts, more...), err
 }
 
 // replaceIfChanged renders a block and returns it when it differs from
@@ -492,7 +544,7 @@ func stepSession(ctx context.Context, s *stream) ([]string, error) {
 	// a request that arrives (or is answered elsewhere) shows without a
 	// reload. A provider's request is recorded as its event, so the
 	// change feed wakes the stream.
-	if csrf := s.h.formToken(s.r); csrf != "" {
+	if csrf := s.h.formToken(s.r); csrf != "" && s.h.delivers() {
 		v := sessionView{Session: row, CanAct: true}
 		if v.Asks, err = s.h.act.pending(ctx, provider, native); err != nil {
 			v.AsksErr = err.Error()

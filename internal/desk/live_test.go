@@ -281,3 +281,42 @@ func TestStreamsEndAfterTheirLifetime(t *testing.T) {
 	f.advance(100 * time.Millisecond)
 	s.awaitEnd(t, "the stream to end after its lifetime")
 }
+
+// TestBoardAndOverviewStreams: the board and the dependency overview are
+// live like the lists: a stream opened from the page sends nothing while
+// nothing changed (only its greeting), then the new card with its column's
+// count, or the overview with the new tie, when the store changes.
+func TestBoardAndOverviewStreams(t *testing.T) {
+	for _, c := range []struct {
+		name, page string
+		change     func(f *fixture)
+		want       []string
+	}{
+		{"board", "/desk/work?view=board", func(f *fixture) { f.addWork("work_new", "A new card") },
+			[]string{`id="work-board" hx-swap-oob="true"`, `data-work-id="work_new"`, `id="work-counts" hx-swap-oob="true"`, `data-count="all">3<`, `data-count="open">2<`}},
+		{"overview", "/desk/graph", func(f *fixture) { f.addWork("work_new", "A new tie", "work_b") },
+			[]string{`id="overview-graph" hx-swap-oob="true"`, `id="ge-work_new--work_b"`, `data-chained="3"`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.addWork("work_a", "First")
+			f.addWork("work_b", "Second", "work_a")
+			res, body := f.get(c.page, bearer...)
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("%s: %d", c.page, res.StatusCode)
+			}
+			s := f.stream(liveURL(t, body), bearer...)
+			if first := s.next(t, streamWait); strings.Contains(first.data, "work-board") || strings.Contains(first.data, "overview-graph") {
+				t.Fatalf("the greeting of an unchanged page sent the page again: %+v", first)
+			}
+			c.change(f)
+			f.poll()
+			ev := s.next(t, streamWait)
+			for _, want := range c.want {
+				if !strings.Contains(ev.data, want) {
+					t.Fatalf("the update lacks %s: %s", want, ev.data)
+				}
+			}
+		})
+	}
+}

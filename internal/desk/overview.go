@@ -24,6 +24,13 @@ type Overview struct {
 	Graph   Graph
 	Session string
 	Chained int // unfinished items in a dependency chain, drawn or not
+	OOB     string
+}
+
+// mark is the overview's cursor for its live stream: it changes when
+// what is drawn or counted changes.
+func (o Overview) mark() string {
+	return digest(fmt.Sprint(o.Chained, "\x00", o.Graph.Mermaid))
 }
 
 func chained() predicate.WorkItem {
@@ -113,5 +120,25 @@ func (h *Handler) overviewPage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	h.render(w, http.StatusOK, "graph", h.page("Dependency overview", "work", "", o))
+	live := Base + "/live/graph" + queryString("session", o.Session, "since", o.mark())
+	h.render(w, http.StatusOK, "graph", h.page("Dependency overview", "work", live, o))
+}
+
+// stepGraph sends the overview again when what it draws or counts
+// changed; desk.js draws the new graph and highlights the new ties.
+func stepGraph(ctx context.Context, s *stream) ([]string, error) {
+	o, err := s.h.read.overview(ctx, strings.TrimSpace(s.r.URL.Query().Get("session")))
+	if err != nil {
+		return nil, err
+	}
+	if m := o.mark(); m != s.mark {
+		s.mark = m
+		o.OOB = "true"
+		frag, err := s.h.tpl.fragment("overview-graph", o)
+		if err != nil {
+			return nil, err
+		}
+		return []string{frag}, nil
+	}
+	return nil, nil
 }

@@ -1,6 +1,7 @@
 package desk
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -29,6 +30,7 @@ type sessionsView struct {
 	Page      SessionPage
 	Tail      listTail
 	Position  Position
+	Counts    SessionCounts
 }
 
 func (h *Handler) sessionFilter(r *http.Request) SessionFilter {
@@ -55,13 +57,18 @@ func (h *Handler) sessionsPage(w http.ResponseWriter, r *http.Request) {
 		h.failRead(w, err)
 		return
 	}
+	counts, err := h.read.sessionCounts(ctx, f)
+	if err != nil {
+		h.failRead(w, err)
+		return
+	}
 	live := ""
 	if f.Cursor == "" {
 		live = Base + "/live/sessions" + queryString("provider", f.Provider, "workspace", f.Workspace, "limit", limitParam(f.Limit),
 			"since", pageMark(page.Rows))
 	}
 	h.render(w, http.StatusOK, "sessions", h.page("Sessions", "sessions", live, sessionsView{Filter: f, Providers: h.providerNames(), Page: page,
-		Tail: sessionsList(f).tail(page.Next, len(page.Rows), false), Position: position("sessions", page.Start, len(page.Rows), page.Total)}))
+		Tail: sessionsList(f).tail(page.Next, len(page.Rows), false), Position: position("sessions", page.Start, len(page.Rows), page.Total), Counts: counts}))
 }
 
 // pageMark is the cursor of a list page as rendered: its live stream
@@ -101,6 +108,9 @@ type sessionView struct {
 	Asks    []PermissionAsk
 	AsksErr string
 	CanAct  bool
+	// ActNote: the person may act from this desk, but it cannot answer
+	// or cancel (the stand-alone desk): the page says where to.
+	ActNote bool
 }
 
 func (h *Handler) sessionPage(w http.ResponseWriter, r *http.Request) {
@@ -148,7 +158,9 @@ func (h *Handler) sessionPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pd := h.page("Session "+provider+":"+shorten(native, 24), "sessions", "", nil)
-	if pd.CSRF = h.formToken(r); pd.CSRF != "" && !v.Undiscovered {
+	pd.CSRF = h.formToken(r)
+	v.ActNote = pd.CSRF != "" && !h.delivers()
+	if pd.CSRF != "" && h.delivers() && !v.Undiscovered {
 		v.CanAct = true
 		if v.Asks, err = h.act.pending(ctx, provider, native); err != nil {
 			v.AsksErr = err.Error()
@@ -243,6 +255,8 @@ type workView struct {
 	// newest items of each, one keyset read per column).
 	View  string
 	Board []BoardColumn
+	// BoardOOB makes the board an out-of-band swap (its live stream).
+	BoardOOB string
 }
 
 // BoardColumn is one status of the board view.
@@ -255,6 +269,42 @@ type BoardColumn struct {
 
 // boardRows is how many items a board column shows.
 const boardRows = 20
+
+// board reads the board's columns: the newest boardRows items of each
+// status the counts show, one keyset read per column.
+func (r *reader) board(ctx context.Context, f WorkFilter, counts WorkCounts) ([]BoardColumn, error) {
+	var out []BoardColumn
+	for _, c := range counts.Counts {
+		col := BoardColumn{Status: c.Status, N: c.N}
+		if c.N > 0 {
+			cf := f
+			cf.Status, cf.Cursor, cf.Limit, cf.Sort = c.Status, "", boardRows, ""
+			page, err := r.work(ctx, cf)
+			if err != nil {
+				return nil, err
+			}
+			col.Rows, col.More = page.Rows, page.Next != ""
+		}
+		out = append(out, col)
+	}
+	return out, nil
+}
+
+// boardMark is the board's cursor for its live stream: it changes when a
+// column's count or any card shown changes.
+func boardMark(counts WorkCounts, board []BoardColumn) string {
+	var ids, fps []string
+	for _, c := range counts.Counts {
+		ids, fps = append(ids, "n-"+c.Status), append(fps, strconv.Itoa(c.N))
+	}
+	ids, fps = append(ids, "total"), append(fps, strconv.Itoa(counts.Total))
+	for _, col := range board {
+		for _, w := range col.Rows {
+			ids, fps = append(ids, col.Status+"/"+w.DOMID()), append(fps, w.Fingerprint())
+		}
+	}
+	return listDigest(ids, fps)
+}
 
 func workFilter(r *http.Request) WorkFilter {
 	q := r.URL.Query()
@@ -290,20 +340,11 @@ func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
 	}
 	live := ""
 	if v.View == "board" {
-		for _, c := range v.Counts.Counts {
-			col := BoardColumn{Status: c.Status, N: c.N}
-			if c.N > 0 {
-				cf := f
-				cf.Status, cf.Cursor, cf.Limit = c.Status, "", boardRows
-				page, err := h.read.work(ctx, cf)
-				if err != nil {
-					h.failRead(w, err)
-					return
-				}
-				col.Rows, col.More = page.Rows, page.Next != ""
-			}
-			v.Board = append(v.Board, col)
+		if v.Board, err = h.read.board(ctx, f, v.Counts); err != nil {
+			h.failRead(w, err)
+			return
 		}
+		live = Base + "/live/board" + queryString("status", f.Status, "session", f.Session, "q", f.Query, "since", boardMark(v.Counts, v.Board))
 	} else {
 		if v.Page, err = h.read.work(ctx, f); err != nil {
 			h.failRead(w, err)
@@ -361,15 +402,16 @@ func (h *Handler) claimsPage(w http.ResponseWriter, r *http.Request) {
 		live = Base + "/live/claims" + queryString("resource", f.Resource, "session", f.Session)
 	}
 	pd := h.page("Claims", "claims", live, claimsView{Filter: f, Page: page,
-		Tail: listTail{ID: "claims", Base: Base + "/claims", Query: queryString("resource", f.Resource, "session", f.Session), Next: page.Next}})
+		Tail: listTail{ID: "claims", Base: Base + "/claims", Query: queryString("resource", f.Resource, "session", f.Session, "limit", limitParam(f.Limit)), Next: page.Next}})
 	pd.CSRF = h.formToken(r)
 	h.render(w, http.StatusOK, "claims", pd)
 }
 
 // conversationsView is the data of the conversations page.
 type conversationsView struct {
-	Page ConversationPage
-	Tail listTail
+	Page     ConversationPage
+	Tail     listTail
+	Position Position
 }
 
 func conversationsList(limit int) listSpec {
@@ -391,7 +433,8 @@ func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request) {
 		live = Base + "/live/conversations" + queryString("limit", limitParam(limit), "since", pageMark(page.Rows))
 	}
 	h.render(w, http.StatusOK, "conversations", h.page("Conversations", "conversations", live,
-		conversationsView{Page: page, Tail: conversationsList(limit).tail(page.Next, len(page.Rows), false)}))
+		conversationsView{Page: page, Tail: conversationsList(limit).tail(page.Next, len(page.Rows), false),
+			Position: position("conversations", page.Start, len(page.Rows), page.Total)}))
 }
 
 func (h *Handler) conversationPage(w http.ResponseWriter, r *http.Request) {

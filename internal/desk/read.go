@@ -677,6 +677,13 @@ func (r *reader) receipt(ctx context.Context, id string) (ReceiptDetail, error) 
 					ps = append(ps, sqljson.ValueEQ(col, d.Turn, sqljson.Path("turnId")),
 						sqljson.ValueEQ(col, d.Turn, sqljson.Path("turn", "id")))
 				}
+				// A permission answer without a turn (OpenCode's): the
+				// provider's events of the request it answered, asked
+				// (properties.id) and replied (properties.requestID).
+				if req := permissionRequestOf(o.Detail); req != "" {
+					ps = append(ps, sqljson.ValueEQ(col, req, sqljson.Path("properties", "requestID")),
+						sqljson.ValueEQ(col, req, sqljson.Path("properties", "id")))
+				}
 				s.Where(entsql.Or(ps...))
 			}).
 		Order(ent.Asc(sessionevent.FieldSequence)).Limit(maxReceiptEvents).All(ctx)
@@ -687,6 +694,20 @@ func (r *reader) receipt(ctx context.Context, id string) (ReceiptDetail, error) 
 		d.Events = append(d.Events, eventRow(events.Event{Sequence: e.Sequence, Epoch: e.Epoch, Timestamp: e.Timestamp, Type: e.Type, Data: e.Data}))
 	}
 	return d, nil
+}
+
+// permissionRequestOf is the request id a permission answer's stored
+// detail names ("" for any other operation).
+func permissionRequestOf(detail []byte) string {
+	var d struct {
+		Request struct {
+			RequestID string `json:"requestId"`
+		} `json:"request"`
+	}
+	if len(detail) == 0 || json.Unmarshal(detail, &d) != nil {
+		return ""
+	}
+	return d.Request.RequestID
 }
 
 func indentJSON(raw []byte) string {

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agent-interop/runtime/ent/conversation"
+	"github.com/agent-interop/runtime/ent/predicate"
 	"github.com/agent-interop/runtime/internal/conversations"
+	"github.com/agent-interop/runtime/internal/paging"
 )
 
 // ---- conversations
@@ -34,6 +37,9 @@ func (c ConversationRow) Fingerprint() string {
 type ConversationPage struct {
 	Rows []ConversationRow
 	Next string
+	// Start and Total: the position of the first row and how many
+	// conversations the store holds, both counted in the store.
+	Start, Total int
 }
 
 func conversationRow(c conversations.Conversation) ConversationRow {
@@ -48,12 +54,33 @@ func (r *reader) conversations(ctx context.Context, cursor string, limit int) (C
 	if err != nil {
 		return ConversationPage{}, err
 	}
-	page := ConversationPage{Next: l.NextCursor}
+	page := ConversationPage{Next: l.NextCursor, Start: 1}
 	for _, c := range l.Conversations {
 		page.Rows = append(page.Rows, conversationRow(c))
 	}
+	if page.Total, err = r.client.Conversation.Query().Count(ctx); err != nil {
+		return page, fmt.Errorf("count conversations: %w", err)
+	}
+	// The cursor is list_conversations' (conversations.List, which
+	// checked it above): the (updated_at, id) of the previous page's last
+	// row; the conversations before the page are those not older.
+	at, id, set, err := timeKeys(cursorConversations, paging.F("session", "", "updatedSince", "", "detail", "false"), cursor)
+	if err != nil {
+		return page, err
+	}
+	if set {
+		n, err := r.client.Conversation.Query().
+			Where(conversation.Not(olderThan[predicate.Conversation](conversation.FieldUpdatedAt, conversation.FieldID, at, id))).Count(ctx)
+		if err != nil {
+			return page, fmt.Errorf("count the conversations before the page: %w", err)
+		}
+		page.Start = n + 1
+	}
 	return page, nil
 }
+
+// cursorConversations is the tool name of conversations.List's cursors.
+const cursorConversations = "list_conversations"
 
 // ParticipantRow is one participant of a conversation.
 type ParticipantRow struct {

@@ -291,7 +291,7 @@ type WorkCounts struct {
 }
 
 // Tally is a list's counts per status and their total, shared by every
-// view that counts (Work, Receipts).
+// view that counts (Work, Receipts, Sessions).
 type Tally struct {
 	Counts []StatusCount
 	Total  int
@@ -518,7 +518,13 @@ type ClaimPage struct {
 	Next      string
 	Conflicts []ConflictRow // the most recent refusals, newest first
 	At        time.Time
+	// Start and Total: the position of the first row and how many active
+	// claims the filter selects, both counted in the store.
+	Start, Total int
 }
+
+// Position is where the page stands among the active claims.
+func (p ClaimPage) Position() Position { return position("claims", p.Start, len(p.Rows), p.Total) }
 
 // claims pages the active claims by (resource, id) on the claims'
 // (status, resource, expires_at) index. claims.List pages by acquisition
@@ -539,15 +545,24 @@ func (r *reader) claims(ctx context.Context, f ClaimFilter) (ClaimPage, error) {
 	if s := strings.TrimSpace(f.Session); s != "" {
 		q = q.Where(claim.SessionID(s))
 	}
+	page := ClaimPage{At: now, Start: 1}
+	if page.Total, err = q.Clone().Count(ctx); err != nil {
+		return ClaimPage{}, fmt.Errorf("count active claims: %w", err)
+	}
 	if keys != nil {
 		res, id := keys[0], keys[1]
-		q = q.Where(claim.Or(claim.ResourceGT(res), claim.And(claim.Resource(res), claim.IDGT(id))))
+		after := claim.Or(claim.ResourceGT(res), claim.And(claim.Resource(res), claim.IDGT(id)))
+		before, err := q.Clone().Where(claim.Not(after)).Count(ctx)
+		if err != nil {
+			return ClaimPage{}, fmt.Errorf("count the active claims before the page: %w", err)
+		}
+		page.Start = before + 1
+		q = q.Where(after)
 	}
 	list, err := q.Order(ent.Asc(claim.FieldResource), ent.Asc(claim.FieldID)).Limit(limit + 1).All(ctx)
 	if err != nil {
 		return ClaimPage{}, fmt.Errorf("read active claims: %w", err)
 	}
-	page := ClaimPage{At: now}
 	if len(list) > limit {
 		list = list[:limit]
 		last := list[len(list)-1]

@@ -163,3 +163,69 @@ func TestSessionsSayWhereAPageStands(t *testing.T) {
 		t.Fatalf("positions %q, want %q", positions, want)
 	}
 }
+
+// TestClaimsAndConversationsSayWhereAPageStands: the claims and the
+// conversations pages say which rows of how many they show, page by page,
+// and a claim released or a conversation added moves the total.
+func TestClaimsAndConversationsSayWhereAPageStands(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	w := f.addWork("work_pos", "Positions")
+	for i := range 5 {
+		if err := f.ent().Claim.Create().SetID(fmt.Sprintf("claim_%d", i)).SetWorkID(w.ID).SetSessionID("codex:a").
+			SetResource(fmt.Sprintf("src/f%d.go", i)).SetAcquiredAt(f.now).SetExpiresAt(f.now.Add(time.Hour)).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Neither released nor expired claims count.
+	if err := f.ent().Claim.Create().SetID("claim_gone").SetWorkID(w.ID).SetSessionID("codex:a").SetResource("src/gone.go").
+		SetAcquiredAt(f.now.Add(-2 * time.Hour)).SetExpiresAt(f.now.Add(-time.Hour)).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		at := f.now.Add(time.Duration(i) * time.Minute)
+		if err := f.ent().Conversation.Create().SetID(fmt.Sprintf("conversation_%d", i)).SetTitle(fmt.Sprintf("Talk %d", i)).
+			SetCreatedAt(at).SetUpdatedAt(at).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := regexp.MustCompile(`rel="next" href="([^"]+)"`)
+	positions := func(path, list string) []string {
+		pos := regexp.MustCompile(`id="` + list + `-position"[^>]*>([^<]*)<`)
+		var out []string
+		for path != "" {
+			res, body := f.get(path, bearer...)
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("%s: %d %.2000s", path, res.StatusCode, body)
+			}
+			m := pos.FindStringSubmatch(body)
+			if m == nil {
+				t.Fatalf("%s says no position: %.3000s", path, body)
+			}
+			out = append(out, m[1])
+			path = ""
+			if m := next.FindStringSubmatch(body); m != nil {
+				path = html.UnescapeString(m[1])
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		path, list string
+		want       []string
+	}{
+		{"/desk/claims?limit=2", "claims", []string{"1–2 of 5", "3–4 of 5", "5–5 of 5"}},
+		{"/desk/claims?limit=2&resource=f1", "claims", []string{"1–1 of 1"}},
+		{"/desk/conversations?limit=2", "conversations", []string{"1–2 of 3", "3–3 of 3"}},
+	} {
+		if got := positions(c.path, c.list); !slices.Equal(got, c.want) {
+			t.Errorf("%s: positions %q, want %q", c.path, got, c.want)
+		}
+	}
+	if err := f.ent().Claim.UpdateOneID("claim_0").SetStatus("released").SetReleasedAt(f.now).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := positions("/desk/claims?limit=10", "claims"); !slices.Equal(got, []string{"1–4 of 4"}) {
+		t.Errorf("after a release: %q", got)
+	}
+}

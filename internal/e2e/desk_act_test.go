@@ -18,17 +18,62 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
-// TestDeskApprovalInRealBrowser: a real Codex turn on the fake model asks
-// to write a file; a person signed in to the desk of serve --http answers
-// it by clicking the provider's "accept" option on the session page. The
-// file is written, the receipt says the desk made the answer and shows
-// its events, and the same form posted without its token from the page
-// is refused with 403 and changes nothing.
+// TestDeskApprovalInRealBrowser: a real Codex or OpenCode turn on the
+// fake model asks to write a file; a person signed in to the desk of serve
+// --http answers it by clicking the provider's first allowing option on
+// the session page. The file is written, the receipt says the desk made
+// the answer and shows its events, and the same form posted without its
+// token from the page is refused with 403 and changes nothing.
 func TestDeskApprovalInRealBrowser(t *testing.T) {
-	realpeers.Require(t, realpeers.Codex)
-	chromium := browser.Require(t)
+	for _, c := range []struct {
+		provider string
+		peer     realpeers.Program
+		env      func(t *testing.T) (*fakemodel.Server, *realpeers.Env)
+	}{
+		{"codex", realpeers.Codex, codexDeskEnv},
+		{"opencode", realpeers.OpenCode, openCodeDeskEnv},
+	} {
+		t.Run(c.provider, func(t *testing.T) {
+			realpeers.Require(t, c.peer)
+			chromium := browser.Require(t)
+			fm, env := c.env(t)
+			deskApproval(t, chromium, c.provider, fm, env)
+		})
+	}
+}
+
+// openCodeDeskEnv starts an OpenCode server on the fake model whose config
+// asks before every edit, and returns the runtime's environment that
+// reaches it.
+func openCodeDeskEnv(t *testing.T) (*fakemodel.Server, *realpeers.Env) {
+	t.Helper()
+	fm := fakemodel.New(t)
+	fm.SetDefault(fakemodel.Text("Hello from fake model."))
+	env := realpeers.NewEnv(t)
+	env.Set("INTEROP_DB", filepath.Join(env.Root(), "interop.db"))
+	program, err := realpeers.Find(realpeers.OpenCode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ocEnv := realpeers.NewEnv(t)
+	cfg := realpeers.OpenCodeConfig(fm.BaseURL())
+	cfg["permission"] = map[string]any{"edit": "ask"}
+	if err := realpeers.SetOpenCode(ocEnv, cfg); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	srv, err := realpeers.StartOpenCode(ctx, realpeers.OpenCodeOptions{Program: program, Env: ocEnv, Password: openCodePassword})
+	cancel()
+	if err != nil {
+		t.Fatalf("starting opencode: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	env.Set("OPENCODE_SERVER_URL", srv.URL).Set("OPENCODE_SERVER_PASSWORD", openCodePassword).Set("OPENCODE_AUTO_START", "false")
+	return fm, env
+}
+
+func deskApproval(t *testing.T, chromium, provider string, fm *fakemodel.Server, env *realpeers.Env) {
 	shots := browser.ScreenshotDir(t)
-	fm, env := codexDeskEnv(t)
 	env.Set("AGENT_INTEROP_HTTP_TOKEN", "desk-act-token")
 	r := startHTTP(t, nil, env.Environ())
 	links := deskLoginLine.FindAllStringSubmatch(r.stderr.String(), -1)
@@ -37,22 +82,21 @@ func TestDeskApprovalInRealBrowser(t *testing.T) {
 	}
 	cs := r.connect(t)
 	dir := t.TempDir()
-	s := createSession(t, cs, "codex", dir, "desk approval")
+	s := createSession(t, cs, provider, dir, "desk approval")
 	tag := unique("DESKACT")
 	fm.On(fakemodel.Contains(tag), fakemodel.WriteFile("desk.txt", "written after a click\n").WithFollowUp("Wrote it."))
-	if rcpt := send(t, cs, "codex", s.NativeID, tag+" write desk.txt", ""); !rcpt.Accepted {
+	if rcpt := send(t, cs, provider, s.NativeID, tag+" write desk.txt", ""); !rcpt.Accepted {
 		t.Fatalf("receipt %+v", rcpt)
 	}
-	req := awaitPermission(t, cs, "codex", s.NativeID, turnTimeout)
+	req := awaitPermission(t, cs, provider, s.NativeID, turnTimeout)
 
 	br := browser.Start(t, chromium, 1280, 900)
 	ctx := br.Context()
 	run(t, ctx, 30*time.Second, "open the login link", chromedp.Navigate(links[0][1]))
 	waitFor(t, ctx, 20*time.Second, "the desk after login", `location.pathname === "/desk/"`)
-	run(t, ctx, 30*time.Second, "open the session page", chromedp.Navigate(r.base+"/desk/sessions/codex/"+url.PathEscape(s.NativeID)))
+	run(t, ctx, 30*time.Second, "open the session page", chromedp.Navigate(r.base+"/desk/sessions/"+provider+"/"+url.PathEscape(s.NativeID)))
 	form := fmt.Sprintf(`document.querySelector('form.ask[data-request-id=%q]')`, req.RequestID)
 	waitFor(t, ctx, 20*time.Second, "the pending request with its options", form+` !== null && `+form+`.querySelector("button.allow") !== null`)
-	browser.Screenshot(t, ctx, shots, "act-01-pending")
 
 	// The same form without its token, posted by the page itself (same
 	// origin, the cookie attached): refused, and the request stays open.
@@ -67,28 +111,30 @@ func TestDeskApprovalInRealBrowser(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "desk.txt")); err == nil {
 		t.Fatal("the file was written after a refused request")
 	}
-	still := awaitPermission(t, cs, "codex", s.NativeID, 5*time.Second)
+	still := awaitPermission(t, cs, provider, s.NativeID, 5*time.Second)
 	if still.RequestID != req.RequestID {
 		t.Fatalf("the refused request changed the pending one: %+v", still)
 	}
 
+	allowLabel := eval[string](t, ctx, form+`.querySelector("button.allow").textContent`)
+	browser.Screenshot(t, ctx, shots, "act-01-"+provider+"-pending")
 	clicked := time.Now()
 	eval[bool](t, ctx, form+`.querySelector("button.allow").click(), true`)
 	landed := waitAcross(t, ctx, 30*time.Second, `location.pathname.startsWith("/desk/receipts/") || location.pathname.startsWith("/desk/act/")`,
 		`location.pathname + " " + document.body.innerText.slice(0, 400)`)
 	if !strings.HasPrefix(landed, "/desk/receipts/") {
-		browser.Screenshot(t, ctx, shots, "act-02-after-click")
+		browser.Screenshot(t, ctx, shots, "act-02-"+provider+"-after-click")
 		t.Fatalf("the click did not land on the receipt: %s", landed)
 	}
 	wait.For(t, "the provider's write of desk.txt", turnTimeout, func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, "desk.txt"))
 		return err == nil && strings.Contains(string(b), "written after a click")
 	})
-	t.Logf("figure: click on allow -> file written: %s", time.Since(clicked).Round(time.Millisecond))
+	t.Logf("figure: %s: click on allow (%q) -> file written: %s", provider, allowLabel, time.Since(clicked).Round(time.Millisecond))
 
 	waitFor(t, ctx, 20*time.Second, "the receipt of the answer", `location.pathname.startsWith("/desk/receipts/") && !!document.querySelector('[data-via="desk"]')`)
 	waitFor(t, ctx, turnTimeout, "the answer settled, with its event", `document.querySelector("#receipt-detail").dataset.status === "completed" && document.querySelector(".timeline").innerText.includes("event #")`)
-	browser.Screenshot(t, ctx, shots, "act-02-receipt")
+	browser.Screenshot(t, ctx, shots, "act-02-"+provider+"-receipt")
 	for _, l := range br.Logged() {
 		if !strings.Contains(l, "403 (Forbidden) "+r.base+"/desk/act/permission") { // the refused POST above
 			t.Fatalf("the pages logged: %v", br.Logged())

@@ -117,7 +117,34 @@ func TestDeskOverviewInRealBrowser(t *testing.T) {
 	// The board.
 	run(t, ctx, 30*time.Second, "open the board", chromedp.Navigate(dk.base+"/desk/work?view=board"))
 	waitFor(t, ctx, 20*time.Second, "the blocked column", fmt.Sprintf(`!!document.querySelector('.column[data-status="blocked"] [data-work-id=%q]')`, ids[2]))
+	waitFor(t, ctx, 20*time.Second, "the board stream open", `document.querySelector("#live-state").dataset.state === "open"`)
+	// The board is live: a new item's card appears highlighted in its
+	// column, and the column's count follows.
+	eval[string](t, ctx, `window.__deskMark = "board not reloaded"`)
+	var card struct {
+		ID string `json:"id"`
+	}
+	call(t, cs, "create_work_item", map[string]any{"objective": "A card that arrives live", "acceptanceCriteria": []string{"done"}}, &card)
+	newCard := fmt.Sprintf(`document.querySelector('.column[data-status="open"] [data-work-id=%q]')`, card.ID)
+	waitFor(t, ctx, 20*time.Second, "the new card highlighted", newCard+` !== null && `+newCard+`.hasAttribute("data-fresh")`)
+	waitFor(t, ctx, 20*time.Second, "the board's counts updated", count("all")+` === "11"`)
 	browser.Screenshot(t, ctx, shots, "overview-03-board")
+	if got := eval[string](t, ctx, `window.__deskMark`); got != "board not reloaded" {
+		t.Fatal("the board reloaded")
+	}
+
+	// The dependency overview is live too: a new tie is drawn and its
+	// line highlighted.
+	run(t, ctx, 30*time.Second, "open the overview", chromedp.Navigate(dk.base+"/desk/graph"))
+	waitFor(t, ctx, 60*time.Second, "the overview drawn and live", `document.documentElement.dataset.graphs === "drawn" && document.querySelector("#live-state").dataset.state === "open"`)
+	var tie struct {
+		ID string `json:"id"`
+	}
+	call(t, cs, "create_work_item", map[string]any{"objective": "A tie that arrives live", "acceptanceCriteria": []string{"done"}, "dependsOn": []string{ids[8]}}, &tie)
+	newTie := fmt.Sprintf(`document.querySelector('#overview-graph li a[href="/desk/work/%s"]')`, tie.ID)
+	waitFor(t, ctx, 20*time.Second, "the new tie highlighted", newTie+` !== null && `+newTie+`.closest("li").hasAttribute("data-fresh")`)
+	waitFor(t, ctx, 60*time.Second, "the new overview drawn", `!!document.querySelector("#overview-graph svg") && document.querySelector("#overview-graph pre.mermaid").hasAttribute("data-processed")`)
+	browser.Screenshot(t, ctx, shots, "overview-03b-overview-live")
 
 	// Search: an id jumps to its page; text lists the hits.
 	search := func(q string) {

@@ -90,7 +90,7 @@
   // changes is marked data-fresh for a moment. Rows are compared by their
   // markup without the times' text, remembered per element id.
   var seen = {};
-  var watched = "main tr[id], main li[id], #work-counts, #receipt-counts, #session-summary, #session-actions";
+  var watched = "main tr[id], main li[id], #work-counts, #receipt-counts, #session-counts, #session-summary, #session-actions, #overview-summary";
 
   function signature(el) {
     return el.outerHTML.replace(/(<time[^>]*>)[^<]*(<\/time>)/g, "$1$2").replace(/ (data-fresh|data-exact|title)="[^"]*"/g, "");
