@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 )
 
 // schema is a parsed input schema.
@@ -182,35 +184,87 @@ func fullFields(s schema) map[string]string {
 	return m
 }
 
+// stringKey is what stringsFor's cases depend on: many properties of many
+// tools share their bounds, and their cases are generated once.
+type stringKey struct {
+	minL, maxL     float64
+	hasMin, hasMax bool
+	pattern        string
+	valid          bool
+}
+
+// stringMemo keeps stringsFor's cases for this test binary (stringKey →
+// func() []string); the values at a 100,000-character bound are the costly
+// part of generating every tool's cases.
+var stringMemo sync.Map
+
+// candidate is a string case: n repetitions of unit, then tail.
+type candidate struct {
+	unit string
+	n    int
+	tail string
+}
+
+// quoted is strconv.Quote of the candidate, built from the quoted unit and
+// tail: Quote escapes rune by rune, so this is the same text without
+// quoting (and checking the printability of) every character of a long
+// value.
+func (c candidate) quoted() string {
+	q, t := strconv.Quote(c.unit), strconv.Quote(c.tail)
+	return `"` + strings.Repeat(q[1:len(q)-1], c.n) + t[1:len(t)-1] + `"`
+}
+
+func (c candidate) String() string { return strings.Repeat(c.unit, c.n) + c.tail }
+
+// runes is the candidate's length in characters (code points).
+func (c candidate) runes() int {
+	return utf8.RuneCountInString(c.unit)*c.n + utf8.RuneCountInString(c.tail)
+}
+
+// stringsFor returns the quoted string cases that satisfy s (valid) or
+// break it: short ASCII and non-ASCII words, and values at and one over
+// each length bound in characters of every UTF-8 width.
 func stringsFor(s schema, valid bool) []string {
 	minL, hasMin := s["minLength"].(float64)
 	maxL, hasMax := s["maxLength"].(float64)
+	p, _ := s["pattern"].(string)
+	k := stringKey{minL: minL, maxL: maxL, hasMin: hasMin, hasMax: hasMax, pattern: p, valid: valid}
+	once, _ := stringMemo.LoadOrStore(k, sync.OnceValue(func() []string { return generateStrings(k) }))
+	return once.(func() []string)()
+}
+
+func generateStrings(k stringKey) []string {
 	var pat *regexp.Regexp
-	if p, ok := s["pattern"].(string); ok {
-		pat = regexp.MustCompile(p)
+	if k.pattern != "" {
+		pat = regexp.MustCompile(k.pattern)
 	}
-	candidates := append([]string{"a", "abc", "hello world", "x_y:z.1", "", "A-Z"}, nonASCII...)
-	if hasMin {
-		candidates = append(candidates, strings.Repeat("b", int(minL)), strings.Repeat("é", max(int(minL)-1, 0)))
+	var candidates []candidate
+	for _, w := range append([]string{"a", "abc", "hello world", "x_y:z.1", "", "A-Z"}, nonASCII...) {
+		candidates = append(candidates, candidate{w, 1, ""})
 	}
-	if hasMax {
-		n := int(maxL)
-		candidates = append(candidates, strings.Repeat("c", n), strings.Repeat("d", n+1))
+	if k.hasMin {
+		candidates = append(candidates, candidate{"b", int(k.minL), ""}, candidate{"é", max(int(k.minL)-1, 0), ""})
+	}
+	if k.hasMax {
+		n := int(k.maxL)
+		candidates = append(candidates, candidate{"c", n, ""}, candidate{"d", n + 1, ""})
 		// At and one over the bound in characters of every UTF-8 width, and
 		// in base letters with combining marks (two code points each, one
 		// on screen): the bound counts code points, never bytes or glyphs.
 		for _, r := range []string{"ü", "漢", "😀", "𝄞"} {
-			candidates = append(candidates, strings.Repeat(r, n), strings.Repeat(r, n+1))
+			candidates = append(candidates, candidate{r, n, ""}, candidate{r, n + 1, ""})
 		}
-		combining := strings.Repeat("e\u0301", n/2) + strings.Repeat("x", n%2)
-		candidates = append(candidates, combining, combining+"\u0301")
+		combining := candidate{"e\u0301", n / 2, strings.Repeat("x", n%2)}
+		over := combining
+		over.tail += "\u0301"
+		candidates = append(candidates, combining, over)
 	}
 	var out []string
 	for _, c := range candidates {
-		n := len([]rune(c))
-		ok := (!hasMin || n >= int(minL)) && (!hasMax || n <= int(maxL)) && (pat == nil || pat.MatchString(c))
-		if ok == valid {
-			out = append(out, strconv.Quote(c))
+		n := c.runes()
+		ok := (!k.hasMin || n >= int(k.minL)) && (!k.hasMax || n <= int(k.maxL)) && (pat == nil || pat.MatchString(c.String()))
+		if ok == k.valid {
+			out = append(out, c.quoted())
 		}
 	}
 	sort.Strings(out)

@@ -20,16 +20,22 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
 
-// oldCheck is the overlap check as it was before it was indexed: read every
-// unexpired active claim, oldest first, and take the first the rule says
-// conflicts. The indexed lookup must name the same claim.
-func oldCheck(t *testing.T, client *ent.Client, req claims.Claim, now time.Time) []string {
+// activeClaims reads what the overlap check read before it was indexed:
+// every unexpired active claim, oldest first.
+func activeClaims(t *testing.T, client *ent.Client, now time.Time) []*ent.Claim {
 	t.Helper()
 	rows, err := client.Claim.Query().Where(claim.StatusEQ(claim.StatusActive), claim.ExpiresAtGT(now)).
 		Order(ent.Asc(claim.FieldAcquiredAt), ent.Asc(claim.FieldID)).All(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rows
+}
+
+// oldCheck is the overlap check as it was before it was indexed: of the
+// active claims (activeClaims), the ones the rule says conflict, oldest
+// first. The indexed lookup must name the same claims.
+func oldCheck(rows []*ent.Claim, req claims.Claim) []string {
 	var out []string
 	for _, r := range rows {
 		h := claims.Claim{ID: r.ID, SessionID: r.SessionID, Resource: r.Resource, Kind: claims.Kind(r.Kind), Mode: claims.Mode(r.Mode)}
@@ -43,7 +49,10 @@ func oldCheck(t *testing.T, client *ent.Client, req claims.Claim, now time.Time)
 // TestIndexedOverlapMatchesOldCheck compares the indexed lookup with the
 // old full scan on random corpora of claims (paths with tricky neighbours
 // in byte order, ".", "/", "..", interfaces, workspaces, expired and
-// released claims) and random requests: same conflicts, same claim named.
+// released claims) and requests on every path in turn (random kind, mode
+// and session): same conflicts, same claim named. The corpus does not
+// change while a round's requests run (a granted claim is deleted at
+// once), so the old scan reads it once per round.
 func TestIndexedOverlapMatchesOldCheck(t *testing.T) {
 	ctx := context.Background()
 	s, client, clock := newService(t)
@@ -54,14 +63,16 @@ func TestIndexedOverlapMatchesOldCheck(t *testing.T) {
 	kinds := []claims.Kind{claims.KindFile, claims.KindDirectory, claims.KindDirectory, claims.KindInterface, claims.KindWorkspace}
 	modes := []claims.Mode{claims.ModeExclusive, claims.ModeSharedRead}
 	sessions := []string{"codex:a", "codex:b", "cursor:c", "opencode:d"}
-	pick := func() claims.Claim {
+	pickOn := func(path string) claims.Claim {
 		return claims.Claim{
 			SessionID: sessions[rng.IntN(len(sessions))], Kind: kinds[rng.IntN(len(kinds))],
-			Mode: modes[rng.IntN(len(modes))], Resource: paths[rng.IntN(len(paths))],
+			Mode: modes[rng.IntN(len(modes))], Resource: path,
 		}
 	}
+	pick := func() claims.Claim { return pickOn(paths[rng.IntN(len(paths))]) }
+	const rounds, requests = 60, 24 // every path 48 times, on 60 corpora
 	checked, conflicting := 0, 0
-	for round := range 60 {
+	for round := range rounds {
 		if _, err := client.Claim.Delete().Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -83,13 +94,14 @@ func TestIndexedOverlapMatchesOldCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for range 40 {
-			req := pick()
+		rows := activeClaims(t, client, now)
+		for i := range requests {
+			req := pickOn(paths[(round*requests+i)%len(paths)])
 			req.Resource = claims.Normalize(req.Kind, req.Resource)
 			if req.Resource == "" {
 				continue
 			}
-			want := oldCheck(t, client, req, now)
+			want := oldCheck(rows, req)
 			got, err := s.Overlapping(ctx, claims.OverlapQuery{Kind: req.Kind, Resource: req.Resource,
 				ExcludeSession: req.SessionID, ExclusiveOnly: req.Mode == claims.ModeSharedRead, Limit: 3})
 			if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/agent-interop/runtime/handlers"
 	"github.com/agent-interop/runtime/internal/claims"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
@@ -113,12 +114,7 @@ func newActFixture(t *testing.T, opts ...func(*Options)) *actFixture {
 // signIn uses the newest login link and returns the session cookie.
 func (a *actFixture) signIn() string {
 	a.t.Helper()
-	var link string
-	select {
-	case link = <-a.links:
-	case <-time.After(10 * time.Second):
-		a.t.Fatal("no login link")
-	}
+	link := wait.Recv(a.t, "a login link", wait.InProcess, a.links)
 	u, _ := url.Parse(link)
 	res, _ := a.get(u.RequestURI())
 	for _, c := range res.Cookies() {

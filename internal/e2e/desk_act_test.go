@@ -92,15 +92,15 @@ func deskApproval(t *testing.T, chromium, provider string, fm *fakemodel.Server,
 
 	br := browser.Start(t, chromium, 1280, 900)
 	ctx := br.Context()
-	run(t, ctx, 30*time.Second, "open the login link", chromedp.Navigate(links[0][1]))
-	waitFor(t, ctx, 20*time.Second, "the desk after login", `location.pathname === "/desk/"`)
-	run(t, ctx, 30*time.Second, "open the session page", chromedp.Navigate(r.base+"/desk/sessions/"+provider+"/"+url.PathEscape(s.NativeID)))
+	run(t, ctx, wait.Process, "open the login link", chromedp.Navigate(links[0][1]))
+	waitFor(t, ctx, wait.Process, "the desk after login", `location.pathname === "/desk/"`)
+	run(t, ctx, wait.Process, "open the session page", chromedp.Navigate(r.base+"/desk/sessions/"+provider+"/"+url.PathEscape(s.NativeID)))
 	form := fmt.Sprintf(`document.querySelector('form.ask[data-request-id=%q]')`, req.RequestID)
-	waitFor(t, ctx, 20*time.Second, "the pending request with its options", form+` !== null && `+form+`.querySelector("button.allow") !== null`)
+	waitFor(t, ctx, wait.Process, "the pending request with its options", form+` !== null && `+form+`.querySelector("button.allow") !== null`)
 
 	// The same form without its token, posted by the page itself (same
 	// origin, the cookie attached): refused, and the request stays open.
-	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	c, cancel := context.WithTimeout(ctx, wait.Process)
 	defer cancel()
 	status, err := chromedp.Run(c, chromedp.Evaluate[float64](`(async () => { const f = new FormData(`+form+`); f.delete("csrf"); f.set("decision", "accept");
 		const r = await fetch("/desk/act/permission", {method: "POST", body: new URLSearchParams(f), redirect: "manual"});
@@ -111,7 +111,7 @@ func deskApproval(t *testing.T, chromium, provider string, fm *fakemodel.Server,
 	if _, err := os.Stat(filepath.Join(dir, "desk.txt")); err == nil {
 		t.Fatal("the file was written after a refused request")
 	}
-	still := awaitPermission(t, cs, provider, s.NativeID, 5*time.Second)
+	still := awaitPermission(t, cs, provider, s.NativeID, wait.Process)
 	if still.RequestID != req.RequestID {
 		t.Fatalf("the refused request changed the pending one: %+v", still)
 	}
@@ -120,7 +120,7 @@ func deskApproval(t *testing.T, chromium, provider string, fm *fakemodel.Server,
 	browser.Screenshot(t, ctx, shots, "act-01-"+provider+"-pending")
 	clicked := time.Now()
 	eval[bool](t, ctx, form+`.querySelector("button.allow").click(), true`)
-	landed := waitAcross(t, ctx, 30*time.Second, `location.pathname.startsWith("/desk/receipts/") || location.pathname.startsWith("/desk/act/")`,
+	landed := waitAcross(t, ctx, wait.Process, `location.pathname.startsWith("/desk/receipts/") || location.pathname.startsWith("/desk/act/")`,
 		`location.pathname + " " + document.body.innerText.slice(0, 400)`)
 	if !strings.HasPrefix(landed, "/desk/receipts/") {
 		browser.Screenshot(t, ctx, shots, "act-02-"+provider+"-after-click")
@@ -132,7 +132,7 @@ func deskApproval(t *testing.T, chromium, provider string, fm *fakemodel.Server,
 	})
 	t.Logf("figure: %s: click on allow (%q) -> file written: %s", provider, allowLabel, time.Since(clicked).Round(time.Millisecond))
 
-	waitFor(t, ctx, 20*time.Second, "the receipt of the answer", `location.pathname.startsWith("/desk/receipts/") && !!document.querySelector('[data-via="desk"]')`)
+	waitFor(t, ctx, wait.Process, "the receipt of the answer", `location.pathname.startsWith("/desk/receipts/") && !!document.querySelector('[data-via="desk"]')`)
 	waitFor(t, ctx, turnTimeout, "the answer settled, with its event", `document.querySelector("#receipt-detail").dataset.status === "completed" && document.querySelector(".timeline").innerText.includes("event #")`)
 	browser.Screenshot(t, ctx, shots, "act-02-"+provider+"-receipt")
 	for _, l := range br.Logged() {

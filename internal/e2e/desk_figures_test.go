@@ -45,28 +45,28 @@ const figuresJS = `(() => {
 // page showing the new claim. They are logged as figures, never asserted.
 func deskFigures(t *testing.T, br *browser.Browser, dk *deskProcess, cs *mcp.ClientSession, workID, holder string) {
 	ctx := br.NewTab(t)
-	run(t, ctx, 30*time.Second, "clear the cache", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+	run(t, ctx, wait.Process, "clear the cache", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, network.ClearBrowserCache, cdp.Empty{})
 		return err
 	}))
-	run(t, ctx, 30*time.Second, "sign in", chromedp.Navigate(dk.loginLink(t)))
-	run(t, ctx, 30*time.Second, "clear the cache again", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+	run(t, ctx, wait.Process, "sign in", chromedp.Navigate(dk.loginLink(t)))
+	run(t, ctx, wait.Process, "clear the cache again", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, network.ClearBrowserCache, cdp.Empty{})
 		return err
 	}))
-	run(t, ctx, 30*time.Second, "open the sessions page", chromedp.Navigate(dk.base+"/desk/"))
+	run(t, ctx, wait.Process, "open the sessions page", chromedp.Navigate(dk.base+"/desk/"))
 	waitFor(t, ctx, wait.Process, "the sessions page painted", `document.readyState === "complete" && performance.getEntriesByType("navigation")[0].loadEventEnd > 0 && performance.getEntriesByName("first-contentful-paint").length > 0`)
 	first := eval[pageFigures](t, ctx, figuresJS)
 	t.Logf("desk figure: sessions page, first visit (cold cache): %d requests, %d bytes transferred (%d decoded), first contentful paint %.0f ms, load %.0f ms (besides the page: %v)",
 		first.Requests, first.Bytes, first.Decoded, first.FirstPaint, first.Loaded, first.Names)
 
-	run(t, ctx, 30*time.Second, "open the work item", chromedp.Navigate(dk.base+"/desk/work/"+workID))
+	run(t, ctx, wait.Process, "open the work item", chromedp.Navigate(dk.base+"/desk/work/"+workID))
 	waitFor(t, ctx, wait.Process, "the graph drawn", `document.documentElement.dataset.graphs === "drawn"`)
 	work := eval[pageFigures](t, ctx, figuresJS)
 	t.Logf("desk figure: work item page with its graph (htmx and styles cached, Mermaid first load): %d requests, %d bytes transferred (%d decoded), first contentful paint %.0f ms, load %.0f ms",
 		work.Requests, work.Bytes, work.Decoded, work.FirstPaint, work.Loaded)
 
-	run(t, ctx, 30*time.Second, "open the receipts", chromedp.Navigate(dk.base+"/desk/receipts"))
+	run(t, ctx, wait.Process, "open the receipts", chromedp.Navigate(dk.base+"/desk/receipts"))
 	waitFor(t, ctx, wait.Process, "the receipts painted", `document.readyState === "complete" && performance.getEntriesByType("navigation")[0].loadEventEnd > 0 && performance.getEntriesByName("first-contentful-paint").length > 0`)
 	warm := eval[pageFigures](t, ctx, figuresJS)
 	t.Logf("desk figure: receipts page, assets cached: %d requests, %d bytes transferred, first contentful paint %.0f ms",
@@ -75,7 +75,7 @@ func deskFigures(t *testing.T, br *browser.Browser, dk *deskProcess, cs *mcp.Cli
 	// Store write to page: the claims page records when each resource
 	// first appears; the test notes the time just before acquire_claim
 	// (whose answer means the row is committed) and just after.
-	run(t, ctx, 30*time.Second, "open the claims", chromedp.Navigate(dk.base+"/desk/claims"))
+	run(t, ctx, wait.Process, "open the claims", chromedp.Navigate(dk.base+"/desk/claims"))
 	waitFor(t, ctx, wait.Process, "the claims stream open", `document.querySelector("#live-state").dataset.state === "open"`)
 	eval[bool](t, ctx, `window.__seen = {};
 new MutationObserver(() => { for (const c of document.querySelectorAll("#claims-live code")) { if (!window.__seen[c.textContent]) window.__seen[c.textContent] = Date.now(); } })
@@ -90,7 +90,7 @@ new MutationObserver(() => { for (const c of document.querySelectorAll("#claims-
 		start := time.Now()
 		call(t, cs, "acquire_claim", map[string]any{"workId": workID, "sessionId": holder, "resource": res}, nil)
 		committed := time.Now()
-		c, cancel := context.WithTimeout(ctx, 30*time.Second)
+		c, cancel := context.WithTimeout(ctx, wait.Process)
 		seen, err := chromedp.Run(c, chromedp.Poll[float64](`window.__seen[`+jsString(res)+`] || 0`, chromedp.WithPollingInterval(10*time.Millisecond), chromedp.WithPollingTimeout(0)))
 		cancel()
 		if err != nil {

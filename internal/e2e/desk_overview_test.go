@@ -51,11 +51,11 @@ func TestDeskWorkPageFigures(t *testing.T) {
 		_, err := cdp.Call(ctx, tg, network.ClearBrowserCache, cdp.Empty{})
 		return err
 	})
-	run(t, ctx, 30*time.Second, "sign in", clear, chromedp.Navigate(dk.loginLink(t)))
+	run(t, ctx, wait.Process, "sign in", clear, chromedp.Navigate(dk.loginLink(t)))
 	for i := range 3 {
-		run(t, ctx, 30*time.Second, "clear the cache", clear)
-		run(t, ctx, 30*time.Second, "open the work page", chromedp.Navigate(dk.base+"/desk/work"))
-		waitFor(t, ctx, 20*time.Second, "the work page painted", `document.readyState === "complete" && performance.getEntriesByType("navigation")[0].loadEventEnd > 0 && performance.getEntriesByName("first-contentful-paint").length > 0`)
+		run(t, ctx, wait.Process, "clear the cache", clear)
+		run(t, ctx, wait.Process, "open the work page", chromedp.Navigate(dk.base+"/desk/work"))
+		waitFor(t, ctx, wait.Process, "the work page painted", `document.readyState === "complete" && performance.getEntriesByType("navigation")[0].loadEventEnd > 0 && performance.getEntriesByName("first-contentful-paint").length > 0`)
 		f := eval[pageFigures](t, ctx, figuresJS)
 		t.Logf("desk figure: work page of 200 items, cold cache, run %d: %d requests, %d bytes transferred (%d decoded), first contentful paint %.0f ms, load %.0f ms",
 			i+1, f.Requests, f.Bytes, f.Decoded, f.FirstPaint, f.Loaded)
@@ -79,9 +79,9 @@ func TestDeskOverviewInRealBrowser(t *testing.T) {
 
 	br := browser.Start(t, chromium, 1280, 900)
 	ctx := br.Context()
-	run(t, ctx, 30*time.Second, "sign in", chromedp.Navigate(dk.loginLink(t)))
-	run(t, ctx, 30*time.Second, "open the work page", chromedp.Navigate(dk.base+"/desk/work"))
-	waitFor(t, ctx, 20*time.Second, "the work stream open", `document.querySelector("#live-state").dataset.state === "open"`)
+	run(t, ctx, wait.Process, "sign in", chromedp.Navigate(dk.loginLink(t)))
+	run(t, ctx, wait.Process, "open the work page", chromedp.Navigate(dk.base+"/desk/work"))
+	waitFor(t, ctx, wait.Process, "the work stream open", `document.querySelector("#live-state").dataset.state === "open"`)
 	count := func(status string) string {
 		return fmt.Sprintf(`document.querySelector('#work-counts [data-count=%q]').textContent`, status)
 	}
@@ -107,17 +107,17 @@ func TestDeskOverviewInRealBrowser(t *testing.T) {
 	}
 	call(t, cs, "create_work_item", map[string]any{"objective": "A fresh overview item", "acceptanceCriteria": []string{"done"}}, &fresh)
 	freshRow := fmt.Sprintf(`document.querySelector('tr[data-work-id=%q]')`, fresh.ID)
-	waitFor(t, ctx, 20*time.Second, "the new row highlighted", freshRow+` !== null && `+freshRow+`.hasAttribute("data-fresh")`)
-	waitFor(t, ctx, 20*time.Second, "the counts updated", count("all")+` === "10" && `+count("open")+` === "7"`)
+	waitFor(t, ctx, wait.Process, "the new row highlighted", freshRow+` !== null && `+freshRow+`.hasAttribute("data-fresh")`)
+	waitFor(t, ctx, wait.Process, "the counts updated", count("all")+` === "10" && `+count("open")+` === "7"`)
 	browser.Screenshot(t, ctx, shots, "overview-02-highlight")
 	if got := eval[string](t, ctx, `window.__deskMark`); got != "not reloaded" {
 		t.Fatal("the page reloaded")
 	}
 
 	// The board.
-	run(t, ctx, 30*time.Second, "open the board", chromedp.Navigate(dk.base+"/desk/work?view=board"))
-	waitFor(t, ctx, 20*time.Second, "the blocked column", fmt.Sprintf(`!!document.querySelector('.column[data-status="blocked"] [data-work-id=%q]')`, ids[2]))
-	waitFor(t, ctx, 20*time.Second, "the board stream open", `document.querySelector("#live-state").dataset.state === "open"`)
+	run(t, ctx, wait.Process, "open the board", chromedp.Navigate(dk.base+"/desk/work?view=board"))
+	waitFor(t, ctx, wait.Process, "the blocked column", fmt.Sprintf(`!!document.querySelector('.column[data-status="blocked"] [data-work-id=%q]')`, ids[2]))
+	waitFor(t, ctx, wait.Process, "the board stream open", `document.querySelector("#live-state").dataset.state === "open"`)
 	// The board is live: a new item's card appears highlighted in its
 	// column, and the column's count follows.
 	eval[string](t, ctx, `window.__deskMark = "board not reloaded"`)
@@ -126,8 +126,8 @@ func TestDeskOverviewInRealBrowser(t *testing.T) {
 	}
 	call(t, cs, "create_work_item", map[string]any{"objective": "A card that arrives live", "acceptanceCriteria": []string{"done"}}, &card)
 	newCard := fmt.Sprintf(`document.querySelector('.column[data-status="open"] [data-work-id=%q]')`, card.ID)
-	waitFor(t, ctx, 20*time.Second, "the new card highlighted", newCard+` !== null && `+newCard+`.hasAttribute("data-fresh")`)
-	waitFor(t, ctx, 20*time.Second, "the board's counts updated", count("all")+` === "11"`)
+	waitFor(t, ctx, wait.Process, "the new card highlighted", newCard+` !== null && `+newCard+`.hasAttribute("data-fresh")`)
+	waitFor(t, ctx, wait.Process, "the board's counts updated", count("all")+` === "11"`)
 	browser.Screenshot(t, ctx, shots, "overview-03-board")
 	if got := eval[string](t, ctx, `window.__deskMark`); got != "board not reloaded" {
 		t.Fatal("the board reloaded")
@@ -135,15 +135,15 @@ func TestDeskOverviewInRealBrowser(t *testing.T) {
 
 	// The dependency overview is live too: a new tie is drawn and its
 	// line highlighted.
-	run(t, ctx, 30*time.Second, "open the overview", chromedp.Navigate(dk.base+"/desk/graph"))
-	waitFor(t, ctx, 60*time.Second, "the overview drawn and live", `document.documentElement.dataset.graphs === "drawn" && document.querySelector("#live-state").dataset.state === "open"`)
+	run(t, ctx, wait.Process, "open the overview", chromedp.Navigate(dk.base+"/desk/graph"))
+	waitFor(t, ctx, wait.Process, "the overview drawn and live", `document.documentElement.dataset.graphs === "drawn" && document.querySelector("#live-state").dataset.state === "open"`)
 	var tie struct {
 		ID string `json:"id"`
 	}
 	call(t, cs, "create_work_item", map[string]any{"objective": "A tie that arrives live", "acceptanceCriteria": []string{"done"}, "dependsOn": []string{ids[8]}}, &tie)
 	newTie := fmt.Sprintf(`document.querySelector('#overview-graph li a[href="/desk/work/%s"]')`, tie.ID)
-	waitFor(t, ctx, 20*time.Second, "the new tie highlighted", newTie+` !== null && `+newTie+`.closest("li").hasAttribute("data-fresh")`)
-	waitFor(t, ctx, 60*time.Second, "the new overview drawn", `!!document.querySelector("#overview-graph svg") && document.querySelector("#overview-graph pre.mermaid").hasAttribute("data-processed")`)
+	waitFor(t, ctx, wait.Process, "the new tie highlighted", newTie+` !== null && `+newTie+`.closest("li").hasAttribute("data-fresh")`)
+	waitFor(t, ctx, wait.Process, "the new overview drawn", `!!document.querySelector("#overview-graph svg") && document.querySelector("#overview-graph pre.mermaid").hasAttribute("data-processed")`)
 	browser.Screenshot(t, ctx, shots, "overview-03b-overview-live")
 
 	// Search: an id jumps to its page; text lists the hits.
@@ -151,21 +151,21 @@ func TestDeskOverviewInRealBrowser(t *testing.T) {
 		eval[bool](t, ctx, fmt.Sprintf(`(() => { const f = document.querySelector("form.search"); f.q.value = %q; f.submit(); return true; })()`, q))
 	}
 	search(ids[4])
-	waitAcross(t, ctx, 20*time.Second, fmt.Sprintf(`location.pathname === "/desk/work/%s"`, ids[4]), `location.href`)
+	waitAcross(t, ctx, wait.Process, fmt.Sprintf(`location.pathname === "/desk/work/%s"`, ids[4]), `location.href`)
 	search("Overview item 00")
-	waitAcross(t, ctx, 20*time.Second, `location.pathname === "/desk/search" && document.querySelectorAll("#search-work [data-work-id]").length === 9`, `location.href`)
+	waitAcross(t, ctx, wait.Process, `location.pathname === "/desk/search" && document.querySelectorAll("#search-work [data-work-id]").length === 9`, `location.href`)
 	browser.Screenshot(t, ctx, shots, "overview-04-search")
 
 	// The claim's holder was never discovered: its link still lands.
-	run(t, ctx, 30*time.Second, "open the claims", chromedp.Navigate(dk.base+"/desk/claims"))
+	run(t, ctx, wait.Process, "open the claims", chromedp.Navigate(dk.base+"/desk/claims"))
 	eval[bool](t, ctx, `document.querySelector('a[href="/desk/sessions/qwen/ghost-session-1"]').click(), true`)
-	waitAcross(t, ctx, 20*time.Second, `location.pathname === "/desk/sessions/qwen/ghost-session-1" && !!document.querySelector("#undiscovered") && document.querySelector("#session-mentions").innerText.includes("src/ghost.go")`, `location.href + " " + document.body.innerText.slice(0, 400)`)
+	waitAcross(t, ctx, wait.Process, `location.pathname === "/desk/sessions/qwen/ghost-session-1" && !!document.querySelector("#undiscovered") && document.querySelector("#session-mentions").innerText.includes("src/ghost.go")`, `location.href + " " + document.body.innerText.slice(0, 400)`)
 	browser.Screenshot(t, ctx, shots, "overview-05-undiscovered-session")
 
 	// The graph draw race: five loads, no error logged.
 	for i := range 5 {
-		run(t, ctx, 30*time.Second, "open a work item", chromedp.Navigate(dk.base+"/desk/work/"+ids[8]))
-		waitFor(t, ctx, 60*time.Second, fmt.Sprintf("the graph drawn (load %d)", i+1), `document.documentElement.dataset.graphs === "drawn"`)
+		run(t, ctx, wait.Process, "open a work item", chromedp.Navigate(dk.base+"/desk/work/"+ids[8]))
+		waitFor(t, ctx, wait.Process, fmt.Sprintf("the graph drawn (load %d)", i+1), `document.documentElement.dataset.graphs === "drawn"`)
 	}
 	if logged := br.Logged(); len(logged) > 0 {
 		t.Fatalf("the pages logged: %v", logged)

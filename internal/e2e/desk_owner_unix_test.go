@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,6 +15,7 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/browser"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // startServe runs `interop-runtime serve` over stdio with env, as a client
@@ -27,7 +27,7 @@ func startServe(t *testing.T, env []string) *runtimeProc {
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-desk", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -47,10 +47,10 @@ func deskOwnerGone(t *testing.T, br *browser.Browser, dk *deskProcess, env *real
 	rt := startServe(t, env.Environ())
 	s := createSession(t, rt.cs, "codex", t.TempDir(), "desk orphan")
 	sessions, receipts := br.NewTab(t), br.NewTab(t)
-	run(t, sessions, 30*time.Second, "open the sessions page", chromedp.Navigate(dk.base+"/desk/sessions?provider=codex"))
-	run(t, receipts, 30*time.Second, "open the receipts page", chromedp.Navigate(dk.base+"/desk/receipts?provider=codex"))
+	run(t, sessions, wait.Process, "open the sessions page", chromedp.Navigate(dk.base+"/desk/sessions?provider=codex"))
+	run(t, receipts, wait.Process, "open the receipts page", chromedp.Navigate(dk.base+"/desk/receipts?provider=codex"))
 	for _, tab := range []context.Context{sessions, receipts} {
-		waitFor(t, tab, 20*time.Second, "the stream open", `document.querySelector("#live-state").dataset.state === "open"`)
+		waitFor(t, tab, wait.Process, "the stream open", `document.querySelector("#live-state").dataset.state === "open"`)
 		eval[string](t, tab, `window.__deskMark = "not reloaded"`)
 	}
 	tag := unique("DESKORPHAN")

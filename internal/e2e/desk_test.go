@@ -61,10 +61,10 @@ func startDesk(t *testing.T, env []string, args ...string) *deskProcess {
 		_ = d.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
-		case <-time.After(15 * time.Second):
+		case <-time.After(wait.Process):
 			_ = d.cmd.Process.Kill()
 			<-exited
-			t.Errorf("desk did not stop within 15 s of SIGTERM")
+			t.Errorf("desk did not stop within %v of SIGTERM", wait.Process)
 		}
 	})
 	lines := make(chan string, 64)
@@ -100,7 +100,7 @@ func startDesk(t *testing.T, env []string, args ...string) *deskProcess {
 				d.base = m[1]
 			}
 		case <-deadline:
-			t.Fatalf("desk did not listen within 30 s: %s", d.stderr)
+			t.Fatalf("desk did not listen within %v: %s", wait.Process, d.stderr)
 		}
 	}
 	return d
@@ -148,7 +148,7 @@ func waitFor(t *testing.T, ctx context.Context, within time.Duration, what, expr
 
 // evalIn evaluates a JavaScript expression in the page, bounded.
 func evalIn[T any](ctx context.Context, expr string) (T, error) {
-	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	c, cancel := context.WithTimeout(ctx, wait.Process)
 	defer cancel()
 	return chromedp.Run(c, chromedp.Evaluate[T](expr))
 }
@@ -268,7 +268,7 @@ func TestDeskInRealBrowser(t *testing.T) {
 
 	br := browser.Start(t, chromium, 1280, 900)
 	ctx := br.Context()
-	run(t, ctx, 30*time.Second, "open the login link", chromedp.Navigate(dk.loginLink(t)))
+	run(t, ctx, wait.Process, "open the login link", chromedp.Navigate(dk.loginLink(t)))
 	waitFor(t, ctx, wait.Process, "the sessions page after login", `location.pathname === "/desk/" && !!document.querySelector("#session-rows")`)
 	sessionRow := fmt.Sprintf(`document.querySelector('tr[data-native-id=%q]')`, s.NativeID)
 	waitFor(t, ctx, wait.Process, "the Codex session listed with a liveness", sessionRow+` && `+sessionRow+`.querySelector("[data-liveness]") !== null`)
@@ -290,10 +290,10 @@ func TestDeskInRealBrowser(t *testing.T) {
 	// A second tab follows the sessions page while the first one follows
 	// the receipts; neither is reloaded.
 	sessionsTab := br.NewTab(t)
-	run(t, sessionsTab, 30*time.Second, "open the sessions page", chromedp.Navigate(dk.base+"/desk/sessions?provider=codex"))
-	waitFor(t, sessionsTab, 20*time.Second, "the sessions stream open", `document.querySelector("#live-state") && document.querySelector("#live-state").dataset.state === "open"`)
+	run(t, sessionsTab, wait.Process, "open the sessions page", chromedp.Navigate(dk.base+"/desk/sessions?provider=codex"))
+	waitFor(t, sessionsTab, wait.Process, "the sessions stream open", `document.querySelector("#live-state") && document.querySelector("#live-state").dataset.state === "open"`)
 
-	run(t, ctx, 30*time.Second, "open the receipts page", chromedp.Navigate(dk.base+"/desk/receipts"))
+	run(t, ctx, wait.Process, "open the receipts page", chromedp.Navigate(dk.base+"/desk/receipts"))
 	waitFor(t, ctx, wait.Process, "the receipts stream open", `document.querySelector("#live-state").dataset.state === "open"`)
 	eval[string](t, ctx, `window.__deskMark = "not reloaded"`)
 	eval[string](t, sessionsTab, `window.__deskMark = "not reloaded"`)
@@ -328,18 +328,18 @@ func TestDeskInRealBrowser(t *testing.T) {
 
 	// The session's page: its event stream shows the turn, prompt text
 	// (HTML-shaped) as text.
-	run(t, ctx, 30*time.Second, "open the session page", chromedp.Navigate(dk.base+"/desk/sessions/codex/"+url.PathEscape(s.NativeID)))
+	run(t, ctx, wait.Process, "open the session page", chromedp.Navigate(dk.base+"/desk/sessions/codex/"+url.PathEscape(s.NativeID)))
 	waitFor(t, ctx, wait.Process, "the session's events", `document.querySelectorAll("#event-rows tr").length > 0 && !!document.querySelector('#event-rows tr[data-type="turn/completed"]')`)
 	noXSS(t, ctx, "session")
 	browser.Screenshot(t, ctx, shots, "05-session-events")
 
 	// The receipt's own page: its timeline names the events that moved it.
-	run(t, ctx, 30*time.Second, "open the receipt page", chromedp.Navigate(dk.base+"/desk/receipts/"+r.OperationID))
+	run(t, ctx, wait.Process, "open the receipt page", chromedp.Navigate(dk.base+"/desk/receipts/"+r.OperationID))
 	waitFor(t, ctx, wait.Process, "the receipt's timeline", `document.querySelector("#receipt-detail").dataset.status === "completed" && document.querySelectorAll(".timeline li").length >= 2`)
 	browser.Screenshot(t, ctx, shots, "06-receipt-timeline")
 
 	// Claims: the refused request is shown as a conflict on the claim.
-	run(t, ctx, 30*time.Second, "open the claims page", chromedp.Navigate(dk.base+"/desk/claims"))
+	run(t, ctx, wait.Process, "open the claims page", chromedp.Navigate(dk.base+"/desk/claims"))
 	claimRow := fmt.Sprintf(`document.querySelector('tr[data-claim-id=%q]')`, held.ID)
 	waitFor(t, ctx, wait.Process, "the claim highlighted as in conflict", claimRow+` && `+claimRow+`.classList.contains("conflict") && `+claimRow+`.innerText.includes("claude-code:reviewer-1")`)
 	if !evalBool(t, ctx, `document.querySelector("#conflict-list") !== null && document.querySelector("#conflict-list").innerText.includes("refused")`) {
@@ -352,7 +352,7 @@ func TestDeskInRealBrowser(t *testing.T) {
 	browser.Screenshot(t, ctx, shots, "07-claims-conflict")
 
 	// Work: the middle item's neighbourhood is drawn as an SVG.
-	run(t, ctx, 30*time.Second, "open the work item", chromedp.Navigate(dk.base+"/desk/work/"+b.ID))
+	run(t, ctx, wait.Process, "open the work item", chromedp.Navigate(dk.base+"/desk/work/"+b.ID))
 	waitFor(t, ctx, wait.Process, "the dependency graph drawn", `document.documentElement.dataset.graphs === "drawn" && document.querySelector("#work-graph svg") !== null`)
 	nodes := eval[int](t, ctx, `document.querySelectorAll("#work-graph svg .node").length`)
 	if nodes != 3 {
@@ -375,13 +375,13 @@ func TestDeskInRealBrowser(t *testing.T) {
 	noXSS(t, ctx, "work item")
 	browser.Screenshot(t, ctx, shots, "08-work-graph")
 
-	run(t, ctx, 30*time.Second, "open the conversations page", chromedp.Navigate(dk.base+"/desk/conversations"))
+	run(t, ctx, wait.Process, "open the conversations page", chromedp.Navigate(dk.base+"/desk/conversations"))
 	waitFor(t, ctx, wait.Process, "the conversation listed", `document.querySelector("#conversation-rows").innerText.includes("Talk <script>")`)
 	noXSS(t, ctx, "conversations")
 	deskConversation(t, ctx, dk, cs, fm, conv.ID, s, peer, shots)
 
 	// A narrow window, and the dark scheme.
-	run(t, ctx, 30*time.Second, "narrow window", chromedp.EmulateViewport(390, 844), chromedp.Navigate(dk.base+"/desk/work/"+b.ID))
+	run(t, ctx, wait.Process, "narrow window", chromedp.EmulateViewport(390, 844), chromedp.Navigate(dk.base+"/desk/work/"+b.ID))
 	waitFor(t, ctx, wait.Process, "the graph drawn on a narrow window", `document.documentElement.dataset.graphs === "drawn"`)
 	if evalBool(t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`) {
 		t.Errorf("the page scrolls sideways on a 390 px window")
@@ -389,8 +389,8 @@ func TestDeskInRealBrowser(t *testing.T) {
 	browser.Screenshot(t, ctx, shots, "09-work-narrow")
 
 	// Keyboard: the first Tab reaches the skip link, and it leads to main.
-	run(t, ctx, 30*time.Second, "back to a wide window", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(dk.base+"/desk/claims"))
-	run(t, ctx, 10*time.Second, "press Tab", chromedp.KeyEvent("\t"))
+	run(t, ctx, wait.Process, "back to a wide window", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(dk.base+"/desk/claims"))
+	run(t, ctx, wait.Process, "press Tab", chromedp.KeyEvent("\t"))
 	if got := eval[string](t, ctx, `document.activeElement ? document.activeElement.textContent : ""`); got != "Skip to content" {
 		t.Errorf("the first Tab focuses %q, want the skip link", got)
 	}
@@ -401,7 +401,7 @@ func TestDeskInRealBrowser(t *testing.T) {
 		t.Error("the session cookie is readable by scripts (want HttpOnly)")
 	}
 	// The dark scheme follows the system setting.
-	run(t, ctx, 10*time.Second, "prefer dark", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+	run(t, ctx, wait.Process, "prefer dark", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
 			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
 		return err
@@ -410,7 +410,7 @@ func TestDeskInRealBrowser(t *testing.T) {
 		t.Errorf("dark scheme background %s, want rgb(21, 24, 28)", bg)
 	}
 	browser.Screenshot(t, ctx, shots, "10-claims-dark")
-	run(t, ctx, 30*time.Second, "open the work item, dark", chromedp.Navigate(dk.base+"/desk/work/"+b.ID))
+	run(t, ctx, wait.Process, "open the work item, dark", chromedp.Navigate(dk.base+"/desk/work/"+b.ID))
 	waitFor(t, ctx, wait.Process, "the graph drawn, dark", `document.documentElement.dataset.graphs === "drawn"`)
 	browser.Screenshot(t, ctx, shots, "11-work-graph-dark")
 
@@ -471,7 +471,7 @@ func deskRefusesEverything(t *testing.T, dk *deskProcess, nativeID, workID, conv
 		"/desk/assets/desk.css", "/desk/assets/desk.js", "/desk/assets/vendor/htmx.min.js", "/desk/assets/vendor/mermaid.min.js",
 		"/desk/login", "/desk/login?code=not-the-code", "/desk/nothing-here",
 	}
-	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	client := &http.Client{Timeout: wait.Process, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(path string, header map[string]string) (int, string) {
 		req, err := http.NewRequest(http.MethodGet, dk.base+path, nil)
 		if err != nil {
@@ -550,8 +550,8 @@ document.head.appendChild(s);
 </script>`
 	srv := httpServe(t, page)
 	tab := br.NewTab(t)
-	run(t, tab, 30*time.Second, "open the other page", chromedp.Navigate(srv))
-	waitFor(t, tab, 20*time.Second, "the other page's requests to settle",
+	run(t, tab, wait.Process, "open the other page", chromedp.Navigate(srv))
+	waitFor(t, tab, wait.Process, "the other page's requests to settle",
 		`document.getElementById("out").textContent !== "waiting" && document.getElementById("script").textContent !== "waiting"`)
 	if out := eval[string](t, tab, `document.getElementById("out").textContent`); !strings.HasPrefix(out, "BLOCKED") {
 		t.Errorf("a page of another origin read the desk: %s", out)
@@ -600,7 +600,7 @@ func TestDeskOnServeHTTP(t *testing.T) {
 		t.Fatalf("/desk/receipts from the server's own origin: %d", code)
 	}
 	// The login link signs a client in with a cookie, once.
-	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	client := &http.Client{Timeout: wait.Process, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := client.Get(links[0][1])
 	if err != nil {
 		t.Fatal(err)
@@ -623,13 +623,13 @@ func TestDeskOnServeHTTP(t *testing.T) {
 // and the stream resumes from its last event id.
 func deskResumes(t *testing.T, br *browser.Browser, dk *deskProcess, cs *mcp.ClientSession, workID, holder string) {
 	tab := br.NewTab(t)
-	run(t, tab, 30*time.Second, "open the claims page", chromedp.Navigate(dk.base+"/desk/claims"))
-	waitFor(t, tab, 20*time.Second, "the claims stream open", `document.querySelector("#live-state").dataset.state === "open"`)
+	run(t, tab, wait.Process, "open the claims page", chromedp.Navigate(dk.base+"/desk/claims"))
+	waitFor(t, tab, wait.Process, "the claims stream open", `document.querySelector("#live-state").dataset.state === "open"`)
 	eval[string](t, tab, `window.__deskMark = "not reloaded"`)
-	waitFor(t, tab, 30*time.Second, "the stream dropped", `document.querySelector("#live-state").dataset.state === "reconnecting"`)
+	waitFor(t, tab, wait.Process, "the stream dropped", `document.querySelector("#live-state").dataset.state === "reconnecting"`)
 	res := "resume/" + unique("while-away") + ".go"
 	call(t, cs, "acquire_claim", map[string]any{"workId": workID, "sessionId": holder, "resource": res}, nil)
-	waitFor(t, tab, 30*time.Second, "the write shown after reconnecting",
+	waitFor(t, tab, wait.Process, "the write shown after reconnecting",
 		`Number(document.documentElement.dataset.streamOpens) >= 2 && document.querySelector("#claims-live").innerText.includes(`+jsString(res)+`)`)
 	if !evalBool(t, tab, `window.__deskMark === "not reloaded"`) {
 		t.Fatal("the page was reloaded")
@@ -643,7 +643,7 @@ func deskResumes(t *testing.T, br *browser.Browser, dk *deskProcess, cs *mcp.Cli
 // the reply linked to the message it answers, all without a reload.
 func deskConversation(t *testing.T, ctx context.Context, dk *deskProcess, cs *mcp.ClientSession, fm *fakemodel.Server,
 	convID string, from, to session, shots string) {
-	run(t, ctx, 30*time.Second, "open the conversation", chromedp.Navigate(dk.base+"/desk/conversations/"+convID))
+	run(t, ctx, wait.Process, "open the conversation", chromedp.Navigate(dk.base+"/desk/conversations/"+convID))
 	waitFor(t, ctx, wait.Process, "the conversation's stream open", `document.querySelector("#live-state").dataset.state === "open"`)
 	eval[string](t, ctx, `window.__deskMark = "not reloaded"`)
 	if !evalBool(t, ctx, `document.querySelector("main").innerText.includes(`+jsString(from.NativeID[:12])+`)`) {

@@ -70,7 +70,7 @@ func connect(t *testing.T, args []string, env []string) *mcp.ClientSession {
 	cmd := exec.Command(binary, args...)
 	cmd.Env = env
 	client := newClient(t, "e2e", args, env, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -89,7 +89,7 @@ func TestEveryProfileListsItsTools(t *testing.T) {
 					args = append(args, "--read-only")
 				}
 				cs := connect(t, args, isolatedEnv(t))
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 				defer cancel()
 				res, err := cs.ListTools(ctx, nil)
 				if err != nil {

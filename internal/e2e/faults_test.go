@@ -100,7 +100,7 @@ func (r *rig) start(extra ...string) *runtimeProc {
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	client := newClient(r.t, "e2e-faults", cmd.Args, cmd.Env, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {

@@ -157,7 +157,7 @@ func (r *httpRuntime) connect(t *testing.T) *mcp.ClientSession {
 func (r *httpRuntime) connectWith(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	client := newClient(t, "e2e-http", r.cmd.Args, r.cmd.Env, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: bearerTransport{r.token}}}, nil)
 	if err != nil {
@@ -203,7 +203,7 @@ func TestHTTPGoSDKClient(t *testing.T) {
 		t.Fatalf("token file %s: %v %v", r.tokenFile, fi.Mode(), err)
 	}
 	cs := r.connect(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 	defer cancel()
 	list, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -282,7 +282,7 @@ func TestHTTPTypeScriptSDKClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	objective := unique("made by the TypeScript client")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "MCP_URL=" + r.url, "MCP_TOKEN=" + token, "WORK_OBJECTIVE=" + objective}
@@ -496,7 +496,7 @@ func TestHTTPSessionsShareProviderProcesses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 			defer cancel()
 			results[i], errs[i] = cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_agent_sessions", Arguments: map[string]any{"provider": "codex"}})
 		}()
@@ -522,7 +522,7 @@ func TestHTTPSessionsShareProviderProcesses(t *testing.T) {
 		t.Fatalf("codex app-server started %d times for two HTTP sessions, want 1", n)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 	defer cancel()
 	created, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "create_session", Arguments: map[string]any{"provider": "codex", "cwd": t.TempDir(), "title": "http e2e"}})
 	if err != nil || created.IsError {
@@ -537,7 +537,7 @@ func TestHTTPSessionsShareProviderProcesses(t *testing.T) {
 	if err != nil || page.IsError {
 		t.Fatalf("read_session_events through the other session: %v %+v", err, page)
 	}
-	if !progress.await("http-wait", 1, 10*time.Second) {
+	if !progress.await("http-wait", 1, wait.Process) {
 		t.Fatal("no progress notification reached the HTTP client while read_session_events waited")
 	}
 	b3, _ := os.ReadFile(spawns)

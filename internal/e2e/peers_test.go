@@ -67,7 +67,7 @@ func startPeersWith(t *testing.T, opts peerOptions) *peers {
 		if err := realpeers.SetOpenCode(ocEnv, ocConfig); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 		srv, err := realpeers.StartOpenCode(ctx, realpeers.OpenCodeOptions{Program: program, Env: ocEnv, Password: openCodePassword})
 		cancel()
 		if err != nil {
@@ -136,7 +136,7 @@ func connectWith(t *testing.T, args, env []string, opts *mcp.ClientOptions) *mcp
 	cmd := exec.Command(binary, args...)
 	cmd.Env = env
 	client := newClient(t, "e2e-peers", args, env, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -155,7 +155,7 @@ func unique(word string) string {
 
 // callTimeout bounds one tool call. Creating a session may start a
 // provider program on a shared, busy machine.
-const callTimeout = 90 * time.Second
+const callTimeout = wait.Process
 
 // callTool makes one tool call and returns whether it succeeded and the
 // answer's text.
@@ -441,19 +441,6 @@ func (l *progressLog) await(token string, n int, within time.Duration) bool {
 			return false
 		}
 	}
-}
-
-// quiet waits until token got no notification for a whole quiet period, or
-// reports false when that did not happen within passes.
-func (l *progressLog) quiet(token string, period, within time.Duration) bool {
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		n := len(l.get(token))
-		if !l.await(token, n+1, period) {
-			return true
-		}
-	}
-	return false
 }
 
 // containsAll reports whether s contains every fragment.

@@ -21,8 +21,8 @@ import (
 // Bounds of one provider turn on a shared machine, and of the events that
 // follow it.
 const (
-	turnTimeout = 60 * time.Second
-	diffTimeout = 20 * time.Second
+	turnTimeout = wait.Process
+	diffTimeout = wait.Process
 )
 
 // TestRealProvidersOverMCP drives the real OpenCode, Codex and Claude Code
@@ -116,7 +116,7 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 				"provider": "opencode", "nativeId": s.NativeID, "afterSequence": cursor, "timeoutMs": 1500,
 			}}
 			params.SetProgressToken(token)
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 			defer cancel()
 			res, err := cs.CallTool(ctx, params)
 			if err != nil || res.IsError {
@@ -141,35 +141,55 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 	})
 
 	step(t, "a cancelled wait returns promptly", func(t *testing.T) {
-		wait.For(t, "a wait to cancel", wait.Process, func() bool {
-			token := unique("cancel")
+		// startWait starts a 30 s read_session_events with a progress
+		// token; the server reports its progress every 500 ms.
+		type result struct {
+			res *mcp.CallToolResult
+			err error
+		}
+		startWait := func(token string) (context.CancelFunc, <-chan result) {
 			params := &mcp.CallToolParams{Name: "read_session_events", Arguments: map[string]any{
 				"provider": "opencode", "nativeId": s.NativeID, "afterSequence": cursor, "timeoutMs": 30000,
 			}}
 			params.SetProgressToken(token)
 			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			type result struct {
-				res *mcp.CallToolResult
-				err error
-				at  time.Time
-			}
 			done := make(chan result, 1)
 			go func() {
 				res, err := cs.CallTool(ctx, params)
-				done <- result{res, err, time.Now()}
+				done <- result{res, err}
 			}()
-			if !p.progress.await(token, 1, wait.Process) {
-				r := <-done
-				if r.err == nil && !r.res.IsError {
-					var page eventPage
-					_ = json.Unmarshal([]byte(r.res.Content[0].(*mcp.TextContent).Text), &page)
-					if len(page.Events) > 0 { // events ended the wait first: read on
-						cursor = page.Next
-						return false
-					}
-				}
-				t.Fatalf("the wait sent no progress: %+v %v", r.res, r.err)
+			return cancel, done
+		}
+		// readOn reports whether a wait that ended on its own ended with
+		// events (late events of the turn: read on and try again).
+		readOn := func(r result) bool {
+			if r.err != nil || r.res.IsError {
+				return false
+			}
+			var page eventPage
+			_ = json.Unmarshal([]byte(r.res.Content[0].(*mcp.TextContent).Text), &page)
+			if len(page.Events) == 0 {
+				return false
+			}
+			cursor = page.Next
+			return true
+		}
+		// endedEarly takes the answer of a wait whose progress stopped
+		// before the test cancelled it: true when events ended it (read
+		// on), a failure otherwise.
+		endedEarly := func(what string, done <-chan result) bool {
+			r := wait.Recv(t, what+" to end", wait.Process, done)
+			if !readOn(r) {
+				t.Fatalf("%s stopped its progress: %+v %v", what, r.res, r.err)
+			}
+			return true
+		}
+		wait.For(t, "a wait to cancel", wait.Process, func() bool {
+			token := unique("cancel")
+			cancel, done := startWait(token)
+			defer cancel()
+			if !p.progress.await(token, 1, wait.Process) && endedEarly("the wait", done) {
+				return false
 			}
 			cancel()
 			// A call that was not cancelled would end after its 30 s wait
@@ -178,12 +198,39 @@ func openCodeSteps(t *testing.T, p *peers, dir string) *liveSession {
 			if !errors.Is(r.err, context.Canceled) {
 				t.Fatalf("cancelled call returned %v", r.err)
 			}
-			// The server stopped waiting too: its progress for this call
-			// stops (a 30 s wait reports every 500 ms), and it goes on
-			// answering calls.
-			if !p.progress.quiet(token, 1500*time.Millisecond, 20*time.Second) {
-				t.Fatal("progress notifications went on after the call was cancelled")
+			// The server cancelled its side of the call too: a second wait on
+			// the same session, started after the cancel, is the yardstick.
+			// While it reports 4 ticks (1.5 s of the server's time between the
+			// first and the last), a wait the server did not cancel would
+			// report about as many; the cancelled one may report one that was
+			// under way when the cancel arrived, never more. No wall-clock
+			// window: the server's own ticks measure the time.
+			yard := unique("yardstick")
+			cancelYard, yardDone := startWait(yard)
+			defer cancelYard()
+			if !p.progress.await(yard, 1, wait.Process) && endedEarly("the yardstick wait", yardDone) {
+				return false
 			}
+			before := len(p.progress.get(token))
+			if !p.progress.await(yard, 4, wait.Process) && endedEarly("the yardstick wait", yardDone) {
+				return false
+			}
+			if after := len(p.progress.get(token)); after > before+1 {
+				t.Fatalf("the cancelled call sent %d progress notifications while the yardstick wait sent 3 (1.5 s of the server's time): the server went on with it", after-before)
+			}
+			select {
+			case r := <-yardDone:
+				if readOn(r) {
+					return false
+				}
+				t.Fatalf("the yardstick wait ended before it was cancelled: %+v %v", r.res, r.err)
+			default:
+			}
+			cancelYard()
+			if r := wait.Recv(t, "the cancelled yardstick call to return", wait.Process, yardDone); !errors.Is(r.err, context.Canceled) && !readOn(r) {
+				t.Fatalf("cancelled yardstick call returned %+v %v", r.res, r.err)
+			}
+			// And the server goes on answering calls.
 			call(t, cs, "get_runtime_status", map[string]any{}, nil)
 			return true
 		})
@@ -308,7 +355,7 @@ func awaitOperationStatus(t *testing.T, p *peers, nativeID, text, key, status st
 	t.Helper()
 	// The session's event log carries the outcome as an interop.operation
 	// event naming the operation's key and its new status.
-	ev := awaitEvent(t, p.cs, "opencode", nativeID, 0, 30*time.Second, "interop.operation "+key+" "+status, func(ev sessionEvent) bool {
+	ev := awaitEvent(t, p.cs, "opencode", nativeID, 0, wait.Process, "interop.operation "+key+" "+status, func(ev sessionEvent) bool {
 		var d struct{ IdempotencyKey, Status string }
 		return ev.Type == "interop.operation" && json.Unmarshal(ev.Data, &d) == nil && d.IdempotencyKey == key && d.Status == status
 	})
@@ -734,7 +781,7 @@ func TestFreebuffToolsOverMCP(t *testing.T) {
 	}
 	waited := make(chan result, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 		defer cancel()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_thread_progress", Arguments: map[string]any{"threadId": tid, "afterSequence": cursor, "timeoutMs": 30000}})
 		if err != nil {

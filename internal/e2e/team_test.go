@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // connectLogged is connect with the server's stderr (debug level) kept.
@@ -25,7 +25,7 @@ func connectLogged(t *testing.T, args []string, env []string) (*mcp.ClientSessio
 	logs := &lockedBuffer{}
 	cmd.Stderr = logs
 	client := newClient(t, "e2e", cmd.Args, cmd.Env, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -55,7 +55,7 @@ func TestTeamStoreUnreachableAtStartup(t *testing.T) {
 	dsn := "postgres://app:" + password + "@127.0.0.1:" + strconv.Itoa(closedPort(t)) + "/interop?sslmode=disable&connect_timeout=3"
 	env := isolatedEnv(t, "INTEROP_DB="+dsn, "INTEROP_HOST=alpha")
 	cs, logs := connectLogged(t, []string{"serve", "--profile", "core"}, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
 	defer cancel()
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatalf("tools/list with the store down: %v", err)

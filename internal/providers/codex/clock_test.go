@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // TestExitSuffixWaitsOnTheAdaptersClock: how long the adapter waits for a
 // dying app-server's exit reason is measured on the injected clock, so a
 // test drives it without sleeping.
 func TestExitSuffixWaitsOnTheAdaptersClock(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
 	defer cancel()
 	clock := testclock.At(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	trap := clock.Trap().NewTimer("codex", "exit-reason")
@@ -30,7 +31,7 @@ func TestExitSuffixWaitsOnTheAdaptersClock(t *testing.T) {
 	}
 	call.MustRelease(ctx)
 	clock.Advance(500 * time.Millisecond).MustWait(ctx)
-	if s := <-got; s != "" {
+	if s := wait.Recv(t, "the running process described", wait.InProcess, got); s != "" {
 		t.Fatalf("running process described as %q", s)
 	}
 
@@ -38,7 +39,7 @@ func TestExitSuffixWaitsOnTheAdaptersClock(t *testing.T) {
 	close(exited)
 	go func() { got <- a.exitSuffix(link) }()
 	trap.MustWait(ctx).MustRelease(ctx)
-	if s := <-got; s != " (process exited with status 3)" {
+	if s := wait.Recv(t, "the exited process described", wait.InProcess, got); s != " (process exited with status 3)" {
 		t.Fatalf("exited process described as %q", s)
 	}
 }

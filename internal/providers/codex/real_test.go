@@ -15,6 +15,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/codex"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // These tests drive the real `codex app-server` (installed by
@@ -24,7 +25,7 @@ func TestRealCodexDiscoverCreateSendCompletes(t *testing.T) {
 	fm := fakemodel.New(t)
 	fm.SetDefault(fakemodel.Text("Hello from fake model."))
 	s, _ := realStack(t, fm, nil, nil)
-	ctx := ctxFor(t, 90*time.Second)
+	ctx := ctxFor(t, wait.Process)
 
 	caps := s.reg.ListProviders(ctx)[2]
 	if caps.Provider != providers.Codex || caps.SendMessage.State != providers.Available || caps.ProviderVersion != "0.171.0" || caps.Authorization != "authorized" {
@@ -88,7 +89,7 @@ func TestRealCodexDiffAfterFileEdit(t *testing.T) {
 	fm.On(fakemodel.Contains("PATCHME"), fakemodel.RunCommand(patch).WithFollowUp("Patched."))
 	fm.SetDefault(fakemodel.Text("ok"))
 	s, _ := realStack(t, fm, nil, nil)
-	ctx := ctxFor(t, 90*time.Second)
+	ctx := ctxFor(t, wait.Process)
 	sess, err := s.reg.CreateSession(ctx, "codex", providers.CreateOptions{CWD: s.project})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestRealCodexApprovalAskAndReply(t *testing.T) {
 	s, _ := realStack(t, fm, nil, func(c *codex.Config) {
 		c.ThreadParams = map[string]any{"approvalPolicy": "untrusted", "sandbox": "workspace-write"}
 	})
-	ctx := ctxFor(t, 90*time.Second)
+	ctx := ctxFor(t, wait.Process)
 	sess, err := s.reg.CreateSession(ctx, "codex", providers.CreateOptions{CWD: s.project})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +214,7 @@ func TestRealCodexFileEditAsksAFileChangeApproval(t *testing.T) {
 			if err := os.WriteFile(target, []byte("old line\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			ctx := ctxFor(t, 90*time.Second)
+			ctx := ctxFor(t, wait.Process)
 			sess, err := s.reg.CreateSession(ctx, "codex", providers.CreateOptions{CWD: s.project})
 			if err != nil {
 				t.Fatal(err)
@@ -270,7 +271,7 @@ func TestRealCodexCancelDuringSlowReply(t *testing.T) {
 	fm := fakemodel.New(t)
 	fm.On(fakemodel.Contains("SLOWREPLY"), fakemodel.Text("too late").WithDelay(time.Minute))
 	s, _ := realStack(t, fm, nil, nil)
-	ctx := ctxFor(t, 90*time.Second)
+	ctx := ctxFor(t, wait.Process)
 	sess, err := s.reg.CreateSession(ctx, "codex", providers.CreateOptions{CWD: s.project})
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +306,7 @@ func TestRealCodexProvider401IsRejected(t *testing.T) {
 	fm := fakemodel.New(t)
 	fm.On(fakemodel.Contains("FAIL401"), fakemodel.Fail(401, "Incorrect API key provided"))
 	s, _ := realStack(t, fm, nil, nil)
-	ctx := ctxFor(t, 90*time.Second)
+	ctx := ctxFor(t, wait.Process)
 	sess, err := s.reg.CreateSession(ctx, "codex", providers.CreateOptions{CWD: s.project})
 	if err != nil {
 		t.Fatal(err)

@@ -122,7 +122,7 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 // until one matches, returning it and the cursor after it.
 func waitEvent(t *testing.T, s *stack, nativeID string, after int64, match func(events.Event) bool) (events.Event, int64) {
 	t.Helper()
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := ctxFor(t, wait.Process)
 	for {
 		p, err := s.hub.Read(ctx, events.ReadRequest{Provider: providers.Codex, NativeID: nativeID, AfterSequence: after, Limit: 100, Timeout: 5 * time.Second})
 		if err != nil {
