@@ -84,25 +84,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "interop-bench: %v\n", err)
 		return 2
 	}
-	root, err := bench.ModuleRoot(ctx, *f.dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "interop-bench: %v\n", err)
-		return 1
-	}
-	c.ModuleDir = root
-
-	rep, err := bench.Run(ctx, c)
-	if err != nil {
-		fmt.Fprintf(stderr, "interop-bench: %v\n", err)
-		return 1
-	}
-	if *f.jsonOut {
-		err = rep.WriteJSON(stdout)
-	} else {
-		err = rep.WriteTable(stdout)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "interop-bench: %v\n", err)
+	rep, ok := runAndReport(ctx, "interop-bench", *f.dir, *f.jsonOut, stdout, stderr, func(root string) (*bench.Report, error) {
+		c.ModuleDir = root
+		return bench.Run(ctx, c)
+	})
+	if !ok {
 		return 1
 	}
 	if *f.gate {
@@ -214,27 +200,41 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "interop-bench scale: %v\n", err)
 		return 2
 	}
-	root, err := bench.ModuleRoot(ctx, *dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "interop-bench scale: %v\n", err)
-		return 1
-	}
-	c.ModuleDir = root
-	rep, err := bench.RunScale(ctx, c)
-	if err != nil {
-		fmt.Fprintf(stderr, "interop-bench scale: %v\n", err)
-		return 1
-	}
-	if *jsonOut {
-		err = rep.WriteJSON(stdout)
-	} else {
-		err = rep.WriteTable(stdout)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "interop-bench scale: %v\n", err)
+	_, ok := runAndReport(ctx, "interop-bench scale", *dir, *jsonOut, stdout, stderr, func(root string) (*bench.ScaleReport, error) {
+		c.ModuleDir = root
+		return bench.RunScale(ctx, c)
+	})
+	if !ok {
 		return 1
 	}
 	return 0
+}
+
+// report is what every mode prints: a table, or JSON with -json.
+type report interface {
+	WriteJSON(io.Writer) error
+	WriteTable(io.Writer) error
+}
+
+// runAndReport finds the module root from dir, runs one mode with it and
+// prints its report; a failure is printed under name and ok is false.
+func runAndReport[R report](ctx context.Context, name, dir string, jsonOut bool, stdout, stderr io.Writer, run func(root string) (R, error)) (rep R, ok bool) {
+	root, err := bench.ModuleRoot(ctx, dir)
+	if err == nil {
+		rep, err = run(root)
+	}
+	if err == nil {
+		if jsonOut {
+			err = rep.WriteJSON(stdout)
+		} else {
+			err = rep.WriteTable(stdout)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return rep, false
+	}
+	return rep, true
 }
 
 // splitList is a comma-separated flag's non-empty items, trimmed.
@@ -274,24 +274,11 @@ func runHandoff(ctx context.Context, args []string, stdout, stderr io.Writer, ga
 	if !*quiet {
 		c.Progress = stderr
 	}
-	root, err := bench.ModuleRoot(ctx, *dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 1
-	}
-	c.ModuleDir = root
-	rep, err := bench.RunHandoff(ctx, c)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 1
-	}
-	if *jsonOut {
-		err = rep.WriteJSON(stdout)
-	} else {
-		err = rep.WriteTable(stdout)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	rep, ok := runAndReport(ctx, name, *dir, *jsonOut, stdout, stderr, func(root string) (*bench.HandoffReport, error) {
+		c.ModuleDir = root
+		return bench.RunHandoff(ctx, c)
+	})
+	if !ok {
 		return 1
 	}
 	if gate {
@@ -330,24 +317,11 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if !*quiet {
 		c.Progress = stderr
 	}
-	root, err := bench.ModuleRoot(ctx, *dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "interop-bench sessions: %v\n", err)
-		return 1
-	}
-	c.ModuleDir = root
-	rep, err := bench.RunSessions(ctx, c)
-	if err != nil {
-		fmt.Fprintf(stderr, "interop-bench sessions: %v\n", err)
-		return 1
-	}
-	if *jsonOut {
-		err = rep.WriteJSON(stdout)
-	} else {
-		err = rep.WriteTable(stdout)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "interop-bench sessions: %v\n", err)
+	_, ok := runAndReport(ctx, "interop-bench sessions", *dir, *jsonOut, stdout, stderr, func(root string) (*bench.SessionsReport, error) {
+		c.ModuleDir = root
+		return bench.RunSessions(ctx, c)
+	})
+	if !ok {
 		return 1
 	}
 	return 0
