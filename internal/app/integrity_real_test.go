@@ -20,8 +20,8 @@ import (
 )
 
 // qwenRuntime is a runtime (App + MCP server in memory) whose built-in
-// qwen entry runs the real Qwen Code against a fake model. reopen closes
-// it (Qwen Code stops) and opens another on the same store.
+// qwen entry runs the real Qwen Code against a fake model. close stops it
+// (Qwen Code stops with it) and open starts another on the same store.
 type qwenRuntime struct {
 	t   *testing.T
 	fm  *fakemodel.Server
@@ -98,11 +98,6 @@ func (r *qwenRuntime) close() {
 	r.end()
 	_ = r.app.Close()
 	r.app = nil
-}
-
-func (r *qwenRuntime) reopen() {
-	r.close()
-	r.open()
 }
 
 // call calls a tool and returns its answer decoded, its text and whether
