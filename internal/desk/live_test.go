@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +150,42 @@ func TestSessionStreamAppendsEventsAfterItsCursor(t *testing.T) {
 			t.Fatalf("event %+v", ev)
 		}
 		sawEvent = true
+	}
+}
+
+// TestSessionStreamSwapsOnlyWhatThePageHas: every element the session
+// stream swaps out of band by id is on the page it streams to, also when the
+// page already had events (htmx logs oobErrorNoTarget for a missing one; the
+// real-browser approval test saw it for #event-rows-empty).
+func TestSessionStreamSwapsOnlyWhatThePageHas(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.ent().ProviderSession.Create().SetProvider("codex").SetNativeID("thread-1").SetFirstSeenAt(f.now).SetLastSeenAt(f.now).Save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	appendEvent := func(typ string) {
+		t.Helper()
+		if _, err := f.h.read.events.Append(ctx, "codex", "thread-1", 1, []providers.NativeEvent{{NativeID: "thread-1", Timestamp: f.now, Type: typ, Data: json.RawMessage(`{}`)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendEvent("turn/started")
+	_, page := f.get("/desk/sessions/codex/thread-1", bearer...)
+	if !strings.Contains(page, `id="event-rows-empty"`) {
+		t.Fatal(`the page with events has no #event-rows-empty for the stream to hide`)
+	}
+	s := f.stream("/desk/live/session?provider=codex&nativeId=thread-1&after=1", bearer...)
+	oob := regexp.MustCompile(`id="([^"]+)"[^>]*hx-swap-oob="true"|hx-swap-oob="true"[^>]*id="([^"]+)"`)
+	appendEvent("turn/completed")
+	for sawEvent := false; !sawEvent; {
+		ev := s.next(t, streamWait)
+		sawEvent = strings.Contains(ev.data, `data-type="turn/completed"`)
+		for _, m := range oob.FindAllStringSubmatch(ev.data, -1) {
+			id := m[1] + m[2]
+			if !strings.Contains(page, `id="`+id+`"`) {
+				t.Errorf("the stream swaps #%s, which the page does not have", id)
+			}
+		}
 	}
 }
 
