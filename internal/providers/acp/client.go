@@ -182,6 +182,18 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		hcancel(fmt.Errorf("no answer to initialize within %s", cfg.HandshakeTimeout))
 	}, "acp", "handshake")
 	err = c.initialize(hctx)
+	var notWritten *NotWrittenError
+	if errors.As(err, &notWritten) && context.Cause(hctx) == nil {
+		// A program that prints a line and exits can close its stdin
+		// before that line is read, so the write fails first. Let the
+		// reader reach the end of what it printed (the connection ends
+		// at its EOF, or after the exit's drain), within the handshake's
+		// bound, so a non-ACP line is reported rather than the pipe.
+		select {
+		case <-c.conn.Done():
+		case <-hctx.Done():
+		}
+	}
 	timer.Stop()
 	// A stray line read before the answer wins even when the answer was
 	// returned first: the connection reports it before it hands the
