@@ -38,7 +38,7 @@ func TestReceiptsStream(t *testing.T) {
 		}
 		// A new operation (another process's write) is inserted at the top.
 		f.addOperation("op_new", "thread-1", "send", operation.StatusQueued, f.now.Add(time.Second))
-		ev = s.next(t, streamWait)
+		ev = s.nextWith(t, streamWait, `data-operation-id="op_new"`, "<tr")
 		if !strings.Contains(ev.data, `<tbody hx-swap-oob="afterbegin:#receipt-rows">`) || !strings.Contains(ev.data, `data-operation-id="op_new"`) ||
 			strings.Contains(ev.data, "op_old") || ev.id == "" {
 			t.Fatalf("insert event %+v", ev)
@@ -47,7 +47,7 @@ func TestReceiptsStream(t *testing.T) {
 		if _, err := f.ent().Operation.UpdateOneID(old.ID).SetStatus(operation.StatusCompleted).SetUpdatedAt(f.now.Add(2 * time.Second)).Save(ctx); err != nil {
 			t.Fatal(err)
 		}
-		ev = s.next(t, streamWait)
+		ev = s.nextWith(t, streamWait, `id="r-op_old"`, "<tr")
 		if !strings.Contains(ev.data, `id="r-op_old" hx-swap-oob="true"`) || !strings.Contains(ev.data, `data-operation-id="op_old" data-status="completed"`) ||
 			strings.Contains(ev.data, "afterbegin") || strings.Contains(ev.data, "op_new") {
 			t.Fatalf("change event %+v", ev)
@@ -239,7 +239,7 @@ func TestSessionsStreamSendsOnlyWhatChanged(t *testing.T) {
 	}
 	f.addWork("work_1", "unrelated") // a commit that changes no session
 	f.addOwnedOperation("op_1", "thread-2", "send", operation.StatusQueued, f.now, "rt_alive")
-	ev := s.next(t, streamWait)
+	ev := s.nextWith(t, streamWait, `data-native-id="thread-2"`, "data-native-id=")
 	if strings.Contains(ev.data, `data-native-id="thread-1"`) || !strings.Contains(ev.data, `data-native-id="thread-2"`) ||
 		!strings.Contains(ev.data, `data-liveness="working"`) {
 		t.Fatalf("update %+v", ev)
