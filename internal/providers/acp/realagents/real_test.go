@@ -184,8 +184,37 @@ func agentCases() []agentCase {
 	}
 }
 
+// caseOf is the agent case of id.
+func caseOf(t *testing.T, id providers.ID) agentCase {
+	t.Helper()
+	for _, c := range agentCases() {
+		if c.id == id {
+			return c
+		}
+	}
+	t.Fatalf("no agent case %q", id)
+	return agentCase{}
+}
+
+// logRequestsOnFailure logs what the model saw when t fails, to tell why a
+// step failed: each request, and what the tool answered in a continuation.
+func logRequestsOnFailure(t *testing.T, fm *fakemodel.Server) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, q := range fm.Requests() {
+			t.Logf("model request %d %s %s: last user %.80q continuation=%v rule=%s status=%d side=%v tools=%d note=%s",
+				q.Seq, q.API, q.Path, q.LastUser, q.Continuation, q.Rule, q.Status, q.Side, len(q.Tools), q.Note)
+			if q.Continuation {
+				t.Logf("  tool result: %.600s", q.Body[max(0, len(q.Body)-600):])
+			}
+		}
+	})
+}
+
 // realAgent builds the catalog adapter of c over the real program, in env.
-func realAgent(t *testing.T, c agentCase, h *host, env *realpeers.Env) (*acp.Adapter, string) {
+func realAgent(t *testing.T, c agentCase, h providers.Host, env *realpeers.Env) (*acp.Adapter, string) {
 	t.Helper()
 	bin := realpeers.Require(t, c.program)
 	ws := filepath.Join(env.Root(), "ws")
@@ -313,17 +342,7 @@ func TestRealAgents(t *testing.T) {
 func runAgent(t *testing.T, c agentCase) {
 	h := &host{}
 	fm := fakemodel.New(t)
-	t.Cleanup(func() {
-		if t.Failed() { // what the model saw, to tell why a step failed
-			for _, q := range fm.Requests() {
-				t.Logf("model request %d %s %s: last user %.80q continuation=%v rule=%s status=%d tools=%d note=%s",
-					q.Seq, q.API, q.Path, q.LastUser, q.Continuation, q.Rule, q.Status, len(q.Tools), q.Note)
-				if q.Continuation { // what the tool answered
-					t.Logf("  tool result: %.600s", q.Body[max(0, len(q.Body)-600):])
-				}
-			}
-		}
-	})
+	logRequestsOnFailure(t, fm)
 	env := c.env(t, fm)
 	a, ws := realAgent(t, c, h, env)
 	sp := spec(t, c.id)

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
-	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
 )
@@ -39,23 +37,8 @@ func TestRealACPAgentVerdictsAndUsage(t *testing.T) {
 				// (TestRealCodexACPWarningIsOutput).
 				codexModel(t, env, fm, "gpt-5.4-mini")
 			}
-			bin := realpeers.Require(t, c.program)
-			ws := filepath.Join(env.Root(), "ws")
-			if err := os.MkdirAll(ws, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			sp := spec(t, c.id)
-			sp.Command = append(slices.Clone(sp.Command), c.args...)
-			a := acp.NewAgent(acp.AgentConfig{Spec: sp, Host: h, LookupEnv: noEnv, LookPath: lookIn(bin), Env: env.Environ(), DefaultCWD: ws})
-			t.Cleanup(func() { _ = a.Close() })
-			t.Cleanup(func() {
-				if !t.Failed() {
-					return
-				}
-				for _, r := range fm.Requests() {
-					t.Logf("model request %d: %s last-user=%q rule=%s status=%d side=%v", r.Seq, r.API, r.LastUser, r.Rule, r.Status, r.Side)
-				}
-			})
+			a, ws := realAgent(t, c, h, env)
+			logRequestsOnFailure(t, fm)
 			usage := fakemodel.Usage{Input: 120, Output: 30, Cached: 20, Reasoning: 7}
 			fm.SetDefault(fakemodel.Text("Hello from fake model."))
 			gate := make(chan struct{})
@@ -171,22 +154,10 @@ func codexModel(t *testing.T, env *realpeers.Env, fm *fakemodel.Server, model st
 // agent_message_chunk, the same update as the model's words, so the
 // adapter cannot tell it from an answer (docs/compatibility.md).
 func TestRealCodexACPWarningIsOutput(t *testing.T) {
-	var c agentCase
-	for _, x := range agentCases() {
-		if x.id == "codex-acp" {
-			c = x
-		}
-	}
+	c := caseOf(t, "codex-acp")
 	h := &turnHost{}
 	fm := fakemodel.New(t)
-	env := c.env(t, fm)
-	bin := realpeers.Require(t, c.program)
-	ws := filepath.Join(env.Root(), "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	a := acp.NewAgent(acp.AgentConfig{Spec: spec(t, c.id), Host: h, LookupEnv: noEnv, LookPath: lookIn(bin), Env: env.Environ(), DefaultCWD: ws})
-	t.Cleanup(func() { _ = a.Close() })
+	a, ws := realAgent(t, c, h, c.env(t, fm))
 	fm.SetDefault(fakemodel.Empty())
 	s, err := a.CreateSession(ctxT(t, 90*time.Second), providers.CreateOptions{CWD: ws})
 	if err != nil {

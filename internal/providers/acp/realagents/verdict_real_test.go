@@ -3,18 +3,13 @@ package realagents_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
-	"github.com/agent-interop/runtime/internal/providers/acp"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
-	"github.com/agent-interop/runtime/internal/testutil/realpeers"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
@@ -51,32 +46,11 @@ func (h *turnHost) await(t *testing.T, ref string) providers.Outcome {
 // and usage the ACP adapter derives from the prompt's stop reason, its
 // updates and its answer's usage.
 func TestRealClaudeTurnVerdictsAndUsage(t *testing.T) {
-	var c agentCase
-	for _, x := range agentCases() {
-		if x.id == providers.ClaudeCode {
-			c = x
-		}
-	}
+	c := caseOf(t, providers.ClaudeCode)
 	h := &turnHost{}
 	fm := fakemodel.New(t)
-	env := c.env(t, fm)
-	bin := realpeers.Require(t, c.program)
-	ws := filepath.Join(env.Root(), "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sp := spec(t, c.id)
-	sp.Command = append(slices.Clone(sp.Command), c.args...)
-	a := acp.NewAgent(acp.AgentConfig{Spec: sp, Host: h, LookupEnv: noEnv, LookPath: lookIn(bin), Env: env.Environ(), DefaultCWD: ws})
-	t.Cleanup(func() { _ = a.Close() })
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		for _, r := range fm.Requests() {
-			t.Logf("model request %d: %s last-user=%q rule=%s status=%d continuation=%v side=%v", r.Seq, r.API, r.LastUser, r.Rule, r.Status, r.Continuation, r.Side)
-		}
-	})
+	a, ws := realAgent(t, c, h, c.env(t, fm))
+	logRequestsOnFailure(t, fm)
 
 	usage := fakemodel.Usage{Input: 120, Output: 30, Cached: 20}
 	fm.SetDefault(fakemodel.Text("Hello from fake model."))
