@@ -170,6 +170,7 @@ func New(o Options) (*Handler, error) {
 		token:  o.Token,
 		auth:   newAuth(CookieName(o.Port), o.Clock),
 		read: &reader{
+			st:     o.Store,
 			client: o.Store.Client(),
 			events: events.NewLog(o.Store, events.LogOptions{}),
 			works:  workflow.New(o.Store, workflow.Options{Clock: o.Clock}),

@@ -27,6 +27,7 @@ import (
 	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
@@ -44,6 +45,7 @@ const (
 // the same form for the rest (sessions by id, receipts by (created_at,
 // id), claims by (resource, id)). No view ever reads the whole store.
 type reader struct {
+	st     *store.Store
 	client *ent.Client
 	events *events.Log
 	works  *workflow.Service
@@ -51,6 +53,35 @@ type reader struct {
 	clock  quartz.Clock
 	live   LivenessFunc
 	owners ownerJudge
+}
+
+// snapshot runs fn with a reader whose every query sees one snapshot of
+// the store (store.Read: a WAL snapshot on SQLite, REPEATABLE READ on
+// PostgreSQL), and whose runtime liveness answers each session once: the
+// counts and the rows of a list read inside it always agree, whatever is
+// written meanwhile.
+func (r *reader) snapshot(ctx context.Context, fn func(r *reader) error) error {
+	return r.st.Read(ctx, func(tx *ent.Tx) error {
+		rr := *r
+		rr.client = tx.Client()
+		if r.live != nil {
+			type answer struct {
+				l  Liveness
+				ok bool
+			}
+			seen := map[[2]string]answer{}
+			rr.live = func(provider, nativeID string) (Liveness, bool) {
+				k := [2]string{provider, nativeID}
+				a, asked := seen[k]
+				if !asked {
+					a.l, a.ok = r.live(provider, nativeID)
+					seen[k] = a
+				}
+				return a.l, a.ok
+			}
+		}
+		return fn(&rr)
+	})
 }
 
 // errNotFound marks a record the URL names that does not exist.
