@@ -173,6 +173,7 @@ type SessionRow struct {
 	Liveness  Liveness
 	Pending   []PendingRequest
 	OpenOps   int
+	stored    Liveness // the store's inference, before the runtime's own answer
 }
 
 // DOMID is the row's element id.
@@ -249,9 +250,13 @@ func (r *reader) sessionRows(ctx context.Context, list []*ent.ProviderSession) (
 	if err != nil {
 		return nil, err
 	}
+	mine, err := r.runtimeSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rows := make([]SessionRow, 0, len(list))
 	for _, s := range list {
-		row, err := r.sessionRow(ctx, s, open)
+		row, err := r.sessionRow(ctx, s, open, mine)
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +265,7 @@ func (r *reader) sessionRows(ctx context.Context, list []*ent.ProviderSession) (
 	return rows, nil
 }
 
-func (r *reader) sessionRow(ctx context.Context, s *ent.ProviderSession, open openOps) (SessionRow, error) {
+func (r *reader) sessionRow(ctx context.Context, s *ent.ProviderSession, open openOps, mine map[[2]string]bool) (SessionRow, error) {
 	row := SessionRow{
 		ID: s.ID, Provider: s.Provider, NativeID: s.NativeID, Title: s.Title, CWD: s.Cwd, Host: s.Host,
 		Endpoint: s.Endpoint, State: s.State, FirstSeen: s.FirstSeenAt, LastSeen: s.LastSeenAt,
@@ -308,7 +313,8 @@ func (r *reader) sessionRow(ctx context.Context, s *ent.ProviderSession, open op
 	}
 	row.OpenOps = len(facts.open)
 	row.Liveness, row.Pending = deriveLiveness(facts)
-	if r.live != nil {
+	row.stored = row.Liveness
+	if r.live != nil && mine[[2]string{s.Provider, s.NativeID}] {
 		if l, ok := r.live(s.Provider, s.NativeID); ok {
 			row.Liveness = preferRuntime(l, row.Liveness, facts.drivenElsewhere())
 		}
