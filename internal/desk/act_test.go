@@ -258,7 +258,9 @@ func TestActionsRefused(t *testing.T) {
 func TestActionsRefusedWithoutTools(t *testing.T) {
 	for name, opt := range map[string]func(*Options){
 		"read-only": func(o *Options) { o.ReadOnly = true },
-		"no tools":  func(o *Options) { o.Tools = nil },
+		// The stand-alone desk command, started with --read-only.
+		"desk read-only": func(o *Options) { o.ReadOnly, o.NoProviders = true, true },
+		"no tools":       func(o *Options) { o.Tools = nil },
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t, func(o *Options) {
@@ -277,10 +279,20 @@ func TestActionsRefusedWithoutTools(t *testing.T) {
 			if strings.Contains(body, `name="csrf"`) || strings.Contains(body, "can-act") {
 				t.Fatal("a desk that may not act offers a form")
 			}
-			want := map[string]string{"read-only": "started with --read-only", "no tools": "started on its own"}[name]
+			// Each refusal names the command the person started.
+			want := map[string]string{
+				"read-only":      "started with --read-only (interop-runtime serve --http --read-only)",
+				"desk read-only": "started with --read-only (interop-runtime desk --read-only)",
+				"no tools":       "started on its own",
+			}[name]
+			wrong := map[string]string{
+				"read-only":      "interop-runtime desk without --read-only",
+				"desk read-only": "serve --http without --read-only",
+			}[name]
 			form := url.Values{"claimId": {c.ID}, "csrf": {f.h.csrfToken(strings.SplitN(a.cookie, "=", 2)[1])}}
 			res, body := a.post("/desk/act/release", form)
-			if res.StatusCode != http.StatusForbidden || a.claimStatus() != claim.StatusActive || !strings.Contains(body, want) {
+			if res.StatusCode != http.StatusForbidden || a.claimStatus() != claim.StatusActive || !strings.Contains(body, want) ||
+				(wrong != "" && strings.Contains(body, wrong)) {
 				t.Fatalf("release: %d %s, claim %s", res.StatusCode, body, a.claimStatus())
 			}
 			for _, path := range []string{"/desk/act/permission", "/desk/act/cancel"} {
