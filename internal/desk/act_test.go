@@ -3,6 +3,7 @@ package desk
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -360,6 +361,24 @@ func TestWorkCountsAndBlocked(t *testing.T) {
 	_, board := f.get("/desk/work?view=board", bearer...)
 	if !strings.Contains(board, `<section class="column" data-status="blocked"`) || !strings.Contains(board, `data-work-id="w-b"`) {
 		t.Fatalf("board: %.3000s", board)
+	}
+	// The item's own page and every graph show it blocked too, as the
+	// lists do: its status line, its node (label and colour class), the
+	// overview's blocked cluster; the finished dependency's dependent stays open.
+	_, page := f.get("/desk/work/w-b", bearer...)
+	for _, want := range []string{`<dt>Status</dt><dd><span class="badge st-blocked" data-status="blocked" data-blocked-by="dependency"`,
+		"Serve the config · blocked", "class n0 st_blocked", "Parse the config · open"} {
+		if !strings.Contains(html.UnescapeString(page), want) {
+			t.Errorf("the page of w-b lacks %q: %.4000s", want, page)
+		}
+	}
+	_, page = f.get("/desk/work/w-d", bearer...)
+	if !strings.Contains(page, `<dt>Status</dt><dd><span class="badge st-open"`) || !strings.Contains(page, "class n0 st_open") {
+		t.Errorf("the page of w-d (its dependency is finished) does not show it open: %.4000s", page)
+	}
+	_, overview := f.get("/desk/graph", bearer...)
+	if !strings.Contains(overview, "subgraph c_blocked") {
+		t.Errorf("the overview has no blocked cluster: %.4000s", overview)
 	}
 }
 
