@@ -117,3 +117,15 @@ func TestSetupHTTPSaysHowTheTokenPairs(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryStoreCommandTakesDB: every command that opens a store says in
+// its help that --db names it (agents passes its flags to providers).
+func TestEveryStoreCommandTakesDB(t *testing.T) {
+	env := map[string]string{"HOME": t.TempDir(), "INTEROP_DB": "/nonexistent/dir/x.db"}
+	for _, name := range []string{"serve", "serve-http", "doctor", "providers", "agents", "sessions", "work", "migrate", "desk"} {
+		code, out, errOut := run(t, env, name, "--help")
+		if code != 0 || !strings.Contains(out, "-db") {
+			t.Errorf("%s --help: exit %d, no --db in\n%s%s", name, code, out, errOut)
+		}
+	}
+}

@@ -186,10 +186,17 @@ func (h *Handler) formToken(r *http.Request) string {
 }
 
 // refusalMessages say what a person can do about the refusals that are
-// no attack: a desk that is read-only, or that was started on its own.
+// no attack: a desk that is read-only (read_only names the command the
+// person started: the desk of serve --http, or the stand-alone desk,
+// read_only_standalone), or that was started on its own.
 var refusalMessages = map[string]string{
-	"read_only": "this desk was started with --read-only: it shows pending requests, turns and claims but " +
-		"does not act on them; start serve --http without --read-only to act from the desk",
+	"read_only": "this desk was started with --read-only (interop-runtime serve --http --read-only): it shows pending " +
+		"requests, turns and claims but does not act on them; start interop-runtime serve --http without --read-only " +
+		"to act from the desk",
+	"read_only_standalone": "this desk was started with --read-only (interop-runtime desk --read-only): it shows pending " +
+		"requests, turns and claims but does not act on them; start interop-runtime desk without --read-only to release " +
+		"a claim from it, or act from the desk of interop-runtime serve --http (its /desk/ page), which can also answer " +
+		"a permission request and cancel a turn",
 	"actions_unavailable": "this desk was started on its own (interop-runtime desk): it reads the store but holds " +
 		"no provider connection, so it cannot answer a permission request, cancel a turn or release a claim; " +
 		"act from the desk of interop-runtime serve --http (its /desk/ page)",
@@ -258,7 +265,11 @@ func (h *Handler) action(w http.ResponseWriter, r *http.Request, tool string) {
 	w.Header().Set("Cache-Control", "no-store")
 	if why := h.actionRefusal(r, tool); why != "" {
 		h.log.Warn("desk: action refused", "path", r.URL.Path, "reason", why)
-		if msg, ok := refusalMessages[why]; ok {
+		msg, ok := refusalMessages[why]
+		if why == "read_only" && h.standalone {
+			msg = refusalMessages["read_only_standalone"]
+		}
+		if ok {
 			httpguard.WriteJSON(w, http.StatusForbidden, map[string]string{"error": why, "message": msg})
 			return
 		}

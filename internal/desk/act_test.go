@@ -3,6 +3,7 @@ package desk
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -258,7 +259,9 @@ func TestActionsRefused(t *testing.T) {
 func TestActionsRefusedWithoutTools(t *testing.T) {
 	for name, opt := range map[string]func(*Options){
 		"read-only": func(o *Options) { o.ReadOnly = true },
-		"no tools":  func(o *Options) { o.Tools = nil },
+		// The stand-alone desk command, started with --read-only.
+		"desk read-only": func(o *Options) { o.ReadOnly, o.NoProviders = true, true },
+		"no tools":       func(o *Options) { o.Tools = nil },
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t, func(o *Options) {
@@ -277,10 +280,20 @@ func TestActionsRefusedWithoutTools(t *testing.T) {
 			if strings.Contains(body, `name="csrf"`) || strings.Contains(body, "can-act") {
 				t.Fatal("a desk that may not act offers a form")
 			}
-			want := map[string]string{"read-only": "started with --read-only", "no tools": "started on its own"}[name]
+			// Each refusal names the command the person started.
+			want := map[string]string{
+				"read-only":      "started with --read-only (interop-runtime serve --http --read-only)",
+				"desk read-only": "started with --read-only (interop-runtime desk --read-only)",
+				"no tools":       "started on its own",
+			}[name]
+			wrong := map[string]string{
+				"read-only":      "interop-runtime desk without --read-only",
+				"desk read-only": "serve --http without --read-only",
+			}[name]
 			form := url.Values{"claimId": {c.ID}, "csrf": {f.h.csrfToken(strings.SplitN(a.cookie, "=", 2)[1])}}
 			res, body := a.post("/desk/act/release", form)
-			if res.StatusCode != http.StatusForbidden || a.claimStatus() != claim.StatusActive || !strings.Contains(body, want) {
+			if res.StatusCode != http.StatusForbidden || a.claimStatus() != claim.StatusActive || !strings.Contains(body, want) ||
+				(wrong != "" && strings.Contains(body, wrong)) {
 				t.Fatalf("release: %d %s, claim %s", res.StatusCode, body, a.claimStatus())
 			}
 			for _, path := range []string{"/desk/act/permission", "/desk/act/cancel"} {
@@ -348,6 +361,24 @@ func TestWorkCountsAndBlocked(t *testing.T) {
 	_, board := f.get("/desk/work?view=board", bearer...)
 	if !strings.Contains(board, `<section class="column" data-status="blocked"`) || !strings.Contains(board, `data-work-id="w-b"`) {
 		t.Fatalf("board: %.3000s", board)
+	}
+	// The item's own page and every graph show it blocked too, as the
+	// lists do: its status line, its node (label and colour class), the
+	// overview's blocked cluster; the finished dependency's dependent stays open.
+	_, page := f.get("/desk/work/w-b", bearer...)
+	for _, want := range []string{`<dt>Status</dt><dd><span class="badge st-blocked" data-status="blocked" data-blocked-by="dependency"`,
+		"Serve the config · blocked", "class n0 st_blocked", "Parse the config · open"} {
+		if !strings.Contains(html.UnescapeString(page), want) {
+			t.Errorf("the page of w-b lacks %q: %.4000s", want, page)
+		}
+	}
+	_, page = f.get("/desk/work/w-d", bearer...)
+	if !strings.Contains(page, `<dt>Status</dt><dd><span class="badge st-open"`) || !strings.Contains(page, "class n0 st_open") {
+		t.Errorf("the page of w-d (its dependency is finished) does not show it open: %.4000s", page)
+	}
+	_, overview := f.get("/desk/graph", bearer...)
+	if !strings.Contains(overview, "subgraph c_blocked") {
+		t.Errorf("the overview has no blocked cluster: %.4000s", overview)
 	}
 }
 

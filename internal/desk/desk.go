@@ -122,9 +122,12 @@ type Handler struct {
 	liveReads chan struct{} // a slot per live stream reading the store (maxLiveReads)
 	act       *actor        // nil: no actions
 	readOnly  bool
-	csrfKey   [32]byte // keys the per-session form tokens (csrfToken)
-	origins   []string // the desk's own origins (empty: the request's Host)
-	providers []string // the filters' provider ids (Options.Providers)
+	// standalone: the desk command's own desk (Options.NoProviders), not
+	// the desk of serve --http; its refusals name that command.
+	standalone bool
+	csrfKey    [32]byte // keys the per-session form tokens (csrfToken)
+	origins    []string // the desk's own origins (empty: the request's Host)
+	providers  []string // the filters' provider ids (Options.Providers)
 }
 
 // DefaultStreamLifetime is how long one live stream lasts.
@@ -170,6 +173,7 @@ func New(o Options) (*Handler, error) {
 		token:  o.Token,
 		auth:   newAuth(CookieName(o.Port), o.Clock),
 		read: &reader{
+			st:     o.Store,
 			client: o.Store.Client(),
 			events: events.NewLog(o.Store, events.LogOptions{}),
 			works:  workflow.New(o.Store, workflow.Options{Clock: o.Clock}),
@@ -179,20 +183,21 @@ func New(o Options) (*Handler, error) {
 			owners: ownerJudge{observer: delivery.CurrentProcess(), self: o.Owner, timeout: delivery.DefaultOwnerTimeout,
 				alive: delivery.ProcessRunning, clock: o.Clock},
 		},
-		feed:      newFeed(o.Store.DB(), o.Store.Dialect(), o.Clock, o.PollEvery),
-		tpl:       &templates{},
-		assets:    newAssets(),
-		url:       strings.TrimRight(o.URL, "/"),
-		loginLink: o.LoginLink,
-		heartbeat: o.Heartbeat,
-		lifetime:  o.StreamLifetime,
-		clock:     o.Clock,
-		log:       o.Logger,
-		closing:   make(chan struct{}),
-		liveReads: make(chan struct{}, maxLiveReads),
-		readOnly:  o.ReadOnly,
-		origins:   origins,
-		providers: slices.Clone(o.Providers),
+		feed:       newFeed(o.Store.DB(), o.Store.Dialect(), o.Clock, o.PollEvery),
+		tpl:        &templates{},
+		assets:     newAssets(),
+		url:        strings.TrimRight(o.URL, "/"),
+		loginLink:  o.LoginLink,
+		heartbeat:  o.Heartbeat,
+		lifetime:   o.StreamLifetime,
+		clock:      o.Clock,
+		log:        o.Logger,
+		closing:    make(chan struct{}),
+		liveReads:  make(chan struct{}, maxLiveReads),
+		readOnly:   o.ReadOnly,
+		standalone: o.NoProviders,
+		origins:    origins,
+		providers:  slices.Clone(o.Providers),
 	}
 	if !o.ReadOnly {
 		h.act = newActor(o.Tools, !o.NoProviders)

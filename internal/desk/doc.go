@@ -57,8 +57,10 @@
 // conversation's messages, a session's events), keyset queries of the
 // same form for the rest. A session's liveness comes from the runtime
 // that serves the page when it drives the session (serve --http, through
-// Options.Liveness), else it is inferred from the store, and the page
-// says which (see deriveLiveness).
+// Options.Liveness: the sessions of its own operations, runtimeSessions),
+// else it is inferred from the store, and the page says which (see
+// deriveLiveness); the counts per liveness follow the same rule. A list's
+// rows and counts are read in one read transaction (reader.snapshot).
 //
 // # Live updates
 //

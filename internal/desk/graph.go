@@ -112,6 +112,9 @@ func (r *reader) neighbourhood(ctx context.Context, w *ent.WorkItem, depth int) 
 			}
 		}
 	}
+	if err := r.markBlockedNodes(ctx, g.Nodes); err != nil {
+		return g, err
+	}
 	g.Mermaid = mermaidSource(g, keys)
 	return g, nil
 }

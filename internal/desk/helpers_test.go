@@ -278,25 +278,6 @@ type event struct {
 	id, name, data string
 }
 
-// nextWith returns the next event that contains marker. A step of a
-// stream reads its counts and its rows separately, so a write between the
-// two reaches the page as a message of counts alone before the rows: such
-// a message is skipped, but one that carries rows (rows) without the
-// marker fails the test.
-func (s *sse) nextWith(t *testing.T, within time.Duration, marker, rows string) event {
-	t.Helper()
-	for {
-		ev := s.next(t, within)
-		if strings.Contains(ev.data, marker) {
-			return ev
-		}
-		if strings.Contains(ev.data, rows) {
-			t.Fatalf("an event with rows but not %q: %+v", marker, ev)
-		}
-		t.Logf("skipped an event without rows: %+v", ev)
-	}
-}
-
 // next returns the next event, failing after within.
 func (s *sse) next(t *testing.T, within time.Duration) event {
 	t.Helper()

@@ -356,15 +356,19 @@ func replaceList[R rowLike](s *stream, rows []R, spec listSpec, next string) ([]
 func stepSessions(ctx context.Context, s *stream) ([]string, error) {
 	f := s.h.sessionFilter(s.r)
 	f.Cursor = ""
-	page, err := s.h.read.sessions(ctx, f)
+	var page SessionPage
+	var counts SessionCounts
+	err := s.h.read.snapshot(ctx, func(r *reader) (err error) {
+		if page, err = r.sessions(ctx, f); err != nil {
+			return err
+		}
+		counts, err = r.sessionCounts(ctx, f)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	parts, err := diffList(s, page.Rows, sessionsList(f), page.Next)
-	if err != nil {
-		return nil, err
-	}
-	counts, err := s.h.read.sessionCounts(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -383,15 +387,19 @@ func stepSessions(ctx context.Context, s *stream) ([]string, error) {
 func stepReceipts(ctx context.Context, s *stream) ([]string, error) {
 	f := s.h.receiptFilter(s.r)
 	f.Cursor = ""
-	page, err := s.h.read.receipts(ctx, f)
+	var page ReceiptPage
+	var counts ReceiptCounts
+	err := s.h.read.snapshot(ctx, func(r *reader) (err error) {
+		if page, err = r.receipts(ctx, f); err != nil {
+			return err
+		}
+		counts, err = r.receiptCounts(ctx, f)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	parts, err := diffList(s, page.Rows, receiptsList(f), page.Next)
-	if err != nil {
-		return nil, err
-	}
-	counts, err := s.h.read.receiptCounts(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -410,15 +418,19 @@ func stepReceipts(ctx context.Context, s *stream) ([]string, error) {
 func stepWork(ctx context.Context, s *stream) ([]string, error) {
 	f := workFilter(s.r)
 	f.Cursor = ""
-	page, err := s.h.read.work(ctx, f)
+	var page WorkPage
+	var counts WorkCounts
+	err := s.h.read.snapshot(ctx, func(r *reader) (err error) {
+		if page, err = r.work(ctx, f); err != nil {
+			return err
+		}
+		counts, err = r.workCounts(ctx, f)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	parts, err := diffList(s, page.Rows, workList(f), page.Next)
-	if err != nil {
-		return nil, err
-	}
-	counts, err := s.h.read.workCounts(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -440,11 +452,15 @@ func stepWork(ctx context.Context, s *stream) ([]string, error) {
 func stepBoard(ctx context.Context, s *stream) ([]string, error) {
 	f := workFilter(s.r)
 	f.Cursor, f.Sort, f.Limit = "", "", 0
-	counts, err := s.h.read.workCounts(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	board, err := s.h.read.board(ctx, f, counts)
+	var counts WorkCounts
+	var board []BoardColumn
+	err := s.h.read.snapshot(ctx, func(r *reader) (err error) {
+		if counts, err = r.workCounts(ctx, f); err != nil {
+			return err
+		}
+		board, err = r.board(ctx, f, counts)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -38,19 +38,28 @@ func TestReceiptsStream(t *testing.T) {
 		}
 		// A new operation (another process's write) is inserted at the top.
 		f.addOperation("op_new", "thread-1", "send", operation.StatusQueued, f.now.Add(time.Second))
-		ev = s.nextWith(t, streamWait, `data-operation-id="op_new"`, "<tr")
+		ev = s.next(t, streamWait)
 		if !strings.Contains(ev.data, `<tbody hx-swap-oob="afterbegin:#receipt-rows">`) || !strings.Contains(ev.data, `data-operation-id="op_new"`) ||
 			strings.Contains(ev.data, "op_old") || ev.id == "" {
 			t.Fatalf("insert event %+v", ev)
+		}
+		// The counts come with the row they count, in the same message
+		// (one snapshot of the store), never before or after it.
+		if !strings.Contains(ev.data, `id="receipt-counts"`) || !strings.Contains(ev.data, `data-total="2"`) ||
+			!strings.Contains(ev.data, `data-count="queued">2<`) {
+			t.Fatalf("the insert event does not carry the counts of its rows: %+v", ev)
 		}
 		// The old one moves to completed: its row is replaced in place.
 		if _, err := f.ent().Operation.UpdateOneID(old.ID).SetStatus(operation.StatusCompleted).SetUpdatedAt(f.now.Add(2 * time.Second)).Save(ctx); err != nil {
 			t.Fatal(err)
 		}
-		ev = s.nextWith(t, streamWait, `id="r-op_old"`, "<tr")
+		ev = s.next(t, streamWait)
 		if !strings.Contains(ev.data, `id="r-op_old" hx-swap-oob="true"`) || !strings.Contains(ev.data, `data-operation-id="op_old" data-status="completed"`) ||
 			strings.Contains(ev.data, "afterbegin") || strings.Contains(ev.data, "op_new") {
 			t.Fatalf("change event %+v", ev)
+		}
+		if !strings.Contains(ev.data, `data-count="queued">1<`) || !strings.Contains(ev.data, `data-count="completed">1<`) {
+			t.Fatalf("the change event does not carry the counts of its rows: %+v", ev)
 		}
 		// Resumed at the current cursor: nothing is sent until the next
 		// change, which is inserted alone.
@@ -239,10 +248,14 @@ func TestSessionsStreamSendsOnlyWhatChanged(t *testing.T) {
 	}
 	f.addWork("work_1", "unrelated") // a commit that changes no session
 	f.addOwnedOperation("op_1", "thread-2", "send", operation.StatusQueued, f.now, "rt_alive")
-	ev := s.nextWith(t, streamWait, `data-native-id="thread-2"`, "data-native-id=")
+	ev := s.next(t, streamWait)
 	if strings.Contains(ev.data, `data-native-id="thread-1"`) || !strings.Contains(ev.data, `data-native-id="thread-2"`) ||
 		!strings.Contains(ev.data, `data-liveness="working"`) {
 		t.Fatalf("update %+v", ev)
+	}
+	// The counts come with the row they count, in the same message.
+	if !strings.Contains(ev.data, `id="session-counts"`) || !strings.Contains(ev.data, `data-count="working">1<`) {
+		t.Fatalf("the update does not carry the counts of its rows: %+v", ev)
 	}
 }
 
@@ -356,4 +369,59 @@ func TestBoardAndOverviewStreams(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStreamStepReadsOneSnapshot: a list's rows and counts read in one
+// snapshot agree although another process writes between the two reads
+// (read apart, the counts would count a row the rows do not show: the
+// control). On both dialects.
+func TestStreamStepReadsOneSnapshot(t *testing.T) {
+	pgtest.EachDialect(t, func(t *testing.T, location string) {
+		f := newFixtureAt(t, location)
+		ctx := context.Background()
+		f.addSession("thread-1")
+		f.addOperation("op_1", "thread-1", "send", operation.StatusCompleted, f.now)
+		read := func(r *reader, write func()) (rows, counted, sessions, sessionsCounted int) {
+			t.Helper()
+			page, err := r.receipts(ctx, ReceiptFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp, err := r.sessions(ctx, SessionFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			write()
+			counts, err := r.receiptCounts(ctx, ReceiptFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc, err := r.sessionCounts(ctx, SessionFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(page.Rows), counts.Total, len(sp.Rows), sc.Total
+		}
+		// The control: read apart, a write in between is counted but not shown.
+		rows, counted, _, _ := read(f.h.read, func() {
+			f.addOperation("op_2", "thread-1", "send", operation.StatusCompleted, f.now.Add(time.Second))
+		})
+		if rows != 1 || counted != 2 {
+			t.Fatalf("control: %d rows, %d counted; want 1 and 2", rows, counted)
+		}
+		err := f.h.read.snapshot(ctx, func(r *reader) error {
+			rows, counted, sessions, sessionsCounted := read(r, func() {
+				f.addOperation("op_3", "thread-1", "send", operation.StatusCompleted, f.now.Add(2*time.Second))
+				f.addSession("thread-2")
+			})
+			if rows != 2 || counted != 2 || sessions != 1 || sessionsCounted != 1 {
+				t.Errorf("in one snapshot: %d receipt rows, %d counted; %d session rows, %d counted; want 2, 2, 1, 1",
+					rows, counted, sessions, sessionsCounted)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 }

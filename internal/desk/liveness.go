@@ -278,6 +278,43 @@ func deriveLiveness(f sessionFacts) (Liveness, []PendingRequest) {
 	return l, pending
 }
 
+// maxRuntimeSessions bounds the sessions whose liveness the desk asks the
+// runtime serving it for, and maxRuntimeOperations the operations read to
+// find them.
+const (
+	maxRuntimeSessions   = 200
+	maxRuntimeOperations = 2000
+)
+
+// runtimeSessions are the sessions whose liveness the desk takes from the
+// runtime serving it (Options.Liveness, the desk of serve --http): the
+// sessions that process drives, i.e. those of its own operations (owner
+// Options.Owner), the most recent maxRuntimeSessions among its newest
+// maxRuntimeOperations. Any other session shows the store's inference.
+// The rows and the counts per liveness both follow this one rule, so they
+// always agree. nil when the desk has no runtime's liveness.
+func (r *reader) runtimeSessions(ctx context.Context) (map[[2]string]bool, error) {
+	if r.live == nil || r.owners.self == "" {
+		return nil, nil
+	}
+	list, err := r.client.Operation.Query().
+		Where(operation.StatusIn(operation.StatusQueued, operation.StatusCompleted, operation.StatusRejected, operation.StatusDeliveryUnknown),
+			operation.Owner(r.owners.self)).
+		Order(ent.Desc(operation.FieldCreatedAt), ent.Desc(operation.FieldID)).Limit(maxRuntimeOperations).
+		Select(operation.FieldProvider, operation.FieldNativeID).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the sessions this runtime drives: %w", err)
+	}
+	out := map[[2]string]bool{}
+	for _, o := range list {
+		if len(out) == maxRuntimeSessions {
+			break
+		}
+		out[[2]string{o.Provider, o.NativeID}] = true
+	}
+	return out, nil
+}
+
 // ownerJudge decides whether the runtime process owning an open operation
 // is gone, as settlement does (delivery.OwnerGone), seen from the desk's
 // process. self is the owner id of the process serving the desk, if it

@@ -112,8 +112,10 @@ func TestMermaidText(t *testing.T) {
 // the sessions infers each one's liveness from the store and says so (an
 // open send of a live owner is working; one whose owner stopped is
 // unknown, owner gone); a desk given the runtime's liveness shows it as
-// the runtime's (dead included), unless another live process drives the
-// session now. On both dialects.
+// the runtime's (dead included) for the sessions that runtime drives (its
+// own operations), unless another live process drives the session now;
+// a session it does not drive shows the store's inference. On both
+// dialects.
 func TestSessionLivenessFromTheStoreAndTheRuntime(t *testing.T) {
 	pgtest.EachDialect(t, func(t *testing.T, location string) {
 		runtime := map[string]Liveness{}
@@ -128,17 +130,20 @@ func TestSessionLivenessFromTheStoreAndTheRuntime(t *testing.T) {
 		f.addOwner("rt_alive", f.now, nil)
 		f.addOwner("rt_stopped", f.now.Add(-2*time.Minute), &stopped)
 		f.addOwner("rt_self", f.now, nil)
-		for _, s := range []string{"t-alive", "t-orphan", "t-dead", "t-elsewhere", "t-self"} {
+		for _, s := range []string{"t-alive", "t-orphan", "t-dead", "t-elsewhere", "t-self", "t-undriven"} {
 			f.addSession(s)
 		}
 		f.addOwnedOperation("op_1", "t-alive", "send", operation.StatusQueued, f.now, "rt_alive")
 		f.addOwnedOperation("op_2", "t-orphan", "send", operation.StatusQueued, f.now, "rt_stopped")
 		f.addOwnedOperation("op_3", "t-elsewhere", "send", operation.StatusQueued, f.now, "rt_alive")
 		f.addOwnedOperation("op_4", "t-self", "send", operation.StatusQueued, f.now, "rt_self")
+		f.addOwnedOperation("op_5", "t-dead", "send", operation.StatusCompleted, f.now, "rt_self")
+		f.addOwnedOperation("op_6", "t-elsewhere", "send", operation.StatusCompleted, f.now.Add(-time.Second), "rt_self")
 		died := f.now
 		runtime["t-dead"] = Liveness{State: LiveDead, ObservedAt: &died, Reason: "the app-server exited"}
 		runtime["t-elsewhere"] = Liveness{State: LiveIdle, ObservedAt: &died}
 		runtime["t-self"] = Liveness{State: LiveWaitingOnApproval, ObservedAt: &died, Reason: "request 1 waits"}
+		runtime["t-undriven"] = Liveness{State: LiveDead, ObservedAt: &died, Reason: "not this runtime's"}
 		_, body := f.get("/desk/sessions", bearer...)
 		tests := []struct {
 			native, state, source string
@@ -149,6 +154,7 @@ func TestSessionLivenessFromTheStoreAndTheRuntime(t *testing.T) {
 			{"t-dead", LiveDead, SourceRuntime, false},
 			{"t-elsewhere", LiveWorking, SourceStore, false},
 			{"t-self", LiveWaitingOnApproval, SourceRuntime, false},
+			{"t-undriven", LiveUnknown, SourceStore, false},
 		}
 		for _, tt := range tests {
 			i := strings.Index(body, `data-native-id="`+tt.native+`"`)

@@ -72,6 +72,9 @@ func (r *reader) overview(ctx context.Context, session string) (Overview, error)
 			g.Edges = append(g.Edges, GraphEdge{From: id, To: d})
 		}
 	}
+	if err := r.markBlockedNodes(ctx, g.Nodes); err != nil {
+		return o, err
+	}
 	g.Mermaid = mermaidClusters(g, keys)
 	o.Graph = g
 	return o, nil

@@ -52,12 +52,15 @@ func (h *Handler) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	f := h.sessionFilter(r)
-	page, err := h.read.sessions(ctx, f)
-	if err != nil {
-		h.failRead(w, err)
-		return
-	}
-	counts, err := h.read.sessionCounts(ctx, f)
+	var page SessionPage
+	var counts SessionCounts
+	err := h.read.snapshot(ctx, func(r *reader) (err error) {
+		if page, err = r.sessions(ctx, f); err != nil {
+			return err
+		}
+		counts, err = r.sessionCounts(ctx, f)
+		return err
+	})
 	if err != nil {
 		h.failRead(w, err)
 		return
@@ -206,7 +209,15 @@ func (h *Handler) receiptsPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.withCtx(r)
 	defer cancel()
 	f := h.receiptFilter(r)
-	page, err := h.read.receipts(ctx, f)
+	var page ReceiptPage
+	var counts ReceiptCounts
+	err := h.read.snapshot(ctx, func(r *reader) (err error) {
+		if page, err = r.receipts(ctx, f); err != nil {
+			return err
+		}
+		counts, err = r.receiptCounts(ctx, f)
+		return err
+	})
 	if err != nil {
 		h.failRead(w, err)
 		return
@@ -215,11 +226,6 @@ func (h *Handler) receiptsPage(w http.ResponseWriter, r *http.Request) {
 	if f.Cursor == "" {
 		live = Base + "/live/receipts" + queryString("provider", f.Provider, "nativeId", f.NativeID, "status", f.Status,
 			"operation", f.Operation, "limit", limitParam(f.Limit), "since", pageMark(page.Rows))
-	}
-	counts, err := h.read.receiptCounts(ctx, f)
-	if err != nil {
-		h.failRead(w, err)
-		return
 	}
 	h.render(w, http.StatusOK, "receipts", h.page("Receipts", "receipts", live, receiptsView{Filter: f, Providers: h.providerNames(),
 		States: receiptStates, Operations: operationKinds, Page: page, Tail: receiptsList(f).tail(page.Next, len(page.Rows), false),
@@ -333,23 +339,25 @@ func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
 	if v.View == "" {
 		v.View = "list"
 	}
-	var err error
-	if v.Counts, err = h.read.workCounts(ctx, f); err != nil {
+	err := h.read.snapshot(ctx, func(r *reader) (err error) {
+		if v.Counts, err = r.workCounts(ctx, f); err != nil {
+			return err
+		}
+		if v.View == "board" {
+			v.Board, err = r.board(ctx, f, v.Counts)
+		} else {
+			v.Page, err = r.work(ctx, f)
+		}
+		return err
+	})
+	if err != nil {
 		h.failRead(w, err)
 		return
 	}
 	live := ""
 	if v.View == "board" {
-		if v.Board, err = h.read.board(ctx, f, v.Counts); err != nil {
-			h.failRead(w, err)
-			return
-		}
 		live = Base + "/live/board" + queryString("status", f.Status, "session", f.Session, "q", f.Query, "since", boardMark(v.Counts, v.Board))
 	} else {
-		if v.Page, err = h.read.work(ctx, f); err != nil {
-			h.failRead(w, err)
-			return
-		}
 		v.Tail = workList(f).tail(v.Page.Next, len(v.Page.Rows), false)
 		v.Position = position("work", v.Page.Start, len(v.Page.Rows), v.Counts.of(f.Status))
 		if f.Cursor == "" {

@@ -27,6 +27,7 @@ import (
 	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
 
@@ -44,6 +45,7 @@ const (
 // the same form for the rest (sessions by id, receipts by (created_at,
 // id), claims by (resource, id)). No view ever reads the whole store.
 type reader struct {
+	st     *store.Store
 	client *ent.Client
 	events *events.Log
 	works  *workflow.Service
@@ -51,6 +53,35 @@ type reader struct {
 	clock  quartz.Clock
 	live   LivenessFunc
 	owners ownerJudge
+}
+
+// snapshot runs fn with a reader whose every query sees one snapshot of
+// the store (store.Read: a WAL snapshot on SQLite, REPEATABLE READ on
+// PostgreSQL), and whose runtime liveness answers each session once: the
+// counts and the rows of a list read inside it always agree, whatever is
+// written meanwhile.
+func (r *reader) snapshot(ctx context.Context, fn func(r *reader) error) error {
+	return r.st.Read(ctx, func(tx *ent.Tx) error {
+		rr := *r
+		rr.client = tx.Client()
+		if r.live != nil {
+			type answer struct {
+				l  Liveness
+				ok bool
+			}
+			seen := map[[2]string]answer{}
+			rr.live = func(provider, nativeID string) (Liveness, bool) {
+				k := [2]string{provider, nativeID}
+				a, asked := seen[k]
+				if !asked {
+					a.l, a.ok = r.live(provider, nativeID)
+					seen[k] = a
+				}
+				return a.l, a.ok
+			}
+		}
+		return fn(&rr)
+	})
 }
 
 // errNotFound marks a record the URL names that does not exist.
@@ -142,6 +173,7 @@ type SessionRow struct {
 	Liveness  Liveness
 	Pending   []PendingRequest
 	OpenOps   int
+	stored    Liveness // the store's inference, before the runtime's own answer
 }
 
 // DOMID is the row's element id.
@@ -218,9 +250,13 @@ func (r *reader) sessionRows(ctx context.Context, list []*ent.ProviderSession) (
 	if err != nil {
 		return nil, err
 	}
+	mine, err := r.runtimeSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rows := make([]SessionRow, 0, len(list))
 	for _, s := range list {
-		row, err := r.sessionRow(ctx, s, open)
+		row, err := r.sessionRow(ctx, s, open, mine)
 		if err != nil {
 			return nil, err
 		}
@@ -229,7 +265,7 @@ func (r *reader) sessionRows(ctx context.Context, list []*ent.ProviderSession) (
 	return rows, nil
 }
 
-func (r *reader) sessionRow(ctx context.Context, s *ent.ProviderSession, open openOps) (SessionRow, error) {
+func (r *reader) sessionRow(ctx context.Context, s *ent.ProviderSession, open openOps, mine map[[2]string]bool) (SessionRow, error) {
 	row := SessionRow{
 		ID: s.ID, Provider: s.Provider, NativeID: s.NativeID, Title: s.Title, CWD: s.Cwd, Host: s.Host,
 		Endpoint: s.Endpoint, State: s.State, FirstSeen: s.FirstSeenAt, LastSeen: s.LastSeenAt,
@@ -277,7 +313,8 @@ func (r *reader) sessionRow(ctx context.Context, s *ent.ProviderSession, open op
 	}
 	row.OpenOps = len(facts.open)
 	row.Liveness, row.Pending = deriveLiveness(facts)
-	if r.live != nil {
+	row.stored = row.Liveness
+	if r.live != nil && mine[[2]string{s.Provider, s.NativeID}] {
 		if l, ok := r.live(s.Provider, s.NativeID); ok {
 			row.Liveness = preferRuntime(l, row.Liveness, facts.drivenElsewhere())
 		}

@@ -265,12 +265,46 @@ func (r *reader) markBlocked(ctx context.Context, rows []WorkRow) error {
 	if len(open) == 0 {
 		return nil
 	}
-	ids, err := r.client.WorkItem.Query().Where(workitem.IDIn(open...), workitem.HasDependsOnWith(unfinished())).IDs(ctx)
+	ids, err := r.waitingAmong(ctx, open)
 	if err != nil {
-		return fmt.Errorf("read which work items wait on a dependency: %w", err)
+		return err
 	}
 	for i := range rows {
 		rows[i].Blocked = slices.Contains(ids, rows[i].ID)
+	}
+	return nil
+}
+
+// waitingAmong returns which of the open work items ids wait on an
+// unfinished dependency (shown as blocked).
+func (r *reader) waitingAmong(ctx context.Context, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	out, err := r.client.WorkItem.Query().Where(workitem.IDIn(ids...), workitem.HasDependsOnWith(unfinished())).IDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read which work items wait on a dependency: %w", err)
+	}
+	return out, nil
+}
+
+// markBlockedNodes shows as blocked the open nodes of a graph that wait on
+// an unfinished dependency, as the lists do.
+func (r *reader) markBlockedNodes(ctx context.Context, nodes []GraphNode) error {
+	var open []string
+	for _, n := range nodes {
+		if n.Status == "open" {
+			open = append(open, n.ID)
+		}
+	}
+	ids, err := r.waitingAmong(ctx, open)
+	if err != nil {
+		return err
+	}
+	for i := range nodes {
+		if nodes[i].Status == "open" && slices.Contains(ids, nodes[i].ID) {
+			nodes[i].Status = "blocked"
+		}
 	}
 	return nil
 }
@@ -410,6 +444,11 @@ func (r *reader) workItem(ctx context.Context, id string, depth int) (WorkDetail
 	}
 	d := WorkDetail{WorkRow: workRow(w), Acceptance: w.AcceptanceCriteria, Risks: w.Risks,
 		Questions: w.UnresolvedQuestions, ChangedFiles: w.ChangedFiles}
+	one := []WorkRow{d.WorkRow}
+	if err := r.markBlocked(ctx, one); err != nil {
+		return d, err
+	}
+	d.WorkRow = one[0]
 	if d.Graph, err = r.neighbourhood(ctx, w, depth); err != nil {
 		return d, err
 	}

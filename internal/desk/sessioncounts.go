@@ -30,18 +30,17 @@ import (
 // sequence) index: a handful of COUNTs, never a row per session.
 //
 // The runtime's own liveness (Options.Liveness, the desk of serve --http)
-// is known only session by session; it enters the counts for the sessions
-// with an open operation, and the others are counted as the store
-// records them.
+// is shown for the sessions that runtime drives, a bounded set
+// (runtimeSessions). Those with an open operation are counted row by row
+// already; each of the others that the filter selects is read as its row
+// is and moved from the bucket of the store's inference to the state its
+// row shows. So every count is the number of rows showing that state.
 
 // SessionCounts are the counts per liveness of the sessions a filter
 // selects.
 type SessionCounts struct {
 	Tally // Counts in livenessStates order
 	OOB   string
-	// Runtime is set when rows may show the serving runtime's own
-	// liveness, which the counts of idle sessions do not ask it for.
-	Runtime bool
 }
 
 // livenessStates are the liveness states in the order the counts show them.
@@ -140,7 +139,7 @@ var approvalTypes = []string{"item/commandExecution/requestApproval", "item/file
 	"execCommandApproval", "applyPatchApproval", "session/request_permission", "permission.asked", "permission.updated"}
 
 func (r *reader) sessionCounts(ctx context.Context, f SessionFilter) (SessionCounts, error) {
-	out := SessionCounts{Runtime: r.live != nil}
+	var out SessionCounts
 	by := map[string]int{}
 	base := func() *ent.ProviderSessionQuery { return r.client.ProviderSession.Query().Where(sessionWhere(f)...) }
 	var err error
@@ -184,6 +183,30 @@ func (r *reader) sessionCounts(ctx context.Context, f SessionFilter) (SessionCou
 	by[LiveWaitingOnApproval] += waitingN
 	by[LiveIdle] += idleN
 	by[LiveUnknown] += max(0, rest-waitingN-idleN)
+	// The sessions with no open operation whose rows show the runtime's
+	// own liveness: from the store's bucket to the runtime's.
+	mine, err := r.runtimeSessions(ctx)
+	if err != nil {
+		return out, err
+	}
+	if len(mine) > 0 {
+		keys := make([]predicate.ProviderSession, 0, len(mine))
+		for k := range mine {
+			keys = append(keys, providersession.And(providersession.Provider(k[0]), providersession.NativeID(k[1])))
+		}
+		driven, err := settled().Where(providersession.Or(keys...)).All(ctx)
+		if err != nil {
+			return out, fmt.Errorf("read the sessions this runtime drives: %w", err)
+		}
+		rows, err := r.sessionRows(ctx, driven)
+		if err != nil {
+			return out, err
+		}
+		for _, row := range rows {
+			by[row.stored.State]--
+			by[row.Liveness.State]++
+		}
+	}
 	for _, st := range livenessStates {
 		out.Counts = append(out.Counts, StatusCount{Status: st, N: by[st]})
 	}

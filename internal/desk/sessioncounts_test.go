@@ -3,8 +3,10 @@ package desk
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,3 +133,97 @@ func TestSessionsCountPerLiveness(t *testing.T) {
 }
 
 func itoa(n int) string { return groupDigits(n) }
+
+// TestSessionCountsFollowTheRuntimesLiveness: under serve --http the rows
+// of the sessions that runtime drives show its own liveness (dead
+// included), and the counts per liveness are computed by the same rule:
+// each count is the number of rows showing that state, open operation or
+// not. When the runtime's answer changes (nothing written to the store),
+// the stream's next look sends the changed row and the counts together.
+// On both dialects.
+func TestSessionCountsFollowTheRuntimesLiveness(t *testing.T) {
+	pgtest.EachDialect(t, func(t *testing.T, location string) {
+		var mu sync.Mutex
+		runtime := map[string]Liveness{}
+		set := func(native, state string) {
+			mu.Lock()
+			defer mu.Unlock()
+			runtime[native] = Liveness{State: state, Reason: "the fake runtime says so"}
+		}
+		f := newFixtureAt(t, location, func(o *Options) {
+			o.Owner = "rt_self"
+			o.Heartbeat = time.Second
+			o.Liveness = func(provider, nativeID string) (Liveness, bool) {
+				mu.Lock()
+				defer mu.Unlock()
+				l, ok := runtime[nativeID]
+				return l, ok
+			}
+		})
+		f.addOwner("rt_self", f.now, nil)
+		f.addOwner("rt_alive", f.now, nil)
+		seed := []struct {
+			native, owner string
+			status        operation.Status
+			runtime, want string
+		}{
+			{"d-dead", "rt_self", operation.StatusCompleted, LiveDead, LiveDead},
+			{"d-working", "rt_self", operation.StatusCompleted, LiveWorking, LiveWorking},
+			{"d-asks", "rt_self", operation.StatusCompleted, LiveWaitingOnApproval, LiveWaitingOnApproval},
+			{"d-runtime-unknown", "rt_self", operation.StatusCompleted, LiveUnknown, LiveIdle},
+			{"d-open", "rt_self", operation.StatusQueued, LiveIdle, LiveIdle},
+			{"not-driven", "rt_alive", operation.StatusCompleted, LiveDead, LiveIdle},
+			{"nothing", "", "", LiveDead, LiveUnknown},
+		}
+		want := map[string]int{}
+		for i, s := range seed {
+			f.addSession(s.native)
+			if s.status != "" {
+				f.addOwnedOperation(fmt.Sprintf("op_%d", i), s.native, "send", s.status, f.now, s.owner)
+			}
+			set(s.native, s.runtime)
+			want[s.want]++
+		}
+		check := func(what, body string, want map[string]int) {
+			t.Helper()
+			rows := map[string]int{}
+			for _, m := range regexp.MustCompile(`data-liveness="([a-z_]+)"`).FindAllStringSubmatch(body, -1) {
+				rows[m[1]]++
+			}
+			for _, st := range livenessStates {
+				m := regexp.MustCompile(`data-count="` + st + `">([0-9,]+)<`).FindStringSubmatch(body)
+				if m == nil {
+					t.Fatalf("%s: no count of %s: %.3000s", what, st, body)
+				}
+				if m[1] != itoa(want[st]) || rows[st] != want[st] {
+					t.Errorf("%s: %s counted %s, rows %d, want %d", what, st, m[1], rows[st], want[st])
+				}
+			}
+		}
+		_, body := f.get("/desk/sessions", bearer...)
+		check("the page", body, want)
+		if strings.Contains(body, "counted in the store") {
+			t.Errorf("the page still hedges its counts: %.3000s", body)
+		}
+
+		// The runtime says d-dead is idle now: no store write, the
+		// stream's heartbeat looks again.
+		s := f.stream(liveURL(t, body), bearer...)
+		s.next(t, streamWait) // the greeting
+		set("d-dead", LiveIdle)
+		want[LiveDead]--
+		want[LiveIdle]++
+		f.advance(time.Second)
+		ev := s.next(t, streamWait)
+		i := strings.Index(ev.data, `data-native-id="d-dead"`)
+		if i < 0 || !strings.Contains(ev.data[i:], `data-liveness="idle"`) || !strings.Contains(ev.data, `id="session-counts"`) {
+			t.Fatalf("the change did not send the row and the counts together: %+v", ev)
+		}
+		for _, st := range livenessStates {
+			m := regexp.MustCompile(`data-count="` + st + `">([0-9,]+)<`).FindStringSubmatch(ev.data)
+			if m == nil || m[1] != itoa(want[st]) {
+				t.Errorf("after the change: %s counted %v, want %d", st, m, want[st])
+			}
+		}
+	})
+}

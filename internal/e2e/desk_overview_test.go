@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -170,6 +171,27 @@ func TestDeskOverviewInRealBrowser(t *testing.T) {
 	if logged := br.Logged(); len(logged) > 0 {
 		t.Fatalf("the pages logged: %v", logged)
 	}
+
+	// In the dark scheme the graph's nodes take the dark colours of their
+	// status (desk.css), not Mermaid's light defaults.
+	run(t, ctx, wait.Process, "prefer dark", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+		return err
+	}))
+	run(t, ctx, wait.Process, "open the blocked item, dark", chromedp.Navigate(dk.base+"/desk/work/"+ids[8]))
+	waitFor(t, ctx, wait.Process, "the graph drawn, dark", `document.documentElement.dataset.graphs === "drawn"`)
+	fill := func(status string) string {
+		return eval[string](t, ctx, fmt.Sprintf(`(() => { const n = document.querySelector("pre.mermaid .node.st_%s .label-container"); return n ? getComputedStyle(n).fill : "no %s node" })()`, status, status))
+	}
+	// desk.css's dark --bad-bg (#4a1512) and --info-bg (#172a52).
+	if got := fill("blocked"); got != "rgb(74, 21, 18)" {
+		t.Errorf("dark scheme: the blocked node's fill is %s, want rgb(74, 21, 18)", got)
+	}
+	if got := fill("open"); got != "rgb(23, 42, 82)" {
+		t.Errorf("dark scheme: the open node's fill is %s, want rgb(23, 42, 82)", got)
+	}
+	browser.Screenshot(t, ctx, shots, "overview-06-graph-dark")
 }
 
 // waitAcross waits until the page's expression cond is true while the
