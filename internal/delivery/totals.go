@@ -143,7 +143,7 @@ func WorkTotalsIn(ctx context.Context, c *ent.Client, workID string) (Totals, er
 		}
 	}
 	hs, err := c.Handoff.Query().Where(handoff.WorkID(workID)).Order(ent.Desc(handoff.FieldCreatedAt)).
-		Limit(maxTotalledHandoffs+1).All(ctx)
+		Limit(maxTotalledHandoffs + 1).All(ctx)
 	if err != nil {
 		return Totals{}, fmt.Errorf("read work %s's handoffs: %w", workID, err)
 	}
