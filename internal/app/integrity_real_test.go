@@ -403,4 +403,9 @@ func TestRealConversationStoppedByTokenBudget(t *testing.T) {
 	if budget["tokens"] != 300.0 || budget["tokensUsed"] != 300.0 || budget["tokensLeft"] != 0.0 || budget["messagesLeft"] == 0.0 {
 		t.Fatalf("read_conversation's budget after the refusal: %v, want 300 tokens, 300 used, 0 left (messages left)", budget)
 	}
+	// The conversation's usage total: the two turns' figures, as reported.
+	total, _ := json.Marshal(out["usage"])
+	if want := `{"reported":2,"turns":2,"usage":{"cached":40,"input":240,"output":60,"reasoning":14},"verdicts":"2 answered"}`; string(total) != want {
+		t.Fatalf("read_conversation's usage = %s, want %s", total, want)
+	}
 }
