@@ -1043,7 +1043,8 @@ type UsageTotals struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// turns per verdict: 2 answered, 1 empty
 	Verdicts *string `json:"verdicts,omitempty"`
-	// only the newest 10,000 turns counted
+	// a work item with more than 10,000 handoffs: only the sessions of the
+	// newest 10,000 counted
 	Partial *bool `json:"partial,omitempty"`
 }
 

@@ -19,29 +19,28 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
-// qwenRuntime is a runtime (App + MCP server in memory) whose built-in
-// qwen entry runs the real Qwen Code against a fake model. close stops it
-// (Qwen Code stops with it) and open starts another on the same store.
-type qwenRuntime struct {
-	t   *testing.T
-	fm  *fakemodel.Server
-	env map[string]string
-	ws  string
-	app *App
-	cs  *mcp.ClientSession
-	end context.CancelFunc
-	ctx context.Context
+// realRuntime is a runtime (App + MCP server in memory) whose built-in
+// entry of one provider runs the real program against a fake model. close
+// stops it (the program stops with it) and open starts another on the
+// same store.
+type realRuntime struct {
+	t        *testing.T
+	provider string        // the built-in entry the sessions are opened with
+	api      fakemodel.API // the dialect the program talks to the model
+	fm       *fakemodel.Server
+	env      map[string]string
+	ws       string
+	app      *App
+	cs       *mcp.ClientSession
+	end      context.CancelFunc
+	ctx      context.Context
 }
 
-// newQwenRuntime sets the process environment Qwen Code inherits (its
-// own HOME, the fake model's OpenAI base URL, qwen first on PATH) and
-// opens a runtime on a fresh store.
-func newQwenRuntime(t *testing.T) *qwenRuntime {
+// newRealRuntime sets the process environment the program inherits (penv,
+// the program's folder first on PATH) and opens a runtime on a fresh
+// store whose own settings are the defaults plus extra.
+func newRealRuntime(t *testing.T, provider string, api fakemodel.API, bin string, fm *fakemodel.Server, penv *realpeers.Env, extra map[string]string) *realRuntime {
 	t.Helper()
-	bin := realpeers.Require(t, realpeers.QwenCode)
-	fm := fakemodel.New(t)
-	fm.SetDefault(fakemodel.Text("Hello from fake model."))
-	penv := realpeers.QwenEnv(t, fm.BaseURL())
 	for _, kv := range penv.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
@@ -52,10 +51,13 @@ func newQwenRuntime(t *testing.T) *qwenRuntime {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := &qwenRuntime{t: t, fm: fm, ws: ws, env: map[string]string{
+	r := &realRuntime{t: t, provider: provider, api: api, fm: fm, ws: ws, env: map[string]string{
 		"INTEROP_DB": filepath.Join(root, "interop.db"), "INTEROP_AGENTS_FILE": filepath.Join(root, "no-agents.yaml"),
 		"INTEROP_PROJECT_ROOTS": ws, "HOME": penv.Home(),
 	}}
+	for k, v := range extra {
+		r.env[k] = v
+	}
 	r.open()
 	t.Cleanup(r.close)
 	t.Cleanup(func() {
@@ -68,7 +70,28 @@ func newQwenRuntime(t *testing.T) *qwenRuntime {
 	return r
 }
 
-func (r *qwenRuntime) open() {
+// newQwenRuntime is a realRuntime of the real Qwen Code (over ACP) whose
+// fake model answers every prompt with a short text.
+func newQwenRuntime(t *testing.T) *realRuntime {
+	t.Helper()
+	bin := realpeers.Require(t, realpeers.QwenCode)
+	fm := fakemodel.New(t)
+	fm.SetDefault(fakemodel.Text("Hello from fake model."))
+	return newRealRuntime(t, "qwen", fakemodel.ChatCompletions, bin, fm, realpeers.QwenEnv(t, fm.BaseURL()), nil)
+}
+
+// newCodexRuntime is a realRuntime of the real Codex app-server (a native
+// provider that reports each turn's token usage) against fm.
+func newCodexRuntime(t *testing.T, fm *fakemodel.Server) *realRuntime {
+	t.Helper()
+	bin := realpeers.Require(t, realpeers.Codex)
+	penv := realpeers.CodexEnv(t, fm.BaseURL())
+	return newRealRuntime(t, "codex", fakemodel.Responses, bin, fm, penv, map[string]string{
+		"CODEX_HOME": penv.Get("CODEX_HOME"), "CODEX_APP_SERVER_COMMAND": bin + " app-server --disable plugins",
+	})
+}
+
+func (r *realRuntime) open() {
 	t := r.t
 	t.Helper()
 	a, err := Open(context.Background(), Config{Env: func(k string) (string, bool) { v, ok := r.env[k]; return v, ok }})
@@ -91,7 +114,7 @@ func (r *qwenRuntime) open() {
 	r.end = func() { _ = cs.Close(); cancel(); <-done }
 }
 
-func (r *qwenRuntime) close() {
+func (r *realRuntime) close() {
 	if r.app == nil {
 		return
 	}
@@ -102,7 +125,7 @@ func (r *qwenRuntime) close() {
 
 // call calls a tool and returns its answer decoded, its text and whether
 // it was a tool error.
-func (r *qwenRuntime) call(name string, args map[string]any) (map[string]any, string, bool) {
+func (r *realRuntime) call(name string, args map[string]any) (map[string]any, string, bool) {
 	r.t.Helper()
 	res, err := r.cs.CallTool(r.ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -115,7 +138,7 @@ func (r *qwenRuntime) call(name string, args map[string]any) (map[string]any, st
 }
 
 // must is call that fails the test on a tool error.
-func (r *qwenRuntime) must(name string, args map[string]any) (map[string]any, string) {
+func (r *realRuntime) must(name string, args map[string]any) (map[string]any, string) {
 	r.t.Helper()
 	out, text, isErr := r.call(name, args)
 	if isErr {
@@ -124,10 +147,10 @@ func (r *qwenRuntime) must(name string, args map[string]any) (map[string]any, st
 	return out, text
 }
 
-// create opens a qwen session in the workspace and returns its native id.
-func (r *qwenRuntime) create() string {
+// create opens a session in the workspace and returns its native id.
+func (r *realRuntime) create() string {
 	r.t.Helper()
-	out, text := r.must("create_session", map[string]any{"provider": "qwen", "cwd": r.ws})
+	out, text := r.must("create_session", map[string]any{"provider": r.provider, "cwd": r.ws})
 	native, _ := out["nativeId"].(string)
 	if native == "" {
 		r.t.Fatalf("create_session answered no nativeId: %s", text)
@@ -135,30 +158,30 @@ func (r *qwenRuntime) create() string {
 	return native
 }
 
-// sendAndSettle sends text to a qwen session and waits until the send's
+// sendAndSettle sends text to a session and waits until the send's
 // turn completed (the session's events carry the operation's completion).
-func (r *qwenRuntime) sendAndSettle(native, text string) {
+func (r *realRuntime) sendAndSettle(native, text string) {
 	r.t.Helper()
-	out, _ := r.must("send_session_message", map[string]any{"provider": "qwen", "nativeId": native, "text": text})
+	out, _ := r.must("send_session_message", map[string]any{"provider": r.provider, "nativeId": native, "text": text})
 	op := findString(out, "operationId")
 	var last string
 	if !wait.Until(wait.Process, func() bool {
-		_, last, _ = r.call("read_session_events", map[string]any{"provider": "qwen", "nativeId": native, "timeoutMs": 5000})
+		_, last, _ = r.call("read_session_events", map[string]any{"provider": r.provider, "nativeId": native, "timeoutMs": 5000})
 		return strings.Contains(last, `"operationId":"`+op+`"`) && strings.Contains(last, `"operation":"send","status":"completed"`)
 	}) {
 		r.t.Fatalf("send %q (operation %s) never completed: %s", text, op, last)
 	}
 }
 
-// delivered counts the turn-starting chat requests (neither a
+// delivered counts the turn-starting model requests (neither a
 // continuation after a tool result nor a side request) whose last user
 // message carries a conversation message's envelope: one per message the
-// runtime delivered. Qwen Code's own background requests (its memory
-// extraction, titles) carry none.
-func (r *qwenRuntime) delivered() int {
+// runtime delivered. The programs' own background requests (Qwen Code's
+// memory extraction, titles) carry none.
+func (r *realRuntime) delivered() int {
 	n := 0
 	for _, q := range r.fm.Requests() {
-		if q.API == fakemodel.ChatCompletions && !q.Side && !q.Continuation && strings.Contains(q.LastUser, "[agent-interop message ") {
+		if q.API == r.api && !q.Side && !q.Continuation && strings.Contains(q.LastUser, "[agent-interop message ") {
 			n++
 		}
 	}
@@ -237,6 +260,105 @@ func TestRealResumeIntegrity(t *testing.T) {
 	}
 }
 
+// realConversation is a directed conversation between sessions of a
+// realRuntime.
+type realConversation struct {
+	r  *realRuntime
+	id string
+}
+
+// conversation creates a conversation with budget (nil: the defaults)
+// and joins the sessions natives to it.
+func (r *realRuntime) conversation(budget map[string]any, natives ...string) *realConversation {
+	r.t.Helper()
+	args := map[string]any{"title": "budget"}
+	if budget != nil {
+		args["budget"] = budget
+	}
+	out, text := r.must("create_conversation", args)
+	id, _ := out["id"].(string)
+	if id == "" {
+		r.t.Fatalf("create_conversation: %s", text)
+	}
+	for _, native := range natives {
+		r.must("join_conversation", map[string]any{"conversationId": id, "provider": r.provider, "nativeId": native})
+	}
+	return &realConversation{r: r, id: id}
+}
+
+// send sends words from one session of the conversation to another and
+// returns the answer's text and whether it was a tool error.
+func (c *realConversation) send(from, to, words string) (string, bool) {
+	c.r.t.Helper()
+	_, text, isErr := c.r.call("send_conversation_message", map[string]any{
+		"conversationId": c.id, "sender": c.r.provider + ":" + from, "recipient": c.r.provider + ":" + to, "text": words})
+	return text, isErr
+}
+
+// read is read_conversation's answer, decoded, and its text.
+func (c *realConversation) read() (map[string]any, string) {
+	c.r.t.Helper()
+	return c.r.must("read_conversation", map[string]any{"conversationId": c.id})
+}
+
+// settle waits until n messages' deliveries completed and until done
+// holds of read_conversation's answer (nil: nothing more), and returns
+// that answer.
+func (c *realConversation) settle(n int, what string, done func(map[string]any) bool) map[string]any {
+	c.r.t.Helper()
+	var out map[string]any
+	var last string
+	if !wait.Until(wait.Process, func() bool {
+		out, last = c.read()
+		return strings.Count(last, `"delivery":"completed"`) == n && (done == nil || done(out))
+	}) {
+		c.r.t.Fatalf("%d messages never completed with %s: %s", n, what, last)
+	}
+	return out
+}
+
+// exchange sends each message in turn, waits until it completed (and
+// until done holds after message i), and checks it reached the model once.
+func (c *realConversation) exchange(msgs []realMessage, what string, done func(i int, read map[string]any) bool) {
+	c.r.t.Helper()
+	for i, m := range msgs {
+		if text, isErr := c.send(m.from, m.to, m.words); isErr {
+			c.r.t.Fatalf("message %d: %s", i+1, text)
+		}
+		c.settle(i+1, what, func(out map[string]any) bool { return done == nil || done(i, out) })
+		if n := c.r.fm.Count(m.words); n != 1 {
+			c.r.t.Fatalf("message %d reached the model %d times", i+1, n)
+		}
+	}
+	if n := c.r.delivered(); n != len(msgs) {
+		c.r.t.Fatalf("%d conversation messages reached the model, want %d", n, len(msgs))
+	}
+}
+
+// refused sends words past the budget and checks the refusal says each of
+// want, that nothing of it reached the model and that it was not stored
+// (sent messages completed before). It returns read_conversation's answer.
+func (c *realConversation) refused(from, to, words string, sent int, want ...string) map[string]any {
+	c.r.t.Helper()
+	text, isErr := c.send(from, to, words)
+	for _, w := range append(want, "not stored or delivered") {
+		if !isErr || !strings.Contains(text, w) {
+			c.r.t.Fatalf("a send past the budget: error %v, %s; want a refusal saying %q", isErr, text, w)
+		}
+	}
+	c.r.t.Logf("send past the budget refused: %s", text)
+	if n := c.r.delivered(); n != sent || c.r.fm.Count(words) != 0 {
+		c.r.t.Fatalf("the refused message reached the model (%d conversation messages delivered, want %d)", n, sent)
+	}
+	out, last := c.read()
+	if strings.Contains(last, words) || strings.Count(last, `"delivery":"completed"`) != sent {
+		c.r.t.Fatalf("the refused message was stored: %s", last)
+	}
+	return out
+}
+
+type realMessage struct{ from, to, words string }
+
 // TestRealConversationStoppedByBudget: a directed conversation between two
 // real Qwen Code sessions with a budget of two messages carries two (each
 // reaches the model once), then refuses the third naming the messages
@@ -245,58 +367,45 @@ func TestRealResumeIntegrity(t *testing.T) {
 func TestRealConversationStoppedByBudget(t *testing.T) {
 	r := newQwenRuntime(t)
 	a, b := r.create(), r.create()
-	out, text := r.must("create_conversation", map[string]any{"title": "budget", "budget": map[string]any{"messages": 2}})
-	conv, _ := out["id"].(string)
-	if conv == "" {
-		t.Fatalf("create_conversation: %s", text)
+	c := r.conversation(map[string]any{"messages": 2}, a, b)
+	c.exchange([]realMessage{{a, b, "ping from a to b"}, {b, a, "pong from b to a"}}, "nothing more", nil)
+	out := c.refused(a, b, "one more past the budget", 2, "budget messages exhausted", "2 of 2 messages")
+	if budget, _ := out["budget"].(map[string]any); budget["messages"] != 2.0 || budget["messagesLeft"] != 0.0 {
+		t.Fatalf("read_conversation's budget after the refusal: %v, want 2 messages, 0 left", out["budget"])
 	}
-	for _, native := range []string{a, b} {
-		r.must("join_conversation", map[string]any{"conversationId": conv, "provider": "qwen", "nativeId": native})
-	}
-	send := func(from, to, words string) (string, bool) {
-		_, text, isErr := r.call("send_conversation_message", map[string]any{
-			"conversationId": conv, "sender": "qwen:" + from, "recipient": "qwen:" + to, "text": words})
-		return text, isErr
-	}
-	settled := func(n int) {
-		t.Helper()
-		var last string
-		if !wait.Until(wait.Process, func() bool {
-			_, last, _ = r.call("read_conversation", map[string]any{"conversationId": conv})
-			return strings.Count(last, `"delivery":"completed"`) == n
-		}) {
-			t.Fatalf("%d messages never completed: %s", n, last)
-		}
-	}
-	exchange := []struct{ from, to, words string }{
-		{a, b, "ping from a to b"},
-		{b, a, "pong from b to a"},
-	}
-	for i, m := range exchange {
-		if text, isErr := send(m.from, m.to, m.words); isErr {
-			t.Fatalf("message %d: %s", i+1, text)
-		}
-		settled(i + 1)
-		if n := r.fm.Count(m.words); n != 1 {
-			t.Fatalf("message %d reached the model %d times", i+1, n)
-		}
-	}
+}
 
-	if n := r.delivered(); n != 2 {
-		t.Fatalf("%d conversation messages reached the model, want 2", n)
+// TestRealConversationStoppedByTokenBudget: a directed conversation
+// between two real Codex sessions (Codex reports each turn's usage: the
+// fake model's 120 input and 30 output tokens, 150 counted) with a budget
+// of 300 tokens carries two messages (each reaches the model once, and
+// read_conversation shows the tokens used and left after each), then
+// refuses the third naming the token budget; nothing of it reaches the
+// model or is stored.
+func TestRealConversationStoppedByTokenBudget(t *testing.T) {
+	fm := fakemodel.New(t)
+	usage := fakemodel.Usage{Input: 120, Output: 30, Cached: 20, Reasoning: 7}
+	fm.SetDefault(fakemodel.Text("Reply from the fake model.").WithUsage(usage))
+	r := newCodexRuntime(t, fm)
+	a, b := r.create(), r.create()
+	c := r.conversation(map[string]any{"tokens": 300}, a, b)
+	perTurn := float64(usage.Input + usage.Output)
+	var budget map[string]any
+	c.exchange([]realMessage{{a, b, "ping from a to b"}, {b, a, "pong from b to a"}}, "its usage counted",
+		func(i int, out map[string]any) bool {
+			budget, _ = out["budget"].(map[string]any)
+			used := perTurn * float64(i+1)
+			return budget["tokens"] == 300.0 && budget["tokensUsed"] == used && budget["tokensLeft"] == 300-used
+		})
+	t.Logf("budget after two messages: %v", budget)
+	out := c.refused(a, b, "one more past the token budget", 2, "budget tokens exhausted", "300 of 300 tokens")
+	budget, _ = out["budget"].(map[string]any)
+	if budget["tokens"] != 300.0 || budget["tokensUsed"] != 300.0 || budget["tokensLeft"] != 0.0 || budget["messagesLeft"] == 0.0 {
+		t.Fatalf("read_conversation's budget after the refusal: %v, want 300 tokens, 300 used, 0 left (messages left)", budget)
 	}
-	text, isErr := send(a, b, "one more past the budget")
-	for _, want := range []string{"budget messages exhausted", "2 of 2 messages", "not stored or delivered"} {
-		if !isErr || !strings.Contains(text, want) {
-			t.Fatalf("a send past the budget: error %v, %s; want a refusal saying %q", isErr, text, want)
-		}
-	}
-	t.Logf("send past the budget refused: %s", text)
-	if n := r.delivered(); n != 2 || r.fm.Count("one more past the budget") != 0 {
-		t.Fatalf("the refused message reached the model (%d conversation messages delivered, want 2)", n)
-	}
-	_, last := r.must("read_conversation", map[string]any{"conversationId": conv})
-	if strings.Contains(last, "one more past the budget") || strings.Count(last, `"delivery":"completed"`) != 2 {
-		t.Fatalf("the refused message was stored: %s", last)
+	// The conversation's usage total: the two turns' figures, as reported.
+	total, _ := json.Marshal(out["usage"])
+	if want := `{"reported":2,"turns":2,"usage":{"cached":40,"input":240,"output":60,"reasoning":14},"verdicts":"2 answered"}`; string(total) != want {
+		t.Fatalf("read_conversation's usage = %s, want %s", total, want)
 	}
 }

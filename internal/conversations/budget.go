@@ -2,19 +2,15 @@ package conversations
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
-	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
 	"github.com/agent-interop/runtime/catalogs/limits"
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/message"
-	"github.com/agent-interop/runtime/ent/operation"
-	"github.com/agent-interop/runtime/ent/predicate"
+	"github.com/agent-interop/runtime/internal/delivery"
 )
 
 // Budget bounds a directed conversation so that two agents replying to
@@ -110,51 +106,28 @@ func CheckTokens(conversationID string, used TokensUsed, limit int64) error {
 // tokensUsed is what conv's turns used: the input and output tokens the
 // providers reported for the sends of its messages (stored with each send
 // operation by the delivery ledger). It is unknown while no turn of conv
-// reported usage; turns that reported nothing add nothing. It is one SQL
-// aggregate over the conversation's operations (a send checks it), so its
-// cost does not grow with the rows it sums in Go.
+// reported either; turns that reported nothing add nothing, and cached and
+// reasoning tokens (parts of those) are not counted again. It is the
+// conversation's usage total (delivery.TotalsOf over
+// delivery.OfConversation, one SQL aggregate that read_conversation's
+// usage and the desk answer too), so its cost does not grow with the
+// turns it sums.
 func tokensUsed(ctx context.Context, tx *ent.Tx, conv *ent.Conversation) (TokensUsed, error) {
-	var rows []struct {
-		Input  sql.NullInt64 `json:"tokens_in"`
-		Output sql.NullInt64 `json:"tokens_out"`
-	}
-	err := tx.Operation.Query().Where(ofConversation(conv.ID), operation.UsageNotNil()).
-		Aggregate(usageSum("input", "tokens_in"), usageSum("output", "tokens_out")).Scan(ctx, &rows)
+	t, err := delivery.TotalsOf(ctx, tx.Operation, delivery.OfConversation(conv.ID))
 	if err != nil {
 		return UnknownTokens, fmt.Errorf("read conversation %s's usage: %w", conv.ID, err)
 	}
 	used := UnknownTokens
-	for _, r := range rows {
-		for _, n := range []sql.NullInt64{r.Input, r.Output} {
-			if n.Valid {
-				used.Known = true
-				used.Count += n.Int64
-			}
+	if t.Usage == nil {
+		return used, nil
+	}
+	for _, n := range []*int64{t.Usage.InputTokens, t.Usage.OutputTokens} {
+		if n != nil {
+			used.Known = true
+			used.Count += *n
 		}
 	}
 	return used, nil
-}
-
-// ofConversation selects the operations of conversationID's messages.
-func ofConversation(conversationID string) predicate.Operation {
-	return func(s *entsql.Selector) {
-		t := entsql.Dialect(s.Dialect()).Table(message.Table)
-		s.Where(entsql.In(s.C(operation.FieldID),
-			entsql.Dialect(s.Dialect()).Select(t.C(message.FieldOperationID)).From(t).
-				Where(entsql.EQ(t.C(message.FieldConversationID), conversationID))))
-	}
-}
-
-// usageSum sums one integer figure of the usage JSON (providers.Usage's
-// key), as the column as: NULL when no row reported it.
-func usageSum(key, as string) ent.AggregateFunc {
-	return func(s *entsql.Selector) string {
-		c := s.C(operation.FieldUsage)
-		if s.Dialect() == dialect.Postgres {
-			return fmt.Sprintf("SUM((%s->>'%s')::bigint) AS %s", c, key, as)
-		}
-		return fmt.Sprintf("SUM(json_extract(%s, '$.%s')) AS %s", c, key, as)
-	}
 }
 
 // turnsReceived counts the messages participant received in conv.

@@ -219,6 +219,28 @@ func TestTokenBudgetCountsReportedUsage(t *testing.T) {
 	if after := e.counts(t); after != before {
 		t.Errorf("a refused send changed the store: %+v -> %+v", before, after)
 	}
+	// A token budget below what the turns used is refused naming the
+	// argument, and nothing changes; a raise lets the exchange go on.
+	b := conversations.Budget{Messages: 10, TurnsPerParticipant: 10, Tokens: 109}
+	var inv *conversations.InvalidError
+	if _, err := e.svc.SetBudget(ctx, id, b, ""); !errors.As(err, &inv) ||
+		!strings.Contains(err.Error(), "budget.tokens must be at least the 110 tokens conversation "+id+" already used; received 109") {
+		t.Fatalf("SetBudget below the tokens used = %v, want an invalid-argument error naming budget.tokens", err)
+	}
+	if page, err := e.svc.Read(ctx, conversations.ReadInput{ConversationID: id}); err != nil || page.Budget.Tokens != 100 {
+		t.Fatalf("a refused SetBudget changed the token budget: %v %+v", err, page.Budget)
+	}
+	b.Tokens = 110 // what was used is allowed (and refuses the next send)
+	if _, err := e.svc.SetBudget(ctx, id, b, ""); err != nil {
+		t.Fatalf("SetBudget at the tokens used: %v", err)
+	}
+	b.Tokens = 1000
+	if _, err := e.svc.SetBudget(ctx, id, b, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.send(t, id, "second", ""); err != nil {
+		t.Fatalf("a send after raising the token budget: %v", err)
+	}
 }
 
 // TestTokenBudgetSumsOnlyItsTurns: the token budget sums the input and

@@ -556,6 +556,15 @@ func stepSession(ctx context.Context, s *stream) ([]string, error) {
 		return nil, err
 	}
 	parts = append(parts, more...)
+	usage, err := s.h.read.sessionUsage(ctx, provider, native)
+	if err != nil {
+		return nil, err
+	}
+	more, err = replaceIfChanged(s, "usage", "usage-line", map[string]any{"ID": "session-usage", "Usage": usage, "OOB": "true"})
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, more...)
 	// The open permission requests, for a browser session that may act:
 	// a request that arrives (or is answered elsewhere) shows without a
 	// reload. A provider's request is recorded as its event, so the
@@ -594,6 +603,17 @@ func stepWorkItem(ctx context.Context, s *stream) ([]string, error) {
 		return nil, err
 	}
 	more, err := replaceIfChanged(s, "records", "work-records", map[string]any{"D": d, "OOB": "true"})
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, more...)
+	// The usage line: a turn of one of its sessions that ends stores its
+	// verdict and usage, which wakes the stream.
+	usage, err := s.h.read.workUsage(ctx, d.ID)
+	if err != nil {
+		return nil, err
+	}
+	more, err = replaceIfChanged(s, "usage", "work-usage", map[string]any{"Usage": usage, "OOB": "true"})
 	return append(parts, more...), err
 }
 
@@ -634,5 +654,19 @@ func stepConversation(ctx context.Context, s *stream) ([]string, error) {
 		parts = append(parts, `<ol hx-swap-oob="beforeend:#messages">`+b.String()+`</ol>`,
 			`<p id="messages-empty" hx-swap-oob="true" hidden></p>`)
 	}
-	return parts, nil
+	// The budget left and the usage line: a message spends the budget, and
+	// its turn's end stores the verdict and usage they count.
+	if d.Budget != nil {
+		more, err := replaceIfChanged(s, "budget", "conversation-budget", map[string]any{"Budget": d.Budget, "OOB": "true"})
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, more...)
+	}
+	usage, err := s.h.read.conversationUsage(ctx, d.ID)
+	if err != nil {
+		return nil, err
+	}
+	more, err := replaceIfChanged(s, "usage", "usage-line", map[string]any{"ID": "conversation-usage", "Usage": usage, "OOB": "true"})
+	return append(parts, more...), err
 }

@@ -93,3 +93,61 @@ func TestWorkAndConversationPagesTotalUsage(t *testing.T) {
 		t.Fatalf("conversation page lacks %q:\n%s", want, page)
 	}
 }
+
+// TestUsageLinesUpdateLive: when a turn's verdict and usage are stored,
+// the live streams of the session, work item and conversation pages
+// replace their usage lines (and the conversation's budget line) in
+// place, verdict counts included, without a reload.
+func TestUsageLinesUpdateLive(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	c := f.ent()
+	f.addSession("w1")
+	f.addWork("work_1", "Add retries")
+	if err := c.WorkItem.UpdateOneID("work_1").SetSourceSession("codex:w1").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Conversation.Create().SetID("conversation_1").SetTitle("Talk").SetCreatedAt(f.now).SetUpdatedAt(f.now).SetLastSequence(1).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.addOperation("op_m1", "w1", "send", operation.StatusQueued, f.now)
+	if err := c.Message.Create().SetID("message_1").SetConversationID("conversation_1").SetSequence(1).SetSender("codex:w2").SetRecipient("codex:w1").
+		SetText("hi").SetCreatedAt(f.now).SetIdempotencyKey("k-message_1").SetOperationID("op_m1").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const before = "unknown over 0 turns (0 reported usage)"
+	pages := []struct {
+		path, before string
+	}{
+		{"/desk/sessions/codex/w1", `<p id="session-usage">Usage: ` + before + `</p>`},
+		{"/desk/work/work_1", `<dd id="work-usage">` + before + `</dd>`},
+		{"/desk/conversations/conversation_1", `<p id="conversation-usage">Usage: ` + before + `</p>`},
+	}
+	streams := make([]*sse, len(pages))
+	for i, p := range pages {
+		_, body := f.get(p.path, bearer...)
+		if !strings.Contains(body, p.before) {
+			t.Fatalf("%s lacks %q:\n%s", p.path, p.before, body)
+		}
+		streams[i] = f.stream(liveURL(t, body), bearer...)
+		streams[i].next(t, streamWait) // the greeting
+	}
+
+	if err := c.Operation.UpdateOneID("op_m1").SetStatus(operation.StatusCompleted).SetVerdict("answered").
+		SetUsage(json.RawMessage(`{"input":7,"output":3,"costUsd":0.01}`)).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const after = "in 7 · out 3 · $0.0100 over 1 turns (1 reported usage; 1 answered)"
+	for i, want := range [][]string{
+		{`<p id="session-usage" hx-swap-oob="true">Usage: ` + after + `</p>`},
+		{`<dd id="work-usage" hx-swap-oob="true">` + after + `</dd>`},
+		{`<p id="conversation-usage" hx-swap-oob="true">Usage: ` + after + `</p>`, `<p id="budget" hx-swap-oob="true">39 of 40 messages left`, "tokens 10 used of 2000000"},
+	} {
+		ev := streams[i].nextWith(t, streamWait, want[0], "Usage")
+		for _, w := range want[1:] {
+			if !strings.Contains(ev.data, w) {
+				t.Errorf("%s: the update lacks %q: %s", pages[i].path, w, ev.data)
+			}
+		}
+	}
+}
