@@ -295,7 +295,7 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 			if errors.As(err, &na) {
 				fix = na.Fix()
 			}
-			all(providers.Capability{State: providers.Unavailable, Reason: fmt.Sprintf("%s did not start: %v", l.Label, err), Fix: fix})
+			all(providers.Capability{State: providers.Unavailable, Reason: fmt.Sprintf("%s did not start: %v", sanitize(l.Label), err), Fix: fix})
 		}
 		return caps
 	}

@@ -126,14 +126,15 @@ func LocateAgent(s providers.AgentSpec, lookupEnv func(string) (string, bool), l
 		return Launch{}, fmt.Errorf("agent %s has no command", s.ID)
 	}
 	rest := s.Command[1:]
-	label := func(name string) string { return strings.Join(append([]string{filepath.Base(name)}, rest...), " ") }
+	// The label is shown in errors and endpoints: redacted and bounded.
+	label := func(name string) string { return sanitize(strings.Join(append([]string{filepath.Base(name)}, rest...), " ")) }
 	if s.CommandEnv != "" {
 		if cmd, _ := lookupEnv(s.CommandEnv); strings.TrimSpace(cmd) != "" {
 			cmd = strings.TrimSpace(cmd)
 			argv := strings.Fields(cmd)
 			path, err := look(argv[0])
 			if err != nil {
-				return Launch{}, fmt.Errorf("%s=%q: %w", s.CommandEnv, cmd, err)
+				return Launch{}, fmt.Errorf("%s=%q: %w", s.CommandEnv, sanitize(cmd), err)
 			}
 			argv[0] = path
 			return Launch{Argv: append(argv, rest...), Program: path, Label: label(path)}, nil

@@ -218,3 +218,32 @@ func TestSlowStartOutlivesTheCallThatBegunIt(t *testing.T) {
 		t.Fatalf("client %v, the program started %d times; want one start joined", c, startCount())
 	}
 }
+
+// TestDidNotStartQuotesTheCommandSafely: the "did not start" reason names
+// the agent's command redacted (a token in an argument), without control
+// characters, and bounded (a 5,000-character argument is cut at 200
+// characters with an ellipsis).
+func TestDidNotStartQuotesTheCommandSafely(t *testing.T) {
+	long := strings.Repeat("y", 5000)
+	a := acp.NewAgent(acp.AgentConfig{
+		Spec: providers.AgentSpec{ID: "bad", Name: "Bad", Protocol: "acp", InstallHint: "fix it",
+			Command: []string{"/bin/sh", "-c", "exit 3", "\x1b[31mred\x07", "--token=" + secretToken, long}},
+		HandshakeTimeout: time.Hour,
+	})
+	defer a.Close()
+	caps := a.Capabilities(ctxT(t, wait.Process))
+	reason := caps.SendMessage.Reason
+	label, _, ok := strings.Cut(reason, " did not start: ")
+	if caps.SendMessage.State != providers.Unavailable || !ok {
+		t.Fatalf("send capability %+v, want unavailable, did not start", caps.SendMessage)
+	}
+	if strings.Contains(reason, secretToken) || strings.Contains(reason, "yyyyyyyyyy"+"yyyyyyyyyy"+strings.Repeat("y", 200)) {
+		t.Fatalf("reason quotes the command unredacted or unbounded: %.400q", reason)
+	}
+	if n := len([]rune(label)); n > 201 || !strings.HasSuffix(label, "…") || !strings.HasPrefix(label, "sh -c exit 3 red --token=") {
+		t.Fatalf("command quoted as %q (%d characters); want it redacted and cut at 200 with an ellipsis", label, n)
+	}
+	if strings.ContainsAny(label, "\x1b\x07") {
+		t.Fatalf("command quoted with control characters: %q", label)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/kit/pending"
 	"github.com/agent-interop/runtime/internal/providers/kit/supervise"
+	"github.com/agent-interop/runtime/internal/security"
 )
 
 // ProtocolVersion is the ACP version this client speaks.
@@ -226,8 +228,9 @@ func (c *Client) withStderr(err error) error {
 	if tail == "" {
 		return err
 	}
+	tail = security.RedactString(tail)
 	if len(tail) > 600 {
-		tail = "…" + tail[len(tail)-600:]
+		tail = "…" + strings.ToValidUTF8(tail[len(tail)-600:], "")
 	}
 	return fmt.Errorf("%w; agent stderr: %s", err, tail)
 }
