@@ -127,7 +127,9 @@ func LocateAgent(s providers.AgentSpec, lookupEnv func(string) (string, bool), l
 	}
 	rest := s.Command[1:]
 	// The label is shown in errors and endpoints: redacted and bounded.
-	label := func(name string) string { return sanitize(strings.Join(append([]string{filepath.Base(name)}, rest...), " ")) }
+	label := func(name string) string {
+		return sanitize(strings.Join(append([]string{filepath.Base(name)}, rest...), " "))
+	}
 	if s.CommandEnv != "" {
 		if cmd, _ := lookupEnv(s.CommandEnv); strings.TrimSpace(cmd) != "" {
 			cmd = strings.TrimSpace(cmd)
