@@ -61,12 +61,15 @@ type AdapterConfig struct {
 	// NoFileReads offers the agent no fs/read_text_file.
 	NoFileReads bool
 	// StartMode, if set, names the mode a new session is switched to
-	// right after session/new ("" = keep the agent's), given the agent's
-	// environment (nil: ours) and the session's workspace: the
-	// claude-default-mode quirk. The switch is made only when the session
-	// offers that mode in modes.availableModes and is not in it already;
-	// if it fails, the session is not used and creation fails.
-	StartMode func(env []string, cwd string) string
+	// right after session/new ("" = keep the agent's), given how the
+	// agent was launched (its environment, nil: ours; its arguments) and
+	// the session's workspace: the claude-default-mode quirk. The switch
+	// is made only when the session offers that mode in
+	// modes.availableModes and is not in it already; if it fails, the
+	// session is not used and creation fails. After session/load or
+	// session/resume the same switch is made when the session reopened
+	// in a mode that asks less than default (reopenMode).
+	StartMode func(l Launch, cwd string) string
 	Trace     func(Direction, []byte)
 	// DefaultCWD is the workspace of CreateSession without a CWD (default:
 	// the process working directory).
@@ -642,6 +645,9 @@ func (a *Adapter) reopen(ctx context.Context, c *Client, nativeID string) error 
 		_, err = c.LoadSession(ctx, nativeID, cwd)
 	} else {
 		_, err = c.ResumeSession(ctx, nativeID, cwd)
+	}
+	if err == nil {
+		return a.reopenMode(ctx, c, nativeID)
 	}
 	if err != nil {
 		var re *RPCError

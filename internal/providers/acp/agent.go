@@ -63,9 +63,15 @@ func NewAgent(cfg AgentConfig) *Adapter {
 	if cfg.ParameterizedModelPicker {
 		meta = map[string]any{"parameterizedModelPicker": true}
 	}
-	var startMode func(env []string, cwd string) string
+	var startMode func(l Launch, cwd string) string
 	if s.HasQuirk(providers.QuirkClaudeDefaultMode) {
-		startMode = func(env []string, cwd string) string { return ClaudeSettingsFor(env).StartMode(cwd) }
+		startMode = func(l Launch, cwd string) string {
+			cs := ClaudeSettingsFor(l.Env)
+			if len(l.Argv) > 1 {
+				cs.Flag, cs.FlagDir = ClaudeSettingsFlag(l.Argv[1:]), l.Dir
+			}
+			return cs.StartMode(cwd)
+		}
 	}
 	limits := append([]string(nil), s.Notes...)
 	limits = append(limits, "no steering over ACP; the diff is built from the diff content of completed tool calls this runtime observed")

@@ -460,6 +460,18 @@ func (c *Client) CloseSession(ctx context.Context, sessionID string) error {
 	return nil
 }
 
+// forget drops a session from this client without telling the agent
+// (its subscribers' channels are closed): the next use reopens it.
+func (c *Client) forget(sessionID string) {
+	c.mu.Lock()
+	s := c.sessions[sessionID]
+	delete(c.sessions, sessionID)
+	c.mu.Unlock()
+	if s != nil {
+		s.closeSubscribers()
+	}
+}
+
 // Session returns what the client knows of an open session.
 func (c *Client) Session(sessionID string) (SessionView, bool) {
 	c.mu.Lock()
