@@ -61,12 +61,15 @@ type AdapterConfig struct {
 	// NoFileReads offers the agent no fs/read_text_file.
 	NoFileReads bool
 	// StartMode, if set, names the mode a new session is switched to
-	// right after session/new ("" = keep the agent's), given the agent's
-	// environment (nil: ours) and the session's workspace: the
-	// claude-default-mode quirk. The switch is made only when the session
-	// offers that mode in modes.availableModes and is not in it already;
-	// if it fails, the session is not used and creation fails.
-	StartMode func(env []string, cwd string) string
+	// right after session/new ("" = keep the agent's), given how the
+	// agent was launched (its environment, nil: ours; its arguments) and
+	// the session's workspace: the claude-default-mode quirk. The switch
+	// is made only when the session offers that mode in
+	// modes.availableModes and is not in it already; if it fails, the
+	// session is not used and creation fails. After session/load or
+	// session/resume the same switch is made when the session reopened
+	// in a mode that asks less than default (reopenMode).
+	StartMode func(l Launch, cwd string) string
 	Trace     func(Direction, []byte)
 	// DefaultCWD is the workspace of CreateSession without a CWD (default:
 	// the process working directory).
@@ -91,8 +94,9 @@ type Adapter struct {
 	startErr    error
 	auth        string // authorized | unauthorized | unknown
 	authWhy     string
-	known       map[string]string // nativeID -> workspace
-	dirs        []string          // distinct workspaces of known, newest first (bounded)
+	known       map[string]string        // nativeID -> workspace
+	opening     map[string]chan struct{} // sessions being reopened (closed when done)
+	dirs        []string                 // distinct workspaces of known, newest first (bounded)
 	closed      bool
 	death       *agentDeath // how the last agent process ended
 
@@ -113,7 +117,7 @@ func NewAdapter(cfg AdapterConfig) *Adapter {
 	if cfg.Protocol == "" {
 		cfg.Protocol = "ACP v1 (JSON-RPC over stdio)"
 	}
-	return &Adapter{cfg: cfg, auth: "unknown", known: make(map[string]string), diffs: newDiffBook(), turnFacts: newTurnBook(), replays: map[string]*replay{}}
+	return &Adapter{cfg: cfg, auth: "unknown", known: make(map[string]string), opening: map[string]chan struct{}{}, diffs: newDiffBook(), turnFacts: newTurnBook(), replays: map[string]*replay{}}
 }
 
 // ID implements providers.Adapter.
@@ -295,7 +299,7 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 			if errors.As(err, &na) {
 				fix = na.Fix()
 			}
-			all(providers.Capability{State: providers.Unavailable, Reason: fmt.Sprintf("%s did not start: %v", l.Label, err), Fix: fix})
+			all(providers.Capability{State: providers.Unavailable, Reason: fmt.Sprintf("%s did not start: %v", sanitize(l.Label), err), Fix: fix})
 		}
 		return caps
 	}
@@ -590,9 +594,38 @@ func (a *Adapter) ResumeSession(ctx context.Context, nativeID string) (providers
 // open makes sure nativeID is open in c, loading or resuming it from its
 // recorded workspace.
 func (a *Adapter) open(ctx context.Context, c *Client, nativeID string) error {
-	if _, ok := c.Session(nativeID); ok {
-		return nil
+	for {
+		if _, ok := c.Session(nativeID); ok {
+			return nil
+		}
+		// One reopen of a session at a time: a send and the events
+		// stream asking together load it once.
+		a.mu.Lock()
+		busy, waiting := a.opening[nativeID]
+		if !waiting {
+			busy = make(chan struct{})
+			a.opening[nativeID] = busy
+		}
+		a.mu.Unlock()
+		if waiting {
+			select {
+			case <-busy:
+				continue
+			case <-ctx.Done():
+				return &providers.NotSentError{Err: fmt.Errorf("waiting for %s session %s to be reopened: %w", a.cfg.Provider, nativeID, ctx.Err())}
+			}
+		}
+		err := a.reopen(ctx, c, nativeID)
+		a.mu.Lock()
+		delete(a.opening, nativeID)
+		a.mu.Unlock()
+		close(busy)
+		return err
 	}
+}
+
+// reopen loads or resumes nativeID in c from its recorded workspace.
+func (a *Adapter) reopen(ctx context.Context, c *Client, nativeID string) error {
 	init := c.Init()
 	if !init.AgentCapabilities.LoadSession && !init.AgentCapabilities.Session("resume") {
 		return &providers.UnsupportedError{Provider: a.cfg.Provider, Operation: "resume",
@@ -613,11 +646,15 @@ func (a *Adapter) open(ctx context.Context, c *Client, nativeID string) error {
 	} else {
 		_, err = c.ResumeSession(ctx, nativeID, cwd)
 	}
+	if err == nil {
+		return a.reopenMode(ctx, c, nativeID)
+	}
 	if err != nil {
 		var re *RPCError
 		if errors.As(err, &re) {
 			if reason, ok := sessionLost(re); ok {
-				return &providers.RejectedError{Reason: reason, Detail: re, Err: providers.SessionLost(reason)}
+				le := &SessionLostError{Provider: a.cfg.Provider, NativeID: nativeID, Op: "resume", Reason: reason, RPC: re}
+				return &providers.RejectedError{Reason: le.Error(), Detail: re, Err: le}
 			}
 		}
 		return a.classify("resume session", err)
@@ -668,7 +705,7 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 		return providers.Receipt{}, &providers.NotSentError{Err: err}
 	}
 	if err := a.open(ctx, c, nativeID); err != nil {
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, notSent(lostAs("send to", err))
 	}
 	if opts.Agent != "" {
 		if err := c.SetMode(ctx, nativeID, opts.Agent); err != nil {
@@ -697,13 +734,13 @@ func (a *Adapter) Send(ctx context.Context, nativeID, text string, opts provider
 	}, nil
 }
 
-// notSent keeps unsupported and not-sent errors, and marks everything else
+// notSent keeps unsupported, not-sent and lost-session errors, and marks everything else
 // as not sent (a step before the prompt failed, so the prompt never left).
 func notSent(err error) error {
 	var ue *providers.UnsupportedError
 	var ns *providers.NotSentError
-	if errors.As(err, &ue) || errors.As(err, &ns) {
-		return err
+	if errors.As(err, &ue) || errors.As(err, &ns) || errors.Is(err, providers.ErrSessionLost) {
+		return err // a lost session is the agent's refusal (lostAs)
 	}
 	return &providers.NotSentError{Err: err}
 }
@@ -784,12 +821,23 @@ func (a *Adapter) Cancel(ctx context.Context, nativeID string) (providers.Receip
 	}, nil
 }
 
-// Subscribe implements providers.Adapter for a session open in the agent
-// process (create or resume it first).
+// Subscribe implements providers.Adapter. A session that is not open in
+// the agent process is reopened first (session/load or session/resume
+// from its recorded workspace, as a send does); one the agent no longer
+// has is refused with a *SessionLostError saying how to go on.
 func (a *Adapter) Subscribe(ctx context.Context, nativeID string) (<-chan providers.NativeEvent, error) {
 	c, err := a.Client(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if err := a.open(ctx, c, nativeID); err != nil {
+		var ue *providers.UnsupportedError
+		switch {
+		case errors.Is(err, providers.ErrSessionLost):
+			return nil, lostAs("watch the events of", err)
+		case !errors.As(err, &ue): // an agent that cannot reopen sessions: c.Subscribe says it is not open
+			return nil, fmt.Errorf("open %s session %s for its events: %w", a.cfg.Provider, nativeID, err)
+		}
 	}
 	return c.Subscribe(ctx, nativeID)
 }
@@ -798,7 +846,19 @@ func (a *Adapter) Subscribe(ctx context.Context, nativeID string) (<-chan provid
 // (or of the turn opts.MessageID names: a receipt's nativeTurnId) built
 // from the diff content of the tool calls that completed, as this runtime
 // observed them (see diffs.go).
-func (a *Adapter) Diff(_ context.Context, nativeID string, opts providers.DiffOptions) (any, error) {
+//
+// When this runtime observed nothing of the session, the agent is asked
+// for it (reopened as a send would): a session the agent no longer has is
+// refused with a *SessionLostError saying how to go on, instead of an
+// empty diff.
+func (a *Adapter) Diff(ctx context.Context, nativeID string, opts providers.DiffOptions) (any, error) {
+	if !a.diffs.knows(nativeID) {
+		if c, err := a.Client(ctx); err == nil {
+			if err := a.open(ctx, c, nativeID); errors.Is(err, providers.ErrSessionLost) {
+				return nil, lostAs("read the diff of", err)
+			}
+		}
+	}
 	a.mu.Lock()
 	cwd := a.known[nativeID]
 	a.mu.Unlock()
@@ -847,7 +907,7 @@ func (a *Adapter) SetModel(ctx context.Context, nativeID string, model providers
 		return providers.Receipt{}, &providers.NotSentError{Err: err}
 	}
 	if err := a.open(ctx, c, nativeID); err != nil {
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, notSent(lostAs("set the model of", err))
 	}
 	if err := a.setModel(ctx, c, nativeID, model); err != nil {
 		return providers.Receipt{}, err
@@ -879,7 +939,7 @@ func (a *Adapter) SetReasoning(ctx context.Context, nativeID, effort string) (pr
 		return providers.Receipt{}, &providers.NotSentError{Err: err}
 	}
 	if err := a.open(ctx, c, nativeID); err != nil {
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, notSent(lostAs("set the reasoning of", err))
 	}
 	if err := c.SetReasoning(ctx, nativeID, effort); err != nil {
 		return providers.Receipt{}, a.classify("set reasoning", err)
@@ -894,7 +954,7 @@ func (a *Adapter) SetMode(ctx context.Context, nativeID, mode string) (providers
 		return providers.Receipt{}, &providers.NotSentError{Err: err}
 	}
 	if err := a.open(ctx, c, nativeID); err != nil {
-		return providers.Receipt{}, notSent(err)
+		return providers.Receipt{}, notSent(lostAs("set the mode of", err))
 	}
 	if err := c.SetMode(ctx, nativeID, mode); err != nil {
 		return providers.Receipt{}, a.classify("set mode", err)

@@ -63,9 +63,15 @@ func NewAgent(cfg AgentConfig) *Adapter {
 	if cfg.ParameterizedModelPicker {
 		meta = map[string]any{"parameterizedModelPicker": true}
 	}
-	var startMode func(env []string, cwd string) string
+	var startMode func(l Launch, cwd string) string
 	if s.HasQuirk(providers.QuirkClaudeDefaultMode) {
-		startMode = func(env []string, cwd string) string { return ClaudeSettingsFor(env).StartMode(cwd) }
+		startMode = func(l Launch, cwd string) string {
+			cs := ClaudeSettingsFor(l.Env)
+			if len(l.Argv) > 1 {
+				cs.Flag, cs.FlagDir = ClaudeSettingsFlag(l.Argv[1:]), l.Dir
+			}
+			return cs.StartMode(cwd)
+		}
 	}
 	limits := append([]string(nil), s.Notes...)
 	limits = append(limits, "no steering over ACP; the diff is built from the diff content of completed tool calls this runtime observed")
@@ -126,14 +132,17 @@ func LocateAgent(s providers.AgentSpec, lookupEnv func(string) (string, bool), l
 		return Launch{}, fmt.Errorf("agent %s has no command", s.ID)
 	}
 	rest := s.Command[1:]
-	label := func(name string) string { return strings.Join(append([]string{filepath.Base(name)}, rest...), " ") }
+	// The label is shown in errors and endpoints: redacted and bounded.
+	label := func(name string) string {
+		return sanitize(strings.Join(append([]string{filepath.Base(name)}, rest...), " "))
+	}
 	if s.CommandEnv != "" {
 		if cmd, _ := lookupEnv(s.CommandEnv); strings.TrimSpace(cmd) != "" {
 			cmd = strings.TrimSpace(cmd)
 			argv := strings.Fields(cmd)
 			path, err := look(argv[0])
 			if err != nil {
-				return Launch{}, fmt.Errorf("%s=%q: %w", s.CommandEnv, cmd, err)
+				return Launch{}, fmt.Errorf("%s=%q: %w", s.CommandEnv, sanitize(cmd), err)
 			}
 			argv[0] = path
 			return Launch{Argv: append(argv, rest...), Program: path, Label: label(path)}, nil

@@ -218,3 +218,97 @@ func TestSlowStartOutlivesTheCallThatBegunIt(t *testing.T) {
 		t.Fatalf("client %v, the program started %d times; want one start joined", c, startCount())
 	}
 }
+
+// TestDidNotStartQuotesTheCommandSafely: the "did not start" reason names
+// the agent's command redacted (a token in an argument), without control
+// characters, and bounded (a 5,000-character argument is cut at 200
+// characters with an ellipsis).
+func TestDidNotStartQuotesTheCommandSafely(t *testing.T) {
+	long := strings.Repeat("y", 5000)
+	a := acp.NewAgent(acp.AgentConfig{
+		Spec: providers.AgentSpec{ID: "bad", Name: "Bad", Protocol: "acp", InstallHint: "fix it",
+			Command: []string{"/bin/sh", "-c", "exit 3", "\x1b[31mred\x07", "--token=" + secretToken, long}},
+		HandshakeTimeout: time.Hour,
+	})
+	defer a.Close()
+	caps := a.Capabilities(ctxT(t, wait.Process))
+	reason := caps.SendMessage.Reason
+	label, _, ok := strings.Cut(reason, " did not start: ")
+	if caps.SendMessage.State != providers.Unavailable || !ok {
+		t.Fatalf("send capability %+v, want unavailable, did not start", caps.SendMessage)
+	}
+	if strings.Contains(reason, secretToken) || strings.Contains(reason, "yyyyyyyyyy"+"yyyyyyyyyy"+strings.Repeat("y", 200)) {
+		t.Fatalf("reason quotes the command unredacted or unbounded: %.400q", reason)
+	}
+	if n := len([]rune(label)); n > 201 || !strings.HasSuffix(label, "…") || !strings.HasPrefix(label, "sh -c exit 3 red --token=") {
+		t.Fatalf("command quoted as %q (%d characters); want it redacted and cut at 200 with an ellipsis", label, n)
+	}
+	if strings.ContainsAny(label, "\x1b\x07") {
+		t.Fatalf("command quoted with control characters: %q", label)
+	}
+}
+
+// TestInitializeAnsweredWithANullIDError: an agent that answers
+// initialize with an error whose id is null (JSON-RPC's answer to a
+// request it could not read) fails the handshake at once with its words,
+// redacted and bounded. The handshake bound is an hour on a fake clock
+// that never moves, so only the early failure ends the start.
+func TestInitializeAnsweredWithANullIDError(t *testing.T) {
+	long := strings.Repeat("z", 5000)
+	for _, c := range []struct {
+		name, answer string
+		want         []string
+		notWant      []string
+	}{
+		{name: "parse error", answer: `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"message":"Unexpected token near ` + secretToken + `"}}}`,
+			want: []string{"id null, code -32700", `"Parse error: Unexpected token near [REDACTED]"`}, notWant: []string{secretToken}},
+		{name: "no id at all, long message", answer: `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request ` + long + `"}}`,
+			want: []string{"code -32600", `"Invalid Request ` + long[:184] + `…"`}, notWant: []string{long[:185]}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*wait.Process)
+			defer cancel()
+			clock := testclock.At(t, time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+			trap := clock.Trap().AfterFunc("acp", "handshake")
+			defer trap.Close()
+			done := make(chan error, 1)
+			go func() {
+				_, err := acp.Start(ctx, acp.Config{
+					Argv:  []string{"/bin/sh", "-c", "read -r line; echo '" + c.answer + "'; sleep 300"},
+					Clock: clock, HandshakeTimeout: time.Hour,
+				})
+				done <- err
+			}()
+			stop := clock.Trap().NewTimer("supervise", "stdin")
+			defer stop.Close()
+			trap.MustWait(ctx).MustRelease(ctx) // the hour's bound is armed
+			// The failed start stops the program (its first grace timer)
+			// before the clock moved at all: the bound did not end it.
+			stop.MustWait(ctx).MustRelease(ctx)
+			var err error
+			wait.For(t, "the start's failure", wait.Process, func() bool {
+				select {
+				case err = <-done:
+					return true
+				default:
+				}
+				testclock.Pass(ctx, clock, 500*time.Millisecond) // the stop's graces
+				return false
+			})
+			var he *acp.HandshakeError
+			if !errors.As(err, &he) {
+				t.Fatalf("start: %v, want a *HandshakeError", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %.600q\nlacks %q", err, w)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("error %.600q\nhas %q", err, w)
+				}
+			}
+		})
+	}
+}

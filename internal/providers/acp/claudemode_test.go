@@ -21,12 +21,17 @@ func TestClaudeStartMode(t *testing.T) {
 		project = "project" // ws/.claude/settings.json
 		local   = "local"   // ws/.claude/settings.local.json
 		managed = "managed" // the managed settings file
+		dropA   = "dropA"   // managed-settings.d/10-a.json
+		dropB   = "dropB"   // managed-settings.d/20-b.json
+		hidden  = "hidden"  // managed-settings.d/.hidden.json
+		flagged = "flagged" // flag.json, named by --settings flag.json (relative to the agent's directory)
 	)
 	mode := func(m string) string { return `{"permissions":{"defaultMode":"` + m + `"}}` }
 	cases := []struct {
 		name   string
 		files  map[string]string
-		config bool // CLAUDE_CONFIG_DIR is set
+		config bool   // CLAUDE_CONFIG_DIR is set
+		flag   string // --settings value ("file" names flag.json)
 		want   string
 	}{
 		{name: "no settings", want: "default"},
@@ -46,6 +51,16 @@ func TestClaudeStartMode(t *testing.T) {
 		{name: "local overrides project escalation", files: map[string]string{project: mode("auto"), local: mode("plan")}, want: ""},
 		{name: "managed names a mode", files: map[string]string{managed: mode("default")}, want: ""},
 		{name: "managed overrides project escalation", files: map[string]string{project: mode("bypassPermissions"), managed: mode("auto")}, want: ""},
+
+		{name: "a managed drop-in names a mode", files: map[string]string{dropA: mode("auto")}, want: ""},
+		{name: "a managed drop-in overrides project escalation", files: map[string]string{project: mode("auto"), dropB: mode("acceptEdits")}, want: ""},
+		{name: "drop-ins without a mode", files: map[string]string{dropA: `{"permissions":{"deny":["Bash"]}}`, dropB: `{}`}, want: "default"},
+		{name: "a hidden drop-in is ignored", files: map[string]string{hidden: mode("auto")}, want: "default"},
+		{name: "--settings JSON names a mode", flag: `{"permissions":{"defaultMode":"plan"}}`, want: "plan"},
+		{name: "--settings file names a mode", flag: "file", files: map[string]string{flagged: mode("acceptEdits")}, want: "acceptEdits"},
+		{name: "--settings overrides local", flag: `{"permissions":{"defaultMode":"default"}}`, files: map[string]string{local: mode("auto")}, want: "default"},
+		{name: "--settings without a mode", flag: `{"model":"opus"}`, files: map[string]string{project: mode("auto")}, want: "default"},
+		{name: "managed overrides --settings", flag: `{"permissions":{"defaultMode":"plan"}}`, files: map[string]string{dropB: mode("auto")}, want: ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -57,6 +72,10 @@ func TestClaudeStartMode(t *testing.T) {
 				project: filepath.Join(ws, ".claude", "settings.json"),
 				local:   filepath.Join(ws, ".claude", "settings.local.json"),
 				managed: filepath.Join(root, "etc", "managed-settings.json"),
+				dropA:   filepath.Join(root, "etc", "managed-settings.d", "10-a.json"),
+				dropB:   filepath.Join(root, "etc", "managed-settings.d", "20-b.json"),
+				hidden:  filepath.Join(root, "etc", "managed-settings.d", ".hidden.json"),
+				flagged: filepath.Join(root, "flag.json"),
 			}
 			if err := os.MkdirAll(ws, 0o755); err != nil {
 				t.Fatal(err)
@@ -76,6 +95,10 @@ func TestClaudeStartMode(t *testing.T) {
 			before := tree(t, root)
 			cs := acp.ClaudeSettingsFor(env)
 			cs.Managed = paths[managed]
+			cs.Flag, cs.FlagDir = c.flag, root
+			if c.flag == "file" {
+				cs.Flag = "flag.json"
+			}
 			if got := cs.StartMode(ws); got != c.want {
 				t.Errorf("StartMode = %q, want %q", got, c.want)
 			}
@@ -83,6 +106,26 @@ func TestClaudeStartMode(t *testing.T) {
 				t.Errorf("files changed: %q -> %q", before, after)
 			}
 		})
+	}
+}
+
+// TestClaudeSettingsFlag: --settings of an agent's arguments, in both
+// spellings; the last one wins.
+func TestClaudeSettingsFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"--acp"}, ""},
+		{[]string{"--settings", "/etc/s.json"}, "/etc/s.json"},
+		{[]string{"--settings={\"a\":1}", "--verbose"}, `{"a":1}`},
+		{[]string{"--settings", "a.json", "--settings=b.json"}, "b.json"},
+		{[]string{"--settings"}, ""},
+	} {
+		if got := acp.ClaudeSettingsFlag(c.args); got != c.want {
+			t.Errorf("ClaudeSettingsFlag(%q) = %q, want %q", c.args, got, c.want)
+		}
 	}
 }
 

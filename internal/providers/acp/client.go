@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/kit/pending"
 	"github.com/agent-interop/runtime/internal/providers/kit/supervise"
+	"github.com/agent-interop/runtime/internal/security"
 )
 
 // ProtocolVersion is the ACP version this client speaks.
@@ -167,6 +169,8 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	defer hcancel(nil)
 	c.conn = newConn(proc.Stdin(), proc.Stdout(), c, cfg.Trace, func(line []byte) {
 		hcancel(newNotACPError(line, cfg.Argv))
+	}, func(rerr *RPCError) {
+		hcancel(&HandshakeError{Code: rerr.Code, Message: sanitize(rpcWords(rerr))})
 	})
 	// An agent that exited ends the connection even when a grandchild
 	// still holds its stdout.
@@ -199,10 +203,13 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	// returned first: the connection reports it before it hands the
 	// answer over, so the outcome does not depend on scheduling.
 	var notACP *NotACPError
+	var refused *HandshakeError
 	cause := context.Cause(hctx)
 	switch {
 	case errors.As(cause, &notACP):
 		err = fmt.Errorf("initialize: %w", notACP)
+	case errors.As(cause, &refused):
+		err = fmt.Errorf("initialize: %w", refused)
 	case err != nil && cause != nil && ctx.Err() == nil:
 		err = fmt.Errorf("%w (the program does not speak ACP on its stdin/stdout, or is stuck: check the command and that it runs in ACP mode)", cause)
 	}
@@ -220,14 +227,41 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// HandshakeError says the agent answered initialize with an error that
+// names no request (id null: JSON-RPC's answer to a request it could not
+// read, such as a parse error). Message is the agent's words (message and
+// data.message), redacted, without control characters, at most 200
+// characters.
+type HandshakeError struct {
+	Code    int
+	Message string
+}
+
+func (e *HandshakeError) Error() string {
+	return fmt.Sprintf("the agent answered initialize with an error for no request (id null, code %d): %s "+
+		"(it could not read the request: check that the command runs the agent's ACP mode and that it speaks ACP v%d)", e.Code, strconv.Quote(e.Message), ProtocolVersion)
+}
+
+// rpcWords is an error answer's message with its data.message, if any.
+func rpcWords(re *RPCError) string {
+	var data struct {
+		Message string `json:"message"`
+	}
+	if len(re.Data) > 0 && json.Unmarshal(re.Data, &data) == nil && data.Message != "" && data.Message != re.Message {
+		return re.Message + ": " + data.Message
+	}
+	return re.Message
+}
+
 // withStderr appends the agent's last stderr lines to a start-up error.
 func (c *Client) withStderr(err error) error {
 	tail := c.proc.Tail()
 	if tail == "" {
 		return err
 	}
+	tail = security.RedactString(tail)
 	if len(tail) > 600 {
-		tail = "…" + tail[len(tail)-600:]
+		tail = "…" + strings.ToValidUTF8(tail[len(tail)-600:], "")
 	}
 	return fmt.Errorf("%w; agent stderr: %s", err, tail)
 }
@@ -424,6 +458,18 @@ func (c *Client) CloseSession(ctx context.Context, sessionID string) error {
 		s.closeSubscribers()
 	}
 	return nil
+}
+
+// forget drops a session from this client without telling the agent
+// (its subscribers' channels are closed): the next use reopens it.
+func (c *Client) forget(sessionID string) {
+	c.mu.Lock()
+	s := c.sessions[sessionID]
+	delete(c.sessions, sessionID)
+	c.mu.Unlock()
+	if s != nil {
+		s.closeSubscribers()
+	}
 }
 
 // Session returns what the client knows of an open session.

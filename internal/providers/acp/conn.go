@@ -83,6 +83,12 @@ type inboundHandler interface {
 // from a slow one without waiting for the handshake bound. Such lines
 // after the first answer are dropped as they always were (a stray log
 // line of a working agent breaks nothing; Trace still sees it).
+//
+// An error response whose id is null (or absent) read before the first
+// answer goes to nullErr, once: JSON-RPC answers so a request it could
+// not read (a parse error, an invalid request), and before the first
+// answer the only request out is initialize, so the handshake fails at
+// once with the agent's words instead of waiting for its bound.
 type conn struct {
 	rpc     *jsonrpc.Conn
 	handler inboundHandler
@@ -95,14 +101,14 @@ type conn struct {
 	answered, strayed bool
 }
 
-func newConn(w io.Writer, r io.Reader, h inboundHandler, trace func(Direction, []byte), stray func(line []byte)) *conn {
+func newConn(w io.Writer, r io.Reader, h inboundHandler, trace func(Direction, []byte), stray func(line []byte), nullErr func(*RPCError)) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{handler: h, ctx: ctx, cancel: cancel}
 	opts := jsonrpc.Options{
 		Handler: c.handle, MaxMessageBytes: maxLine, DropOversize: true, Peer: "agent",
 		OnClose: func(error) { cancel() },
 	}
-	if stray != nil {
+	if stray != nil || nullErr != nil {
 		// Inspect runs before a response reaches its caller, so a stray
 		// line read before the first answer is reported before that
 		// answer is returned: the outcome does not depend on scheduling.
@@ -111,7 +117,14 @@ func newConn(w io.Writer, r io.Reader, h inboundHandler, trace func(Direction, [
 			case c.answered || c.strayed:
 			case m == nil:
 				c.strayed = true
-				stray(line)
+				if stray != nil {
+					stray(line)
+				}
+			case m.Method == "" && m.Error != nil && (len(m.ID) == 0 || string(m.ID) == "null"):
+				c.answered = true
+				if nullErr != nil {
+					nullErr(m.Error)
+				}
 			case m.Method == "" && (len(m.ID) > 0 || len(m.Result) > 0 || m.Error != nil):
 				c.answered = true
 			}

@@ -211,6 +211,13 @@ func decodeEdits(content, locations json.RawMessage) []edit {
 
 // diff builds the diff of turn (the latest turn with diff content when
 // turn is "").
+// knows reports whether any tool call of the session was observed.
+func (b *diffBook) knows(sessionID string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sessions[sessionID] != nil
+}
+
 func (b *diffBook) diff(sessionID, turn, cwd string) (DiffResult, bool) {
 	res := DiffResult{NativeID: sessionID, Files: []FileDiff{}, Source: diffSource}
 	b.mu.Lock()

@@ -55,7 +55,7 @@ func newPipe(t *testing.T, h inboundHandler) (*conn, *pipePeer) {
 	t.Helper()
 	cr, pw := io.Pipe() // agent -> client
 	pr, cw := io.Pipe() // client -> agent
-	c := newConn(cw, cr, h, nil, nil)
+	c := newConn(cw, cr, h, nil, nil, nil)
 	t.Cleanup(func() { _ = pw.Close(); _ = pr.Close() })
 	return c, &pipePeer{in: bufio.NewReader(pr), out: pw}
 }

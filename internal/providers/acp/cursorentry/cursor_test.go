@@ -779,7 +779,12 @@ func TestNoFileReadsQuirk(t *testing.T) {
 // TestCursorResumeOfALostSession: Cursor answers session/load of a
 // session it does not have with -32602 `Session "<id>" not found`; the
 // adapter reports it as providers.ErrSessionLost with Cursor's words, a
-// refusal (not an unknown outcome), and a send to it is not sent.
+// refusal (not an unknown outcome). A send, an events subscription and a
+// diff of it are refused the same way: the error says the agent no
+// longer has the session, with its words, and to go on with
+// resume_session's allowFresh; the send is the agent's refusal (nothing
+// delivered), and the subscription is a NotFound (the events hub does not
+// reopen it in a loop).
 func TestCursorResumeOfALostSession(t *testing.T) {
 	s := newSim(t)
 	s.a.KnowWorkspace("gone", s.ws)
@@ -788,15 +793,48 @@ func TestCursorResumeOfALostSession(t *testing.T) {
 	if !lost || !strings.Contains(reason, `Session "gone" not found`) || providers.IsUncertain(err) {
 		t.Fatalf("resume of a session Cursor does not have = %v (lost %v, reason %q)", err, lost, reason)
 	}
-	_, err = s.a.Send(ctxT(t), "gone", "hello", providers.SendOptions{})
-	var ns *providers.NotSentError
-	if !errors.As(err, &ns) || !errors.Is(err, providers.ErrSessionLost) {
-		t.Fatalf("send to a session Cursor does not have = %v; want not sent, session lost", err)
+	says := func(op string, err error) {
+		t.Helper()
+		reason, lost := providers.LostReason(err)
+		if !lost || reason != `Invalid params: Session "gone" not found` {
+			t.Fatalf("%s: %v (lost %v, reason %q); want providers.ErrSessionLost with Cursor's words", op, err, lost, reason)
+		}
+		for _, w := range []string{"the agent no longer has session gone", `(Invalid params: Session "gone" not found)`, "resume_session with allowFresh: true"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q\nlacks %q", op, err, w)
+			}
+		}
 	}
-	// A session it has still resumes.
+	_, err = s.a.Send(ctxT(t), "gone", "hello", providers.SendOptions{})
+	says("send", err)
+	var rj *providers.RejectedError
+	if !errors.As(err, &rj) || providers.IsUncertain(err) || !strings.Contains(rj.Reason, "no longer has session gone") {
+		t.Fatalf("send to a session Cursor does not have = %v; want the agent's refusal saying so", err)
+	}
+	_, err = s.a.Subscribe(ctxT(t), "gone")
+	says("subscribe", err)
+	var nf interface{ NotFound() bool }
+	if !errors.As(err, &nf) || !nf.NotFound() {
+		t.Fatalf("subscribe to a lost session = %v; want a NotFound", err)
+	}
+	_, err = s.a.Diff(ctxT(t), "gone", providers.DiffOptions{})
+	says("diff", err)
+	// A session it has still resumes; after an agent restart its events
+	// stream reopens it, and its diff (nothing observed) is empty.
 	sid := s.create(t)
 	if _, err := s.a.ResumeSession(ctxT(t), sid); err != nil {
 		t.Fatal(err)
 	}
 	s.close(t)
+	s.a = s.adapter(acp.AgentConfig{})
+	defer s.close(t)
+	s.a.KnowWorkspace(sid, s.ws)
+	st := subscribe(t, s.a, sid)
+	if d, err := s.a.Diff(ctxT(t), sid, providers.DiffOptions{}); err != nil || d.(acp.DiffResult).Observed {
+		t.Fatalf("diff of a session with nothing observed = %+v, %v", d, err)
+	}
+	if got := s.send(t, sid, "hello again", providers.SendOptions{}); !strings.HasPrefix(got, string(providers.StatusCompleted)) {
+		t.Fatalf("send to the reopened session: %s", got)
+	}
+	wait.For(t, "the prompt's answer on the reopened stream", wait.Process, func() bool { _, ok := st.find("session/prompt"); return ok })
 }

@@ -125,3 +125,99 @@ func sessionMode(t *testing.T, a *acp.Adapter, sid string) string {
 	}
 	return v.Modes.CurrentModeID
 }
+
+// TestStartModeAfterReopen: claude-agent-acp 0.101.0 reopens a session
+// (session/load, session/resume) in the mode of its last user message,
+// so one created (and switched to default) and reopened before its first
+// prompt is back in auto. The claude-default-mode quirk switches it to
+// default again right after the load, on the same rule as after
+// session/new, when the mode it reopened in asks less than default; a
+// more careful one (plan) is left alone, and so is a session whose user
+// settings name a mode. A failed switch fails the reopen and the session
+// is not used: a send to it does not run in auto. The simulator reopens
+// sessions in FAKECURSOR_LOAD_MODE.
+func TestStartModeAfterReopen(t *testing.T) {
+	cases := []struct {
+		name     string
+		env      []string
+		home     string // $HOME/.claude/settings.json
+		wantSet  bool   // session/set_mode {modeId: default} follows session/load
+		wantMode string
+		wantErr  string
+	}{
+		{name: "reopened in auto is switched", env: []string{"FAKECURSOR_MODES=auto,default,acceptEdits,plan", "FAKECURSOR_LOAD_MODE=auto"},
+			wantSet: true, wantMode: "default"},
+		{name: "reopened in acceptEdits is switched", env: []string{"FAKECURSOR_MODES=default,acceptEdits,plan", "FAKECURSOR_LOAD_MODE=acceptEdits"},
+			wantSet: true, wantMode: "default"},
+		{name: "reopened in plan is left alone", env: []string{"FAKECURSOR_MODES=auto,default,plan", "FAKECURSOR_LOAD_MODE=plan"}, wantMode: "plan"},
+		{name: "reopened in default", env: []string{"FAKECURSOR_MODES=auto,default,plan"}, wantMode: "default"},
+		{name: "user settings name a mode", env: []string{"FAKECURSOR_MODES=auto,default,plan", "FAKECURSOR_LOAD_MODE=auto"},
+			home: `{"permissions":{"defaultMode":"auto"}}`, wantMode: "auto"},
+		{name: "failed switch fails the reopen", env: []string{"FAKECURSOR_MODES=default,auto", "FAKECURSOR_LOAD_MODE=auto", "FAKECURSOR_SET_MODE=fail"},
+			wantSet: true, wantErr: `reopened in mode "auto" and could not be switched to "default"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSim(t)
+			s.env = append(s.env, c.env...)
+			if c.home != "" {
+				path := filepath.Join(s.home, ".claude", "settings.json")
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(c.home), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.close(t)
+			sp := cursorSpec()
+			sp.Quirks = append(slices.Clone(sp.Quirks), providers.QuirkClaudeDefaultMode)
+			open := func() *acp.Adapter {
+				a := acp.NewAgent(acp.AgentConfig{Spec: sp, Env: s.env, DefaultCWD: s.ws, Host: s.h,
+					LookupEnv: func(string) (string, bool) { return "", false },
+					LookPath:  func(string) (string, error) { return simBinary, nil },
+					Trace:     func(d acp.Direction, line []byte) { s.rec.Record(string(d), line) }})
+				t.Cleanup(func() { _ = a.Close() })
+				return a
+			}
+			first := open()
+			sess, err := first.CreateSession(ctxT(t), providers.CreateOptions{CWD: s.ws})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := first.Close(); err != nil {
+				t.Fatal(err)
+			}
+			a := open() // a new agent process: the session is reopened
+			a.KnowWorkspace(sess.NativeID, s.ws)
+			before := len(s.rec.Methods(string(acp.ToAgent)))
+			_, err = a.ResumeSession(ctxT(t), sess.NativeID)
+			sent := s.rec.Methods(string(acp.ToAgent))[before:]
+			loadAt, setAt := slices.Index(sent, "session/load"), slices.Index(sent, "session/set_mode")
+			if got := setAt >= 0; got != c.wantSet || (got && setAt != loadAt+1) {
+				t.Fatalf("client requests after the restart %q: set_mode sent = %v right after session/load, want %v", sent, got, c.wantSet)
+			}
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("resume: %v, want an error with %q", err, c.wantErr)
+				}
+				// The session was not kept open in auto: a send reopens it
+				// and fails the same way, before any prompt is written.
+				_, err := a.Send(ctxT(t), sess.NativeID, "hello", providers.SendOptions{})
+				if err == nil || providers.IsUncertain(err) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("send after a failed reopen switch: %v", err)
+				}
+				if slices.Contains(s.rec.Methods(string(acp.ToAgent))[before:], "session/prompt") {
+					t.Fatal("a prompt was sent to a session left in auto")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("resume: %v", err)
+			}
+			if mode := sessionMode(t, a, sess.NativeID); mode != c.wantMode {
+				t.Fatalf("session mode %q, want %q", mode, c.wantMode)
+			}
+		})
+	}
+}

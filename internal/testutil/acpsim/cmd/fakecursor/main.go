@@ -19,6 +19,10 @@
 //	                               session starts in the first (claude-agent-acp
 //	                               0.101.0's flavour: auto,default,acceptEdits,plan)
 //	FAKECURSOR_SET_MODE=fail       session/set_mode answers -32603
+//	FAKECURSOR_LOAD_MODE=<id>      a session loaded into a process that does not have
+//	                               it open reopens in this mode (claude-agent-acp
+//	                               0.101.0 reopens a session with no user message
+//	                               in auto, whatever mode it was switched to)
 //
 // Chats are stored as JSON under $HOME/.cursor/chats/<md5(cwd)>/<id>/chat.json
 // so that a second process can list and load them.
@@ -482,6 +486,9 @@ func (a *agent) loadSession(params json.RawMessage) (any, *rpcError, func()) {
 	if s := a.sessions[found.SessionID]; s != nil {
 		found = s.chat
 	} else {
+		if m := os.Getenv("FAKECURSOR_LOAD_MODE"); m != "" {
+			found.Mode = m
+		}
 		a.sessions[found.SessionID] = &session{chat: found}
 	}
 	a.mu.Unlock()
