@@ -143,8 +143,8 @@ func TestUsageLinesUpdateLive(t *testing.T) {
 		{`<dd id="work-usage" hx-swap-oob="true">` + after + `</dd>`},
 		{`<p id="conversation-usage" hx-swap-oob="true">Usage: ` + after + `</p>`, `<p id="budget" hx-swap-oob="true">39 of 40 messages left`, "tokens 10 used of 2000000"},
 	} {
-		ev := streams[i].nextWith(t, streamWait, want[0], "Usage")
-		for _, w := range want[1:] {
+		ev := streams[i].next(t, streamWait)
+		for _, w := range want {
 			if !strings.Contains(ev.data, w) {
 				t.Errorf("%s: the update lacks %q: %s", pages[i].path, w, ev.data)
 			}
