@@ -4,6 +4,7 @@ package catalogs
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/agent-interop/runtime/internal/argv"
 )
@@ -18,6 +19,15 @@ type AcquireClaimInput struct {
 	Kind       string `json:"kind,omitempty"`
 	Mode       string `json:"mode,omitempty"`
 	TTLSeconds int64  `json:"ttlSeconds,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *AcquireClaimInput) Given(name string) bool {
+	i := slices.Index([]string{"workId", "sessionId", "resource", "kind", "mode", "ttlSeconds"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeAcquireClaimInput(d *argv.Decoder, v any, path string) *AcquireClaimInput {
@@ -27,21 +37,25 @@ func decodeAcquireClaimInput(d *argv.Decoder, v any, path string) *AcquireClaimI
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = v
 		}
 	}
 	if x, ok := o["sessionId"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.String(x, argv.Join(path, "sessionId"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.SessionID = v
 		}
 	}
 	if x, ok := o["resource"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.String(x, argv.Join(path, "resource"), argv.StringRule{MinLength: 1, MaxLength: 2000}); ok {
 			out.Resource = v
 		}
 	}
 	if x, ok := o["kind"]; ok {
+		out.given |= 1 << 3
 		if v, ok := d.String(x, argv.Join(path, "kind"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enumFileDirectoryInterfaceWorkspace}); ok {
 			out.Kind = v
 		}
@@ -49,6 +63,7 @@ func decodeAcquireClaimInput(d *argv.Decoder, v any, path string) *AcquireClaimI
 		out.Kind = "file"
 	}
 	if x, ok := o["mode"]; ok {
+		out.given |= 1 << 4
 		if v, ok := d.String(x, argv.Join(path, "mode"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enumExclusiveSharedRead}); ok {
 			out.Mode = v
 		}
@@ -56,6 +71,7 @@ func decodeAcquireClaimInput(d *argv.Decoder, v any, path string) *AcquireClaimI
 		out.Mode = "exclusive"
 	}
 	if x, ok := o["ttlSeconds"]; ok {
+		out.given |= 1 << 5
 		if v, ok := d.Integer(x, argv.Join(path, "ttlSeconds"), argv.IntRule{Min: 30, Max: 3600}); ok {
 			out.TTLSeconds = v
 		}
@@ -132,6 +148,15 @@ type CreateConversationInputBudget struct {
 	Messages            int64 `json:"messages,omitempty"`
 	TurnsPerParticipant int64 `json:"turnsPerParticipant,omitempty"`
 	Tokens              int64 `json:"tokens,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *CreateConversationInputBudget) Given(name string) bool {
+	i := slices.Index([]string{"messages", "turnsPerParticipant", "tokens"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeCreateConversationInputBudget(d *argv.Decoder, v any, path string) *CreateConversationInputBudget {
@@ -141,6 +166,7 @@ func decodeCreateConversationInputBudget(d *argv.Decoder, v any, path string) *C
 		return nil
 	}
 	if x, ok := o["messages"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.Integer(x, argv.Join(path, "messages"), argv.IntRule{Min: 1, Max: 10000}); ok {
 			out.Messages = v
 		}
@@ -148,6 +174,7 @@ func decodeCreateConversationInputBudget(d *argv.Decoder, v any, path string) *C
 		out.Messages = 40
 	}
 	if x, ok := o["turnsPerParticipant"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.Integer(x, argv.Join(path, "turnsPerParticipant"), argv.IntRule{Min: 1, Max: 5000}); ok {
 			out.TurnsPerParticipant = v
 		}
@@ -155,6 +182,7 @@ func decodeCreateConversationInputBudget(d *argv.Decoder, v any, path string) *C
 		out.TurnsPerParticipant = 20
 	}
 	if x, ok := o["tokens"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.Integer(x, argv.Join(path, "tokens"), argv.IntRule{Min: 1, Max: 100000000}); ok {
 			out.Tokens = v
 		}
@@ -589,6 +617,15 @@ type GetThreadMessagesInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *GetThreadMessagesInput) Given(name string) bool {
+	i := slices.Index([]string{"threadId", "limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThreadMessagesInput {
@@ -598,11 +635,13 @@ func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThrea
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -610,6 +649,7 @@ func decodeGetThreadMessagesInput(d *argv.Decoder, v any, path string) *GetThrea
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -625,6 +665,15 @@ type GetThreadProgressInput struct {
 	Limit     int64 `json:"limit,omitempty"`
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 	Summary   bool  `json:"summary,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *GetThreadProgressInput) Given(name string) bool {
+	i := slices.Index([]string{"threadId", "afterSequence", "limit", "timeoutMs", "summary"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeGetThreadProgressInput(d *argv.Decoder, v any, path string) *GetThreadProgressInput {
@@ -634,16 +683,19 @@ func decodeGetThreadProgressInput(d *argv.Decoder, v any, path string) *GetThrea
 		return nil
 	}
 	if x, ok := o["threadId"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "threadId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ThreadID = v
 		}
 	}
 	if x, ok := o["afterSequence"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
 			out.AfterSequence = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -651,6 +703,7 @@ func decodeGetThreadProgressInput(d *argv.Decoder, v any, path string) *GetThrea
 		out.Limit = 50
 	}
 	if x, ok := o["timeoutMs"]; ok {
+		out.given |= 1 << 3
 		if v, ok := d.Integer(x, argv.Join(path, "timeoutMs"), argv.IntRule{Min: 0, Max: 30000}); ok {
 			out.TimeoutMs = v
 		}
@@ -658,6 +711,7 @@ func decodeGetThreadProgressInput(d *argv.Decoder, v any, path string) *GetThrea
 		out.TimeoutMs = 0
 	}
 	if x, ok := o["summary"]; ok {
+		out.given |= 1 << 4
 		if v, ok := d.Bool(x, argv.Join(path, "summary")); ok {
 			out.Summary = v
 		}
@@ -676,6 +730,15 @@ type GetWorkGraphInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *GetWorkGraphInput) Given(name string) bool {
+	i := slices.Index([]string{"workId", "depth", "session", "limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphInput {
@@ -685,11 +748,13 @@ func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphI
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = &v
 		}
 	}
 	if x, ok := o["depth"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.Integer(x, argv.Join(path, "depth"), argv.IntRule{Min: 0, Max: 3}); ok {
 			out.Depth = v
 		}
@@ -697,11 +762,13 @@ func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphI
 		out.Depth = 1
 	}
 	if x, ok := o["session"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.Session = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 3
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -709,6 +776,7 @@ func decodeGetWorkGraphInput(d *argv.Decoder, v any, path string) *GetWorkGraphI
 		out.Limit = 5
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 4
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -723,6 +791,15 @@ type GetWorkItemInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *GetWorkItemInput) Given(name string) bool {
+	i := slices.Index([]string{"workId", "limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeGetWorkItemInput(d *argv.Decoder, v any, path string) *GetWorkItemInput {
@@ -732,11 +809,13 @@ func decodeGetWorkItemInput(d *argv.Decoder, v any, path string) *GetWorkItemInp
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -744,6 +823,7 @@ func decodeGetWorkItemInput(d *argv.Decoder, v any, path string) *GetWorkItemInp
 		out.Limit = 10
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -800,6 +880,15 @@ type ListActiveThreadsInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *ListActiveThreadsInput) Given(name string) bool {
+	i := slices.Index([]string{"limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeListActiveThreadsInput(d *argv.Decoder, v any, path string) *ListActiveThreadsInput {
@@ -809,6 +898,7 @@ func decodeListActiveThreadsInput(d *argv.Decoder, v any, path string) *ListActi
 		return nil
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -816,6 +906,7 @@ func decodeListActiveThreadsInput(d *argv.Decoder, v any, path string) *ListActi
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -830,6 +921,15 @@ type ListAgentSessionsInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *ListAgentSessionsInput) Given(name string) bool {
+	i := slices.Index([]string{"provider", "limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgentSessionsInput {
@@ -839,11 +939,13 @@ func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgen
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -851,6 +953,7 @@ func decodeListAgentSessionsInput(d *argv.Decoder, v any, path string) *ListAgen
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -867,6 +970,15 @@ type ListClaimsInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *ListClaimsInput) Given(name string) bool {
+	i := slices.Index([]string{"workId", "session", "activeOnly", "limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput {
@@ -876,21 +988,25 @@ func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = &v
 		}
 	}
 	if x, ok := o["session"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.Session = &v
 		}
 	}
 	if x, ok := o["activeOnly"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.Bool(x, argv.Join(path, "activeOnly")); ok {
 			out.ActiveOnly = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 3
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -898,6 +1014,7 @@ func decodeListClaimsInput(d *argv.Decoder, v any, path string) *ListClaimsInput
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 4
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -914,6 +1031,15 @@ type ListConversationsInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *ListConversationsInput) Given(name string) bool {
+	i := slices.Index([]string{"session", "updatedSince", "detail", "limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConversationsInput {
@@ -923,21 +1049,25 @@ func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConv
 		return nil
 	}
 	if x, ok := o["session"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.Session = &v
 		}
 	}
 	if x, ok := o["updatedSince"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.String(x, argv.Join(path, "updatedSince"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.UpdatedSince = &v
 		}
 	}
 	if x, ok := o["detail"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.Bool(x, argv.Join(path, "detail")); ok {
 			out.Detail = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 3
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -945,6 +1075,7 @@ func decodeListConversationsInput(d *argv.Decoder, v any, path string) *ListConv
 		out.Limit = 15
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 4
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -960,6 +1091,15 @@ type ListEvidenceInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *ListEvidenceInput) Given(name string) bool {
+	i := slices.Index([]string{"workId", "session", "limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeListEvidenceInput(d *argv.Decoder, v any, path string) *ListEvidenceInput {
@@ -969,16 +1109,19 @@ func decodeListEvidenceInput(d *argv.Decoder, v any, path string) *ListEvidenceI
 		return nil
 	}
 	if x, ok := o["workId"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "workId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.WorkID = &v
 		}
 	}
 	if x, ok := o["session"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.Session = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -986,6 +1129,7 @@ func decodeListEvidenceInput(d *argv.Decoder, v any, path string) *ListEvidenceI
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 3
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -1013,6 +1157,15 @@ type ListPermissionRequestsInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *ListPermissionRequestsInput) Given(name string) bool {
+	i := slices.Index([]string{"session", "limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeListPermissionRequestsInput(d *argv.Decoder, v any, path string) *ListPermissionRequestsInput {
@@ -1022,11 +1175,13 @@ func decodeListPermissionRequestsInput(d *argv.Decoder, v any, path string) *Lis
 		return nil
 	}
 	if x, ok := o["session"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.Session = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -1034,6 +1189,7 @@ func decodeListPermissionRequestsInput(d *argv.Decoder, v any, path string) *Lis
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -1049,6 +1205,15 @@ type ListProjectFilesInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *ListProjectFilesInput) Given(name string) bool {
+	i := slices.Index([]string{"projectId", "relative", "limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProjectFilesInput {
@@ -1058,11 +1223,13 @@ func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProje
 		return nil
 	}
 	if x, ok := o["projectId"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.ProjectID = v
 		}
 	}
 	if x, ok := o["relative"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.String(x, argv.Join(path, "relative"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.Relative = v
 		}
@@ -1070,6 +1237,7 @@ func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProje
 		out.Relative = "."
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -1077,6 +1245,7 @@ func decodeListProjectFilesInput(d *argv.Decoder, v any, path string) *ListProje
 		out.Limit = 100
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 3
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -1090,6 +1259,15 @@ type ListProjectsInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *ListProjectsInput) Given(name string) bool {
+	i := slices.Index([]string{"limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeListProjectsInput(d *argv.Decoder, v any, path string) *ListProjectsInput {
@@ -1099,6 +1277,7 @@ func decodeListProjectsInput(d *argv.Decoder, v any, path string) *ListProjectsI
 		return nil
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -1106,6 +1285,7 @@ func decodeListProjectsInput(d *argv.Decoder, v any, path string) *ListProjectsI
 		out.Limit = 50
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -1133,6 +1313,15 @@ type ListThreadsInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *ListThreadsInput) Given(name string) bool {
+	i := slices.Index([]string{"projectId", "limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeListThreadsInput(d *argv.Decoder, v any, path string) *ListThreadsInput {
@@ -1142,11 +1331,13 @@ func decodeListThreadsInput(d *argv.Decoder, v any, path string) *ListThreadsInp
 		return nil
 	}
 	if x, ok := o["projectId"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "projectId"), argv.StringRule{MinLength: 0, MaxLength: 1024}); ok {
 			out.ProjectID = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -1154,6 +1345,7 @@ func decodeListThreadsInput(d *argv.Decoder, v any, path string) *ListThreadsInp
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -1170,6 +1362,15 @@ type ListWorkItemsInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *ListWorkItemsInput) Given(name string) bool {
+	i := slices.Index([]string{"status", "session", "updatedSince", "limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeListWorkItemsInput(d *argv.Decoder, v any, path string) *ListWorkItemsInput {
@@ -1179,21 +1380,25 @@ func decodeListWorkItemsInput(d *argv.Decoder, v any, path string) *ListWorkItem
 		return nil
 	}
 	if x, ok := o["status"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "status"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enum60067303}); ok {
 			out.Status = &v
 		}
 	}
 	if x, ok := o["session"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.String(x, argv.Join(path, "session"), argv.StringRule{MinLength: 0, MaxLength: 256}); ok {
 			out.Session = &v
 		}
 	}
 	if x, ok := o["updatedSince"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.String(x, argv.Join(path, "updatedSince"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.UpdatedSince = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 3
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -1201,6 +1406,7 @@ func decodeListWorkItemsInput(d *argv.Decoder, v any, path string) *ListWorkItem
 		out.Limit = 15
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 4
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -1294,6 +1500,15 @@ type ReadConversationInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// from nextCursor
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *ReadConversationInput) Given(name string) bool {
+	i := slices.Index([]string{"conversationId", "after", "verdict", "limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConversationInput {
@@ -1303,21 +1518,25 @@ func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConve
 		return nil
 	}
 	if x, ok := o["conversationId"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "conversationId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.ConversationID = v
 		}
 	}
 	if x, ok := o["after"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.Integer(x, argv.Join(path, "after"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
 			out.After = &v
 		}
 	}
 	if x, ok := o["verdict"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.String(x, argv.Join(path, "verdict"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enumAnsweredEmptyFailedAbortedTruncated}); ok {
 			out.Verdict = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 3
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -1325,6 +1544,7 @@ func decodeReadConversationInput(d *argv.Decoder, v any, path string) *ReadConve
 		out.Limit = 10
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 4
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
@@ -1367,6 +1587,15 @@ type ReadSessionEventsInput struct {
 	// from nextCursor
 	Cursor    *string `json:"cursor,omitempty"`
 	TimeoutMs int64   `json:"timeoutMs,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *ReadSessionEventsInput) Given(name string) bool {
+	i := slices.Index([]string{"provider", "nativeId", "afterSequence", "limit", "cursor", "timeoutMs"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSessionEventsInput {
@@ -1376,21 +1605,25 @@ func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSess
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}
 	if x, ok := o["nativeId"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
 		}
 	}
 	if x, ok := o["afterSequence"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.Integer(x, argv.Join(path, "afterSequence"), argv.IntRule{Min: 0, Max: 2147483647}); ok {
 			out.AfterSequence = &v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 3
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 100}); ok {
 			out.Limit = v
 		}
@@ -1398,11 +1631,13 @@ func decodeReadSessionEventsInput(d *argv.Decoder, v any, path string) *ReadSess
 		out.Limit = 20
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 4
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 4096}); ok {
 			out.Cursor = &v
 		}
 	}
 	if x, ok := o["timeoutMs"]; ok {
+		out.given |= 1 << 5
 		if v, ok := d.Integer(x, argv.Join(path, "timeoutMs"), argv.IntRule{Min: 0, Max: 30000}); ok {
 			out.TimeoutMs = v
 		}
@@ -1925,6 +2160,15 @@ type SendSessionMessageInput struct {
 	Agent          *string `json:"agent,omitempty"`
 	Reasoning      *string `json:"reasoning,omitempty"`
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *SendSessionMessageInput) Given(name string) bool {
+	i := slices.Index([]string{"provider", "nativeId", "text", "mode", "model", "agent", "reasoning", "idempotencyKey"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeSendSessionMessageInput(d *argv.Decoder, v any, path string) *SendSessionMessageInput {
@@ -1934,21 +2178,25 @@ func decodeSendSessionMessageInput(d *argv.Decoder, v any, path string) *SendSes
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 1, MaxLength: 64}); ok {
 			out.Provider = v
 		}
 	}
 	if x, ok := o["nativeId"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.String(x, argv.Join(path, "nativeId"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.NativeID = v
 		}
 	}
 	if x, ok := o["text"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.String(x, argv.Join(path, "text"), argv.StringRule{MinLength: 1, MaxLength: 100000}); ok {
 			out.Text = v
 		}
 	}
 	if x, ok := o["mode"]; ok {
+		out.given |= 1 << 3
 		if v, ok := d.String(x, argv.Join(path, "mode"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enumSendSteer}); ok {
 			out.Mode = v
 		}
@@ -1956,21 +2204,25 @@ func decodeSendSessionMessageInput(d *argv.Decoder, v any, path string) *SendSes
 		out.Mode = "send"
 	}
 	if x, ok := o["model"]; ok {
+		out.given |= 1 << 4
 		if p := decodeModel(d, x, argv.Join(path, "model")); p != nil {
 			out.Model = p
 		}
 	}
 	if x, ok := o["agent"]; ok {
+		out.given |= 1 << 5
 		if v, ok := d.String(x, argv.Join(path, "agent"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.Agent = &v
 		}
 	}
 	if x, ok := o["reasoning"]; ok {
+		out.given |= 1 << 6
 		if v, ok := d.String(x, argv.Join(path, "reasoning"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.Reasoning = &v
 		}
 	}
 	if x, ok := o["idempotencyKey"]; ok {
+		out.given |= 1 << 7
 		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 200}); ok {
 			out.IdempotencyKey = &v
 		}

@@ -89,21 +89,43 @@ func (g *goTypes) structType(s *spec.Schema, name string) {
 		}
 		fmt.Fprintf(&b, "\t%s %s `json:\"%s,omitempty\"`\n", goName(k), ft, k)
 	}
+	track := hasDefaults(s)
+	if track && len(s.PropertyOrder) > 64 {
+		panic(fmt.Sprintf("%s: an argument object with defaults has more than 64 properties (Given's bit set)", name))
+	}
+	if track {
+		b.WriteString("\n\tgiven uint64 // bit i: the caller gave property i (the others hold their defaults)\n")
+	}
 	b.WriteString("}\n\n")
+	if track {
+		fmt.Fprintf(&b, "// Given reports whether the caller gave property name, rather than\n// leaving it to its default.\nfunc (x *%s) Given(name string) bool {\n\ti := slices.Index(%s, name)\n\treturn i >= 0 && x.given&(1<<i) != 0\n}\n\n", name, strList(s.PropertyOrder))
+	}
 	fmt.Fprintf(&b, "func decode%s(d *argv.Decoder, v any, path string) *%s {\n", name, name)
-	g.objectBody(&b, s, name, nil, nil)
+	g.objectBody(&b, s, name, nil, nil, track)
 	b.WriteString("}\n")
 	g.decls[name] = b.String()
 }
 
+// hasDefaults reports whether an object property of s has a default.
+func hasDefaults(s *spec.Schema) bool {
+	for _, ps := range s.Properties {
+		if ps.Default != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // objectBody writes the statements that decode object v into a new *name.
 // props maps the offered argument names to the target's field names (nil:
-// identity); fixed holds forced values.
-func (g *goTypes) objectBody(b *bytes.Buffer, s *spec.Schema, name string, props map[string]string, fixed map[string]string) {
+// identity); fixed holds forced values; track records in out.given the
+// properties the caller gave (an argument object with defaults, whose
+// caller may need to tell a default from a given value).
+func (g *goTypes) objectBody(b *bytes.Buffer, s *spec.Schema, name string, props map[string]string, fixed map[string]string, track bool) {
 	fmt.Fprintf(b, "\tout := new(%s)\n", name)
 	fmt.Fprintf(b, "\to := d.Object(v, path, %s, %s)\n", strList(s.PropertyOrder), strList(s.Required))
 	b.WriteString("\tif o == nil {\n\t\treturn nil\n\t}\n")
-	for _, k := range s.PropertyOrder {
+	for i, k := range s.PropertyOrder {
 		ps := s.Properties[k]
 		field := k
 		if props != nil {
@@ -112,6 +134,9 @@ func (g *goTypes) objectBody(b *bytes.Buffer, s *spec.Schema, name string, props
 		target := "out." + goName(field)
 		req := slices.Contains(s.Required, k)
 		fmt.Fprintf(b, "\tif x, ok := o[%q]; ok {\n", k)
+		if track {
+			fmt.Fprintf(b, "\t\tout.given |= 1 << %d\n", i)
+		}
 		g.valueInto(b, ps, "x", fmt.Sprintf("argv.Join(path, %q)", k), target, g.fieldType(ps, req, name+goName(field)), name+goName(field), 2)
 		b.WriteString("\t}")
 		if ps.Default != nil {

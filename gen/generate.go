@@ -122,7 +122,7 @@ func aliasDecodeBodies(g *goTypes, c *Catalog) map[string]string {
 				fixed[k] = goLiteral(d)
 			}
 		}
-		g.objectBody(&b, a.Exact, a.Target.GoName+"Input", a.Props, fixed)
+		g.objectBody(&b, a.Exact, a.Target.GoName+"Input", a.Props, fixed, false)
 		aliasBodies[a.Name] = indent(b.String(), "\t")
 	}
 	return aliasBodies
@@ -191,7 +191,7 @@ func renderTemplates(files Files, c *Catalog, g *goTypes, legacy map[string][2]s
 // by name.
 func typesFile(g *goTypes) ([]byte, error) {
 	var types bytes.Buffer
-	types.WriteString(Header + "\n\npackage catalogs\n\nimport (\n\t\"encoding/json\"\n\n\t\"github.com/agent-interop/runtime/internal/argv\"\n)\n\nvar _ json.RawMessage\n\n")
+	types.WriteString(Header + "\n\npackage catalogs\n\nimport (\n\t\"encoding/json\"\n\t\"slices\"\n\n\t\"github.com/agent-interop/runtime/internal/argv\"\n)\n\nvar _ json.RawMessage\n\n")
 	names := make([]string, 0, len(g.decls))
 	for n := range g.decls {
 		names = append(names, n)

@@ -106,8 +106,19 @@ func TestCreateConversationBudgetArguments(t *testing.T) {
 	if err := send(); err == nil || !strings.Contains(err.Error(), "budget messages exhausted") {
 		t.Fatalf("third send before the raise: %v, want the messages budget refusing it", err)
 	}
+	// A change names the parts it changes; the others keep their values,
+	// not the creation defaults.
+	if _, err := create(`{"conversationId":"` + id + `","budget":{"tokens":5000,"turnsPerParticipant":7}}`); err != nil {
+		t.Fatalf("setting the token and turn budgets: %v", err)
+	}
+	if got := budget(); !strings.Contains(got, `"messages":2,`) || !strings.Contains(got, `"turnsPerParticipant":7`) || !strings.Contains(got, `"tokens":5000`) {
+		t.Fatalf("budget after setting tokens and turns = %s, want messages still 2", got)
+	}
 	if _, err := create(`{"conversationId":"` + id + `","budget":{"messages":3}}`); err != nil {
 		t.Fatalf("raising the budget: %v", err)
+	}
+	if got := budget(); !strings.Contains(got, `"turnsPerParticipant":7`) || !strings.Contains(got, `"tokens":5000`) {
+		t.Fatalf("budget after raising messages = %s, want turns 7 and tokens 5000 kept (not reset to the defaults)", got)
 	}
 	if err := send(); err != nil {
 		t.Fatalf("a send after the raise: %v", err)

@@ -66,7 +66,7 @@ func (t ConversationTools) CreateConversation(ctx context.Context, in *catalogs.
 		if in.Budget == nil {
 			return nil, paging.Invalid("create_conversation", "budget", "is required with conversationId (it sets that conversation's budget)")
 		}
-		return record(conversationAnswer)(t.Svc.SetBudget(ctx, *in.ConversationID, budgetInput(in.Budget), optString(in.Title)))
+		return record(conversationAnswer)(t.Svc.SetBudget(ctx, *in.ConversationID, budgetChange(in.Budget), optString(in.Title)))
 	}
 	if in.Title == nil {
 		return nil, paging.Invalid("create_conversation", "title", "is required to create a conversation")
@@ -81,6 +81,23 @@ func (t ConversationTools) CreateConversation(ctx context.Context, in *catalogs.
 // of the parts left out.
 func budgetInput(b *catalogs.CreateConversationInputBudget) conversations.Budget {
 	return conversations.Budget{Messages: b.Messages, TurnsPerParticipant: b.TurnsPerParticipant, Tokens: b.Tokens}
+}
+
+// budgetChange is the budget argument of a change to a conversation's
+// budget: a part left out is 0, which keeps that part's current value
+// (the decoder's creation default would silently reset it).
+func budgetChange(b *catalogs.CreateConversationInputBudget) conversations.Budget {
+	out := budgetInput(b)
+	if !b.Given("messages") {
+		out.Messages = 0
+	}
+	if !b.Given("turnsPerParticipant") {
+		out.TurnsPerParticipant = 0
+	}
+	if !b.Given("tokens") {
+		out.Tokens = 0
+	}
+	return out
 }
 
 // JoinConversation answers join_conversation with the conversation's

@@ -162,12 +162,12 @@ func (s *Service) checkBudget(ctx context.Context, tx *ent.Tx, conv *ent.Convers
 }
 
 // SetBudget replaces a conversation's budget (create_conversation with
-// conversationId), and its title when title is not blank. A budget below
-// what the conversation already used is refused naming the argument, and
-// nothing changes.
+// conversationId), and its title when title is not blank. A part of b that
+// is 0 keeps its current value. A budget below what the conversation
+// already used is refused naming the argument, and nothing changes.
 func (s *Service) SetBudget(ctx context.Context, conversationID string, b Budget, title string) (Conversation, error) {
-	if b.Messages < 1 || b.TurnsPerParticipant < 1 || b.Tokens < 1 {
-		return Conversation{}, invalidf("budget: messages, turnsPerParticipant and tokens must be at least 1; received %+v", b)
+	if b.Messages < 0 || b.TurnsPerParticipant < 0 || b.Tokens < 0 {
+		return Conversation{}, invalidf("budget: messages, turnsPerParticipant and tokens must be at least 1 (0 keeps the current value); received %+v", b)
 	}
 	title = strings.TrimSpace(title)
 	if utf8.RuneCountInString(title) > MaxTitleLen {
@@ -179,6 +179,7 @@ func (s *Service) SetBudget(ctx context.Context, conversationID string, b Budget
 		if err != nil {
 			return err
 		}
+		b = b.over(budgetOf(conv))
 		if b.Messages < conv.LastSequence {
 			return invalidf("budget.messages must be at least the %d messages conversation %s already carried; received %d", conv.LastSequence, conv.ID, b.Messages)
 		}
@@ -220,6 +221,20 @@ func (s *Service) SetBudget(ctx context.Context, conversationID string, b Budget
 		return nil
 	})
 	return out, err
+}
+
+// over is b with each part that is 0 taken from current.
+func (b Budget) over(current Budget) Budget {
+	if b.Messages == 0 {
+		b.Messages = current.Messages
+	}
+	if b.TurnsPerParticipant == 0 {
+		b.TurnsPerParticipant = current.TurnsPerParticipant
+	}
+	if b.Tokens == 0 {
+		b.Tokens = current.Tokens
+	}
+	return b
 }
 
 // BudgetLeft is a conversation's budget and what is left of it.

@@ -124,7 +124,7 @@ func TestBudgetSetAtCreationAndRaised(t *testing.T) {
 	}{
 		{conversations.Budget{Messages: 1, TurnsPerParticipant: 5, Tokens: 1000}, "budget.messages must be at least the 2 messages"},
 		{conversations.Budget{Messages: 10, TurnsPerParticipant: 1, Tokens: 1000}, "budget.turnsPerParticipant must be at least the 2 messages participant claude-code:b already received"},
-		{conversations.Budget{Messages: 10, TurnsPerParticipant: 5, Tokens: 0}, "must be at least 1"},
+		{conversations.Budget{Messages: 10, TurnsPerParticipant: 5, Tokens: -1}, "must be at least 1"},
 	} {
 		_, err := e.svc.SetBudget(ctx, c.ID, tt.b, "")
 		var inv *conversations.InvalidError
