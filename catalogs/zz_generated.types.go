@@ -10,6 +10,7 @@ import (
 )
 
 var _ json.RawMessage
+var _ = slices.Index[[]string]
 
 // AcquireClaimInput is a decoded argument object.
 type AcquireClaimInput struct {

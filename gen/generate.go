@@ -191,7 +191,7 @@ func renderTemplates(files Files, c *Catalog, g *goTypes, legacy map[string][2]s
 // by name.
 func typesFile(g *goTypes) ([]byte, error) {
 	var types bytes.Buffer
-	types.WriteString(Header + "\n\npackage catalogs\n\nimport (\n\t\"encoding/json\"\n\t\"slices\"\n\n\t\"github.com/agent-interop/runtime/internal/argv\"\n)\n\nvar _ json.RawMessage\n\n")
+	types.WriteString(Header + "\n\npackage catalogs\n\nimport (\n\t\"encoding/json\"\n\t\"slices\"\n\n\t\"github.com/agent-interop/runtime/internal/argv\"\n)\n\nvar _ json.RawMessage\nvar _ = slices.Index[[]string]\n\n")
 	names := make([]string, 0, len(g.decls))
 	for n := range g.decls {
 		names = append(names, n)

@@ -4,11 +4,13 @@ package catalogs
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/agent-interop/runtime/internal/argv"
 )
 
 var _ json.RawMessage
+var _ = slices.Index[[]string]
 
 // GetStatusInput is a decoded argument object.
 type GetStatusInput struct {
@@ -16,6 +18,15 @@ type GetStatusInput struct {
 	Limit int64 `json:"limit,omitempty"`
 	// nextCursor of the previous page
 	Cursor *string `json:"cursor,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *GetStatusInput) Given(name string) bool {
+	i := slices.Index([]string{"limit", "cursor"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeGetStatusInput(d *argv.Decoder, v any, path string) *GetStatusInput {
@@ -25,6 +36,7 @@ func decodeGetStatusInput(d *argv.Decoder, v any, path string) *GetStatusInput {
 		return nil
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 50}); ok {
 			out.Limit = v
 		}
@@ -32,6 +44,7 @@ func decodeGetStatusInput(d *argv.Decoder, v any, path string) *GetStatusInput {
 		out.Limit = 5
 	}
 	if x, ok := o["cursor"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.String(x, argv.Join(path, "cursor"), argv.StringRule{MinLength: 0, MaxLength: 100}); ok {
 			out.Cursor = &v
 		}
@@ -90,6 +103,15 @@ type SendNoteInput struct {
 	Findings       []SendNoteInputFindingsItem `json:"findings,omitempty"`
 	Detail         json.RawMessage             `json:"detail,omitempty"`
 	IdempotencyKey *string                     `json:"idempotencyKey,omitempty"`
+
+	given uint64 // bit i: the caller gave property i (the others hold their defaults)
+}
+
+// Given reports whether the caller gave property name, rather than
+// leaving it to its default.
+func (x *SendNoteInput) Given(name string) bool {
+	i := slices.Index([]string{"provider", "text", "limit", "effort", "verbose", "tags", "model", "findings", "detail", "idempotencyKey"}, name)
+	return i >= 0 && x.given&(1<<i) != 0
 }
 
 func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
@@ -99,16 +121,19 @@ func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
 		return nil
 	}
 	if x, ok := o["provider"]; ok {
+		out.given |= 1 << 0
 		if v, ok := d.String(x, argv.Join(path, "provider"), argv.StringRule{MinLength: 0, MaxLength: -1, Enum: enumAlphaBeta}); ok {
 			out.Provider = v
 		}
 	}
 	if x, ok := o["text"]; ok {
+		out.given |= 1 << 1
 		if v, ok := d.String(x, argv.Join(path, "text"), argv.StringRule{MinLength: 1, MaxLength: 10, Pattern: patternd4d87e8a()}); ok {
 			out.Text = v
 		}
 	}
 	if x, ok := o["limit"]; ok {
+		out.given |= 1 << 2
 		if v, ok := d.Integer(x, argv.Join(path, "limit"), argv.IntRule{Min: 1, Max: 5}); ok {
 			out.Limit = v
 		}
@@ -116,6 +141,7 @@ func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
 		out.Limit = 3
 	}
 	if x, ok := o["effort"]; ok {
+		out.given |= 1 << 3
 		if x != nil {
 			if v, ok := d.String(x, argv.Join(path, "effort"), argv.StringRule{MinLength: 0, MaxLength: 100}); ok {
 				out.Effort = &v
@@ -123,6 +149,7 @@ func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
 		}
 	}
 	if x, ok := o["verbose"]; ok {
+		out.given |= 1 << 4
 		if v, ok := d.Bool(x, argv.Join(path, "verbose")); ok {
 			out.Verbose = v
 		}
@@ -130,6 +157,7 @@ func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
 		out.Verbose = false
 	}
 	if x, ok := o["tags"]; ok {
+		out.given |= 1 << 5
 		if a, ok := d.Array(x, argv.Join(path, "tags"), -1, 2); ok {
 			list := make([]string, len(a))
 			for i, e := range a {
@@ -141,6 +169,7 @@ func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
 		}
 	}
 	if x, ok := o["model"]; ok {
+		out.given |= 1 << 6
 		switch x := x.(type) {
 		case string:
 			if s, ok := d.String(x, argv.Join(path, "model"), argv.StringRule{MinLength: 1, MaxLength: 100}); ok {
@@ -155,6 +184,7 @@ func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
 		}
 	}
 	if x, ok := o["findings"]; ok {
+		out.given |= 1 << 7
 		if a, ok := d.Array(x, argv.Join(path, "findings"), -1, 20); ok {
 			list := make([]SendNoteInputFindingsItem, len(a))
 			for i, e := range a {
@@ -166,9 +196,11 @@ func decodeSendNoteInput(d *argv.Decoder, v any, path string) *SendNoteInput {
 		}
 	}
 	if x, ok := o["detail"]; ok {
+		out.given |= 1 << 8
 		out.Detail = argv.Raw(x)
 	}
 	if x, ok := o["idempotencyKey"]; ok {
+		out.given |= 1 << 9
 		if v, ok := d.String(x, argv.Join(path, "idempotencyKey"), argv.StringRule{MinLength: 0, MaxLength: 64}); ok {
 			out.IdempotencyKey = &v
 		}
