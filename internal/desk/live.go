@@ -515,7 +515,9 @@ func replaceIfChanged(s *stream, key, tpl string, data any) ([]string, error) {
 
 func stepClaims(ctx context.Context, s *stream) ([]string, error) {
 	q := s.r.URL.Query()
-	page, err := s.h.read.claims(ctx, ClaimFilter{Resource: q.Get("resource"), Session: q.Get("session"), Limit: maxStreamRows})
+	page, err := snapshotOf(ctx, s.h.read, func(r *reader) (ClaimPage, error) {
+		return r.claims(ctx, ClaimFilter{Resource: q.Get("resource"), Session: q.Get("session"), Limit: maxStreamRows})
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -526,7 +528,7 @@ func stepClaims(ctx context.Context, s *stream) ([]string, error) {
 func stepSession(ctx context.Context, s *stream) ([]string, error) {
 	q := s.r.URL.Query()
 	provider, native := q.Get("provider"), q.Get("nativeId")
-	row, err := s.h.read.session(ctx, provider, native)
+	row, err := snapshotOf(ctx, s.h.read, func(r *reader) (SessionRow, error) { return r.session(ctx, provider, native) })
 	if err != nil {
 		return nil, err
 	}
@@ -594,7 +596,7 @@ func stepReceipt(ctx context.Context, s *stream) ([]string, error) {
 func stepWorkItem(ctx context.Context, s *stream) ([]string, error) {
 	q := s.r.URL.Query()
 	depth, _ := strconv.Atoi(q.Get("depth"))
-	d, err := s.h.read.workItem(ctx, q.Get("id"), depth)
+	d, err := snapshotOf(ctx, s.h.read, func(r *reader) (WorkDetail, error) { return r.workItem(ctx, q.Get("id"), depth) })
 	if err != nil {
 		return nil, err
 	}

@@ -118,7 +118,9 @@ func mermaidClusters(g Graph, keys map[string]string) string {
 func (h *Handler) overviewPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.withCtx(r)
 	defer cancel()
-	o, err := h.read.overview(ctx, strings.TrimSpace(r.URL.Query().Get("session")))
+	o, err := snapshotOf(ctx, h.read, func(rd *reader) (Overview, error) {
+		return rd.overview(ctx, strings.TrimSpace(r.URL.Query().Get("session")))
+	})
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -130,7 +132,9 @@ func (h *Handler) overviewPage(w http.ResponseWriter, r *http.Request) {
 // stepGraph sends the overview again when what it draws or counts
 // changed; desk.js draws the new graph and highlights the new ties.
 func stepGraph(ctx context.Context, s *stream) ([]string, error) {
-	o, err := s.h.read.overview(ctx, strings.TrimSpace(s.r.URL.Query().Get("session")))
+	o, err := snapshotOf(ctx, s.h.read, func(r *reader) (Overview, error) {
+		return r.overview(ctx, strings.TrimSpace(s.r.URL.Query().Get("session")))
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -371,7 +371,7 @@ func (h *Handler) workPage(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) workItemPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.withCtx(r)
 	defer cancel()
-	d, err := h.read.workItem(ctx, r.PathValue("id"), intParam(r, "depth"))
+	d, err := snapshotOf(ctx, h.read, func(rd *reader) (WorkDetail, error) { return rd.workItem(ctx, r.PathValue("id"), intParam(r, "depth")) })
 	if errors.Is(err, errNotFound) {
 		h.notFound(w, "No work item "+r.PathValue("id")+" is recorded in the store.")
 		return
@@ -400,7 +400,7 @@ func (h *Handler) claimsPage(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	q := r.URL.Query()
 	f := ClaimFilter{Resource: strings.TrimSpace(q.Get("resource")), Session: strings.TrimSpace(q.Get("session")), Cursor: q.Get("cursor"), Limit: intParam(r, "limit")}
-	page, err := h.read.claims(ctx, f)
+	page, err := snapshotOf(ctx, h.read, func(r *reader) (ClaimPage, error) { return r.claims(ctx, f) })
 	if err != nil {
 		h.failRead(w, err)
 		return

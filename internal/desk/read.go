@@ -84,6 +84,16 @@ func (r *reader) snapshot(ctx context.Context, fn func(r *reader) error) error {
 	})
 }
 
+// snapshotOf is fn's answer read in one snapshot (reader.snapshot).
+func snapshotOf[T any](ctx context.Context, r *reader, fn func(r *reader) (T, error)) (T, error) {
+	var out T
+	err := r.snapshot(ctx, func(r *reader) (err error) {
+		out, err = fn(r)
+		return err
+	})
+	return out, err
+}
+
 // errNotFound marks a record the URL names that does not exist.
 var errNotFound = errors.New("not found")
 
