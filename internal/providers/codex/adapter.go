@@ -13,6 +13,7 @@ import (
 	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/jsonrpc"
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/kit/fanout"
 	"github.com/agent-interop/runtime/internal/providers/kit/pending"
 	"github.com/agent-interop/runtime/internal/providers/kit/supervise"
 )
@@ -62,8 +63,8 @@ type generation struct {
 	// inflight counts requests about a thread that were written and not
 	// yet answered (turn/start, turn/interrupt).
 	inflight map[string]int
-	subs     map[string]map[*subscriber]struct{}
-	closing  bool // closed on purpose
+	subs     *fanout.Hub // the threads' subscriptions
+	closing  bool        // closed on purpose
 	dead     bool
 	diedAt   time.Time
 	why      string        // why the connection ended, when it was lost
@@ -120,12 +121,6 @@ type permission struct {
 	rawID   jsonrpc.ID
 	answers map[string]json.RawMessage // option id -> response result
 	replied bool
-}
-
-type subscriber struct {
-	ch     chan providers.NativeEvent
-	done   chan struct{}
-	closed bool
 }
 
 // New returns an adapter; the app-server starts on first use.
@@ -261,7 +256,7 @@ func (a *Adapter) start(ctx context.Context) (*generation, error) {
 		link:     link,
 		loaded:   map[string]bool{},
 		inflight: map[string]int{},
-		subs:     map[string]map[*subscriber]struct{}{},
+		subs:     fanout.New(subscriberBuffer),
 		ended:    make(chan struct{}),
 		auth:     "unknown",
 	}
@@ -406,14 +401,9 @@ func (a *Adapter) onConnClosed(g *generation, reason error) {
 			affected[id] = true
 		}
 	}
-	var subs []*subscriber
-	for id, set := range g.subs {
+	for _, id := range g.subs.Keys() { // ended below, after the loss was reported
 		affected[id] = true
-		for s := range set {
-			subs = append(subs, s)
-		}
 	}
-	g.subs = map[string]map[*subscriber]struct{}{}
 	a.mu.Unlock()
 
 	go func() {
@@ -421,19 +411,8 @@ func (a *Adapter) onConnClosed(g *generation, reason error) {
 		if g.link.Kill != nil {
 			g.link.Kill()
 		}
-		closeSubs := func() {
-			a.mu.Lock()
-			for _, s := range subs {
-				if !s.closed {
-					s.closed = true
-					close(s.done)
-					close(s.ch)
-				}
-			}
-			a.mu.Unlock()
-		}
 		if intentional {
-			closeSubs()
+			g.subs.EndAll()
 			return
 		}
 		why := "codex app-server connection lost: " + reason.Error() + a.exitSuffix(g.link)
@@ -464,7 +443,7 @@ func (a *Adapter) onConnClosed(g *generation, reason error) {
 				})
 			}
 		}
-		closeSubs()
+		g.subs.EndAll()
 		// Start again right away; nothing that was in flight is replayed.
 		ctx, cancel := clockctx.WithTimeout(context.Background(), a.cfg.Clock, a.cfg.StartTimeout, "codex", "start")
 		defer cancel()

@@ -210,8 +210,7 @@ func (th *thread) addDiff(d TurnDiff) {
 func (a *Adapter) fanout(g *generation, threadID, typ string, data json.RawMessage, raw []byte, turnID string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	set := g.subs[threadID]
-	if len(set) == 0 {
+	if g.dead || !g.subs.Has(threadID) { // a dead connection's subscriptions are ending
 		return
 	}
 	ts := a.cfg.Clock.Now()
@@ -222,17 +221,8 @@ func (a *Adapter) fanout(g *generation, threadID, typ string, data json.RawMessa
 		ts = time.UnixMilli(meta.EmittedAtMs)
 	}
 	ev := providers.NativeEvent{NativeID: threadID, Timestamp: ts, Type: typ, Data: data, TurnID: turnID}
-	for s := range set {
-		select {
-		case s.ch <- ev:
-		default:
-			// Too far behind: end this subscription rather than drop events.
-			a.cfg.Logf("codex: subscriber of %s fell %d events behind; ending its stream", threadID, subscriberBuffer)
-			delete(set, s)
-			s.closed = true
-			close(s.done)
-			close(s.ch)
-		}
+	if g.subs.Publish(ev) > 0 { // too far behind: ended rather than drop events
+		a.cfg.Logf("codex: subscriber of %s fell %d events behind; ending its stream", threadID, subscriberBuffer)
 	}
 }
 

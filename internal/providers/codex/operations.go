@@ -518,36 +518,14 @@ func (a *Adapter) Subscribe(ctx context.Context, nativeID string) (<-chan provid
 	if err := a.load(ctx, g, nativeID); err != nil {
 		return nil, err
 	}
-	s := &subscriber{ch: make(chan providers.NativeEvent, subscriberBuffer), done: make(chan struct{})}
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	if g.dead {
-		a.mu.Unlock()
 		return nil, errors.New("codex app-server connection ended while subscribing")
 	}
-	set := g.subs[nativeID]
-	if set == nil {
-		set = map[*subscriber]struct{}{}
-		g.subs[nativeID] = set
-	}
-	set[s] = struct{}{}
-	a.mu.Unlock()
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-s.done:
-			return
-		}
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if s.closed {
-			return
-		}
-		delete(g.subs[nativeID], s)
-		s.closed = true
-		close(s.done)
-		close(s.ch)
-	}()
-	return s.ch, nil
+	s := g.subs.Add(nativeID)
+	g.subs.RemoveOnDone(ctx, s, nil)
+	return s.C(), nil
 }
 
 // Diff implements providers.Adapter: the latest turn/diff/updated of the

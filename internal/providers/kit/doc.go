@@ -11,6 +11,9 @@
 //     every one of them as delivery_unknown in one place.
 //   - [sse]: a server-sent events reader over the runtime's one line
 //     reader (internal/jsonrpc.ReadLine), with a bound per event.
+//   - [fanout]: the subscriptions of each session (Subscribe), fed
+//     without blocking the reader; a subscription that falls behind is
+//     ended, not fed with gaps.
 //
 // The kit imports only foundation packages and the provider contract
 // (internal/providers); every adapter may import it, it imports no
@@ -19,4 +22,5 @@
 // [supervise]: https://pkg.go.dev/github.com/agent-interop/runtime/internal/providers/kit/supervise
 // [pending]: https://pkg.go.dev/github.com/agent-interop/runtime/internal/providers/kit/pending
 // [sse]: https://pkg.go.dev/github.com/agent-interop/runtime/internal/providers/kit/sse
+// [fanout]: https://pkg.go.dev/github.com/agent-interop/runtime/internal/providers/kit/fanout
 package kit

@@ -361,21 +361,6 @@ func TestScanFindsLoopbackListener(t *testing.T) {
 	}
 }
 
-func TestParseProcIP(t *testing.T) {
-	cases := map[string]string{
-		"0100007F":                         "127.0.0.1",
-		"00000000":                         "0.0.0.0",
-		"00000000000000000000000001000000": "::1",
-		"0000000000000000FFFF00000100007F": "127.0.0.1",
-		"zz":                               "<nil>",
-	}
-	for in, want := range cases {
-		if got := parseProcIP(in).String(); got != want {
-			t.Errorf("parseProcIP(%s) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 func TestNoServerReasons(t *testing.T) {
 	ctx := ctxT(t, wait.Process)
 	a := New(Config{DefaultURL: closedURL(t), DisableScan: true, DisableAutoStart: true}, nil)

@@ -2,13 +2,14 @@ package opencode
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/coder/quartz"
+
+	"github.com/agent-interop/runtime/internal/httpguard"
 )
 
 // DefaultURL is where an OpenCode server is looked for first when
@@ -132,7 +133,7 @@ func normalizeURL(raw string, hasPassword, allowInsecure bool) (base string, loo
 	if u.RawQuery != "" || u.Fragment != "" {
 		return "", false, fmt.Errorf("OPENCODE_SERVER_URL %q must not have a query or fragment", raw)
 	}
-	loopback = isLoopbackHost(u.Hostname())
+	loopback = httpguard.IsLoopbackHost(u.Hostname())
 	if !loopback {
 		if u.Scheme != "https" && !allowInsecure {
 			return "", false, fmt.Errorf("OpenCode remote endpoint %s must use https (set OPENCODE_ALLOW_INSECURE_REMOTE=1 to allow plain http)", u.Host)
@@ -142,12 +143,4 @@ func normalizeURL(raw string, hasPassword, allowInsecure bool) (base string, loo
 		}
 	}
 	return strings.TrimRight(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"), loopback, nil
-}
-
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -1,16 +1,12 @@
 package opencode
 
 import (
-	"bufio"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -275,70 +271,6 @@ func (a *Adapter) scan(ctx context.Context, skip map[string]bool) *endpoint {
 		return nil
 	}
 	return &endpoint{base: best.base, version: best.version, source: sourceDiscovered}
-}
-
-// listeningLoopback parses Linux listener tables and returns the listeners
-// reachable through loopback (bound to loopback or to every address),
-// sorted by port.
-func listeningLoopback(files []string) []candidate {
-	byBase := map[string]candidate{}
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 4 || fields[3] != "0A" { // 0A = TCP_LISTEN
-				continue
-			}
-			hostHex, portHex, ok := strings.Cut(fields[1], ":")
-			if !ok {
-				continue
-			}
-			port, err := strconv.ParseUint(portHex, 16, 16)
-			if err != nil || port == 0 {
-				continue
-			}
-			ip := parseProcIP(hostHex)
-			if ip == nil || !(ip.IsLoopback() || ip.IsUnspecified()) {
-				continue
-			}
-			host := "127.0.0.1" // IPv4 loopback or 0.0.0.0 (and IPv4-mapped)
-			if ip.To4() == nil {
-				host = "[::1]" // ::1 or ::
-			}
-			base := "http://" + host + ":" + strconv.Itoa(int(port))
-			byBase[base] = candidate{port: int(port), base: base}
-		}
-		fh.Close()
-	}
-	out := make([]candidate, 0, len(byBase))
-	for _, c := range byBase {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].port != out[j].port {
-			return out[i].port < out[j].port
-		}
-		return out[i].base < out[j].base
-	})
-	return out
-}
-
-// parseProcIP decodes an address of /proc/net/tcp (8 hex digits) or tcp6
-// (32 hex digits), each 32-bit word in host (little-endian) order.
-func parseProcIP(s string) net.IP {
-	b, err := hex.DecodeString(s)
-	if err != nil || (len(b) != 4 && len(b) != 16) {
-		return nil
-	}
-	ip := make(net.IP, len(b))
-	for w := 0; w < len(b); w += 4 {
-		ip[w], ip[w+1], ip[w+2], ip[w+3] = b[w+3], b[w+2], b[w+1], b[w]
-	}
-	return ip
 }
 
 // stopGrace is how long a started server may take to end after SIGTERM

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/kit/fanout"
 )
 
 // This file is the hub: its state, lifetime and the handling of each
@@ -23,18 +24,18 @@ import (
 // Locks: each part guards its state with its own mutex, so that reading
 // a session's liveness, fanning out an event or catching a session up does
 // not wait for the others. When more than one is held they are taken in
-// this order: streamMu, then turnMu, then liveMu or subsMu (never both);
-// the kit's pending tracker locks itself, innermost.
+// this order: streamMu, then turnMu, then liveMu; the kit's pending
+// tracker and fan-out hub lock themselves, innermost.
 type hub struct {
 	a    *Adapter
 	base context.Context
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 
-	streamState  // stream.go (streamMu)
-	turnTracking // tracking.go (turnMu)
-	liveTracking // liveness.go (liveMu)
-	subscribers  // subscribers.go (subsMu)
+	streamState              // stream.go (streamMu)
+	turnTracking             // tracking.go (turnMu)
+	liveTracking             // liveness.go (liveMu)
+	subs         *fanout.Hub // subscribers.go
 }
 
 func newHub(a *Adapter) *hub {
@@ -42,7 +43,7 @@ func newHub(a *Adapter) *hub {
 	h := &hub{a: a, base: ctx, stop: cancel}
 	h.turnTracking.init()
 	h.live = map[string]*liveState{}
-	h.subs = map[string]map[*subscriber]struct{}{}
+	h.subs = fanout.New(subscriberBuffer)
 	return h
 }
 
@@ -88,7 +89,7 @@ func (h *hub) dispatch(att *attempt, raw []byte) {
 	reports := h.observeLocked(sid, &p)
 	turn := h.turnOfLocked(&p)
 	h.turnMu.Unlock()
-	h.fanOut(providers.NativeEvent{NativeID: sid, Timestamp: now, Type: p.Type, Data: ge.Payload, TurnID: turn})
+	h.subs.Publish(providers.NativeEvent{NativeID: sid, Timestamp: now, Type: p.Type, Data: ge.Payload, TurnID: turn})
 	h.maybeStop()
 	h.deliver(reports)
 }
@@ -105,5 +106,5 @@ func (h *hub) close() {
 	}
 	h.streamMu.Unlock()
 	h.wg.Wait()
-	h.closeSubs()
+	h.subs.EndAll()
 }

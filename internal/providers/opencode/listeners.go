@@ -8,7 +8,7 @@ import (
 )
 
 // candidatesFrom keeps the loopback and wildcard listeners of ls, one per
-// base URL, lowest port first (the order listeningLoopback gives on Linux).
+// base URL, lowest port first.
 func candidatesFrom(ls []osproc.Listener) []candidate {
 	byBase := map[string]candidate{}
 	for _, l := range ls {

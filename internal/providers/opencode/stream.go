@@ -70,7 +70,7 @@ func (at *attempt) isConnected() bool {
 // neededLocked reports whether something needs the stream: a prompt being
 // sent, a subscriber, or a prompt followed. The caller holds streamMu.
 func (h *hub) neededLocked() bool {
-	return h.holds > 0 || h.subscribed() || h.following()
+	return h.holds > 0 || h.subs.Len() > 0 || h.following()
 }
 
 // ensureRunningLocked starts the stream unless it runs or the hub is
@@ -156,7 +156,7 @@ func (h *hub) run() {
 
 		h.streamMu.Lock()
 		att.err = err
-		h.closeSubs()
+		h.subs.EndAll()
 		close(att.done)
 		switch {
 		case att.isConnected() && lasted >= stableStream:
@@ -194,7 +194,7 @@ func (h *hub) run() {
 
 		if !h.sleep(next) {
 			h.streamMu.Lock()
-			h.closeSubs()
+			h.subs.EndAll()
 			h.running = false
 			h.att = nil
 			h.streamMu.Unlock()

@@ -214,9 +214,9 @@ func (d *Backend) Endpoint() string {
 // channel closes when the event stream ends, when the reader falls behind,
 // or when cancel is called.
 func (d *Backend) Subscribe(threadID string) (events <-chan providers.NativeEvent, cancel func()) {
-	sub := d.store.subscribe(threadID)
+	sub := d.store.subs.Add(threadID)
 	d.events.start()
-	return sub.ch, func() { d.store.unsubscribe(sub) }
+	return sub.C(), func() { d.store.subs.Remove(sub) }
 }
 
 // invalidate forgets the cached connection.

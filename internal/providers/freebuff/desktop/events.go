@@ -69,7 +69,7 @@ func (e *eventClient) loop(ctx context.Context, done chan struct{}) {
 			connected, err = e.stream(ctx, conn)
 		}
 		store.setConnected(false)
-		store.endStreams()
+		store.subs.EndAll()
 		if ctx.Err() != nil {
 			return
 		}

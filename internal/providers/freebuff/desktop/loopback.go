@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/clockctx"
+	"github.com/agent-interop/runtime/internal/httpguard"
 )
 
 // parseLoopbackURL accepts an http(s) URL whose host is a loopback address
@@ -27,23 +28,13 @@ func parseLoopbackURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("Freebuff Desktop URL must not carry credentials")
 	}
 	host := u.Hostname()
-	if !isLoopbackHost(host) {
+	if !httpguard.IsLoopbackHost(host) {
 		return nil, fmt.Errorf("Freebuff Desktop URL %s is not a loopback address", u.Redacted())
 	}
 	if u.Port() == "" {
 		return nil, fmt.Errorf("Freebuff Desktop URL %s has no port", u.Redacted())
 	}
 	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
-}
-
-// isLoopbackHost accepts loopback IP literals and "localhost". An IPv6
-// wildcard or any routable address is refused.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // newLoopbackClient returns an HTTP client that never follows redirects,

@@ -1,11 +1,7 @@
 package desktop
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/binary"
-	"encoding/hex"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agent-interop/runtime/internal/osproc"
 	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
 
@@ -106,59 +103,17 @@ func listeningPorts(procPidDir string) []int {
 }
 
 // parseListeners reads a /proc/net/tcp{,6} table and returns the ports of
-// LISTEN rows (state 0A) owned by one of inodes whose local address is
-// loopback or unspecified.
+// LISTEN rows owned by one of inodes whose local address is loopback or
+// unspecified.
 func parseListeners(path string, inodes map[string]struct{}) []int {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
 	var ports []int
-	sc := bufio.NewScanner(f)
-	first := true
-	for sc.Scan() {
-		if first {
-			first = false
-			continue
+	for _, l := range osproc.ReadProcNet(path) {
+		ip := l.Addr.Addr().Unmap()
+		if _, ok := inodes[l.Inode]; ok && (ip.IsLoopback() || ip.IsUnspecified()) {
+			ports = append(ports, int(l.Addr.Port()))
 		}
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 10 || fields[3] != "0A" {
-			continue
-		}
-		if _, ok := inodes[fields[9]]; !ok {
-			continue
-		}
-		hostHex, portHex, ok := strings.Cut(fields[1], ":")
-		if !ok {
-			continue
-		}
-		ip := decodeProcIP(hostHex)
-		if ip == nil || !(ip.IsLoopback() || ip.IsUnspecified()) {
-			continue
-		}
-		p, err := strconv.ParseUint(portHex, 16, 16)
-		if err != nil || p == 0 {
-			continue
-		}
-		ports = append(ports, int(p))
 	}
 	return ports
-}
-
-// decodeProcIP decodes the kernel's hex address: 32-bit words in host byte
-// order.
-func decodeProcIP(h string) net.IP {
-	b, err := hex.DecodeString(h)
-	if err != nil || (len(b) != 4 && len(b) != 16) {
-		return nil
-	}
-	ip := make(net.IP, len(b))
-	for i := 0; i < len(b); i += 4 {
-		w := binary.BigEndian.Uint32(b[i : i+4])
-		binary.NativeEndian.PutUint32(ip[i:i+4], w)
-	}
-	return ip
 }
 
 func uniqueInts(in []int) []int {

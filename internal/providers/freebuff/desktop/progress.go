@@ -11,6 +11,7 @@ import (
 	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
+	"github.com/agent-interop/runtime/internal/providers/kit/fanout"
 )
 
 // Bounds of the live-progress buffers (0.3.x events.ts).
@@ -38,7 +39,7 @@ type progressStore struct {
 	threads      map[string]*threadLog
 	connected    bool
 	lastActivity time.Time
-	subs         map[*subscription]struct{}
+	subs         *fanout.Hub // the adapter's Subscribe streams, per thread
 }
 
 type threadLog struct {
@@ -54,14 +55,8 @@ type logEntry struct {
 	bytes int
 }
 
-// subscription is one adapter Subscribe stream.
-type subscription struct {
-	threadID string
-	ch       chan providers.NativeEvent
-}
-
 func newProgressStore(c quartz.Clock) *progressStore {
-	return &progressStore{clock: c, threads: map[string]*threadLog{}, subs: map[*subscription]struct{}{}}
+	return &progressStore{clock: c, threads: map[string]*threadLog{}, subs: fanout.New(subscriberQueue)}
 }
 
 // setConnected records the stream state; connecting counts as activity.
@@ -124,20 +119,9 @@ func (p *progressStore) append(ev core.ProgressEvent) core.ProgressEvent {
 	}
 	close(l.notify)
 	l.notify = make(chan struct{})
-	for s := range p.subs {
-		if s.threadID != ev.ThreadID {
-			continue
-		}
-		select {
-		case s.ch <- providers.NativeEvent{NativeID: ev.ThreadID, Timestamp: now, Type: ev.Kind, Data: b}:
-		default:
-			// A reader that cannot keep up loses its stream; the registry
-			// reopens it and counts a new epoch instead of blocking the
-			// shared SSE reader.
-			close(s.ch)
-			delete(p.subs, s)
-		}
-	}
+	// A reader that cannot keep up loses its stream; the registry reopens
+	// it and counts a new epoch instead of blocking the shared SSE reader.
+	p.subs.Publish(providers.NativeEvent{NativeID: ev.ThreadID, Timestamp: now, Type: ev.Kind, Data: b})
 	return ev
 }
 
@@ -286,33 +270,4 @@ func (p *progressStore) active() []string {
 		}
 	}
 	return out
-}
-
-// subscribe opens a subscriber stream for one thread.
-func (p *progressStore) subscribe(threadID string) *subscription {
-	s := &subscription{threadID: threadID, ch: make(chan providers.NativeEvent, subscriberQueue)}
-	p.mu.Lock()
-	p.subs[s] = struct{}{}
-	p.mu.Unlock()
-	return s
-}
-
-// unsubscribe closes s if it is still open.
-func (p *progressStore) unsubscribe(s *subscription) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, ok := p.subs[s]; ok {
-		delete(p.subs, s)
-		close(s.ch)
-	}
-}
-
-// endStreams closes every subscriber: the provider stream ended.
-func (p *progressStore) endStreams() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for s := range p.subs {
-		close(s.ch)
-		delete(p.subs, s)
-	}
 }
