@@ -15,9 +15,9 @@ import (
 
 	"github.com/coder/quartz"
 
-	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/kit/pending"
+	"github.com/agent-interop/runtime/internal/providers/kit/startonce"
 )
 
 // Launch is how to run one agent program.
@@ -83,22 +83,19 @@ type Adapter struct {
 	cfg AdapterConfig
 
 	startMu sync.Mutex // serialises starts
-	// starting is the start under way (nil when none), cancelStart
-	// cancels it and startWG waits for it (Close).
-	starting    *agentStart
-	cancelStart context.CancelFunc
-	startWG     sync.WaitGroup
-	mu          sync.Mutex
-	client      *Client
-	launch      Launch
-	startErr    error
-	auth        string // authorized | unauthorized | unknown
-	authWhy     string
-	known       map[string]string        // nativeID -> workspace
-	opening     map[string]chan struct{} // sessions being reopened (closed when done)
-	dirs        []string                 // distinct workspaces of known, newest first (bounded)
-	closed      bool
-	death       *agentDeath // how the last agent process ended
+	// starter runs the start detached from the call that began it.
+	starter  *startonce.Starter[*Client]
+	mu       sync.Mutex
+	client   *Client
+	launch   Launch
+	startErr error
+	auth     string // authorized | unauthorized | unknown
+	authWhy  string
+	known    map[string]string        // nativeID -> workspace
+	opening  map[string]chan struct{} // sessions being reopened (closed when done)
+	dirs     []string                 // distinct workspaces of known, newest first (bounded)
+	closed   bool
+	death    *agentDeath // how the last agent process ended
 
 	diffs     *diffBook
 	turnFacts *turnBook // turn verdicts and usage (turnfacts.go)
@@ -117,7 +114,13 @@ func NewAdapter(cfg AdapterConfig) *Adapter {
 	if cfg.Protocol == "" {
 		cfg.Protocol = "ACP v1 (JSON-RPC over stdio)"
 	}
-	return &Adapter{cfg: cfg, auth: "unknown", known: make(map[string]string), opening: map[string]chan struct{}{}, diffs: newDiffBook(), turnFacts: newTurnBook(), replays: map[string]*replay{}}
+	bound := cfg.HandshakeTimeout
+	if bound <= 0 {
+		bound = DefaultHandshakeTimeout
+	}
+	// The handshake has its own bound; the start's covers authenticate too.
+	starter := startonce.New[*Client](string(cfg.Provider), cfg.Clock, 2*bound, "acp", "start")
+	return &Adapter{cfg: cfg, starter: starter, auth: "unknown", known: make(map[string]string), opening: map[string]chan struct{}{}, diffs: newDiffBook(), turnFacts: newTurnBook(), replays: map[string]*replay{}}
 }
 
 // ID implements providers.Adapter.
@@ -145,43 +148,8 @@ func (a *Adapter) Client(ctx context.Context) (*Client, error) {
 			return c, nil
 		}
 	}
-	st := a.starting
-	if st == nil {
-		st = &agentStart{done: make(chan struct{})}
-		a.starting = st
-		bound := a.cfg.HandshakeTimeout
-		if bound <= 0 {
-			bound = DefaultHandshakeTimeout
-		}
-		// The handshake has its own bound; this one covers authenticate too.
-		sctx, cancel := clockctx.WithTimeout(context.WithoutCancel(ctx), a.cfg.Clock, 2*bound, "acp", "start")
-		a.cancelStart = cancel
-		a.startWG.Add(1)
-		go func() {
-			defer a.startWG.Done()
-			st.c, st.err = a.start(sctx)
-			cancel()
-			a.mu.Lock()
-			a.starting, a.cancelStart = nil, nil
-			a.mu.Unlock()
-			close(st.done)
-		}()
-	}
 	a.mu.Unlock()
-	select {
-	case <-st.done:
-		return st.c, st.err
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%s is still starting (the start goes on for the next call): %w", a.cfg.Provider, ctx.Err())
-	}
-}
-
-// agentStart is one start of the agent, shared by the callers that wait
-// for it.
-type agentStart struct {
-	done chan struct{}
-	c    *Client // read after done is closed
-	err  error
+	return a.starter.Do(ctx, a.start)
 }
 
 // start spawns, initializes and (when configured) authenticates the agent.
@@ -193,6 +161,14 @@ func (a *Adapter) start(ctx context.Context) (*Client, error) {
 	a.mu.Unlock()
 	if closed {
 		return nil, errors.New("adapter closed")
+	}
+	// A caller may have found no client just before the last start set one.
+	if c := a.running(); c != nil {
+		select {
+		case <-c.Done():
+		default:
+			return c, nil
+		}
 	}
 	l, err := a.cfg.Locate()
 	if err != nil {
@@ -973,12 +949,8 @@ func (a *Adapter) applied(nativeID, op string) providers.Receipt {
 func (a *Adapter) Close() error {
 	a.mu.Lock()
 	a.closed = true
-	cancel := a.cancelStart
 	a.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	a.startWG.Wait()
+	a.starter.Close()
 	a.startMu.Lock()
 	defer a.startMu.Unlock()
 	a.mu.Lock()

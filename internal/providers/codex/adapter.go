@@ -15,6 +15,7 @@ import (
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/kit/fanout"
 	"github.com/agent-interop/runtime/internal/providers/kit/pending"
+	"github.com/agent-interop/runtime/internal/providers/kit/startonce"
 	"github.com/agent-interop/runtime/internal/providers/kit/supervise"
 )
 
@@ -39,7 +40,9 @@ type Adapter struct {
 	endpoint string
 	ids      atomic.Int64 // request ids, shared by every connection
 
-	startSem chan struct{} // one start at a time
+	// starter runs one start at a time, detached from the call that
+	// began it (bounded by StartTimeout, ended by Close).
+	starter *startonce.Starter[*generation]
 
 	mu      sync.Mutex
 	closed  bool
@@ -127,10 +130,10 @@ type permission struct {
 func New(cfg Config) *Adapter {
 	c := cfg.withDefaults()
 	a := &Adapter{
-		cfg:      c,
-		startSem: make(chan struct{}, 1),
-		threads:  map[string]*thread{},
-		perms:    map[string]*permission{},
+		cfg:     c,
+		starter: startonce.New[*generation]("codex", c.Clock, c.StartTimeout, "codex", "start"),
+		threads: map[string]*thread{},
+		perms:   map[string]*permission{},
 	}
 	a.argv, a.argvErr = c.command()
 	if a.argvErr == nil {
@@ -194,57 +197,68 @@ func (a *Adapter) thread(id string) *thread {
 
 // ensure returns a live, initialized connection, starting the app-server
 // when needed. Failed starts are retried at most every RetryAfter.
+//
+// The start runs detached from ctx (bounded by StartTimeout, ended by
+// Close): a caller whose ctx ends first gets "codex is still starting" and
+// the next caller joins the same start, so an app-server slower to
+// initialize than one listing may wait is not killed and started again by
+// every listing.
 func (a *Adapter) ensure(ctx context.Context) (*generation, error) {
-	check := func() (*generation, error, bool) {
+	if g, err, done := a.ready(); done {
+		return g, err
+	}
+	g, err := a.starter.Do(ctx, func(sctx context.Context) (*generation, error) {
+		// A caller may have found no connection just before the last
+		// start set one.
+		if g, err, done := a.ready(); done {
+			return g, err
+		}
+		g, err := a.start(sctx)
 		a.mu.Lock()
 		defer a.mu.Unlock()
+		a.lastTry = a.cfg.Clock.Now()
+		if err != nil {
+			a.lastErr = err
+			return nil, err
+		}
+		a.lastErr = nil
 		if a.closed {
-			return nil, errAdapterClosed, true
+			g.closing = true
+			go g.conn.Close()
+			return nil, errAdapterClosed
 		}
-		if g := a.gen; g != nil && !g.dead {
-			return g, nil, true
-		}
-		if a.lastErr != nil && a.cfg.Clock.Now().Sub(a.lastTry) < a.cfg.RetryAfter {
-			return nil, a.lastErr, true
-		}
-		return nil, nil, false
-	}
-	if g, err, done := check(); done {
-		return g, err
-	}
-	select {
-	case a.startSem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-a.startSem }()
-	if g, err, done := check(); done {
-		return g, err
-	}
-	g, err := a.start(ctx)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.lastTry = a.cfg.Clock.Now()
-	if err != nil {
-		a.lastErr = err
-		return nil, err
-	}
-	a.lastErr = nil
-	if a.closed {
-		g.closing = true
-		go g.conn.Close()
+		a.gen = g
+		return g, nil
+	})
+	if errors.Is(err, startonce.ErrClosed) {
 		return nil, errAdapterClosed
 	}
-	a.gen = g
-	return g, nil
+	return g, err
 }
 
+// ready returns the live connection, or the error of a start that failed
+// less than RetryAfter ago; done is false when a start is needed.
+func (a *Adapter) ready() (g *generation, err error, done bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil, errAdapterClosed, true
+	}
+	if g := a.gen; g != nil && !g.dead {
+		return g, nil, true
+	}
+	if a.lastErr != nil && a.cfg.Clock.Now().Sub(a.lastTry) < a.cfg.RetryAfter {
+		return nil, a.lastErr, true
+	}
+	return nil, nil, false
+}
+
+// start spawns the app-server and initializes it, within ctx (the
+// starter's bound).
 func (a *Adapter) start(ctx context.Context) (*generation, error) {
 	if a.argvErr != nil {
 		return nil, a.argvErr
 	}
-	ctx, cancel := clockctx.WithTimeout(ctx, a.cfg.Clock, a.cfg.StartTimeout, "codex", "start")
-	defer cancel()
 	link, err := a.cfg.Dial(ctx, ProcessSpec{Argv: a.argv, Env: a.cfg.Env, Dir: a.cfg.Dir, Clock: a.cfg.Clock})
 	if err != nil {
 		return nil, fmt.Errorf("start codex app-server: %w", err)
@@ -342,6 +356,10 @@ func (a *Adapter) exitSuffix(link *Link) string {
 func (a *Adapter) Close() error {
 	a.mu.Lock()
 	a.closed = true
+	a.mu.Unlock()
+	// The start under way sees closed and stops what it started.
+	a.starter.Close()
+	a.mu.Lock()
 	g := a.gen
 	a.gen = nil
 	if g != nil {

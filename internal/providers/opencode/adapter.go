@@ -75,7 +75,11 @@ type Adapter struct {
 	// startedOwn is set once the adapter started a server itself: when
 	// that one dies it is started again, never replaced by a listener.
 	startedOwn bool
-	closed     atomic.Bool
+	// none is the last answer that no server runs and none can be started
+	// (nil when there is none), given again until noneUntil on the clock.
+	none      error
+	noneUntil time.Time
+	closed    atomic.Bool
 
 	mu       sync.Mutex
 	dirs     map[string]string    // session id → directory

@@ -41,7 +41,17 @@ type ConnectError struct {
 	// starting one is disabled (OPENCODE_AUTO_START=false or
 	// Config.NoStartReason).
 	NotStarted bool
+	// settled says nothing was started or found and nothing would be if
+	// asked again right away (no server answered, and starting one is
+	// disabled or the program is missing): the answer is kept for
+	// noServerTTL.
+	settled bool
 }
+
+// noServerTTL is how long the answer that no OpenCode server runs (and
+// none can be started) is given again without looking: a listing right
+// after another one does not probe and scan again.
+const noServerTTL = 2 * time.Second
 
 func (e *ConnectError) Error() string { return e.Reason }
 
@@ -105,12 +115,19 @@ func (a *Adapter) current(ctx context.Context) (*endpoint, error) {
 		// The server this adapter started died: it is started again (its
 		// sessions are in the same data), never replaced by a listener.
 		ep, err = a.startInstead(ctx, "the OpenCode server this runtime started is gone")
+	case a.none != nil && a.clock.Now().Before(a.noneUntil):
+		return nil, a.none
 	default:
 		ep, err = a.resolve(ctx)
+	}
+	var ce *ConnectError
+	if errors.As(err, &ce) && ce.settled {
+		a.none, a.noneUntil = err, a.clock.Now().Add(noServerTTL)
 	}
 	if err != nil {
 		return nil, err
 	}
+	a.none = nil
 	if ep.source == sourceStarted {
 		a.startedOwn = true
 	} else {
@@ -172,16 +189,32 @@ func (a *Adapter) resolve(ctx context.Context) (*endpoint, error) {
 		tried = append(tried, fmt.Sprintf("%s (%v)", base, err))
 		seen[base] = true
 	}
+	// The default URL and the loopback listeners are probed together (the
+	// default URL wins when it answers): the listing waits for the slower
+	// of the two, not for their sum.
+	var scanned chan *endpoint
+	stopScan := func() {}
+	if !a.cfg.DisableScan {
+		skip := map[string]bool{a.cfg.DefaultURL: true}
+		for b := range seen {
+			skip[b] = true
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		scanned = make(chan *endpoint, 1)
+		go func() { scanned <- a.scan(sctx, skip) }()
+		stopScan = func() { cancel(); <-scanned }
+	}
 	if !seen[a.cfg.DefaultURL] {
 		v, err := a.probe(ctx, a.cfg.DefaultURL)
 		if err == nil {
+			stopScan()
 			return &endpoint{base: a.cfg.DefaultURL, version: v, source: sourceDefault}, nil
 		}
 		tried = append(tried, fmt.Sprintf("%s (%v)", a.cfg.DefaultURL, err))
 		seen[a.cfg.DefaultURL] = true
 	}
-	if !a.cfg.DisableScan {
-		if ep := a.scan(ctx, seen); ep != nil {
+	if scanned != nil {
+		if ep := <-scanned; ep != nil {
 			return ep, nil
 		}
 		tried = append(tried, listenerSource(a.cfg.ProcNetFiles))
@@ -204,13 +237,14 @@ func (a *Adapter) startInstead(ctx context.Context, none string) (*endpoint, err
 		if _, err := exec.LookPath(a.cfg.Program); err != nil {
 			fix = "npm i -g opencode-ai@" + PinnedVersion + " (or set OPENCODE_COMMAND), then " + fix
 		}
-		return nil, &ConnectError{Reason: none + "; " + why, Fix: fix, NotStarted: true}
+		return nil, &ConnectError{Reason: none + "; " + why, Fix: fix, NotStarted: true, settled: ctx.Err() == nil}
 	}
 	program, err := exec.LookPath(a.cfg.Program)
 	if err != nil {
 		return nil, &ConnectError{
-			Reason: fmt.Sprintf("%s, and the opencode program was not found (%v)", none, err),
-			Fix:    "npm i -g opencode-ai@" + PinnedVersion + " (or set OPENCODE_COMMAND or OPENCODE_SERVER_URL)",
+			Reason:  fmt.Sprintf("%s, and the opencode program was not found (%v)", none, err),
+			Fix:     "npm i -g opencode-ai@" + PinnedVersion + " (or set OPENCODE_COMMAND or OPENCODE_SERVER_URL)",
+			settled: ctx.Err() == nil,
 		}
 	}
 	return a.start(ctx, program)
