@@ -100,8 +100,9 @@ func ModuleRoot(ctx context.Context, dir string) (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
-// Build compiles the runtime and the baseline into binDir in one go build
-// and returns their paths.
+// Build compiles the runtime and the baseline into binDir in one go build,
+// drops both from the page cache (see dropPageCache) and returns their
+// paths.
 func Build(ctx context.Context, moduleDir, binDir string) (runtimeBin, baselineBin string, err error) {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", binDir+string(filepath.Separator), runtimePkg, baselinePkg)
 	cmd.Dir = moduleDir
@@ -114,7 +115,13 @@ func Build(ctx context.Context, moduleDir, binDir string) (runtimeBin, baselineB
 	if runtime.GOOS == "windows" {
 		exe = ".exe"
 	}
-	return filepath.Join(binDir, "interop-runtime"+exe), filepath.Join(binDir, "minimalserver"+exe), nil
+	runtimeBin, baselineBin = filepath.Join(binDir, "interop-runtime"+exe), filepath.Join(binDir, "minimalserver"+exe)
+	for _, bin := range []string{runtimeBin, baselineBin} {
+		if err := dropPageCache(bin); err != nil {
+			return "", "", err
+		}
+	}
+	return runtimeBin, baselineBin, nil
 }
 
 // Targets lists the configurations of one run: the baseline first, then
@@ -156,6 +163,12 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	runtimeBin, baselineBin, err := Build(ctx, c.ModuleDir, filepath.Join(tmp, "bin"))
 	if err != nil {
 		return nil, err
+	}
+	if c.Compare != "" {
+		// The same page-cache state as the two binaries just built.
+		if err := dropPageCache(c.Compare); err != nil {
+			return nil, err
+		}
 	}
 	targets := Targets(c, runtimeBin, baselineBin)
 	opts, err := spawnOptions(c, targets, filepath.Join(tmp, "state"))

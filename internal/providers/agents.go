@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -120,10 +121,10 @@ func (s AgentSpec) VersionWarning(v string) string {
 	return ""
 }
 
-var versionRE = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)`) })
 
 func parseVersion(v string) ([3]int, bool) {
-	m := versionRE.FindStringSubmatch(strings.TrimSpace(v))
+	m := versionRE().FindStringSubmatch(strings.TrimSpace(v))
 	if m == nil {
 		return [3]int{}, false
 	}
@@ -147,14 +148,14 @@ func compareVersion(a, b [3]int) int {
 }
 
 // idRE is the rule of an agent id.
-var idRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 // IDRule is the rule an agent id follows, as error messages state it.
 const IDRule = "lower-case letters, digits and dashes (no leading, trailing or doubled dash), at most 64 characters"
 
 // ValidID reports whether s is a well-formed agent id.
 func ValidID(s string) bool {
-	return len(s) <= limits.CreateSessionProviderMaxLen && idRE.MatchString(s)
+	return len(s) <= limits.CreateSessionProviderMaxLen && idRE().MatchString(s)
 }
 
 // AgentProblem is one bad entry of an agents file: where it is, the field,

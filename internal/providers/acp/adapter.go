@@ -640,7 +640,9 @@ func (a *Adapter) reopen(ctx context.Context, c *Client, nativeID string) error 
 
 // lostWords is how an agent's invalid-params answer says it does not
 // know the session (Cursor: `Session "<id>" not found`).
-var lostWords = regexp.MustCompile(`(?i)\bsession\b.*\b(not found|unknown|does not exist|no such)\b|\bunknown session\b|\bno such session\b`)
+var lostWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\bsession\b.*\b(not found|unknown|does not exist|no such)\b|\bunknown session\b|\bno such session\b`)
+})
 
 // sessionLost reports whether an agent's answer to session/load or
 // session/resume says it does not have the session, with its words:
@@ -661,7 +663,7 @@ func sessionLost(re *RPCError) (string, bool) {
 	case CodeNotFound:
 		return detail, true
 	case CodeInvalidParams:
-		if lostWords.MatchString(re.Message) || lostWords.MatchString(data.Message) {
+		if lostWords().MatchString(re.Message) || lostWords().MatchString(data.Message) {
 			return detail, true
 		}
 	}

@@ -289,7 +289,7 @@ func (b *diffBook) diff(sessionID, turn, cwd string) (DiffResult, bool) {
 	return res, known
 }
 
-var hunkHeader = regexp.MustCompile(`(?m)^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@`)
+var hunkHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@`) })
 
 // hunksOf renders one edit as unified hunks (without file headers), placed
 // at the edit's line, and counts its added and deleted lines.
@@ -306,8 +306,8 @@ func hunksOf(e edit) (string, int, int) {
 	}
 	if e.Line > 1 {
 		off := e.Line - 1
-		text = hunkHeader.ReplaceAllStringFunc(text, func(h string) string {
-			m := hunkHeader.FindStringSubmatch(h)
+		text = hunkHeader().ReplaceAllStringFunc(text, func(h string) string {
+			m := hunkHeader().FindStringSubmatch(h)
 			from, _ := strconv.Atoi(m[1])
 			to, _ := strconv.Atoi(m[3])
 			if from > 0 {
