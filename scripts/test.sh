@@ -86,7 +86,7 @@ print_summary() {
 		{printf "%-14s %6s %6s  %s\n", $1, $2, $3, $4; cpu += $3}
 		END {printf "%-14s %6s %6s  (wall: the whole run; CPU: the sum of the steps)\n", "total", total, cpu}' "$summary"
 }
-trap print_summary EXIT
+trap 'print_summary; rm -rf "$logs"' EXIT
 
 # run NAME DESCRIPTION HINT CMD...: a foreground step; its output streams.
 # On failure the script stops, naming the step and saying what to do (HINT).
