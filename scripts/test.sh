@@ -179,17 +179,19 @@ run tidy "go mod tidy: go.mod and go.sum are what the imports need" \
 
 # One vet per OS, and each file vetted at least once: vet type-checks every
 # package with its tests, so it also covers what a test-link per OS would.
-#  - Linux: with -race, which makes vet compile the dependencies
-#    race-instrumented, the very compiles staticcheck and the -race test
-#    tiers below reuse from the build cache (a plain vet compiled every
-#    dependency a second time, for nothing else). The one file of this
-#    module it then does not read (internal/testutil/e2etest/race_off.go,
-#    built for !race) the Windows and macOS vets below read.
+#  - Linux: with -race and every tier's tag. -race makes vet compile the
+#    dependencies race-instrumented, the very compiles staticcheck and the
+#    -race test tiers below reuse from the build cache (a plain vet
+#    compiled every dependency a second time, for nothing else). The tags
+#    vet the tier files (tier_on.go, the tests behind realpeers, postgres,
+#    browser, e2e) that an untagged vet never read. What this vet does not
+#    read (files for !race or a missing tag: e2etest's race_off.go and
+#    tier_off.go) the untagged Windows and macOS vets below read.
 #  - Windows, macOS: untagged vet, then the build, which shares the vet's
 #    compiles and adds only the packages nothing imports and the links.
-run vet-linux "go vet -race ./... (GOOS=linux)" \
+run vet-linux "go vet -race -tags realpeers,postgres,browser,e2e ./... (GOOS=linux)" \
 	"go vet found problems (above)" \
-	go vet -race ./...
+	go vet -race -tags realpeers,postgres,browser,e2e ./...
 
 # staticcheck type-checks the packages from source and their dependencies
 # from export data, which it has `go list -export` compile. With -race in
