@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/workitem"
 	"github.com/agent-interop/runtime/internal/argv"
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/store"
@@ -476,19 +477,19 @@ func TestManyWorksBeyondSQLiteVariableLimit(t *testing.T) {
 			var b []*ent.WorkItemCreate
 			for i := start; i < min(start+1000, n); i++ {
 				ids[i] = fmt.Sprintf("work_%06d", i)
-				b = append(b, tx.WorkItem.Create().SetID(ids[i]).SetObjective("o").SetAcceptanceCriteria([]string{"x"}).
+				c := tx.WorkItem.Create().SetID(ids[i]).SetObjective("o").SetAcceptanceCriteria([]string{"x"}).
 					SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{}).
-					SetCreatedAt(at).SetUpdatedAt(at.Add(time.Duration(i)*time.Millisecond)))
-			}
-			if err := tx.WorkItem.CreateBulk(b...).Exec(f.ctx); err != nil {
-				return err
-			}
-			for i := max(start, 1); i < min(start+1000, n); i++ {
-				if err := tx.WorkItem.UpdateOneID(ids[i]).AddDependsOnIDs(ids[i-1]).Exec(f.ctx); err != nil {
-					return err
+					SetCreatedAt(at).SetUpdatedAt(at.Add(time.Duration(i) * time.Millisecond))
+				if i > 0 {
+					// Work i depends on work i-1: ent's bulk create
+					// inserts the batch's works, then its edges in one
+					// INSERT (the first one's target is in the previous
+					// batch), instead of one UPDATE per edge.
+					c.AddDependsOnIDs(ids[i-1])
 				}
+				b = append(b, c)
 			}
-			return nil
+			return tx.WorkItem.CreateBulk(b...).Exec(f.ctx)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -496,6 +497,9 @@ func TestManyWorksBeyondSQLiteVariableLimit(t *testing.T) {
 	}
 	if got := c.WorkItem.Query().CountX(f.ctx); got != n {
 		t.Fatalf("seeded %d works", got)
+	}
+	if got := c.WorkItem.Query().Where(workitem.HasDependsOn()).CountX(f.ctx); got != n-1 {
+		t.Fatalf("seeded %d works with a dependency, want %d", got, n-1)
 	}
 	total := 0
 	for cursor := ""; ; {
