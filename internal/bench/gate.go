@@ -24,19 +24,17 @@ type GateLimit struct {
 
 // GateLimits are the gate's figures. The limits sit above what the
 // runtime measures today on a loaded 2-core machine (spawn → initialize
-// 1.5–2.0×, and up to 3.06× in a run at load 35; call p50 2.7–3.0×), so
-// the gate catches a regression without failing on load — CI must pass
-// with both cores busy; the targets are issue 21's. RSS measured 2.4–3.15×
-// while the binaries were spawned in the page-cache state the linker's
-// write left; since Build drops them from the page cache, three runs at
-// load 30–49 measured 2.32–2.35× after initialize and 2.27–2.30× after
-// 2,000 calls, so those limits are 3× (about 28% above the worst).
+// 1.5–2.0×, and up to 3.06× in a run at load 35; RSS 2.4–2.6×, and up to
+// 3.05× in that run, because the binary's file-backed pages move with
+// the page cache; call p50 2.7–3.0×), so the gate catches a regression
+// without failing on load — CI must pass with both cores busy; the
+// targets are issue 21's.
 func GateLimits() []GateLimit {
 	return []GateLimit{
 		{Figure: "spawn → initialize", Limit: 3.6, Target: 1.2, get: func(x *Row) Figure { return x.Ratio.Init }},
 		{Figure: "trivial call p50", Limit: 4, Target: 2, get: func(x *Row) Figure { return x.Ratio.CallP50 }},
-		{Figure: "peak RSS after initialize", Limit: 3, Target: 16 / 9.8, get: func(x *Row) Figure { return x.Ratio.RSSInit }},
-		{Figure: "peak RSS after 2,000 calls", Limit: 3, Target: 24 / 14.3, get: func(x *Row) Figure { return x.Ratio.RSSCalls }, calls: 2000},
+		{Figure: "peak RSS after initialize", Limit: 3.5, Target: 16 / 9.8, get: func(x *Row) Figure { return x.Ratio.RSSInit }},
+		{Figure: "peak RSS after 2,000 calls", Limit: 3.5, Target: 24 / 14.3, get: func(x *Row) Figure { return x.Ratio.RSSCalls }, calls: 2000},
 		// Anonymous memory (RssAnon: heap, stacks, the Go runtime) does not
 		// move with the page cache: 1.45–1.53× after initialize and
 		// 1.23–1.25× after 2,000 calls in three runs at load 31–32, so
