@@ -3,8 +3,11 @@ package secrets
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strings"
 	"unsafe"
+
+	"github.com/coregx/ahocorasick"
 )
 
 // JSON redacts every string (values and keys) of a valid JSON document in
@@ -12,10 +15,29 @@ import (
 // kept byte for byte. A document without a single keyword or trigger hit
 // is returned as it is after one prefilter pass. Strings with escapes are
 // decoded before they are matched, so an escape cannot hide a secret.
-func (r *Redactor) JSON(doc []byte) []byte {
-	if len(doc) == 0 || !r.mayContainJSON(doc) {
+//
+// The document's keyword matches are found once: a string that holds none
+// of them selects no keyed rule, so unless an unkeyed rule's trigger fires
+// on it, [Redactor.String] would return it unchanged and is not run (a
+// page with one keyword hit, a cursor that base64 makes look like a JWT,
+// costs one scan, not one per string).
+func (r *Redactor) JSON(doc []byte) []byte { return r.json(doc, true) }
+
+// json is JSON; with skip false every string is passed to String (the
+// reference the skipping is tested against).
+func (r *Redactor) json(doc []byte, skip bool) []byte {
+	if len(doc) == 0 {
 		return doc
 	}
+	whole := unsafe.String(unsafe.SliceData(doc), len(doc))
+	matches := r.keywords.FindAllOverlapping(lowerASCII(whole))
+	// A "\u" escape may spell a keyword, so a document with one always
+	// takes the slow path.
+	if !bytes.Contains(doc, []byte(`\u`)) && len(r.selectedFrom(whole, matches)) == 0 {
+		return doc
+	}
+	sort.Slice(matches, func(i, j int) bool { return matches[i].Start < matches[j].Start })
+	next := 0      // the first match that starts at or after the current string
 	var out []byte // allocated on the first change
 	last := 0
 	secretValueAt := -1 // after the ':' of a key that names a secret
@@ -50,10 +72,16 @@ func (r *Redactor) JSON(doc []byte) []byte {
 				secretValueAt = k + 1
 			}
 		}
+		for next < len(matches) && matches[next].Start <= i {
+			next++
+		}
 		var red string
-		if valueOfSecretKey && !isKey && text != "" && !alreadyRedacted(text) {
+		switch {
+		case valueOfSecretKey && !isKey && text != "" && !alreadyRedacted(text):
 			red = Redacted
-		} else {
+		case skip && !escaped && !keywordWithin(matches[next:], end) && !r.unkeyedFires(text):
+			red = text // no rule selected: String(text) == text
+		default:
 			red = r.String(text)
 		}
 		if red != text {
@@ -70,6 +98,21 @@ func (r *Redactor) JSON(doc []byte) []byte {
 		return doc
 	}
 	return append(out, doc[last:]...)
+}
+
+// keywordWithin reports whether one of matches (sorted by start, every one
+// starting inside the string) ends before the string's closing quote at
+// end, so the string holds that keyword.
+func keywordWithin(matches []ahocorasick.Match, end int) bool {
+	for _, m := range matches {
+		if m.Start >= end {
+			return false
+		}
+		if m.End <= end {
+			return true
+		}
+	}
+	return false
 }
 
 func onlySpace(b []byte) bool {
@@ -110,15 +153,6 @@ func keyNamesSecret(key string) bool {
 		}
 	}
 	return false
-}
-
-// mayContainJSON is the document-level prefilter. A "\u" escape may spell
-// a keyword, so a document with one always takes the slow path.
-func (r *Redactor) mayContainJSON(doc []byte) bool {
-	if bytes.Contains(doc, []byte(`\u`)) {
-		return true
-	}
-	return r.MayContain(unsafe.String(unsafe.SliceData(doc), len(doc)))
 }
 
 // stringEnd returns the index of the quote closing the string that opens

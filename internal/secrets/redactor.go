@@ -92,7 +92,11 @@ func (r *Redactor) Check() error {
 // those with a keyword in s whose gate (if any) holds, and the unkeyed ones
 // whose trigger (if any) fires.
 func (r *Redactor) selected(s string) []int {
-	matches := r.keywords.FindAllOverlapping(lowerASCII(s))
+	return r.selectedFrom(s, r.keywords.FindAllOverlapping(lowerASCII(s)))
+}
+
+// selectedFrom is selected with the keyword matches of s already found.
+func (r *Redactor) selectedFrom(s string, matches []ahocorasick.Match) []int {
 	var ends map[int][]int // rule index -> keyword end offsets
 	for _, m := range matches {
 		for _, i := range r.byKeyword[m.PatternID] {
@@ -115,6 +119,16 @@ func (r *Redactor) selected(s string) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// unkeyedFires reports whether selected(s) would select an unkeyed rule.
+func (r *Redactor) unkeyedFires(s string) bool {
+	for _, i := range r.unkeyed {
+		if t := r.rules[i].trigger; t == nil || t(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Contains reports whether s holds anything [Redactor.String] would
