@@ -16,11 +16,11 @@ import (
 // is returned as it is after one prefilter pass. Strings with escapes are
 // decoded before they are matched, so an escape cannot hide a secret.
 //
-// The document's keyword matches are found once: a string that holds none
-// of them selects no keyed rule, so unless an unkeyed rule's trigger fires
-// on it, [Redactor.String] would return it unchanged and is not run (a
-// page with one keyword hit, a cursor that base64 makes look like a JWT,
-// costs one scan, not one per string).
+// The document's keyword matches are found once, and each string's rules
+// are selected from the matches that lie inside it, as String would select
+// them from its own scan (a page of objectives that end in "tests." or
+// whose cursor base64 makes look like a JWT was scanned again string by
+// string).
 func (r *Redactor) JSON(doc []byte) []byte { return r.json(doc, true) }
 
 // json is JSON; with skip false every string is passed to String (the
@@ -36,8 +36,11 @@ func (r *Redactor) json(doc []byte, skip bool) []byte {
 	if !bytes.Contains(doc, []byte(`\u`)) && len(r.selectedFrom(whole, matches)) == 0 {
 		return doc
 	}
-	sort.Slice(matches, func(i, j int) bool { return matches[i].Start < matches[j].Start })
-	next := 0      // the first match that starts at or after the current string
+	// In the order a scan of one string finds them (by end); next is the
+	// first that ends after the current string's opening quote.
+	sort.SliceStable(matches, func(i, j int) bool { return matches[i].End < matches[j].End })
+	next := 0
+	var within []ahocorasick.Match
 	var out []byte // allocated on the first change
 	last := 0
 	secretValueAt := -1 // after the ':' of a key that names a secret
@@ -72,15 +75,25 @@ func (r *Redactor) json(doc []byte, skip bool) []byte {
 				secretValueAt = k + 1
 			}
 		}
-		for next < len(matches) && matches[next].Start <= i {
+		for next < len(matches) && matches[next].End <= i {
 			next++
 		}
 		var red string
 		switch {
 		case valueOfSecretKey && !isKey && text != "" && !alreadyRedacted(text):
 			red = Redacted
-		case skip && !escaped && !keywordWithin(matches[next:], end) && !r.unkeyedFires(text):
-			red = text // no rule selected: String(text) == text
+		case skip && !escaped && text != "":
+			// The matches inside the string, at its own offsets.
+			within = within[:0]
+			for _, m := range matches[next:] {
+				if m.End > end {
+					break
+				}
+				if m.Start > i {
+					within = append(within, ahocorasick.Match{PatternID: m.PatternID, Start: m.Start - i - 1, End: m.End - i - 1})
+				}
+			}
+			red = r.redactSelected(text, r.selectedFrom(text, within))
 		default:
 			red = r.String(text)
 		}
@@ -98,21 +111,6 @@ func (r *Redactor) json(doc []byte, skip bool) []byte {
 		return doc
 	}
 	return append(out, doc[last:]...)
-}
-
-// keywordWithin reports whether one of matches (sorted by start, every one
-// starting inside the string) ends before the string's closing quote at
-// end, so the string holds that keyword.
-func keywordWithin(matches []ahocorasick.Match, end int) bool {
-	for _, m := range matches {
-		if m.Start >= end {
-			return false
-		}
-		if m.End <= end {
-			return true
-		}
-	}
-	return false
 }
 
 func onlySpace(b []byte) bool {

@@ -51,12 +51,12 @@ func TestJSONSecretKeys(t *testing.T) {
 	}
 }
 
-// TestJSONSkipsOnlyUnchangedStrings checks JSON, which passes a string to
-// String only when a document-wide keyword match lies inside it or an
-// unkeyed trigger fires, against the reference that passes every string:
+// TestJSONSelectsFromTheDocumentScan checks JSON, which selects each
+// string's rules from the keyword matches of one scan of the whole
+// document, against the reference that passes every string to String:
 // documents of corpus secrets, every rule keyword and plain text, cut at
 // random points so keywords straddle string edges, keys and escapes.
-func TestJSONSkipsOnlyUnchangedStrings(t *testing.T) {
+func TestJSONSelectsFromTheDocumentScan(t *testing.T) {
 	r, err := New()
 	if err != nil {
 		t.Fatal(err)

@@ -121,16 +121,6 @@ func (r *Redactor) selectedFrom(s string, matches []ahocorasick.Match) []int {
 	return out
 }
 
-// unkeyedFires reports whether selected(s) would select an unkeyed rule.
-func (r *Redactor) unkeyedFires(s string) bool {
-	for _, i := range r.unkeyed {
-		if t := r.rules[i].trigger; t == nil || t(s) {
-			return true
-		}
-	}
-	return false
-}
-
 // Contains reports whether s holds anything [Redactor.String] would
 // replace.
 func (r *Redactor) Contains(s string) bool {
@@ -148,7 +138,11 @@ func (r *Redactor) String(s string) string {
 	if s == "" {
 		return s
 	}
-	sel := r.selected(s)
+	return r.redactSelected(s, r.selected(s))
+}
+
+// redactSelected is String with the rules to run on s already selected.
+func (r *Redactor) redactSelected(s string, sel []int) string {
 	if len(sel) == 0 {
 		return s
 	}
