@@ -57,10 +57,15 @@ func (r *Redactor) json(doc []byte, skip bool) []byte {
 		raw := doc[i+1 : end]
 		var text string
 		if escaped {
-			if err := json.Unmarshal(doc[i:end+1], &text); err != nil {
+			// Decoded into a variable of its own: text, whose address
+			// json.Unmarshal would take, would move to the heap for every
+			// string of the document.
+			var decoded string
+			if err := json.Unmarshal(doc[i:end+1], &decoded); err != nil {
 				i = end
 				continue
 			}
+			text = decoded
 		} else {
 			text = unsafe.String(unsafe.SliceData(raw), len(raw)) // read only
 		}

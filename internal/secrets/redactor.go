@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -96,19 +97,28 @@ func (r *Redactor) selected(s string) []int {
 }
 
 // selectedFrom is selected with the keyword matches of s already found.
+// The (rule, keyword end) pairs are grouped by rule in a slice sorted
+// stably (each rule's ends in match order, as its gate saw them in a
+// map), not in a map: most strings with a match have one or two.
 func (r *Redactor) selectedFrom(s string, matches []ahocorasick.Match) []int {
-	var ends map[int][]int // rule index -> keyword end offsets
+	type hit struct{ rule, end int }
+	var buf [8]hit
+	hits := buf[:0]
 	for _, m := range matches {
 		for _, i := range r.byKeyword[m.PatternID] {
-			if ends == nil {
-				ends = map[int][]int{}
-			}
-			ends[i] = append(ends[i], m.End)
+			hits = append(hits, hit{i, m.End})
 		}
 	}
+	slices.SortStableFunc(hits, func(a, b hit) int { return a.rule - b.rule })
 	var out []int
-	for i, e := range ends {
-		if g := r.rules[i].gate; g == nil || g(s, e) {
+	var ends []int
+	for j := 0; j < len(hits); {
+		i := hits[j].rule
+		ends = ends[:0]
+		for ; j < len(hits) && hits[j].rule == i; j++ {
+			ends = append(ends, hits[j].end)
+		}
+		if g := r.rules[i].gate; g == nil || g(s, ends) {
 			out = append(out, i)
 		}
 	}
