@@ -287,9 +287,9 @@ run bench-smoke "e2e tier: the scale benchmark's smoke tests on SQLite and Postg
 	"the scale benchmark's smoke test failed (above)" \
 	go test -tags e2e,postgres -count=1 -run '^(TestScaleSmokeOnBothStores|TestScaleOnAGivenServer)$' ./internal/bench
 
-run bench-gate "benchmark gate: spawn → initialize, call p50 and peak RSS as ratios to the minimal go-sdk server of the same run" \
-	"a ratio to the minimal go-sdk server is past its limit (above)" \
-	go run ./cmd/interop-bench -gate -q -n 5 -calls 2000 -profiles full -read-only=false -http=false -inittrace=false
+run bench-gate "benchmark gate: spawn → initialize, call p50 and peak RSS as ratios to the minimal go-sdk server, HTTP call p50 to stdio's, all of the same run" \
+	"a ratio to the minimal go-sdk server, or HTTP's to stdio's, is past its limit (above)" \
+	go run ./cmd/interop-bench -gate -q -n 5 -calls 2000 -profiles full -read-only=false -inittrace=false
 
 run handoff "handoff benchmark gate: three tasks on the real providers, zero duplicate sends, deliveries or event reads" \
 	"a duplicate send, delivery or event read (above)" \

@@ -78,4 +78,40 @@ func TestGate(t *testing.T) {
 			t.Errorf("anonymous memory after initialize = %+v, want measured with no target", x)
 		}
 	}
+
+	// HTTP against stdio: n/a without -http, pass within the limit (target
+	// not met above 1.2×), FAIL past it.
+	const httpFigure = "HTTP call p50 (ratio to stdio, same run)"
+	if g := byFigure(mustGate(t, report(2000, 15, 20, 22), true)); g[httpFigure].Status != "n/a" {
+		t.Errorf("no HTTP run: %+v", g[httpFigure])
+	}
+	for _, c := range []struct {
+		ratio      Figure
+		ok         bool
+		status     string
+		targetMet  string
+		configName string
+	}{
+		{1.1, true, "pass", "met", "HTTP full"},
+		{2.5, true, "pass", "not met", "HTTP full"},
+		{4.5, false, "FAIL", "not met", "HTTP full"},
+	} {
+		r := report(2000, 15, 20, 22)
+		r.HTTP = &HTTPReport{Profile: "full", Stdio: &HTTPStdio{Row: "full"}, Ratio: HTTPRatios{CallP50: c.ratio}}
+		x := byFigure(mustGate(t, r, c.ok))[httpFigure]
+		if x.Status != c.status || x.Met != c.targetMet || x.Config != c.configName || x.Ratio != c.ratio {
+			t.Errorf("HTTP %v×: %+v", c.ratio, x)
+		}
+	}
+}
+
+// mustGate evaluates r's gate and fails the test unless it passes or fails
+// as ok says.
+func mustGate(t *testing.T, r *Report, ok bool) []GateResult {
+	t.Helper()
+	gs, got := r.Gate()
+	if got != ok {
+		t.Errorf("gate ok = %v, want %v: %+v", got, ok, gs)
+	}
+	return gs
 }

@@ -4,11 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/app"
+	"github.com/agent-interop/runtime/internal/server"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/workflow"
 )
@@ -16,6 +23,11 @@ import (
 // graphN is the works of each shape's store of BenchmarkWorkGraphShapes
 // (go test ./internal/bench -run '^$' -bench WorkGraphShapes -args -graph-n 20000).
 var graphN = flag.Int("graph-n", 100000, "works of each shape's store in BenchmarkWorkGraphShapes (at least 100)")
+
+// graphDir keeps BenchmarkWorkGraphShapes' stores between runs: a store
+// seeded there by an earlier run (same shape and -graph-n) is used as it
+// is, so profiling a change does not seed 100,000 works again.
+var graphDir = flag.String("graph-dir", "", "directory of BenchmarkWorkGraphShapes' stores, reused when already seeded (default: a new temporary directory)")
 
 // BenchmarkWorkGraphShapes measures get_work_graph (default arguments and
 // a depth-3 neighbourhood) and list_work_items at its largest page on a
@@ -29,30 +41,75 @@ func BenchmarkWorkGraphShapes(b *testing.B) {
 	if n < 100 {
 		b.Fatalf("-graph-n %d: want at least 100", n)
 	}
-	dir := b.TempDir()
+	dir := *graphDir
+	if dir == "" {
+		dir = b.TempDir()
+	}
 	for _, shape := range Shapes() {
 		b.Run(shape, func(sb *testing.B) {
 			var svc *workflow.Service
 			var sd Seed
+			var cs *mcp.ClientSession // the full server over the same store, opened by mcpCall
 			// open seeds and opens the shape's store once; it stays open
 			// until the shape's benchmarks end.
 			open := func(b *testing.B) {
 				if svc != nil {
 					return
 				}
-				loc := filepath.Join(dir, shape+".db")
+				loc := filepath.Join(dir, fmt.Sprintf("%s-%d.db", shape, n))
 				var err error
 				start := time.Now()
-				if sd, err = SeedShape(ctx, loc, shape, n, time.Now(), io.Discard); err != nil {
-					b.Fatal(err)
+				if _, serr := os.Stat(loc); serr == nil && *graphDir != "" {
+					sd = seedPlan(shape, n)
+				} else {
+					// Seeded under another name and renamed when whole, so
+					// an interrupted seed is never reused.
+					part := loc + ".part"
+					_ = os.Remove(part)
+					if sd, err = SeedShape(ctx, part, shape, n, time.Now(), io.Discard); err != nil {
+						b.Fatal(err)
+					}
+					if err := os.Rename(part, loc); err != nil {
+						b.Fatal(err)
+					}
+					b.Logf("seeded %d works (%s) in %s", n, shape, time.Since(start).Round(time.Millisecond))
 				}
-				b.Logf("seeded %d works (%s) in %s", n, shape, time.Since(start).Round(time.Millisecond))
 				st, err := store.Open(ctx, loc)
 				if err != nil {
 					b.Fatal(err)
 				}
 				sb.Cleanup(func() { _ = st.Close() })
 				svc = workflow.New(st, workflow.Options{})
+			}
+			// mcpCall calls a tool of the full profile's server over an
+			// in-memory MCP session: decoding, the handler, redaction, the
+			// answer budget and the SDK's encoding, as a client meets them.
+			mcpCall := func(b *testing.B, name string, args map[string]any) func() (any, error) {
+				return func() (any, error) {
+					if cs == nil {
+						env := map[string]string{"INTEROP_DB": filepath.Join(dir, fmt.Sprintf("%s-%d.db", shape, n)), "HOME": dir, "PATH": ""}
+						a, err := app.Open(ctx, app.Config{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+						if err != nil {
+							b.Fatal(err)
+						}
+						sb.Cleanup(func() { _ = a.Close() })
+						p, _ := catalogs.LookupProfile("full")
+						srv := server.New(server.Options{Profile: p, Version: "bench", Handlers: a.Handlers})
+						st, ct := mcp.NewInMemoryTransports()
+						sctx, cancel := context.WithCancel(ctx)
+						go func() { _ = srv.Run(sctx, st) }()
+						if cs, err = mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil); err != nil {
+							cancel()
+							b.Fatal(err)
+						}
+						sb.Cleanup(func() { _ = cs.Close(); cancel() })
+					}
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+					if err == nil && res.IsError {
+						err = fmt.Errorf("%s: %s", name, res.Content[0].(*mcp.TextContent).Text)
+					}
+					return nil, err
+				}
 			}
 			depth := int64(3)
 			calls := []struct {
@@ -66,10 +123,14 @@ func BenchmarkWorkGraphShapes(b *testing.B) {
 				{"list_work_items_limit100", func() (any, error) {
 					return svc.ListWorks(ctx, workflow.ListWorksInput{Limit: 100})
 				}},
+				{"mcp_list_work_items_limit100", nil},
 			}
 			for _, c := range calls {
 				sb.Run(c.name, func(b *testing.B) {
 					open(b)
+					if c.call == nil {
+						c.call = mcpCall(b, "list_work_items", map[string]any{"limit": 100})
+					}
 					b.ReportAllocs()
 					for b.Loop() {
 						v, err := c.call()

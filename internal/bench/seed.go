@@ -94,6 +94,20 @@ func SeedShape(ctx context.Context, location, shape string, n int, now time.Time
 		return Seed{}, err
 	}
 	defer st.Close()
+	sd := seedPlan(shape, n)
+	sr := &seeder{ctx: ctx, st: st, n: n, now: now.UTC().Truncate(time.Millisecond), progress: progress, sd: &sd}
+	for _, fn := range []func() error{
+		sr.workItems, sr.evidence, sr.claims, sr.conversations, sr.messages, sr.sessionEvents, sr.sessionHeads,
+	} {
+		if err := fn(); err != nil {
+			return sd, err
+		}
+	}
+	return sd, nil
+}
+
+// seedPlan is the Seed that SeedShape(shape, n) writes, without writing it.
+func seedPlan(shape string, n int) Seed {
 	sd := Seed{Works: n, Evidence: max(n/10, 1), Claims: n, Messages: n, Events: n, Shape: shape}
 	if shape == ShapeDense {
 		sd.Evidence = n
@@ -108,15 +122,7 @@ func SeedShape(ctx context.Context, location, shape string, n int, now time.Time
 	sd.EventSessions = max(1, n/min(n, seedEventsPerSes))
 	sd.EventProvider = "codex"
 	sd.EventSession = fmt.Sprintf("thr_seed_%03d", sd.EventSessions/2)
-	sr := &seeder{ctx: ctx, st: st, n: n, now: now.UTC().Truncate(time.Millisecond), progress: progress, sd: &sd}
-	for _, fn := range []func() error{
-		sr.workItems, sr.evidence, sr.claims, sr.conversations, sr.messages, sr.sessionEvents, sr.sessionHeads,
-	} {
-		if err := fn(); err != nil {
-			return sd, err
-		}
-	}
-	return sd, nil
+	return sd
 }
 
 // seeder writes one SeedStore run's records, one table per method.

@@ -16,18 +16,17 @@ import (
 
 // BenchmarkCall measures one tools/call round trip over loopback HTTP
 // (keep-alive), through the whole Handler and through the SDK handler
-// alone, so the guard's share of the latency shows:
+// alone, so the guard's share of the latency shows, and through the whole
+// Handler with the SDK answering application/json instead of an SSE
+// stream per POST (guarded-json; the runtime answers SSE):
 //
 //	go test -run '^$' -bench Call -benchtime 3000x ./internal/httpserve/
 func BenchmarkCall(b *testing.B) {
-	for _, guarded := range []bool{false, true} {
-		name := "sdk-only"
-		if guarded {
-			name = "guarded"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, mode := range []string{"sdk-only", "guarded", "guarded-json"} {
+		guarded := mode != "sdk-only"
+		b.Run(mode, func(b *testing.B) {
 			srv := echoServer()
-			sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{DisableLocalhostProtection: true})
+			sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{DisableLocalhostProtection: true, JSONResponse: mode == "guarded-json"})
 			var h http.Handler = sdk
 			if guarded {
 				h = NewHandler(Options{MCP: sdk, Guard: httpguard.New(httpguard.Options{LoopbackHostOnly: true, RateLimit: 1 << 30}), Token: httpguard.NewSecret(testToken)})

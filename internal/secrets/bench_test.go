@@ -120,3 +120,35 @@ func BenchmarkAnchored(b *testing.B) {
 		})
 	}
 }
+
+// worksPage is a list_work_items page of 100 previews as the runtime
+// answers it: objectives that end in "tests." (the vault rule's "s."
+// keyword) and a base64 cursor that starts like a JWT ("eyJ").
+func worksPage() []byte {
+	works := make([]any, 100)
+	for i := range works {
+		works[i] = map[string]any{
+			"id": fmt.Sprintf("work_seed_%07d", 99999-i), "sourceSession": fmt.Sprintf("codex:seed-%02d", i%50), "status": "open",
+			"changedFiles": []string{"src/importer.go"}, "evidenceIds": []string{}, "dependsOn": []string{fmt.Sprintf("work_seed_%07d", 99998-i)},
+			"createdAt": "2026-12-02T13:45:20.879Z", "updatedAt": "2026-12-02T13:45:20.879Z",
+			"objectivePreview": strings.Repeat("Make the importer idempotent and cover it with tests. ", 3), "acceptanceCriteriaCount": 2,
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"works": works, "nextCursor": "eyJ2IjoxLCJ0IjoibGlzdF93b3JrX2l0ZW1zIiwiZiI6IjgwZmM4MzRlY2Y5OCIsImsiOlsiMjAyNi0xMi0wMlQxMzo0NDoyNC44NzlaIiwid29ya19zZWVkXzAwOTk5NDMiXX0"})
+	return b
+}
+
+// BenchmarkJSONWorksPage redacts a page whose every objective and whose
+// cursor hit a keyword, and none holds a secret.
+func BenchmarkJSONWorksPage(b *testing.B) {
+	r, _ := New()
+	page := worksPage()
+	if got := r.JSON(page); string(got) != string(page) {
+		b.Fatalf("the page changed: %s", got)
+	}
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r.JSON(page)
+	}
+}

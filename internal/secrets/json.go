@@ -3,8 +3,11 @@ package secrets
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strings"
 	"unsafe"
+
+	"github.com/coregx/ahocorasick"
 )
 
 // JSON redacts every string (values and keys) of a valid JSON document in
@@ -12,10 +15,32 @@ import (
 // kept byte for byte. A document without a single keyword or trigger hit
 // is returned as it is after one prefilter pass. Strings with escapes are
 // decoded before they are matched, so an escape cannot hide a secret.
-func (r *Redactor) JSON(doc []byte) []byte {
-	if len(doc) == 0 || !r.mayContainJSON(doc) {
+//
+// The document's keyword matches are found once, and each string's rules
+// are selected from the matches that lie inside it, as String would select
+// them from its own scan (a page of objectives that end in "tests." or
+// whose cursor base64 makes look like a JWT was scanned again string by
+// string).
+func (r *Redactor) JSON(doc []byte) []byte { return r.json(doc, true) }
+
+// json is JSON; with skip false every string is passed to String (the
+// reference the skipping is tested against).
+func (r *Redactor) json(doc []byte, skip bool) []byte {
+	if len(doc) == 0 {
 		return doc
 	}
+	whole := unsafe.String(unsafe.SliceData(doc), len(doc))
+	matches := r.keywords.FindAllOverlapping(lowerASCII(whole))
+	// A "\u" escape may spell a keyword, so a document with one always
+	// takes the slow path.
+	if !bytes.Contains(doc, []byte(`\u`)) && len(r.selectedFrom(whole, matches)) == 0 {
+		return doc
+	}
+	// In the order a scan of one string finds them (by end); next is the
+	// first that ends after the current string's opening quote.
+	sort.SliceStable(matches, func(i, j int) bool { return matches[i].End < matches[j].End })
+	next := 0
+	var within []ahocorasick.Match
 	var out []byte // allocated on the first change
 	last := 0
 	secretValueAt := -1 // after the ':' of a key that names a secret
@@ -32,10 +57,15 @@ func (r *Redactor) JSON(doc []byte) []byte {
 		raw := doc[i+1 : end]
 		var text string
 		if escaped {
-			if err := json.Unmarshal(doc[i:end+1], &text); err != nil {
+			// Decoded into a variable of its own: text, whose address
+			// json.Unmarshal would take, would move to the heap for every
+			// string of the document.
+			var decoded string
+			if err := json.Unmarshal(doc[i:end+1], &decoded); err != nil {
 				i = end
 				continue
 			}
+			text = decoded
 		} else {
 			text = unsafe.String(unsafe.SliceData(raw), len(raw)) // read only
 		}
@@ -50,10 +80,26 @@ func (r *Redactor) JSON(doc []byte) []byte {
 				secretValueAt = k + 1
 			}
 		}
+		for next < len(matches) && matches[next].End <= i {
+			next++
+		}
 		var red string
-		if valueOfSecretKey && !isKey && text != "" && !alreadyRedacted(text) {
+		switch {
+		case valueOfSecretKey && !isKey && text != "" && !alreadyRedacted(text):
 			red = Redacted
-		} else {
+		case skip && !escaped && text != "":
+			// The matches inside the string, at its own offsets.
+			within = within[:0]
+			for _, m := range matches[next:] {
+				if m.End > end {
+					break
+				}
+				if m.Start > i {
+					within = append(within, ahocorasick.Match{PatternID: m.PatternID, Start: m.Start - i - 1, End: m.End - i - 1})
+				}
+			}
+			red = r.redactSelected(text, r.selectedFrom(text, within))
+		default:
 			red = r.String(text)
 		}
 		if red != text {
@@ -110,15 +156,6 @@ func keyNamesSecret(key string) bool {
 		}
 	}
 	return false
-}
-
-// mayContainJSON is the document-level prefilter. A "\u" escape may spell
-// a keyword, so a document with one always takes the slow path.
-func (r *Redactor) mayContainJSON(doc []byte) bool {
-	if bytes.Contains(doc, []byte(`\u`)) {
-		return true
-	}
-	return r.MayContain(unsafe.String(unsafe.SliceData(doc), len(doc)))
 }
 
 // stringEnd returns the index of the quote closing the string that opens

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,56 @@ func TestJSONSecretKeys(t *testing.T) {
 	want := `{"env":{"DB_PASSWORD" : "[REDACTED]","authToken":"[REDACTED]","inputTokens":12,"tokenizer":"o200k_base","clientSecret":"","note":"password"},"apiKey":"[REDACTED]"}`
 	if got != want {
 		t.Errorf("JSON =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestJSONSelectsFromTheDocumentScan checks JSON, which selects each
+// string's rules from the keyword matches of one scan of the whole
+// document, against the reference that passes every string to String:
+// documents of corpus secrets, every rule keyword and plain text, cut at
+// random points so keywords straddle string edges, keys and escapes.
+func TestJSONSelectsFromTheDocumentScan(t *testing.T) {
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for _, tc := range corpus() {
+		parts = append(parts, tc.context)
+	}
+	for _, ru := range r.rules {
+		for _, k := range ru.keywords {
+			parts = append(parts, k, strings.ToUpper(k)+"=", "x"+k+"_value")
+		}
+	}
+	parts = append(parts, "plain words ", "work_seed_0099999", "2026-12-02T13:45:20.879Z", `"`, `\`, "é", "\n")
+	rng := rand.New(rand.NewPCG(21, 21))
+	for i := 0; i < 400; i++ {
+		var text strings.Builder
+		for j := rng.IntN(12); j >= 0; j-- {
+			text.WriteString(parts[rng.IntN(len(parts))])
+		}
+		s := text.String()
+		// Cut the text into strings at random points: keys and values.
+		doc := map[string]any{}
+		var list []any
+		for len(s) > 0 {
+			n := 1 + rng.IntN(len(s))
+			if rng.IntN(3) == 0 {
+				doc[s[:n]] = len(list)
+			} else {
+				list = append(list, s[:n])
+			}
+			s = s[n:]
+		}
+		doc["list"] = list
+		b, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := r.json(append([]byte(nil), b...), true), r.json(append([]byte(nil), b...), false)
+		if string(got) != string(want) {
+			t.Fatalf("document %d: JSON =\n%s\nreference\n%s", i, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -92,19 +93,32 @@ func (r *Redactor) Check() error {
 // those with a keyword in s whose gate (if any) holds, and the unkeyed ones
 // whose trigger (if any) fires.
 func (r *Redactor) selected(s string) []int {
-	matches := r.keywords.FindAllOverlapping(lowerASCII(s))
-	var ends map[int][]int // rule index -> keyword end offsets
+	return r.selectedFrom(s, r.keywords.FindAllOverlapping(lowerASCII(s)))
+}
+
+// selectedFrom is selected with the keyword matches of s already found.
+// The (rule, keyword end) pairs are grouped by rule in a slice sorted
+// stably (each rule's ends in match order, as its gate saw them in a
+// map), not in a map: most strings with a match have one or two.
+func (r *Redactor) selectedFrom(s string, matches []ahocorasick.Match) []int {
+	type hit struct{ rule, end int }
+	var buf [8]hit
+	hits := buf[:0]
 	for _, m := range matches {
 		for _, i := range r.byKeyword[m.PatternID] {
-			if ends == nil {
-				ends = map[int][]int{}
-			}
-			ends[i] = append(ends[i], m.End)
+			hits = append(hits, hit{i, m.End})
 		}
 	}
+	slices.SortStableFunc(hits, func(a, b hit) int { return a.rule - b.rule })
 	var out []int
-	for i, e := range ends {
-		if g := r.rules[i].gate; g == nil || g(s, e) {
+	var ends []int
+	for j := 0; j < len(hits); {
+		i := hits[j].rule
+		ends = ends[:0]
+		for ; j < len(hits) && hits[j].rule == i; j++ {
+			ends = append(ends, hits[j].end)
+		}
+		if g := r.rules[i].gate; g == nil || g(s, ends) {
 			out = append(out, i)
 		}
 	}
@@ -134,7 +148,11 @@ func (r *Redactor) String(s string) string {
 	if s == "" {
 		return s
 	}
-	sel := r.selected(s)
+	return r.redactSelected(s, r.selected(s))
+}
+
+// redactSelected is String with the rules to run on s already selected.
+func (r *Redactor) redactSelected(s string, sel []int) string {
 	if len(sel) == 0 {
 		return s
 	}

@@ -26,7 +26,7 @@ const MaxEmbeddedEvidenceIDs = 50
 // loadDependsOn sets w.Edges.DependsOn of every work to the works it
 // depends on (IDs only, ascending; at most 100 per work, fixed at
 // creation), read from the dependency table's primary key alone: one
-// statement per paging.ChunkSize works, no row of the works table read.
+// statement per paging.ChunkSize works, the works table not joined.
 // Evidence IDs are loaded by embedEvidenceIDs, bounded per work.
 func loadDependsOn(ctx context.Context, tx *ent.Tx, works []*ent.WorkItem) error {
 	if len(works) == 0 {
@@ -47,10 +47,15 @@ func loadDependsOn(ctx context.Context, tx *ent.Tx, works []*ent.WorkItem) error
 			From string `sql:"dep_from"`
 			To   string `sql:"dep_to"`
 		}
-		err := tx.WorkItem.Query().Where(workitem.IDIn(chunk...)).Modify(func(s *sql.Selector) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		err := tx.WorkItem.Query().Modify(func(s *sql.Selector) {
 			t := sql.Table(workitem.DependsOnTable)
-			s.Join(t).On(s.C(workitem.FieldID), t.C(from))
+			s.From(t) // the dependency table alone: its key holds both columns
 			s.Select(sql.As(t.C(from), "dep_from"), sql.As(t.C(to), "dep_to"))
+			s.Where(sql.In(t.C(from), args...))
 			s.OrderBy(t.C(from), t.C(to))
 		}).Scan(ctx, &rows)
 		if err != nil {

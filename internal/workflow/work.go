@@ -164,7 +164,7 @@ func (s *Service) ListWorks(ctx context.Context, in ListWorksInput) (WorkList, e
 	}
 	out := WorkList{Works: []WorkPreview{}, filter: f}
 	err = s.st.Read(ctx, func(tx *ent.Tx) error {
-		rows, more, err := pageWorks(ctx, tx, in.WorkFilter, after, limit)
+		rows, more, err := pageWorks(ctx, tx, in.WorkFilter, after, limit, previewFields...)
 		if err != nil {
 			return err
 		}
@@ -192,13 +192,21 @@ func checkStatus(tool, status string) error {
 	return paging.Invalid(tool, "status", "must be one of open, in_progress, blocked, accepted, rejected")
 }
 
+// previewFields are the columns toWorkPreview reads: a listing does not
+// read (nor decode) a work's risks and questions.
+var previewFields = []string{
+	workitem.FieldID, workitem.FieldObjective, workitem.FieldAcceptanceCriteria, workitem.FieldSourceSession,
+	workitem.FieldDestinationSession, workitem.FieldStatus, workitem.FieldChangedFiles, workitem.FieldCreatedAt, workitem.FieldUpdatedAt,
+}
+
 // pageWorks reads up to limit works after the keyset position, newest
-// first, and reports whether more follow. Every branch is one range scan
+// first, and reports whether more follow; fields, when given, are the only
+// columns read (the others are left zero). Every branch is one range scan
 // of an index on (filter column, updated_at, id); a session filter is two
 // such scans (source and destination session) merged here, so no query
 // reads more than limit+1 rows. Dependency IDs are loaded for the page's
 // works only.
-func pageWorks(ctx context.Context, tx *ent.Tx, f WorkFilter, after timeKey, limit int) ([]*ent.WorkItem, bool, error) {
+func pageWorks(ctx context.Context, tx *ent.Tx, f WorkFilter, after timeKey, limit int, fields ...string) ([]*ent.WorkItem, bool, error) {
 	base := func() *ent.WorkItemQuery {
 		q := tx.WorkItem.Query()
 		if f.Status != "" {
@@ -212,7 +220,11 @@ func pageWorks(ctx context.Context, tx *ent.Tx, f WorkFilter, after timeKey, lim
 				s.Where(sql.CompositeLT([]string{s.C(workitem.FieldUpdatedAt), s.C(workitem.FieldID)}, after.at, after.id))
 			})
 		}
-		return q.Order(workNewestFirst()...).Limit(limit + 1)
+		q = q.Order(workNewestFirst()...).Limit(limit + 1)
+		if len(fields) > 0 {
+			q.Select(fields...) // sets the query's columns
+		}
+		return q
 	}
 	var rows []*ent.WorkItem
 	if f.Session == "" {
