@@ -133,23 +133,36 @@ const afterEverything = 1 << 62
 func (r *reader) conversation(ctx context.Context, id string, before int64, limit int) (ConversationDetail, error) {
 	limit = clampLimit(limit)
 	var nf *conversations.NotFoundError
-	if before <= 0 {
-		head, err := r.convs.Read(ctx, conversations.ReadInput{ConversationID: id, After: afterEverything, Limit: 1})
+	read := func(in conversations.ReadInput) (conversations.Page, error) {
+		p, err := r.convs.Read(ctx, in)
 		if errors.As(err, &nf) {
-			return ConversationDetail{}, errNotFound
+			return p, errNotFound
 		}
+		return p, err
+	}
+	newest := before <= 0
+	if newest {
+		head, err := read(conversations.ReadInput{ConversationID: id, After: afterEverything, Limit: 1})
 		if err != nil {
 			return ConversationDetail{}, err
 		}
 		before = head.Conversation.LastSequence + 1
 	}
-	after := max(0, before-1-int64(limit))
-	p, err := r.convs.Read(ctx, conversations.ReadInput{ConversationID: id, After: after, Limit: limit})
-	if errors.As(err, &nf) {
-		return ConversationDetail{}, errNotFound
-	}
-	if err != nil {
-		return ConversationDetail{}, err
+	var p conversations.Page
+	for attempt := 1; ; attempt++ {
+		var err error
+		p, err = read(conversations.ReadInput{ConversationID: id, After: max(0, before-1-int64(limit)), Limit: limit})
+		if err != nil {
+			return ConversationDetail{}, err
+		}
+		// The newest page: a message stored between the head's read and
+		// this one would be cut off while the budget (read with this
+		// page) already counts it; read the page again up to the new
+		// head, so the messages and the budget shown agree.
+		if !newest || p.Conversation.LastSequence < before || attempt == 3 {
+			break
+		}
+		before = p.Conversation.LastSequence + 1
 	}
 	d := ConversationDetail{ConversationRow: conversationRow(p.Conversation), Last: before - 1, Gap: p.Gap, Budget: p.Budget}
 	for _, pt := range p.Conversation.Participants {
