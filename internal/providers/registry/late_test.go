@@ -68,18 +68,7 @@ func TestSlowProviderIsReportedLate(t *testing.T) {
 		if oc.CallCount("list") < 1 {
 			return false
 		}
-		r.mu.Lock()
-		f := r.flights[providers.OpenCode]
-		r.mu.Unlock()
-		if f == nil {
-			return true
-		}
-		select {
-		case <-f.done:
-			return true
-		default:
-			return false
-		}
+		return flightDone(r, providers.OpenCode, true)
 	})
 	clock.Advance(800 * time.Millisecond).MustWait(ctx)
 	var first answer
@@ -100,18 +89,7 @@ func TestSlowProviderIsReportedLate(t *testing.T) {
 	// codex was asked once.
 	close(release)
 	wait.For(t, "codex's background listing ends", wait.InProcess, func() bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		f := r.flights[providers.Codex]
-		if f == nil {
-			return false
-		}
-		select {
-		case <-f.done:
-			return true
-		default:
-			return false
-		}
+		return flightDone(r, providers.Codex, false)
 	})
 	second, err := r.ListSessionPage(ctx, SessionQuery{})
 	if err != nil || len(second.ProviderErrors) != 0 {
@@ -320,18 +298,7 @@ func TestListAheadAnswersTheFirstListing(t *testing.T) {
 	defer r.Close()
 	r.ListAhead(ctx)
 	wait.For(t, "the listing started ahead ends", wait.InProcess, func() bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		f := r.flights[providers.Codex]
-		if f == nil {
-			return false
-		}
-		select {
-		case <-f.done:
-			return true
-		default:
-			return false
-		}
+		return flightDone(r, providers.Codex, false)
 	})
 	p, err := r.ListSessionPage(ctx, SessionQuery{})
 	if err != nil || len(p.Sessions) != 1 || p.Sessions[0].ID != "codex:thr_1" || len(p.ProviderErrors) != 0 {
@@ -342,5 +309,22 @@ func TestListAheadAnswersTheFirstListing(t *testing.T) {
 	}
 	if _, err := r.ListSessionPage(ctx, SessionQuery{}); err != nil || cx.CallCount("list") != 2 {
 		t.Fatalf("second page: %v, codex listed %d times, want 2", err, cx.CallCount("list"))
+	}
+}
+
+// flightDone reports whether p's listing flight has ended; ifNone is the
+// answer when r holds no flight of p.
+func flightDone(r *Registry, p providers.ID, ifNone bool) bool {
+	r.mu.Lock()
+	f := r.flights[p]
+	r.mu.Unlock()
+	if f == nil {
+		return ifNone
+	}
+	select {
+	case <-f.done:
+		return true
+	default:
+		return false
 	}
 }
