@@ -571,14 +571,22 @@ func (a *Adapter) ResumeSession(ctx context.Context, nativeID string) (providers
 // recorded workspace.
 func (a *Adapter) open(ctx context.Context, c *Client, nativeID string) error {
 	for {
-		if _, ok := c.Session(nativeID); ok {
-			return nil
-		}
 		// One reopen of a session at a time: a send and the events
-		// stream asking together load it once.
+		// stream asking together load it once. The client knows a session
+		// from the moment its load is written (its replay lands there),
+		// so a session it knows is open only when no reopen of it is
+		// under way: a prompt written before the load's answer reaches an
+		// agent that does not have the session yet. (A reopen is marked
+		// in opening before the client learns of the session, so checking
+		// opening after the client cannot miss one.)
+		_, known := c.Session(nativeID)
 		a.mu.Lock()
 		busy, waiting := a.opening[nativeID]
 		if !waiting {
+			if known {
+				a.mu.Unlock()
+				return nil
+			}
 			busy = make(chan struct{})
 			a.opening[nativeID] = busy
 		}
