@@ -450,13 +450,7 @@ func (c *Client) CloseSession(ctx context.Context, sessionID string) error {
 	if _, err := c.conn.Call(ctx, "session/close", sdk.CloseSessionRequest{SessionId: sdk.SessionId(sessionID)}, nil); err != nil {
 		return fmt.Errorf("session/close: %w", err)
 	}
-	c.mu.Lock()
-	s := c.sessions[sessionID]
-	delete(c.sessions, sessionID)
-	c.mu.Unlock()
-	if s != nil {
-		s.closeSubscribers()
-	}
+	c.forget(sessionID)
 	return nil
 }
 
