@@ -7,29 +7,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/agent-interop/runtime/internal/testutil/syncbuf"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
-
-// lockedBuffer is a buffer the command writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestServeHTTPPrintsTheLinesDocsShow: serve --http prints on start the
 // three lines docs/http.md shows (the token file, the desk's login link,
@@ -50,7 +32,7 @@ func TestServeHTTPPrintsTheLinesDocsShow(t *testing.T) {
 	env := map[string]string{"HOME": home, "INTEROP_DB": filepath.Join(home, "store.db")}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var errOut lockedBuffer
+	var errOut syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }

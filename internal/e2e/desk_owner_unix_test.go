@@ -15,6 +15,7 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/browser"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/syncbuf"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
@@ -24,7 +25,7 @@ func startServe(t *testing.T, env []string) *runtimeProc {
 	t.Helper()
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = env
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-desk", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)

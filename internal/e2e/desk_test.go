@@ -26,13 +26,14 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/browser"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/syncbuf"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // deskProcess is a running `interop-runtime desk`.
 type deskProcess struct {
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	base   string // http://127.0.0.1:<port>
 	links  chan string
 	token  string
@@ -48,7 +49,7 @@ var (
 // waits for its address and first login link.
 func startDesk(t *testing.T, env []string, args ...string) *deskProcess {
 	t.Helper()
-	d := &deskProcess{cmd: exec.Command(binary, append([]string{"desk", "--port", "0"}, args...)...), stderr: &lockedBuffer{}, links: make(chan string, 8)}
+	d := &deskProcess{cmd: exec.Command(binary, append([]string{"desk", "--port", "0"}, args...)...), stderr: &syncbuf.Buffer{}, links: make(chan string, 8)}
 	d.cmd.Env = env
 	pr, pw := io.Pipe()
 	d.cmd.Stderr = io.MultiWriter(d.stderr, pw)

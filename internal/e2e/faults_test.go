@@ -24,6 +24,7 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
 	"github.com/agent-interop/runtime/internal/testutil/stdiogate"
+	"github.com/agent-interop/runtime/internal/testutil/syncbuf"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
@@ -84,7 +85,7 @@ func newRig(t *testing.T, provider string) *rig {
 type runtimeProc struct {
 	cs     *mcp.ClientSession
 	cmd    *exec.Cmd
-	stderr *lockedBuffer // written by the process's copier goroutine
+	stderr *syncbuf.Buffer // written by the process's copier goroutine
 }
 
 // start runs the binary with the rig's environment plus extra variables.
@@ -97,7 +98,7 @@ func (r *rig) start(extra ...string) *runtimeProc {
 	}
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = env.Environ()
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	client := newClient(r.t, "e2e-faults", cmd.Args, cmd.Env, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)

@@ -25,6 +25,7 @@ import (
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/testutil/fakemodel"
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
+	"github.com/agent-interop/runtime/internal/testutil/syncbuf"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
@@ -35,26 +36,8 @@ type httpRuntime struct {
 	token     string
 	tokenFile string // "" when the token came from the environment
 	cmd       *exec.Cmd
-	stderr    *lockedBuffer
+	stderr    *syncbuf.Buffer
 	exited    chan error
-}
-
-// lockedBuffer collects a child's stderr while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 var (
@@ -70,7 +53,7 @@ func startHTTP(t *testing.T, args, env []string) *httpRuntime {
 	cmd := exec.Command(binary, append([]string{"serve-http", "--port", "0"}, args...)...)
 	cmd.Env = env
 	pr, pw := io.Pipe()
-	r := &httpRuntime{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	r := &httpRuntime{cmd: cmd, stderr: &syncbuf.Buffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = io.MultiWriter(r.stderr, pw)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

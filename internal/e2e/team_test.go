@@ -14,15 +14,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
+	"github.com/agent-interop/runtime/internal/testutil/syncbuf"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // connectLogged is connect with the server's stderr (debug level) kept.
-func connectLogged(t *testing.T, args []string, env []string) (*mcp.ClientSession, *lockedBuffer) {
+func connectLogged(t *testing.T, args []string, env []string) (*mcp.ClientSession, *syncbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(env, "INTEROP_LOG_LEVEL=debug")
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	cmd.Stderr = logs
 	client := newClient(t, "e2e", cmd.Args, cmd.Env, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), wait.Process)
