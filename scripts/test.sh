@@ -86,7 +86,16 @@ print_summary() {
 		{printf "%-14s %6s %6s  %s\n", $1, $2, $3, $4; cpu += $3}
 		END {printf "%-14s %6s %6s  (wall: the whole run; CPU: the sum of the steps)\n", "total", total, cpu}' "$summary"
 }
-trap 'print_summary; rm -rf "$logs"' EXIT
+# pg_unlend stops the PostgreSQL cluster pg_lend (below) started, if any.
+pg_cluster_pid=
+pg_unlend() {
+	[[ -n "$pg_cluster_pid" ]] || return 0
+	kill -TERM "$pg_cluster_pid" 2>/dev/null || true
+	pg_cluster_pid=
+	unset INTEROP_TEST_PG
+	join pg-cluster
+}
+trap 'pg_unlend; print_summary; rm -rf "$logs"' EXIT
 
 # run NAME DESCRIPTION HINT CMD...: a foreground step; its output streams.
 # On failure the script stops, naming the step and saying what to do (HINT).
@@ -187,8 +196,17 @@ run tidy "go mod tidy: go.mod and go.sum are what the imports need" \
 #    browser, e2e) that an untagged vet never read. What this vet does not
 #    read (files for !race or a missing tag: e2etest's race_off.go and
 #    tier_off.go) the untagged Windows and macOS vets below read.
-#  - Windows, macOS: untagged vet, then the build, which shares the vet's
-#    compiles and adds only the packages nothing imports and the links.
+#  - Windows, macOS: untagged, by internal/testutil/crossvet: go vet's
+#    analyzers on every package with its tests, each package and every
+#    dependency parsed and type-checked from source for that GOOS (nothing
+#    compiled or linked). A type error fails it as the build would. On an
+#    empty build cache the two steps took 246 s of CPU (Windows 170 s with
+#    the checker's own build, macOS 76 s; load 30) where `GOOS=… go vet
+#    ./...` then `go build ./...` took 853 s (453 + 400, a quiet machine),
+#    compiling every dependency once more per OS; it peaks at about 3.5 GB of memory (every package's
+#    syntax and types at once). What only a compile or link finds (a
+#    body-less function without assembly, a bad go:linkname) it does not:
+#    the module has neither.
 run vet-linux "go vet -race -tags realpeers,postgres,browser,e2e ./... (GOOS=linux)" \
 	"go vet found problems (above)" \
 	go vet -race -tags realpeers,postgres,browser,e2e ./...
@@ -206,13 +224,16 @@ run staticcheck "staticcheck (${STATICCHECK#*@}, staticcheck.conf)" \
 	"staticcheck found problems (above); fix them in the code, or in gen/ for generated files" \
 	staticcheck
 
+# The checker is built without -race (a race build type-checks several
+# times slower); its compiles of the standard library and golang.org/x/tools
+# are the ones interopgen, ent and ddl below reuse.
 other_os() {
-	GOOS=$1 go vet ./...
-	GOOS=$1 go build ./...
+	go build -o "$logs/bin/crossvet" ./internal/testutil/crossvet
+	"$logs/bin/crossvet" -goos "$1" ./...
 }
 for goos in windows darwin; do
-	run "os-$goos" "go vet ./... and go build ./..., GOOS=$goos" \
-		"the code does not vet or build for $goos (above)" \
+	run "os-$goos" "go vet's analyzers and a type-check from source of ./... with tests, GOOS=$goos (crossvet)" \
+		"the code does not type-check or vet for $goos (above)" \
 		other_os "$goos"
 done
 
@@ -248,11 +269,26 @@ linking() {
 	go list -test -f '{{if .ForTest}}{{.ForTest}}{{range .Deps}}{{if eq . "'"$module/$1"'"}} X{{end}}{{end}}{{end}}' ./... |
 		awk '$2 == "X" {print $1}' | sort -u | grep -vxF -e "$module/internal/e2e" -e "$module/internal/bench" -e "$module/cmd/interop-bench"
 }
-real_pkgs=() pg_pkgs=()
-if selected realpeers; then mapfile -t real_pkgs < <(linking internal/testutil/realpeers); fi
-if selected postgres; then mapfile -t pg_pkgs < <(linking internal/testutil/pgtest; echo "$module/internal/testutil/pgtest"); fi
-if { selected realpeers && ((${#real_pkgs[@]} == 0)); } || { selected postgres && ((${#pg_pkgs[@]} == 0)); }; then
-	fail "tier packages" "could not find the packages of the realpeers and postgres tiers (go list above)"
+# tier_run TAGS GATE PKG...: -run and the pattern of the tests of PKG that
+# can reach the tier's gate package, by internal/testutil/tiertests; the
+# other tests of those packages ran, the same, in the unit tier, and a tier
+# runs only what the unit tier could not (each test once per CI pass).
+tier_run() {
+	local pattern
+	pattern=$(go run ./internal/testutil/tiertests -tags "$1" -gate "$module/$2" "${@:3}")
+	printf '%s\n' -run "$pattern"
+}
+real_pkgs=() pg_pkgs=() real_run=() pg_run=()
+if selected realpeers; then
+	mapfile -t real_pkgs < <(linking internal/testutil/realpeers)
+	((${#real_pkgs[@]} == 0)) || mapfile -t real_run < <(tier_run realpeers internal/testutil/realpeers "${real_pkgs[@]}")
+fi
+if selected postgres; then
+	mapfile -t pg_pkgs < <(linking internal/testutil/pgtest; echo "$module/internal/testutil/pgtest")
+	mapfile -t pg_run < <(tier_run postgres,e2e internal/testutil/pgtest "${pg_pkgs[@]}")
+fi
+if { selected realpeers && ((${#real_run[@]} != 2)); } || { selected postgres && ((${#pg_run[@]} != 2)); }; then
+	fail "tier packages" "could not find the packages or tests of the realpeers and postgres tiers (go list or tiertests above)"
 fi
 
 run unit "unit tier, under -race: go test -race ./... (no real program, PostgreSQL, browser or process-killing test)" \
@@ -260,14 +296,43 @@ run unit "unit tier, under -race: go test -race ./... (no real program, PostgreS
 	go test -race -count=1 ./...
 
 join providers
-run realpeers "realpeers tier, under -race: ${#real_pkgs[@]} packages against the real provider programs (${real_pkgs[*]##*/})" \
+run realpeers "realpeers tier, under -race: the tests of ${#real_pkgs[@]} packages that drive the real provider programs (${real_pkgs[*]##*/})" \
 	"a failing test or a DATA RACE report (above)" \
-	go test -race -tags realpeers -count=1 "${real_pkgs[@]}"
+	go test -race -tags realpeers -count=1 "${real_run[@]}" "${real_pkgs[@]}"
 
 join system
-run postgres "postgres tier, under -race: ${#pg_pkgs[@]} store-backed packages on a throw-away PostgreSQL team store (${pg_pkgs[*]##*/})" \
+
+# One throw-away PostgreSQL cluster for every test binary of the tiers that
+# use one (postgres, e2e, bench-smoke): pgtest attaches to it through
+# INTEROP_TEST_PG instead of running initdb and starting a server per test
+# binary (a dozen of them); each test still gets a database of its own. The
+# server's CPU is the step pg-cluster's, reported when the last of those
+# tiers ended.
+pg_cluster() {
+	go build -o "$logs/bin/pgcluster" ./internal/testutil/pgtest/pgcluster
+	exec "$logs/bin/pgcluster" "$logs/pg.env"
+}
+pg_lend() {
+	selected postgres || selected e2e || selected bench-smoke || return 0
+	local desc="one throw-away PostgreSQL cluster, lent to the postgres, e2e and bench-smoke tiers"
+	printf '\n== pg-cluster: %s (in the background; its output follows when the last of them ended)\n' "$desc"
+	(measure pg-cluster pg_cluster) >"$logs/pg-cluster.log" 2>&1 &
+	bg_pid[pg-cluster]=$!
+	bg_desc[pg-cluster]=$desc
+	until [[ -s $logs/pg.env ]]; do
+		if ! kill -0 "${bg_pid[pg-cluster]}" 2>/dev/null; then
+			join pg-cluster
+			fail pg-cluster "the cluster did not start (above)"
+		fi
+		sleep 0.2
+	done
+	export "$(sed -n 1p "$logs/pg.env")"
+	pg_cluster_pid=$(sed -n 2p "$logs/pg.env")
+}
+pg_lend
+run postgres "postgres tier, under -race: the store-backed tests of ${#pg_pkgs[@]} packages on a throw-away PostgreSQL team store (${pg_pkgs[*]##*/})" \
 	"a failing test or a DATA RACE report (above)" \
-	go test -race -tags postgres,e2e -count=1 "${pg_pkgs[@]}"
+	go test -race -tags postgres,e2e -count=1 "${pg_run[@]}" "${pg_pkgs[@]}"
 
 # The e2e tier outside internal/e2e is these multi-process tests (their
 # PostgreSQL halves ran in the postgres tier, which has the e2e tag too).
@@ -290,6 +355,8 @@ run bench-smoke "e2e tier: the scale benchmark's smoke tests on SQLite and Postg
 run bench-gate "benchmark gate: spawn → initialize, call p50 and peak RSS as ratios to the minimal go-sdk server, HTTP call p50 to stdio's, all of the same run" \
 	"a ratio to the minimal go-sdk server, or HTTP's to stdio's, is past its limit (above)" \
 	go run ./cmd/interop-bench -gate -q -n 5 -calls 2000 -profiles full -read-only=false -inittrace=false
+
+pg_unlend
 
 run handoff "handoff benchmark gate: three tasks on the real providers, zero duplicate sends, deliveries or event reads" \
 	"a duplicate send, delivery or event read (above)" \

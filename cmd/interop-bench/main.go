@@ -126,6 +126,7 @@ func defineRunFlags(fs *flag.FlagSet, c *bench.Config) runFlags {
 	fs.BoolVar(&c.InitTrace, "inittrace", true, "one extra GODEBUG=inittrace=1 run of each binary for the package init figure")
 	fs.StringVar(&c.Machine, "machine", "", "a description of the machine, printed with the figures")
 	fs.BoolVar(&c.HTTP, "http", true, "also measure serve-http (full profile): a new session per round on one server, the same trivial calls, compared with stdio")
+	fs.BoolVar(&c.HTTPNetClient, "http-net-client", false, "measure HTTP calls with net/http's client Transport (a writer and a reader goroutine per connection) instead of one connection read and written in the caller's goroutine")
 	f.load = fs.Bool("http-load", false, "also run the HTTP load test (-load-sessions concurrent sessions × -load-calls get_work_item calls)")
 	fs.IntVar(&c.LoadSessions, "load-sessions", 16, "concurrent sessions of the HTTP load test")
 	fs.IntVar(&c.LoadCalls, "load-calls", 1000, "calls per session of the HTTP load test")

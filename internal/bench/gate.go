@@ -31,25 +31,32 @@ type GateLimit struct {
 // 3.05× in that run, because the binary's file-backed pages move with
 // the page cache; call p50 2.7–3.0×), so the gate catches a regression
 // without failing on load — CI must pass with both cores busy; the
-// targets are issue 21's.
+// targets are issue 21's. Since both servers are built static
+// (CGO_ENABLED=0, see Build) the minimal server no longer pays for its
+// dynamic loader, and spawn → initialize measured 3.08–4.41× in three
+// runs at load 11–28, so that limit is 15% above the worst of them.
 func GateLimits() []GateLimit {
 	return []GateLimit{
-		{Figure: "spawn → initialize", Limit: 3.6, Target: 1.2, get: func(x *Row) Figure { return x.Ratio.Init }},
+		{Figure: "spawn → initialize", Limit: 5.1, Target: 1.2, get: func(x *Row) Figure { return x.Ratio.Init }},
 		{Figure: "trivial call p50", Limit: 4, Target: 2, get: func(x *Row) Figure { return x.Ratio.CallP50 }},
 		{Figure: "peak RSS after initialize", Limit: 3.5, Target: 16 / 9.8, get: func(x *Row) Figure { return x.Ratio.RSSInit }},
 		{Figure: "peak RSS after 2,000 calls", Limit: 3.5, Target: 24 / 14.3, get: func(x *Row) Figure { return x.Ratio.RSSCalls }, calls: 2000},
 		// Anonymous memory (RssAnon: heap, stacks, the Go runtime) does not
 		// move with the page cache: 1.45–1.53× after initialize and
 		// 1.23–1.25× after 2,000 calls in three runs at load 31–32, so
-		// these limits sit about 25% above the worst of them.
-		{Figure: "anonymous memory after initialize", Limit: 1.9, get: func(x *Row) Figure { return x.Ratio.AnonInit }},
+		// these limits sat about 25% above the worst of them. Built static,
+		// the minimal server's RssAnon after initialize fell from 1.5 to
+		// 1.3 MiB (no libc) and the ratio rose to 1.61–1.72× (three runs,
+		// load 11–28): that limit is now 25% above 1.72×.
+		{Figure: "anonymous memory after initialize", Limit: 2.15, get: func(x *Row) Figure { return x.Ratio.AnonInit }},
 		{Figure: "anonymous memory after 2,000 calls", Limit: 1.55, get: func(x *Row) Figure { return x.Ratio.AnonCalls }, calls: 2000},
 		// HTTP against stdio is the runtime against itself in the same
 		// rounds (serve-http's call p50 over the stdio row's), so load falls
-		// on both; 2.3–2.6× in runs at load 10–47, and the SDK's Streamable
-		// HTTP answer (an SSE stream per POST) is most of it, so the limit
-		// leaves room for load and catches a per-request cost of our own
-		// (guard, sessions, rate limit) growing to the size of a call.
+		// on both; 1.8–2.2× at load 30–35 with JSON answers and a reused
+		// connection (2.5–3.0× before), moving by 0.4× between runs, so
+		// the limit leaves room for load and catches a per-request cost of
+		// our own (guard, sessions, rate limit) growing to the size of a
+		// call. The target is not met yet.
 		{Figure: "HTTP call p50 (ratio to stdio, same run)", Limit: 4, Target: 1.2, report: httpCallRatio},
 	}
 }

@@ -83,6 +83,11 @@ func (s *HTTPSession) Call(ctx context.Context, method string, params any) (Exch
 	}
 	msg, err := readResponse(resp, id)
 	ex.Recv = time.Now()
+	// Read the rest of the answer (the end of an SSE stream, which the
+	// server sends right after the response) so the connection goes back
+	// to the pool: net/http closes a connection whose body is closed
+	// unread, and the next request would pay for a new one.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return ex, fmt.Errorf("%s: %w", method, err)
 	}

@@ -189,12 +189,12 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer h.sessions.release(id, h.clock.Now())
-		h.mcp.ServeHTTP(&interceptor{ResponseWriter: w, onHeader: h.goneIfNotFound(w, id)}, r)
+		h.serveMCP(&interceptor{ResponseWriter: w, onHeader: h.goneIfNotFound(w, id), collapse: msg.isCall() && acceptsJSON(r)}, r)
 		return
 	}
 	switch {
 	case msg.isInitialize():
-		h.mcp.ServeHTTP(&interceptor{ResponseWriter: w, onHeader: h.registerSession}, r)
+		h.serveMCP(&interceptor{ResponseWriter: w, onHeader: h.registerSession, collapse: acceptsJSON(r)}, r)
 	case msg.Method == "server/discover":
 		// A go-sdk v1.8 client probes with the sessionless 2026-07-28
 		// handshake first; the SDK answers it with the JSON-RPC error that
@@ -270,6 +270,13 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// serveMCP hands r to the SDK through i, then sends what i still holds
+// (an answer it turns into application/json).
+func (h *Handler) serveMCP(i *interceptor, r *http.Request) {
+	h.mcp.ServeHTTP(i, r)
+	i.finish()
+}
+
 // registerSession records the session an initialize answer opens, before
 // the answer reaches the client (which may send its next request at once).
 func (h *Handler) registerSession(status int, header http.Header) bool {
@@ -341,6 +348,12 @@ func (m message) isInitialize() bool {
 	return !m.batch && m.JSONRPC == "2.0" && m.Method == "initialize" && len(m.ID) > 0
 }
 
+// isCall reports a single request with an id (a call, not a notification
+// or a batch): its stream ends with its one answer.
+func (m message) isCall() bool {
+	return !m.batch && m.Method != "" && len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null"))
+}
+
 // inspect parses body as JSON (a parse error is returned for 0.3.x's 400
 // {"error": <message>}) and reads the fields of a single message.
 func inspect(body []byte) (message, error) {
@@ -359,48 +372,6 @@ func inspect(body []byte) (message, error) {
 	}
 	return m, nil
 }
-
-// interceptor lets the handler see the status and headers the SDK writes
-// before they go out; onHeader returning true means it answered instead,
-// and the SDK's body is dropped.
-type interceptor struct {
-	http.ResponseWriter
-	onHeader func(status int, header http.Header) bool
-	wrote    bool
-	swallow  bool
-}
-
-func (i *interceptor) WriteHeader(status int) {
-	if i.wrote {
-		return
-	}
-	i.wrote = true
-	if i.onHeader != nil && i.onHeader(status, i.Header()) {
-		i.swallow = true
-		return
-	}
-	i.ResponseWriter.WriteHeader(status)
-}
-
-func (i *interceptor) Write(b []byte) (int, error) {
-	if !i.wrote {
-		i.WriteHeader(http.StatusOK)
-	}
-	if i.swallow {
-		return len(b), nil
-	}
-	return i.ResponseWriter.Write(b)
-}
-
-// Flush passes SSE frames on as the SDK flushes them.
-func (i *interceptor) Flush() {
-	if !i.swallow {
-		_ = http.NewResponseController(i.ResponseWriter).Flush()
-	}
-}
-
-// Unwrap gives http.ResponseController the underlying writer.
-func (i *interceptor) Unwrap() http.ResponseWriter { return i.ResponseWriter }
 
 // discard is a ResponseWriter for requests the handler makes itself.
 type discard struct{ header http.Header }

@@ -307,6 +307,18 @@ type Roles struct {
 	// Workspaces takes the workspaces the runtime recorded for the
 	// provider's sessions; nil: the provider finds its sessions without.
 	Workspaces WorkspaceHints
+	// Starting reports a start of the provider's program under way; nil:
+	// the adapter starts none, or does not say.
+	Starting StartReporter
+}
+
+// StartReporter reports whether the adapter is starting its program (the
+// program spawned, its handshake not answered yet) or, for a provider
+// reached over the network, still finding its server. Programs take
+// seconds to start, so a listing of every provider reports such a
+// provider late early instead of waiting its whole soft deadline for it.
+type StartReporter interface {
+	Starting() bool
 }
 
 // WorkspaceHints takes the workspace the runtime recorded for a session.

@@ -36,6 +36,15 @@ type guard struct {
 	counter tokens.Counter
 }
 
+// tallier is a counter that counts a text sharing a prefix with one it
+// counted before from where the two part (tokens.O200k): a page cut
+// shorter shares everything up to its last record with the whole page,
+// so the cut is counted at the cost of its tail.
+type tallier interface {
+	Tally(text string) (*tokens.Tally, error)
+	CountFrom(t *tokens.Tally, text string) (int, error)
+}
+
 // fitResult is a guarded answer.
 type fitResult struct {
 	body []byte
@@ -46,6 +55,9 @@ type fitResult struct {
 	// counted is how many times the guard ran the tokenizer, encoded how
 	// many shorter pages it encoded.
 	counted, encoded int
+	// tally is the first count's, when the counter keeps one: later
+	// counts start where their text parts from it.
+	tally *tokens.Tally
 }
 
 // fit returns the answer body (compact JSON) of out within budget tokens
@@ -161,7 +173,18 @@ func (g *guard) within(body []byte, budget int, res *fitResult) (ok bool, tok in
 
 func (g *guard) count(b []byte, res *fitResult) (int, error) {
 	res.counted++
-	n, err := g.counter.Count(string(b))
+	var n int
+	var err error
+	switch t, ok := g.counter.(tallier); {
+	case ok && res.tally == nil:
+		if res.tally, err = t.Tally(string(b)); err == nil {
+			n = res.tally.Total()
+		}
+	case ok:
+		n, err = t.CountFrom(res.tally, string(b))
+	default:
+		n, err = g.counter.Count(string(b))
+	}
 	if err != nil {
 		return 0, fmt.Errorf("answer budget: %w", err)
 	}

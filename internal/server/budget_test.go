@@ -294,3 +294,44 @@ func BenchmarkGuard(b *testing.B) {
 		}
 	}
 }
+
+// TestTallyingGuardCutsAsCounting holds the guard that counts a cut page
+// from where it parts from the whole page (tokens.O200k's Tally) to the
+// same cut, byte for byte, as the guard that counts every page whole.
+func TestTallyingGuardCutsAsCounting(t *testing.T) {
+	whole := guard{counter: &countingCounter{inner: tokens.NewO200k()}} // Count only
+	tallying := guard{counter: tokens.NewO200k()}
+	for _, tt := range []struct {
+		name   string
+		page   testPage
+		budget int
+	}{
+		{"over budget", page(100, 400), 8000},
+		{"far over budget", page(1000, 400), 8000},
+		{"tight budget", page(100, 400), 500},
+		{"uneven records", uneven(200), 8000},
+		{"within tokens", page(40, 200), 8000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			body, err := redacting(tt.page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := whole.fit(tt.page, body, tt.budget, redacting)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tallying.fit(tt.page, body, tt.budget, redacting)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got.body) != string(want.body) || got.cut != want.cut || got.counted != want.counted {
+				t.Fatalf("tallying guard: %d bytes, cut %v, %d counts; counting guard: %d bytes, cut %v, %d counts",
+					len(got.body), got.cut, got.counted, len(want.body), want.cut, want.counted)
+			}
+			if n, _ := tokens.NewO200k().Count(string(got.body)); got.cut && n > tt.budget {
+				t.Fatalf("cut page is %d tokens, budget %d", n, tt.budget)
+			}
+		})
+	}
+}

@@ -256,3 +256,83 @@ func isLowerish(r rune) bool {
 	}
 	return unicode.In(r, unicode.Ll, unicode.Lm, unicode.Lo, unicode.M)
 }
+
+// splitReach is split that also reports, for each piece, the byte offset
+// in text up to which another text must agree with this one for the
+// matcher to cut that piece the same way: the pattern has no look-behind,
+// so a text sharing text[:reach] is cut into the same pieces up to end.
+// A reach of len(text)+1 means the piece's cut depended on where the
+// text ends.
+func splitReach(text string, piece func(p string, end, reach int)) bool {
+	if !utf8.ValidString(text) {
+		return false
+	}
+	rs := []rune(text)
+	n := len(rs)
+	at := 0
+	for i := 0; i < n; {
+		e := matchAt(rs, i)
+		if e == i {
+			at += utf8.RuneLen(rs[i])
+			i++
+			continue
+		}
+		end := at
+		for _, r := range rs[i:e] {
+			end += utf8.RuneLen(r)
+		}
+		r := readTo(rs, i, e)
+		rb := end
+		if r > n {
+			rb = len(text) + 1
+		} else {
+			for _, x := range rs[e:r] {
+				if x < utf8.RuneSelf {
+					rb++
+				} else {
+					rb += utf8.RuneLen(x)
+				}
+			}
+		}
+		piece(text[at:end], end, rb)
+		at, i = end, e
+	}
+	return true
+}
+
+// readTo bounds the runes matchAt reads to cut the piece [i, e): the
+// index one past the last rune it may look at (len(rs)+1 when it may look
+// at the end of the text). Per alternative (see matchAt): a letter match
+// scans the run of upper-ish runes from i or i+1 (the first form may give
+// most of it back) and looks up to three runes past its end for a
+// contraction; a number, punctuation or letter match reads the rune after
+// its end; a whitespace match scans the whole whitespace run and the rune
+// after it.
+func readTo(rs []rune, i, e int) int {
+	n := len(rs)
+	r := e + 4
+	if c := rs[i]; c < utf8.RuneSelf && !(c >= 'A' && c <= 'Z') && !isSpace(c) &&
+		(i+1 >= n || rs[i+1] < utf8.RuneSelf && !(rs[i+1] >= 'A' && rs[i+1] <= 'Z')) {
+		// ASCII, no capital at i or i+1, no whitespace: no upper-ish run
+		// to scan and no whitespace run, so only the contraction's look.
+		return min(r, n+1)
+	}
+	upper := func(j int) int {
+		for j < n && isUpperish(rs[j]) {
+			j++
+		}
+		return j
+	}
+	r = max(r, upper(i)+1)
+	if isPrefix(rs[i]) {
+		r = max(r, upper(i+1)+1)
+	}
+	if isSpace(rs[i]) {
+		k := i
+		for k < n && isSpace(rs[k]) {
+			k++
+		}
+		r = max(r, k+1)
+	}
+	return min(r, n+1)
+}

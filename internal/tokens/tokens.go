@@ -14,7 +14,9 @@ package tokens
 
 import (
 	"fmt"
+	"sort"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -56,24 +58,25 @@ func (o *O200k) Count(text string) (int, error) {
 	if err := o.load(); err != nil {
 		return 0, err
 	}
-	total := 0
-	var err error
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	return o.countLocked(text)
+}
+
+// countLocked counts text under o.mu.
+func (o *O200k) countLocked(text string) (int, error) {
+	total := 0
+	var err error
 	ok := split(text, func(p string) {
+		if n, hit := o.pieces[p]; hit {
+			total += n
+			return
+		}
 		if err != nil {
 			return
 		}
-		n, hit := o.pieces[p]
-		if !hit {
-			if n, err = o.codec.Count(p); err != nil {
-				return
-			}
-			if len(o.pieces) >= maxCached {
-				clear(o.pieces)
-			}
-			o.pieces[string([]byte(p))] = n // a copy: p aliases the caller's text
-		}
+		n, perr := o.pieceLocked(p)
+		err = perr
 		total += n
 	})
 	if !ok {
@@ -87,6 +90,112 @@ func (o *O200k) Count(text string) (int, error) {
 		return 0, fmt.Errorf("count tokens: %w", err)
 	}
 	return total, nil
+}
+
+// pieceLocked is the count of one piece, from the cache or the codec.
+func (o *O200k) pieceLocked(p string) (int, error) {
+	if n, hit := o.pieces[p]; hit {
+		return n, nil
+	}
+	n, err := o.codec.Count(p)
+	if err != nil {
+		return 0, err
+	}
+	if len(o.pieces) >= maxCached {
+		clear(o.pieces)
+	}
+	o.pieces[string([]byte(p))] = n // a copy: p aliases the caller's text
+	return n, nil
+}
+
+// markEvery is the bytes between the marks of a Tally: a text that parts
+// from a tallied one is counted from the last mark before they part, so
+// at most about this many bytes of their common prefix are counted again.
+const markEvery = 256
+
+// Tally is the count of a text that also counts other texts sharing a
+// prefix with it (a page and the same page cut shorter) from where they
+// part, instead of from their start.
+type Tally struct {
+	text  string
+	total int
+	marks []mark
+}
+
+// mark is a piece boundary of a tallied text: end is its byte offset,
+// tokens the count of text[:end], and safe the byte offset up to which
+// another text must equal this one for its pieces up to end to be these
+// (the largest reach of the pieces before end, see splitReach).
+type mark struct {
+	end, safe, tokens int
+}
+
+// Total is the tallied text's count.
+func (t *Tally) Total() int { return t.total }
+
+// Tally counts text (as Count) and keeps what CountFrom needs.
+func (o *O200k) Tally(text string) (*Tally, error) {
+	if err := o.load(); err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	t := &Tally{text: text}
+	var err error
+	safe, last := 0, 0
+	ok := splitReach(text, func(p string, end, reach int) {
+		if n, hit := o.pieces[p]; hit {
+			t.total += n
+		} else if err == nil {
+			n, perr := o.pieceLocked(p)
+			err = perr
+			t.total += n
+		}
+		safe = max(safe, reach)
+		if end-last >= markEvery {
+			t.marks = append(t.marks, mark{end: end, safe: safe, tokens: t.total})
+			last = end
+		}
+	})
+	if !ok {
+		n, cerr := o.codec.Count(text)
+		if cerr != nil {
+			return nil, fmt.Errorf("count tokens: %w", cerr)
+		}
+		return &Tally{text: text, total: n}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("count tokens: %w", err)
+	}
+	return t, nil
+}
+
+// CountFrom returns the count of text (as Count), counting only from the
+// last mark of t before the point where text parts from t's text: the
+// pieces before that mark are the same in both texts, and the pattern
+// looks only forward, so the rest is cut from the mark as it would be in
+// text as a whole.
+func (o *O200k) CountFrom(t *Tally, text string) (int, error) {
+	if err := o.load(); err != nil {
+		return 0, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	common := 0
+	for common < len(text) && common < len(t.text) && text[common] == t.text[common] {
+		common++
+	}
+	// The last mark whose pieces are cut the same in text.
+	i := sort.Search(len(t.marks), func(i int) bool { return t.marks[i].safe > common }) - 1
+	if i < 0 || !utf8.ValidString(text) {
+		return o.countLocked(text)
+	}
+	m := t.marks[i]
+	rest, err := o.countLocked(text[m.end:])
+	if err != nil {
+		return 0, err
+	}
+	return m.tokens + rest, nil
 }
 
 // Exact counts text with the codec alone (the reference Count is checked

@@ -206,7 +206,7 @@ func (a *Adapter) start(ctx context.Context) (*Client, error) {
 // Roles implements providers.Adapter: liveness, session/load history and
 // the ACP handshake; one agent process is one endpoint.
 func (a *Adapter) Roles() providers.Roles {
-	return providers.Roles{Liveness: a, History: a, Handshake: a, Workspaces: a}
+	return providers.Roles{Liveness: a, History: a, Handshake: a, Workspaces: a, Starting: a.starter}
 }
 
 // KnowWorkspace implements providers.WorkspaceHints: the workspace the

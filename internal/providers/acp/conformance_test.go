@@ -458,12 +458,13 @@ func testLoad(t *testing.T, s *conformance) {
 		t.Fatalf("loaded %q", setup.SessionID)
 	}
 	ev := collect(t, c, s.sid)
-	wait.For(t, "the replayed history", wait.Process, func() bool {
-		return strings.Contains(text(ev.all(), "user_message_chunk"), s.p.hello)
+	// The replay's chunks reach the collector one by one: wait for both
+	// the user's message and the agent's reply, not only the first.
+	wait.For(t, "the replayed history: the user's message and the agent's reply", wait.Process, func() bool {
+		all := ev.all()
+		return strings.Contains(text(all, "user_message_chunk"), s.p.hello) &&
+			strings.Contains(text(all, "agent_message_chunk"), s.p.helloReply)
 	})
-	if !strings.Contains(text(ev.all(), "agent_message_chunk"), s.p.helloReply) {
-		t.Fatalf("replayed agent text lacks %q: %v", s.p.helloReply, kinds(ev.all()))
-	}
 	turn, err := c.Prompt(ctxT(t, 30*time.Second), s.sid, s.p.hello+" again")
 	if err != nil {
 		t.Fatalf("prompt after load: %v", err)

@@ -151,7 +151,7 @@ func (a *Adapter) Endpoint() string { return a.endpoint }
 // Roles implements providers.Adapter: sessions routed to the app-server
 // that exposed them, liveness, thread/read history and the handshake.
 func (a *Adapter) Roles() providers.Roles {
-	return providers.Roles{Endpoints: a, Liveness: a, History: a, Handshake: a}
+	return providers.Roles{Endpoints: a, Liveness: a, History: a, Handshake: a, Starting: a.starter}
 }
 
 // ForEndpoint implements providers.EndpointRouter: a session is served only

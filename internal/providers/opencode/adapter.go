@@ -68,6 +68,9 @@ type Adapter struct {
 	epMu    sync.Mutex // guards ep, managed, held and startedOwn; held while resolving
 	ep      *endpoint
 	managed *managedServer
+	// starting counts the resolves under way: finding a server or
+	// starting one (the Starting role).
+	starting atomic.Int32
 	// held is the first server found that this adapter did not start:
 	// its sessions live there, so once it answered it is the only one
 	// used again after a loss (never another listener in its place).
@@ -199,7 +202,7 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 // Roles implements providers.Adapter: liveness from the event stream,
 // the stored-message history and the health handshake.
 func (a *Adapter) Roles() providers.Roles {
-	return providers.Roles{Liveness: a, History: a, Handshake: a}
+	return providers.Roles{Liveness: a, History: a, Handshake: a, Starting: startReporter{a}}
 }
 
 // Probe finds a usable server the way every call does (and starts one

@@ -168,6 +168,8 @@ func (a *Adapter) invalidate(ep *endpoint) {
 // replaced), the default URL, loopback listeners, then a started server.
 // It runs until one answered; after that, current reconnects to it only.
 func (a *Adapter) resolve(ctx context.Context) (*endpoint, error) {
+	a.starting.Add(1)
+	defer a.starting.Add(-1)
 	var tried []string
 	seen := map[string]bool{}
 	if a.cfg.ServerURL != "" {
@@ -249,6 +251,15 @@ func (a *Adapter) startInstead(ctx context.Context, none string) (*endpoint, err
 	}
 	return a.start(ctx, program)
 }
+
+// startReporter is the adapter's providers.StartReporter: the adapter is
+// finding a server or starting one of its own (resolve). Finding one takes
+// milliseconds when a server answers and none is busy; a resolve still
+// under way at a listing's start grace is a probe of a server that does
+// not answer promptly or an `opencode serve` starting (seconds).
+type startReporter struct{ a *Adapter }
+
+func (s startReporter) Starting() bool { return s.a.starting.Load() > 0 }
 
 // candidate is a loopback listener worth probing.
 type candidate struct {

@@ -15,6 +15,14 @@ import (
 // list_agent_sessions within a second while a provider program starts).
 const DefaultSoftDeadline = 800 * time.Millisecond
 
+// DefaultStartGrace is how long a listing of every provider waits when
+// every provider it still waits for is starting its program: a program
+// start takes seconds (node, then the agent's handshake), far past the
+// soft deadline, so waiting the deadline out for it only delays the
+// others' answer (issue 21: the first listing with the real programs
+// installed answered at the soft deadline, every time).
+const DefaultStartGrace = 250 * time.Millisecond
+
 // lateResultTTL is how long the answer of a provider that was reported
 // late waits for the next listing; an older one is listed afresh.
 const lateResultTTL = time.Minute
@@ -26,9 +34,15 @@ const lateResultTTL = time.Minute
 type LateError struct {
 	Provider providers.ID
 	After    time.Duration
+	// Starting: the provider was starting its program (the listing did
+	// not wait its soft deadline out for it).
+	Starting bool
 }
 
 func (e *LateError) Error() string {
+	if e.Starting {
+		return fmt.Sprintf("late: %s is still starting (its program or its server; no answer within %s); its listing continues in the background, call list_agent_sessions again for its sessions", e.Provider, e.After)
+	}
 	return fmt.Sprintf("late: %s has not answered within %s; its listing continues in the background, call list_agent_sessions again for its sessions", e.Provider, e.After)
 }
 
@@ -126,16 +140,32 @@ func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights
 			expired = t.C
 		}
 	}
+	// Early, when every provider still under way is starting its program.
+	var early <-chan time.Time
+	if expired != nil && r.grace > 0 && r.grace < soft && r.anyStarts(ids, flights) {
+		t := r.clock.NewTimer(r.grace, "registry", "start grace")
+		defer t.Stop()
+		early = t.C
+	}
 	var stopped error // why the listing stopped waiting
+	graced := false   // the start grace has passed
 	for i, f := range flights {
 		if f == nil {
 			continue
 		}
-		if stopped == nil && !overdue[i] {
+		if stopped == nil && graced && r.allStarting(ids, flights) {
+			stopped = &LateError{After: r.grace, Starting: true}
+		}
+		for stopped == nil && !overdue[i] && !f.ended() {
 			select {
 			case <-f.done:
 			case <-expired:
 				stopped = &LateError{After: soft}
+			case <-early:
+				early, graced = nil, true
+				if r.allStarting(ids, flights) {
+					stopped = &LateError{After: r.grace, Starting: true}
+				}
 			case <-ctx.Done():
 				stopped = ctx.Err()
 			}
@@ -148,16 +178,51 @@ func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights
 		if overdue[i] {
 			why = &LateError{After: soft}
 		}
-		if _, ok := why.(*LateError); ok {
+		if le, ok := why.(*LateError); ok {
 			r.mu.Lock()
 			f.late = true
 			r.mu.Unlock()
-			errs[i] = &LateError{Provider: ids[i], After: soft}
+			errs[i] = &LateError{Provider: ids[i], After: le.After, Starting: le.Starting}
 		} else {
 			errs[i] = fmt.Errorf("list %s sessions: %w", ids[i], why)
 		}
 	}
 	return sessions, errs
+}
+
+// starter is the adapter's start reporter, nil when it has none.
+func (r *Registry) starter(id providers.ID) providers.StartReporter {
+	if a := r.adapters[id]; a != nil {
+		return a.Roles().Starting
+	}
+	return nil
+}
+
+// anyStarts reports whether an adapter of the listing can report a start.
+func (r *Registry) anyStarts(ids []providers.ID, flights []*flight) bool {
+	for i, f := range flights {
+		if f != nil && r.starter(ids[i]) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// allStarting reports whether every flight still under way is its
+// adapter's program start (and at least one is under way).
+func (r *Registry) allStarting(ids []providers.ID, flights []*flight) bool {
+	some := false
+	for i, f := range flights {
+		if f == nil || f.ended() {
+			continue
+		}
+		s := r.starter(ids[i])
+		if s == nil || !s.Starting() {
+			return false
+		}
+		some = true
+	}
+	return some
 }
 
 // ended reports whether the flight's call has returned.

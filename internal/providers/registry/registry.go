@@ -48,6 +48,11 @@ type Options struct {
 	// for the slowest provider before answering without it, reported
 	// late (default DefaultSoftDeadline; negative waits for every one).
 	SoftDeadline time.Duration
+	// StartGrace is how long such a page waits before it answers without
+	// the providers still under way when every one of them is starting its
+	// program (providers.StartReporter), reported late (default
+	// DefaultStartGrace; negative: the soft deadline alone).
+	StartGrace time.Duration
 }
 
 // maxRemoteSessions bounds how many sessions of other hosts one listing
@@ -63,7 +68,8 @@ type Registry struct {
 	timeout  time.Duration
 	host     string
 
-	soft time.Duration // 0: wait for every provider
+	soft  time.Duration // 0: wait for every provider
+	grace time.Duration // 0: no early answer for starting programs
 
 	mu      sync.Mutex
 	known   map[providers.ID]Known // the last capability record seen per provider
@@ -97,6 +103,12 @@ func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry
 		r.soft = DefaultSoftDeadline
 	case opts.SoftDeadline > 0:
 		r.soft = opts.SoftDeadline
+	}
+	switch {
+	case opts.StartGrace == 0:
+		r.grace = DefaultStartGrace
+	case opts.StartGrace > 0:
+		r.grace = opts.StartGrace
 	}
 	r.closing, r.stopFlights = context.WithCancel(context.Background())
 	for _, a := range adapters {

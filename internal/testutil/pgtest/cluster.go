@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,10 +70,14 @@ type Cluster struct {
 	cmd      *exec.Cmd
 	done     chan struct{} // closed when the server process exited
 	waitErr  error
-	nextDB   atomic.Int64
+	attached bool // another process started it (Attach) and stops it
 	stopOnce sync.Once
 	stopErr  error
 }
+
+// nextDB numbers the databases this process creates, on any cluster: two
+// Cluster values of the process may name the same server (Attach).
+var nextDB atomic.Int64
 
 // FindBinDir returns the directory holding initdb and postgres.
 func FindBinDir() (string, error) {
@@ -256,7 +261,7 @@ func (c *Cluster) AppPassword() string { return c.appPW }
 // NewDatabase creates an empty database owned by the unprivileged
 // application role and returns the role's URL for it (password included).
 func (c *Cluster) NewDatabase(ctx context.Context) (string, error) {
-	name := fmt.Sprintf("interop_%d_%d", os.Getpid(), c.nextDB.Add(1))
+	name := fmt.Sprintf("interop_%d_%d", os.Getpid(), nextDB.Add(1))
 	if err := c.admin(ctx, "postgres", "CREATE DATABASE "+name+" OWNER "+AppRole); err != nil {
 		return "", err
 	}
@@ -301,10 +306,41 @@ func (c *Cluster) admin(ctx context.Context, db, stmt string) error {
 	return nil
 }
 
+// EnvShared names the variable through which a process that started a
+// cluster (internal/testutil/pgtest/pgcluster, run by scripts/test.sh) lends
+// it to the test binaries it runs: Shared attaches to it instead of starting
+// one per test binary. Its value is Lend's.
+const EnvShared = "INTEROP_TEST_PG"
+
+// Lend returns the value of EnvShared for this cluster: the superuser's
+// URL, with the application role's password as the parameter app.
+func (c *Cluster) Lend() string {
+	return fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?app=%s", c.adminPW, c.Port, c.appPW)
+}
+
+// Attach uses the cluster a value of EnvShared names. Its Stop stops
+// nothing: the cluster belongs to the process that started it.
+func Attach(lent string) (*Cluster, error) {
+	u, err := url.Parse(lent)
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: %s is no URL: %w", EnvShared, err)
+	}
+	port, err := strconv.Atoi(u.Port())
+	admin, _ := u.User.Password()
+	app := u.Query().Get("app")
+	if err != nil || u.Hostname() != "127.0.0.1" || admin == "" || app == "" {
+		return nil, fmt.Errorf("pgtest: %s is not a value Lend made (postgres://postgres:PW@127.0.0.1:PORT/postgres?app=PW)", EnvShared)
+	}
+	return &Cluster{Port: port, adminPW: admin, appPW: app, attached: true, done: make(chan struct{})}, nil
+}
+
 // Stop shuts the server down (fast shutdown, then a kill when it has not
 // exited within wait.Process) and removes the cluster's directory.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
+		if c.attached {
+			return
+		}
 		if c.cmd != nil && c.cmd.Process != nil {
 			_ = interrupt(c.cmd.Process)
 			if _, exited := wait.RecvWithin(wait.Process, c.done); !exited {

@@ -45,6 +45,24 @@ func TestThrowAwayDatabase(t *testing.T) {
 	if _, err := pgx.Connect(ctx, strings.Replace(dsn, c.AppPassword(), "wrong", 1)); err == nil {
 		t.Fatal("a wrong password was accepted")
 	}
+	// A cluster lent to another test binary (EnvShared) serves it, and
+	// that binary's Stop leaves it running.
+	lent, err := Attach(c.Lend())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := lent.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lent.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	conn, err = pgx.Connect(ctx, other)
+	if err != nil {
+		t.Fatalf("the lent cluster after the borrower's Stop: %v", err)
+	}
+	conn.Close(ctx)
 	pid := c.cmd.Process.Pid
 	dir := c.dir
 	if err := c.Stop(); err != nil {
@@ -55,5 +73,21 @@ func TestThrowAwayDatabase(t *testing.T) {
 	}
 	if out, err := exec.Command("ps", "-o", "pid=", "-p", strconv.Itoa(pid)).Output(); err == nil && len(strings.TrimSpace(string(out))) > 0 {
 		t.Fatalf("server process %d still running", pid)
+	}
+}
+
+// TestAttachRefusesWhatLendDidNotMake: a malformed EnvShared value is an
+// error naming the variable, never a cluster on some other host.
+func TestAttachRefusesWhatLendDidNotMake(t *testing.T) {
+	for _, v := range []string{
+		"not a url\x7f",
+		"postgres://postgres:pw@127.0.0.1:5432/postgres",        // no app password
+		"postgres://postgres:pw@db.example:5432/postgres?app=x", // not loopback
+		"postgres://postgres@127.0.0.1:5432/postgres?app=x",     // no admin password
+		"postgres://postgres:pw@127.0.0.1/postgres?app=x",       // no port
+	} {
+		if _, err := Attach(v); err == nil || !strings.Contains(err.Error(), EnvShared) {
+			t.Errorf("Attach(%q) = %v, want an error naming %s", v, err, EnvShared)
+		}
 	}
 }

@@ -19,10 +19,10 @@ var shared struct {
 	err     error
 }
 
-// testSettings are the shared test cluster's settings: the tests check
+// TestSettings are the shared test cluster's settings: the tests check
 // what the runtime does when its process or connection dies, never a power
 // loss of the database server, so the server does not flush to disk.
-var testSettings = map[string]string{"fsync": "off", "full_page_writes": "off"}
+var TestSettings = map[string]string{"fsync": "off", "full_page_writes": "off"}
 
 // TierSkip is why a PostgreSQL test is skipped without the build tag.
 const TierSkip = "PostgreSQL tier: run with -tags postgres (scripts/test.sh does)"
@@ -39,7 +39,9 @@ func RequireTier(t testing.TB) {
 	}
 }
 
-// Shared returns the test binary's cluster, starting it on first use.
+// Shared returns the test binary's cluster, starting it on first use, or
+// the cluster EnvShared lends (scripts/test.sh starts one for all the
+// test binaries of its PostgreSQL tiers).
 // Without the build tag postgres the test is skipped (TierSkip). When
 // PostgreSQL is not installed the test is skipped with how to install it,
 // except under CI=true, where it fails: CI runs every test.
@@ -49,7 +51,11 @@ func Shared(t testing.TB) *Cluster {
 	shared.once.Do(func() {
 		// initdb alone took over a minute on a loaded 2-core machine: the
 		// bound is generous, it only catches a server that never comes up.
-		shared.cluster, shared.err = Start(context.Background(), Options{Settings: testSettings, StartTimeout: 5 * time.Minute})
+		if lent := os.Getenv(EnvShared); lent != "" {
+			shared.cluster, shared.err = Attach(lent)
+			return
+		}
+		shared.cluster, shared.err = Start(context.Background(), Options{Settings: TestSettings, StartTimeout: 5 * time.Minute})
 	})
 	if shared.err != nil {
 		if os.Getenv("CI") == "true" || !strings.Contains(shared.err.Error(), ErrNotInstalled.Error()) {

@@ -121,6 +121,17 @@ func (s *Starter[T]) Do(ctx context.Context, start func(context.Context) (T, err
 	}
 }
 
+// Starting reports whether a start is under way (begun and not ended);
+// it implements providers.StartReporter.
+func (s *Starter[T]) Starting() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur != nil
+}
+
 // Close cancels the start under way, waits for it to return and makes
 // every later Do fail with ErrClosed.
 func (s *Starter[T]) Close() {

@@ -102,3 +102,36 @@ func TestCloseEndsTheStart(t *testing.T) {
 		t.Fatalf("after Close: %v with %d starts, want ErrClosed and no new start", err, starts.Load())
 	}
 }
+
+// TestStartingReportsTheStartUnderWay: Starting is true from the start's
+// beginning to its end only.
+func TestStartingReportsTheStartUnderWay(t *testing.T) {
+	s := startonce.New[int]("prog", testclock.At(t, time.Unix(0, 0)), time.Minute, "test", "start")
+	defer s.Close()
+	var none *startonce.Starter[int]
+	if s.Starting() || none.Starting() {
+		t.Fatal("starting before any start")
+	}
+	release := make(chan struct{})
+	began := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Do(context.Background(), func(context.Context) (int, error) {
+			close(began)
+			<-release
+			return 1, nil
+		})
+		done <- err
+	}()
+	<-began
+	if !s.Starting() {
+		t.Fatal("not starting while the start runs")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s.Starting() {
+		t.Fatal("still starting after the start ended")
+	}
+}

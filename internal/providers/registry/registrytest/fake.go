@@ -38,6 +38,9 @@ type Adapter struct {
 	LookupFunc func(ctx context.Context, q providers.TurnQuery) (providers.TurnRecord, error)
 	// LivenessFunc answers Liveness; unset, every session is unknown.
 	LivenessFunc func(nativeID string) providers.Liveness
+	// StartingFunc, when set, is the Starting role: whether the fake's
+	// program is starting.
+	StartingFunc func() bool
 }
 
 var _ providers.Adapter = (*Adapter)(nil)
@@ -45,10 +48,20 @@ var _ providers.EndpointRouter = (*Adapter)(nil)
 var _ providers.TurnLookup = (*Adapter)(nil)
 var _ providers.LivenessReporter = (*Adapter)(nil)
 
-// Roles implements providers.Adapter: endpoints, liveness and history.
+// Roles implements providers.Adapter: endpoints, liveness and history
+// (and starts, with StartingFunc).
 func (a *Adapter) Roles() providers.Roles {
-	return providers.Roles{Endpoints: a, Liveness: a, History: a}
+	r := providers.Roles{Endpoints: a, Liveness: a, History: a}
+	if a.StartingFunc != nil {
+		r.Starting = startingFunc(a.StartingFunc)
+	}
+	return r
 }
+
+// startingFunc is a providers.StartReporter.
+type startingFunc func() bool
+
+func (f startingFunc) Starting() bool { return f() }
 
 // LookupTurn implements providers.TurnLookup.
 func (a *Adapter) LookupTurn(ctx context.Context, q providers.TurnQuery) (providers.TurnRecord, error) {

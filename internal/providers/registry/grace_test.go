@@ -1,0 +1,115 @@
+package registry
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
+)
+
+// TestStartingProvidersAreReportedLateAtTheGrace: listing every provider,
+// when every provider still under way is starting its program, the page
+// answers at the start grace (on the injected clock) and reports them
+// late as starting; when one of them is not starting, the page waits the
+// soft deadline as before.
+func TestStartingProvidersAreReportedLateAtTheGrace(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// otherStarting: whether the second slow provider is starting.
+		otherStarting bool
+		wantAfter     time.Duration // when the page answers
+	}{
+		{"every slow provider is starting", true, 250 * time.Millisecond},
+		{"one slow provider is not starting", false, 800 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
+			defer cancel()
+			clock := testclock.At(t, time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC))
+			trap := clock.Trap().NewTimer("registry", "start grace")
+			defer trap.Close()
+
+			oc := &registrytest.Adapter{Provider: providers.OpenCode}
+			oc.SetSessions([]providers.Session{oc.Session("ses_1", "fast")}, nil)
+			release := make(chan struct{})
+			slow := func(a *registrytest.Adapter, starting bool) {
+				a.StartingFunc = func() bool { return starting }
+				a.ListFunc = func(ctx context.Context) ([]providers.Session, error) {
+					select {
+					case <-release:
+						return nil, nil
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				}
+			}
+			cx := &registrytest.Adapter{Provider: providers.Codex}
+			slow(cx, true)
+			cc := &registrytest.Adapter{Provider: providers.ClaudeCode}
+			slow(cc, tt.otherStarting)
+			r, err := New(teststore.Open(t), []providers.Adapter{oc, cx, cc}, Options{Clock: clock, SoftDeadline: 800 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			defer close(release)
+
+			done := make(chan SessionPage, 1)
+			go func() {
+				p, err := r.ListSessionPage(ctx, SessionQuery{})
+				if err != nil {
+					t.Error(err)
+				}
+				done <- p
+			}()
+			call, err := trap.Wait(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if call.Duration != DefaultStartGrace {
+				t.Fatalf("start grace %s, want %s", call.Duration, DefaultStartGrace)
+			}
+			call.MustRelease(ctx)
+			wait.For(t, "opencode's listing ends", wait.InProcess, func() bool {
+				return oc.CallCount("list") >= 1 && flightDone(r, providers.OpenCode, true)
+			})
+			clock.Advance(DefaultStartGrace).MustWait(ctx)
+			if tt.wantAfter > DefaultStartGrace {
+				select {
+				case p := <-done:
+					t.Fatalf("answered at the grace although claude-code is not starting: %+v", p.ProviderErrors)
+				default:
+				}
+				clock.Advance(tt.wantAfter - DefaultStartGrace).MustWait(ctx)
+			}
+			var page SessionPage
+			select {
+			case page = <-done:
+			case <-ctx.Done():
+				t.Fatal("no answer")
+			}
+			if len(page.Sessions) != 1 || page.Sessions[0].ID != "opencode:ses_1" {
+				t.Fatalf("sessions = %+v, want OpenCode's", page.Sessions)
+			}
+			late := map[providers.ID]string{}
+			for _, pe := range page.ProviderErrors {
+				late[pe.Provider] = pe.Error
+			}
+			for _, id := range []providers.ID{providers.Codex, providers.ClaudeCode} {
+				msg := late[id]
+				if !strings.HasPrefix(msg, "late: ") {
+					t.Fatalf("%s: error %q, want late", id, msg)
+				}
+				if starting := strings.Contains(msg, "is still starting"); starting != (tt.wantAfter == DefaultStartGrace) {
+					t.Fatalf("%s: %q", id, msg)
+				}
+			}
+		})
+	}
+}
