@@ -28,17 +28,20 @@ type eventClient struct {
 
 	mu      sync.Mutex
 	running bool
+	closed  bool // stop was called: the backend is closed, start does nothing
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
 
 func newEventClient(d *Backend) *eventClient { return &eventClient{d: d} }
 
-// start launches the stream loop once.
+// start launches the stream loop once. After stop it does nothing: a
+// discovery or a subscription still under way when the backend closed must
+// not start a loop that nothing would end.
 func (e *eventClient) start() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.running {
+	if e.running || e.closed {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -46,11 +49,11 @@ func (e *eventClient) start() {
 	go e.loop(ctx, e.done)
 }
 
-// stop ends the loop and waits for it.
+// stop ends the loop, waits for it, and keeps it from starting again.
 func (e *eventClient) stop() {
 	e.mu.Lock()
 	cancel, done := e.cancel, e.done
-	e.running, e.cancel, e.done = false, nil, nil
+	e.running, e.closed, e.cancel, e.done = false, true, nil, nil
 	e.mu.Unlock()
 	if cancel != nil {
 		cancel()

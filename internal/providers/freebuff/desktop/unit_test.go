@@ -214,3 +214,22 @@ func TestReadinessFile(t *testing.T) {
 		t.Fatal("a record without a timestamp is dated by its file")
 	}
 }
+
+// A discovery or subscription still under way when the backend closes must
+// not start an event loop that nothing would end (CI's leakcheck found one
+// asleep in its reconnect backoff after the tests passed).
+func TestEventsDoNotStartAfterClose(t *testing.T) {
+	b := New(core.Config{ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: newFakeClock(t)}, nil)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, cancel := b.Subscribe("91c70001-0001-4000-8000-000000000001")
+	defer cancel()
+	b.events.mu.Lock()
+	running := b.events.running
+	b.events.mu.Unlock()
+	if running {
+		b.events.stop()
+		t.Fatal("Subscribe after Close started the event loop")
+	}
+}
