@@ -114,11 +114,21 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 }
 
 // Roles implements providers.Adapter: the thread-message history, the
-// thread state that settles stop/resume/model writes, and the discovery
-// handshake.
+// thread state that settles stop/resume/model writes, the discovery
+// handshake, and the discovery under way as the Starting role.
 func (a *Adapter) Roles() providers.Roles {
-	return providers.Roles{History: a, State: a, Handshake: a}
+	return providers.Roles{History: a, State: a, Handshake: a, Starting: discoveryReporter{a.svc}}
 }
+
+// discoveryReporter is the adapter's providers.StartReporter: the service
+// is finding the Desktop orchestrator. That scans every process's
+// environment and listening sockets (/proc) and probes what it finds,
+// which takes up to most of a second on a busy machine, so a listing of
+// every provider reports Freebuff late at the start grace instead of
+// holding the others' answer to its soft deadline (issue 21).
+type discoveryReporter struct{ svc *Service }
+
+func (r discoveryReporter) Starting() bool { return r.svc.Discovering() }
 
 // Probe runs Freebuff discovery (the Desktop orchestrator answering
 // /healthz, else a freebuff CLI executable and the PTY start-up probe) and

@@ -7,16 +7,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/freebuff/desktop"
 	"github.com/agent-interop/runtime/internal/testutil/freebuffsim"
+	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
 // startFakeDesktop runs the Desktop simulator as its own process and waits
@@ -147,5 +151,56 @@ func TestDiscoveryThroughOrchestratorLog(t *testing.T) {
 	defer svc.Close()
 	if st := svc.Status(context.Background()); st.Product != "desktop" || st.ReadOnly || st.Endpoint != sim.URL() {
 		t.Fatalf("status = %+v", st)
+	}
+}
+
+// TestDiscoveryIsReportedAsStarting: while the service looks for the
+// Desktop orchestrator (here a first candidate that does not answer yet),
+// the adapter's Starting role says so, so that a listing of every provider
+// reports Freebuff late at its start grace (registry.DefaultStartGrace)
+// instead of waiting for it; once discovery ends it says no more.
+func TestDiscoveryIsReportedAsStarting(t *testing.T) {
+	sim, err := freebuffsim.NewDesktop(freebuffsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	sim.AddThread(t.TempDir(), "found")
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	defer unblock()
+	stalled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release // answers only once released, and then refuses
+		http.Error(w, "not an orchestrator", http.StatusServiceUnavailable)
+	}))
+	defer stalled.Close()
+	readiness := filepath.Join(t.TempDir(), "readiness.json")
+	clock := newFakeClock(t)
+	// The stalled candidate comes first (the readiness file is checked
+	// before FREEBUFF_ORCHESTRATOR_URL, so it is given through the file and
+	// the simulator through the URL).
+	b, _ := json.Marshal(map[string]any{"url": stalled.URL, "updatedAt": clock.Now().Format(time.RFC3339Nano)})
+	must(t, os.WriteFile(readiness, b, 0o644))
+	env := newEnv(map[string]string{EnvReadinessFile: readiness, EnvOrchestratorURL: sim.URL(), EnvLaunchID: sim.LaunchID()})
+	svc := New(Config{LookupEnv: env.lookup, ProcDir: "-", HomeDir: t.TempDir(), WorkDir: t.TempDir(), Clock: clock})
+	defer svc.Close()
+	a := NewAdapter(svc, nil)
+	starting := a.Roles().Starting
+	if starting == nil || starting.Starting() {
+		t.Fatalf("Starting role = %v before any call, want one that reports no start", starting)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.ListSessions(context.Background())
+		done <- err
+	}()
+	wait.For(t, "the Starting role to report the discovery under way", wait.Process, starting.Starting)
+	unblock()
+	if err := wait.Recv(t, "the listing", wait.Process, done); err != nil {
+		t.Fatalf("ListSessions: %v", err)
+	}
+	if starting.Starting() {
+		t.Fatal("Starting role still reports a start after discovery ended")
 	}
 }

@@ -101,6 +101,11 @@ func (s *Service) pick(ctx context.Context) (backend, error) {
 	return nil, &UnavailableError{Reason: ReasonUnavailable + ": " + derr.Error() + "; and " + cerr.Error()}
 }
 
+// Discovering reports whether the service is looking for the Desktop
+// orchestrator (its first call, or the first after ConnectionTTL): the
+// process-table scan and the probes of what it found.
+func (s *Service) Discovering() bool { return !s.forced && s.desktop.Discovering() }
+
 // Status reports which Freebuff was found and whether writes are possible.
 func (s *Service) Status(ctx context.Context) Status {
 	b, err := s.pick(ctx)

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
@@ -41,11 +42,14 @@ type Backend struct {
 	onTurnEnd func(TurnEnd)
 
 	discoverMu sync.Mutex // one discovery at a time
-	mu         sync.Mutex
-	gen        uint64 // discoveries completed
-	conn       *desktopConn
-	connErr    error
-	connAt     int64 // clock time of the last discovery, UnixNano
+	// discovering counts the callers running a discovery or waiting for
+	// one (Discovering).
+	discovering atomic.Int32
+	mu          sync.Mutex
+	gen         uint64 // discoveries completed
+	conn        *desktopConn
+	connErr     error
+	connAt      int64 // clock time of the last discovery, UnixNano
 }
 
 // New returns a Backend for cfg (with its defaults filled in); onTurnEnd
@@ -169,6 +173,8 @@ func (d *Backend) connection(ctx context.Context, force bool) (*desktopConn, err
 	}
 	gen := d.gen
 	d.mu.Unlock()
+	d.discovering.Add(1)
+	defer d.discovering.Add(-1)
 	d.discoverMu.Lock()
 	defer d.discoverMu.Unlock()
 	// A discovery that started and finished while this caller waited is
@@ -190,6 +196,12 @@ func (d *Backend) connection(ctx context.Context, force bool) (*desktopConn, err
 	}
 	return c, err
 }
+
+// Discovering reports whether a discovery is under way: the process table
+// scanned for an orchestrator (its environment and listening sockets) and
+// each candidate probed. On a machine with many processes the scan alone
+// can take most of a second.
+func (d *Backend) Discovering() bool { return d.discovering.Load() > 0 }
 
 // Available reports why no orchestrator can be used for reads, or nil. A
 // result is reused for ConnectionTTL.
