@@ -367,12 +367,31 @@ run handoff "handoff benchmark gate: three tasks on the real providers, zero dup
 # target gets as many executions as 30 s with two workers did; in CI logs
 # the first 30 s found about 80% of a minute's new inputs (FuzzValidators
 # 338 of 416, FuzzFrames 235 of 262). The seed corpora run in the unit tier.
+# -fuzz compiles every dependency coverage-instrumented (the standard library
+# too), so nothing the other steps compiled is reused: the two test binaries
+# are built one after the other (go test -c -fuzz, the cache entries go test
+# -fuzz makes), the second reusing the instrumented packages the first
+# compiled, where two `go test -fuzz` started together compiled them twice
+# at once. Then both binaries fuzz together, each in its package directory
+# (where testdata/fuzz is read and a failing input is written), with the
+# corpus cache go test -fuzz would use.
 fuzz() {
-	local pids=() rc=0 pid
-	go test -run '^$' -fuzz '^FuzzValidators$' -fuzztime "${FUZZTIME:-60s}" -fuzzminimizetime 200x -parallel 1 ./internal/catalogtest 2>&1 | sed -u 's/^/FuzzValidators: /' &
-	pids+=($!)
-	go test -run '^$' -fuzz '^FuzzFrames$' -fuzztime "${FUZZTIME:-60s}" -fuzzminimizetime 200x -parallel 1 ./internal/stdio 2>&1 | sed -u 's/^/FuzzFrames: /' &
-	pids+=($!)
+	local bin=$logs/fuzz pids=() rc=0 pid target pkg
+	local -A targets=([FuzzValidators]=internal/catalogtest [FuzzFrames]=internal/stdio/frame)
+	mkdir -p "$bin"
+	for target in FuzzValidators FuzzFrames; do
+		go test -c -fuzz "^$target\$" -o "$bin/$target.test" "./${targets[$target]}"
+	done
+	for target in FuzzValidators FuzzFrames; do
+		pkg=${targets[$target]}
+		(
+			cd "$pkg"
+			exec "$bin/$target.test" -test.paniconexit0 -test.run '^$' -test.fuzz "^$target\$" \
+				-test.fuzztime "${FUZZTIME:-60s}" -test.fuzzminimizetime 200x -test.parallel 1 \
+				-test.fuzzcachedir "$(go env GOCACHE)/fuzz/$module/$pkg"
+		) 2>&1 | sed -u "s/^/$target: /" &
+		pids+=($!)
+	done
 	for pid in "${pids[@]}"; do
 		wait "$pid" || rc=1
 	done

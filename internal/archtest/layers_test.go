@@ -50,7 +50,7 @@ var layers = []layer{
 		"foundation", "catalogs", "provider contract", "freebuff", "registry", "services", "store", "entities",
 	}},
 	{name: "mcp server", dirs: []string{"internal/server"}, mayImport: []string{"foundation", "catalogs"}},
-	{name: "transports", dirs: []string{"internal/stdio", "internal/httpserve"}, mayImport: []string{"foundation"}},
+	{name: "transports", dirs: []string{"internal/stdio", "internal/stdio/frame", "internal/httpserve"}, mayImport: []string{"foundation"}},
 	{name: "app", dirs: []string{"internal/app"}, mayImport: []string{
 		"foundation", "catalogs", "provider contract", "freebuff", "adapter set", "registry", "services", "store", "entities", "handlers",
 	}},
