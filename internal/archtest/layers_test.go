@@ -64,7 +64,7 @@ var layers = []layer{
 	{name: "generator", dirs: []string{"gen/...", "cmd/interopgen"}},
 	// Test support and benchmarks may use anything; nothing above may use them.
 	{name: "test support", dirs: []string{
-		"internal/testutil/...", "internal/providers/registry/registrytest", "internal/bench/...", "cmd/interop-bench", "internal/catalogtest", "internal/e2e", "internal/archtest",
+		"internal/testutil/...", "internal/providers/registry/registrytest", "internal/bench/...", "cmd/interop-bench", "internal/catalogtest/...", "internal/e2e", "internal/archtest",
 	}, mayImport: []string{"*"}},
 }
 

@@ -19,7 +19,7 @@ import (
 // decoder enforces (the served schema plus the spec-wide bounds).
 func referee(t testing.TB, e *catalogs.Entry) *jsonschema.Schema {
 	t.Helper()
-	return compileSchema(t, e.Name, e.ExactSchema)
+	return CompileSchema(t, e.Name, e.ExactSchema)
 }
 
 // servedReferee is santhosh-tekuri/jsonschema compiled from the schema
@@ -27,25 +27,7 @@ func referee(t testing.TB, e *catalogs.Entry) *jsonschema.Schema {
 // everything the decoder accepts.
 func servedReferee(t testing.TB, e *catalogs.Entry) *jsonschema.Schema {
 	t.Helper()
-	return compileSchema(t, e.Name+".served", e.InputSchema)
-}
-
-func compileSchema(t testing.TB, name, text string) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("mem://"+name+".json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("mem://" + name + ".json")
-	if err != nil {
-		t.Fatalf("%s: schema does not compile: %v", name, err)
-	}
-	return s
+	return CompileSchema(t, e.Name+".served", e.InputSchema)
 }
 
 // verdicts validates raw with both validators on the same decoded value,
@@ -104,7 +86,7 @@ var caseMemo sync.Map // tool name → func() generatedCases
 func casesOf(t testing.TB, e *catalogs.Entry) generatedCases {
 	t.Helper()
 	once, _ := caseMemo.LoadOrStore(e.Name, sync.OnceValues(func() (generatedCases, error) {
-		var s schema
+		var s Schema
 		if err := json.Unmarshal([]byte(e.ExactSchema), &s); err != nil {
 			return generatedCases{}, err
 		}
