@@ -1,7 +1,6 @@
 package catalogtest
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -214,15 +213,11 @@ func FuzzValidators(f *testing.F) {
 		if !ours && err == nil {
 			t.Fatalf("%s: rejected without an error", entries[i].Name)
 		}
-		if ours {
-			if v != nil && !hugeNumber(v) {
-				if err := served[i].Validate(v); err != nil {
-					t.Fatalf("%s: the decoder accepts %q but the served schema refuses it: %v", entries[i].Name, raw, err)
-				}
+		// comparable: raw parsed to v, which holds no huge number.
+		if ours && comparable {
+			if err := served[i].Validate(v); err != nil {
+				t.Fatalf("%s: the decoder accepts %q but the served schema refuses it: %v", entries[i].Name, raw, err)
 			}
-		}
-		if !bytes.Equal(raw, raw) {
-			t.Fatal("unreachable")
 		}
 	})
 }

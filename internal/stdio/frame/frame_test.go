@@ -114,11 +114,9 @@ func FuzzFrames(f *testing.F) {
 			if ref.Silent {
 				if bytes.Contains(line, []byte(`"method"`)) && !bytes.Contains(line, []byte(`"result"`)) && !bytes.Contains(line, []byte(`"error"`)) {
 					// A request is never dropped silently; only responses are.
-					if _, err := jsonrpc.DecodeMessage(line); err == nil {
-						if m, _ := jsonrpc.DecodeMessage(line); m != nil {
-							if _, isReq := m.(*jsonrpc.Request); isReq {
-								t.Fatalf("request dropped without an answer: %q", line)
-							}
+					if m, err := jsonrpc.DecodeMessage(line); err == nil {
+						if _, isReq := m.(*jsonrpc.Request); isReq {
+							t.Fatalf("request dropped without an answer: %q", line)
 						}
 					}
 				}
