@@ -50,7 +50,7 @@ var layers = []layer{
 		"foundation", "catalogs", "provider contract", "freebuff", "registry", "services", "store", "entities",
 	}},
 	{name: "mcp server", dirs: []string{"internal/server"}, mayImport: []string{"foundation", "catalogs"}},
-	{name: "transports", dirs: []string{"internal/stdio", "internal/httpserve"}, mayImport: []string{"foundation"}},
+	{name: "transports", dirs: []string{"internal/stdio", "internal/stdio/frame", "internal/httpserve"}, mayImport: []string{"foundation"}},
 	{name: "app", dirs: []string{"internal/app"}, mayImport: []string{
 		"foundation", "catalogs", "provider contract", "freebuff", "adapter set", "registry", "services", "store", "entities", "handlers",
 	}},
@@ -64,7 +64,7 @@ var layers = []layer{
 	{name: "generator", dirs: []string{"gen/...", "cmd/interopgen"}},
 	// Test support and benchmarks may use anything; nothing above may use them.
 	{name: "test support", dirs: []string{
-		"internal/testutil/...", "internal/providers/registry/registrytest", "internal/bench/...", "cmd/interop-bench", "internal/catalogtest", "internal/e2e", "internal/archtest",
+		"internal/testutil/...", "internal/providers/registry/registrytest", "internal/bench/...", "cmd/interop-bench", "internal/catalogtest/...", "internal/e2e", "internal/archtest",
 	}, mayImport: []string{"*"}},
 }
 

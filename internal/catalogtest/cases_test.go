@@ -11,9 +11,6 @@ import (
 	"unicode/utf8"
 )
 
-// schema is a parsed input schema.
-type schema = map[string]any
-
 // nonASCII are strings whose characters take 2, 3 and 4 bytes in UTF-8,
 // combining marks, a zero-width-joined emoji sequence, an astral-plane
 // character, a right-to-left script and a byte-order mark: each is a
@@ -21,11 +18,11 @@ type schema = map[string]any
 var nonASCII = []string{"é漢字", "日本語のテキスト", "😀", "👩\u200d👩\u200d👧", "e\u0301", "𝄞𝕏", "مرحبا", "\ufeffbom"}
 
 // validValues returns JSON literals that satisfy s.
-func validValues(s schema) []string {
+func validValues(s Schema) []string {
 	if alts, ok := s["oneOf"].([]any); ok {
 		var out []string
 		for _, a := range alts {
-			out = append(out, validValues(a.(schema))...)
+			out = append(out, validValues(a.(Schema))...)
 		}
 		return out
 	}
@@ -40,7 +37,7 @@ func validValues(s schema) []string {
 	if isNullable(s) {
 		out = append(out, "null")
 	}
-	switch typeName(s) {
+	switch TypeName(s) {
 	case "":
 		return append(out, `1`, `"x"`, `null`, `{}`, `[1,{"a":[]}]`, `true`)
 	case "string":
@@ -57,7 +54,7 @@ func validValues(s schema) []string {
 	case "boolean":
 		return append(out, "true", "false")
 	case "array":
-		item := validValues(s["items"].(schema))
+		item := validValues(s["items"].(Schema))
 		out = append(out, arrayOf(s, item[:1]))
 		if len(item) > 1 {
 			out = append(out, arrayOf(s, item))
@@ -73,11 +70,11 @@ func validValues(s schema) []string {
 }
 
 // validObjects varies one property at a time over its valid values.
-func validObjects(s schema) []string {
+func validObjects(s Schema) []string {
 	out := []string{objectMin(s), objectFull(s)}
 	base := minFields(s)
-	for _, p := range propNames(s) {
-		for _, v := range validValues(props(s)[p].(schema)) {
+	for _, p := range PropNames(s) {
+		for _, v := range validValues(Props(s)[p].(Schema)) {
 			m := clone(base)
 			m[p] = v
 			out = append(out, render(m))
@@ -87,11 +84,11 @@ func validObjects(s schema) []string {
 }
 
 // invalidValues returns JSON literals that break s.
-func invalidValues(s schema) []string {
+func invalidValues(s Schema) []string {
 	if alts, ok := s["oneOf"].([]any); ok {
 		out := []string{`1`, `true`, `[]`, `null`}
 		for _, a := range alts {
-			for _, v := range invalidValues(a.(schema)) {
+			for _, v := range invalidValues(a.(Schema)) {
 				if !strings.HasPrefix(v, "{") && !strings.HasPrefix(v, `"`) {
 					continue
 				}
@@ -103,7 +100,7 @@ func invalidValues(s schema) []string {
 	if _, ok := s["enum"]; ok {
 		return []string{`"not-a-listed-value"`, `1`, `null`, `""`}
 	}
-	t := typeName(s)
+	t := TypeName(s)
 	if t == "" {
 		return nil // anything goes
 	}
@@ -124,7 +121,7 @@ func invalidValues(s schema) []string {
 		out = append(out, fmtInt(lo-1), fmtInt(hi+1), "0.5", "1e400", "-1e400")
 	case "array":
 		if m := maxItems(s); m >= 0 {
-			item := validValues(s["items"].(schema))
+			item := validValues(s["items"].(Schema))
 			var many []string
 			for len(many) <= m {
 				many = append(many, item[0])
@@ -134,7 +131,7 @@ func invalidValues(s schema) []string {
 		if minItems(s) > 0 {
 			out = append(out, "[]")
 		}
-		for _, bad := range invalidValues(s["items"].(schema)) {
+		for _, bad := range invalidValues(s["items"].(Schema)) {
 			out = append(out, "["+bad+"]")
 		}
 	case "object":
@@ -143,7 +140,7 @@ func invalidValues(s schema) []string {
 	return out
 }
 
-func invalidObjects(s schema) []string {
+func invalidObjects(s Schema) []string {
 	var out []string
 	base := minFields(s)
 	for _, r := range required(s) {
@@ -154,8 +151,8 @@ func invalidObjects(s schema) []string {
 	m := clone(base)
 	m["notAKnownArgument"] = "1"
 	out = append(out, render(m))
-	for _, p := range propNames(s) {
-		for _, bad := range invalidValues(props(s)[p].(schema)) {
+	for _, p := range PropNames(s) {
+		for _, bad := range invalidValues(Props(s)[p].(Schema)) {
 			m := clone(base)
 			m[p] = bad
 			out = append(out, render(m))
@@ -164,21 +161,21 @@ func invalidObjects(s schema) []string {
 	return out
 }
 
-func objectMin(s schema) string  { return render(minFields(s)) }
-func objectFull(s schema) string { return render(fullFields(s)) }
+func objectMin(s Schema) string  { return render(minFields(s)) }
+func objectFull(s Schema) string { return render(fullFields(s)) }
 
-func minFields(s schema) map[string]string {
+func minFields(s Schema) map[string]string {
 	m := map[string]string{}
 	for _, r := range required(s) {
-		m[r] = validValues(props(s)[r].(schema))[0]
+		m[r] = validValues(Props(s)[r].(Schema))[0]
 	}
 	return m
 }
 
-func fullFields(s schema) map[string]string {
+func fullFields(s Schema) map[string]string {
 	m := map[string]string{}
-	for _, p := range propNames(s) {
-		vals := validValues(props(s)[p].(schema))
+	for _, p := range PropNames(s) {
+		vals := validValues(Props(s)[p].(Schema))
 		m[p] = vals[len(vals)-1]
 	}
 	return m
@@ -224,7 +221,7 @@ func (c candidate) runes() int {
 // stringsFor returns the quoted string cases that satisfy s (valid) or
 // break it: short ASCII and non-ASCII words, and values at and one over
 // each length bound in characters of every UTF-8 width.
-func stringsFor(s schema, valid bool) []string {
+func stringsFor(s Schema, valid bool) []string {
 	minL, hasMin := s["minLength"].(float64)
 	maxL, hasMax := s["maxLength"].(float64)
 	p, _ := s["pattern"].(string)
@@ -271,7 +268,7 @@ func generateStrings(k stringKey) []string {
 	return dedupe(out)
 }
 
-func arrayOf(s schema, items []string) string {
+func arrayOf(s Schema, items []string) string {
 	if m := maxItems(s); m >= 0 && len(items) > m {
 		items = items[:m]
 	}
@@ -281,24 +278,7 @@ func arrayOf(s schema, items []string) string {
 	return "[" + strings.Join(items, ",") + "]"
 }
 
-func typeName(s schema) string {
-	switch t := s["type"].(type) {
-	case string:
-		return t
-	case []any:
-		for _, x := range t {
-			if x != "null" {
-				return x.(string)
-			}
-		}
-	}
-	if _, ok := s["enum"]; ok {
-		return "string"
-	}
-	return ""
-}
-
-func isNullable(s schema) bool {
+func isNullable(s Schema) bool {
 	t, ok := s["type"].([]any)
 	if !ok {
 		return false
@@ -329,21 +309,7 @@ func matchesType(lit, t string) bool {
 	return false
 }
 
-func props(s schema) map[string]any {
-	p, _ := s["properties"].(map[string]any)
-	return p
-}
-
-func propNames(s schema) []string {
-	var out []string
-	for k := range props(s) {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func required(s schema) []string {
+func required(s Schema) []string {
 	var out []string
 	for _, r := range asSlice(s["required"]) {
 		out = append(out, r.(string))
@@ -353,14 +319,14 @@ func required(s schema) []string {
 
 func asSlice(v any) []any { x, _ := v.([]any); return x }
 
-func num(s schema, k string) int64 { f, _ := s[k].(float64); return int64(f) }
+func num(s Schema, k string) int64 { f, _ := s[k].(float64); return int64(f) }
 
-func minItems(s schema) int {
+func minItems(s Schema) int {
 	f, _ := s["minItems"].(float64)
 	return int(f)
 }
 
-func maxItems(s schema) int {
+func maxItems(s Schema) int {
 	f, ok := s["maxItems"].(float64)
 	if !ok {
 		return -1

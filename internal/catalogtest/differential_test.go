@@ -1,7 +1,6 @@
 package catalogtest
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -19,7 +18,7 @@ import (
 // decoder enforces (the served schema plus the spec-wide bounds).
 func referee(t testing.TB, e *catalogs.Entry) *jsonschema.Schema {
 	t.Helper()
-	return compileSchema(t, e.Name, e.ExactSchema)
+	return CompileSchema(t, e.Name, e.ExactSchema)
 }
 
 // servedReferee is santhosh-tekuri/jsonschema compiled from the schema
@@ -27,25 +26,7 @@ func referee(t testing.TB, e *catalogs.Entry) *jsonschema.Schema {
 // everything the decoder accepts.
 func servedReferee(t testing.TB, e *catalogs.Entry) *jsonschema.Schema {
 	t.Helper()
-	return compileSchema(t, e.Name+".served", e.InputSchema)
-}
-
-func compileSchema(t testing.TB, name, text string) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("mem://"+name+".json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("mem://" + name + ".json")
-	if err != nil {
-		t.Fatalf("%s: schema does not compile: %v", name, err)
-	}
-	return s
+	return CompileSchema(t, e.Name+".served", e.InputSchema)
 }
 
 // verdicts validates raw with both validators on the same decoded value,
@@ -104,7 +85,7 @@ var caseMemo sync.Map // tool name → func() generatedCases
 func casesOf(t testing.TB, e *catalogs.Entry) generatedCases {
 	t.Helper()
 	once, _ := caseMemo.LoadOrStore(e.Name, sync.OnceValues(func() (generatedCases, error) {
-		var s schema
+		var s Schema
 		if err := json.Unmarshal([]byte(e.ExactSchema), &s); err != nil {
 			return generatedCases{}, err
 		}
@@ -232,15 +213,11 @@ func FuzzValidators(f *testing.F) {
 		if !ours && err == nil {
 			t.Fatalf("%s: rejected without an error", entries[i].Name)
 		}
-		if ours {
-			if v != nil && !hugeNumber(v) {
-				if err := served[i].Validate(v); err != nil {
-					t.Fatalf("%s: the decoder accepts %q but the served schema refuses it: %v", entries[i].Name, raw, err)
-				}
+		// comparable: raw parsed to v, which holds no huge number.
+		if ours && comparable {
+			if err := served[i].Validate(v); err != nil {
+				t.Fatalf("%s: the decoder accepts %q but the served schema refuses it: %v", entries[i].Name, raw, err)
 			}
-		}
-		if !bytes.Equal(raw, raw) {
-			t.Fatal("unreachable")
 		}
 	})
 }

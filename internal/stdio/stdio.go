@@ -4,7 +4,7 @@
 //
 // Lines are read with internal/jsonrpc's ReadLine, the framing every stdio
 // protocol of the runtime shares. Every inbound line is checked first
-// (frame.go) without recursion, so no
+// (package [frame]) without recursion, so no
 // nesting depth or size up to [MaxLineBytes] can hurt the guard itself. A
 // line the SDK could not take gets the protocol's answer from the guard and
 // the session goes on:
@@ -47,6 +47,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/internal/jsonrpc"
+	"github.com/agent-interop/runtime/internal/stdio/frame"
 )
 
 // MaxLineBytes bounds one inbound message.
@@ -210,11 +211,11 @@ func (g *guard) Write(p []byte) (int, error) {
 func (g *guard) Close() error { return nil }
 
 // answer writes one of the guard's own answers.
-func (g *guard) answer(r *refusal) {
-	if r.silent {
+func (g *guard) answer(r *frame.Refusal) {
+	if r.Silent {
 		return
 	}
-	line := append(errorAnswer(r.id, r.code, r.msg), '\n')
+	line := append(frame.ErrorAnswer(r.ID, r.Code, r.Msg), '\n')
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
 	_, _ = g.out.Write(line)
@@ -233,7 +234,7 @@ func (g *guard) retire(line []byte) []byte {
 	if !ok {
 		return line
 	}
-	key, err := idKey(line[start:end])
+	key, err := frame.IDKey(line[start:end])
 	if err != nil {
 		return line
 	}
@@ -241,7 +242,7 @@ func (g *guard) retire(line []byte) []byte {
 	defer g.mu.Unlock()
 	if orig, ok := g.subst[key]; ok {
 		delete(g.subst, key)
-		line = splice(line, start, end, orig)
+		line = frame.Splice(line, start, end, orig)
 	}
 	if g.pending[key] {
 		delete(g.pending, key)
@@ -283,9 +284,9 @@ func responseID(line []byte) (start, end int, ok bool) {
 		start = len(sdkPrefix)
 		var err error
 		if start < len(body) && body[start] == '"' {
-			end, err = scanString(body, start)
+			end, err = frame.ScanString(body, start)
 		} else if start < len(body) {
-			end, err = scanNumber(body, start)
+			end, err = frame.ScanNumber(body, start)
 		} else {
 			return 0, 0, false
 		}
@@ -295,52 +296,45 @@ func responseID(line []byte) (start, end int, ok bool) {
 		rest := body[end+1:]
 		return start, end, bytes.HasPrefix(rest, []byte(`"result"`)) || bytes.HasPrefix(rest, []byte(`"error"`))
 	}
-	members, isObject, err := scanObject(body)
+	members, isObject, err := frame.ScanObject(body)
 	if err != nil || !isObject {
 		return 0, 0, false
 	}
-	var id *member
+	var id *frame.Member
 	for i := range members {
-		switch members[i].key {
+		switch members[i].Key {
 		case "method":
 			return 0, 0, false
 		case "id":
 			id = &members[i]
 		}
 	}
-	if id == nil || (id.raw[0] != '"' && classifyID(id.raw) != idInteger) {
+	if id == nil || (id.Raw[0] != '"' && frame.ClassifyID(id.Raw) != frame.IDInteger) {
 		return 0, 0, false
 	}
-	return id.start, id.start + len(id.raw), true
-}
-
-func splice(line []byte, start, end int, with []byte) []byte {
-	out := make([]byte, 0, len(line)-(end-start)+len(with))
-	out = append(out, line[:start]...)
-	out = append(out, with...)
-	return append(out, line[end:]...)
+	return id.Start, id.Start + len(id.Raw), true
 }
 
 // admit records a call about to be forwarded. It returns the line to
 // forward (with a substitute id when needed), or a refusal when the id is
 // already in flight.
-func (g *guard) admit(line []byte, msg message) ([]byte, string, *refusal) {
+func (g *guard) admit(line []byte, msg frame.Message) ([]byte, string, *frame.Refusal) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var key string
-	if msg.idKind == idOther {
+	if msg.IDKind == frame.IDOther {
 		g.nextSub++
 		sub := strconv.AppendQuote(nil, g.nonce+strconv.FormatInt(g.nextSub, 10))
-		key, _ = idKey(sub)
-		g.subst[key] = append([]byte(nil), msg.id...)
-		line = splice(line, msg.idStart, msg.idStart+len(msg.id), sub)
+		key, _ = frame.IDKey(sub)
+		g.subst[key] = append([]byte(nil), msg.ID...)
+		line = frame.Splice(line, msg.IDStart, msg.IDStart+len(msg.ID), sub)
 	} else {
 		var err error
-		if key, err = idKey(msg.id); err != nil {
-			return nil, "", &refusal{id: msg.id, code: codeInvalidRequest, msg: "Invalid Request: bad id"}
+		if key, err = frame.IDKey(msg.ID); err != nil {
+			return nil, "", &frame.Refusal{ID: msg.ID, Code: jsonrpc.CodeInvalidRequest, Msg: "Invalid Request: bad id"}
 		}
 		if g.pending[key] {
-			return nil, "", &refusal{id: msg.id, code: codeInvalidRequest, msg: "Invalid Request: id " + string(msg.id) + " is already used by a request in flight"}
+			return nil, "", &frame.Refusal{ID: msg.ID, Code: jsonrpc.CodeInvalidRequest, Msg: "Invalid Request: id " + string(msg.ID) + " is already used by a request in flight"}
 		}
 	}
 	if len(g.pending) == 0 {
@@ -368,19 +362,19 @@ func (g *guard) forget(key string) {
 // named by its substitute so the SDK finds the call. When the call was the
 // last one its batch waited for, the batch's answer is returned to be
 // written (flush).
-func (g *guard) cancelled(line []byte, msg message) (out, flush []byte) {
-	c := msg.cancels
+func (g *guard) cancelled(line []byte, msg frame.Message) (out, flush []byte) {
+	c := msg.Cancels
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	key, err := idKey(c.raw)
+	key, err := frame.IDKey(c.Raw)
 	if err != nil {
 		return line, nil
 	}
-	if classifyID(c.raw) == idOther {
+	if frame.ClassifyID(c.Raw) == frame.IDOther {
 		for sub, orig := range g.subst {
-			if bytes.Equal(orig, c.raw) {
+			if bytes.Equal(orig, c.Raw) {
 				key = sub
-				line = splice(line, c.start, c.start+len(c.raw), strconv.AppendQuote(nil, sub[1:]))
+				line = frame.Splice(line, c.Start, c.Start+len(c.Raw), strconv.AppendQuote(nil, sub[1:]))
 				break
 			}
 		}
@@ -422,7 +416,7 @@ func (g *guard) pump(in io.Reader, pw *io.PipeWriter) {
 		line, tooLong, err := jsonrpc.ReadLine(r, MaxLineBytes)
 		switch {
 		case tooLong:
-			g.answer(&refusal{code: codeInvalidRequest, msg: "Invalid Request: message exceeds 4 MiB"})
+			g.answer(&frame.Refusal{Code: jsonrpc.CodeInvalidRequest, Msg: "Invalid Request: message exceeds 4 MiB"})
 		case len(bytes.TrimSpace(line)) > 0:
 			if werr := g.forward(line, pw); werr != nil {
 				return
@@ -438,13 +432,13 @@ func (g *guard) pump(in io.Reader, pw *io.PipeWriter) {
 
 // forward checks one line and passes it to the SDK, or answers it.
 func (g *guard) forward(line []byte, pw *io.PipeWriter) error {
-	line = sanitize(line)
+	line = frame.Sanitize(line)
 	if t := bytes.TrimSpace(line); t[0] == '[' {
-		if _, _, err := scanObject(line); err == nil {
+		if _, _, err := frame.ScanObject(line); err == nil {
 			return g.forwardBatch(line, pw)
 		}
 	}
-	msg, ref := inspect(line)
+	msg, ref := frame.Inspect(line)
 	if ref != nil {
 		g.answer(ref)
 		return nil
@@ -455,7 +449,7 @@ func (g *guard) forward(line []byte, pw *io.PipeWriter) error {
 		return nil
 	}
 	if _, err := pw.Write(append(line, '\n')); err != nil {
-		if msg.isCall {
+		if msg.IsCall {
 			g.forget(key)
 		}
 		return err
@@ -466,18 +460,18 @@ func (g *guard) forward(line []byte, pw *io.PipeWriter) error {
 // prepare readies a checked message for the SDK: a cancellation names the
 // call as the SDK knows it (a batch it completes is written), a call is
 // admitted (and may get a substitute id).
-func (g *guard) prepare(line []byte, msg message) ([]byte, string, *refusal) {
-	if msg.cancels != nil {
+func (g *guard) prepare(line []byte, msg frame.Message) ([]byte, string, *frame.Refusal) {
+	if msg.Cancels != nil {
 		var flush []byte
 		if line, flush = g.cancelled(line, msg); flush != nil {
 			g.write(flush)
 		}
 	}
-	if !msg.isCall {
+	if !msg.IsCall {
 		return line, "", nil
 	}
 	line, key, ref := g.admit(line, msg)
-	if ref == nil && msg.initialize {
+	if ref == nil && msg.Initialize {
 		g.mu.Lock()
 		g.initKey = key
 		g.mu.Unlock()
@@ -498,39 +492,39 @@ func (g *guard) forwardBatch(line []byte, pw *io.PipeWriter) error {
 	g.mu.Unlock()
 	switch {
 	case version == "":
-		g.answer(&refusal{code: codeInvalidRequest, msg: "Invalid Request: batches are not supported before initialization"})
+		g.answer(&frame.Refusal{Code: jsonrpc.CodeInvalidRequest, Msg: "Invalid Request: batches are not supported before initialization"})
 		return nil
 	case version >= batchesFrom:
-		g.answer(&refusal{code: codeInvalidRequest, msg: "Invalid Request: batches are not supported in protocol version " + batchesFrom + " and later (this session: " + version + ")"})
+		g.answer(&frame.Refusal{Code: jsonrpc.CodeInvalidRequest, Msg: "Invalid Request: batches are not supported in protocol version " + batchesFrom + " and later (this session: " + version + ")"})
 		return nil
 	}
-	elems, err := scanArray(line)
+	elems, err := frame.ScanArray(line)
 	if err != nil {
-		g.answer(&refusal{code: codeParseError, msg: "Parse error: " + err.Error()})
+		g.answer(&frame.Refusal{Code: jsonrpc.CodeParseError, Msg: "Parse error: " + err.Error()})
 		return nil
 	}
 	if len(elems) == 0 {
-		g.answer(&refusal{code: codeInvalidRequest, msg: "Invalid Request: empty batch"})
+		g.answer(&frame.Refusal{Code: jsonrpc.CodeInvalidRequest, Msg: "Invalid Request: empty batch"})
 		return nil
 	}
 	b := &batch{answers: make([][]byte, len(elems))}
 	lines := make([][]byte, len(elems)) // nil: not forwarded
 	keys := make([]string, len(elems))
 	for i, e := range elems {
-		raw := e.raw
-		msg, ref := inspect(raw)
-		if ref == nil && msg.initialize {
-			ref = &refusal{id: msg.id, code: codeInvalidRequest, msg: "Invalid Request: initialize must not be part of a batch"}
+		raw := e.Raw
+		msg, ref := frame.Inspect(raw)
+		if ref == nil && msg.Initialize {
+			ref = &frame.Refusal{ID: msg.ID, Code: jsonrpc.CodeInvalidRequest, Msg: "Invalid Request: initialize must not be part of a batch"}
 		}
 		if ref == nil {
 			raw, keys[i], ref = g.prepare(raw, msg)
 		}
 		switch {
-		case ref != nil && !ref.silent:
-			b.answers[i] = errorAnswer(ref.id, ref.code, ref.msg)
+		case ref != nil && !ref.Silent:
+			b.answers[i] = frame.ErrorAnswer(ref.ID, ref.Code, ref.Msg)
 		case ref == nil:
 			lines[i] = raw
-			if msg.isCall {
+			if msg.IsCall {
 				b.remaining++
 			}
 		}

@@ -1,4 +1,4 @@
-package catalogtest
+package invariants
 
 import (
 	"encoding/json"
@@ -171,7 +171,7 @@ func TestReadOnlyRemovesEveryWriteTool(t *testing.T) {
 // TestSpecAnnotationsAreExplicit reads the spec itself: the generated
 // table cannot show whether a hint was stated or defaulted.
 func TestSpecAnnotationsAreExplicit(t *testing.T) {
-	s, err := spec.Load(os.DirFS("../.."))
+	s, err := spec.Load(os.DirFS("../../.."))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,10 @@
-package stdio
+// Package frame checks one inbound line of the stdio transport (package
+// stdio) before the MCP SDK sees it: a scanner without recursion, so no
+// nesting depth or size can hurt it, the classification of request ids,
+// and the JSON-RPC error answer the guard writes for a line it refuses. It
+// is a package of its own so that its fuzz test (FuzzFrames) builds only
+// what the frame layer and its oracle, the SDK's decoder, import.
+package frame
 
 import (
 	"bytes"
@@ -22,12 +28,12 @@ const (
 	codeInvalidParams  = jsonrpc.CodeInvalidParams
 )
 
-// member is one top-level member of a message object.
-type member struct {
-	key   string
-	raw   []byte // the value as written
-	start int    // offset of raw in the line
-	depth int    // nesting of the value (0 for a scalar)
+// Member is one top-level member of a message object.
+type Member struct {
+	Key   string
+	Raw   []byte // the value as written
+	Start int    // offset of Raw in the line
+	Depth int    // nesting of the value (0 for a scalar)
 }
 
 // syntaxError is a line that is not one JSON text.
@@ -38,21 +44,21 @@ type syntaxError struct {
 
 func (e *syntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.msg, e.offset) }
 
-// sanitize replaces invalid UTF-8 by U+FFFD, as encoding/json does when
+// Sanitize replaces invalid UTF-8 by U+FFFD, as encoding/json does when
 // it decodes a string, so such a request is still served under its id
 // (invalid bytes outside strings stay a syntax error).
-func sanitize(line []byte) []byte {
+func Sanitize(line []byte) []byte {
 	if utf8.Valid(line) {
 		return line
 	}
 	return bytes.ToValidUTF8(line, []byte("\uFFFD"))
 }
 
-// scanObject parses line as one JSON text without recursion (so any depth
+// ScanObject parses line as one JSON text without recursion (so any depth
 // costs one byte of stack per level, never a goroutine stack) and, when it
 // is an object, returns its members. isObject is false for any other valid
 // value. Invalid UTF-8 is a syntax error (RFC 8259 §8.1; see sanitize).
-func scanObject(line []byte) (members []member, isObject bool, err error) {
+func ScanObject(line []byte) (members []Member, isObject bool, err error) {
 	if !utf8.Valid(line) {
 		return nil, false, &syntaxError{offset: 0, msg: "invalid UTF-8"}
 	}
@@ -76,9 +82,9 @@ func scanObject(line []byte) (members []member, isObject bool, err error) {
 	}
 	for {
 		if i >= len(line) || line[i] != '"' {
-			return nil, false, &syntaxError{offset: i, msg: "expected a member name"}
+			return nil, false, &syntaxError{offset: i, msg: "expected a Member name"}
 		}
-		kend, err := scanString(line, i)
+		kend, err := ScanString(line, i)
 		if err != nil {
 			return nil, false, err
 		}
@@ -95,7 +101,7 @@ func scanObject(line []byte) (members []member, isObject bool, err error) {
 		if err != nil {
 			return nil, false, err
 		}
-		members = append(members, member{key: key, raw: line[i:vend], start: i, depth: depth})
+		members = append(members, Member{Key: key, Raw: line[i:vend], Start: i, Depth: depth})
 		i = skipSpace(line, vend)
 		switch {
 		case i < len(line) && line[i] == ',':
@@ -115,15 +121,15 @@ func trailing(line []byte, i int) error {
 	return nil
 }
 
-// scanArray returns the elements of line, a JSON array already checked by
-// scanObject (so it is well formed), each with its offset and depth.
-func scanArray(line []byte) ([]member, error) {
+// ScanArray returns the elements of line, a JSON array already checked by
+// ScanObject (so it is well formed), each with its offset and depth.
+func ScanArray(line []byte) ([]Member, error) {
 	i := skipSpace(line, 0)
 	if i == len(line) || line[i] != '[' {
 		return nil, &syntaxError{offset: i, msg: "expected '['"}
 	}
 	i = skipSpace(line, i+1)
-	var elems []member
+	var elems []Member
 	if i < len(line) && line[i] == ']' {
 		return elems, nil
 	}
@@ -132,7 +138,7 @@ func scanArray(line []byte) ([]member, error) {
 		if err != nil {
 			return nil, err
 		}
-		elems = append(elems, member{raw: line[i:end], start: i, depth: depth})
+		elems = append(elems, Member{Raw: line[i:end], Start: i, Depth: depth})
 		i = skipSpace(line, end)
 		switch {
 		case i < len(line) && line[i] == ',':
@@ -145,14 +151,14 @@ func scanArray(line []byte) ([]member, error) {
 	}
 }
 
-// decodeKey returns a member name as the SDK's decoder sees it.
+// decodeKey returns a Member name as the SDK's decoder sees it.
 func decodeKey(quoted []byte) (string, error) {
 	if bytes.IndexByte(quoted, '\\') < 0 {
 		return string(quoted[1 : len(quoted)-1]), nil
 	}
 	var s string
 	if err := json.Unmarshal(quoted, &s); err != nil {
-		return "", fmt.Errorf("bad member name: %w", err)
+		return "", fmt.Errorf("bad Member name: %w", err)
 	}
 	return s, nil
 }
@@ -211,9 +217,9 @@ func scanValue(b []byte, i int) (end, depth int, err error) {
 				}
 				continue
 			case c == '"':
-				i, err = scanString(b, i)
+				i, err = ScanString(b, i)
 			case c == '-' || (c >= '0' && c <= '9'):
-				i, err = scanNumber(b, i)
+				i, err = ScanNumber(b, i)
 			case c == 't':
 				i, err = scanLiteral(b, i, "true")
 			case c == 'f':
@@ -235,9 +241,9 @@ func scanValue(b []byte, i int) (end, depth int, err error) {
 				continue
 			}
 			if c != '"' {
-				return 0, 0, &syntaxError{offset: i, msg: "expected a member name"}
+				return 0, 0, &syntaxError{offset: i, msg: "expected a Member name"}
 			}
-			if i, err = scanString(b, i); err != nil {
+			if i, err = ScanString(b, i); err != nil {
 				return 0, 0, err
 			}
 			i = skipSpace(b, i)
@@ -266,8 +272,8 @@ func scanValue(b []byte, i int) (end, depth int, err error) {
 	}
 }
 
-// scanString returns the offset after the string starting at b[i] ('"').
-func scanString(b []byte, i int) (int, error) {
+// ScanString returns the offset after the string starting at b[i] ('"').
+func ScanString(b []byte, i int) (int, error) {
 	start := i
 	i++
 	for i < len(b) {
@@ -308,8 +314,8 @@ func isHex4(b []byte) bool {
 	return true
 }
 
-// scanNumber returns the offset after the number starting at b[i].
-func scanNumber(b []byte, i int) (int, error) {
+// ScanNumber returns the offset after the number starting at b[i].
+func ScanNumber(b []byte, i int) (int, error) {
 	start := i
 	if b[i] == '-' {
 		i++
@@ -357,41 +363,41 @@ func scanLiteral(b []byte, i int, lit string) (int, error) {
 // numeric ids through float64).
 const maxSafeID = 1 << 53
 
-// idKind classifies a request id.
-type idKind int
+// IDKind classifies a request id.
+type IDKind int
 
 const (
-	idNone    idKind = iota // no id member: a notification
-	idNull                  // "id": null
-	idString                // passed through
-	idInteger               // an integer the SDK keeps exactly: passed through
-	idOther                 // any other number: carried under a substitute id
-	idInvalid               // not a string or a number
+	IDNone    IDKind = iota // no id member: a notification
+	IDNull                  // "id": null
+	IDString                // passed through
+	IDInteger               // an integer the SDK keeps exactly: passed through
+	IDOther                 // any other number: carried under a substitute id
+	IDInvalid               // not a string or a number
 )
 
-// classifyID says how the guard treats an id value.
-func classifyID(raw []byte) idKind {
+// ClassifyID says how the guard treats an id value.
+func ClassifyID(raw []byte) IDKind {
 	if raw == nil {
-		return idNone
+		return IDNone
 	}
 	switch c := raw[0]; {
 	case c == '"':
-		return idString
+		return IDString
 	case c == 'n':
-		return idNull
+		return IDNull
 	case c == '-' || (c >= '0' && c <= '9'):
 		if canonicalInteger(raw) {
-			return idInteger
+			return IDInteger
 		}
-		return idOther
+		return IDOther
 	}
-	return idInvalid
+	return IDInvalid
 }
 
 // validID reports whether raw is an id a request may carry.
 func validID(raw []byte) bool {
-	switch classifyID(raw) {
-	case idString, idInteger, idOther:
+	switch ClassifyID(raw) {
+	case IDString, IDInteger, IDOther:
 		return true
 	}
 	return false
@@ -411,9 +417,9 @@ func canonicalInteger(raw []byte) bool {
 	return n >= -maxSafeID && n <= maxSafeID
 }
 
-// idKey is the identity of an id as both ends see it: a string id by its
+// IDKey is the identity of an id as both ends see it: a string id by its
 // decoded value, a number by its literal.
-func idKey(raw []byte) (string, error) {
+func IDKey(raw []byte) (string, error) {
 	if len(raw) > 0 && raw[0] == '"' {
 		if bytes.IndexByte(raw, '\\') < 0 {
 			return "s" + string(raw[1:len(raw)-1]), nil
@@ -427,83 +433,83 @@ func idKey(raw []byte) (string, error) {
 	return "n" + string(raw), nil
 }
 
-// message is a checked inbound line.
-type message struct {
-	id       []byte // raw id, nil for a notification or response without one
-	idStart  int    // offset of id in the line
-	idKind   idKind
-	isCall   bool // a request with an id (needs an answer)
-	response bool
-	// initialize marks an initialize request: its answer names the
+// Message is a checked inbound line.
+type Message struct {
+	ID       []byte // raw id, nil for a notification or response without one
+	IDStart  int    // offset of ID in the line
+	IDKind   IDKind
+	IsCall   bool // a request with an id (needs an answer)
+	Response bool
+	// Initialize marks an initialize request: its answer names the
 	// protocol version the session negotiated.
-	initialize bool
-	// cancels is the requestId member of a notifications/cancelled, with
+	Initialize bool
+	// Cancels is the requestId member of a notifications/cancelled, with
 	// its offset in the line.
-	cancels *member
+	Cancels *Member
 }
 
-// refusal is the guard's own answer to a line it does not forward.
-type refusal struct {
-	id     []byte // the id to answer with (nil: null)
-	code   int
-	msg    string
-	silent bool // dropped without an answer (a response nobody can use)
+// Refusal is the guard's own answer to a line it does not forward.
+type Refusal struct {
+	ID     []byte // the id to answer with (nil: null)
+	Code   int
+	Msg    string
+	Silent bool // dropped without an answer (a response nobody can use)
 }
 
-// inspect checks one non-blank line. It returns the message to forward, or
+// Inspect checks one non-blank line. It returns the message to forward, or
 // the refusal to answer with. A malformed response is dropped silently:
 // answering an answer is not allowed.
-func inspect(line []byte) (message, *refusal) {
-	members, isObject, err := scanObject(line)
+func Inspect(line []byte) (Message, *Refusal) {
+	members, isObject, err := ScanObject(line)
 	if err != nil {
-		return message{}, &refusal{code: codeParseError, msg: "Parse error: " + err.Error()}
+		return Message{}, &Refusal{Code: codeParseError, Msg: "Parse error: " + err.Error()}
 	}
 	if !isObject {
 		if bytes.TrimSpace(line)[0] == '[' {
-			return message{}, &refusal{code: codeInvalidRequest, msg: "Invalid Request: batches are not supported"}
+			return Message{}, &Refusal{Code: codeInvalidRequest, Msg: "Invalid Request: batches are not supported"}
 		}
-		return message{}, &refusal{code: codeInvalidRequest, msg: "Invalid Request: not a JSON-RPC object"}
+		return Message{}, &Refusal{Code: codeInvalidRequest, Msg: "Invalid Request: not a JSON-RPC object"}
 	}
-	known := map[string]*member{}
+	known := map[string]*Member{}
 	twice := ""
 	for i := range members {
 		m := &members[i]
-		switch m.key {
+		switch m.Key {
 		case "jsonrpc", "id", "method", "params", "result", "error":
-			if known[m.key] != nil && twice == "" {
-				twice = m.key
+			if known[m.Key] != nil && twice == "" {
+				twice = m.Key
 			}
-			known[m.key] = m
+			known[m.Key] = m
 		}
 	}
-	var msg message
+	var msg Message
 	if id := known["id"]; id != nil && twice != "id" {
-		msg.id, msg.idStart = id.raw, id.start
+		msg.ID, msg.IDStart = id.Raw, id.Start
 	}
-	msg.idKind = classifyID(msg.id)
-	answerID := msg.id // refusals echo the id as it was written
-	if msg.idKind == idInvalid {
+	msg.IDKind = ClassifyID(msg.ID)
+	answerID := msg.ID // refusals echo the id as it was written
+	if msg.IDKind == IDInvalid {
 		answerID = nil
 	}
-	refuse := func(code int, format string, args ...any) (message, *refusal) {
-		return message{}, &refusal{id: answerID, code: code, msg: fmt.Sprintf(format, args...)}
+	refuse := func(code int, format string, args ...any) (Message, *Refusal) {
+		return Message{}, &Refusal{ID: answerID, Code: code, Msg: fmt.Sprintf(format, args...)}
 	}
 	if twice != "" {
-		return refuse(codeInvalidRequest, "Invalid Request: member %q appears twice", twice)
+		return refuse(codeInvalidRequest, "Invalid Request: Member %q appears twice", twice)
 	}
 	for _, m := range members {
-		if 1+m.depth > MaxDepth {
-			if m.key == "params" {
+		if 1+m.Depth > MaxDepth {
+			if m.Key == "params" {
 				return refuse(codeInvalidParams, "Invalid params: params nest deeper than %d levels", MaxDepth-1)
 			}
-			return refuse(codeInvalidRequest, "Invalid Request: member %q nests deeper than %d levels", m.key, MaxDepth-1)
+			return refuse(codeInvalidRequest, "Invalid Request: Member %q nests deeper than %d levels", m.Key, MaxDepth-1)
 		}
 	}
-	if msg.idKind == idInvalid {
+	if msg.IDKind == IDInvalid {
 		return refuse(codeInvalidRequest, "Invalid Request: id must be a string or a number")
 	}
 	v := known["jsonrpc"]
-	if v == nil || !jsonStringIs(v.raw, "2.0") {
+	if v == nil || !jsonStringIs(v.Raw, "2.0") {
 		return refuse(codeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`)
 	}
 	method := known["method"]
@@ -513,35 +519,35 @@ func inspect(line []byte) (message, *refusal) {
 		}
 		// A response to a request of ours: forwarded only when the SDK can
 		// decode it; otherwise dropped (answering an answer is not allowed).
-		if msg.idKind != idString && msg.idKind != idInteger {
-			return message{}, &refusal{silent: true}
+		if msg.IDKind != IDString && msg.IDKind != IDInteger {
+			return Message{}, &Refusal{Silent: true}
 		}
-		if e := known["error"]; e != nil && !wireError(e.raw) {
-			return message{}, &refusal{silent: true}
+		if e := known["error"]; e != nil && !wireError(e.Raw) {
+			return Message{}, &Refusal{Silent: true}
 		}
-		msg.response = true
+		msg.Response = true
 		return msg, nil
 	}
-	if method.raw[0] != '"' {
+	if method.Raw[0] != '"' {
 		return refuse(codeInvalidRequest, "Invalid Request: method must be a string")
 	}
-	if jsonStringIs(method.raw, "") {
+	if jsonStringIs(method.Raw, "") {
 		return refuse(codeInvalidRequest, "Invalid Request: empty method")
 	}
-	if msg.idKind == idNull {
+	if msg.IDKind == IDNull {
 		return refuse(codeInvalidRequest, "Invalid Request: id must not be null")
 	}
-	if p := known["params"]; p != nil && p.raw[0] != '{' && p.raw[0] != '[' && string(p.raw) != "null" {
+	if p := known["params"]; p != nil && p.Raw[0] != '{' && p.Raw[0] != '[' && string(p.Raw) != "null" {
 		return refuse(codeInvalidParams, "Invalid params: params must be an object or an array")
 	}
-	msg.isCall = msg.idKind != idNone
-	msg.initialize = msg.isCall && jsonStringIs(method.raw, "initialize")
-	if p := known["params"]; !msg.isCall && p != nil && p.raw[0] == '{' && jsonStringIs(method.raw, "notifications/cancelled") {
-		if members, _, err := scanObject(p.raw); err == nil {
+	msg.IsCall = msg.IDKind != IDNone
+	msg.Initialize = msg.IsCall && jsonStringIs(method.Raw, "initialize")
+	if p := known["params"]; !msg.IsCall && p != nil && p.Raw[0] == '{' && jsonStringIs(method.Raw, "notifications/cancelled") {
+		if members, _, err := ScanObject(p.Raw); err == nil {
 			for i := range members {
-				if m := members[i]; m.key == "requestId" && validID(m.raw) {
-					m.start += p.start
-					msg.cancels = &m
+				if m := members[i]; m.Key == "requestId" && validID(m.Raw) {
+					m.Start += p.Start
+					msg.Cancels = &m
 				}
 			}
 		}
@@ -570,20 +576,20 @@ func wireError(raw []byte) bool {
 	if raw[0] != '{' {
 		return false
 	}
-	members, ok, err := scanObject(raw)
+	members, ok, err := ScanObject(raw)
 	if err != nil || !ok {
 		return false
 	}
 	for _, m := range members {
-		switch m.key {
+		switch m.Key {
 		case "code":
-			if string(m.raw) != "null" {
-				if _, err := strconv.ParseInt(string(m.raw), 10, 64); err != nil {
+			if string(m.Raw) != "null" {
+				if _, err := strconv.ParseInt(string(m.Raw), 10, 64); err != nil {
 					return false
 				}
 			}
 		case "message":
-			if string(m.raw) != "null" && m.raw[0] != '"' {
+			if string(m.Raw) != "null" && m.Raw[0] != '"' {
 				return false
 			}
 		}
@@ -591,8 +597,8 @@ func wireError(raw []byte) bool {
 	return true
 }
 
-// errorAnswer encodes a JSON-RPC error response.
-func errorAnswer(id []byte, code int, msg string) []byte {
+// ErrorAnswer encodes a JSON-RPC error response.
+func ErrorAnswer(id []byte, code int, msg string) []byte {
 	if len(id) == 0 {
 		id = []byte("null")
 	}
@@ -606,4 +612,13 @@ func errorAnswer(id []byte, code int, msg string) []byte {
 	out = append(out, m...)
 	out = append(out, "}}"...)
 	return out
+}
+
+// Splice returns line with line[start:end] replaced by with (an id swapped
+// for its substitute, or back).
+func Splice(line []byte, start, end int, with []byte) []byte {
+	out := make([]byte, 0, len(line)-(end-start)+len(with))
+	out = append(out, line[:start]...)
+	out = append(out, with...)
+	return append(out, line[end:]...)
 }

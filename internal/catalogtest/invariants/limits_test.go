@@ -1,4 +1,4 @@
-package catalogtest
+package invariants
 
 import (
 	"encoding/json"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/catalogs/limits"
+	"github.com/agent-interop/runtime/internal/catalogtest"
 )
 
 // module is the import path prefix of the repository's packages.
@@ -32,13 +33,13 @@ func TestEveryArgumentIsBounded(t *testing.T) {
 	}
 	seen := 0
 	for _, e := range catalogs.All() {
-		var s schema
+		var s catalogtest.Schema
 		if err := json.Unmarshal([]byte(e.ExactSchema), &s); err != nil {
 			t.Fatal(err)
 		}
-		walkExact(s, "", func(path string, s schema) {
+		walkExact(s, "", func(path string, s catalogtest.Schema) {
 			var key string
-			switch typeName(s) {
+			switch catalogtest.TypeName(s) {
 			case "string":
 				if _, ok := s["enum"]; ok {
 					return
@@ -54,7 +55,7 @@ func TestEveryArgumentIsBounded(t *testing.T) {
 			}
 			max, ok := s[key].(float64)
 			if !ok {
-				t.Errorf("%s %s: a %s without %s", e.Name, path, typeName(s), key)
+				t.Errorf("%s %s: a %s without %s", e.Name, path, catalogtest.TypeName(s), key)
 				return
 			}
 			if e.Legacy {
@@ -74,24 +75,24 @@ func TestEveryArgumentIsBounded(t *testing.T) {
 // walkExact visits every schema below s with the bound table's path
 // notation ("a.b", "a[]", the string branch of a oneOf at the property's
 // own path).
-func walkExact(s schema, path string, visit func(string, schema)) {
+func walkExact(s catalogtest.Schema, path string, visit func(string, catalogtest.Schema)) {
 	if alts, ok := s["oneOf"].([]any); ok {
 		for _, a := range alts {
-			walkExact(a.(schema), path, visit)
+			walkExact(a.(catalogtest.Schema), path, visit)
 		}
 		return
 	}
 	visit(path, s)
-	switch typeName(s) {
+	switch catalogtest.TypeName(s) {
 	case "array":
-		walkExact(s["items"].(schema), path+"[]", visit)
+		walkExact(s["items"].(catalogtest.Schema), path+"[]", visit)
 	case "object":
-		for _, k := range propNames(s) {
+		for _, k := range catalogtest.PropNames(s) {
 			p := k
 			if path != "" {
 				p = path + "." + k
 			}
-			walkExact(props(s)[k].(schema), p, visit)
+			walkExact(catalogtest.Props(s)[k].(catalogtest.Schema), p, visit)
 		}
 	}
 }
@@ -111,7 +112,7 @@ func TestServedSchemasOnlyLeaveBoundsOut(t *testing.T) {
 		}
 	}
 	for _, e := range catalogs.All() {
-		var served, exact schema
+		var served, exact catalogtest.Schema
 		if err := json.Unmarshal([]byte(e.InputSchema), &served); err != nil {
 			t.Fatal(err)
 		}
@@ -119,8 +120,8 @@ func TestServedSchemasOnlyLeaveBoundsOut(t *testing.T) {
 			t.Fatal(err)
 		}
 		stripped := 0
-		walkExact(exact, "", func(path string, s schema) {
-			if path != "" && typeName(s) == "object" {
+		walkExact(exact, "", func(path string, s catalogtest.Schema) {
+			if path != "" && catalogtest.TypeName(s) == "object" {
 				delete(s, "additionalProperties")
 			}
 			// The shared page-size fragment is the limit with a description.
@@ -155,9 +156,9 @@ func TestServedSchemasOnlyLeaveBoundsOut(t *testing.T) {
 }
 
 // inServed reports whether the served schema states keyword k at path.
-func inServed(served schema, path, k string) bool {
+func inServed(served catalogtest.Schema, path, k string) bool {
 	found := false
-	walkExact(served, "", func(p string, s schema) {
+	walkExact(served, "", func(p string, s catalogtest.Schema) {
 		if p == path {
 			if _, ok := s[k]; ok {
 				found = true
@@ -192,7 +193,7 @@ func TestServicesTakeTheirLimitsFromTheSpec(t *testing.T) {
 		"internal/events 10":                                   "digits of a stored timestamp's fraction",
 		"internal/security 2":                                  "header bytes that recognise an X authority cookie",
 	}
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..", "..", "..")
 	dirs := servicePackages(t, root)
 	if len(dirs) < 5 {
 		t.Fatalf("found only %d service packages: %v", len(dirs), dirs)
@@ -455,15 +456,15 @@ func renderExpr(e ast.Expr) string {
 // (structuredContent must be one), and a legacy alias answers its target's
 // shape, a field of it, or a one-element array of it.
 func TestEveryAnswerSchemaCompiles(t *testing.T) {
-	modern := map[string]schema{}
+	modern := map[string]catalogtest.Schema{}
 	for _, e := range catalogs.All() {
-		compileSchema(t, e.Name+".output", e.OutputSchema)
-		var s schema
+		catalogtest.CompileSchema(t, e.Name+".output", e.OutputSchema)
+		var s catalogtest.Schema
 		if err := json.Unmarshal([]byte(e.OutputSchema), &s); err != nil {
 			t.Fatal(err)
 		}
 		if !e.Legacy {
-			if typeName(s) != "object" {
+			if catalogtest.TypeName(s) != "object" {
 				t.Errorf("%s answers a %v, not an object", e.Name, s["type"])
 			}
 			modern[e.Name] = s
@@ -474,14 +475,14 @@ func TestEveryAnswerSchemaCompiles(t *testing.T) {
 			continue
 		}
 		target := modern[e.Target]
-		var s schema
+		var s catalogtest.Schema
 		_ = json.Unmarshal([]byte(e.OutputSchema), &s)
 		same := func(a, b any) bool { x, _ := json.Marshal(a); y, _ := json.Marshal(b); return string(x) == string(y) }
 		if same(s, target) || same(s["items"], target) {
 			continue
 		}
 		found := false
-		for _, p := range props(target) {
+		for _, p := range catalogtest.Props(target) {
 			found = found || same(p, s)
 		}
 		if !found {
