@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,26 +16,50 @@ import (
 	"github.com/agent-interop/runtime/internal/testutil/realpeers"
 )
 
+// runtimeBuild is the interop-runtime binary the real-client tests of this
+// package share: built once (a -race link of the server costs seconds of
+// CPU), removed by TestMain after the tests.
+var runtimeBuild struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
 // buildRuntime builds interop-runtime once for the tests that need a real
 // server binary for a client to start: with -race when the test runs under
-// it, and the test fails when a run of that server reported a data race.
+// it, and the test fails when a run of that server reported a data race
+// (any run so far: the tests share the binary and its race logs).
 func buildRuntime(t *testing.T) string {
 	t.Helper()
-	root, err := realpeers.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bin, err := e2etest.Build(root, dir, "interop-runtime", "./cmd/interop-runtime")
-	if err != nil {
-		t.Fatal(err)
+	b := &runtimeBuild
+	b.once.Do(func() {
+		root, err := realpeers.ModuleRoot()
+		if err != nil {
+			b.err = err
+			return
+		}
+		if b.dir, b.err = os.MkdirTemp("", "cli-runtime-"); b.err != nil {
+			return
+		}
+		b.bin, b.err = e2etest.Build(root, b.dir, "interop-runtime", "./cmd/interop-runtime")
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
 	t.Cleanup(func() {
-		if races, err := e2etest.RaceReports(dir); err != nil || races != "" {
+		if races, err := e2etest.RaceReports(b.dir); err != nil || races != "" {
 			t.Errorf("the interop-runtime server reported data races (%v):\n%s", err, races)
 		}
 	})
-	return bin
+	return b.bin
+}
+
+// removeRuntimeBuild removes the shared interop-runtime build, if any.
+func removeRuntimeBuild() {
+	if runtimeBuild.dir != "" {
+		_ = os.RemoveAll(runtimeBuild.dir)
+	}
 }
 
 // runSetupCLI runs the command line in env and returns exit code, stdout

@@ -272,18 +272,18 @@ func TestRealWrongPasswordIsUnauthorized(t *testing.T) {
 	}
 }
 
+// TestRealPermissionAskAndReply runs on the shared server: the project's
+// own opencode.json asks for edits and commands, for this project only
+// (OpenCode merges a project's config over the server's).
 func TestRealPermissionAskAndReply(t *testing.T) {
-	fm := fakemodel.New(t)
-	cfg := realpeers.OpenCodeConfig(fm.BaseURL())
-	cfg["permission"] = map[string]any{"edit": "ask", "bash": "ask"}
-	srv := realpeers.OpenCodeFor(t, cfg)
-	t.Cleanup(func() { diagnose(t, fm, srv) })
-	host := newHost()
-	a := New(realConfig(srv.URL, ""), host)
-	t.Cleanup(func() { _ = a.Close() })
+	a, host, _, fm := realAdapter(t)
 	ctx := ctxT(t, 2*turnTimeout)
 
 	dir := projectDir(t, false)
+	ask := `{"$schema":"https://opencode.ai/config.json","permission":{"edit":"ask","bash":"ask"}}`
+	if err := os.WriteFile(filepath.Join(dir, "opencode.json"), []byte(ask), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	s, err := a.CreateSession(ctx, providers.CreateOptions{CWD: dir, Title: "permission"})
 	if err != nil {
 		t.Fatal(err)
