@@ -219,7 +219,7 @@ func (s *Service) persist(ctx context.Context, tx *ent.Tx, in SendInput, msgID, 
 	if err := tx.Conversation.UpdateOneID(convID).SetLastSequence(seq).SetUpdatedAt(now).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("advance conversation %s: %w", convID, err)
 	}
-	return row, trim(ctx, tx, convID, seq, now)
+	return row, trim(ctx, tx, convID, seq, s.retain, now)
 }
 
 // replay answers a send whose key already has a message for the same
@@ -302,11 +302,11 @@ func notFoundAs(err, notFound error) error {
 	return fmt.Errorf("read participant: %w", err)
 }
 
-// trim turns the messages older than the newest MaxMessagesPerConversation
-// into tombstones. Sequences are dense (every send records one), so the
-// cut is by number.
-func trim(ctx context.Context, tx *ent.Tx, convID string, last int64, now time.Time) error {
-	cut := last - MaxMessagesPerConversation
+// trim turns the messages older than the newest retain (the service's
+// MaxMessagesPerConversation) into tombstones. Sequences are dense (every
+// send records one), so the cut is by number.
+func trim(ctx context.Context, tx *ent.Tx, convID string, last int64, retain int, now time.Time) error {
+	cut := last - int64(retain)
 	if cut < 1 {
 		return nil
 	}

@@ -50,6 +50,10 @@ type Service struct {
 	read   TxFunc
 	newID  func(prefix string) string
 	budget Budget
+	// retain is how many messages a conversation keeps:
+	// MaxMessagesPerConversation, lowered only by the package's tests
+	// (export_test.go) to show trimming without sending 500 messages.
+	retain int
 }
 
 // Option configures a Service.
@@ -75,6 +79,7 @@ func New(st Store, ledger *delivery.Service, opts ...Option) *Service {
 		clock:  quartz.NewReal(),
 		newID:  func(prefix string) string { return prefix + "_" + uuid.NewString() },
 		budget: DefaultBudget,
+		retain: MaxMessagesPerConversation,
 	}
 	for _, o := range opts {
 		o(s)

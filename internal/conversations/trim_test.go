@@ -9,19 +9,24 @@ import (
 	"github.com/agent-interop/runtime/internal/delivery"
 )
 
-// TestTrimAndGap sends 505 messages: the oldest 5 are trimmed, readers
-// behind them get a gap, sequence numbers and keys are never reused.
+// TestTrimAndGap sends 5 messages more than a conversation keeps: the
+// oldest 5 are trimmed, readers behind them get a gap, sequence numbers and
+// keys are never reused. The service keeps MaxMessagesPerConversation
+// (500); this one keeps keep (past the default read page of 100, as 500
+// is), so the same cut takes 110 sends instead of 505.
 func TestTrimAndGap(t *testing.T) {
-	if testing.Short() {
-		t.Skip("sends 505 messages")
-	}
+	const keep = conversations.DefaultReadLimit + 5
 	ctx := context.Background()
 	e := newEnv(t)
+	if got := conversations.Retention(e.svc); got != conversations.MaxMessagesPerConversation {
+		t.Fatalf("a service keeps %d messages, want MaxMessagesPerConversation (%d)", got, conversations.MaxMessagesPerConversation)
+	}
 	// The default budget would stop the exchange at 40 messages.
-	e.svc = e.process(t, e.disp, conversations.WithBudget(conversations.Budget{Messages: 1000, TurnsPerParticipant: 1000, Tokens: 1})).svc
+	e.svc = e.process(t, e.disp, conversations.WithBudget(conversations.Budget{Messages: 1000, TurnsPerParticipant: 1000, Tokens: 1}),
+		conversations.WithRetention(keep)).svc
 	id := e.conv(t)
 	var first string
-	for i := 1; i <= conversations.MaxMessagesPerConversation+5; i++ {
+	for i := 1; i <= keep+5; i++ {
 		res, err := e.send(t, id, "m"+strconv.Itoa(i), "key-"+strconv.Itoa(i))
 		if err != nil {
 			t.Fatal(err)
@@ -35,14 +40,14 @@ func TestTrimAndGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	if page.Gap == nil || *page.Gap != (conversations.Gap{From: 1, To: 5}) || page.Messages[0].Sequence != 6 ||
-		len(page.Messages) != 100 || page.Next != 105 || page.LatestSequence != 505 || page.Conversation.MessageCount != 500 {
+		len(page.Messages) != 100 || page.Next != 105 || page.LatestSequence != keep+5 || page.Conversation.MessageCount != keep {
 		t.Fatalf("page = gap %+v first %d n %d next %d latest %d count %d", page.Gap, page.Messages[0].Sequence,
 			len(page.Messages), page.Next, page.LatestSequence, page.Conversation.MessageCount)
 	}
 	// The listing derives the count from the retained range; it must
 	// agree with counting the rows.
 	list, err := e.svc.List(ctx, conversations.ListInput{})
-	if err != nil || len(list.Conversations) != 1 || list.Conversations[0].MessageCount != 500 {
+	if err != nil || len(list.Conversations) != 1 || list.Conversations[0].MessageCount != keep {
 		t.Fatalf("listed count = %+v, %v", list.Conversations, err)
 	}
 	tests := []struct {
@@ -53,7 +58,7 @@ func TestTrimAndGap(t *testing.T) {
 		{3, &conversations.Gap{From: 4, To: 5}, 6},
 		{4, &conversations.Gap{From: 5, To: 5}, 6},
 		{5, nil, 6},
-		{500, nil, 501},
+		{keep, nil, keep + 1},
 	}
 	for _, tt := range tests {
 		p, err := e.svc.Read(ctx, conversations.ReadInput{ConversationID: id, After: tt.after, Limit: 10})
@@ -78,11 +83,11 @@ func TestTrimAndGap(t *testing.T) {
 		t.Fatalf("reply to a trimmed message: %v", err)
 	}
 	next, err := e.send(t, id, "after trim", "")
-	if err != nil || next.Message.Sequence != 506 {
+	if err != nil || next.Message.Sequence != keep+6 {
 		t.Fatalf("next sequence = %d, %v", next.Message.Sequence, err)
 	}
 	detail, _ := e.svc.Get(ctx, id, true)
-	if len(detail.Messages) != 500 || detail.Messages[0].Sequence != 7 {
+	if len(detail.Messages) != keep || detail.Messages[0].Sequence != 7 {
 		t.Fatalf("detail keeps %d messages from %d", len(detail.Messages), detail.Messages[0].Sequence)
 	}
 }

@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -8,6 +10,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"entgo.io/ent/dialect"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/workitem"
@@ -459,23 +465,34 @@ func TestRelatedRecordsAreCappedWithCounts(t *testing.T) {
 	}
 }
 
-// TestManyWorksBeyondSQLiteVariableLimit is the 32,767-work case: with
-// dependencies and evidence on every work, listing, the graph and the
+// TestManyWorksBeyondSQLiteVariableLimit is the more-works-than-SQL-variables
+// case: with a dependency on every work, listing, the graph and the
 // streamed whole-store graph all work (0.3.x's eager loading bound one
-// SQL variable per work and failed with "too many SQL variables").
+// SQL variable per work and failed with "too many SQL variables" past
+// 32,766 works). On SQLite the store's connections get a bound-variable
+// limit of 999 (SQLite's default before 3.32), so 2,000 works break the
+// same rule that 33,000 break at the default limit; on PostgreSQL
+// (the postgres tier) it seeds the 33,000.
 func TestManyWorksBeyondSQLiteVariableLimit(t *testing.T) {
 	if testing.Short() {
-		t.Skip("seeds 33,000 works")
+		t.Skip("seeds thousands of works")
 	}
 	f := newFixture(t)
-	const n = 33000
+	n, batch := 33000, 1000
+	if f.st.Dialect() == dialect.SQLite {
+		const maxVars = 999
+		limitVariables(t, f.st, maxVars)
+		// Twice the limit, and past DefaultGraphLimit+countCap so the
+		// graph's count still stops at its cap.
+		n, batch = 2*maxVars+2, 50 // a bulk insert binds a variable per column of every row
+	}
 	c := f.st.Client()
 	at := t0
 	ids := make([]string, n)
-	for start := 0; start < n; start += 1000 {
+	for start := 0; start < n; start += batch {
 		err := f.st.Tx(f.ctx, func(tx *ent.Tx) error {
 			var b []*ent.WorkItemCreate
-			for i := start; i < min(start+1000, n); i++ {
+			for i := start; i < min(start+batch, n); i++ {
 				ids[i] = fmt.Sprintf("work_%06d", i)
 				c := tx.WorkItem.Create().SetID(ids[i]).SetObjective("o").SetAcceptanceCriteria([]string{"x"}).
 					SetRisks([]string{}).SetUnresolvedQuestions([]string{}).SetChangedFiles([]string{}).
@@ -500,6 +517,12 @@ func TestManyWorksBeyondSQLiteVariableLimit(t *testing.T) {
 	}
 	if got := c.WorkItem.Query().Where(workitem.HasDependsOn()).CountX(f.ctx); got != n-1 {
 		t.Fatalf("seeded %d works with a dependency, want %d", got, n-1)
+	}
+	if f.st.Dialect() == dialect.SQLite {
+		// 0.3.x's eager load of every work's dependencies, past the limit.
+		if _, err := c.WorkItem.Query().WithDependsOn().All(f.ctx); err == nil || !strings.Contains(err.Error(), "too many SQL variables") {
+			t.Fatalf("eager loading %d works' dependencies: %v, want too many SQL variables", n, err)
+		}
 	}
 	total := 0
 	for cursor := ""; ; {
@@ -530,6 +553,36 @@ func TestManyWorksBeyondSQLiteVariableLimit(t *testing.T) {
 	}
 	if sink.works != n || sink.edges < n-1 {
 		t.Fatalf("streamed %d works, %d edges", sink.works, sink.edges)
+	}
+}
+
+// limitVariables lowers SQLite's bound-variable limit to limit on every
+// connection st will use: its pool is capped at the two connections this
+// opens, sets and checks (a statement binding limit+1 variables fails).
+func limitVariables(t *testing.T, st *store.Store, limit int) {
+	t.Helper()
+	db := st.DB()
+	db.SetMaxOpenConns(2)
+	db.SetMaxIdleConns(2)
+	ctx := context.Background()
+	args := make([]any, limit+1)
+	query := "SELECT " + strings.Repeat("?, ", limit) + "?"
+	var conns []*sql.Conn
+	for range 2 {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if _, err := sqlite.Limit(c, sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, limit); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ExecContext(ctx, query, args...); err == nil || !strings.Contains(err.Error(), "too many SQL variables") {
+			t.Fatalf("%d variables on a connection limited to %d: %v", limit+1, limit, err)
+		}
+	}
+	for _, c := range conns {
+		_ = c.Close()
 	}
 }
 
