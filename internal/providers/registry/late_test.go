@@ -277,6 +277,9 @@ func TestJoiningListingWaitsOnlyForWhatIsLeftOfTheDeadline(t *testing.T) {
 	if err != nil || !late(third) {
 		t.Fatalf("third listing = %+v, %v; want codex late at once", third, err)
 	}
+	// The flight's goroutine may not have reached codex yet on a loaded
+	// machine (the deadlines passed on the fake clock): wait for its call.
+	wait.For(t, "the flight's call of codex's listing", wait.InProcess, func() bool { return cx.CallCount("list") > 0 })
 	if n := cx.CallCount("list"); n != 1 {
 		t.Fatalf("codex listed %d times, want once (every listing joined the flight)", n)
 	}
