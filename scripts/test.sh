@@ -291,14 +291,22 @@ if { selected realpeers && ((${#real_run[@]} != 2)); } || { selected postgres &&
 	fail "tier packages" "could not find the packages or tests of the realpeers and postgres tiers (go list or tiertests above)"
 fi
 
+# go test's own per-package timeout (10 minutes) measures the machine, not
+# the code: on a loaded 2-core machine a package of real-program tests ran
+# past it while every test in it was making progress (realagents, load 35).
+# The tests bound each wait themselves and name what they waited for; this
+# bound only catches a package that hangs outright, and stays well inside
+# CI's 90 minutes.
+test_timeout=-timeout=30m
+
 run unit "unit tier, under -race: go test -race ./... (no real program, PostgreSQL, browser or process-killing test)" \
 	"a failing test, a DATA RACE report, or leakcheck naming goroutines left running (above)" \
-	go test -race -count=1 ./...
+	go test -race "$test_timeout" -count=1 ./...
 
 join providers
 run realpeers "realpeers tier, under -race: the tests of ${#real_pkgs[@]} packages that drive the real provider programs (${real_pkgs[*]##*/})" \
 	"a failing test or a DATA RACE report (above)" \
-	go test -race -tags realpeers -count=1 "${real_run[@]}" "${real_pkgs[@]}"
+	go test -race "$test_timeout" -tags realpeers -count=1 "${real_run[@]}" "${real_pkgs[@]}"
 
 join system
 
@@ -332,18 +340,18 @@ pg_lend() {
 pg_lend
 run postgres "postgres tier, under -race: the store-backed tests of ${#pg_pkgs[@]} packages on a throw-away PostgreSQL team store (${pg_pkgs[*]##*/})" \
 	"a failing test or a DATA RACE report (above)" \
-	go test -race -tags postgres,e2e -count=1 "${pg_run[@]}" "${pg_pkgs[@]}"
+	go test -race "$test_timeout" -tags postgres,e2e -count=1 "${pg_run[@]}" "${pg_pkgs[@]}"
 
 # The e2e tier outside internal/e2e is these multi-process tests (their
 # PostgreSQL halves ran in the postgres tier, which has the e2e tag too).
 e2e_tests='^(TestIdempotencyAcrossProcesses|TestAcquireAcrossProcesses|TestDurabilityAcrossSIGKILL|TestVerifyTimeoutAndKillEscalation|TestBuildLogsRacesOfItsRuns)$'
 run e2e-processes "e2e tier, under -race: multi-process and kill tests on SQLite" \
 	"a multi-process test failed (above)" \
-	go test -race -tags e2e -count=1 -run "$e2e_tests" ./internal/conversations ./internal/claims ./internal/store ./internal/workflow ./internal/testutil/e2etest
+	go test -race "$test_timeout" -tags e2e -count=1 -run "$e2e_tests" ./internal/conversations ./internal/claims ./internal/store ./internal/workflow ./internal/testutil/e2etest
 
 run e2e "e2e tier, under -race: internal/e2e with the real programs, PostgreSQL and the browser (the server built with -race)" \
 	"a failing test, or a data race the -race server reported (above)" \
-	go test -race -tags e2e,realpeers,postgres,browser -count=1 ./internal/e2e
+	go test -race "$test_timeout" -tags e2e,realpeers,postgres,browser -count=1 ./internal/e2e
 
 # The benchmark harness measures a runtime it builds; a race build would
 # measure nothing and its reports would go unread, so this runs without
