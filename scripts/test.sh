@@ -252,8 +252,8 @@ ent_current() {
 run ent "ent generated code is current" "run: go generate ./ent" ent_current
 
 # CGO_ENABLED=0: schemagen links modernc's SQLite (pure Go, the same schema
-# either way), whose compile without cgo the benchmark steps below reuse
-# (see bench_env); with cgo on, that compile served this step alone.
+# either way), and the benchmark steps below, which build without cgo (see
+# bench_env), reuse this compile of it instead of making one of their own.
 ddl_current() {
 	CGO_ENABLED=0 go generate ./internal/store
 	if [[ -n "$(git status --porcelain -- internal/store)" ]]; then
