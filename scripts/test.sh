@@ -251,8 +251,11 @@ ent_current() {
 }
 run ent "ent generated code is current" "run: go generate ./ent" ent_current
 
+# CGO_ENABLED=0: schemagen links modernc's SQLite (pure Go, the same schema
+# either way), and the benchmark steps below, which build without cgo (see
+# bench_env), reuse this compile of it instead of making one of their own.
 ddl_current() {
-	go generate ./internal/store
+	CGO_ENABLED=0 go generate ./internal/store
 	if [[ -n "$(git status --porcelain -- internal/store)" ]]; then
 		echo "internal/store DDL drifted from ent/schema; run: go generate ./internal/store"
 		git status --short -- internal/store
@@ -356,19 +359,35 @@ run e2e "e2e tier, under -race: internal/e2e with the real programs, PostgreSQL 
 # The benchmark harness measures a runtime it builds; a race build would
 # measure nothing and its reports would go unread, so this runs without
 # -race (its other tests ran under -race in the unit tier).
+#
+# bench_env CMD...: runs CMD of one of the three benchmark steps with
+# CGO_ENABLED=0, the way the harness builds the servers it measures
+# (internal/bench.Build, as the README builds the runtime): the test binary,
+# interop-bench and the two servers then share one compile of the
+# dependency graph (every package that imports net, modernc's SQLite among
+# them, differs with cgo on), which the ddl step above started. The two
+# servers are built once, by the first of the steps, into $logs/bench-bin,
+# which bench.Build uses instead of linking them again ($INTEROP_BENCH_BIN).
+bench_env() {
+	local bin=$logs/bench-bin
+	if [[ ! -x $bin/interop-runtime || ! -x $bin/minimalserver ]]; then
+		CGO_ENABLED=0 go build -o "$bin/" ./cmd/interop-runtime ./internal/bench/minimalserver
+	fi
+	CGO_ENABLED=0 INTEROP_BENCH_BIN=$bin "$@"
+}
 run bench-smoke "e2e tier: the scale benchmark's smoke tests on SQLite and PostgreSQL" \
 	"the scale benchmark's smoke test failed (above)" \
-	go test -tags e2e,postgres -count=1 -run '^(TestScaleSmokeOnBothStores|TestScaleOnAGivenServer)$' ./internal/bench
+	bench_env go test -tags e2e,postgres -count=1 -run '^(TestScaleSmokeOnBothStores|TestScaleOnAGivenServer)$' ./internal/bench
 
 run bench-gate "benchmark gate: spawn → initialize, call p50 and peak RSS as ratios to the minimal go-sdk server, HTTP call p50 to stdio's, all of the same run" \
 	"a ratio to the minimal go-sdk server, or HTTP's to stdio's, is past its limit (above)" \
-	go run ./cmd/interop-bench -gate -q -n 5 -calls 2000 -profiles full -read-only=false -inittrace=false
+	bench_env go run ./cmd/interop-bench -gate -q -n 5 -calls 2000 -profiles full -read-only=false -inittrace=false
 
 pg_unlend
 
 run handoff "handoff benchmark gate: three tasks on the real providers, zero duplicate sends, deliveries or event reads" \
 	"a duplicate send, delivery or event read (above)" \
-	go run ./cmd/interop-bench check -q
+	bench_env go run ./cmd/interop-bench check -q
 
 # The two fuzz targets run at the same time, one fuzzing worker each, for
 # FUZZTIME: one minute of wall time instead of two, and half the CPU. Each

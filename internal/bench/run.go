@@ -109,7 +109,16 @@ func ModuleRoot(ctx context.Context, dir string) (string, error) {
 // build the runtime: the program needs no C (modernc's SQLite is pure
 // Go), and without cgo the binary is static, so no libc or ld.so is
 // mapped into each of the servers a user runs (about 1.3 MiB of RSS).
+//
+// When $INTEROP_BENCH_BIN (BinDirEnv) names a folder, Build builds nothing:
+// it returns the two binaries in that folder, built beforehand the same way
+// (scripts/test.sh builds them once for its three benchmark steps, which
+// would otherwise link them four times), and drops those from the page
+// cache.
 func Build(ctx context.Context, moduleDir, binDir string) (runtimeBin, baselineBin string, err error) {
+	if dir := os.Getenv(BinDirEnv); dir != "" {
+		return prebuilt(dir)
+	}
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", binDir+string(filepath.Separator), runtimePkg, baselinePkg)
 	cmd.Dir = moduleDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -118,12 +127,27 @@ func Build(ctx context.Context, moduleDir, binDir string) (runtimeBin, baselineB
 	if err := cmd.Run(); err != nil {
 		return "", "", fmt.Errorf("go build %s %s in %s: %w\n%s", runtimePkg, baselinePkg, moduleDir, err, strings.TrimSpace(out.String()))
 	}
+	return prebuilt(binDir)
+}
+
+// BinDirEnv is the environment variable naming a folder that holds
+// interop-runtime and minimalserver built as Build builds them
+// (`CGO_ENABLED=0 go build -o DIR/ ./cmd/interop-runtime
+// ./internal/bench/minimalserver`); Build then uses those.
+const BinDirEnv = "INTEROP_BENCH_BIN"
+
+// prebuilt returns the paths of the runtime and the baseline in binDir,
+// each checked to exist and dropped from the page cache.
+func prebuilt(binDir string) (runtimeBin, baselineBin string, err error) {
 	exe := ""
 	if runtime.GOOS == "windows" {
 		exe = ".exe"
 	}
 	runtimeBin, baselineBin = filepath.Join(binDir, "interop-runtime"+exe), filepath.Join(binDir, "minimalserver"+exe)
 	for _, bin := range []string{runtimeBin, baselineBin} {
+		if _, err := os.Stat(bin); err != nil {
+			return "", "", fmt.Errorf("the benchmark's binaries (%s=%s): %w", BinDirEnv, binDir, err)
+		}
 		if err := dropPageCache(bin); err != nil {
 			return "", "", err
 		}

@@ -356,6 +356,24 @@ func runFaults(t *testing.T, r *rig, newSession func(rt *runtimeProc) string, ho
 	}
 }
 
+// gate is stdiogate, built once for the fault tests that use it.
+var gate struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// gateBinary returns stdiogate, built on first use into the folder
+// TestMain made for the server's binary.
+func gateBinary(t *testing.T) string {
+	t.Helper()
+	gate.once.Do(func() { gate.path, gate.err = stdiogate.BuildTo(filepath.Dir(binary)) })
+	if gate.err != nil {
+		t.Fatal(gate.err)
+	}
+	return gate.path
+}
+
 // gateEnv holds text in stdiogate and returns a wait for it.
 func (r *rig) gateEnv(text string) ([]string, func()) {
 	held := filepath.Join(r.t.TempDir(), "held")
@@ -382,7 +400,7 @@ func killGroups(t *testing.T, rt *runtimeProc) {
 func TestFaultsCodex(t *testing.T) {
 	program := realpeers.Require(t, realpeers.Codex)
 	r := newRig(t, "codex")
-	r.gate = stdiogate.Build(t, t.TempDir())
+	r.gate = gateBinary(t)
 	codexHome := filepath.Join(r.env.Home(), ".codex")
 	if err := os.MkdirAll(codexHome, 0o700); err != nil {
 		t.Fatal(err)
@@ -417,7 +435,7 @@ func TestFaultsCodex(t *testing.T) {
 func TestFaultsClaudeCode(t *testing.T) {
 	program := realpeers.Require(t, realpeers.ClaudeACP)
 	r := newRig(t, "claude-code")
-	r.gate = stdiogate.Build(t, t.TempDir())
+	r.gate = gateBinary(t)
 	r.env.Set("CLAUDE_ACP_COMMAND", r.gate+" "+program).
 		Set("IS_SANDBOX", "1").Set("DISABLE_AUTOUPDATER", "1").Set("DISABLE_TELEMETRY", "1").
 		Set("DISABLE_ERROR_REPORTING", "1").Set("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1").

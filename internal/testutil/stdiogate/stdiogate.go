@@ -12,6 +12,7 @@
 package stdiogate
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -22,15 +23,25 @@ import (
 // Build compiles stdiogate into dir and returns its path.
 func Build(tb testing.TB, dir string) string {
 	tb.Helper()
+	out, err := BuildTo(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// BuildTo compiles stdiogate into dir and returns its path: Build for a
+// caller that builds it once for several tests.
+func BuildTo(dir string) (string, error) {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
-		tb.Fatal("stdiogate: cannot locate the package source")
+		return "", errors.New("stdiogate: cannot locate the package source")
 	}
 	out := filepath.Join(dir, "stdiogate")
 	cmd := exec.Command("go", "build", "-o", out, ".")
 	cmd.Dir = filepath.Join(filepath.Dir(self), "cmd", "stdiogate")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatal(fmt.Errorf("go build stdiogate: %v\n%s", err, b))
+		return "", fmt.Errorf("go build stdiogate: %w\n%s", err, b)
 	}
-	return out
+	return out, nil
 }
