@@ -26,15 +26,12 @@ var shared struct {
 // server does not flush to disk (fsync, full_page_writes), a commit does
 // not wait for its WAL record (synchronous_commit), the WAL holds only
 // what crash recovery needs (wal_level minimal, which allows no WAL
-// senders), and checkpoints come only when CREATE DATABASE asks for one.
-// Autovacuum is off: it visits every database of the cluster in turn, a
-// worker process each, and a run leaves hundreds of small databases that
-// no test needs vacuumed.
+// senders).
+// Autovacuum is off: its workers vacuum and analyze the tables the tests
+// fill, in databases no one reads after their test.
 var TestSettings = map[string]string{
 	"fsync": "off", "full_page_writes": "off", "synchronous_commit": "off",
-	"wal_level": "minimal", "max_wal_senders": "0",
-	"checkpoint_timeout": "1h", "max_wal_size": "4GB",
-	"autovacuum": "off",
+	"wal_level": "minimal", "max_wal_senders": "0", "autovacuum": "off",
 }
 
 // TierSkip is why a PostgreSQL test is skipped without the build tag.
