@@ -49,6 +49,12 @@ var postgresSchemaSQL string
 // dialect is rendered never refuses the other dialect's stores.
 func SchemaVersion() string { return sqliteVersion() }
 
+// PostgresSchemaVersion returns the version a team store on PostgreSQL
+// has at this build ([Store.SchemaVersion] of one): like SchemaVersion, a
+// SHA-256 over storeFormat and the generated PostgreSQL DDL. Test support
+// keys its template database of a current store by it.
+func PostgresSchemaVersion() string { return postgresVersion() }
+
 var (
 	sqliteVersion   = sync.OnceValue(func() string { return versionOf(schemaSQL) })
 	postgresVersion = sync.OnceValue(func() string { return versionOf(postgresSchemaSQL) })

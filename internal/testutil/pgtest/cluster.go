@@ -73,6 +73,18 @@ type Cluster struct {
 	attached bool // another process started it (Attach) and stops it
 	stopOnce sync.Once
 	stopErr  error
+
+	// The template databases this value found or made (NewDatabaseFrom):
+	// only its first NewDatabaseFrom of a template asks the server.
+	tmplMu    sync.Mutex
+	tmplReady map[string]bool
+
+	// createConn is the superuser's connection to database postgres that
+	// creates this value's databases, opened on first use and kept: a
+	// connection per database cost the server a backend start and a
+	// password exchange each time.
+	createMu   sync.Mutex
+	createConn *pgx.Conn
 }
 
 // nextDB numbers the databases this process creates, on any cluster: two
@@ -261,8 +273,10 @@ func (c *Cluster) AppPassword() string { return c.appPW }
 // NewDatabase creates an empty database owned by the unprivileged
 // application role and returns the role's URL for it (password included).
 func (c *Cluster) NewDatabase(ctx context.Context) (string, error) {
-	name := fmt.Sprintf("interop_%d_%d", os.Getpid(), nextDB.Add(1))
-	if err := c.admin(ctx, "postgres", "CREATE DATABASE "+name+" OWNER "+AppRole); err != nil {
+	name := newName()
+	// FILE_COPY: see NewDatabaseFrom; for template1 it costs the server
+	// half of WAL_LOG's CPU.
+	if err := c.create(ctx, "CREATE DATABASE "+name+" OWNER "+AppRole+" STRATEGY FILE_COPY"); err != nil {
 		return "", err
 	}
 	return c.DSN(name), nil
@@ -293,6 +307,41 @@ func (c *Cluster) TerminateConnections(ctx context.Context, db string) (int, err
 
 // Admin runs one statement as the superuser in database db.
 func (c *Cluster) Admin(ctx context.Context, db, stmt string) error { return c.admin(ctx, db, stmt) }
+
+// create runs a CREATE DATABASE on createConn, connecting first when it
+// has none; a connection that failed is closed and the next call opens
+// another.
+func (c *Cluster) create(ctx context.Context, stmt string) error {
+	c.createMu.Lock()
+	defer c.createMu.Unlock()
+	if c.createConn == nil {
+		conn, err := pgx.Connect(ctx, c.AdminDSN("postgres"))
+		if err != nil {
+			return fmt.Errorf("pgtest: connect as admin: %w", err)
+		}
+		c.createConn = conn
+	}
+	if _, err := c.createConn.Exec(ctx, stmt); err != nil {
+		if c.createConn.IsClosed() || ctx.Err() != nil {
+			_ = c.createConn.Close(context.WithoutCancel(ctx))
+			c.createConn = nil
+		}
+		return fmt.Errorf("pgtest: %.40s: %w", stmt, err)
+	}
+	return nil
+}
+
+// closeCreate closes createConn, if open.
+func (c *Cluster) closeCreate() {
+	c.createMu.Lock()
+	defer c.createMu.Unlock()
+	if c.createConn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.createConn.Close(ctx)
+		c.createConn = nil
+	}
+}
 
 func (c *Cluster) admin(ctx context.Context, db, stmt string) error {
 	conn, err := pgx.Connect(ctx, c.AdminDSN(db))
@@ -335,9 +384,11 @@ func Attach(lent string) (*Cluster, error) {
 }
 
 // Stop shuts the server down (fast shutdown, then a kill when it has not
-// exited within wait.Process) and removes the cluster's directory.
+// exited within wait.Process) and removes the cluster's directory; on an
+// attached cluster it closes this value's connection and stops nothing.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
+		c.closeCreate()
 		if c.attached {
 			return
 		}

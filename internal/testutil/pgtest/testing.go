@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,10 +20,19 @@ var shared struct {
 	err     error
 }
 
-// TestSettings are the shared test cluster's settings: the tests check
-// what the runtime does when its process or connection dies, never a power
-// loss of the database server, so the server does not flush to disk.
-var TestSettings = map[string]string{"fsync": "off", "full_page_writes": "off"}
+// TestSettings are the shared test cluster's settings. The tests check
+// what the runtime does when its process or connection dies, never a crash
+// or power loss of the database server, and nothing reads its WAL: the
+// server does not flush to disk (fsync, full_page_writes), a commit does
+// not wait for its WAL record (synchronous_commit), the WAL holds only
+// what crash recovery needs (wal_level minimal, which allows no WAL
+// senders).
+// Autovacuum is off: its workers vacuum and analyze the tables the tests
+// fill, in databases no one reads after their test.
+var TestSettings = map[string]string{
+	"fsync": "off", "full_page_writes": "off", "synchronous_commit": "off",
+	"wal_level": "minimal", "max_wal_senders": "0", "autovacuum": "off",
+}
 
 // TierSkip is why a PostgreSQL test is skipped without the build tag.
 const TierSkip = "PostgreSQL tier: run with -tags postgres (scripts/test.sh does)"
@@ -94,6 +104,37 @@ func Database(t testing.TB) string {
 	return dsn
 }
 
+// storeTemplate is the template UseStoreTemplate set, if any.
+var storeTemplate atomic.Pointer[Template]
+
+// UseStoreTemplate makes the PostgreSQL databases StoreLocation and
+// EachDialect hand out copies of tmpl (a store at the current schema)
+// instead of empty databases: a copy costs the server less than the
+// schema migration the store would run on an empty one. Package teststore
+// sets it when linked; a test that needs an empty database (a store's
+// creation, upgrade or refusal) asks Database.
+func UseStoreTemplate(tmpl Template) { storeTemplate.Store(&tmpl) }
+
+// storeDatabase returns the URL of a new database for a store: a copy of
+// the store template when one was set, else an empty one.
+func storeDatabase(t testing.TB) string {
+	t.Helper()
+	tmpl := storeTemplate.Load()
+	if tmpl == nil {
+		return Database(t)
+	}
+	c := Shared(t)
+	// The first call of a run may migrate the template: the bound is
+	// Database's plus a migration on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn, err := c.NewDatabaseFrom(ctx, *tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
 // DatabaseName returns the database name of a URL made by this package.
 func DatabaseName(dsn string) string {
 	u, err := url.Parse(dsn)
@@ -111,7 +152,7 @@ const (
 
 // EachDialect runs f once per store dialect, as subtests "sqlite" (with a
 // new file in t.TempDir) and "postgres" (with a new database on the shared
-// cluster); location is what store.Open and INTEROP_DB take. Each half runs
+// cluster, a copy of the store template when one is set); location is what store.Open and INTEROP_DB take. Each half runs
 // in one tier only, so a CI pass runs each case once: the SQLite half in the
 // unit tier (no tag), the PostgreSQL half with -tags postgres; the other
 // half is a skipped subtest naming the tier that runs it.
@@ -123,17 +164,17 @@ func EachDialect(t *testing.T, f func(t *testing.T, location string)) {
 		}
 		f(t, filepath.Join(t.TempDir(), "interop.db"))
 	})
-	t.Run(Postgres, func(t *testing.T) { f(t, Database(t)) })
+	t.Run(Postgres, func(t *testing.T) { f(t, storeDatabase(t)) })
 }
 
 // StoreLocation is where a test's store lives: a new SQLite file in
 // t.TempDir in the unit tier, or a new database on the shared cluster in
-// the PostgreSQL tier (-tags postgres), so the store-backed suites run
-// whole on a team store there.
+// the PostgreSQL tier (-tags postgres; a copy of the store template when
+// one is set), so the store-backed suites run whole on a team store there.
 func StoreLocation(t testing.TB) string {
 	t.Helper()
 	if tierEnabled {
-		return Database(t)
+		return storeDatabase(t)
 	}
 	return filepath.Join(t.TempDir(), "interop.db")
 }

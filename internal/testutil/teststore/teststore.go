@@ -3,15 +3,34 @@
 // or, in the PostgreSQL tier (-tags postgres), a new database on the shared
 // PostgreSQL cluster), or an existing location; either way it is
 // closed when the test ends.
+//
+// Linking it sets pgtest's store template (pgtest.UseStoreTemplate): the
+// PostgreSQL databases pgtest.StoreLocation and pgtest.EachDialect hand out
+// are copies of one database migrated to this build's schema, keyed by its
+// version (a hash of the DDL), so a schema change never reuses a stale one.
 package teststore
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 )
+
+func init() {
+	pgtest.UseStoreTemplate(pgtest.Template{Key: "store " + store.PostgresSchemaVersion(), Prepare: migrate})
+}
+
+// migrate creates the current schema in the empty database at dsn.
+func migrate(ctx context.Context, dsn string) error {
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("migrate the store template: %w", err)
+	}
+	return st.Close()
+}
 
 // Open opens a fresh, migrated store for tb on the dialect the run asks for
 // (see [pgtest.StoreLocation]) and closes it when tb ends.

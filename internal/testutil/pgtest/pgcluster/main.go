@@ -3,8 +3,10 @@
 // writes "INTEROP_TEST_PG=<value>" (pgtest.EnvShared, pgtest.Cluster.Lend)
 // and its own pid, one a line, to the file it is given, then serves until
 // SIGTERM or SIGINT, when it stops the cluster and removes its files. Each
-// test still gets a database of its own; only initdb and the server start
-// are shared, once per run instead of once per test binary.
+// test still gets a database of its own; initdb, the server start and the
+// store's template database (pgtest.Cluster.NewDatabaseFrom, made by the
+// first test binary that asks) are shared, once per run instead of once
+// per test binary.
 //
 //	pgcluster FILE
 package main
