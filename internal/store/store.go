@@ -191,7 +191,7 @@ func Open(ctx context.Context, location string, opts ...Option) (*Store, error) 
 }
 
 func openDB(path string, clock quartz.Clock) (*Store, error) {
-	db, err := sql.Open("sqlite", sqliteDSN(path))
+	db, err := openSQLite(sqliteDSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -481,7 +481,7 @@ func truncateList(list []string, n int) []string {
 // refuseForeignTables opens an unmarked SQLite file read-only and refuses it
 // when it holds tables but not ours.
 func refuseForeignTables(ctx context.Context, path string) error {
-	db, err := sql.Open("sqlite", sqliteReadOnlyDSN(path))
+	db, err := openSQLite(sqliteReadOnlyDSN(path))
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", path, err)
 	}
