@@ -352,43 +352,6 @@ run e2e-processes "e2e tier, under -race: multi-process and kill tests on SQLite
 	"a multi-process test failed (above)" \
 	go test -race "$test_timeout" -tags e2e -count=1 -run "$e2e_tests" ./internal/conversations ./internal/claims ./internal/store ./internal/workflow ./internal/testutil/e2etest
 
-run e2e "e2e tier, under -race: internal/e2e with the real programs, PostgreSQL and the browser (the server built with -race)" \
-	"a failing test, or a data race the -race server reported (above)" \
-	go test -race "$test_timeout" -tags e2e,realpeers,postgres,browser -count=1 ./internal/e2e
-
-# The benchmark harness measures a runtime it builds; a race build would
-# measure nothing and its reports would go unread, so this runs without
-# -race (its other tests ran under -race in the unit tier).
-#
-# bench_env CMD...: runs CMD of one of the three benchmark steps with
-# CGO_ENABLED=0, the way the harness builds the servers it measures
-# (internal/bench.Build, as the README builds the runtime): the test binary,
-# interop-bench and the two servers then share one compile of the
-# dependency graph (every package that imports net, modernc's SQLite among
-# them, differs with cgo on), which the ddl step above started. The two
-# servers are built once, by the first of the steps, into $logs/bench-bin,
-# which bench.Build uses instead of linking them again ($INTEROP_BENCH_BIN).
-bench_env() {
-	local bin=$logs/bench-bin
-	if [[ ! -x $bin/interop-runtime || ! -x $bin/minimalserver ]]; then
-		CGO_ENABLED=0 go build -o "$bin/" ./cmd/interop-runtime ./internal/bench/minimalserver
-	fi
-	CGO_ENABLED=0 INTEROP_BENCH_BIN=$bin "$@"
-}
-run bench-smoke "e2e tier: the scale benchmark's smoke tests on SQLite and PostgreSQL" \
-	"the scale benchmark's smoke test failed (above)" \
-	bench_env go test -tags e2e,postgres -count=1 -run '^(TestScaleSmokeOnBothStores|TestScaleOnAGivenServer)$' ./internal/bench
-
-run bench-gate "benchmark gate: spawn → initialize, call p50 and peak RSS as ratios to the minimal go-sdk server, HTTP call p50 to stdio's, all of the same run" \
-	"a ratio to the minimal go-sdk server, or HTTP's to stdio's, is past its limit (above)" \
-	bench_env go run ./cmd/interop-bench -gate -q -n 5 -calls 2000 -profiles full -read-only=false -inittrace=false
-
-pg_unlend
-
-run handoff "handoff benchmark gate: three tasks on the real providers, zero duplicate sends, deliveries or event reads" \
-	"a duplicate send, delivery or event read (above)" \
-	bench_env go run ./cmd/interop-bench check -q
-
 # The two fuzz targets run at the same time, one fuzzing worker each, for
 # FUZZTIME: one minute of wall time instead of two, and half the CPU. Each
 # target gets as many executions as 30 s with two workers did; in CI logs
@@ -436,9 +399,52 @@ fuzz() {
 	done
 	return "$rc"
 }
-run fuzz "fuzz tier: the generated validators against santhosh-tekuri/jsonschema, the stdio frame layer against the SDK's decoder (${FUZZTIME:-60s}, at the same time)" \
-	"a fuzz target found a failing input (above; it was saved under the package's testdata/fuzz)" \
+# The fuzz step runs in the background beside the e2e tier: that tier
+# mostly waits on the real programs and Chromium (329 s of wall time for
+# 120 s of CPU in a cold CI run), and the fuzzers run for a fixed wall time,
+# so together they take the e2e tier's time instead of both. A failing
+# input fails the script when the step is joined, after the e2e tier.
+start fuzz "fuzz tier: the generated validators against santhosh-tekuri/jsonschema, the stdio frame layer against the SDK's decoder (${FUZZTIME:-60s}, at the same time)" \
 	fuzz
+
+run e2e "e2e tier, under -race: internal/e2e with the real programs, PostgreSQL and the browser (the server built with -race)" \
+	"a failing test, or a data race the -race server reported (above)" \
+	go test -race "$test_timeout" -tags e2e,realpeers,postgres,browser -count=1 ./internal/e2e
+join fuzz
+
+# The benchmark harness measures a runtime it builds; a race build would
+# measure nothing and its reports would go unread, so this runs without
+# -race (its other tests ran under -race in the unit tier).
+#
+# bench_env CMD...: runs CMD of one of the three benchmark steps with
+# CGO_ENABLED=0, the way the harness builds the servers it measures
+# (internal/bench.Build, as the README builds the runtime): the test binary,
+# interop-bench and the two servers then share one compile of the
+# dependency graph (every package that imports net, modernc's SQLite among
+# them, differs with cgo on), which the ddl step above started. The two
+# servers are built once, by the first of the steps, into $logs/bench-bin,
+# which bench.Build uses instead of linking them again ($INTEROP_BENCH_BIN).
+bench_env() {
+	local bin=$logs/bench-bin
+	if [[ ! -x $bin/interop-runtime || ! -x $bin/minimalserver ]]; then
+		CGO_ENABLED=0 go build -o "$bin/" ./cmd/interop-runtime ./internal/bench/minimalserver
+	fi
+	CGO_ENABLED=0 INTEROP_BENCH_BIN=$bin "$@"
+}
+run bench-smoke "e2e tier: the scale benchmark's smoke tests on SQLite and PostgreSQL" \
+	"the scale benchmark's smoke test failed (above)" \
+	bench_env go test -tags e2e,postgres -count=1 -run '^(TestScaleSmokeOnBothStores|TestScaleOnAGivenServer)$' ./internal/bench
+
+run bench-gate "benchmark gate: spawn → initialize, call p50 and peak RSS as ratios to the minimal go-sdk server, HTTP call p50 to stdio's, all of the same run" \
+	"a ratio to the minimal go-sdk server, or HTTP's to stdio's, is past its limit (above)" \
+	bench_env go run ./cmd/interop-bench -gate -q -n 5 -calls 2000 -profiles full -read-only=false -inittrace=false
+
+pg_unlend
+
+run handoff "handoff benchmark gate: three tasks on the real providers, zero duplicate sends, deliveries or event reads" \
+	"a duplicate send, delivery or event read (above)" \
+	bench_env go run ./cmd/interop-bench check -q
+
 
 # A background step no step joined (TEST_STEPS without its users) still
 # reports.
