@@ -33,7 +33,6 @@ import (
 	"container/list"
 	"context"
 	"database/sql/driver"
-	"errors"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -76,7 +75,7 @@ func New(base driver.Connector, size int) *Connector {
 
 // Connect opens a connection of the base connector. A connection that does
 // not offer what the cache needs (ConnPrepareContext, QueryerContext,
-// ExecerContext) is returned unwrapped.
+// ExecerContext, ConnBeginTx) is returned unwrapped.
 func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	inner, err := c.base.Connect(ctx)
 	if err != nil {
@@ -85,7 +84,8 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	pc, ok1 := inner.(driver.ConnPrepareContext)
 	qc, ok2 := inner.(driver.QueryerContext)
 	ec, ok3 := inner.(driver.ExecerContext)
-	if !ok1 || !ok2 || !ok3 {
+	bc, ok4 := inner.(driver.ConnBeginTx)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return inner, nil
 	}
 	return &conn{
@@ -93,6 +93,7 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 		prepare: pc,
 		queryer: qc,
 		execer:  ec,
+		begin:   bc,
 		c:       c,
 		byQuery: make(map[string]*list.Element, c.size),
 	}, nil
@@ -128,6 +129,7 @@ type conn struct {
 	prepare driver.ConnPrepareContext
 	queryer driver.QueryerContext
 	execer  driver.ExecerContext
+	begin   driver.ConnBeginTx
 	c       *Connector
 	lru     list.List // of *entry, most recently used at the front
 	byQuery map[string]*list.Element
@@ -279,13 +281,7 @@ func (cn *conn) Begin() (driver.Tx, error) {
 // BeginTx starts a transaction on the wrapped connection; the statements
 // run in it go through QueryContext and ExecContext, so they use the cache.
 func (cn *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if b, ok := cn.inner.(driver.ConnBeginTx); ok {
-		return b.BeginTx(ctx, opts)
-	}
-	if opts != (driver.TxOptions{}) {
-		return nil, errors.New("stmtcache: the driver's connection has no BeginTx for transaction options")
-	}
-	return cn.inner.Begin() //nolint:staticcheck // the fallback database/sql itself uses
+	return cn.begin.BeginTx(ctx, opts)
 }
 
 // Ping passes to the wrapped connection.
