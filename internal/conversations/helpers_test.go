@@ -19,7 +19,6 @@ import (
 	"github.com/agent-interop/runtime/internal/providers/registry"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
 	"github.com/agent-interop/runtime/internal/store"
-	"github.com/agent-interop/runtime/internal/testutil/pgtest"
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
 )
@@ -192,7 +191,7 @@ type env struct {
 
 func newEnv(t testing.TB, steps ...step) *env {
 	t.Helper()
-	return newEnvAt(t, pgtest.StoreLocation(t), steps...)
+	return newEnvAt(t, teststore.Location(t), steps...)
 }
 
 // newEnvAt is newEnv on the store at location (a file or a PostgreSQL URL).

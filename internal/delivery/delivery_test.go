@@ -51,7 +51,7 @@ var nextPID atomic.Int64
 func newEnv(t *testing.T, path string, mutate ...func(*Options)) *env {
 	t.Helper()
 	if path == "" {
-		path = pgtest.StoreLocation(t)
+		path = teststore.Location(t)
 	}
 	st := teststore.OpenAt(t, path)
 	fake := &registrytest.Adapter{Provider: providers.Codex, EndpointName: "stdio:fake"}

@@ -65,7 +65,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // PostgreSQL tier (-tags postgres; scripts/test.sh runs the package both ways).
 func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
 	t.Helper()
-	return newFixtureAt(t, pgtest.StoreLocation(t), opts...)
+	return newFixtureAt(t, teststore.Location(t), opts...)
 }
 
 // newFixtureAt is a desk over a new store at location (a file path or a
