@@ -66,7 +66,7 @@ func deskOwnerGone(t *testing.T, br *browser.Browser, dk *deskProcess, env *real
 	waitFor(t, sessions, turnTimeout, "the session waiting on approval", row+` && `+row+`.dataset.liveness === "waiting_on_approval"`)
 	waitFor(t, receipts, turnTimeout, "the receipt queued", receipt+` && `+receipt+`.dataset.status === "queued"`)
 
-	rt.kill(t)
+	rt.kill(t, nil)
 	// Nothing is written when a process dies: the page notices when its
 	// stream looks again (every reconnection, 2 s here; every 15 s idle).
 	// The first serve, still running, may settle the send first (it looks

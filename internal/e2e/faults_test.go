@@ -59,6 +59,14 @@ type rig struct {
 	dir      string
 	gate     string // stdiogate, for the stdio providers
 	st       *store.Store
+	// lingers marks a provider that leaves a child behind the runtime: the
+	// Claude Code CLI, started by claude-agent-acp, outlives it while a
+	// model request is held, and only gives up on that request 60 s later
+	// (then writes a synthetic reply to the transcript and exits). The
+	// after-dispatch case drops the held model request once the runtime is
+	// gone (a model connection lost), so that child writes its last entry
+	// and exits at once instead of a minute later.
+	lingers bool
 }
 
 func newRig(t *testing.T, provider string) *rig {
@@ -121,8 +129,9 @@ func (r *rig) start(extra ...string) *runtimeProc {
 // kill SIGKILLs the runtime and waits until it is gone (and reaped), and
 // until the provider programs it had started stopped too: they see their
 // input end and exit (as codex app-server and claude-agent-acp do), so the
-// restarted runtime reads a history nobody writes to any more.
-func (rt *runtimeProc) kill(t *testing.T) {
+// restarted runtime reads a history nobody writes to any more. gone, when
+// not nil, runs once the runtime is gone, before that second wait.
+func (rt *runtimeProc) kill(t *testing.T, gone func()) {
 	t.Helper()
 	groups := providerGroups(t, rt)
 	_ = rt.cmd.Process.Signal(syscall.SIGKILL)
@@ -130,6 +139,9 @@ func (rt *runtimeProc) kill(t *testing.T) {
 	wait.For(t, "the killed runtime to be gone", faultTimeout, func() bool {
 		return syscall.Kill(rt.cmd.Process.Pid, 0) != nil
 	})
+	if gone != nil {
+		gone()
+	}
 	t.Cleanup(func() { // never leave a provider process behind
 		for _, pg := range groups {
 			_ = syscall.Kill(-pg, syscall.SIGKILL)
@@ -193,15 +205,17 @@ func (rt *runtimeProc) sendAsync(provider, nativeID, text, key string) {
 	}()
 }
 
-// gated scripts the model to answer text only once the returned function
-// was called (it is called at cleanup at the latest).
-func (r *rig) gated(text string) (open func()) {
-	gate := make(chan struct{})
-	var once sync.Once
-	open = func() { once.Do(func() { close(gate) }) }
+// gated scripts the model to answer text only once open was called (it is
+// called at cleanup at the latest), or to drop the held request without an
+// answer once drop was called.
+func (r *rig) gated(text string) (open, drop func()) {
+	gate, dropped := make(chan struct{}), make(chan struct{})
+	var opened, dropOnce sync.Once
+	open = func() { opened.Do(func() { close(gate) }) }
+	drop = func() { dropOnce.Do(func() { close(dropped) }) }
 	r.t.Cleanup(open)
-	r.fm.On(fakemodel.Exact(text), fakemodel.Text("The late answer.").WithGate(gate))
-	return open
+	r.fm.On(fakemodel.Exact(text), fakemodel.Text("The late answer.").WithGate(gate).WithDrop(dropped))
+	return open, drop
 }
 
 // reached waits until the model received the prompt.
@@ -297,7 +311,7 @@ func runFaults(t *testing.T, r *rig, newSession func(rt *runtimeProc) string, ho
 		rt.sendAsync(r.provider, sid, text, key)
 		waitHeld()
 		wait.For(t, "the operation to be recorded", faultTimeout, func() bool { return r.op(key) != nil })
-		rt.kill(t)
+		rt.kill(t, nil)
 		if o := r.op(key); o.Status != operation.StatusQueued {
 			t.Fatalf("before the restart: %s", o.Status)
 		}
@@ -315,14 +329,18 @@ func runFaults(t *testing.T, r *rig, newSession func(rt *runtimeProc) string, ho
 		rt := r.start()
 		sid := newSession(rt)
 		text, key := unique("inflight"), unique("kafter")
-		open := r.gated(text)
+		open, drop := r.gated(text)
 		rt.sendAsync(r.provider, sid, text, key)
 		r.reached(text)
 		wait.For(t, "the receipt to be stored", faultTimeout, func() bool {
 			o := r.op(key)
 			return o != nil && o.Ref != ""
 		})
-		rt.kill(t)
+		var gone func()
+		if r.lingers {
+			gone = drop
+		}
+		rt.kill(t, gone)
 		again := r.start()
 		var o *ent.Operation
 		wait.For(t, "the restarted runtime to settle "+key, faultTimeout, func() bool {
@@ -436,6 +454,7 @@ func TestFaultsClaudeCode(t *testing.T) {
 	program := realpeers.Require(t, realpeers.ClaudeACP)
 	r := newRig(t, "claude-code")
 	r.gate = gateBinary(t)
+	r.lingers = true
 	r.env.Set("CLAUDE_ACP_COMMAND", r.gate+" "+program).
 		Set("IS_SANDBOX", "1").Set("DISABLE_AUTOUPDATER", "1").Set("DISABLE_TELEMETRY", "1").
 		Set("DISABLE_ERROR_REPORTING", "1").Set("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1").

@@ -245,6 +245,11 @@ type Reply struct {
 	// closed: a test answers when its condition holds, not after a guessed
 	// time. It ends the same way as Delay when the client or server goes.
 	Gate <-chan struct{}
+	// Drop, when set, ends a held answer (see Gate) without one: once the
+	// channel is closed the connection is dropped, as a model connection
+	// lost mid-request. A test uses it to end a request a program it no
+	// longer drives still waits on.
+	Drop <-chan struct{}
 	// FollowUp is the text answered when the program continues after the
 	// tool result; "Done." when empty.
 	FollowUp string
@@ -284,6 +289,9 @@ func (r Reply) WithDelay(d time.Duration) Reply { r.Delay = d; return r }
 
 // WithGate returns r answered only once gate is closed.
 func (r Reply) WithGate(gate <-chan struct{}) Reply { r.Gate = gate; return r }
+
+// WithDrop returns r whose held answer is dropped once drop is closed.
+func (r Reply) WithDrop(drop <-chan struct{}) Reply { r.Drop = drop; return r }
 
 // WithFollowUp returns r whose tool result is answered with text.
 func (r Reply) WithFollowUp(text string) Reply { r.FollowUp = text; return r }
@@ -480,14 +488,17 @@ func (s *Server) newID(prefix string) string {
 }
 
 // hold waits for a closed gate (nil: no gate) unless the request or the
-// server ends first; it reports whether the gate opened.
-func (s *Server) hold(ctx context.Context, gate <-chan struct{}) bool {
+// server ends first or drop (nil: never) is closed; it reports whether the
+// gate opened.
+func (s *Server) hold(ctx context.Context, gate, drop <-chan struct{}) bool {
 	if gate == nil {
 		return true
 	}
 	select {
 	case <-gate:
 		return true
+	case <-drop:
+		return false
 	case <-ctx.Done():
 		return false
 	case <-s.closed:

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -609,5 +610,36 @@ func TestGateHoldsTheAnswerUntilOpened(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("no answer after the gate opened")
+	}
+}
+
+func TestDropEndsAHeldAnswerWithoutOne(t *testing.T) {
+	fm := New(t)
+	gate, drop := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(gate) })
+	fm.On(Contains("HELD"), Text("released").WithGate(gate).WithDrop(drop))
+	done := make(chan error, 1)
+	go func() {
+		b, _ := json.Marshal(map[string]any{"tools": chatTools("bash"), "messages": []any{map[string]any{"role": "user", "content": "HELD"}}})
+		resp, err := http.Post(fm.BaseURL()+"/chat/completions", "application/json", bytes.NewReader(b))
+		if err == nil {
+			resp.Body.Close()
+			err = fmt.Errorf("answered %s", resp.Status)
+		}
+		done <- err
+	}()
+	ctx, stop := context.WithTimeout(context.Background(), wait.InProcess)
+	defer stop()
+	if _, err := fm.Await(ctx, func(r Request) bool { return r.LastUser == "HELD" }); err != nil {
+		t.Fatal(err)
+	}
+	close(drop)
+	select {
+	case err := <-done:
+		if err == nil || strings.Contains(err.Error(), "answered") {
+			t.Fatalf("want the connection dropped without an answer, got %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the held request was not dropped")
 	}
 }

@@ -109,8 +109,8 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.record(rec)
-	if !s.wait(r.Context(), reply.Delay) || !s.hold(r.Context(), reply.Gate) {
-		panic(http.ErrAbortHandler) // client gone or server closing
+	if !s.wait(r.Context(), reply.Delay) || !s.hold(r.Context(), reply.Gate, reply.Drop) {
+		panic(http.ErrAbortHandler) // client gone, server closing or drop closed
 	}
 	if reply.Error != nil {
 		writeGeminiError(w, reply.Error.Status, reply.Error.Message)

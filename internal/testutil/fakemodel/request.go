@@ -122,8 +122,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.record(rec)
 
-	if !s.wait(r.Context(), reply.Delay) || !s.hold(r.Context(), reply.Gate) {
-		// Client gone or server closing: drop the connection without an
+	if !s.wait(r.Context(), reply.Delay) || !s.hold(r.Context(), reply.Gate, reply.Drop) {
+		// Client gone, server closing or drop closed: drop the connection without an
 		// answer (net/http recovers this panic silently).
 		panic(http.ErrAbortHandler)
 	}
