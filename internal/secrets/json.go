@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
-	"strings"
 	"unsafe"
 
 	"github.com/coregx/ahocorasick"
@@ -132,30 +131,42 @@ func onlySpace(b []byte) bool {
 // "DB_PASSWORD"); counts such as "inputTokens" do not end so.
 var secretKeySuffixes = []string{"token", "secret", "password", "passwd", "apikey", "privatekey", "accesskey", "secretkey", "credential", "credentials", "cookie", "authorization", "launchid", "passphrase"}
 
+// keyNamesSecret reports whether key, with '_', '-' and '.' left out and
+// ASCII letters lower-cased, ends in one of secretKeySuffixes. The key is
+// compared from its end, so most keys fail at their last letter.
 func keyNamesSecret(key string) bool {
 	if len(key) < 5 || len(key) > 100 {
 		return false
 	}
-	var b [100]byte
-	n := 0
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if c == '_' || c == '-' || c == '.' {
-			continue
-		}
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[n] = c
-		n++
-	}
-	folded := string(b[:n])
 	for _, suf := range secretKeySuffixes {
-		if strings.HasSuffix(folded, suf) {
+		if foldedHasSuffix(key, suf) {
 			return true
 		}
 	}
 	return false
+}
+
+// foldedHasSuffix reports whether key folded as keyNamesSecret folds it
+// ends in suf (lower-case ASCII).
+func foldedHasSuffix(key, suf string) bool {
+	i := len(key) - 1
+	for j := len(suf) - 1; j >= 0; j-- {
+		for i >= 0 && (key[i] == '_' || key[i] == '-' || key[i] == '.') {
+			i--
+		}
+		if i < 0 {
+			return false
+		}
+		c := key[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != suf[j] {
+			return false
+		}
+		i--
+	}
+	return true
 }
 
 // stringEnd returns the index of the quote closing the string that opens

@@ -101,3 +101,55 @@ func TestJSONSelectsFromTheDocumentScan(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyNamesSecretAsFolded holds keyNamesSecret, which compares a key
+// from its end, to folding the key first: named keys, and random keys of
+// suffix pieces, separators and cases.
+func TestKeyNamesSecretAsFolded(t *testing.T) {
+	keys := []string{"", "token", "Token", "authToken", "AUTH_TOKEN", "auth-token", "auth.token", "inputTokens", "tokens",
+		"client_secret", "DB_PASSWORD", "pass_wd", "api_key", "API-KEY", "x.private.key", "Cookie", "setCookies", "launch_id",
+		"pass.phrase", "_token_", "t_o_k_e_n", "tok", "oken", "objectivePreview", "evidenceIds", "id", "status",
+		strings.Repeat("a", 95) + "token", strings.Repeat("a", 96) + "token", "___token", "token___"}
+	pieces := []string{"a", "Z", "_", "-", ".", "to", "ken", "KEN", "secret", "pass", "word", "WD", "api", "key", "cookie", "s", "id", "launch", "phrase", "credential", "authorization"}
+	rng := rand.New(rand.NewPCG(31, 32))
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(8) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		keys = append(keys, b.String())
+	}
+	for _, k := range keys {
+		if got, want := keyNamesSecret(k), keyNamesSecretFolded(k); got != want {
+			t.Fatalf("keyNamesSecret(%q) = %v, folded %v", k, got, want)
+		}
+	}
+}
+
+// keyNamesSecretFolded is keyNamesSecret by folding the key first (the
+// reference it is tested against).
+func keyNamesSecretFolded(key string) bool {
+	if len(key) < 5 || len(key) > 100 {
+		return false
+	}
+	var b [100]byte
+	n := 0
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c == '_' || c == '-' || c == '.' {
+			continue
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[n] = c
+		n++
+	}
+	folded := string(b[:n])
+	for _, suf := range secretKeySuffixes {
+		if strings.HasSuffix(folded, suf) {
+			return true
+		}
+	}
+	return false
+}

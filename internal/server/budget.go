@@ -286,6 +286,12 @@ func textSize(body []byte) int {
 // fit, the text alone when only it fits, and an error when even the text
 // is over the cap (a single record larger than an answer may be).
 func capWire(text, structured []byte) ([]byte, json.RawMessage, error) {
+	// A byte takes at most 6 on the wire in either copy (an escape, or a
+	// third of an escaped U+2028): parts that fit even so need no exact
+	// size (a page cut to its budget is a few tens of KB).
+	if 6*(len(text)+len(structured))+2+wireOverhead <= MaxAnswerBytes {
+		return text, structured, nil
+	}
 	if structuredSize(structured)+textSize(text)+wireOverhead <= MaxAnswerBytes {
 		return text, structured, nil
 	}

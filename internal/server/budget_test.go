@@ -177,6 +177,18 @@ func TestCapWire(t *testing.T) {
 	if text, structured, err := capWire(half, half); err != nil || text == nil || structured != nil {
 		t.Fatalf("an answer fitting once keeps the text only: %v %v", err, structured != nil)
 	}
+	// The bound without the exact sizes: six bytes on the wire per byte at
+	// most, whatever the byte (HTML characters, control characters,
+	// invalid UTF-8, line and paragraph separators).
+	for _, s := range []string{"<", ">", "&", "\x01", "\xff", "\u2028", "\u2029", "\"", "\\", "\n", "é", "x"} {
+		b := []byte(strings.Repeat(s, 1000))
+		if got, most := structuredSize(b), 6*len(b); got > most {
+			t.Errorf("%q: structured size %d over %d", s, got, most)
+		}
+		if got, most := textSize(b), 6*len(b)+2; got > most {
+			t.Errorf("%q: text size %d over %d", s, got, most)
+		}
+	}
 	huge := []byte(`{"a":"` + strings.Repeat("x", 2<<20) + `"}`)
 	if _, _, err := capWire(huge, huge); err == nil || !strings.Contains(err.Error(), "over the") {
 		t.Fatalf("an answer over 1 MiB: %v", err)

@@ -3,6 +3,7 @@ package tokens
 import (
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // split calls piece for each pre-tokenizer piece of text, exactly as the
@@ -24,41 +25,90 @@ import (
 // that is not valid UTF-8 (the caller then counts the whole text with the
 // codec).
 func split(text string, piece func(string)) bool {
+	if isASCII(text) {
+		// One byte per rune: the matcher runs on the bytes themselves,
+		// indexes are byte offsets (the same code as for runes, see unit).
+		splitUnits(text, asBytes(text), func(p string, _, _ int) { piece(p) }, false)
+		return true
+	}
 	if !utf8.ValidString(text) {
 		return false
 	}
-	rs := []rune(text)
+	splitUnits(text, []rune(text), func(p string, _, _ int) { piece(p) }, false)
+	return true
+}
+
+// unit is what the matcher reads: the runes of a text, or the bytes of an
+// ASCII text, where each byte is the rune of the same value. The
+// character classes take runes, so both are matched by the same code.
+type unit interface{ ~byte | ~rune }
+
+// isASCII reports whether every byte of s is below utf8.RuneSelf.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// asBytes is s's bytes, read only.
+func asBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// unitLen is the UTF-8 length of u (1 for a byte of an ASCII text).
+func unitLen[U unit](u U) int {
+	if rune(u) < utf8.RuneSelf {
+		return 1
+	}
+	return utf8.RuneLen(rune(u))
+}
+
+// splitUnits cuts text, whose units are rs, into its pieces; with reach it
+// also works out each piece's reach (see splitReach), else reach is 0.
+func splitUnits[U unit](text string, rs []U, piece func(p string, end, reach int), reach bool) {
 	n := len(rs)
 	at := 0 // the byte offset of rs[i] in text (valid UTF-8: each rune's own length)
 	for i := 0; i < n; {
 		e := matchAt(rs, i)
 		if e == i {
-			at += utf8.RuneLen(rs[i])
+			at += unitLen(rs[i])
 			i++ // no piece starts here: the engine moves on, the rune is not encoded
 			continue
 		}
 		end := at
 		for _, r := range rs[i:e] {
-			end += utf8.RuneLen(r)
+			end += unitLen(r)
 		}
-		piece(text[at:end])
+		rb := 0
+		if reach {
+			r := readTo(rs, i, e)
+			rb = end
+			if r > n {
+				rb = len(text) + 1
+			} else {
+				for _, x := range rs[e:r] {
+					rb += unitLen(x)
+				}
+			}
+		}
+		piece(text[at:end], end, rb)
 		at, i = end, e
 	}
-	return true
 }
 
 // matchAt returns the end of the piece that starts at i, or i when none
 // does.
-func matchAt(rs []rune, i int) int {
+func matchAt[U unit](rs []U, i int) int {
 	if e, ok := letters(rs, i, true); ok {
 		return e
 	}
 	if e, ok := letters(rs, i, false); ok {
 		return e
 	}
-	if isNumber(rs[i]) { // \p{N}{1,3}
+	if isNumber(rune(rs[i])) { // \p{N}{1,3}
 		e := i + 1
-		for e < len(rs) && e-i < 3 && isNumber(rs[e]) {
+		for e < len(rs) && e-i < 3 && isNumber(rune(rs[e])) {
 			e++
 		}
 		return e
@@ -66,11 +116,11 @@ func matchAt(rs []rune, i int) int {
 	if e, ok := punctuation(rs, i); ok {
 		return e
 	}
-	if !isSpace(rs[i]) {
+	if !isSpace(rune(rs[i])) {
 		return i // only U+007F: see isPrefix
 	}
 	k := i // the whitespace run [i, k)
-	for k < len(rs) && isSpace(rs[k]) {
+	for k < len(rs) && isSpace(rune(rs[k])) {
 		k++
 	}
 	// \s*[\r\n]+ as the codec's engine runs it: the match ends after the
@@ -105,22 +155,22 @@ func matchAt(rs []rune, i int) int {
 // L = [\p{Ll}\p{Lm}\p{Lo}\p{M}] and C the contractions. P? is tried
 // consuming first; in the first form U* gives back runes one at a time
 // until L+ can start (runes in both classes serve either).
-func letters(rs []rune, i int, lowerRun bool) (int, bool) {
+func letters[U unit](rs []U, i int, lowerRun bool) (int, bool) {
 	n := len(rs)
 	starts := []int{i}
-	if isPrefix(rs[i]) {
+	if isPrefix(rune(rs[i])) {
 		starts = []int{i + 1, i}
 	}
 	for _, j := range starts {
 		k := j
-		for k < n && isUpperish(rs[k]) {
+		for k < n && isUpperish(rune(rs[k])) {
 			k++
 		}
 		if lowerRun {
 			for u := k; u >= j; u-- {
-				if u < n && isLowerish(rs[u]) {
+				if u < n && isLowerish(rune(rs[u])) {
 					e := u + 1
-					for e < n && isLowerish(rs[e]) {
+					for e < n && isLowerish(rune(rs[e])) {
 						e++
 					}
 					return contraction(rs, e), true
@@ -132,7 +182,7 @@ func letters(rs []rune, i int, lowerRun bool) (int, bool) {
 			continue // U+ needs one
 		}
 		e := k
-		for e < n && isLowerish(rs[e]) {
+		for e < n && isLowerish(rune(rs[e])) {
 			e++
 		}
 		return contraction(rs, e), true
@@ -144,7 +194,7 @@ func letters(rs []rune, i int, lowerRun bool) (int, bool) {
 var contractions = [...]string{"s", "t", "re", "ve", "m", "ll", "d"}
 
 // contraction extends a letter match at e by (?i:'s|'t|'re|'ve|'m|'ll|'d).
-func contraction(rs []rune, e int) int {
+func contraction[U unit](rs []U, e int) int {
 	if e >= len(rs) || rs[e] != '\'' {
 		return e
 	}
@@ -154,7 +204,7 @@ func contraction(rs []rune, e int) int {
 		}
 		ok := true
 		for k := 0; k < len(c); k++ {
-			if !foldsTo(rs[e+1+k], rune(c[k])) {
+			if !foldsTo(rune(rs[e+1+k]), rune(c[k])) {
 				ok = false
 				break
 			}
@@ -181,17 +231,17 @@ func foldsTo(r, c rune) bool {
 
 // punctuation matches ` ?[^\s\p{L}\p{N}]+[\r\n/]*`; the optional space is
 // tried consumed first.
-func punctuation(rs []rune, i int) (int, bool) {
+func punctuation[U unit](rs []U, i int) (int, bool) {
 	starts := []int{i}
 	if rs[i] == ' ' {
 		starts = []int{i + 1, i}
 	}
 	for _, j := range starts {
-		if j >= len(rs) || !isPunct(rs[j]) {
+		if j >= len(rs) || !isPunct(rune(rs[j])) {
 			continue
 		}
 		e := j + 1
-		for e < len(rs) && isPunct(rs[e]) {
+		for e < len(rs) && isPunct(rune(rs[e])) {
 			e++
 		}
 		for e < len(rs) && (rs[e] == '\r' || rs[e] == '\n' || rs[e] == '/') {
@@ -202,33 +252,40 @@ func punctuation(rs []rune, i int) (int, bool) {
 	return 0, false
 }
 
-// Character classes, with an ASCII fast path.
+// Character classes, with an ASCII fast path; the table lookups are
+// functions of their own so that the ASCII test inlines.
 
 func isLetter(r rune) bool {
 	if r < utf8.RuneSelf {
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+		c := r | 0x20 // A-Z to a-z; no other ASCII rune lands there
+		return 'a' <= c && c <= 'z'
 	}
-	return unicode.IsLetter(r)
+	return isLetterTable(r)
 }
+
+//go:noinline
+func isLetterTable(r rune) bool { return unicode.IsLetter(r) }
 
 func isNumber(r rune) bool {
 	if r < utf8.RuneSelf {
 		return '0' <= r && r <= '9'
 	}
-	return unicode.IsNumber(r)
+	return isNumberTable(r)
 }
+
+//go:noinline
+func isNumberTable(r rune) bool { return unicode.IsNumber(r) }
 
 // isSpace is \s: [\f\n\r\t\v\x85\p{Z}].
 func isSpace(r rune) bool {
-	switch r {
-	case ' ', '\t', '\n', '\v', '\f', '\r', 0x85:
-		return true
-	}
 	if r < utf8.RuneSelf {
-		return false
+		return r == ' ' || '\t' <= r && r <= '\r' // \t \n \v \f \r
 	}
-	return unicode.Is(unicode.Z, r)
+	return isSpaceTable(r)
 }
+
+//go:noinline
+func isSpaceTable(r rune) bool { return r == 0x85 || unicode.Is(unicode.Z, r) }
 
 // isPrefix is [^\r\n\p{L}\p{N}]. The codec's engine (regexp2) leaves
 // U+007F (DEL) out of both negated classes, so DEL starts no piece and is
@@ -246,6 +303,11 @@ func isUpperish(r rune) bool {
 	if r < utf8.RuneSelf {
 		return 'A' <= r && r <= 'Z'
 	}
+	return isUpperishTable(r)
+}
+
+//go:noinline
+func isUpperishTable(r rune) bool {
 	return unicode.In(r, unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo, unicode.M)
 }
 
@@ -254,6 +316,11 @@ func isLowerish(r rune) bool {
 	if r < utf8.RuneSelf {
 		return 'a' <= r && r <= 'z'
 	}
+	return isLowerishTable(r)
+}
+
+//go:noinline
+func isLowerishTable(r rune) bool {
 	return unicode.In(r, unicode.Ll, unicode.Lm, unicode.Lo, unicode.M)
 }
 
@@ -264,39 +331,14 @@ func isLowerish(r rune) bool {
 // A reach of len(text)+1 means the piece's cut depended on where the
 // text ends.
 func splitReach(text string, piece func(p string, end, reach int)) bool {
+	if isASCII(text) {
+		splitUnits(text, asBytes(text), piece, true)
+		return true
+	}
 	if !utf8.ValidString(text) {
 		return false
 	}
-	rs := []rune(text)
-	n := len(rs)
-	at := 0
-	for i := 0; i < n; {
-		e := matchAt(rs, i)
-		if e == i {
-			at += utf8.RuneLen(rs[i])
-			i++
-			continue
-		}
-		end := at
-		for _, r := range rs[i:e] {
-			end += utf8.RuneLen(r)
-		}
-		r := readTo(rs, i, e)
-		rb := end
-		if r > n {
-			rb = len(text) + 1
-		} else {
-			for _, x := range rs[e:r] {
-				if x < utf8.RuneSelf {
-					rb++
-				} else {
-					rb += utf8.RuneLen(x)
-				}
-			}
-		}
-		piece(text[at:end], end, rb)
-		at, i = end, e
-	}
+	splitUnits(text, []rune(text), piece, true)
 	return true
 }
 
@@ -308,28 +350,28 @@ func splitReach(text string, piece func(p string, end, reach int)) bool {
 // contraction; a number, punctuation or letter match reads the rune after
 // its end; a whitespace match scans the whole whitespace run and the rune
 // after it.
-func readTo(rs []rune, i, e int) int {
+func readTo[U unit](rs []U, i, e int) int {
 	n := len(rs)
 	r := e + 4
-	if c := rs[i]; c < utf8.RuneSelf && !(c >= 'A' && c <= 'Z') && !isSpace(c) &&
+	if c := rs[i]; c < utf8.RuneSelf && !(c >= 'A' && c <= 'Z') && !isSpace(rune(c)) &&
 		(i+1 >= n || rs[i+1] < utf8.RuneSelf && !(rs[i+1] >= 'A' && rs[i+1] <= 'Z')) {
 		// ASCII, no capital at i or i+1, no whitespace: no upper-ish run
 		// to scan and no whitespace run, so only the contraction's look.
 		return min(r, n+1)
 	}
 	upper := func(j int) int {
-		for j < n && isUpperish(rs[j]) {
+		for j < n && isUpperish(rune(rs[j])) {
 			j++
 		}
 		return j
 	}
 	r = max(r, upper(i)+1)
-	if isPrefix(rs[i]) {
+	if isPrefix(rune(rs[i])) {
 		r = max(r, upper(i+1)+1)
 	}
-	if isSpace(rs[i]) {
+	if isSpace(rune(rs[i])) {
 		k := i
-		for k < n && isSpace(rs[k]) {
+		for k < n && isSpace(rune(rs[k])) {
 			k++
 		}
 		r = max(r, k+1)

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -153,4 +154,49 @@ func BenchmarkCount(b *testing.B) {
 			_, _ = o.Exact(text)
 		}
 	})
+}
+
+// TestASCIIBytesCutAsRunes holds the matcher run on the bytes of an ASCII
+// text (split's fast path) to the same matcher run on its runes: the same
+// pieces, ends and reaches, on random ASCII texts of every class the
+// matcher tells apart and on a page of answer JSON; the pieces also match
+// the pattern.
+func TestASCIIBytesCutAsRunes(t *testing.T) {
+	alphabet := []string{"a", "z", "A", "Z", "0", "9", "123", " ", "  ", "\t", "\n", "\r", "\v", "\f", "'", "s", "S", "t", "T",
+		"re", "RE", "ve", "m", "ll", "LL", "d", "D", "!", "/", "{", "}", "\"", ":", ",", "-", "_", ".", "\x00", "\x1f", "\x7f"}
+	type cut struct {
+		p          string
+		end, reach int
+	}
+	cuts := func(text string, bytes bool) []cut {
+		var out []cut
+		f := func(p string, end, reach int) { out = append(out, cut{p, end, reach}) }
+		if bytes {
+			splitUnits(text, asBytes(text), f, true)
+		} else {
+			splitUnits(text, []rune(text), f, true)
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	texts := []string{`{"works":[{"id":"work_1767323045678_07ojtu","status":"open","objectivePreview":"Don't drop rows; it's OK?\n\n  Ship   it!"}]}`}
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(40) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		texts = append(texts, b.String())
+	}
+	for i, text := range texts {
+		if !isASCII(text) {
+			t.Fatalf("%q is not ASCII", text)
+		}
+		got, want := cuts(text, true), cuts(text, false)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%q: the bytes cut as %v, the runes as %v", text, got, want)
+		}
+		if i%10 == 0 {
+			samePieces(t, text)
+		}
+	}
 }
