@@ -95,11 +95,13 @@ func (r *Registry) listFlight(ctx context.Context, id providers.ID, a providers.
 		ss, err := a.ListSessions(cctx)
 		r.mu.Lock()
 		f.sessions, f.err, f.endedAt = ss, err, r.clock.Now()
+		late := f.late
 		if !f.late && r.flights[id] == f {
 			delete(r.flights, id)
 		}
 		r.mu.Unlock()
 		close(f.done)
+		r.logger.Debug("provider listing ended", "provider", string(id), "ms", float64(f.endedAt.Sub(f.started).Microseconds())/1000, "late", late, "sessions", len(ss), "err", err)
 	}()
 	return f
 }
