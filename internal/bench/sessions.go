@@ -52,6 +52,10 @@ type SessionsSample struct {
 	// serve's debug record of its end), for the listings that ended
 	// before the spawn was stopped.
 	Listed map[string]Figure `json:"listed,omitempty"`
+	// Stopped is why the first listing stopped waiting for the providers
+	// (the serve's debug record: "start grace", "soft deadline", "every
+	// listing ended"; "" when not recorded).
+	Stopped string `json:"stopped,omitempty"`
 	// ServeCPUMs is the serve process's CPU time (user+sys, every
 	// thread) when the first answer was read; TreeCPUMs adds the
 	// provider programs it started (their processes still running then).
@@ -158,7 +162,7 @@ func RunSessions(ctx context.Context, c SessionsConfig) (*SessionsReport, error)
 			if c.Progress != nil {
 				fmt.Fprintf(c.Progress, "round %d %-22s init %6.1f ms  first %7.1f ms  warm %6.1f ms  complete %7.1f ms  sessions %d  late %v  failed %v\n",
 					round+1, cf.name, s.InitMs, s.FirstMs, s.WarmMs, s.CompleteMs, s.Sessions, s.Late, s.Failed)
-				fmt.Fprintf(c.Progress, "        arrived (ms after the first request): %v\n", s.Arrived)
+				fmt.Fprintf(c.Progress, "        stopped waiting: %s; arrived (ms after the first request): %v\n", s.Stopped, s.Arrived)
 			}
 		}
 	}
@@ -280,6 +284,7 @@ func sessionsSpawn(ctx context.Context, bin, dir string, programs, ahead bool, p
 	}()
 	stopErr := p.stop(ctx, min(timeout, stopGrace))
 	s.Listed = ListingDurations(p.stderr.String())
+	s.Stopped = FirstStop(p.stderr.String())
 	if runErr != nil {
 		return s, fmt.Errorf("%w%s", runErr, p.diagnosis())
 	}
@@ -351,10 +356,13 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "first list_agent_sessions of a spawned serve --profile full, %s after initialized (source %s, load %s, %s)\nprograms on PATH: %s\n\n",
 		r.Think, r.Revision, r.Load, r.Started.Format(time.RFC3339), strings.Join(r.PATH, string(os.PathListSeparator)))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "configuration\tspawns\tinitialize ms\tfirst listing ms\t× no programs\tserve CPU ms\twith programs CPU ms\twarm listing ms\tevery provider listed ms\tlate (first)\tfailed (first)\t")
+	fmt.Fprintln(tw, "configuration\tspawns\tinitialize ms\tfirst listing ms\t× no programs\tserve CPU ms\twith programs CPU ms\twarm listing ms\tevery provider listed ms\tlate (first)\tfailed (first)\tfirst stopped waiting at\t")
 	for _, row := range r.Rows {
-		late, failed := map[string]int{}, map[string]int{}
+		late, failed, stops := map[string]int{}, map[string]int{}, map[string]int{}
 		for _, s := range row.Samples {
+			if s.Stopped != "" {
+				stops[s.Stopped]++
+			}
 			for _, p := range s.Late {
 				late[p]++
 			}
@@ -362,7 +370,7 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 				failed[p]++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t\n", row.Name, len(row.Samples), row.InitMs, row.FirstMs, row.FirstRatio, row.ServeCPUMs, row.TreeCPUMs, row.WarmMs, row.CompleteMs, counts(late), counts(failed))
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t\n", row.Name, len(row.Samples), row.InitMs, row.FirstMs, row.FirstRatio, row.ServeCPUMs, row.TreeCPUMs, row.WarmMs, row.CompleteMs, counts(late), counts(failed), counts(stops))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -450,6 +458,23 @@ func writeProviders(w io.Writer, samples []SessionsSample) error {
 // listingEnded matches the serve's debug record of a provider listing's
 // end (registry: "provider listing ended").
 var listingEnded = regexp.MustCompile(`msg="provider listing ended" provider=(\S+) ms=([0-9.]+)`)
+
+// listingsAwaited matches the serve's debug record of why a listing of
+// the providers stopped waiting.
+var listingsAwaited = regexp.MustCompile(`msg="provider listings awaited" ms=[0-9.]+ stopped=("(?:[^"\\]|\\.)*"|\S+)`)
+
+// FirstStop is why the serve's first listing of the providers stopped
+// waiting ("" when its log has no such record).
+func FirstStop(log string) string {
+	m := listingsAwaited.FindStringSubmatch(log)
+	if m == nil {
+		return ""
+	}
+	if v, err := strconv.Unquote(m[1]); err == nil {
+		return v
+	}
+	return m[1]
+}
 
 // ListingDurations reads each provider listing's duration (ms) from a
 // serve's debug log; a provider listed more than once keeps its first.

@@ -70,3 +70,18 @@ func TestTreeCPUCountsTheProcess(t *testing.T) {
 		t.Errorf("TreeCPU = %v, ProcessCPU = %v", tree, own)
 	}
 }
+
+func TestFirstStop(t *testing.T) {
+	tests := []struct{ name, log, want string }{
+		{"none", `level=DEBUG msg="provider listing ended" provider=codex ms=1`, ""},
+		{"quoted, the first kept", "level=DEBUG msg=\"provider listings awaited\" ms=250.1 stopped=\"start grace\"\nlevel=DEBUG msg=\"provider listings awaited\" ms=1 stopped=\"soft deadline\"", "start grace"},
+		{"bare", `level=DEBUG msg="provider listings awaited" ms=3 stopped=canceled`, "canceled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FirstStop(tt.log); got != tt.want {
+				t.Errorf("FirstStop = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -124,9 +125,9 @@ func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights
 	errs := make([]error, len(flights))
 	var expired <-chan time.Time
 	overdue := make([]bool, len(flights)) // past its own deadline when the listing began
+	now := r.clock.Now()
+	var newest time.Time // the newest flight still under way (and within its deadline)
 	if soft > 0 {
-		now := r.clock.Now()
-		var newest time.Time // the newest flight still under way
 		for i, f := range flights {
 			if f == nil || f.ended() {
 				continue
@@ -143,14 +144,21 @@ func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights
 		}
 	}
 	// Early, when every provider still under way is starting its program.
+	// The grace counts from the flights' start as the soft deadline does:
+	// a listing joining starts an earlier listing (or the start-up) began
+	// more than the grace ago does not wait it out again.
 	var early <-chan time.Time
-	if expired != nil && r.grace > 0 && r.grace < soft && r.anyStarts(ids, flights) {
-		t := r.clock.NewTimer(r.grace, "registry", "start grace")
-		defer t.Stop()
-		early = t.C
-	}
 	var stopped error // why the listing stopped waiting
 	graced := false   // the start grace has passed
+	if expired != nil && r.grace > 0 && r.grace < soft && r.anyStarts(ids, flights) {
+		if left := newest.Add(r.grace).Sub(now); left > 0 {
+			t := r.clock.NewTimer(left, "registry", "start grace")
+			defer t.Stop()
+			early = t.C
+		} else {
+			graced = true
+		}
+	}
 	for i, f := range flights {
 		if f == nil {
 			continue
@@ -189,7 +197,24 @@ func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights
 			errs[i] = fmt.Errorf("list %s sessions: %w", ids[i], why)
 		}
 	}
+	r.logger.Debug("provider listings awaited", "ms", float64(r.clock.Since(now).Microseconds())/1000, "stopped", stopReason(stopped, errs))
 	return sessions, errs
+}
+
+// stopReason says why a listing stopped waiting, for its debug record.
+func stopReason(stopped error, errs []error) string {
+	var le *LateError
+	switch {
+	case errors.As(stopped, &le) && le.Starting:
+		return "start grace"
+	case errors.As(stopped, &le):
+		return "soft deadline"
+	case stopped != nil:
+		return stopped.Error()
+	case slices.ContainsFunc(errs, func(err error) bool { return errors.As(err, &le) }):
+		return "listings already past the soft deadline"
+	}
+	return "every listing ended"
 }
 
 // starter is the adapter's start reporter, nil when it has none.
