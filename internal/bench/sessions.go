@@ -457,7 +457,7 @@ func writeProviders(w io.Writer, samples []SessionsSample) error {
 
 // listingEnded matches the serve's debug record of a provider listing's
 // end (registry: "provider listing ended").
-var listingEnded = regexp.MustCompile(`msg="provider listing ended" provider=(\S+) ms=([0-9.]+)`)
+var listingEnded = regexp.MustCompile(`msg="provider listing ended" provider=(\S+) ms=([0-9.]+)(.*)`)
 
 // listingsAwaited matches the serve's debug record of why a listing of
 // the providers stopped waiting.
@@ -477,11 +477,12 @@ func FirstStop(log string) string {
 }
 
 // ListingDurations reads each provider listing's duration (ms) from a
-// serve's debug log; a provider listed more than once keeps its first.
+// serve's debug log; a provider listed more than once keeps its first,
+// and a listing cancelled (the spawn stopped while it ran) is left out.
 func ListingDurations(log string) map[string]Figure {
 	out := map[string]Figure{}
 	for _, m := range listingEnded.FindAllStringSubmatch(log, -1) {
-		if _, seen := out[m[1]]; seen {
+		if _, seen := out[m[1]]; seen || strings.Contains(m[3], "context canceled") {
 			continue
 		}
 		if ms, err := strconv.ParseFloat(m[2], 64); err == nil {

@@ -19,6 +19,7 @@ func TestListingDurations(t *testing.T) {
 			`time=2026-12-03T02:00:00Z level=DEBUG msg="provider listing ended" provider=codex ms=12.5 late=false sessions=0 err=<nil>`,
 			`time=2026-12-03T02:00:01Z level=DEBUG msg="provider listing ended" provider=gemini ms=8123.25 late=true sessions=2 err=<nil>`,
 			`time=2026-12-03T02:00:02Z level=DEBUG msg="provider listing ended" provider=codex ms=3.1 late=false sessions=0 err=<nil>`,
+			`time=2026-12-03T02:00:15Z level=DEBUG msg="provider listing ended" provider=qwen ms=15021 late=true sessions=0 err="initialize: context canceled"`,
 		}, "\n"), map[string]Figure{"codex": 12.5, "gemini": 8123.25}},
 	}
 	for _, tt := range tests {

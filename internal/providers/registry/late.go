@@ -143,39 +143,54 @@ func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights
 			expired = t.C
 		}
 	}
-	// Early, when every provider still under way is starting its program.
-	// The grace counts from the flights' start as the soft deadline does:
-	// a listing joining starts an earlier listing (or the start-up) began
-	// more than the grace ago does not wait it out again.
+	// Early, when every provider still under way is starting its program
+	// and has been for the start grace. The grace counts from each
+	// flight's start as the soft deadline does: a listing joining starts
+	// an earlier listing (or the start-up) began more than the grace ago
+	// does not wait it out again, and the end of any flight (a provider
+	// not installed, say, listed afresh) is a moment to check again.
 	var early <-chan time.Time
 	var stopped error // why the listing stopped waiting
-	graced := false   // the start grace has passed
-	if expired != nil && r.grace > 0 && r.grace < soft && r.anyStarts(ids, flights) {
+	graceful := expired != nil && r.grace > 0 && r.grace < soft && r.anyStarts(ids, flights)
+	var anyEnded chan struct{}
+	if graceful {
 		if left := newest.Add(r.grace).Sub(now); left > 0 {
 			t := r.clock.NewTimer(left, "registry", "start grace")
 			defer t.Stop()
 			early = t.C
-		} else {
-			graced = true
+		}
+		anyEnded = make(chan struct{}, len(flights))
+		quit := make(chan struct{})
+		defer close(quit)
+		for _, f := range flights {
+			if f == nil || f.ended() {
+				continue
+			}
+			go func() {
+				select {
+				case <-f.done:
+					anyEnded <- struct{}{}
+				case <-quit:
+				}
+			}()
 		}
 	}
 	for i, f := range flights {
 		if f == nil {
 			continue
 		}
-		if stopped == nil && graced && r.allStarting(ids, flights) {
-			stopped = &LateError{After: r.grace, Starting: true}
-		}
 		for stopped == nil && !overdue[i] && !f.ended() {
+			if graceful && r.allStartingPastGrace(ids, flights) {
+				stopped = &LateError{After: r.grace, Starting: true}
+				break
+			}
 			select {
 			case <-f.done:
+			case <-anyEnded:
 			case <-expired:
 				stopped = &LateError{After: soft}
 			case <-early:
-				early, graced = nil, true
-				if r.allStarting(ids, flights) {
-					stopped = &LateError{After: r.grace, Starting: true}
-				}
+				early = nil
 			case <-ctx.Done():
 				stopped = ctx.Err()
 			}
@@ -235,16 +250,18 @@ func (r *Registry) anyStarts(ids []providers.ID, flights []*flight) bool {
 	return false
 }
 
-// allStarting reports whether every flight still under way is its
-// adapter's program start (and at least one is under way).
-func (r *Registry) allStarting(ids []providers.ID, flights []*flight) bool {
+// allStartingPastGrace reports whether every flight still under way is
+// its adapter's program start and began at least the start grace ago
+// (and at least one is under way).
+func (r *Registry) allStartingPastGrace(ids []providers.ID, flights []*flight) bool {
+	now := r.clock.Now()
 	some := false
 	for i, f := range flights {
 		if f == nil || f.ended() {
 			continue
 		}
 		s := r.starter(ids[i])
-		if s == nil || !s.Starting() {
+		if s == nil || !s.Starting() || f.started.Add(r.grace).After(now) {
 			return false
 		}
 		some = true
