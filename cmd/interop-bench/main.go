@@ -6,7 +6,7 @@
 // serve-http against stdio and, with -http-load, loads one HTTP server with
 // concurrent sessions. See docs/benchmarks.md.
 //
-//	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-http-load] [-compare BIN] [-gate] [-json]
+//	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-http-load] [-sessions 5] [-compare BIN] [-gate] [-json]
 //	go run ./cmd/interop-bench scale [-sizes 1000,10000,100000] [-shapes chain,tree,fanin,dense|all] [-only get_work_graph] [-calls 30] [-store sqlite,postgres] [-db postgres://…] [-json]
 //	go run ./cmd/interop-bench handoff [-json]   |   go run ./cmd/interop-bench check
 //	go run ./cmd/interop-bench sessions [-n 5] [-think 0s] [-compare BIN] [-json]
@@ -131,6 +131,7 @@ func defineRunFlags(fs *flag.FlagSet, c *bench.Config) runFlags {
 	fs.IntVar(&c.LoadSessions, "load-sessions", 16, "concurrent sessions of the HTTP load test")
 	fs.IntVar(&c.LoadCalls, "load-calls", 1000, "calls per session of the HTTP load test")
 	fs.StringVar(&c.Compare, "compare", "", "another interop-runtime binary (an earlier build) to measure as \"compare: full\" in the same rounds, for a before/after figure")
+	fs.IntVar(&c.Sessions, "sessions", 0, "also run the first list_agent_sessions benchmark (interop-bench sessions) with this many spawns per configuration, the real programs of INTEROP_PROVIDER_CACHE on PATH (0: not run)")
 	f.dir = fs.String("C", ".", "a directory inside the module to build")
 	f.jsonOut = fs.Bool("json", false, "print the report as JSON (with every spawn's figures) instead of tables")
 	f.quiet = fs.Bool("q", false, "no progress lines on stderr")

@@ -105,7 +105,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	reports := registry.NewHost()
 	set := adapters.New(adapters.Config{LookupEnv: cfg.Env, Host: reports, Roots: a.Roots, Logger: cfg.Logger, ChildEnv: childEnv})
 	a.Freebuff = set.Freebuff
-	reg, err := registry.New(st, set.All, registry.Options{Host: machine, Clock: clock})
+	reg, err := registry.New(st, set.All, registry.Options{Host: machine, Clock: clock, Logger: cfg.Logger})
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("start the provider registry: %w", err)

@@ -193,6 +193,32 @@ func ProcessCPU(pid int) (time.Duration, error) {
 	return total, nil
 }
 
+// TreeCPU is ProcessCPU of a live process and of its descendants still
+// running (found through /proc/<pid>/task/*/children). Linux only.
+func TreeCPU(pid int) (time.Duration, error) {
+	total, err := ProcessCPU(pid)
+	if err != nil {
+		return 0, err
+	}
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		for _, f := range strings.Fields(string(b)) {
+			child, err := strconv.Atoi(f)
+			if err != nil {
+				continue
+			}
+			if d, err := TreeCPU(child); err == nil { // a child that ended meanwhile is skipped
+				total += d
+			}
+		}
+	}
+	return total, nil
+}
+
 // ParseSchedstat reads the on-CPU time, the first of the three numbers of
 // a schedstat file.
 func ParseSchedstat(b []byte) (time.Duration, error) {

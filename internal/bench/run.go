@@ -56,6 +56,11 @@ type Config struct {
 	// measured as "compare: full" in the same rounds as the rest, so a
 	// before/after pair shares the machine's load; empty for none.
 	Compare string
+	// Sessions is the spawns per configuration of the first
+	// list_agent_sessions benchmark (RunSessions, the real provider
+	// programs of the install cache on PATH) run after the rest, so one
+	// run reports every figure; 0: not run.
+	Sessions int
 }
 
 // Validate checks the figures a run depends on.
@@ -257,6 +262,12 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		fmt.Fprintln(progress, "GODEBUG=inittrace=1 runs…")
 		if rep.InitTrace, err = initTraces(ctx, c, runtimeBin, baselineBin, filepath.Join(tmp, "state", "inittrace")); err != nil {
 			return nil, err
+		}
+	}
+	if c.Sessions > 0 {
+		fmt.Fprintln(progress, "the first list_agent_sessions with the real programs…")
+		if rep.Sessions, err = RunSessions(ctx, SessionsConfig{ModuleDir: c.ModuleDir, N: c.Sessions, Timeout: c.Timeout, Progress: c.Progress}); err != nil {
+			return nil, fmt.Errorf("sessions: %w", err)
 		}
 	}
 	rep.Check()

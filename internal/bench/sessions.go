@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -45,10 +47,24 @@ type SessionsSample struct {
 	// from the first listing's request (ms).
 	Arrived map[string]Figure `json:"arrived,omitempty"`
 	// Errors are the provider errors of the last answer read.
-	Errors   map[string]string `json:"errors,omitempty"`
-	Late     []string          `json:"late"`     // providers the first answer reported late
-	Failed   []string          `json:"failed"`   // providers the first answer reported failed (not late)
-	Sessions int               `json:"sessions"` // sessions in the first answer
+	Errors map[string]string `json:"errors,omitempty"`
+	// Listed is each provider listing's own duration (ms, from the
+	// serve's debug record of its end), for the listings that ended
+	// before the spawn was stopped.
+	Listed map[string]Figure `json:"listed,omitempty"`
+	// Stopped is why the first listing stopped waiting for the providers
+	// (the serve's debug record: "start grace", "soft deadline", "every
+	// listing ended"; "" when not recorded).
+	Stopped string `json:"stopped,omitempty"`
+	// ServeCPUMs is the serve process's CPU time (user+sys, every
+	// thread) when the first answer was read; TreeCPUMs adds the
+	// provider programs it started (their processes still running then).
+	ServeCPUMs Figure   `json:"serveCpuMs"`
+	TreeCPUMs  Figure   `json:"treeCpuMs"`
+	Late       []string `json:"late"`     // providers the first answer reported late
+	Starting   []string `json:"starting"` // of those, the ones reported still starting (at the start grace)
+	Failed     []string `json:"failed"`   // providers the first answer reported failed (not late)
+	Sessions   int      `json:"sessions"` // sessions in the first answer
 }
 
 // SessionsRow is one configuration's medians.
@@ -59,6 +75,8 @@ type SessionsRow struct {
 	FirstMs    Figure           `json:"firstMs"`
 	WarmMs     Figure           `json:"warmMs"`
 	CompleteMs Figure           `json:"completeMs"`
+	ServeCPUMs Figure           `json:"serveCpuMs"`
+	TreeCPUMs  Figure           `json:"treeCpuMs"`
 	FirstRatio Figure           `json:"firstRatio"` // first listing / the no-programs first listing of the same build
 	Samples    []SessionsSample `json:"samples"`
 }
@@ -144,7 +162,7 @@ func RunSessions(ctx context.Context, c SessionsConfig) (*SessionsReport, error)
 			if c.Progress != nil {
 				fmt.Fprintf(c.Progress, "round %d %-22s init %6.1f ms  first %7.1f ms  warm %6.1f ms  complete %7.1f ms  sessions %d  late %v  failed %v\n",
 					round+1, cf.name, s.InitMs, s.FirstMs, s.WarmMs, s.CompleteMs, s.Sessions, s.Late, s.Failed)
-				fmt.Fprintf(c.Progress, "        arrived (ms after the first request): %v\n", s.Arrived)
+				fmt.Fprintf(c.Progress, "        stopped waiting: %s; arrived (ms after the first request): %v\n", s.Stopped, s.Arrived)
 			}
 		}
 	}
@@ -161,6 +179,8 @@ func RunSessions(ctx context.Context, c SessionsConfig) (*SessionsReport, error)
 		row.FirstMs = pick(func(s SessionsSample) Figure { return s.FirstMs })
 		row.WarmMs = pick(func(s SessionsSample) Figure { return s.WarmMs })
 		row.CompleteMs = pick(func(s SessionsSample) Figure { return s.CompleteMs })
+		row.ServeCPUMs = pick(func(s SessionsSample) Figure { return s.ServeCPUMs })
+		row.TreeCPUMs = pick(func(s SessionsSample) Figure { return s.TreeCPUMs })
 		rep.Rows = append(rep.Rows, row)
 	}
 	for i := range rep.Rows {
@@ -183,6 +203,11 @@ func sessionsSpawn(ctx context.Context, bin, dir string, programs, ahead bool, p
 	}
 	if ahead {
 		env = append(env, "INTEROP_LIST_AHEAD=1")
+	}
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "INTEROP_LOG_LEVEL=") {
+			env[i] = "INTEROP_LOG_LEVEL=debug" // the registry's record of each listing's end
+		}
 	}
 	if programs {
 		for i, kv := range env {
@@ -212,6 +237,13 @@ func sessionsSpawn(ctx context.Context, bin, dir string, programs, ahead bool, p
 			return fmt.Errorf("first list_agent_sessions: %w", err)
 		}
 		s.FirstMs = Figure(Millis(first.Latency()))
+		s.ServeCPUMs, s.TreeCPUMs = Figure(math.NaN()), Figure(math.NaN())
+		if d, err := ProcessCPU(p.cmd.Process.Pid); err == nil {
+			s.ServeCPUMs = Figure(Millis(d))
+		}
+		if d, err := TreeCPU(p.cmd.Process.Pid); err == nil {
+			s.TreeCPUMs = Figure(Millis(d))
+		}
 		if err := s.read(first.Result); err != nil {
 			return err
 		}
@@ -251,6 +283,8 @@ func sessionsSpawn(ctx context.Context, bin, dir string, programs, ahead bool, p
 		}
 	}()
 	stopErr := p.stop(ctx, min(timeout, stopGrace))
+	s.Listed = ListingDurations(p.stderr.String())
+	s.Stopped = FirstStop(p.stderr.String())
 	if runErr != nil {
 		return s, fmt.Errorf("%w%s", runErr, p.diagnosis())
 	}
@@ -277,16 +311,27 @@ func (s *SessionsSample) read(result json.RawMessage) error {
 		return fmt.Errorf("list_agent_sessions failed: %s", truncate(result, 400))
 	}
 	s.Sessions = len(r.StructuredContent.Sessions)
-	s.Late, s.Failed, s.Errors = []string{}, []string{}, map[string]string{}
+	s.Late, s.Starting, s.Failed, s.Errors = []string{}, []string{}, []string{}, map[string]string{}
 	for _, pe := range r.StructuredContent.ProviderErrors {
 		s.Errors[pe.Provider] = pe.Error
 		if strings.HasPrefix(pe.Error, "late: ") {
 			s.Late = append(s.Late, pe.Provider)
+			if strings.HasPrefix(pe.Error, "late: "+pe.Provider+" is still starting") {
+				s.Starting = append(s.Starting, pe.Provider)
+			}
 		} else {
 			s.Failed = append(s.Failed, pe.Provider)
 		}
 	}
 	return nil
+}
+
+// spawns is the measured spawns per configuration.
+func (r *SessionsReport) spawns() int {
+	if len(r.Rows) == 0 {
+		return 0
+	}
+	return len(r.Rows[0].Samples)
 }
 
 // loadAverage is the first three fields of /proc/loadavg ("" elsewhere).
@@ -311,10 +356,13 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "first list_agent_sessions of a spawned serve --profile full, %s after initialized (source %s, load %s, %s)\nprograms on PATH: %s\n\n",
 		r.Think, r.Revision, r.Load, r.Started.Format(time.RFC3339), strings.Join(r.PATH, string(os.PathListSeparator)))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "configuration\tspawns\tinitialize ms\tfirst listing ms\t× no programs\twarm listing ms\tevery provider listed ms\tlate (first)\tfailed (first)\t")
+	fmt.Fprintln(tw, "configuration\tspawns\tinitialize ms\tfirst listing ms\t× no programs\tserve CPU ms\twith programs CPU ms\twarm listing ms\tevery provider listed ms\tlate (first)\tfailed (first)\tfirst stopped waiting at\t")
 	for _, row := range r.Rows {
-		late, failed := map[string]int{}, map[string]int{}
+		late, failed, stops := map[string]int{}, map[string]int{}, map[string]int{}
 		for _, s := range row.Samples {
+			if s.Stopped != "" {
+				stops[s.Stopped]++
+			}
 			for _, p := range s.Late {
 				late[p]++
 			}
@@ -322,9 +370,126 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 				failed[p]++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%s\t%s\t\n", row.Name, len(row.Samples), row.InitMs, row.FirstMs, row.FirstRatio, row.WarmMs, row.CompleteMs, counts(late), counts(failed))
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t\n", row.Name, len(row.Samples), row.InitMs, row.FirstMs, row.FirstRatio, row.ServeCPUMs, row.TreeCPUMs, row.WarmMs, row.CompleteMs, counts(late), counts(failed), counts(stops))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, row := range r.Rows {
+		if !row.Programs {
+			continue
+		}
+		fmt.Fprintf(w, "\nper provider, %s (first answer: listed / late, still starting / late at the soft deadline / failed; own listing and listed-after-first-request medians)\n", row.Name)
+		if err := writeProviders(w, row.Samples); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ProviderFigures is one provider's share of a configuration's spawns.
+type ProviderFigures struct {
+	Provider                       string
+	Listed, Starting, Late, Failed int    // the first answer's states, counted over the spawns
+	OwnMs                          Figure // median own listing duration (NaN: none ended)
+	ArrivedMs                      Figure // median time to be listed after being late (NaN: never late, or never listed)
+}
+
+// PerProvider counts each provider's state in the first answers of the
+// samples and takes the medians of its own listing's duration and of its
+// arrival after being late, in provider name order.
+func PerProvider(samples []SessionsSample) []ProviderFigures {
+	byName := map[string]*ProviderFigures{}
+	own, arrived := map[string][]float64{}, map[string][]float64{}
+	get := func(p string) *ProviderFigures {
+		if byName[p] == nil {
+			byName[p] = &ProviderFigures{Provider: p}
+		}
+		return byName[p]
+	}
+	for _, s := range samples {
+		for p, ms := range s.Listed {
+			get(p)
+			own[p] = append(own[p], float64(ms))
+		}
+		for p, ms := range s.Arrived {
+			arrived[p] = append(arrived[p], float64(ms))
+		}
+		for _, p := range s.Failed {
+			get(p).Failed++
+		}
+		for _, p := range s.Late {
+			if slices.Contains(s.Starting, p) {
+				get(p).Starting++
+			} else {
+				get(p).Late++
+			}
+		}
+		for p := range s.Listed {
+			if !slices.Contains(s.Late, p) && !slices.Contains(s.Failed, p) {
+				get(p).Listed++
+			}
+		}
+	}
+	out := make([]ProviderFigures, 0, len(byName))
+	for _, f := range byName {
+		f.OwnMs, f.ArrivedMs = Figure(math.NaN()), Figure(math.NaN())
+		if len(own[f.Provider]) > 0 {
+			f.OwnMs = Figure(Median(own[f.Provider]))
+		}
+		if len(arrived[f.Provider]) > 0 {
+			f.ArrivedMs = Figure(Median(arrived[f.Provider]))
+		}
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b ProviderFigures) int { return strings.Compare(a.Provider, b.Provider) })
+	return out
+}
+
+func writeProviders(w io.Writer, samples []SessionsSample) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "provider\tlisted\tlate, starting\tlate\tfailed\town listing ms\tlisted after ms\t")
+	for _, f := range PerProvider(samples) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t\n", f.Provider, f.Listed, f.Starting, f.Late, f.Failed, f.OwnMs, f.ArrivedMs)
 	}
 	return tw.Flush()
+}
+
+// listingEnded matches the serve's debug record of a provider listing's
+// end (registry: "provider listing ended").
+var listingEnded = regexp.MustCompile(`msg="provider listing ended" provider=(\S+) ms=([0-9.]+)(.*)`)
+
+// listingsAwaited matches the serve's debug record of why a listing of
+// the providers stopped waiting.
+var listingsAwaited = regexp.MustCompile(`msg="provider listings awaited" ms=[0-9.]+ stopped=("(?:[^"\\]|\\.)*"|\S+)`)
+
+// FirstStop is why the serve's first listing of the providers stopped
+// waiting ("" when its log has no such record).
+func FirstStop(log string) string {
+	m := listingsAwaited.FindStringSubmatch(log)
+	if m == nil {
+		return ""
+	}
+	if v, err := strconv.Unquote(m[1]); err == nil {
+		return v
+	}
+	return m[1]
+}
+
+// ListingDurations reads each provider listing's duration (ms) from a
+// serve's debug log; a provider listed more than once keeps its first,
+// and a listing cancelled (the spawn stopped while it ran) is left out.
+func ListingDurations(log string) map[string]Figure {
+	out := map[string]Figure{}
+	for _, m := range listingEnded.FindAllStringSubmatch(log, -1) {
+		if _, seen := out[m[1]]; seen || strings.Contains(m[3], "context canceled") {
+			continue
+		}
+		if ms, err := strconv.ParseFloat(m[2], 64); err == nil {
+			out[m[1]] = Figure(ms)
+		}
+	}
+	return out
 }
 
 func counts(m map[string]int) string {

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -95,11 +96,13 @@ func (r *Registry) listFlight(ctx context.Context, id providers.ID, a providers.
 		ss, err := a.ListSessions(cctx)
 		r.mu.Lock()
 		f.sessions, f.err, f.endedAt = ss, err, r.clock.Now()
+		late := f.late
 		if !f.late && r.flights[id] == f {
 			delete(r.flights, id)
 		}
 		r.mu.Unlock()
 		close(f.done)
+		r.logger.Debug("provider listing ended", "provider", string(id), "ms", float64(f.endedAt.Sub(f.started).Microseconds())/1000, "late", late, "sessions", len(ss), "err", err)
 	}()
 	return f
 }
@@ -122,9 +125,9 @@ func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights
 	errs := make([]error, len(flights))
 	var expired <-chan time.Time
 	overdue := make([]bool, len(flights)) // past its own deadline when the listing began
+	now := r.clock.Now()
+	var newest time.Time // the newest flight still under way (and within its deadline)
 	if soft > 0 {
-		now := r.clock.Now()
-		var newest time.Time // the newest flight still under way
 		for i, f := range flights {
 			if f == nil || f.ended() {
 				continue
@@ -140,32 +143,54 @@ func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights
 			expired = t.C
 		}
 	}
-	// Early, when every provider still under way is starting its program.
+	// Early, when every provider still under way is starting its program
+	// and has been for the start grace. The grace counts from each
+	// flight's start as the soft deadline does: a listing joining starts
+	// an earlier listing (or the start-up) began more than the grace ago
+	// does not wait it out again, and the end of any flight (a provider
+	// not installed, say, listed afresh) is a moment to check again.
 	var early <-chan time.Time
-	if expired != nil && r.grace > 0 && r.grace < soft && r.anyStarts(ids, flights) {
-		t := r.clock.NewTimer(r.grace, "registry", "start grace")
-		defer t.Stop()
-		early = t.C
-	}
 	var stopped error // why the listing stopped waiting
-	graced := false   // the start grace has passed
+	graceful := expired != nil && r.grace > 0 && r.grace < soft && r.anyStarts(ids, flights)
+	var anyEnded chan struct{}
+	if graceful {
+		if left := newest.Add(r.grace).Sub(now); left > 0 {
+			t := r.clock.NewTimer(left, "registry", "start grace")
+			defer t.Stop()
+			early = t.C
+		}
+		anyEnded = make(chan struct{}, len(flights))
+		quit := make(chan struct{})
+		defer close(quit)
+		for _, f := range flights {
+			if f == nil || f.ended() {
+				continue
+			}
+			go func() {
+				select {
+				case <-f.done:
+					anyEnded <- struct{}{}
+				case <-quit:
+				}
+			}()
+		}
+	}
 	for i, f := range flights {
 		if f == nil {
 			continue
 		}
-		if stopped == nil && graced && r.allStarting(ids, flights) {
-			stopped = &LateError{After: r.grace, Starting: true}
-		}
 		for stopped == nil && !overdue[i] && !f.ended() {
+			if graceful && r.allStartingPastGrace(ids, flights) {
+				stopped = &LateError{After: r.grace, Starting: true}
+				break
+			}
 			select {
 			case <-f.done:
+			case <-anyEnded:
 			case <-expired:
 				stopped = &LateError{After: soft}
 			case <-early:
-				early, graced = nil, true
-				if r.allStarting(ids, flights) {
-					stopped = &LateError{After: r.grace, Starting: true}
-				}
+				early = nil
 			case <-ctx.Done():
 				stopped = ctx.Err()
 			}
@@ -187,7 +212,24 @@ func (r *Registry) awaitFlights(ctx context.Context, ids []providers.ID, flights
 			errs[i] = fmt.Errorf("list %s sessions: %w", ids[i], why)
 		}
 	}
+	r.logger.Debug("provider listings awaited", "ms", float64(r.clock.Since(now).Microseconds())/1000, "stopped", stopReason(stopped, errs))
 	return sessions, errs
+}
+
+// stopReason says why a listing stopped waiting, for its debug record.
+func stopReason(stopped error, errs []error) string {
+	var le *LateError
+	switch {
+	case errors.As(stopped, &le) && le.Starting:
+		return "start grace"
+	case errors.As(stopped, &le):
+		return "soft deadline"
+	case stopped != nil:
+		return stopped.Error()
+	case slices.ContainsFunc(errs, func(err error) bool { return errors.As(err, &le) }):
+		return "listings already past the soft deadline"
+	}
+	return "every listing ended"
 }
 
 // starter is the adapter's start reporter, nil when it has none.
@@ -208,16 +250,18 @@ func (r *Registry) anyStarts(ids []providers.ID, flights []*flight) bool {
 	return false
 }
 
-// allStarting reports whether every flight still under way is its
-// adapter's program start (and at least one is under way).
-func (r *Registry) allStarting(ids []providers.ID, flights []*flight) bool {
+// allStartingPastGrace reports whether every flight still under way is
+// its adapter's program start and began at least the start grace ago
+// (and at least one is under way).
+func (r *Registry) allStartingPastGrace(ids []providers.ID, flights []*flight) bool {
+	now := r.clock.Now()
 	some := false
 	for i, f := range flights {
 		if f == nil || f.ended() {
 			continue
 		}
 		s := r.starter(ids[i])
-		if s == nil || !s.Starting() {
+		if s == nil || !s.Starting() || f.started.Add(r.grace).After(now) {
 			return false
 		}
 		some = true

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -53,6 +54,10 @@ type Options struct {
 	// program (providers.StartReporter), reported late (default
 	// DefaultStartGrace; negative: the soft deadline alone).
 	StartGrace time.Duration
+	// Logger gets a debug record of each provider listing's end (its
+	// provider, how long it took, whether a listing had stopped waiting
+	// for it, its error); default none.
+	Logger *slog.Logger
 }
 
 // maxRemoteSessions bounds how many sessions of other hosts one listing
@@ -67,6 +72,7 @@ type Registry struct {
 	clock    quartz.Clock
 	timeout  time.Duration
 	host     string
+	logger   *slog.Logger
 
 	soft  time.Duration // 0: wait for every provider
 	grace time.Duration // 0: no early answer for starting programs
@@ -93,10 +99,13 @@ func New(st *store.Store, adapters []providers.Adapter, opts Options) (*Registry
 	if opts.Clock == nil {
 		opts.Clock = quartz.NewReal()
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	if opts.CapabilityTimeout <= 0 {
 		opts.CapabilityTimeout = 20 * time.Second
 	}
-	r := &Registry{st: st, adapters: map[providers.ID]providers.Adapter{}, clock: opts.Clock, timeout: opts.CapabilityTimeout,
+	r := &Registry{st: st, adapters: map[providers.ID]providers.Adapter{}, clock: opts.Clock, timeout: opts.CapabilityTimeout, logger: opts.Logger,
 		host: opts.Host, known: map[providers.ID]Known{}, flights: map[providers.ID]*flight{}}
 	switch {
 	case opts.SoftDeadline == 0:
