@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -278,11 +276,22 @@ func codexScan(doc []byte, name string, all bool) ([]span, int, []byte, error) {
 	return spans, firstTable, mini, nil
 }
 
-// bareKey matches a TOML key that needs no quotes.
-var bareKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
+// bareKey reports a TOML key that needs no quotes: [A-Za-z0-9_-]+.
+func bareKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 func tomlKey(k string) string {
-	if bareKey().MatchString(k) {
+	if bareKey(k) {
 		return k
 	}
 	return tomlString(k)

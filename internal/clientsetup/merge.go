@@ -10,15 +10,30 @@ import (
 // ownedSubKeys are the keys we own inside a map-valued key of the entry;
 // every other key of that map (INTEROP_DB, other headers, ...) belongs to
 // the user and is kept.
-var ownedSubKeys = map[string][]string{
-	"env":         {"INTEROP_READ_ONLY"},
-	"environment": {"INTEROP_READ_ONLY"},
-	"headers":     {"Authorization"},
+// A slice of pairs, not a map: a package-level map literal is built by the
+// package's init in every process the binary runs (serve included).
+var ownedSubKeys = []struct {
+	key  string
+	subs []string
+}{
+	{"env", []string{"INTEROP_READ_ONLY"}},
+	{"environment", []string{"INTEROP_READ_ONLY"}},
+	{"headers", []string{"Authorization"}},
 }
 
-// keptIfSet are keys we write on a new entry but whose value, once the
-// entry exists, is the user's (a server they disabled stays disabled).
-var keptIfSet = map[string]bool{"enabled": true}
+// ownedSubKeysOf is ownedSubKeys' entry for k.
+func ownedSubKeysOf(k string) (subs []string, ok bool) {
+	for _, o := range ownedSubKeys {
+		if o.key == k {
+			return o.subs, true
+		}
+	}
+	return nil, false
+}
+
+// keptIfSet reports the keys we write on a new entry but whose value, once
+// the entry exists, is the user's (a server they disabled stays disabled).
+func keptIfSet(k string) bool { return k == "enabled" }
 
 // entryOp is one change to the existing entry: set path to value, or
 // remove it. path is relative to the entry.
@@ -69,10 +84,10 @@ func entryPlan(what string, old map[string]any, ours []member2, other map[string
 	for _, m := range ours {
 		k := m.key
 		prev, exists := old[k]
-		if keptIfSet[k] && exists {
+		if keptIfSet(k) && exists {
 			continue
 		}
-		if sub, ok := ownedSubKeys[k]; ok && exists && prev != nil {
+		if sub, ok := ownedSubKeysOf(k); ok && exists && prev != nil {
 			pm, ok := prev.(map[string]any)
 			if !ok {
 				return nil, fmt.Errorf("%s.%s is %s, want an object/table; fix it by hand", what, k, typeName(prev))
@@ -87,7 +102,8 @@ func entryPlan(what string, old map[string]any, ours []member2, other map[string
 	}
 	// A map-valued key we own part of but do not write this time (env
 	// without INTEROP_READ_ONLY): take our key out, keep the rest.
-	for k, sub := range ownedSubKeys {
+	for _, o := range ownedSubKeys {
+		k, sub := o.key, o.subs
 		if oursKeys[k] || staleSet[k] {
 			continue
 		}

@@ -41,11 +41,19 @@ const (
 	csrfField = "csrf"
 )
 
-// actionPaths are the desk's POST routes, by tool.
-var actionPaths = map[string]string{
-	Base + "/act/permission": toolRespond,
-	Base + "/act/cancel":     toolCancel,
-	Base + "/act/release":    toolRelease,
+// actionTool is the tool of one of the desk's POST routes. A switch, not
+// a package-level map: a map literal is built by the package's init in
+// every process the binary runs (serve included), which never uses it.
+func actionTool(path string) (tool string, ok bool) {
+	switch path {
+	case Base + "/act/permission":
+		return toolRespond, true
+	case Base + "/act/cancel":
+		return toolCancel, true
+	case Base + "/act/release":
+		return toolRelease, true
+	}
+	return "", false
 }
 
 // actor runs the desk's actions over the runtime's handlers.
@@ -185,25 +193,33 @@ func (h *Handler) formToken(r *http.Request) string {
 	return h.csrfToken(c.Value)
 }
 
-// refusalMessages say what a person can do about the refusals that are
-// no attack: a desk that is read-only (read_only names the command the
+// refusalMessage says what a person can do about one of the refusals that
+// are no attack: a desk that is read-only (read_only names the command the
 // person started: the desk of serve --http, or the stand-alone desk,
-// read_only_standalone), or that was started on its own.
-var refusalMessages = map[string]string{
-	"read_only": "this desk was started with --read-only (interop-runtime serve --http --read-only): it shows pending " +
-		"requests, turns and claims but does not act on them; start interop-runtime serve --http without --read-only " +
-		"to act from the desk",
-	"read_only_standalone": "this desk was started with --read-only (interop-runtime desk --read-only): it shows pending " +
-		"requests, turns and claims but does not act on them; start interop-runtime desk without --read-only to release " +
-		"a claim from it, or act from the desk of interop-runtime serve --http (its /desk/ page), which can also answer " +
-		"a permission request and cancel a turn",
-	"actions_unavailable": "this desk was started on its own (interop-runtime desk): it reads the store but holds " +
-		"no provider connection, so it cannot answer a permission request, cancel a turn or release a claim; " +
-		"act from the desk of interop-runtime serve --http (its /desk/ page)",
-	"needs_provider": "this desk was started on its own (interop-runtime desk): it can release a claim, but it holds " +
-		"no provider connection, so it cannot answer a permission request or cancel a turn (only the runtime process " +
-		"driving the session can deliver them); do it from the desk of interop-runtime serve --http (its /desk/ page) " +
-		"or with the respond_to_permission and cancel_session tools",
+// read_only_standalone), or that was started on its own. A switch, not a
+// package-level map, for the reason given at actionTool.
+func refusalMessage(why string) (msg string, ok bool) {
+	switch why {
+	case "read_only":
+		return "this desk was started with --read-only (interop-runtime serve --http --read-only): it shows pending " +
+			"requests, turns and claims but does not act on them; start interop-runtime serve --http without --read-only " +
+			"to act from the desk", true
+	case "read_only_standalone":
+		return "this desk was started with --read-only (interop-runtime desk --read-only): it shows pending " +
+			"requests, turns and claims but does not act on them; start interop-runtime desk without --read-only to release " +
+			"a claim from it, or act from the desk of interop-runtime serve --http (its /desk/ page), which can also answer " +
+			"a permission request and cancel a turn", true
+	case "actions_unavailable":
+		return "this desk was started on its own (interop-runtime desk): it reads the store but holds " +
+			"no provider connection, so it cannot answer a permission request, cancel a turn or release a claim; " +
+			"act from the desk of interop-runtime serve --http (its /desk/ page)", true
+	case "needs_provider":
+		return "this desk was started on its own (interop-runtime desk): it can release a claim, but it holds " +
+			"no provider connection, so it cannot answer a permission request or cancel a turn (only the runtime process " +
+			"driving the session can deliver them); do it from the desk of interop-runtime serve --http (its /desk/ page) " +
+			"or with the respond_to_permission and cancel_session tools", true
+	}
+	return "", false
 }
 
 // delivers reports a desk that can answer permission requests and cancel
@@ -265,9 +281,9 @@ func (h *Handler) action(w http.ResponseWriter, r *http.Request, tool string) {
 	w.Header().Set("Cache-Control", "no-store")
 	if why := h.actionRefusal(r, tool); why != "" {
 		h.log.Warn("desk: action refused", "path", r.URL.Path, "reason", why)
-		msg, ok := refusalMessages[why]
+		msg, ok := refusalMessage(why)
 		if why == "read_only" && h.standalone {
-			msg = refusalMessages["read_only_standalone"]
+			msg, _ = refusalMessage("read_only_standalone")
 		}
 		if ok {
 			httpguard.WriteJSON(w, http.StatusForbidden, map[string]string{"error": why, "message": msg})

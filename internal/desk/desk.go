@@ -314,7 +314,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpguard.Refuse(w, retry)
 		return
 	}
-	if tool, ok := actionPaths[r.URL.Path]; ok && r.Method == http.MethodPost {
+	if tool, ok := actionTool(r.URL.Path); ok && r.Method == http.MethodPost {
 		h.action(w, r, tool)
 		return
 	}

@@ -190,7 +190,7 @@ func (h *Handler) receiptFilter(r *http.Request) ReceiptFilter {
 	q := r.URL.Query()
 	return ReceiptFilter{
 		Provider: oneOf(q.Get("provider"), h.providerNames()), NativeID: strings.TrimSpace(q.Get("nativeId")),
-		Status: oneOf(q.Get("status"), receiptStates), Operation: oneOf(q.Get("operation"), operationKinds),
+		Status: oneOf(q.Get("status"), receiptStates), Operation: oneOf(q.Get("operation"), operationKinds()),
 		Cursor: q.Get("cursor"), Limit: intParam(r, "limit"),
 	}
 }
@@ -228,7 +228,7 @@ func (h *Handler) receiptsPage(w http.ResponseWriter, r *http.Request) {
 			"operation", f.Operation, "limit", limitParam(f.Limit), "since", pageMark(page.Rows))
 	}
 	h.render(w, http.StatusOK, "receipts", h.page("Receipts", "receipts", live, receiptsView{Filter: f, Providers: h.providerNames(),
-		States: receiptStates, Operations: operationKinds, Page: page, Tail: receiptsList(f).tail(page.Next, len(page.Rows), false),
+		States: receiptStates, Operations: operationKinds(), Page: page, Tail: receiptsList(f).tail(page.Next, len(page.Rows), false),
 		Counts: counts, Position: position("receipts", page.Start, len(page.Rows), counts.of(f.Status))}))
 }
 

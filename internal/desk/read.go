@@ -511,9 +511,10 @@ func (r *reader) receiptCounts(ctx context.Context, f ReceiptFilter) (ReceiptCou
 // Receipt states, for the filter.
 var receiptStates = []string{"queued", "completed", "rejected", "delivery_unknown"}
 
-// Operation kinds, for the filter: every kind the ledger records (the
-// Freebuff thread writes' resume, set_model and set_reasoning too).
-var operationKinds = delivery.Kinds()
+// operationKinds are the operation kinds, for the filter: every kind the
+// ledger records (the Freebuff thread writes' resume, set_model and
+// set_reasoning too).
+func operationKinds() []string { return delivery.Kinds() }
 
 // Bounds of a filtered receipts page: the filters no index serves are
 // checked on rows read newest first in chunks, and one page looks through
