@@ -41,14 +41,7 @@ func TestStartingProvidersAreReportedLateAtTheGrace(t *testing.T) {
 			release := make(chan struct{})
 			slow := func(a *registrytest.Adapter, starting bool) {
 				a.StartingFunc = func() bool { return starting }
-				a.ListFunc = func(ctx context.Context) ([]providers.Session, error) {
-					select {
-					case <-release:
-						return nil, nil
-					case <-ctx.Done():
-						return nil, ctx.Err()
-					}
-				}
+				a.ListFunc = blockUntil(release)
 			}
 			cx := &registrytest.Adapter{Provider: providers.Codex}
 			slow(cx, true)
@@ -129,14 +122,7 @@ func TestJoiningListingWaitsOnlyForWhatIsLeftOfTheGrace(t *testing.T) {
 	defer close(release)
 	cx := &registrytest.Adapter{Provider: providers.Codex}
 	cx.StartingFunc = func() bool { return true }
-	cx.ListFunc = func(ctx context.Context) ([]providers.Session, error) {
-		select {
-		case <-release:
-			return nil, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
+	cx.ListFunc = blockUntil(release)
 	r, err := New(teststore.Open(t), []providers.Adapter{cx}, Options{Clock: clock, SoftDeadline: 800 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -211,14 +197,7 @@ func TestAFreshFlightDoesNotRestartTheGrace(t *testing.T) {
 	defer close(release)
 	cx := &registrytest.Adapter{Provider: providers.Codex}
 	cx.StartingFunc = func() bool { return true }
-	cx.ListFunc = func(ctx context.Context) ([]providers.Session, error) {
-		select {
-		case <-release:
-			return nil, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
+	cx.ListFunc = blockUntil(release)
 	oc := &registrytest.Adapter{Provider: providers.OpenCode}
 	oc.SetSessions(nil, errors.New("opencode: not found"))
 	r, err := New(teststore.Open(t), []providers.Adapter{oc, cx}, Options{Clock: clock, SoftDeadline: 800 * time.Millisecond})

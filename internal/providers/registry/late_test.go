@@ -204,14 +204,7 @@ func TestJoiningListingWaitsOnlyForWhatIsLeftOfTheDeadline(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	cx := &registrytest.Adapter{Provider: providers.Codex}
-	cx.ListFunc = func(ctx context.Context) ([]providers.Session, error) {
-		select {
-		case <-release:
-			return nil, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
+	cx.ListFunc = blockUntil(release)
 	// Only codex: a fast provider's listing would end and start afresh
 	// with each page, and the page waits a whole deadline for a new one.
 	r, err := New(teststore.Open(t), []providers.Adapter{cx}, Options{Clock: clock, SoftDeadline: 800 * time.Millisecond})

@@ -1,38 +1,19 @@
 package registry
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/registry/registrytest"
+	"github.com/agent-interop/runtime/internal/testutil/syncbuf"
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the listings' goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestListingEndIsLogged: each provider listing's end is a debug record
 // with its provider and duration (what interop-bench sessions reads for
@@ -41,7 +22,7 @@ func TestListingEndIsLogged(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
 	defer cancel()
 	clock := testclock.At(t, time.Date(2026, 12, 3, 2, 0, 0, 0, time.UTC))
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	oc := &registrytest.Adapter{Provider: providers.OpenCode}
 	oc.SetSessions([]providers.Session{oc.Session("ses_1", "one")}, nil)
