@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"testing"
 
 	"github.com/agent-interop/runtime/internal/providers"
 )
@@ -18,4 +19,18 @@ func blockUntil(release <-chan struct{}) func(ctx context.Context) ([]providers.
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// listAsync lists every provider's sessions in the background; the page
+// arrives on the returned channel (an error fails the test).
+func listAsync(ctx context.Context, t *testing.T, r *Registry) <-chan SessionPage {
+	done := make(chan SessionPage, 1)
+	go func() {
+		p, err := r.ListSessionPage(ctx, SessionQuery{})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- p
+	}()
+	return done
 }

@@ -54,14 +54,7 @@ func TestStartingProvidersAreReportedLateAtTheGrace(t *testing.T) {
 			defer r.Close()
 			defer close(release)
 
-			done := make(chan SessionPage, 1)
-			go func() {
-				p, err := r.ListSessionPage(ctx, SessionQuery{})
-				if err != nil {
-					t.Error(err)
-				}
-				done <- p
-			}()
+			done := listAsync(ctx, t, r)
 			call, err := trap.Wait(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -128,17 +121,7 @@ func TestJoiningListingWaitsOnlyForWhatIsLeftOfTheGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	list := func() <-chan SessionPage {
-		done := make(chan SessionPage, 1)
-		go func() {
-			p, err := r.ListSessionPage(ctx, SessionQuery{})
-			if err != nil {
-				t.Error(err)
-			}
-			done <- p
-		}()
-		return done
-	}
+	list := func() <-chan SessionPage { return listAsync(ctx, t, r) }
 	starting := func(p SessionPage) bool {
 		return len(p.ProviderErrors) == 1 && p.ProviderErrors[0].Provider == providers.Codex &&
 			strings.HasPrefix(p.ProviderErrors[0].Error, "late: codex is still starting")
@@ -216,14 +199,7 @@ func TestAFreshFlightDoesNotRestartTheGrace(t *testing.T) {
 		}
 	}
 
-	done := make(chan SessionPage, 1)
-	go func() {
-		p, err := r.ListSessionPage(ctx, SessionQuery{})
-		if err != nil {
-			t.Error(err)
-		}
-		done <- p
-	}()
+	done := listAsync(ctx, t, r)
 	call, err := trap.Wait(ctx)
 	if err != nil {
 		t.Fatal(err)

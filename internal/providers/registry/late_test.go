@@ -212,17 +212,7 @@ func TestJoiningListingWaitsOnlyForWhatIsLeftOfTheDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	list := func() <-chan SessionPage {
-		done := make(chan SessionPage, 1)
-		go func() {
-			p, err := r.ListSessionPage(ctx, SessionQuery{})
-			if err != nil {
-				t.Error(err)
-			}
-			done <- p
-		}()
-		return done
-	}
+	list := func() <-chan SessionPage { return listAsync(ctx, t, r) }
 	late := func(p SessionPage) bool {
 		for _, pe := range p.ProviderErrors {
 			if pe.Provider == providers.Codex && strings.HasPrefix(pe.Error, "late: ") {
