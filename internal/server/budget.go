@@ -20,6 +20,10 @@ const MaxAnswerBytes = 1 << 20
 // rounded up generously.
 const wireOverhead = 1024
 
+// maxWirePerByte is the most bytes one body byte takes on the wire, both
+// copies together (see wireFits).
+const maxWirePerByte = 12
+
 // guard keeps answers within their token budget and the wire cap.
 //
 // Counting o200k tokens costs about 0.02-0.03 ms per KiB, so it is done
@@ -222,11 +226,11 @@ func longest(n, sizeN, limit int, size func(int) (int, error)) (int, error) {
 }
 
 // wireFits reports whether an answer whose body is b fits the wire cap. A
-// body byte takes at most 7 bytes on the wire (6 as an escape in the text
-// copy, 1 in structuredContent), so only bodies within a seventh of the cap
-// of it need the exact count.
+// body byte takes at most 12 bytes on the wire: 6 in each copy (`<`, `>`
+// and `&` are escaped as \u003c in structuredContent as well as in the
+// text), so only bodies over a twelfth of the cap need the exact count.
 func wireFits(b []byte) bool {
-	if 7*len(b)+wireOverhead <= MaxAnswerBytes {
+	if maxWirePerByte*len(b)+2+wireOverhead <= MaxAnswerBytes { // 2: the text's quotes
 		return true
 	}
 	return wireSize(b) <= MaxAnswerBytes

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -345,5 +346,31 @@ func TestTallyingGuardCutsAsCounting(t *testing.T) {
 				t.Fatalf("cut page is %d tokens, budget %d", n, tt.budget)
 			}
 		})
+	}
+}
+
+// TestWireFitsNeverUnderestimates holds wireFits' quick bound against the
+// exact size: for every byte, and for a body of the costliest byte just
+// under the cap by the bound, wireFits never reports a body over the cap
+// as fitting.
+func TestWireFitsNeverUnderestimates(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		b := []byte(strings.Repeat(string(rune(c)), 64))
+		if c >= 0x80 {
+			b = bytes.Repeat([]byte{byte(c)}, 64)
+		}
+		if got := wireSize(b) - wireOverhead; got > maxWirePerByte*len(b)+2 {
+			t.Errorf("byte %#x: %d bytes on the wire for %d, over %d per byte", c, got, len(b), maxWirePerByte)
+		}
+	}
+	for _, s := range []string{"<", "\u2028", "\x01", "x"} {
+		// The longest body of s the quick bound passes, and one a little
+		// longer than a seventh of the cap (an earlier, wrong bound).
+		for _, n := range []int{(MaxAnswerBytes - wireOverhead - 2) / maxWirePerByte, (MaxAnswerBytes-wireOverhead)/7 - 8} {
+			b := []byte(strings.Repeat(s, n/len(s)))
+			if wireFits(b) && wireSize(b) > MaxAnswerBytes {
+				t.Errorf("%q × %d: wireFits passes a body of %d bytes on the wire, over the %d cap", s, n/len(s), wireSize(b), MaxAnswerBytes)
+			}
+		}
 	}
 }
