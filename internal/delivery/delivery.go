@@ -88,6 +88,12 @@ type Options struct {
 	Process *Process
 	// Alive reports whether a pid runs on this host (default: ask the OS).
 	Alive func(pid int) bool
+	// WatchExit watches a live owner's pid on this host: it returns a
+	// channel closed when the process exits, and a function that ends the
+	// watch; a nil channel when it cannot watch (default, with the default
+	// Alive: a pidfd on Linux, nothing elsewhere). The settlement loop runs as soon as a
+	// watched owner exits, besides every SettleEvery.
+	WatchExit func(pid int) (exited <-chan struct{}, stop func())
 	// Reports, when set, hands the ledger the adapters' operation outcomes
 	// (the registry's relay).
 	Reports OutcomeSource
@@ -114,8 +120,12 @@ type Service struct {
 	early     map[refKey][]earlyOutcome
 	listeners []func(Operation)
 
-	ownerMu    sync.Mutex // guards registered, and every bg.Add against Close
+	ownerMu    sync.Mutex // guards registered, watched, and every bg.Add against Close
 	registered bool
+	// watched holds the pids of live owners on this host being watched;
+	// ownerExited wakes the settlement loop when one exits (exitwatch.go).
+	watched     map[int]bool
+	ownerExited chan struct{}
 
 	queue  chan outcomeReport
 	stop   chan struct{}
@@ -171,6 +181,9 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 	}
 	if opts.Alive == nil {
 		opts.Alive = pidAlive
+		if opts.WatchExit == nil { // the watch pairs with the OS's process table
+			opts.WatchExit = watchExit
+		}
 	}
 	me := thisProcess()
 	if opts.Process != nil {
@@ -185,6 +198,9 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 		queue: make(chan outcomeReport, 1024),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
+
+		watched:     map[int]bool{},
+		ownerExited: make(chan struct{}, 1),
 	}
 	if opts.Events != nil {
 		s.listeners = append(s.listeners, func(op Operation) { reportOperation(opts.Events, op) })

@@ -33,16 +33,48 @@ type env struct {
 	path  string
 }
 
-// pids is a fake process table: which pids "run" on host h.
+// pids is a fake process table: which pids "run" on host h, and a watch
+// of their exits.
 type pids struct {
-	mu   sync.Mutex
-	dead map[int]bool
+	mu      sync.Mutex
+	dead    map[int]bool
+	exits   map[int]chan struct{}
+	watches map[int]int // watches started per pid
 }
 
 func (p *pids) alive(pid int) bool { p.mu.Lock(); defer p.mu.Unlock(); return !p.dead[pid] }
-func (p *pids) kill(pid int)       { p.mu.Lock(); p.dead[pid] = true; p.mu.Unlock() }
 
-var table = &pids{dead: map[int]bool{}}
+func (p *pids) kill(pid int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dead[pid] = true
+	if ch, ok := p.exits[pid]; ok {
+		close(ch)
+		delete(p.exits, pid)
+	}
+}
+
+// watch is the fake WatchExit: the channel closes when kill(pid) is called.
+func (p *pids) watch(pid int) (<-chan struct{}, func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.watches[pid]++
+	if p.dead[pid] {
+		ch := make(chan struct{})
+		close(ch)
+		return ch, func() {}
+	}
+	ch, ok := p.exits[pid]
+	if !ok {
+		ch = make(chan struct{})
+		p.exits[pid] = ch
+	}
+	return ch, func() {}
+}
+
+func (p *pids) watchCount(pid int) int { p.mu.Lock(); defer p.mu.Unlock(); return p.watches[pid] }
+
+var table = &pids{dead: map[int]bool{}, exits: map[int]chan struct{}{}, watches: map[int]int{}}
 
 var nextPID atomic.Int64
 
@@ -65,7 +97,7 @@ func newEnv(t *testing.T, path string, mutate ...func(*Options)) *env {
 	pid := int(1000 + nextPID.Add(1))
 	opts := Options{
 		Clock: c, NewID: func() string { return fmt.Sprintf("%d-%d", pid, n.Add(1)) },
-		Process: &Process{Host: "h", Boot: "b1", PID: pid}, Alive: table.alive,
+		Process: &Process{Host: "h", Boot: "b1", PID: pid}, Alive: table.alive, WatchExit: table.watch,
 	}
 	for _, m := range mutate {
 		m(&opts)
@@ -464,6 +496,65 @@ func TestStartSettlingRunsAtStartAndStopsOnClose(t *testing.T) {
 	}
 	if err := b.svc.Close(); err != nil { // returns once the loop stopped
 		t.Fatal(err)
+	}
+}
+
+// TestOwnerExitSettlesWithoutATick: a live owner on this host is watched,
+// and when it exits the settlement loop settles its open operation at once,
+// with no tick of the (hour-long) settlement interval on the clock.
+func TestOwnerExitSettlesWithoutATick(t *testing.T) {
+	a := newEnv(t, "")
+	release, done := inflight(t, a, "watched")
+	defer func() { close(release); <-done }()
+	b := newEnv(t, a.path, func(o *Options) { o.SettleEvery = time.Hour })
+	b.fake.LookupFunc = func(context.Context, providers.TurnQuery) (providers.TurnRecord, error) {
+		return providers.TurnRecord{Source: "fake history"}, nil
+	}
+	settled := make(chan Operation, 1)
+	b.svc.OnOutcome(func(op Operation) { settled <- op })
+	first := make(chan []Operation, 1)
+	b.svc.StartSettling(context.Background(), func(ops []Operation, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		first <- ops
+	})
+	if ops := <-first; len(ops) != 0 {
+		t.Fatalf("a live owner's operation was settled: %+v", ops)
+	}
+	if n := table.watchCount(a.pid()); n != 1 {
+		t.Fatalf("the live owner on this host was watched %d times, want 1", n)
+	}
+	table.kill(a.pid())
+	var op Operation
+	select {
+	case op = <-settled:
+	case <-time.After(wait.InProcess):
+		t.Fatalf("the owner's exit did not settle its operation within %s (the clock never moved)", wait.InProcess)
+	}
+	if op.IdempotencyKey != "watched" || op.Status != providers.StatusDeliveryUnknown || !strings.Contains(op.Reason(), "is no longer running") {
+		t.Fatalf("settled on the owner's exit = %+v (%s)", op, op.Reason())
+	}
+	if err := b.svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOwnersElsewhereAreNotWatched: an owner on another host, or this
+// process itself, is never watched by pid (the pid means nothing here).
+func TestOwnersElsewhereAreNotWatched(t *testing.T) {
+	a := newEnv(t, "", func(o *Options) { o.Process.Host = "elsewhere" })
+	release, done := inflight(t, a, "remote")
+	defer func() { close(release); <-done }()
+	b := newEnv(t, a.path, func(o *Options) { o.Clock = a.clock })
+	if ops, err := b.svc.Settle(context.Background()); err != nil || len(ops) != 0 {
+		t.Fatalf("settle = %+v, %v", ops, err)
+	}
+	if _, err := a.svc.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := table.watchCount(a.pid()); n != 0 {
+		t.Fatalf("an owner on another host was watched %d times", n)
 	}
 }
 

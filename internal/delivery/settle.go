@@ -120,6 +120,8 @@ func (s *Service) orphans(ctx context.Context, only []string) ([]orphan, error) 
 	for _, o := range open {
 		if gone, why := s.gone(o.Owner, owners[o.Owner]); gone {
 			out = append(out, orphan{op: o, why: why, prev: o.Owner})
+		} else if r := owners[o.Owner]; r != nil && r.Host != "" && r.Host == s.me.Host {
+			s.watchOwner(r.Pid)
 		}
 	}
 	return out, nil
@@ -316,8 +318,9 @@ func (s *Service) lookup(ctx context.Context, op *ent.Operation) (providers.Turn
 
 // StartSettling settles what gone processes left open now and then every
 // SettleEvery until ctx ends or the service closes (an owner that dies
-// while this process runs is caught too). It returns at once; the first
-// pass's result goes to report.
+// while this process runs is caught too, at once when it ran on this host:
+// see exitwatch.go). It returns at once; the first pass's result goes to
+// report.
 func (s *Service) StartSettling(ctx context.Context, report func([]Operation, error)) {
 	s.ownerMu.Lock()
 	defer s.ownerMu.Unlock()
@@ -348,12 +351,13 @@ func (s *Service) StartSettling(ctx context.Context, report func([]Operation, er
 			select {
 			case <-ctx.Done():
 				return
+			case <-s.ownerExited: // a watched owner on this host exited
 			case <-t.C:
-				if ops, err := s.Settle(ctx); err != nil && ctx.Err() == nil {
-					s.opts.Logf("delivery: settling open operations: %v", err)
-				} else if len(ops) > 0 {
-					s.opts.Logf("delivery: settled %d operations left open by gone runtime processes", len(ops))
-				}
+			}
+			if ops, err := s.Settle(ctx); err != nil && ctx.Err() == nil {
+				s.opts.Logf("delivery: settling open operations: %v", err)
+			} else if len(ops) > 0 {
+				s.opts.Logf("delivery: settled %d operations left open by gone runtime processes", len(ops))
 			}
 		}
 	}()
