@@ -52,6 +52,9 @@ func GenerateFS(fsys fs.FS) (Files, *Catalog, error) {
 	if err := spliceRegions(fsys, c, files); err != nil {
 		return nil, nil, err
 	}
+	if err := gitleaksFiles(fsys, files); err != nil {
+		return nil, nil, err
+	}
 	return files, c, nil
 }
 
