@@ -127,7 +127,8 @@ type Service struct {
 	watched     map[int]bool
 	ownerExited chan struct{}
 
-	queue  chan outcomeReport
+	queue  chan outcomeReport // made with the worker (startWorker)
+	worker sync.Once          // starts the worker, or settles it at Close
 	stop   chan struct{}
 	done   chan struct{}
 	bg     sync.WaitGroup
@@ -195,7 +196,6 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 	s := &Service{
 		st: st, reg: reg, opts: opts, me: me,
 		early: map[refKey][]earlyOutcome{},
-		queue: make(chan outcomeReport, 1024),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 
@@ -205,7 +205,6 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 	if opts.Events != nil {
 		s.listeners = append(s.listeners, func(op Operation) { reportOperation(opts.Events, op) })
 	}
-	go s.worker()
 	if opts.Reports != nil {
 		opts.Reports.ForwardOutcomes(s)
 	}
@@ -227,6 +226,8 @@ func (s *Service) Close() error {
 		s.ownerMu.Lock()
 		close(s.stop)
 		s.ownerMu.Unlock()
+		// No outcome was ever reported: no worker started, none to wait for.
+		s.worker.Do(func() { close(s.done) })
 		<-s.done
 		s.bg.Wait()
 		err = s.release()

@@ -21,6 +21,7 @@ func (s *Service) ReportOutcome(provider providers.ID, nativeID, ref string, o p
 		return
 	}
 	r := outcomeReport{k: refKey{provider, nativeID, ref}, status: o.Status, reason: o.Reason, turn: o.Turn, at: s.opts.Clock.Now().UTC()}
+	s.startWorker()
 	select {
 	case s.queue <- r:
 	case <-s.stop:
@@ -30,6 +31,7 @@ func (s *Service) ReportOutcome(provider providers.ID, nativeID, ref string, o p
 // Sync waits until every outcome reported before the call was handled.
 func (s *Service) Sync(ctx context.Context) error {
 	ack := make(chan struct{})
+	s.startWorker()
 	select {
 	case s.queue <- outcomeReport{ack: ack}:
 	case <-s.stop:
@@ -45,7 +47,19 @@ func (s *Service) Sync(ctx context.Context) error {
 	}
 }
 
-func (s *Service) worker() {
+// startWorker makes the outcome queue and starts its worker, the first
+// time an outcome is reported (or Sync is called), not when the service is
+// built: a process whose sessions report nothing never holds the 1,024-slot
+// queue or the goroutine. After Close it does nothing (the queue stays nil,
+// and a send on it gives way to the closed stop channel).
+func (s *Service) startWorker() {
+	s.worker.Do(func() {
+		s.queue = make(chan outcomeReport, 1024)
+		go s.work()
+	})
+}
+
+func (s *Service) work() {
 	defer close(s.done)
 	handle := func(r outcomeReport) {
 		if r.ack != nil {

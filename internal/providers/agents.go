@@ -147,15 +147,29 @@ func compareVersion(a, b [3]int) int {
 	return 0
 }
 
-// idRE is the rule of an agent id.
-var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
-
 // IDRule is the rule an agent id follows, as error messages state it.
 const IDRule = "lower-case letters, digits and dashes (no leading, trailing or doubled dash), at most 64 characters"
 
-// ValidID reports whether s is a well-formed agent id.
+// ValidID reports whether s is a well-formed agent id (IDRule: the
+// pattern ^[a-z0-9]+(-[a-z0-9]+)*$, at most 64 characters). It is a loop,
+// not a regular expression: the registry checks every adapter's id while
+// serve starts, before the client's initialize is answered.
 func ValidID(s string) bool {
-	return len(s) <= limits.CreateSessionProviderMaxLen && idRE().MatchString(s)
+	if s == "" || len(s) > limits.CreateSessionProviderMaxLen {
+		return false
+	}
+	dash := true // a leading dash is refused as a doubled one is
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			dash = false
+		case c == '-' && !dash:
+			dash = true
+		default:
+			return false
+		}
+	}
+	return !dash
 }
 
 // AgentProblem is one bad entry of an agents file: where it is, the field,

@@ -45,3 +45,32 @@ func TestParseAgentsFileUnknownProtocol(t *testing.T) {
 		t.Fatalf("good %v bad %+v", good, bad)
 	}
 }
+
+func TestValidID(t *testing.T) {
+	for _, tc := range []struct {
+		id   string
+		want bool
+	}{
+		{"codex", true},
+		{"claude-code", true},
+		{"a", true},
+		{"gemini-2-5", true},
+		{"0", true},
+		{strings.Repeat("a", 64), true},
+		{strings.Repeat("a", 65), false},
+		{"", false},
+		{"-", false},
+		{"-codex", false},
+		{"codex-", false},
+		{"claude--code", false},
+		{"Codex", false},
+		{"co_dex", false},
+		{"co dex", false},
+		{"codex\n", false},
+		{"é", false},
+	} {
+		if got := ValidID(tc.id); got != tc.want {
+			t.Errorf("ValidID(%q) = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+}

@@ -19,32 +19,41 @@ const (
 	autoCheckpointBackstop = 8192 // pages (4 KiB each)
 )
 
-// startCheckpointer runs until Close.
+// startCheckpointer starts the checkpointer goroutine, which runs until
+// Close. It starts with the first committed write (markDirty), not when the
+// store opens: a process that only reads never needs it. Close settles the
+// same once, so a store closed before any write starts none.
 func (s *Store) startCheckpointer() {
-	go func() {
-		defer close(s.checkpointDone)
-		for {
-			select {
-			case <-s.closing:
-				return
-			case <-s.dirty:
-			}
-			delay := s.clock.NewTimer(checkpointDelay, checkpointTags...)
-			select {
-			case <-s.closing:
-				delay.Stop()
-				return
-			case <-delay.C:
-			}
-			if s.Checkpoint(context.Background()) == nil {
-				s.checkpoints.Add(1)
-			}
+	s.checkpointer.Do(func() { go s.checkpointLoop() })
+}
+
+func (s *Store) checkpointLoop() {
+	defer close(s.checkpointDone)
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-s.dirty:
 		}
-	}()
+		delay := s.clock.NewTimer(checkpointDelay, checkpointTags...)
+		select {
+		case <-s.closing:
+			delay.Stop()
+			return
+		case <-delay.C:
+		}
+		if s.Checkpoint(context.Background()) == nil {
+			s.checkpoints.Add(1)
+		}
+	}
 }
 
 // markDirty tells the checkpointer a write committed (never blocks).
 func (s *Store) markDirty() {
+	if s.dirty == nil {
+		return // PostgreSQL: no checkpointer
+	}
+	s.startCheckpointer()
 	select {
 	case s.dirty <- struct{}{}:
 	default:

@@ -106,6 +106,7 @@ type Store struct {
 	dirty          chan struct{} // a write committed; see checkpoint.go
 	closing        chan struct{}
 	checkpointDone chan struct{}
+	checkpointer   sync.Once // starts the checkpointer, or settles it at Close
 	closeOnce      sync.Once
 	checkpoints    atomic.Int64 // background checkpoints run (for tests)
 	retries        atomic.Int64 // write transactions run again (PostgreSQL)
@@ -207,7 +208,6 @@ func openDB(path string, clock quartz.Clock) (*Store, error) {
 		closing:        make(chan struct{}),
 		checkpointDone: make(chan struct{}),
 	}
-	s.startCheckpointer()
 	return s, nil
 }
 
@@ -456,6 +456,8 @@ func (s *Store) Close() error {
 	if s.closing != nil {
 		s.closeOnce.Do(func() {
 			close(s.closing)
+			// No write ever started the checkpointer: there is none to wait for.
+			s.checkpointer.Do(func() { close(s.checkpointDone) })
 			<-s.checkpointDone
 		})
 	}

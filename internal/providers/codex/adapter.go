@@ -34,11 +34,11 @@ var errAdapterClosed = errors.New("codex adapter is closed")
 
 // Adapter is the Codex provider adapter. It is safe for concurrent use.
 type Adapter struct {
-	cfg      Config
-	argv     []string
-	argvErr  error
-	endpoint string
-	ids      atomic.Int64 // request ids, shared by every connection
+	cfg Config
+	// program is the app-server's command line, resolved on first use (a
+	// PATH search), not when the adapter is built: serving starts without it.
+	program func() program
+	ids     atomic.Int64 // request ids, shared by every connection
 
 	// starter runs one start at a time, detached from the call that
 	// began it (bounded by StartTimeout, ended by Close).
@@ -135,18 +135,29 @@ func New(cfg Config) *Adapter {
 		threads: map[string]*thread{},
 		perms:   map[string]*permission{},
 	}
-	a.argv, a.argvErr = c.command()
-	if a.argvErr == nil {
-		a.endpoint = c.endpoint(a.argv)
-	}
+	a.program = sync.OnceValue(func() program {
+		argv, err := c.command()
+		if err != nil {
+			return program{err: err}
+		}
+		return program{argv: argv, endpoint: c.endpoint(argv)}
+	})
 	return a
+}
+
+// program is the resolved app-server command: its argv and the endpoint
+// that names it, or why codex is not available.
+type program struct {
+	argv     []string
+	endpoint string
+	err      error
 }
 
 // ID implements providers.Adapter.
 func (a *Adapter) ID() providers.ID { return providers.Codex }
 
 // Endpoint names the app-server this adapter drives ("" when codex is missing).
-func (a *Adapter) Endpoint() string { return a.endpoint }
+func (a *Adapter) Endpoint() string { return a.program().endpoint }
 
 // Roles implements providers.Adapter: sessions routed to the app-server
 // that exposed them, liveness, thread/read history and the handshake.
@@ -157,13 +168,14 @@ func (a *Adapter) Roles() providers.Roles {
 // ForEndpoint implements providers.EndpointRouter: a session is served only
 // by the app-server configuration that exposed it.
 func (a *Adapter) ForEndpoint(_ context.Context, endpoint string) (providers.Adapter, error) {
-	if endpoint == "" || endpoint == a.endpoint {
+	p := a.program()
+	if endpoint == "" || endpoint == p.endpoint {
 		return a, nil
 	}
-	if a.endpoint == "" {
-		return nil, fmt.Errorf("session was exposed by %s, but codex is not available here: %w", endpoint, a.argvErr)
+	if p.endpoint == "" {
+		return nil, fmt.Errorf("session was exposed by %s, but codex is not available here: %w", endpoint, p.err)
 	}
-	return nil, fmt.Errorf("session was exposed by %s, which is not this runtime's codex endpoint (%s)", endpoint, a.endpoint)
+	return nil, fmt.Errorf("session was exposed by %s, which is not this runtime's codex endpoint (%s)", endpoint, p.endpoint)
 }
 
 // PID returns the pid of the running app-server (0 when none).
@@ -256,10 +268,11 @@ func (a *Adapter) ready() (g *generation, err error, done bool) {
 // start spawns the app-server and initializes it, within ctx (the
 // starter's bound).
 func (a *Adapter) start(ctx context.Context) (*generation, error) {
-	if a.argvErr != nil {
-		return nil, a.argvErr
+	p := a.program()
+	if p.err != nil {
+		return nil, p.err
 	}
-	link, err := a.cfg.Dial(ctx, ProcessSpec{Argv: a.argv, Env: a.cfg.Env, Dir: a.cfg.Dir, Clock: a.cfg.Clock})
+	link, err := a.cfg.Dial(ctx, ProcessSpec{Argv: p.argv, Env: a.cfg.Env, Dir: a.cfg.Dir, Clock: a.cfg.Clock})
 	if err != nil {
 		return nil, fmt.Errorf("start codex app-server: %w", err)
 	}

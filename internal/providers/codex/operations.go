@@ -74,8 +74,8 @@ func (a *Adapter) Capabilities(ctx context.Context) providers.Capabilities {
 			"model and reasoning are per-turn overrides applied with the next turn/start",
 		},
 	}
-	if a.argvErr == nil {
-		caps.Program = a.argv[0]
+	if p := a.program(); p.err == nil {
+		caps.Program = p.argv[0]
 	}
 	avail := func(reason string) providers.Capability {
 		return providers.Capability{Supported: true, State: providers.Available, Transport: transport, Protocol: protocol, Reason: reason}
@@ -172,7 +172,7 @@ func (a *Adapter) session(t threadInfo, source string) providers.Session {
 		Model:      t.Model,
 		CWD:        t.Cwd,
 		Transport:  transport,
-		Endpoint:   a.endpoint,
+		Endpoint:   a.program().endpoint,
 		Provenance: providers.Provenance{DiscoveredAt: a.cfg.Clock.Now(), Source: source, Native: true},
 		Metadata:   md,
 	}

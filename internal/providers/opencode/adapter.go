@@ -59,11 +59,17 @@ var errClosed = errors.New("opencode adapter is closed")
 
 // Adapter is the OpenCode provider adapter. It is safe for concurrent use.
 type Adapter struct {
-	cfg       Config
-	host      providers.Host
+	cfg   Config
+	host  providers.Host
+	clock quartz.Clock
+
+	// The HTTP clients are built on first use (clients), not with the
+	// adapter: cloning net/http's transport sets up its HTTP/2 support,
+	// which serving never needs until OpenCode is called.
+	httpOnce  sync.Once
+	httpBuilt atomic.Bool
 	http      *http.Client // reads and the event stream
 	writeHTTP *http.Client // prompts, aborts and replies
-	clock     quartz.Clock
 
 	epMu    sync.Mutex // guards ep, managed, held and startedOwn; held while resolving
 	ep      *endpoint
@@ -99,19 +105,25 @@ var _ providers.Adapter = (*Adapter)(nil)
 // host receives the outcomes of queued prompts; it may be nil.
 func New(cfg Config, host providers.Host) *Adapter {
 	cfg = cfg.withDefaults()
-	read, write := newHTTPClients(cfg.Transport)
 	a := &Adapter{
-		cfg:       cfg,
-		host:      host,
-		http:      read,
-		writeHTTP: write,
-		clock:     cfg.Clock,
-		dirs:      map[string]string{},
-		variants:  map[string]string{},
-		permSeen:  map[string]time.Time{},
+		cfg:      cfg,
+		host:     host,
+		clock:    cfg.Clock,
+		dirs:     map[string]string{},
+		variants: map[string]string{},
+		permSeen: map[string]time.Time{},
 	}
 	a.hub = newHub(a)
 	return a
+}
+
+// clients returns the read and the write HTTP client, built the first time.
+func (a *Adapter) clients() (read, write *http.Client) {
+	a.httpOnce.Do(func() {
+		a.http, a.writeHTTP = newHTTPClients(a.cfg.Transport)
+		a.httpBuilt.Store(true)
+	})
+	return a.http, a.writeHTTP
 }
 
 // ID returns providers.OpenCode.
@@ -125,7 +137,9 @@ func (a *Adapter) Close() error {
 	a.hub.close()
 	// Pooled keep-alive connections (two goroutines each) would otherwise
 	// stay open to a server this adapter no longer uses.
-	a.http.CloseIdleConnections()
+	if a.httpBuilt.Load() {
+		a.http.CloseIdleConnections()
+	}
 	a.epMu.Lock()
 	defer a.epMu.Unlock()
 	if a.managed != nil {

@@ -95,9 +95,9 @@ func (a *Adapter) do(ctx context.Context, base string, r request) (int, error) {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	a.authorize(req)
-	client := a.http
+	client, write := a.clients()
 	if r.write {
-		client = a.writeHTTP
+		client = write
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -239,7 +239,8 @@ func (h *hub) stream(ctx context.Context, cancel context.CancelFunc, att *attemp
 	idle := h.a.clock.AfterFunc(h.a.cfg.HeartbeatTimeout, cancel)
 	defer idle.Stop()
 
-	resp, err := h.a.http.Do(req)
+	read, _ := h.a.clients()
+	resp, err := read.Do(req)
 	if err != nil {
 		if ctx.Err() == nil {
 			h.a.invalidate(ep)

@@ -37,8 +37,7 @@ func (e *ScreenError) Error() string { return e.Msg }
 type Backend struct {
 	cfg      core.Config
 	root     string
-	exe      string
-	exeErr   error
+	exe      func() (string, error) // the executable found, or why none (first use)
 	readyRe  *regexp.Regexp
 	readyErr error
 	takeover bool
@@ -53,8 +52,8 @@ type Backend struct {
 	closed   bool
 }
 
-// New returns a Backend for cfg (with its defaults filled in). It looks for
-// the freebuff executable and starts nothing.
+// New returns a Backend for cfg (with its defaults filled in). It starts
+// nothing; the freebuff executable is looked for on first use.
 func New(cfg core.Config) *Backend {
 	cfg = cfg.WithDefaults()
 	b := &Backend{cfg: cfg, sessions: map[string]*ptySession{}, probe: cfg.PTYProbe}
@@ -77,15 +76,23 @@ func New(cfg core.Config) *Backend {
 		}
 	}
 	b.takeover = cfg.Env(core.EnvTakeover) == "1"
-	b.exe, b.exeErr = findCLI(cfg)
+	// The executable is looked for on first use (a stat per PATH entry),
+	// not when the backend is built: serving starts without it.
+	b.exe = sync.OnceValues(func() (string, error) { return findCLI(cfg) })
 	return b
 }
 
 // Found reports why no freebuff executable can be used, or nil.
-func (b *Backend) Found() error { return b.exeErr }
+func (b *Backend) Found() error {
+	_, err := b.exe()
+	return err
+}
 
 // Program returns the freebuff executable found ("" when none was).
-func (b *Backend) Program() string { return b.exe }
+func (b *Backend) Program() string {
+	p, _ := b.exe()
+	return p
+}
 
 // Session is what can be observed of one managed session.
 type Session struct {
@@ -156,8 +163,8 @@ func (b *Backend) ChatsDir() string {
 // writesErr says why CLI writes cannot be attempted, or nil. The PTY
 // start-up probe runs once.
 func (b *Backend) writesErr() error {
-	if b.exeErr != nil {
-		return &core.ReadOnlyError{Reason: "Freebuff CLI writes are unavailable: " + b.exeErr.Error()}
+	if _, err := b.exe(); err != nil {
+		return &core.ReadOnlyError{Reason: "Freebuff CLI writes are unavailable: " + err.Error()}
 	}
 	if b.readyErr != nil {
 		return &core.ReadOnlyError{Reason: "Freebuff CLI writes are unavailable: " + b.readyErr.Error()}
@@ -198,7 +205,7 @@ func (b *Backend) start(ctx context.Context, dir, chatID string) (*ptySession, e
 	b.nextKey++
 	key := "pty-" + strconv.Itoa(b.nextKey)
 	b.mu.Unlock()
-	s, err := startPTY(b.cfg.Clock, key, b.exe, args, dir, env)
+	s, err := startPTY(b.cfg.Clock, key, b.Program(), args, dir, env)
 	if err != nil {
 		return nil, err
 	}
@@ -492,8 +499,8 @@ func (b *Backend) Status(context.Context) core.Status {
 		st.ReadOnly, st.ReadOnlyReason = true, err.Error()
 		st.Notes = append(st.Notes, err.Error())
 	} else {
-		st.Endpoint = b.exe
-		st.Notes = append(st.Notes, fmt.Sprintf("Freebuff CLI at %s driven in managed PTYs for project %s; history in %s.", b.exe, b.root, b.ChatsDir()))
+		st.Endpoint = b.Program()
+		st.Notes = append(st.Notes, fmt.Sprintf("Freebuff CLI at %s driven in managed PTYs for project %s; history in %s.", st.Endpoint, b.root, b.ChatsDir()))
 	}
 	st.Notes = append(st.Notes, "Live Desktop progress is unavailable in CLI mode; model and reasoning changes are unsupported on the CLI.")
 	return st
