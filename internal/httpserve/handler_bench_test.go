@@ -38,7 +38,9 @@ const benchCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name
 //   - floor-pipe, floor-http-direct: no MCP at all, the transport's own
 //     floor: the same request answered with a canned answer by a goroutine
 //     reading the pipe line by line, or by a net/http handler that reads
-//     the body (bench.DirectTransport's client);
+//     the body (bench.DirectTransport's client); floor-guarded-direct: the
+//     Handler in front of a stand-in for the SDK that answers the canned
+//     answer as one SSE event (the Handler's own share per request);
 //
 // each HTTP mode with net/http's client Transport and, suffixed -direct,
 // with bench.DirectTransport (interop-bench's HTTP client: the request
@@ -48,7 +50,8 @@ const benchCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name
 func BenchmarkCall(b *testing.B) {
 	b.Run("stdio", benchStdio)
 	b.Run("floor-pipe", benchFloorPipe)
-	b.Run("floor-http-direct", benchFloorHTTP)
+	b.Run("floor-http-direct", func(b *testing.B) { benchFloorHTTP(b, false) })
+	b.Run("floor-guarded-direct", func(b *testing.B) { benchFloorHTTP(b, true) })
 	for _, mode := range []string{"sdk-sse", "sdk-json", "guarded"} {
 		for _, direct := range []bool{false, true} {
 			name := mode
@@ -151,8 +154,13 @@ func benchFloorPipe(b *testing.B) {
 	b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
-func benchFloorHTTP(b *testing.B) {
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// benchFloorHTTP answers every request with benchAnswer, as
+// application/json; guarded, through the Handler in front of a stand-in
+// for the SDK that opens a session on initialize and answers a call as
+// the SDK does, one SSE event flushed (which the Handler turns into
+// application/json).
+func benchFloorHTTP(b *testing.B, guarded bool) {
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := io.ReadAll(r.Body); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -161,6 +169,27 @@ func benchFloorHTTP(b *testing.B) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(benchAnswer)))
 		_, _ = io.WriteString(w, benchAnswer)
 	})
+	if guarded {
+		sdk := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, err := io.ReadAll(r.Body)
+			switch {
+			case err != nil:
+				http.Error(w, err.Error(), http.StatusBadRequest)
+			case r.Method == http.MethodDelete:
+				w.WriteHeader(http.StatusNoContent)
+			case r.Header.Get(HeaderSessionID) == "":
+				w.Header().Set(HeaderSessionID, "s-floor")
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write(body) // the Handler needs only the header
+			default:
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				_, _ = io.WriteString(w, "event: message\ndata: "+benchAnswer+"\n\n")
+				_ = http.NewResponseController(w).Flush()
+			}
+		})
+		h = NewHandler(Options{MCP: sdk, RateLimit: -1, Guard: httpguard.New(httpguard.Options{LoopbackHostOnly: true, RateLimit: 1 << 30}), Token: httpguard.NewSecret(testToken)})
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -171,20 +200,28 @@ func benchFloorHTTP(b *testing.B) {
 	url := "http://" + ln.Addr().String() + "/mcp"
 	client := &http.Client{Transport: &bench.DirectTransport{}}
 	defer client.CloseIdleConnections()
-	b.ResetTimer()
-	cpu := cpuTime()
-	for range b.N {
-		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(benchCall))
+	send := func(session, body string) []byte {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		if session != "" {
+			req.Header.Set(HeaderSessionID, session)
+		}
 		resp, err := client.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
-		body, _ := io.ReadAll(resp.Body)
+		got, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if !bytes.Contains(body, []byte(":hi")) {
-			b.Fatalf("answer %s", body)
+		return got
+	}
+	send("", initialize)
+	b.ResetTimer()
+	cpu := cpuTime()
+	for range b.N {
+		if got := send("s-floor", benchCall); !bytes.Contains(got, []byte(":hi")) {
+			b.Fatalf("answer %s", got)
 		}
 	}
 	b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
