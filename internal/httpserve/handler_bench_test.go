@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-interop/runtime/internal/bench"
+	"github.com/agent-interop/runtime/internal/bench/directhttp"
 	"github.com/agent-interop/runtime/internal/httpguard"
 )
 
@@ -38,12 +38,12 @@ const benchCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name
 //   - floor-pipe, floor-http-direct: no MCP at all, the transport's own
 //     floor: the same request answered with a canned answer by a goroutine
 //     reading the pipe line by line, or by a net/http handler that reads
-//     the body (bench.DirectTransport's client); floor-guarded-direct: the
+//     the body (directhttp.Transport's client); floor-guarded-direct: the
 //     Handler in front of a stand-in for the SDK that answers the canned
 //     answer as one SSE event (the Handler's own share per request);
 //
 // each HTTP mode with net/http's client Transport and, suffixed -direct,
-// with bench.DirectTransport (interop-bench's HTTP client: the request
+// with directhttp.Transport (interop-bench's HTTP client: the request
 // written and the answer read in the calling goroutine, as over a pipe).
 //
 //	go test -run '^$' -bench Call -benchtime 3000x ./internal/httpserve/
@@ -198,7 +198,7 @@ func benchFloorHTTP(b *testing.B, guarded bool) {
 	go hs.Serve(ln)
 	defer hs.Close()
 	url := "http://" + ln.Addr().String() + "/mcp"
-	client := &http.Client{Transport: &bench.DirectTransport{}}
+	client := &http.Client{Transport: &directhttp.Transport{}}
 	defer client.CloseIdleConnections()
 	send := func(session, body string) []byte {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(body))
@@ -244,7 +244,7 @@ func benchHTTP(b *testing.B, mode string, direct bool) {
 	url := "http://" + ln.Addr().String() + "/mcp"
 	var transport http.RoundTripper = &http.Transport{MaxIdleConnsPerHost: 4}
 	if direct {
-		transport = &bench.DirectTransport{}
+		transport = &directhttp.Transport{}
 	}
 	client := &http.Client{Transport: transport}
 	defer client.CloseIdleConnections()
