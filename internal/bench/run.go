@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/bench/directhttp"
 )
 
 // AllProfiles returns the runtime's tool profiles, in the order they are
@@ -48,7 +50,7 @@ type Config struct {
 	// whole run, one new session per round, and the same trivial calls.
 	HTTP bool
 	// HTTPNetClient measures HTTP calls with net/http's Transport instead
-	// of DirectTransport.
+	// of directhttp.Transport.
 	HTTPNetClient bool
 	// LoadSessions × LoadCalls is the HTTP load test (0: not run).
 	LoadSessions, LoadCalls int
@@ -219,9 +221,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 			return nil, err
 		}
 		defer httpSrv.Stop()
-		// The latency figure's client is DirectTransport (see its
+		// The latency figure's client is directhttp.Transport (see its
 		// comment), or net/http's Transport with HTTPNetClient.
-		var rt http.RoundTripper = &DirectTransport{}
+		var rt http.RoundTripper = &directhttp.Transport{}
 		if c.HTTPNetClient {
 			rt = NewHTTPTransport(4)
 		}

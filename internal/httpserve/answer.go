@@ -142,7 +142,9 @@ func answerOnly(stream []byte) ([]byte, bool) {
 		return nil, false
 	}
 	var data []byte
-	for _, line := range bytes.Split(event, []byte("\n")) {
+	for rest := event; rest != nil; {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n")) // the lines of bytes.Split, without its slice
 		field, value, _ := bytes.Cut(line, []byte(":"))
 		value = bytes.TrimPrefix(value, []byte(" "))
 		switch string(field) {
@@ -163,6 +165,9 @@ func answerOnly(stream []byte) ([]byte, bool) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, false
 	}
+	if isSDKResponse(data) {
+		return data, true
+	}
 	var m struct {
 		Method json.RawMessage `json:"method"`
 		ID     json.RawMessage `json:"id"`
@@ -171,6 +176,53 @@ func answerOnly(stream []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return data, true
+}
+
+// isSDKResponse reports data that begins the way the SDK encodes a
+// JSON-RPC response (its wire struct's fields in order, "method" before
+// "result" and "error", each left out when empty): {"jsonrpc":"2.0","id":
+// then a number or a string, then "result" or "error". A message that
+// begins so has no "method", so it is a response with an id, without
+// reading the rest of what may be a large answer. Anything else (another
+// order, spacing, a null id) is left to a full parse.
+func isSDKResponse(data []byte) bool {
+	rest, ok := bytes.CutPrefix(data, []byte(`{"jsonrpc":"2.0","id":`))
+	if !ok {
+		return false
+	}
+	n := jsonIDLen(rest)
+	if n == 0 {
+		return false
+	}
+	rest = rest[n:]
+	return bytes.HasPrefix(rest, []byte(`,"result":`)) || bytes.HasPrefix(rest, []byte(`,"error":`))
+}
+
+// jsonIDLen is the length of the JSON number or string at the start of b,
+// 0 when there is none (or it is not closed).
+func jsonIDLen(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	if b[0] == '"' {
+		for i := 1; i < len(b); i++ {
+			switch b[i] {
+			case '\\':
+				i++ // the escaped byte
+			case '"':
+				return i + 1
+			}
+		}
+		return 0
+	}
+	n := 0
+	for n < len(b) && (b[n] == '-' || b[n] == '+' || b[n] == '.' || b[n] == 'e' || b[n] == 'E' || (b[n] >= '0' && b[n] <= '9')) {
+		n++
+	}
+	if n == 0 || (b[0] != '-' && (b[0] < '0' || b[0] > '9')) {
+		return 0
+	}
+	return n
 }
 
 // isEventStream reports a text/event-stream Content-Type.
@@ -183,7 +235,7 @@ func isEventStream(contentType string) bool {
 // SDK refuses a POST that does not also admit text/event-stream).
 func acceptsJSON(r *http.Request) bool {
 	for _, value := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(value, ",") {
+		for part := range strings.SplitSeq(value, ",") {
 			base, _, _ := strings.Cut(part, ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
 			case "application/json", "application/*", "*/*":

@@ -34,6 +34,9 @@ func TestAnswerOnly(t *testing.T) {
 		{"no id", "event: message\ndata: {\"jsonrpc\":\"2.0\",\"result\":{}}\n\n", ""},
 		{"not JSON", "event: message\ndata: {oops\n\n", ""},
 		{"nothing", "", ""},
+		{"a string id with an escaped quote", "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"result\":{}}\n\n", `{"jsonrpc":"2.0","id":"a\"b","result":{}}`},
+		{"another field order", "event: message\ndata: {\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{}}\n\n", `{"id":2,"jsonrpc":"2.0","result":{}}`},
+		{"a method after the result", "event: message\ndata: {\"id\":2,\"result\":{},\"method\":\"m\"}\n\n", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,6 +45,32 @@ func TestAnswerOnly(t *testing.T) {
 				t.Errorf("answerOnly = %q, %v; want %q", data, ok, tc.want)
 			}
 		})
+	}
+}
+
+// TestIsSDKResponse: the prefix check says yes only to what a full parse
+// also calls a response with an id, and leaves the rest to it.
+func TestIsSDKResponse(t *testing.T) {
+	tests := []struct {
+		data string
+		want bool
+	}{
+		{`{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`, true},
+		{`{"jsonrpc":"2.0","id":-1.5e3,"error":{"code":-1,"message":"x"}}`, true},
+		{`{"jsonrpc":"2.0","id":"s\\\"1","result":{}}`, true},
+		{`{"jsonrpc":"2.0","id":2,"method":"roots/list"}`, false},
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, false},
+		{`{"jsonrpc":"2.0","id":null,"error":{}}`, false},
+		{`{"jsonrpc":"2.0","id":"open,"result":{}}`, false},
+		{`{"jsonrpc":"2.0","id":,"result":{}}`, false},
+		{`{"jsonrpc":"2.0","id":x2,"result":{}}`, false},
+		{`{"jsonrpc": "2.0", "id": 2, "result": {}}`, false},
+		{`{"jsonrpc":"2.0","id":2,"params":{}}`, false},
+	}
+	for _, tc := range tests {
+		if got := isSDKResponse([]byte(tc.data)); got != tc.want {
+			t.Errorf("isSDKResponse(%s) = %v, want %v", tc.data, got, tc.want)
+		}
 	}
 }
 
@@ -213,5 +242,24 @@ func TestSDKClientOverJSONAnswers(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("no progress notification")
+	}
+}
+
+// BenchmarkAnswerOnly: how long telling an answer's event from anything
+// else takes, for a trivial answer and a 64 KiB one (the prefix check reads
+// a few bytes of either; a full parse reads all of it).
+//
+//	go test -run '^$' -bench AnswerOnly ./internal/httpserve/
+func BenchmarkAnswerOnly(b *testing.B) {
+	for _, size := range []int{0, 64 << 10} {
+		data := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", size) + `"}]}}`
+		stream := []byte("event: message\nid: s_1\ndata: " + data + "\n\n")
+		b.Run(fmt.Sprintf("%dB", len(data)), func(b *testing.B) {
+			for range b.N {
+				if _, ok := answerOnly(stream); !ok {
+					b.Fatal("not an answer")
+				}
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package httpserve
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -355,20 +356,24 @@ func (m message) isCall() bool {
 }
 
 // inspect parses body as JSON (a parse error is returned for 0.3.x's 400
-// {"error": <message>}) and reads the fields of a single message.
+// {"error": <message>}) and reads the fields of a single message, in one
+// pass over the body: json.Unmarshal checks the whole body's syntax before
+// it decodes anything, so a body that is not JSON fails with the same
+// error whatever the target, and a body of another shape (a batch, a
+// scalar, a field of the wrong type) fails only with an
+// *json.UnmarshalTypeError after the fields it could read are set.
 func inspect(body []byte) (message, error) {
-	var raw json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return message{}, err
-	}
 	var m message
-	trimmed := bytes.TrimLeft(raw, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		m.batch = true
-		return m, nil
+	if err := json.Unmarshal(body, &m); err != nil {
+		var wrongType *json.UnmarshalTypeError
+		if !errors.As(err, &wrongType) {
+			return message{}, err
+		}
 	}
-	if len(trimmed) > 0 && trimmed[0] == '{' {
-		_ = json.Unmarshal(raw, &m) // a field of the wrong type leaves it empty: not initialize
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+		// Not an object: nothing of a single message (a batch is never
+		// an initialize nor a call of one stream).
+		return message{batch: len(trimmed) > 0 && trimmed[0] == '['}, nil
 	}
 	return m, nil
 }

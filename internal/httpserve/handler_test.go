@@ -218,6 +218,42 @@ func openRaw(t *testing.T, s *testServer) string {
 
 // TestHostileRequests: every request a hostile or broken client can make
 // gets 0.3.x's answer, and none reaches the MCP server unauthenticated.
+func TestInspect(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       message
+		err        bool
+	}{
+		{"initialize", initialize, message{JSONRPC: "2.0", ID: json.RawMessage("1"), Method: "initialize"}, false},
+		{"a notification", ` {"jsonrpc":"2.0","method":"notifications/initialized"}`, message{JSONRPC: "2.0", Method: "notifications/initialized"}, false},
+		{"a batch", `[{"jsonrpc":"2.0","id":1,"method":"initialize"}]`, message{batch: true}, false},
+		{"a field of the wrong type", `{"jsonrpc":2,"id":1,"method":"initialize"}`, message{ID: json.RawMessage("1"), Method: "initialize"}, false},
+		{"a scalar", `"initialize"`, message{}, false},
+		{"null", `null`, message{}, false},
+		{"not JSON", `{"jsonrpc":`, message{}, true},
+		{"trailing data", `{} {}`, message{}, true},
+		{"a bad batch", `[{"id":1},`, message{}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := inspect([]byte(tc.body))
+			if (err != nil) != tc.err {
+				t.Fatalf("inspect error = %v, want error %v", err, tc.err)
+			}
+			if err != nil {
+				var raw json.RawMessage
+				if want := json.Unmarshal([]byte(tc.body), &raw); want == nil || err.Error() != want.Error() {
+					t.Errorf("inspect error %q, want json.Unmarshal's %v", err, want)
+				}
+				return
+			}
+			if got.JSONRPC != tc.want.JSONRPC || string(got.ID) != string(tc.want.ID) || got.Method != tc.want.Method || got.batch != tc.want.batch {
+				t.Errorf("inspect = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestHostileRequests(t *testing.T) {
 	s := start(t, testOptions{guard: httpguard.Options{MaxBodyBytes: 2_000_000}})
 	live := openRaw(t, s)

@@ -1,4 +1,4 @@
-package bench
+package directhttp
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"testing"
 )
 
-// TestDirectTransport: answers of every form (a JSON body with a length, a
+// TestTransport: answers of every form (a JSON body with a length, a
 // flushed chunked stream, an error status) are read whole, and one
 // connection serves them all; an answer that closes the connection makes
 // the next request dial a new one.
-func TestDirectTransport(t *testing.T) {
+func TestTransport(t *testing.T) {
 	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -40,7 +40,7 @@ func TestDirectTransport(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	tr := &DirectTransport{}
+	tr := &Transport{}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
 	tests := []struct {

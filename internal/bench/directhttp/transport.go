@@ -1,4 +1,9 @@
-package bench
+// Package directhttp is an http.RoundTripper that writes each request and
+// reads its answer in the caller's goroutine, for benchmarks that measure
+// an HTTP server as a pipe is measured (interop-bench's HTTP latency, the
+// httpserve benchmarks). It is test support: nothing in the runtime uses
+// it.
+package directhttp
 
 import (
 	"bufio"
@@ -10,7 +15,7 @@ import (
 	"time"
 )
 
-// DirectTransport is an http.RoundTripper for one client making one request
+// Transport is an http.RoundTripper for one client making one request
 // at a time to one loopback server: one keep-alive HTTP/1.1 connection,
 // the request written and the answer read in the caller's goroutine. The
 // latency measurement uses it so a call's figure holds the server's work
@@ -20,7 +25,7 @@ import (
 // wake-ups per call that a pipe does not have, which on a loaded machine
 // cost as much as the server's share. The load test keeps net/http's
 // Transport, as a real client would.
-type DirectTransport struct {
+type Transport struct {
 	mu   sync.Mutex // held from a request until its body is closed
 	conn net.Conn
 	r    *bufio.Reader
@@ -30,7 +35,7 @@ type DirectTransport struct {
 // RoundTrip sends req on the connection (dialling it first when there is
 // none) and reads the answer's head; closing the answer's body reads the
 // rest, so the connection is ready for the next request.
-func (t *DirectTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.mu.Lock()
 	resp, err := t.roundTrip(req)
 	if err != nil {
@@ -45,7 +50,7 @@ func (t *DirectTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func (t *DirectTransport) roundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	if t.conn == nil {
 		var d net.Dialer
 		c, err := d.DialContext(req.Context(), "tcp", req.URL.Host)
@@ -72,7 +77,7 @@ func (t *DirectTransport) roundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // drop closes the connection; the next request dials a new one.
-func (t *DirectTransport) drop() {
+func (t *Transport) drop() {
 	if t.conn != nil {
 		_ = t.conn.Close()
 		t.conn, t.r, t.w = nil, nil, nil
@@ -80,7 +85,7 @@ func (t *DirectTransport) drop() {
 }
 
 // CloseIdleConnections closes the connection.
-func (t *DirectTransport) CloseIdleConnections() {
+func (t *Transport) CloseIdleConnections() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.drop()
@@ -91,7 +96,7 @@ func (t *DirectTransport) CloseIdleConnections() {
 // that says Connection: close) drops the connection.
 type directBody struct {
 	io.ReadCloser
-	t     *DirectTransport
+	t     *Transport
 	reuse bool
 	once  sync.Once
 }
