@@ -4,9 +4,10 @@
 // latency and size, trivial-call latency and peak RSS, with every figure's
 // ratio to the minimal server measured in the same run; it also measures
 // serve-http against stdio and, with -http-load, loads one HTTP server with
-// concurrent sessions. See docs/benchmarks.md.
+// concurrent sessions; with -scale, get_work_graph and list_work_items on
+// stores of every graph shape. See docs/benchmarks.md.
 //
-//	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-http-load] [-sessions 5] [-compare BIN] [-gate] [-json]
+//	go run ./cmd/interop-bench [-n 30] [-calls 200] [-profiles minimal,core,...] [-discover] [-http-load] [-sessions 5] [-scale 100000] [-compare BIN] [-gate] [-json]
 //	go run ./cmd/interop-bench scale [-sizes 1000,10000,100000] [-shapes chain,tree,fanin,dense|all] [-only get_work_graph] [-calls 30] [-store sqlite,postgres] [-db postgres://…] [-json]
 //	go run ./cmd/interop-bench handoff [-json]   |   go run ./cmd/interop-bench check
 //	go run ./cmd/interop-bench sessions [-n 5] [-think 0s] [-compare BIN] [-json]
@@ -132,6 +133,10 @@ func defineRunFlags(fs *flag.FlagSet, c *bench.Config) runFlags {
 	fs.IntVar(&c.LoadCalls, "load-calls", 1000, "calls per session of the HTTP load test")
 	fs.StringVar(&c.Compare, "compare", "", "another interop-runtime binary (an earlier build) to measure as \"compare: full\" in the same rounds, for a before/after figure")
 	fs.IntVar(&c.Sessions, "sessions", 0, "also run the first list_agent_sessions benchmark (interop-bench sessions) with this many spawns per configuration, the real programs of INTEROP_PROVIDER_CACHE on PATH (0: not run)")
+	fs.IntVar(&c.Scale, "scale", 0, "also seed every graph shape ("+strings.Join(bench.Shapes(), ", ")+") with this many works, their claims and evidence, "+
+		"and measure get_work_graph and list_work_items limit=100 as ratios to the minimal server's trivial call p50 (0: not run)")
+	fs.IntVar(&c.ScaleCalls, "scale-calls", 30, "measured calls per tool and shape of -scale")
+	fs.IntVar(&c.ScaleWarmup, "scale-warmup", 3, "unmeasured calls per tool and shape of -scale first")
 	f.dir = fs.String("C", ".", "a directory inside the module to build")
 	f.jsonOut = fs.Bool("json", false, "print the report as JSON (with every spawn's figures) instead of tables")
 	f.quiet = fs.Bool("q", false, "no progress lines on stderr")

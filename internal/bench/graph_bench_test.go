@@ -60,7 +60,7 @@ func BenchmarkWorkGraphShapes(b *testing.B) {
 				var err error
 				start := time.Now()
 				if _, serr := os.Stat(loc); serr == nil && *graphDir != "" {
-					sd = seedPlan(shape, n)
+					sd = seedPlan(shape, n, false)
 				} else {
 					// Seeded under another name and renamed when whole, so
 					// an interrupted seed is never reused.

@@ -42,7 +42,10 @@ type Report struct {
 	HTTP      *HTTPReport `json:"http,omitempty"`
 	// Sessions is the first list_agent_sessions benchmark (-sessions).
 	Sessions *SessionsReport `json:"sessions,omitempty"`
-	Checks   []Check         `json:"checks"`
+	// Scale is the graph shapes' get_work_graph and list_work_items
+	// (-scale); their ratios divide by the baseline row's call p50.
+	Scale  *ScaleReport `json:"scale,omitempty"`
+	Checks []Check      `json:"checks"`
 }
 
 // HTTPReport is serve-http against stdio, in the same run.
@@ -249,7 +252,7 @@ func (r *Report) Check() {
 	} else {
 		atMost("first list_agent_sessions ≤ 1 s with the real programs (ms)", "issue 21", 1000, "", Figure(math.NaN()), "not measured (-sessions 0)")
 	}
-	r.Checks = cs
+	r.Checks = append(cs, r.checkGraphs()...)
 }
 
 // WriteJSON writes the report as indented JSON.
@@ -319,6 +322,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if h := r.HTTP; h != nil {
 		writeHTTP(ew, h, r.Calls)
 	}
+
+	writeGraphScale(ew, r)
 
 	if r.Sessions != nil {
 		fmt.Fprintln(ew)

@@ -63,6 +63,14 @@ type Config struct {
 	// programs of the install cache on PATH) run after the rest, so one
 	// run reports every figure; 0: not run.
 	Sessions int
+	// Scale is the works of each graph shape (Shapes) of the graph
+	// benchmark run after the rest: get_work_graph and list_work_items
+	// limit=100 through MCP on stores seeded with SeedGraph, divided by
+	// the baseline's trivial call p50 (see graphgate.go); 0: not run.
+	Scale int
+	// ScaleCalls and ScaleWarmup are its measured and unmeasured calls
+	// per tool and shape.
+	ScaleCalls, ScaleWarmup int
 }
 
 // Validate checks the figures a run depends on.
@@ -86,6 +94,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("-load-sessions and -load-calls must both be positive (or both 0), not %d and %d", c.LoadSessions, c.LoadCalls)
 	case c.LoadSessions > 0 && !c.HTTP:
 		return errors.New("the HTTP load test needs -http")
+	case c.Scale < 0 || (c.Scale > 0 && c.Scale < 100):
+		return fmt.Errorf("-scale must be 0 (not run) or at least 100 works, not %d", c.Scale)
+	case c.Scale > 0 && (c.ScaleCalls < 1 || c.ScaleWarmup < 0):
+		return fmt.Errorf("-scale-calls must be at least 1 and -scale-warmup not negative, not %d and %d", c.ScaleCalls, c.ScaleWarmup)
 	}
 	for _, p := range c.Profiles {
 		if !slices.Contains(AllProfiles(), p) {
@@ -263,6 +275,11 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	if c.InitTrace {
 		fmt.Fprintln(progress, "GODEBUG=inittrace=1 runs…")
 		if rep.InitTrace, err = initTraces(ctx, c, runtimeBin, baselineBin, filepath.Join(tmp, "state", "inittrace")); err != nil {
+			return nil, err
+		}
+	}
+	if c.Scale > 0 {
+		if rep.Scale, err = runGraphScale(ctx, c, runtimeBin, filepath.Join(tmp, "scale"), progress); err != nil {
 			return nil, err
 		}
 	}

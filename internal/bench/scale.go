@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -42,6 +43,10 @@ type ScaleConfig struct {
 	// Only keeps the call shapes whose label starts with one of these
 	// prefixes (all when empty).
 	Only []string
+	// GraphOnly seeds only the works, their evidence and their claims
+	// (SeedGraph): enough for get_work_graph and list_work_items, not for
+	// the conversation and session-event calls.
+	GraphOnly bool
 }
 
 // shapes is c.Shapes, ShapeChain when none is named.
@@ -122,6 +127,13 @@ func (c ScaleConfig) Validate() error {
 	if len(c.calls()) == 0 {
 		return fmt.Errorf("-only: %q selects no call", strings.Join(c.Only, ","))
 	}
+	if c.GraphOnly {
+		for _, sc := range c.calls() {
+			if !slices.Contains(graphOnlyTools, sc.tool) {
+				return fmt.Errorf("%s reads records a graph-only seed does not write", sc.label)
+			}
+		}
+	}
 	if c.PostgresURL != "" {
 		if !store.IsPostgres(c.PostgresURL) {
 			return fmt.Errorf("-db: %s is not a postgres:// or postgresql:// URL", store.RedactDSN(c.PostgresURL))
@@ -132,6 +144,10 @@ func (c ScaleConfig) Validate() error {
 	}
 	return nil
 }
+
+// graphOnlyTools are the tools a GraphOnly seed serves: they read only
+// works, their dependencies, claims and evidence.
+var graphOnlyTools = []string{"get_runtime_status", "list_work_items", "get_work_item", "get_work_graph", "list_evidence", "list_claims"}
 
 // ScaleReport is a scale run's result.
 type ScaleReport struct {
@@ -266,6 +282,12 @@ func RunScale(ctx context.Context, c ScaleConfig) (*ScaleReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	return runScale(ctx, c, runtimeBin, tmp, progress)
+}
+
+// runScale is RunScale with the runtime built: it seeds the stores in
+// directories under tmp, measures them and checks the report.
+func runScale(ctx context.Context, c ScaleConfig, runtimeBin, tmp string, progress io.Writer) (*ScaleReport, error) {
 	counter, err := NewO200kCounter()
 	if err != nil {
 		return nil, err
@@ -292,16 +314,8 @@ func RunScale(ctx context.Context, c ScaleConfig) (*ScaleReport, error) {
 			rep.Postgres = pg.server
 		}
 	}
-	for _, d := range c.stores() {
-		for _, shape := range c.shapes() {
-			for _, n := range c.Sizes {
-				size, err := seedSize(ctx, d, shape, n, tmp, pg, progress)
-				if err != nil {
-					return nil, err
-				}
-				rep.Sizes = append(rep.Sizes, size)
-			}
-		}
+	if rep.Sizes, err = seedSizes(ctx, c, tmp, pg, progress); err != nil {
+		return nil, err
 	}
 	if err := measureSizes(ctx, c, runtimeBin, rep.Sizes, counter, budgets, progress); err != nil {
 		return nil, err
@@ -310,10 +324,73 @@ func RunScale(ctx context.Context, c ScaleConfig) (*ScaleReport, error) {
 	return rep, nil
 }
 
-// seedSize creates and seeds the store of n records on dialect d, with
-// the environment its served runtime runs in (isolated, INTEROP_DB naming
-// the store).
-func seedSize(ctx context.Context, d, shape string, n int, tmp string, pg *pgStores, progress io.Writer) (ScaleSize, error) {
+// seedSizes seeds every store of c, one after the other so that each
+// size's seed time is its own; with c.GraphOnly on SQLite (the main run's
+// graph shapes, where the seed is a cost, not a figure) the shapes of a
+// size share one seed of the works and claims (SeedGraphs), and each
+// size's seed time is that of all its shapes together.
+func seedSizes(ctx context.Context, c ScaleConfig, tmp string, pg *pgStores, progress io.Writer) ([]ScaleSize, error) {
+	var sizes []ScaleSize
+	for _, d := range c.stores() {
+		for _, shape := range c.shapes() {
+			for _, n := range c.Sizes {
+				size, err := newSize(ctx, d, shape, n, tmp, pg)
+				if err != nil {
+					return nil, err
+				}
+				sizes = append(sizes, size)
+			}
+		}
+	}
+	if c.GraphOnly && pg == nil {
+		return sizes, seedGraphSizes(ctx, sizes, tmp, progress)
+	}
+	for i := range sizes {
+		if err := seedSize(ctx, &sizes[i], c.GraphOnly, pg, progress); err != nil {
+			return nil, err
+		}
+	}
+	return sizes, nil
+}
+
+// seedGraphSizes seeds the SQLite sizes of each n with SeedGraphs, the
+// shared base store in tmp.
+func seedGraphSizes(ctx context.Context, sizes []ScaleSize, tmp string, progress io.Writer) error {
+	var ns []int
+	for _, sz := range sizes {
+		if !slices.Contains(ns, sz.N) {
+			ns = append(ns, sz.N)
+		}
+	}
+	for _, n := range ns {
+		var idx []int
+		var shapes, locs []string
+		for i, sz := range sizes {
+			if sz.N == n {
+				idx, shapes, locs = append(idx, i), append(shapes, sz.Shape), append(locs, sz.location)
+			}
+		}
+		fmt.Fprintf(progress, "seeding %d works with their claims, then the dependencies and evidence of each shape (%s)…\n", n, strings.Join(shapes, ", "))
+		start := time.Now()
+		seeds, err := SeedGraphs(ctx, filepath.Join(tmp, fmt.Sprintf("graph-base-n%d.db", n)), shapes, locs, n, time.Now(), progress)
+		if err != nil {
+			return err
+		}
+		sec := Figure(time.Since(start).Seconds())
+		for k, i := range idx {
+			sizes[i].Seed, sizes[i].SeedSec = seeds[k], sec
+			if fi, err := os.Stat(sizes[i].location); err == nil {
+				sizes[i].StoreMiB = Figure(MiB(fi.Size()))
+			}
+		}
+	}
+	return nil
+}
+
+// newSize is the size of n records on dialect d in shape, unseeded: its
+// directory, store location and the environment its served runtime runs
+// in (isolated, INTEROP_DB naming the store).
+func newSize(ctx context.Context, d, shape string, n int, tmp string, pg *pgStores) (ScaleSize, error) {
 	size := ScaleSize{Store: d, Shape: shape, N: n}
 	dir := filepath.Join(tmp, fmt.Sprintf("%s-%s-n%d", d, shape, n))
 	env, err := IsolatedEnv(dir)
@@ -329,25 +406,37 @@ func seedSize(ctx context.Context, d, shape string, n int, tmp string, pg *pgSto
 		env = withEnv(env, append(pg.env(), "INTEROP_DB="+size.location)...)
 	}
 	size.dir, size.env = dir, env
+	return size, nil
+}
+
+// seedSize seeds the store of size (SeedShape, or SeedGraph with
+// graphOnly) and records how long that took and the store's size.
+func seedSize(ctx context.Context, size *ScaleSize, graphOnly bool, pg *pgStores, progress io.Writer) error {
+	d, shape, n := size.Store, size.Shape, size.N
 	fmt.Fprintf(progress, "seeding %d of each record kind on %s…\n", n, size.group())
 	start := time.Now()
-	if size.Seed, err = SeedShape(ctx, size.location, shape, n, time.Now(), progress); err != nil {
-		return size, fmt.Errorf("store %s: %w", size.name(), err)
+	seed := SeedShape
+	if graphOnly {
+		seed = SeedGraph
+	}
+	var err error
+	if size.Seed, err = seed(ctx, size.location, shape, n, time.Now(), progress); err != nil {
+		return fmt.Errorf("store %s: %w", size.name(), err)
 	}
 	size.SeedSec = Figure(time.Since(start).Seconds())
 	if d == StorePostgres {
 		if err := pg.vacuum(ctx, shape, n); err != nil {
-			return size, err
+			return err
 		}
 		mib, err := pg.sizeMiB(ctx, shape, n)
 		if err != nil {
-			return size, err
+			return err
 		}
 		size.StoreMiB = Figure(mib)
 	} else if fi, err := os.Stat(size.location); err == nil {
 		size.StoreMiB = Figure(MiB(fi.Size()))
 	}
-	return size, nil
+	return nil
 }
 
 // scaleServer is the runtime spawned on one size's store.

@@ -3,8 +3,11 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -66,7 +69,18 @@ const (
 	// seedChunk is the rows per bulk insert: ent binds one value per
 	// column (a dozen at most), well inside PostgreSQL's 65,535
 	// parameters per statement.
-	seedChunk            = 1000
+	seedChunk = 1000
+	// seedChunksPerTx is the bulk inserts per transaction: a commit
+	// writes every page its transaction dirtied to the WAL, and the
+	// claims' seven indexes take rows in scattered order, so 1,000 rows
+	// per commit wrote the same index pages again and again (a 100,000
+	// claim seed: 12.9 s of CPU at one chunk per commit, 6.4 s at 20).
+	seedChunksPerTx = 20
+	// seedCacheKiB is the SQLite page cache of the seeding connection
+	// (2 MiB by default), so a transaction's dirty index pages stay in
+	// memory until its commit: 20.3 s of CPU to seed works, evidence
+	// and claims of 100,000 works at the default, 13.5 s with this.
+	seedCacheKiB         = 128 << 10
 	seedSessions         = 50   // sessions that own works and claims
 	seedChain            = 10   // works per dependency chain
 	seedMessagesPerCov   = 250  // messages per conversation (below the 500 retained)
@@ -86,34 +100,159 @@ func SeedStore(ctx context.Context, location string, n int, now time.Time, progr
 
 // SeedShape is SeedStore with the works in one of the Shapes.
 func SeedShape(ctx context.Context, location, shape string, n int, now time.Time, progress io.Writer) (Seed, error) {
+	return seedShape(ctx, location, shape, n, false, now, progress)
+}
+
+// SeedGraph is SeedShape with only what get_work_graph and list_work_items
+// read: the works in the shape, their evidence and their active claims (no
+// conversation, message or session event, about half of SeedShape's rows).
+// The Seed's message, event and conversation counts are 0.
+func SeedGraph(ctx context.Context, location, shape string, n int, now time.Time, progress io.Writer) (Seed, error) {
+	return seedShape(ctx, location, shape, n, true, now, progress)
+}
+
+// SeedGraphs writes what SeedGraph writes for each of shapes, a store
+// each at locations[i] (SQLite files), sharing the work: it seeds a base
+// store at base once with the works (no dependency) and their claims,
+// which every shape has alike, then per shape copies the closed base file
+// and writes the shape's dependencies and evidence into the copy. A
+// 100,000-work shape costs about a fifth of SeedGraph's CPU this way, the
+// claims' seven indexes being most of a seed.
+func SeedGraphs(ctx context.Context, base string, shapes, locations []string, n int, now time.Time, progress io.Writer) ([]Seed, error) {
+	if len(shapes) != len(locations) {
+		return nil, fmt.Errorf("seed graphs: %d shapes and %d locations", len(shapes), len(locations))
+	}
+	for _, loc := range append([]string{base}, locations...) {
+		if store.IsPostgres(loc) {
+			return nil, fmt.Errorf("seed graphs: %s is not a SQLite file", store.RedactDSN(loc))
+		}
+	}
+	for _, sh := range shapes {
+		if !validShape(sh) {
+			return nil, fmt.Errorf("shape %q is not one of %s", sh, strings.Join(Shapes(), ", "))
+		}
+	}
+	now = now.UTC().Truncate(time.Millisecond)
+	err := withSeeder(ctx, base, ShapeChain, n, true, now, progress, func(sr *seeder) error {
+		sr.noEdges = true
+		for _, fn := range []func() error{sr.workItems, sr.claims} {
+			if err := fn(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Seed, len(shapes))
+	for i, sh := range shapes {
+		if err := copySQLite(base, locations[i]); err != nil {
+			return nil, err
+		}
+		err := withSeeder(ctx, locations[i], sh, n, true, now, progress, func(sr *seeder) error {
+			out[i] = *sr.sd
+			for _, fn := range []func() error{sr.edges, sr.evidence} {
+				if err := fn(); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("seed the %s shape: %w", sh, err)
+		}
+	}
+	return out, nil
+}
+
+// copySQLite copies the closed SQLite store src (its file, and its WAL
+// when closing left one) to dst.
+func copySQLite(src, dst string) error {
+	for _, suffix := range []string{"", "-wal"} {
+		if err := copyFile(src+suffix, dst+suffix); err != nil {
+			if suffix != "" && errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return fmt.Errorf("copy the base store: %w", err)
+		}
+	}
+	return nil
+}
+
+// copyFile copies src to a new file dst.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// withSeeder opens (creating) the store at location for a seed of n works
+// in shape, runs fn with its seeder and closes the store.
+func withSeeder(ctx context.Context, location, shape string, n int, graphOnly bool, now time.Time, progress io.Writer, fn func(*seeder) error) error {
+	st, err := store.Open(ctx, location)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if !store.IsPostgres(location) {
+		// One connection, so the page cache pragma holds for every
+		// transaction of the seed.
+		st.DB().SetMaxOpenConns(1)
+		if _, err := st.DB().ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d", seedCacheKiB)); err != nil {
+			return fmt.Errorf("seed %s: set the page cache: %w", location, err)
+		}
+	}
+	sd := seedPlan(shape, n, graphOnly)
+	return fn(&seeder{ctx: ctx, st: st, n: n, now: now.UTC().Truncate(time.Millisecond), progress: progress, sd: &sd})
+}
+
+func seedShape(ctx context.Context, location, shape string, n int, graphOnly bool, now time.Time, progress io.Writer) (Seed, error) {
 	if !validShape(shape) {
 		return Seed{}, fmt.Errorf("shape %q is not one of %s", shape, strings.Join(Shapes(), ", "))
 	}
-	st, err := store.Open(ctx, location)
-	if err != nil {
-		return Seed{}, err
-	}
-	defer st.Close()
-	sd := seedPlan(shape, n)
-	sr := &seeder{ctx: ctx, st: st, n: n, now: now.UTC().Truncate(time.Millisecond), progress: progress, sd: &sd}
-	for _, fn := range []func() error{
-		sr.workItems, sr.evidence, sr.claims, sr.conversations, sr.messages, sr.sessionEvents, sr.sessionHeads,
-	} {
-		if err := fn(); err != nil {
-			return sd, err
+	var sd Seed
+	err := withSeeder(ctx, location, shape, n, graphOnly, now, progress, func(sr *seeder) error {
+		steps := []func() error{sr.workItems, sr.evidence, sr.claims}
+		if !graphOnly {
+			steps = append(steps, sr.conversations, sr.messages, sr.sessionEvents, sr.sessionHeads)
 		}
-	}
-	return sd, nil
+		for _, fn := range steps {
+			if err := fn(); err != nil {
+				sd = *sr.sd
+				return err
+			}
+		}
+		sd = *sr.sd
+		return nil
+	})
+	return sd, err
 }
 
-// seedPlan is the Seed that SeedShape(shape, n) writes, without writing it.
-func seedPlan(shape string, n int) Seed {
+// seedPlan is the Seed that SeedShape(shape, n) writes (SeedGraph with
+// graphOnly), without writing it.
+func seedPlan(shape string, n int, graphOnly bool) Seed {
 	sd := Seed{Works: n, Evidence: max(n/10, 1), Claims: n, Messages: n, Events: n, Shape: shape}
 	if shape == ShapeDense {
 		sd.Evidence = n
 	}
 	sd.Session = seedSession(0)
 	sd.WorkID = seedWorkID(n/2 - n/2%seedChain + seedChain/2)
+	if graphOnly {
+		sd.Messages, sd.Events = 0, 0
+		return sd
+	}
 	// At least a few pages of conversations at every size, so a listing
 	// page does the same work at 1,000 records as at 100,000.
 	sd.Conversations = max(seedMinConversations, n/seedMessagesPerCov)
@@ -133,23 +272,31 @@ type seeder struct {
 	now      time.Time
 	progress io.Writer
 	sd       *Seed
+	noEdges  bool // workItems writes the works without their dependencies
 }
 
 func seedSession(i int) string        { return fmt.Sprintf("codex:seed-%02d", i%seedSessions) }
 func seedWorkID(i int) string         { return fmt.Sprintf("work_seed_%07d", i) }
 func seedConversationID(i int) string { return fmt.Sprintf("conversation_seed_%05d", i) }
 
-// step writes total records in transactions of seedChunk rows, fn writing
-// rows from..to, and reports progress every 20 chunks.
+// step writes total records in bulk inserts of seedChunk rows,
+// seedChunksPerTx of them per transaction, fn writing rows from..to, and
+// reports progress after each transaction.
 func (sr *seeder) step(what string, total int, fn func(tx *ent.Tx, from, to int) error) error {
-	for from := 0; from < total; from += seedChunk {
-		to := min(from+seedChunk, total)
-		if err := sr.st.Tx(sr.ctx, func(tx *ent.Tx) error { return fn(tx, from, to) }); err != nil {
-			return fmt.Errorf("seed %s %d..%d: %w", what, from, to, err)
+	for start := 0; start < total; start += seedChunk * seedChunksPerTx {
+		end := min(start+seedChunk*seedChunksPerTx, total)
+		err := sr.st.Tx(sr.ctx, func(tx *ent.Tx) error {
+			for from := start; from < end; from += seedChunk {
+				if err := fn(tx, from, min(from+seedChunk, end)); err != nil {
+					return fmt.Errorf("%d..%d: %w", from, min(from+seedChunk, end), err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("seed %s: %w", what, err)
 		}
-		if to == total || (to/seedChunk)%20 == 0 {
-			fmt.Fprintf(sr.progress, "  seeded %d/%d %s\n", to, total, what)
-		}
+		fmt.Fprintf(sr.progress, "  seeded %d/%d %s\n", end, total, what)
 	}
 	return nil
 }
@@ -171,27 +318,64 @@ func (sr *seeder) workItems() error {
 			// ent inserts the batch's nodes, then its edges in one
 			// statement; a dependency is either in the same chunk or
 			// written by an earlier one.
-			switch sr.sd.Shape {
-			case ShapeTree:
-				if i > 0 {
-					w.AddDependsOnIDs(seedWorkID((i - 1) / 2))
-				}
-			case ShapeFanIn:
-				if i%seedFanIn == seedFanIn-1 {
-					deps := make([]string, 0, seedFanIn-1)
-					for j := i - seedFanIn + 1; j < i; j++ {
-						deps = append(deps, seedWorkID(j))
-					}
-					w.AddDependsOnIDs(deps...)
-				}
-			default:
-				if i%seedChain != 0 {
-					w.AddDependsOnIDs(seedWorkID(i - 1))
-				}
+			if !sr.noEdges {
+				w.AddDependsOnIDs(seedDeps(sr.sd.Shape, i)...)
 			}
 			b = append(b, w)
 		}
 		return tx.WorkItem.CreateBulk(b...).Exec(sr.ctx)
+	})
+}
+
+// seedDeps are the works that work i depends on in shape.
+func seedDeps(shape string, i int) []string {
+	switch shape {
+	case ShapeTree:
+		if i > 0 {
+			return []string{seedWorkID((i - 1) / 2)}
+		}
+	case ShapeFanIn:
+		if i%seedFanIn == seedFanIn-1 {
+			deps := make([]string, 0, seedFanIn-1)
+			for j := i - seedFanIn + 1; j < i; j++ {
+				deps = append(deps, seedWorkID(j))
+			}
+			return deps
+		}
+	default:
+		if i%seedChain != 0 {
+			return []string{seedWorkID(i - 1)}
+		}
+	}
+	return nil
+}
+
+// edges writes the dependencies of the shape between works written
+// without them (SeedGraphs' base store): ent has no bulk insert of a
+// many-to-many edge alone, so these are multi-row inserts into its table,
+// named by ent's generated constants, seedChunk rows each.
+func (sr *seeder) edges() error {
+	type edge struct{ from, to string }
+	var all []edge
+	for i := range sr.n {
+		for _, d := range seedDeps(sr.sd.Shape, i) {
+			all = append(all, edge{seedWorkID(i), d})
+		}
+	}
+	head := fmt.Sprintf("INSERT INTO %s (%s, %s) VALUES ", workitem.DependsOnTable, workitem.DependsOnPrimaryKey[0], workitem.DependsOnPrimaryKey[1])
+	return sr.step("dependencies", len(all), func(tx *ent.Tx, from, to int) error {
+		var q strings.Builder
+		q.WriteString(head)
+		args := make([]any, 0, 2*(to-from))
+		for k, e := range all[from:to] {
+			if k > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?)")
+			args = append(args, e.from, e.to)
+		}
+		_, err := tx.ExecContext(sr.ctx, q.String(), args...)
+		return err
 	})
 }
 
