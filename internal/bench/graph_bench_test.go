@@ -135,7 +135,7 @@ func BenchmarkWorkGraphShapes(b *testing.B) {
 					switch {
 					case c.call != nil:
 					case c.name == "stdio_list_work_items_limit100":
-						c.call = stdioCall(b, sb, ctx, filepath.Join(dir, fmt.Sprintf("%s-%d.db", shape, n)), dir,
+						c.call = stdioCall(ctx, b, sb, filepath.Join(dir, fmt.Sprintf("%s-%d.db", shape, n)), dir,
 							`{"name":"list_work_items","arguments":{"limit":100}}`)
 					default:
 						c.call = mcpCall(b, "list_work_items", map[string]any{"limit": 100})
@@ -163,7 +163,7 @@ func BenchmarkWorkGraphShapes(b *testing.B) {
 // its answer line. The client only frames lines, so a CPU profile of the
 // benchmark is the server's wire path: the one-pass result encoding and
 // the JSON-RPC layer included.
-func stdioCall(b, owner *testing.B, ctx context.Context, db, home, params string) func() (any, error) {
+func stdioCall(ctx context.Context, b, owner *testing.B, db, home, params string) func() (any, error) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	env := map[string]string{"INTEROP_DB": db, "HOME": home, "PATH": ""}
