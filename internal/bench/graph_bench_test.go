@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/app"
+	"github.com/agent-interop/runtime/internal/cli"
 	"github.com/agent-interop/runtime/internal/server"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/workflow"
@@ -124,11 +127,17 @@ func BenchmarkWorkGraphShapes(b *testing.B) {
 					return svc.ListWorks(ctx, workflow.ListWorksInput{Limit: 100})
 				}},
 				{"mcp_list_work_items_limit100", nil},
+				{"stdio_list_work_items_limit100", nil},
 			}
 			for _, c := range calls {
 				sb.Run(c.name, func(b *testing.B) {
 					open(b)
-					if c.call == nil {
+					switch {
+					case c.call != nil:
+					case c.name == "stdio_list_work_items_limit100":
+						c.call = stdioCall(ctx, b, sb, filepath.Join(dir, fmt.Sprintf("%s-%d.db", shape, n)), dir,
+							`{"name":"list_work_items","arguments":{"limit":100}}`)
+					default:
 						c.call = mcpCall(b, "list_work_items", map[string]any{"limit": 100})
 					}
 					b.ReportAllocs()
@@ -144,5 +153,56 @@ func BenchmarkWorkGraphShapes(b *testing.B) {
 				})
 			}
 		})
+	}
+}
+
+// stdioCall serves the full profile as interop-runtime serve does (the
+// guarded stdio transport) over pipes, opens the session with initialize
+// at protocol 2025-06-18 as interop-bench scale's client does, and
+// returns a call that writes one tools/call line with params and reads
+// its answer line. The client only frames lines, so a CPU profile of the
+// benchmark is the server's wire path: the one-pass result encoding and
+// the JSON-RPC layer included.
+func stdioCall(ctx context.Context, b, owner *testing.B, db, home, params string) func() (any, error) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	env := map[string]string{"INTEROP_DB": db, "HOME": home, "PATH": ""}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Do(sctx, []string{"serve"}, func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+			cli.IO{Stdin: inR, Stdout: outW, Stderr: io.Discard})
+		_ = outW.Close()
+	}()
+	owner.Cleanup(func() {
+		_ = inW.Close()
+		<-done
+		cancel()
+	})
+	r := bufio.NewReaderSize(outR, 64<<10)
+	var id int
+	roundTrip := func(method, params string) ([]byte, error) {
+		id++
+		if _, err := fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params); err != nil {
+			return nil, err
+		}
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Contains(line[:min(len(line), 200)], []byte(`"error"`)) || bytes.Contains(line, []byte(`"isError":true`)) {
+			return nil, fmt.Errorf("%s: %.300s", method, line)
+		}
+		return line, nil
+	}
+	if _, err := roundTrip("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	return func() (any, error) {
+		_, err := roundTrip("tools/call", params)
+		return nil, err
 	}
 }

@@ -20,11 +20,116 @@ import (
 // them from its own scan (a page of objectives that end in "tests." or
 // whose cursor base64 makes look like a JWT was scanned again string by
 // string).
-func (r *Redactor) JSON(doc []byte) []byte { return r.json(doc, true) }
+func (r *Redactor) JSON(doc []byte) []byte { return r.json(doc, true, nil) }
+
+// JSONMemo is a document redacted by JSONKeep, kept so that a later
+// document sharing a prefix with it is redacted from where the two part
+// (JSONFrom): a page cut shorter shares everything up to its last record
+// with the whole page.
+type JSONMemo struct {
+	raw, out []byte
+	// shifts are the ends (in raw) of the strings the redaction changed,
+	// each with how much longer out is than raw from there on.
+	shifts []shift
+}
+
+type shift struct{ rawEnd, delta int }
+
+// Raw is the document m was made from.
+func (m *JSONMemo) Raw() []byte { return m.raw }
+
+// JSONKeep is JSON, and keeps what JSONFrom needs of doc and its
+// redaction; doc must not change while the memo is used.
+func (r *Redactor) JSONKeep(doc []byte) ([]byte, *JSONMemo) {
+	m := &JSONMemo{raw: doc}
+	m.out = r.json(doc, true, m)
+	return m.out, m
+}
+
+// JSONFrom returns JSON(doc), reusing m's redaction of the prefix doc
+// shares with m's document. The redaction of a string depends only on the
+// string, on whether a ':' follows it (a key) and on whether it is the
+// value of a key that names a secret; after a value string nothing is
+// carried to the next string. So the redaction is resumed after the last
+// value string whose bytes and the bytes up to the next non-space byte
+// are all shared, from m's output at that point.
+func (r *Redactor) JSONFrom(m *JSONMemo, doc []byte) []byte {
+	if m == nil {
+		return r.JSON(doc)
+	}
+	p := resumeAt(doc, commonPrefix(m.raw, doc))
+	if p <= 0 {
+		return r.JSON(doc)
+	}
+	// The head of m's output up to p: doc's own bytes unless a string
+	// before p was redacted.
+	delta, changed := 0, false
+	for _, s := range m.shifts {
+		if s.rawEnd > p {
+			break
+		}
+		delta, changed = s.delta, true
+	}
+	// The tail is scanned as a document of its own, which it is to json:
+	// the scan starts outside a string with nothing carried over.
+	tail := r.JSON(doc[p:])
+	if !changed && len(tail) == len(doc)-p && (len(tail) == 0 || &tail[0] == &doc[p]) {
+		return doc // neither part changed: doc is its own redaction
+	}
+	head := m.out[:p+delta]
+	out := make([]byte, 0, len(head)+len(tail))
+	return append(append(out, head...), tail...)
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+8 <= n && string(a[i:i+8]) == string(b[i:i+8]) {
+		i += 8
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// resumeAt is the last position of doc, within its first shared bytes,
+// just after a value string (one no ':' follows) whose closing quote and
+// next non-space byte are within the shared bytes: where json's scan of
+// doc can start afresh. 0 when there is none. The strings are delimited
+// exactly as json's scan delimits them.
+func resumeAt(doc []byte, shared int) int {
+	at := 0
+	for i := 0; i < shared; i++ {
+		j := bytes.IndexByte(doc[i:shared], '"')
+		if j < 0 {
+			break
+		}
+		i += j
+		end, _ := stringEnd(doc, i)
+		if end < 0 || end >= shared {
+			break
+		}
+		k := end + 1
+		for k < len(doc) && (doc[k] == ' ' || doc[k] == '\n' || doc[k] == '\t' || doc[k] == '\r') {
+			k++
+		}
+		if k >= shared {
+			break
+		}
+		if doc[k] != ':' {
+			at = end + 1
+		}
+		i = end
+	}
+	return at
+}
 
 // json is JSON; with skip false every string is passed to String (the
-// reference the skipping is tested against).
-func (r *Redactor) json(doc []byte, skip bool) []byte {
+// reference the skipping is tested against). m, when not nil, records
+// where the output's length parts from doc's.
+func (r *Redactor) json(doc []byte, skip bool, m *JSONMemo) []byte {
 	if len(doc) == 0 {
 		return doc
 	}
@@ -39,6 +144,9 @@ func (r *Redactor) json(doc []byte, skip bool) []byte {
 	// first that ends after the current string's opening quote.
 	sort.SliceStable(matches, func(i, j int) bool { return matches[i].End < matches[j].End })
 	next := 0
+	// A string without escapes is held verbatim by the document, so no
+	// trigger the document does not fire fires on it.
+	live := r.firing(whole)
 	var within []ahocorasick.Match
 	var out []byte // allocated on the first change
 	last := 0
@@ -97,7 +205,7 @@ func (r *Redactor) json(doc []byte, skip bool) []byte {
 					within = append(within, ahocorasick.Match{PatternID: m.PatternID, Start: m.Start - i - 1, End: m.End - i - 1})
 				}
 			}
-			red = r.redactSelected(text, r.selectedFrom(text, within))
+			red = r.redactSelected(text, r.selectedAmong(text, within, live))
 		default:
 			red = r.String(text)
 		}
@@ -108,6 +216,9 @@ func (r *Redactor) json(doc []byte, skip bool) []byte {
 			out = append(out, doc[last:i]...)
 			out = appendJSONString(out, red)
 			last = end + 1
+			if m != nil {
+				m.shifts = append(m.shifts, shift{rawEnd: last, delta: len(out) - last})
+			}
 		}
 		i = end
 	}

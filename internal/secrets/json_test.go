@@ -95,7 +95,7 @@ func TestJSONSelectsFromTheDocumentScan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, want := r.json(append([]byte(nil), b...), true), r.json(append([]byte(nil), b...), false)
+		got, want := r.json(append([]byte(nil), b...), true, nil), r.json(append([]byte(nil), b...), false, nil)
 		if string(got) != string(want) {
 			t.Fatalf("document %d: JSON =\n%s\nreference\n%s", i, got, want)
 		}
@@ -152,4 +152,158 @@ func keyNamesSecretFolded(key string) bool {
 		}
 	}
 	return false
+}
+
+// TestJSONFromResumesAsAWholeScan holds JSONFrom, which reuses the
+// redaction of a page for the prefix a second document shares with it, to
+// JSON of the second document (and to the reference that passes every
+// string to String): random pages of records whose keys and values are
+// corpus secrets, rule keywords, secret-naming keys and plain text, cut
+// after a random record with another cursor (as the answer guard cuts a
+// page), or with one random string changed, or with a ':' after a random
+// quote, or with random bytes spliced in at a random point.
+func TestJSONFromResumesAsAWholeScan(t *testing.T) {
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for _, tc := range corpus() {
+		parts = append(parts, tc.context)
+	}
+	for _, ru := range r.rules {
+		for _, k := range ru.keywords {
+			parts = append(parts, k, strings.ToUpper(k)+"=", "x"+k+"_value")
+		}
+	}
+	parts = append(parts, "plain words ", "tests.", "work_seed_0099999", "2026-12-02T13:45:20.879Z", `"`, `\`, "é", "\n", "<&>", " : ")
+	keys := []string{"id", "objectivePreview", "authToken", "DB_PASSWORD", "inputTokens", "note", "apiKey", "status", "password"}
+	rng := rand.New(rand.NewPCG(41, 42))
+	text := func() string {
+		var b strings.Builder
+		for j := rng.IntN(4); j >= 0; j-- {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		return b.String()
+	}
+	record := func() map[string]any {
+		rec := map[string]any{}
+		for j := rng.IntN(5); j >= 0; j-- {
+			k := keys[rng.IntN(len(keys))]
+			if rng.IntN(4) == 0 {
+				k = text()
+			}
+			switch rng.IntN(5) {
+			case 0:
+				rec[k] = rng.IntN(100)
+			case 1:
+				rec[k] = []any{text(), text()}
+			default:
+				rec[k] = text()
+			}
+		}
+		return rec
+	}
+	encode := func(v any) []byte {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	check := func(i int, kind string, page, doc []byte) {
+		t.Helper()
+		full, m := r.JSONKeep(append([]byte(nil), page...))
+		if want := r.JSON(append([]byte(nil), page...)); string(full) != string(want) {
+			t.Fatalf("document %d: JSONKeep =\n%s\nJSON\n%s", i, full, want)
+		}
+		got := r.JSONFrom(m, append([]byte(nil), doc...))
+		want := r.JSON(append([]byte(nil), doc...))
+		ref := want
+		if json.Valid(doc) {
+			ref = r.json(append([]byte(nil), doc...), false, nil)
+		}
+		if string(got) != string(want) || string(want) != string(ref) {
+			t.Fatalf("document %d (%s): JSONFrom =\n%s\nJSON\n%s\nreference\n%s\npage\n%s", i, kind, got, want, ref, page)
+		}
+	}
+	for i := range 300 {
+		n := 1 + rng.IntN(12)
+		recs := make([]any, n)
+		for j := range recs {
+			recs[j] = record()
+		}
+		page := encode(map[string]any{"works": recs, "nextCursor": text()})
+		// Cut after a random record, with another cursor.
+		check(i, "cut", page, encode(map[string]any{"works": recs[:rng.IntN(n+1)], "nextCursor": text()}))
+		// One string of the page changed.
+		doc := append([]byte(nil), page...)
+		if q := strings.Count(string(doc), `"`); q > 0 {
+			at := 0
+			for range 1 + rng.IntN(q) {
+				at += 1 + strings.IndexByte(string(doc[at:]), '"')
+			}
+			ins := encode(text())
+			doc = append(append(append([]byte(nil), doc[:at]...), ins[1:len(ins)-1]...), doc[at:]...)
+		}
+		check(i, "changed", page, doc)
+		// A ':' right after a random quote: a value string becomes a key
+		// where the two documents part.
+		if q := strings.Count(string(page), `"`); q > 0 {
+			at := 0
+			for range 1 + rng.IntN(q) {
+				at += 1 + strings.IndexByte(string(page[at:]), '"')
+			}
+			colon := append(append(append([]byte(nil), page[:at]...), `:1,"k"`...), page[at:]...)
+			check(i, "colon", page, colon)
+			check(i, "colon kept", colon, page)
+		}
+		// Random bytes spliced in anywhere (not JSON any more).
+		at := rng.IntN(len(page) + 1)
+		check(i, "spliced", page, append(append(append([]byte(nil), page[:at]...), text()...), page[at:]...))
+	}
+}
+
+// TestTriggersAreContainmentTests holds every rule trigger to what JSON
+// assumes of it (see rule): a trigger that fires on a text fires on any
+// text holding it verbatim. Texts of corpus secrets and the triggers' own
+// pieces, wrapped in random text.
+func TestTriggersAreContainmentTests(t *testing.T) {
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := []string{"AC", "0123456789abcdef", "deadbeef", "ACdeadbeefdeadbeefdeadbeefdeadbeef", ".", "MTIzNDU2Nzg5MDEyMzQ1Njc4OTAx", "abcdef", "-_",
+		" ", `"`, `\n`, "\n", ":", "Zz9", "é", "x"}
+	for _, tc := range corpus() {
+		parts = append(parts, tc.context)
+	}
+	rng := rand.New(rand.NewPCG(51, 52))
+	text := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		return b.String()
+	}
+	fired := 0
+	for _, i := range r.unkeyed {
+		ru := r.rules[i]
+		if ru.trigger == nil {
+			continue
+		}
+		for range 20000 {
+			s := text(1 + rng.IntN(8))
+			if !ru.trigger(s) {
+				continue
+			}
+			fired++
+			if w := text(rng.IntN(3)) + s + text(rng.IntN(3)); !ru.trigger(w) {
+				t.Fatalf("%s: fires on %q but not on %q, which holds it", ru.id, s, w)
+			}
+		}
+	}
+	if fired == 0 {
+		t.Fatal("no trigger fired on any text")
+	}
 }

@@ -101,6 +101,25 @@ func (r *Redactor) selected(s string) []int {
 // stably (each rule's ends in match order, as its gate saw them in a
 // map), not in a map: most strings with a match have one or two.
 func (r *Redactor) selectedFrom(s string, matches []ahocorasick.Match) []int {
+	return r.selectedAmong(s, matches, r.unkeyed)
+}
+
+// firing returns the unkeyed rules whose trigger (if any) fires on s. A
+// trigger is a containment test (see rule), so a text that s holds
+// verbatim can fire no other.
+func (r *Redactor) firing(s string) []int {
+	var out []int
+	for _, i := range r.unkeyed {
+		if t := r.rules[i].trigger; t == nil || t(s) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// selectedAmong is selectedFrom with the unkeyed rules to try narrowed to
+// unkeyed (those firing on a text that holds s verbatim).
+func (r *Redactor) selectedAmong(s string, matches []ahocorasick.Match, unkeyed []int) []int {
 	type hit struct{ rule, end int }
 	var buf [8]hit
 	hits := buf[:0]
@@ -122,7 +141,7 @@ func (r *Redactor) selectedFrom(s string, matches []ahocorasick.Match) []int {
 			out = append(out, i)
 		}
 	}
-	for _, i := range r.unkeyed {
+	for _, i := range unkeyed {
 		if t := r.rules[i].trigger; t == nil || t(s) {
 			out = append(out, i)
 		}

@@ -26,7 +26,10 @@ type rule struct {
 	entropy     float64 // minimum Shannon entropy of the secret (exclusive), 0: none
 	keywords    []string
 	// trigger, when set, replaces keywords as the prefilter: the rule runs
-	// only on texts for which it returns true.
+	// only on texts for which it returns true. It must be a containment
+	// test (true for a text, true for every text holding it verbatim):
+	// JSON tries it once on the whole document and only on the strings of
+	// a document it fires on.
 	trigger func(string) bool
 	allow   []*allowlist
 	// gate, when set, is a necessary condition checked before the regular

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agent-interop/runtime/internal/paging"
 	"github.com/agent-interop/runtime/internal/tokens"
@@ -179,15 +180,18 @@ func (g *guard) count(b []byte, res *fitResult) (int, error) {
 	res.counted++
 	var n int
 	var err error
+	// An encoded page is never written to once encoded (the guard only
+	// keeps and slices it), so it is counted as a string without a copy.
+	text := unsafe.String(unsafe.SliceData(b), len(b))
 	switch t, ok := g.counter.(tallier); {
 	case ok && res.tally == nil:
-		if res.tally, err = t.Tally(string(b)); err == nil {
+		if res.tally, err = t.Tally(text); err == nil {
 			n = res.tally.Total()
 		}
 	case ok:
-		n, err = t.CountFrom(res.tally, string(b))
+		n, err = t.CountFrom(res.tally, text)
 	default:
-		n, err = g.counter.Count(string(b))
+		n, err = g.counter.Count(text)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("answer budget: %w", err)

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -197,12 +198,29 @@ func (s *Server) toolError(msg string) *mcp.CallToolResult {
 // the guard measures redacted pages.
 func (s *Server) answer(out any, e *catalogs.Entry) (*mcp.CallToolResult, error) {
 	red := s.opts.Redactor()
+	// The first encoding (the handler's whole answer) is kept: a shorter
+	// page the guard encodes shares it up to its last record, so only the
+	// rest of it is redacted again (secrets.JSONFrom).
+	var memo *secrets.JSONMemo
 	encode := func(v any) ([]byte, error) {
-		b, err := marshal(v)
+		var b []byte
+		var err error
+		if memo == nil {
+			b, err = marshal(v)
+		} else {
+			// A shorter page is about as long as the first: its buffer is
+			// sized once instead of doubling up to it.
+			b, err = marshalSized(v, len(memo.Raw()))
+		}
 		if err != nil {
 			return nil, err
 		}
-		return red.JSON(b), nil
+		if memo == nil {
+			out, m := red.JSONKeep(b)
+			memo = m
+			return out, nil
+		}
+		return red.JSONFrom(memo, b), nil
 	}
 	body, err := encode(out)
 	if err != nil {
@@ -237,18 +255,28 @@ func (s *Server) answer(out any, e *catalogs.Entry) (*mcp.CallToolResult, error)
 	if err != nil {
 		return s.toolError(fmt.Sprintf("%s: %v", e.Name, err)), nil
 	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+	// text is an encoding of this answer alone, never written to after
+	// (see encode), so the content holds it without a copy.
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: unsafe.String(unsafe.SliceData(text), len(text))}}}
 	if wire != nil {
 		res.StructuredContent = wire
 	}
 	return res, nil
 }
 
-func marshal(v any) ([]byte, error) {
+func marshal(v any) ([]byte, error) { return marshalSized(v, 0) }
+
+// marshalSized is marshal with the buffer sized for size bytes first.
+func marshalSized(v any, size int) ([]byte, error) {
 	if raw, ok := v.(json.RawMessage); ok {
-		return raw, nil
+		// A copy: the answer's text holds its encoding without one, so it
+		// must not share the handler's bytes.
+		return bytes.Clone(raw), nil
 	}
 	var b bytes.Buffer
+	if size > 0 {
+		b.Grow(size + 1) // and Encode's newline
+	}
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {

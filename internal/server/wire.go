@@ -44,14 +44,16 @@ func (r wireResult) MarshalJSON() ([]byte, error) {
 		}
 		structured = raw
 	}
-	quoted, err := json.Marshal(text)
-	if err != nil {
+	var b bytes.Buffer
+	b.Grow(len(text) + len(text)/8 + len(structured) + 80)
+	b.WriteString(`{"content":[{"type":"text","text":`)
+	// The quoted text is written into b, as json.Marshal writes it
+	// (HTML characters escaped), without a copy of its own; Encode ends
+	// it with a newline, dropped.
+	if err := json.NewEncoder(&b).Encode(text); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	b.Grow(len(quoted) + len(structured) + 80)
-	b.WriteString(`{"content":[{"type":"text","text":`)
-	b.Write(quoted)
+	b.Truncate(b.Len() - 1)
 	b.WriteString(`}]`)
 	if structured != nil {
 		b.WriteString(`,"structuredContent":`)

@@ -190,11 +190,32 @@ func newGuard(out io.Writer, opts Options) *guard {
 func (g *guard) Write(p []byte) (int, error) {
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
+	// The SDK writes each message as one line in one Write: its lines are
+	// passed on from p itself (retire copies what it keeps), not copied
+	// into buf first; only a partial line waits in buf.
+	n := len(p)
+	for len(g.buf) == 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			break
+		}
+		line := g.retire(p[:i+1])
+		p = p[i+1:]
+		if line == nil { // held for its batch
+			continue
+		}
+		if _, err := g.out.Write(line); err != nil {
+			return 0, err
+		}
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
 	g.buf = append(g.buf, p...)
 	for {
 		i := bytes.IndexByte(g.buf, '\n')
 		if i < 0 {
-			return len(p), nil
+			return n, nil
 		}
 		line := g.retire(g.buf[:i+1])
 		g.buf = g.buf[i+1:]

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -250,6 +251,64 @@ func TestLinesNeverInterleave(t *testing.T) {
 	for _, line := range lines {
 		if !json.Valid([]byte(line)) {
 			t.Fatalf("interleaved line %.100q", line)
+		}
+	}
+}
+
+// TestWritePassesLinesAsWritten holds the guard's writer, which passes the
+// lines of a Write straight from it when nothing is buffered, to the bytes
+// written: random lines (answers, notifications, substituted-id answers)
+// written in random pieces, whole lines, several lines at once and partial
+// lines, come out as the lines they make, the substituted ids restored.
+func TestWritePassesLinesAsWritten(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for round := range 300 {
+		var out bytes.Buffer
+		g := newGuard(&out, Options{})
+		var in, want bytes.Buffer
+		for i := range 1 + rng.IntN(8) {
+			switch rng.IntN(3) {
+			case 0:
+				line := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"n":%d}}`+"\n", i)
+				in.WriteString(line)
+				want.WriteString(line)
+			case 1:
+				line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"pad":"%s"}}`+"\n", i, strings.Repeat("y", rng.IntN(300)))
+				in.WriteString(line)
+				want.WriteString(line)
+			default: // an answer to a call whose id the guard substituted
+				orig := fmt.Sprintf(`"orig-%d"`, i)
+				sub := fmt.Sprintf(`"%s%d"`, g.nonce, 1000+i)
+				key, err := frame.IDKey([]byte(sub))
+				if err != nil {
+					t.Fatal(err)
+				}
+				g.mu.Lock()
+				g.subst[key] = []byte(orig)
+				g.mu.Unlock()
+				fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", sub)
+				fmt.Fprintf(&want, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", orig)
+			}
+		}
+		data := in.Bytes()
+		for len(data) > 0 {
+			n := 1 + rng.IntN(len(data))
+			if rng.IntN(3) == 0 { // up to the end of a line
+				if i := bytes.IndexByte(data, '\n'); i >= 0 {
+					n = i + 1
+				}
+			}
+			piece := append([]byte(nil), data[:n]...)
+			if got, err := g.Write(piece); err != nil || got != n {
+				t.Fatalf("round %d: Write of %d bytes = %d, %v", round, n, got, err)
+			}
+			for i := range piece {
+				piece[i] = 'X' // the writer must not keep the caller's bytes
+			}
+			data = data[n:]
+		}
+		if out.String() != want.String() {
+			t.Fatalf("round %d: wrote\n%s\nwant\n%s", round, out.String(), want.String())
 		}
 	}
 }
