@@ -2,22 +2,24 @@
 
 package secrets
 
+import "github.com/agent-interop/runtime/internal/secrets/gitleaksconf"
+
 // gitleaksGeneratedSHA256 is the SHA-256 of the rule set gitleaksParsed
 // was generated from.
 const gitleaksGeneratedSHA256 = "e163e53b9e7e8a8511e77271e2b323ed057759542a6d988258afe3a1fa329caf"
 
 // gitleaksParsed returns the rule set as toml.Unmarshal parses it into a
-// gitleaksFile.
-func gitleaksParsed() gitleaksFile {
-	return gitleaksFile{
+// gitleaksconf.File.
+func gitleaksParsed() gitleaksconf.File {
+	return gitleaksconf.File{
 		Title:      "gitleaks config",
 		MinVersion: "v8.25.0",
-		Allowlist: &gitleaksAllowlist{
+		Allowlist: &gitleaksconf.Allowlist{
 			Regexes:   []string{"(?i)^true|false|null$", `^(?i:a+|b+|c+|d+|e+|f+|g+|h+|i+|j+|k+|l+|m+|n+|o+|p+|q+|r+|s+|t+|u+|v+|w+|x+|y+|z+|\*+|\.+)$`, `^\$(?:\d+|{\d+})$`, `^\$(?:[A-Z_]+|[a-z_]+)$`, `^\${(?:[A-Z_]+|[a-z_]+)}$`, `^\{\{[ \t]*[\w ().|]+[ \t]*}}$`, `^\$\{\{[ \t]*(?:(?:env|github|secrets|vars)(?:\.[A-Za-z]\w+)+[\w "'&./=|]*)[ \t]*}}$`, "^%(?:[A-Z_]+|[a-z_]+)%$", `^%[+\-# 0]?[bcdeEfFgGoOpqstTUvxX]$`, `^\{\d{0,2}}$`, "^@(?:[A-Z_]+|[a-z_]+)@$", `^/Users/(?i)[a-z0-9]+/[\w .-/]+$`, `^/(?:bin|etc|home|opt|tmp|usr|var)/[\w ./-]+$`},
 			StopWords: []string{"014df517-39d1-4453-b7b3-9930c563627c", "abcdefghijklmnopqrstuvwxyz"},
 			Paths:     []string{`gitleaks\.toml`, `(?i)\.(?:bmp|gif|jpe?g|png|svg|tiff?)$`, `(?i)\.(?:eot|[ot]tf|woff2?)$`, `(?i)\.(?:docx?|xlsx?|pdf|bin|socket|vsidx|v2|suo|wsuo|.dll|pdb|exe|gltf)$`, `go\.(?:mod|sum|work(?:\.sum)?)$`, `(?:^|/)vendor/modules\.txt$`, `(?:^|/)vendor/(?:github\.com|golang\.org/x|google\.golang\.org|gopkg\.in|istio\.io|k8s\.io|sigs\.k8s\.io)(?:/.*)?$`, `(?:^|/)gradlew(?:\.bat)?$`, `(?:^|/)gradle\.lockfile$`, `(?:^|/)mvnw(?:\.cmd)?$`, `(?:^|/)\.mvn/wrapper/MavenWrapperDownloader\.java$`, "(?:^|/)node_modules(?:/.*)?$", `(?:^|/)(?:deno\.lock|npm-shrinkwrap\.json|package-lock\.json|pnpm-lock\.yaml|yarn\.lock)$`, "(?:^|/)bower_components(?:/.*)?$", `(?:^|/)(?:angular|bootstrap|jquery(?:-?ui)?|plotly|swagger-?ui)[a-zA-Z0-9.-]*(?:\.min)?\.js(?:\.map)?$`, `(?:^|/)javascript\.json$`, `(?:^|/)(?:Pipfile|poetry)\.lock$`, "(?i)(?:^|/)(?:v?env|virtualenv)/lib(?:64)?(?:/.*)?$", `(?i)(?:^|/)(?:lib(?:64)?/python[23](?:\.\d{1,2})+|python/[23](?:\.\d{1,2})+/lib(?:64)?)(?:/.*)?$`, `(?i)(?:^|/)[a-z0-9_.]+-[0-9.]+\.dist-info(?:/.+)?$`, "(?:^|/)vendor/(?:bundle|ruby)(?:/.*?)?$", `\.gem$`, `verification-metadata\.xml`, "Database.refactorlog", `(?:^|/)\.git$`},
 		},
-		Rules: []gitleaksRule{
+		Rules: []gitleaksconf.Rule{
 			{
 				ID:       "1password-secret-key",
 				Regex:    `\bA3-[A-Z0-9]{6}-(?:(?:[A-Z0-9]{11})|(?:[A-Z0-9]{6}-[A-Z0-9]{5}))-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b`,
@@ -128,7 +130,7 @@ func gitleaksParsed() gitleaksFile {
 				Regex:    `\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`,
 				Entropy:  3,
 				Keywords: []string{"a3t", "akia", "asia", "abia", "acca"},
-				Allowlists: []gitleaksAllowlist{
+				Allowlists: []gitleaksconf.Allowlist{
 					{
 						Regexes: []string{".+EXAMPLE$"},
 					}},
@@ -254,7 +256,7 @@ func gitleaksParsed() gitleaksFile {
 				Regex:    `\bcurl\b(?:.*|.*(?:[\r\n]{1,2}.*){1,5})[ \t\n\r](?:-u|--user)(?:=|[ \t]{0,5})("(:[^"]{3,}|[^:"]{3,}:|[^:"]{3,}:[^"]{3,})"|'([^:']{3,}:[^']{3,})'|((?:"[^"]{3,}"|'[^']{3,}'|[\w$@.-]+):(?:"[^"]{3,}"|'[^']{3,}'|[\w${}@.-]+)))(?:\s|\z)`,
 				Entropy:  2,
 				Keywords: []string{"curl"},
-				Allowlists: []gitleaksAllowlist{
+				Allowlists: []gitleaksconf.Allowlist{
 					{
 						Regexes: []string{`[^:]+:(?:change(?:it|me)|pass(?:word)?|pwd|test|token|\*+|x+)`, "['\"]?<[^>]+>['\"]?:['\"]?<[^>]+>|<[^:]+:[^>]+>['\"]?", `[^:]+:\[[^]]+]`, `['"]?[^:]+['"]?:['"]?\$(?:\d|\w+|\{(?:\d|\w+)})['"]?`, `\$\([^)]+\):\$\([^)]+\)`, `['"]?\$?{{[^}]+}}['"]?:['"]?\$?{{[^}]+}}['"]?`},
 					}},
@@ -453,7 +455,7 @@ func gitleaksParsed() gitleaksFile {
 				Regex:    `\b(AIza[\w-]{35})(?:[\x60'"\s;]|\\[nr]|$)`,
 				Entropy:  4,
 				Keywords: []string{"aiza"},
-				Allowlists: []gitleaksAllowlist{
+				Allowlists: []gitleaksconf.Allowlist{
 					{
 						Regexes: []string{"AIzaSyabcdefghijklmnopqrstuvwxyz1234567", "AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs", "AIzaSyCkEhVjf3pduRDt6d1yKOMitrUEke8agEM", "AIzaSyDMAScliyLx7F0NPDEJi1QmyCgHIAODrlU", "AIzaSyD3asb-2pEZVqMkmL6M9N6nHZRR_znhrh0", "AIzayDNSXIbFmlXbIE6mCzDLQAqITYefhixbX4A", "AIzaSyAdOS2zB6NCsk1pCdZ4-P6GBdi_UUPwX7c", "AIzaSyASWm6HmTMdYWpgMnjRBjxcQ9CKctWmLd4", "AIzaSyANUvH9H9BsUccjsu2pCmEkOPjjaXeDQgY", "AIzaSyA5_iVawFQ8ABuTZNUdcwERLJv_a_p4wtM", "AIzaSyA4UrcGxgwQFTfaI3no3t7Lt1sjmdnP5sQ", "AIzaSyDSb51JiIcB6OJpwwMicseKRhhrOq1cS7g", "AIzaSyBF2RrAIm4a0mO64EShQfqfd2AFnzAvvuU", "AIzaSyBcE-OOIbhjyR83gm4r2MFCu4MJmprNXsw", "AIzaSyB8qGxt4ec15vitgn44duC5ucxaOi4FmqE", "AIzaSyA8vmApnrHNFE0bApF4hoZ11srVL_n0nvY"},
 					}},
@@ -463,7 +465,7 @@ func gitleaksParsed() gitleaksFile {
 				Regex:    `(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([\w.=-]{10,150}|[a-z0-9][a-z0-9+/]{11,}={0,3})(?:[\x60'"\s;]|\\[nr]|$)`,
 				Entropy:  3.5,
 				Keywords: []string{"access", "api", "auth", "key", "credential", "creds", "passwd", "password", "secret", "token"},
-				Allowlists: []gitleaksAllowlist{
+				Allowlists: []gitleaksconf.Allowlist{
 					{
 						Regexes: []string{"^[a-zA-Z_.-]+$"},
 					},
@@ -488,7 +490,7 @@ func gitleaksParsed() gitleaksFile {
 				Regex:    "(?:ghu|ghs)_[0-9a-zA-Z]{36}",
 				Entropy:  3,
 				Keywords: []string{"ghu_", "ghs_"},
-				Allowlists: []gitleaksAllowlist{
+				Allowlists: []gitleaksconf.Allowlist{
 					{
 						Paths: []string{`(?:^|/)@octokit/auth-token/README\.md$`},
 					}},
@@ -510,7 +512,7 @@ func gitleaksParsed() gitleaksFile {
 				Regex:    "ghp_[0-9a-zA-Z]{36}",
 				Entropy:  3,
 				Keywords: []string{"ghp_"},
-				Allowlists: []gitleaksAllowlist{
+				Allowlists: []gitleaksconf.Allowlist{
 					{
 						Paths: []string{`(?:^|/)@octokit/auth-token/README\.md$`},
 					}},
@@ -734,7 +736,7 @@ func gitleaksParsed() gitleaksFile {
 				Regex:    `(?i)(?:\bkind:[ \t]*["']?\bsecret\b["']?(?s:.){0,200}?\bdata:(?s:.){0,100}?\s+([\w.-]+:(?:[ \t]*(?:\||>[-+]?)\s+)?[ \t]*(?:["']?[a-z0-9+/]{10,}={0,3}["']?|\{\{[ \t\w"|$:=,.-]+}}|""|''))|\bdata:(?s:.){0,100}?\s+([\w.-]+:(?:[ \t]*(?:\||>[-+]?)\s+)?[ \t]*(?:["']?[a-z0-9+/]{10,}={0,3}["']?|\{\{[ \t\w"|$:=,.-]+}}|""|''))(?s:.){0,200}?\bkind:[ \t]*["']?\bsecret\b["']?)`,
 				Path:     `(?i)\.ya?ml$`,
 				Keywords: []string{"secret"},
-				Allowlists: []gitleaksAllowlist{
+				Allowlists: []gitleaksconf.Allowlist{
 					{
 						Regexes: []string{`[\w.-]+:(?:[ \t]*(?:\||>[-+]?)\s+)?[ \t]*(?:\{\{[ \t\w"|$:=,.-]+}}|""|'')`},
 					},
@@ -896,7 +898,7 @@ func gitleaksParsed() gitleaksFile {
 				Path:     `(?i)nuget\.config$`,
 				Entropy:  1,
 				Keywords: []string{"<add key="},
-				Allowlists: []gitleaksAllowlist{
+				Allowlists: []gitleaksconf.Allowlist{
 					{
 						Regexes: []string{"33f!!lloppa", `hal\+9ooo_da!sY`, `^\%\S.*\%$`},
 					}},
@@ -1292,7 +1294,7 @@ func gitleaksParsed() gitleaksFile {
 				Regex:    `\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`,
 				Entropy:  3.5,
 				Keywords: []string{"hvs.", "s."},
-				Allowlists: []gitleaksAllowlist{
+				Allowlists: []gitleaksconf.Allowlist{
 					{
 						Regexes: []string{`s\.[A-Za-z]{24}`},
 					}},
