@@ -190,14 +190,7 @@ func benchFloorHTTP(b *testing.B, guarded bool) {
 		})
 		h = NewHandler(Options{MCP: sdk, RateLimit: -1, Guard: httpguard.New(httpguard.Options{LoopbackHostOnly: true, RateLimit: 1 << 30}), Token: httpguard.NewSecret(testToken)})
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := NewHTTPServer(h, ServeOptions{})
-	go hs.Serve(ln)
-	defer hs.Close()
-	url := "http://" + ln.Addr().String() + "/mcp"
+	url := serveForBench(b, h)
 	client := &http.Client{Transport: &directhttp.Transport{}}
 	defer client.CloseIdleConnections()
 	send := func(session, body string) []byte {
@@ -234,14 +227,7 @@ func benchHTTP(b *testing.B, mode string, direct bool) {
 	if mode == "guarded" {
 		h = NewHandler(Options{MCP: sdk, RateLimit: -1, Guard: httpguard.New(httpguard.Options{LoopbackHostOnly: true, RateLimit: 1 << 30}), Token: httpguard.NewSecret(testToken)})
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := NewHTTPServer(h, ServeOptions{})
-	go hs.Serve(ln)
-	defer hs.Close()
-	url := "http://" + ln.Addr().String() + "/mcp"
+	url := serveForBench(b, h)
 	var transport http.RoundTripper = &http.Transport{MaxIdleConnsPerHost: 4}
 	if direct {
 		transport = &directhttp.Transport{}
@@ -279,4 +265,18 @@ func benchHTTP(b *testing.B, mode string, direct bool) {
 		}
 	}
 	b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// serveForBench serves h on a loopback port until the benchmark ends and
+// returns its MCP endpoint's URL.
+func serveForBench(b *testing.B, h http.Handler) string {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := NewHTTPServer(h, ServeOptions{})
+	go hs.Serve(ln)
+	b.Cleanup(func() { hs.Close() })
+	return "http://" + ln.Addr().String() + "/mcp"
 }
