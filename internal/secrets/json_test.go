@@ -57,19 +57,7 @@ func TestJSONSecretKeys(t *testing.T) {
 // documents of corpus secrets, every rule keyword and plain text, cut at
 // random points so keywords straddle string edges, keys and escapes.
 func TestJSONSelectsFromTheDocumentScan(t *testing.T) {
-	r, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var parts []string
-	for _, tc := range corpus() {
-		parts = append(parts, tc.context)
-	}
-	for _, ru := range r.rules {
-		for _, k := range ru.keywords {
-			parts = append(parts, k, strings.ToUpper(k)+"=", "x"+k+"_value")
-		}
-	}
+	r, parts := redactorAndParts(t)
 	parts = append(parts, "plain words ", "work_seed_0099999", "2026-12-02T13:45:20.879Z", `"`, `\`, "é", "\n")
 	rng := rand.New(rand.NewPCG(21, 21))
 	for i := 0; i < 400; i++ {
@@ -163,19 +151,7 @@ func keyNamesSecretFolded(key string) bool {
 // page), or with one random string changed, or with a ':' after a random
 // quote, or with random bytes spliced in at a random point.
 func TestJSONFromResumesAsAWholeScan(t *testing.T) {
-	r, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var parts []string
-	for _, tc := range corpus() {
-		parts = append(parts, tc.context)
-	}
-	for _, ru := range r.rules {
-		for _, k := range ru.keywords {
-			parts = append(parts, k, strings.ToUpper(k)+"=", "x"+k+"_value")
-		}
-	}
+	r, parts := redactorAndParts(t)
 	parts = append(parts, "plain words ", "tests.", "work_seed_0099999", "2026-12-02T13:45:20.879Z", `"`, `\`, "é", "\n", "<&>", " : ")
 	keys := []string{"id", "objectivePreview", "authToken", "DB_PASSWORD", "inputTokens", "note", "apiKey", "status", "password"}
 	rng := rand.New(rand.NewPCG(41, 42))
@@ -306,4 +282,25 @@ func TestTriggersAreContainmentTests(t *testing.T) {
 	if fired == 0 {
 		t.Fatal("no trigger fired on any text")
 	}
+}
+
+// redactorAndParts is a redactor and the text parts the random documents
+// are made of: every corpus case's text and, for every rule keyword, the
+// keyword, its upper case as a key and the keyword inside a value.
+func redactorAndParts(t *testing.T) (*Redactor, []string) {
+	t.Helper()
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for _, tc := range corpus() {
+		parts = append(parts, tc.context)
+	}
+	for _, ru := range r.rules {
+		for _, k := range ru.keywords {
+			parts = append(parts, k, strings.ToUpper(k)+"=", "x"+k+"_value")
+		}
+	}
+	return r, parts
 }
