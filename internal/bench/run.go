@@ -320,8 +320,8 @@ func spawnOptions(c Config, targets []Target, stateDir string) ([]SpawnOptions, 
 }
 
 // measureRounds runs c.Warmup unrecorded rounds, then c.N recorded ones;
-// each round spawns every target once, in order, and, with httpSrv,
-// measures one HTTP session.
+// each round spawns every target once, in the order roundOrder gives, and,
+// with httpSrv, measures one HTTP session.
 func measureRounds(ctx context.Context, c Config, targets []Target, opts []SpawnOptions, httpSrv *HTTPServer, httpClient *http.Client, progress io.Writer) ([][]Sample, []HTTPSample, error) {
 	samples := make([][]Sample, len(targets))
 	var httpSamples []HTTPSample
@@ -331,11 +331,11 @@ func measureRounds(ctx context.Context, c Config, targets []Target, opts []Spawn
 		} else {
 			fmt.Fprintf(progress, "round %d/%d\n", round+1, c.N)
 		}
-		for i, t := range targets {
+		for _, i := range roundOrder(round+c.Warmup, len(targets)) {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
-			s, err := Spawn(ctx, t, opts[i])
+			s, err := Spawn(ctx, targets[i], opts[i])
 			if err != nil {
 				if round < 0 {
 					return nil, nil, fmt.Errorf("warm-up spawn: %w", err)
@@ -358,6 +358,20 @@ func measureRounds(ctx context.Context, c Config, targets []Target, opts []Spawn
 		}
 	}
 	return samples, httpSamples, nil
+}
+
+// roundOrder is the order in which round r (from 0) spawns n targets: each
+// round starts one target later than the one before, so every target
+// takes every place in the rounds alike. A fixed order favoured a place:
+// the target spawned right after another's 2,000 calls (the -compare
+// binary, always last) measured 0.5–1 ms slower to its initialize answer
+// than the same binary spawned second, on an idle machine (2026-12-03).
+func roundOrder(r, n int) []int {
+	order := make([]int, n)
+	for k := range order {
+		order[k] = (r + k) % n
+	}
+	return order
 }
 
 // newReport is the report header: when, where and how the run measured.

@@ -53,3 +53,32 @@ func TestBuildUsesPrebuiltBinaries(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundOrderRotates: across any n consecutive rounds every target is
+// spawned once in every place, and each round spawns each target once.
+func TestRoundOrderRotates(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5} {
+		for start := 0; start < 2*n; start++ {
+			places := make([]map[int]bool, n)
+			for k := range places {
+				places[k] = map[int]bool{}
+			}
+			for r := start; r < start+n; r++ {
+				order := roundOrder(r, n)
+				seen := map[int]bool{}
+				for k, i := range order {
+					if i < 0 || i >= n || seen[i] {
+						t.Fatalf("n %d round %d: order %v is not a permutation", n, r, order)
+					}
+					seen[i] = true
+					places[k][i] = true
+				}
+			}
+			for k, got := range places {
+				if len(got) != n {
+					t.Fatalf("n %d from round %d: place %d held only targets %v over %d rounds", n, start, k, got, n)
+				}
+			}
+		}
+	}
+}
