@@ -23,7 +23,7 @@ func TestGitleaksGo(t *testing.T) {
 		{
 			name: "allowlist pointer, entropy, secret group",
 			toml: "[allowlist]\nstopwords = [\"q\\\"w\"]\n[[rules]]\nid = \"c\"\nregex = \"z\"\nentropy = 3.5\nsecretGroup = 2\n",
-			want: []string{"Allowlist: &gitleaksconf.Allowlist{", `StopWords: []string{"q\"w"}`, "Entropy:     3.5", "SecretGroup: 2"},
+			want: []string{"Allowlist: &gitleaksAllowlist{", `StopWords: []string{"q\"w"}`, "Entropy:     3.5", "SecretGroup: 2"},
 		},
 	}
 	for _, tc := range cases {

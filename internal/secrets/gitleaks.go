@@ -2,7 +2,6 @@ package secrets
 
 import (
 	"fmt"
-	"github.com/agent-interop/runtime/internal/secrets/gitleaksconf"
 	"strings"
 	"unicode/utf8"
 )
@@ -14,14 +13,41 @@ const GitleaksVersion = "v8.30.1"
 // gitleaksSHA256 pins data/gitleaks.toml to that release.
 const gitleaksSHA256 = "e163e53b9e7e8a8511e77271e2b323ed057759542a6d988258afe3a1fa329caf"
 
-// The runtime does not parse data/gitleaks.toml: interopgen parses it into
-// zz_generated.gitleaks.go (gitleaksParsed, a gitleaksconf.File), so the
-// first redaction runs no TOML parser (go-toml's code, a SHA-256 of the
-// 98 KB file and about 0.5 MB of garbage, issue 21); gitleaks_test.go
-// checks the table against the file. Path, commit and "required"
-// (composite rule) conditions are ignored: the redactor sees text without a
-// file path or commit, and fails closed by treating every rule as
-// standalone.
+// gitleaksFile is the part of the gitleaks configuration format the
+// redactor uses. The runtime does not parse the file: interopgen parses it
+// into zz_generated.gitleaks.go (gitleaksParsed), so the first redaction
+// runs no TOML parser (go-toml's code, a SHA-256 of the 98 KB file and
+// about 0.5 MB of garbage, issue 21); gitleaks_test.go checks the table
+// against the file. Path, commit and "required" (composite rule) conditions
+// are ignored: the redactor sees text without a file path or commit, and
+// fails closed by treating every rule as standalone.
+type gitleaksFile struct {
+	Title      string              `toml:"title"`
+	MinVersion string              `toml:"minVersion"`
+	Allowlist  *gitleaksAllowlist  `toml:"allowlist"`
+	Allowlists []gitleaksAllowlist `toml:"allowlists"`
+	Rules      []gitleaksRule      `toml:"rules"`
+}
+
+type gitleaksRule struct {
+	ID          string              `toml:"id"`
+	Regex       string              `toml:"regex"`
+	Path        string              `toml:"path"`
+	SecretGroup int                 `toml:"secretGroup"`
+	Entropy     float64             `toml:"entropy"`
+	Keywords    []string            `toml:"keywords"`
+	Allowlist   *gitleaksAllowlist  `toml:"allowlist"`
+	Allowlists  []gitleaksAllowlist `toml:"allowlists"`
+}
+
+type gitleaksAllowlist struct {
+	Condition   string   `toml:"condition"`
+	RegexTarget string   `toml:"regexTarget"`
+	Regexes     []string `toml:"regexes"`
+	StopWords   []string `toml:"stopwords"`
+	Paths       []string `toml:"paths"`
+	Commits     []string `toml:"commits"`
+}
 
 // gitleaksRules turns the generated rule set into rules and the global
 // allowlists.
@@ -33,10 +59,10 @@ func gitleaksRules() ([]*rule, []*allowlist, error) {
 	f := gitleaksParsed()
 	var global []*allowlist
 	if f.Allowlist != nil {
-		f.Allowlists = append([]gitleaksconf.Allowlist{*f.Allowlist}, f.Allowlists...)
+		f.Allowlists = append([]gitleaksAllowlist{*f.Allowlist}, f.Allowlists...)
 	}
 	for _, a := range f.Allowlists {
-		if al := compileAllowlist(a); al != nil {
+		if al := a.compile(); al != nil {
 			global = append(global, al)
 		}
 	}
@@ -64,10 +90,10 @@ func gitleaksRules() ([]*rule, []*allowlist, error) {
 			r.keyStart, r.maxBreaks = 50, genericMaxBreaks
 		}
 		if gr.Allowlist != nil {
-			gr.Allowlists = append([]gitleaksconf.Allowlist{*gr.Allowlist}, gr.Allowlists...)
+			gr.Allowlists = append([]gitleaksAllowlist{*gr.Allowlist}, gr.Allowlists...)
 		}
 		for _, a := range gr.Allowlists {
-			if al := compileAllowlist(a); al != nil {
+			if al := a.compile(); al != nil {
 				r.allow = append(r.allow, al)
 			}
 		}
@@ -142,7 +168,7 @@ const (
 // identifiers (client ids, not secrets) and the keyword-only generic rules
 // (generic-api-key, hashicorp-tf-password), whose shapes are any word, are
 // not derived: they would hide ordinary arguments.
-func positional(gr gitleaksconf.Rule) *rule {
+func positional(gr gitleaksRule) *rule {
 	if !strings.Contains(gr.Regex, semiGenericName) || !strings.Contains(gr.Regex, semiGenericOperator) ||
 		gr.ID == "generic-api-key" || gr.ID == "hashicorp-tf-password" || strings.HasSuffix(gr.ID, "-id") {
 		return nil
@@ -159,10 +185,10 @@ func positional(gr gitleaksconf.Rule) *rule {
 	}
 }
 
-// compileAllowlist keeps the checks that can be decided on text alone. An AND
+// compile keeps the checks that can be decided on text alone. An AND
 // allowlist that also needs a path or commit can never be satisfied here
 // and is dropped (fail closed).
-func compileAllowlist(a gitleaksconf.Allowlist) *allowlist {
+func (a gitleaksAllowlist) compile() *allowlist {
 	and := strings.EqualFold(a.Condition, "AND")
 	if and && (len(a.Paths) > 0 || len(a.Commits) > 0) {
 		return nil

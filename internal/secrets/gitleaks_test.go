@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/pelletier/go-toml/v2"
-
-	"github.com/agent-interop/runtime/internal/secrets/gitleaksconf"
 )
 
 //go:embed data/gitleaks.toml
@@ -28,7 +26,7 @@ func TestGitleaksTableMatchesTheFile(t *testing.T) {
 	if gitleaksGeneratedSHA256 != gitleaksSHA256 {
 		t.Fatalf("zz_generated.gitleaks.go is from %s, not the pinned file; run go run ./cmd/interopgen generate", gitleaksGeneratedSHA256)
 	}
-	var want gitleaksconf.File
+	var want gitleaksFile
 	if err := toml.Unmarshal(gitleaksTOML, &want); err != nil {
 		t.Fatal(err)
 	}

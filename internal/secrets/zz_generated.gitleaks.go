@@ -2,24 +2,22 @@
 
 package secrets
 
-import "github.com/agent-interop/runtime/internal/secrets/gitleaksconf"
-
 // gitleaksGeneratedSHA256 is the SHA-256 of the rule set gitleaksParsed
 // was generated from.
 const gitleaksGeneratedSHA256 = "e163e53b9e7e8a8511e77271e2b323ed057759542a6d988258afe3a1fa329caf"
 
 // gitleaksParsed returns the rule set as toml.Unmarshal parses it into a
-// gitleaksconf.File.
-func gitleaksParsed() gitleaksconf.File {
-	return gitleaksconf.File{
+// gitleaksFile.
+func gitleaksParsed() gitleaksFile {
+	return gitleaksFile{
 		Title:      "gitleaks config",
 		MinVersion: "v8.25.0",
-		Allowlist: &gitleaksconf.Allowlist{
+		Allowlist: &gitleaksAllowlist{
 			Regexes:   []string{"(?i)^true|false|null$", `^(?i:a+|b+|c+|d+|e+|f+|g+|h+|i+|j+|k+|l+|m+|n+|o+|p+|q+|r+|s+|t+|u+|v+|w+|x+|y+|z+|\*+|\.+)$`, `^\$(?:\d+|{\d+})$`, `^\$(?:[A-Z_]+|[a-z_]+)$`, `^\${(?:[A-Z_]+|[a-z_]+)}$`, `^\{\{[ \t]*[\w ().|]+[ \t]*}}$`, `^\$\{\{[ \t]*(?:(?:env|github|secrets|vars)(?:\.[A-Za-z]\w+)+[\w "'&./=|]*)[ \t]*}}$`, "^%(?:[A-Z_]+|[a-z_]+)%$", `^%[+\-# 0]?[bcdeEfFgGoOpqstTUvxX]$`, `^\{\d{0,2}}$`, "^@(?:[A-Z_]+|[a-z_]+)@$", `^/Users/(?i)[a-z0-9]+/[\w .-/]+$`, `^/(?:bin|etc|home|opt|tmp|usr|var)/[\w ./-]+$`},
 			StopWords: []string{"014df517-39d1-4453-b7b3-9930c563627c", "abcdefghijklmnopqrstuvwxyz"},
 			Paths:     []string{`gitleaks\.toml`, `(?i)\.(?:bmp|gif|jpe?g|png|svg|tiff?)$`, `(?i)\.(?:eot|[ot]tf|woff2?)$`, `(?i)\.(?:docx?|xlsx?|pdf|bin|socket|vsidx|v2|suo|wsuo|.dll|pdb|exe|gltf)$`, `go\.(?:mod|sum|work(?:\.sum)?)$`, `(?:^|/)vendor/modules\.txt$`, `(?:^|/)vendor/(?:github\.com|golang\.org/x|google\.golang\.org|gopkg\.in|istio\.io|k8s\.io|sigs\.k8s\.io)(?:/.*)?$`, `(?:^|/)gradlew(?:\.bat)?$`, `(?:^|/)gradle\.lockfile$`, `(?:^|/)mvnw(?:\.cmd)?$`, `(?:^|/)\.mvn/wrapper/MavenWrapperDownloader\.java$`, "(?:^|/)node_modules(?:/.*)?$", `(?:^|/)(?:deno\.lock|npm-shrinkwrap\.json|package-lock\.json|pnpm-lock\.yaml|yarn\.lock)$`, "(?:^|/)bower_components(?:/.*)?$", `(?:^|/)(?:angular|bootstrap|jquery(?:-?ui)?|plotly|swagger-?ui)[a-zA-Z0-9.-]*(?:\.min)?\.js(?:\.map)?$`, `(?:^|/)javascript\.json$`, `(?:^|/)(?:Pipfile|poetry)\.lock$`, "(?i)(?:^|/)(?:v?env|virtualenv)/lib(?:64)?(?:/.*)?$", `(?i)(?:^|/)(?:lib(?:64)?/python[23](?:\.\d{1,2})+|python/[23](?:\.\d{1,2})+/lib(?:64)?)(?:/.*)?$`, `(?i)(?:^|/)[a-z0-9_.]+-[0-9.]+\.dist-info(?:/.+)?$`, "(?:^|/)vendor/(?:bundle|ruby)(?:/.*?)?$", `\.gem$`, `verification-metadata\.xml`, "Database.refactorlog", `(?:^|/)\.git$`},
 		},
-		Rules: []gitleaksconf.Rule{
+		Rules: []gitleaksRule{
 			{
 				ID:       "1password-secret-key",
 				Regex:    `\bA3-[A-Z0-9]{6}-(?:(?:[A-Z0-9]{11})|(?:[A-Z0-9]{6}-[A-Z0-9]{5}))-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b`,
@@ -130,7 +128,7 @@ func gitleaksParsed() gitleaksconf.File {
 				Regex:    `\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`,
 				Entropy:  3,
 				Keywords: []string{"a3t", "akia", "asia", "abia", "acca"},
-				Allowlists: []gitleaksconf.Allowlist{
+				Allowlists: []gitleaksAllowlist{
 					{
 						Regexes: []string{".+EXAMPLE$"},
 					}},
@@ -256,7 +254,7 @@ func gitleaksParsed() gitleaksconf.File {
 				Regex:    `\bcurl\b(?:.*|.*(?:[\r\n]{1,2}.*){1,5})[ \t\n\r](?:-u|--user)(?:=|[ \t]{0,5})("(:[^"]{3,}|[^:"]{3,}:|[^:"]{3,}:[^"]{3,})"|'([^:']{3,}:[^']{3,})'|((?:"[^"]{3,}"|'[^']{3,}'|[\w$@.-]+):(?:"[^"]{3,}"|'[^']{3,}'|[\w${}@.-]+)))(?:\s|\z)`,
 				Entropy:  2,
 				Keywords: []string{"curl"},
-				Allowlists: []gitleaksconf.Allowlist{
+				Allowlists: []gitleaksAllowlist{
 					{
 						Regexes: []string{`[^:]+:(?:change(?:it|me)|pass(?:word)?|pwd|test|token|\*+|x+)`, "['\"]?<[^>]+>['\"]?:['\"]?<[^>]+>|<[^:]+:[^>]+>['\"]?", `[^:]+:\[[^]]+]`, `['"]?[^:]+['"]?:['"]?\$(?:\d|\w+|\{(?:\d|\w+)})['"]?`, `\$\([^)]+\):\$\([^)]+\)`, `['"]?\$?{{[^}]+}}['"]?:['"]?\$?{{[^}]+}}['"]?`},
 					}},
@@ -455,7 +453,7 @@ func gitleaksParsed() gitleaksconf.File {
 				Regex:    `\b(AIza[\w-]{35})(?:[\x60'"\s;]|\\[nr]|$)`,
 				Entropy:  4,
 				Keywords: []string{"aiza"},
-				Allowlists: []gitleaksconf.Allowlist{
+				Allowlists: []gitleaksAllowlist{
 					{
 						Regexes: []string{"AIzaSyabcdefghijklmnopqrstuvwxyz1234567", "AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs", "AIzaSyCkEhVjf3pduRDt6d1yKOMitrUEke8agEM", "AIzaSyDMAScliyLx7F0NPDEJi1QmyCgHIAODrlU", "AIzaSyD3asb-2pEZVqMkmL6M9N6nHZRR_znhrh0", "AIzayDNSXIbFmlXbIE6mCzDLQAqITYefhixbX4A", "AIzaSyAdOS2zB6NCsk1pCdZ4-P6GBdi_UUPwX7c", "AIzaSyASWm6HmTMdYWpgMnjRBjxcQ9CKctWmLd4", "AIzaSyANUvH9H9BsUccjsu2pCmEkOPjjaXeDQgY", "AIzaSyA5_iVawFQ8ABuTZNUdcwERLJv_a_p4wtM", "AIzaSyA4UrcGxgwQFTfaI3no3t7Lt1sjmdnP5sQ", "AIzaSyDSb51JiIcB6OJpwwMicseKRhhrOq1cS7g", "AIzaSyBF2RrAIm4a0mO64EShQfqfd2AFnzAvvuU", "AIzaSyBcE-OOIbhjyR83gm4r2MFCu4MJmprNXsw", "AIzaSyB8qGxt4ec15vitgn44duC5ucxaOi4FmqE", "AIzaSyA8vmApnrHNFE0bApF4hoZ11srVL_n0nvY"},
 					}},
@@ -465,7 +463,7 @@ func gitleaksParsed() gitleaksconf.File {
 				Regex:    `(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([\w.=-]{10,150}|[a-z0-9][a-z0-9+/]{11,}={0,3})(?:[\x60'"\s;]|\\[nr]|$)`,
 				Entropy:  3.5,
 				Keywords: []string{"access", "api", "auth", "key", "credential", "creds", "passwd", "password", "secret", "token"},
-				Allowlists: []gitleaksconf.Allowlist{
+				Allowlists: []gitleaksAllowlist{
 					{
 						Regexes: []string{"^[a-zA-Z_.-]+$"},
 					},
@@ -490,7 +488,7 @@ func gitleaksParsed() gitleaksconf.File {
 				Regex:    "(?:ghu|ghs)_[0-9a-zA-Z]{36}",
 				Entropy:  3,
 				Keywords: []string{"ghu_", "ghs_"},
-				Allowlists: []gitleaksconf.Allowlist{
+				Allowlists: []gitleaksAllowlist{
 					{
 						Paths: []string{`(?:^|/)@octokit/auth-token/README\.md$`},
 					}},
@@ -512,7 +510,7 @@ func gitleaksParsed() gitleaksconf.File {
 				Regex:    "ghp_[0-9a-zA-Z]{36}",
 				Entropy:  3,
 				Keywords: []string{"ghp_"},
-				Allowlists: []gitleaksconf.Allowlist{
+				Allowlists: []gitleaksAllowlist{
 					{
 						Paths: []string{`(?:^|/)@octokit/auth-token/README\.md$`},
 					}},
@@ -736,7 +734,7 @@ func gitleaksParsed() gitleaksconf.File {
 				Regex:    `(?i)(?:\bkind:[ \t]*["']?\bsecret\b["']?(?s:.){0,200}?\bdata:(?s:.){0,100}?\s+([\w.-]+:(?:[ \t]*(?:\||>[-+]?)\s+)?[ \t]*(?:["']?[a-z0-9+/]{10,}={0,3}["']?|\{\{[ \t\w"|$:=,.-]+}}|""|''))|\bdata:(?s:.){0,100}?\s+([\w.-]+:(?:[ \t]*(?:\||>[-+]?)\s+)?[ \t]*(?:["']?[a-z0-9+/]{10,}={0,3}["']?|\{\{[ \t\w"|$:=,.-]+}}|""|''))(?s:.){0,200}?\bkind:[ \t]*["']?\bsecret\b["']?)`,
 				Path:     `(?i)\.ya?ml$`,
 				Keywords: []string{"secret"},
-				Allowlists: []gitleaksconf.Allowlist{
+				Allowlists: []gitleaksAllowlist{
 					{
 						Regexes: []string{`[\w.-]+:(?:[ \t]*(?:\||>[-+]?)\s+)?[ \t]*(?:\{\{[ \t\w"|$:=,.-]+}}|""|'')`},
 					},
@@ -898,7 +896,7 @@ func gitleaksParsed() gitleaksconf.File {
 				Path:     `(?i)nuget\.config$`,
 				Entropy:  1,
 				Keywords: []string{"<add key="},
-				Allowlists: []gitleaksconf.Allowlist{
+				Allowlists: []gitleaksAllowlist{
 					{
 						Regexes: []string{"33f!!lloppa", `hal\+9ooo_da!sY`, `^\%\S.*\%$`},
 					}},
@@ -1294,7 +1292,7 @@ func gitleaksParsed() gitleaksconf.File {
 				Regex:    `\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`,
 				Entropy:  3.5,
 				Keywords: []string{"hvs.", "s."},
-				Allowlists: []gitleaksconf.Allowlist{
+				Allowlists: []gitleaksAllowlist{
 					{
 						Regexes: []string{`s\.[A-Za-z]{24}`},
 					}},
