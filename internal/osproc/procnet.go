@@ -16,6 +16,9 @@ type ProcListener struct {
 	// Inode is the socket's inode, as a process's fd links name it
 	// ("socket:[<inode>]"); "" when the row has no inode column.
 	Inode string
+	// UID is the user id that owns the socket; -1 when the row has no uid
+	// column.
+	UID int
 }
 
 // ReadProcNet reads a Linux listener table (/proc/net/tcp or tcp6, or a
@@ -44,7 +47,12 @@ func ReadProcNet(path string) []ProcListener {
 		if err != nil || port == 0 || !ok {
 			continue
 		}
-		l := ProcListener{Addr: netip.AddrPortFrom(ip, uint16(port))}
+		l := ProcListener{Addr: netip.AddrPortFrom(ip, uint16(port)), UID: -1}
+		if len(fields) >= 8 {
+			if uid, err := strconv.ParseUint(fields[7], 10, 32); err == nil {
+				l.UID = int(uid)
+			}
+		}
 		if len(fields) >= 10 {
 			l.Inode = fields[9]
 		}

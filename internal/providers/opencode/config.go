@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -53,6 +54,9 @@ type Config struct {
 	// ProcNetFiles are the listener tables scanned (default /proc/net/tcp
 	// and /proc/net/tcp6).
 	ProcNetFiles []string
+	// UID is this user's id (default os.Getuid): on Linux, listeners
+	// another user owns, the default URL's included, are not probed.
+	UID func() int
 	// DefaultURL overrides DefaultURL (tests).
 	DefaultURL string
 
@@ -95,6 +99,9 @@ func (c Config) withDefaults() Config {
 	}
 	if len(c.ProcNetFiles) == 0 {
 		c.ProcNetFiles = []string{"/proc/net/tcp", "/proc/net/tcp6"}
+	}
+	if c.UID == nil {
+		c.UID = os.Getuid
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 10 * time.Second

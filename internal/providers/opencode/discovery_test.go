@@ -26,9 +26,15 @@ import (
 // listener, which are never probed).
 func procTable(t *testing.T, ports ...int) string {
 	t.Helper()
+	return procTableOwned(t, os.Getuid(), ports...)
+}
+
+// procTableOwned is procTable with the listeners owned by uid.
+func procTableOwned(t *testing.T, uid int, ports ...int) string {
+	t.Helper()
 	lines := []string{"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"}
 	for i, p := range ports {
-		lines = append(lines, fmt.Sprintf("  %d: 0100007F:%04X 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 %d 1", i, p, 100+i))
+		lines = append(lines, fmt.Sprintf("  %d: 0100007F:%04X 00000000:0000 0A 00000000:00000000 00:00000000 00000000 %5d        0 %d 1", i, p, uid, 100+i))
 	}
 	lines = append(lines,
 		"  8: 0100007F:0016 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 2 1", // established
@@ -56,7 +62,8 @@ func portOf(t *testing.T, url string) int {
 
 // TestListeningLoopbackFixtures: the listener table gives the listening
 // loopback and wildcard sockets of tcp and tcp6, once per base URL,
-// lowest port first; established sockets and other addresses are left out.
+// lowest port first; established sockets, other addresses and another
+// user's sockets are left out.
 func TestListeningLoopbackFixtures(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the kernel's listener tables are Linux's")
@@ -72,6 +79,7 @@ func TestListeningLoopbackFixtures(t *testing.T) {
 		"   3: 0A01020A:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 14 1", // 10.2.1.10:80
 		"   4: 0100007F:1000 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 15 1", // 127.0.0.1:4096 again
 		"   5: garbage",
+		"   6: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  4242        0 16 1", // 127.0.0.1:8080, another user's
 	}, "\n")
 	v6 := strings.Join([]string{
 		"  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
@@ -90,7 +98,7 @@ func TestListeningLoopbackFixtures(t *testing.T) {
 		{port: 4096, base: "http://127.0.0.1:4096"},
 		{port: 5000, base: "http://[::1]:5000"},
 	}
-	got := loopbackListeners(context.Background(), []string{tcp, tcp6, filepath.Join(dir, "missing")})
+	got := loopbackListeners(context.Background(), []string{tcp, tcp6, filepath.Join(dir, "missing")}, 0)
 	if d := cmp.Diff(want, got, cmp.AllowUnexported(candidate{})); d != "" {
 		t.Fatalf("loopbackListeners (-want +got):\n%s", d)
 	}
@@ -144,6 +152,38 @@ func TestNoServerAnswerIsKeptBriefly(t *testing.T) {
 	list()
 	if defHits.Load() != 2 || listenerHits.Load() != 2 {
 		t.Fatalf("a listing after %v probed the default URL %d times and the listener %d times, want twice each", noServerTTL, defHits.Load(), listenerHits.Load())
+	}
+}
+
+// TestAnotherUsersServersAreNotProbed: a loopback server another user
+// owns (by the listener table's uid) is neither probed as a listener nor
+// at the default URL; the error says why the default URL was skipped. The
+// same servers owned by this user are probed.
+func TestAnotherUsersServersAreNotProbed(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the kernel's listener tables are Linux's")
+	}
+	ctx := ctxT(t, wait.InProcess)
+	def, defHits := countingServer(t)
+	listener, listenerHits := countingServer(t)
+	other := os.Getuid() + 1
+	files := []string{procTableOwned(t, other, portOf(t, def.URL), portOf(t, listener.URL))}
+	a := New(Config{DefaultURL: def.URL, ProcNetFiles: files, Program: "/nonexistent/opencode"}, nil)
+	defer a.Close()
+	_, err := a.ListSessions(ctx)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("another user's server, uid %d: not probed", other)) {
+		t.Fatalf("ListSessions = %v, want the default URL skipped as another user's", err)
+	}
+	if defHits.Load() != 0 || listenerHits.Load() != 0 {
+		t.Fatalf("another user's servers were probed: default URL %d times, listener %d times", defHits.Load(), listenerHits.Load())
+	}
+	mine := New(Config{DefaultURL: def.URL, ProcNetFiles: []string{procTable(t, portOf(t, def.URL), portOf(t, listener.URL))}, Program: "/nonexistent/opencode"}, nil)
+	defer mine.Close()
+	if _, err := mine.ListSessions(ctx); err == nil {
+		t.Fatal("no OpenCode server answers, yet the listing succeeded")
+	}
+	if defHits.Load() != 1 || listenerHits.Load() != 1 {
+		t.Fatalf("this user's servers were probed %d (default URL) and %d (listener) times, want once each", defHits.Load(), listenerHits.Load())
 	}
 }
 

@@ -206,6 +206,10 @@ func (a *Adapter) resolve(ctx context.Context) (*endpoint, error) {
 		go func() { scanned <- a.scan(sctx, skip) }()
 		stopScan = func() { cancel(); <-scanned }
 	}
+	if owner, ok := foreignOwner(a.cfg.ProcNetFiles, a.cfg.DefaultURL, a.cfg.UID()); ok && !seen[a.cfg.DefaultURL] {
+		tried = append(tried, fmt.Sprintf("%s (another user's server, uid %d: not probed)", a.cfg.DefaultURL, owner))
+		seen[a.cfg.DefaultURL] = true
+	}
 	if !seen[a.cfg.DefaultURL] {
 		v, err := a.probe(ctx, a.cfg.DefaultURL)
 		if err == nil {
@@ -278,7 +282,7 @@ func (a *Adapter) scan(ctx context.Context, skip map[string]bool) *endpoint {
 	var cands []candidate
 	lctx, cancel := clockctx.WithTimeout(ctx, a.clock, listenerScan, "opencode", "listeners")
 	defer cancel()
-	for _, c := range loopbackListeners(lctx, a.cfg.ProcNetFiles) {
+	for _, c := range loopbackListeners(lctx, a.cfg.ProcNetFiles, a.cfg.UID()) {
 		if !skip[c.base] && len(cands) < maxProbes {
 			cands = append(cands, c)
 		}
