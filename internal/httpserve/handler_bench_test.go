@@ -188,23 +188,13 @@ func benchFloorHTTP(b *testing.B, guarded bool) {
 				_ = http.NewResponseController(w).Flush()
 			}
 		})
-		h = NewHandler(Options{MCP: sdk, RateLimit: -1, Guard: httpguard.New(httpguard.Options{LoopbackHostOnly: true, RateLimit: 1 << 30}), Token: httpguard.NewSecret(testToken)})
+		h = guardedForBench(sdk)
 	}
 	url := serveForBench(b, h)
 	client := &http.Client{Transport: &directhttp.Transport{}}
 	defer client.CloseIdleConnections()
 	send := func(session, body string) []byte {
-		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		if session != "" {
-			req.Header.Set(HeaderSessionID, session)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
+		resp := benchRequest(b, client, http.MethodPost, url, session, body)
 		got, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		return got
@@ -225,7 +215,7 @@ func benchHTTP(b *testing.B, mode string, direct bool) {
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{DisableLocalhostProtection: true, JSONResponse: mode == "sdk-json"})
 	var h http.Handler = sdk
 	if mode == "guarded" {
-		h = NewHandler(Options{MCP: sdk, RateLimit: -1, Guard: httpguard.New(httpguard.Options{LoopbackHostOnly: true, RateLimit: 1 << 30}), Token: httpguard.NewSecret(testToken)})
+		h = guardedForBench(sdk)
 	}
 	url := serveForBench(b, h)
 	var transport http.RoundTripper = &http.Transport{MaxIdleConnsPerHost: 4}
@@ -235,18 +225,7 @@ func benchHTTP(b *testing.B, mode string, direct bool) {
 	client := &http.Client{Transport: transport}
 	defer client.CloseIdleConnections()
 	send := func(method, session, body string) *http.Response {
-		req, _ := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		if session != "" {
-			req.Header.Set(HeaderSessionID, session)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return resp
+		return benchRequest(b, client, method, url, session, body)
 	}
 	resp := send(http.MethodPost, "", initialize)
 	io.Copy(io.Discard, resp.Body)
@@ -279,4 +258,28 @@ func serveForBench(b *testing.B, h http.Handler) string {
 	go hs.Serve(ln)
 	b.Cleanup(func() { hs.Close() })
 	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+// guardedForBench is the runtime's Handler in front of sdk, with no rate
+// limit a benchmark's thousands of calls would reach.
+func guardedForBench(sdk http.Handler) http.Handler {
+	return NewHandler(Options{MCP: sdk, RateLimit: -1, Guard: httpguard.New(httpguard.Options{LoopbackHostOnly: true, RateLimit: 1 << 30}), Token: httpguard.NewSecret(testToken)})
+}
+
+// benchRequest sends one MCP request of session (none when "") as a
+// client does, with the test token, and returns the answer unread.
+func benchRequest(b *testing.B, client *http.Client, method, url, session, body string) *http.Response {
+	b.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	if session != "" {
+		req.Header.Set(HeaderSessionID, session)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return resp
 }
