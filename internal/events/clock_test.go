@@ -28,11 +28,11 @@ func TestReadWaitRunsOnTheInjectedClock(t *testing.T) {
 		page Page
 		err  error
 	}
-	var waited []time.Duration
+	reports := make(chan time.Duration, 16)
 	done := make(chan result, 1)
 	go func() {
 		p, err := h.Read(ctx, ReadRequest{Provider: providers.Codex, NativeID: "t1", Timeout: 30 * time.Second,
-			Progress: func(w, _ time.Duration) { waited = append(waited, w) }})
+			Progress: func(w, _ time.Duration) { reports <- w }})
 		done <- result{p, err}
 	}()
 	waitOpen(t, f)
@@ -44,8 +44,21 @@ func TestReadWaitRunsOnTheInjectedClock(t *testing.T) {
 		t.Fatalf("read deadline armed for %s, want 30s", call.Duration)
 	}
 	call.MustRelease(ctx)
-	for range 3 {
+	// Each progress tick is reported before the clock moves on: the read
+	// handles one tick at a time, and at 30 s the deadline and a tick come
+	// due together, so only the first two reports are certain.
+	var waited []time.Duration
+	for i := range 3 {
 		clock.Advance(10 * time.Second).MustWait(ctx)
+		if i == 2 {
+			break
+		}
+		select {
+		case w := <-reports:
+			waited = append(waited, w)
+		case <-ctx.Done():
+			t.Fatalf("no progress reported after %ds on the clock", 10*(i+1))
+		}
 	}
 	select {
 	case r := <-done:
@@ -55,7 +68,10 @@ func TestReadWaitRunsOnTheInjectedClock(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the read did not end when the clock passed its deadline")
 	}
-	if len(waited) == 0 || waited[len(waited)-1] > 30*time.Second {
-		t.Errorf("progress reported %v, want reports of at most the 30s bound", waited)
+	for len(reports) > 0 {
+		waited = append(waited, <-reports)
+	}
+	if len(waited) < 2 || waited[0] != 10*time.Second || waited[1] != 20*time.Second || waited[len(waited)-1] > 30*time.Second {
+		t.Errorf("progress reported %v, want 10s, 20s and at most the 30s bound", waited)
 	}
 }
