@@ -19,590 +19,83 @@ import (
 	"github.com/agent-interop/runtime/ent/workitem"
 )
 
-// The init function reads all schema descriptors with runtime code
-// (default values, validators, hooks and policies) and stitches it
-// to their package variables.
+// The init function sets the validators and default values the builders
+// use before a save.
 func init() {
-	claimFields := schema.Claim{}.Fields()
-	_ = claimFields
-	// claimDescWorkID is the schema descriptor for work_id field.
-	claimDescWorkID := claimFields[1].Descriptor()
-	// claim.WorkIDValidator is a validator for the "work_id" field. It is called by the builders before save.
-	claim.WorkIDValidator = claimDescWorkID.Validators[0].(func(string) error)
-	// claimDescSessionID is the schema descriptor for session_id field.
-	claimDescSessionID := claimFields[2].Descriptor()
-	// claim.SessionIDValidator is a validator for the "session_id" field. It is called by the builders before save.
-	claim.SessionIDValidator = func() func(string) error {
-		validators := claimDescSessionID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(session_id string) error {
-			for _, fn := range fns {
-				if err := fn(session_id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// claimDescResource is the schema descriptor for resource field.
-	claimDescResource := claimFields[3].Descriptor()
-	// claim.ResourceValidator is a validator for the "resource" field. It is called by the builders before save.
-	claim.ResourceValidator = func() func(string) error {
-		validators := claimDescResource.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(resource string) error {
-			for _, fn := range fns {
-				if err := fn(resource); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// claimDescID is the schema descriptor for id field.
-	claimDescID := claimFields[0].Descriptor()
-	// claim.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	claim.IDValidator = func() func(string) error {
-		validators := claimDescID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(id string) error {
-			for _, fn := range fns {
-				if err := fn(id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	conversationFields := schema.Conversation{}.Fields()
-	_ = conversationFields
-	// conversationDescTitle is the schema descriptor for title field.
-	conversationDescTitle := conversationFields[1].Descriptor()
-	// conversation.TitleValidator is a validator for the "title" field. It is called by the builders before save.
-	conversation.TitleValidator = func() func(string) error {
-		validators := conversationDescTitle.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(title string) error {
-			for _, fn := range fns {
-				if err := fn(title); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// conversationDescLastSequence is the schema descriptor for last_sequence field.
-	conversationDescLastSequence := conversationFields[4].Descriptor()
-	// conversation.DefaultLastSequence holds the default value on creation for the last_sequence field.
-	conversation.DefaultLastSequence = conversationDescLastSequence.Default.(int64)
-	// conversation.LastSequenceValidator is a validator for the "last_sequence" field. It is called by the builders before save.
-	conversation.LastSequenceValidator = conversationDescLastSequence.Validators[0].(func(int64) error)
-	// conversationDescBudgetMessages is the schema descriptor for budget_messages field.
-	conversationDescBudgetMessages := conversationFields[5].Descriptor()
-	// conversation.DefaultBudgetMessages holds the default value on creation for the budget_messages field.
-	conversation.DefaultBudgetMessages = conversationDescBudgetMessages.Default.(int64)
-	// conversation.BudgetMessagesValidator is a validator for the "budget_messages" field. It is called by the builders before save.
-	conversation.BudgetMessagesValidator = conversationDescBudgetMessages.Validators[0].(func(int64) error)
-	// conversationDescBudgetTurns is the schema descriptor for budget_turns field.
-	conversationDescBudgetTurns := conversationFields[6].Descriptor()
-	// conversation.DefaultBudgetTurns holds the default value on creation for the budget_turns field.
-	conversation.DefaultBudgetTurns = conversationDescBudgetTurns.Default.(int64)
-	// conversation.BudgetTurnsValidator is a validator for the "budget_turns" field. It is called by the builders before save.
-	conversation.BudgetTurnsValidator = conversationDescBudgetTurns.Validators[0].(func(int64) error)
-	// conversationDescBudgetTokens is the schema descriptor for budget_tokens field.
-	conversationDescBudgetTokens := conversationFields[7].Descriptor()
-	// conversation.DefaultBudgetTokens holds the default value on creation for the budget_tokens field.
-	conversation.DefaultBudgetTokens = conversationDescBudgetTokens.Default.(int64)
-	// conversation.BudgetTokensValidator is a validator for the "budget_tokens" field. It is called by the builders before save.
-	conversation.BudgetTokensValidator = conversationDescBudgetTokens.Validators[0].(func(int64) error)
-	// conversationDescID is the schema descriptor for id field.
-	conversationDescID := conversationFields[0].Descriptor()
-	// conversation.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	conversation.IDValidator = func() func(string) error {
-		validators := conversationDescID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(id string) error {
-			for _, fn := range fns {
-				if err := fn(id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	evidenceFields := schema.Evidence{}.Fields()
-	_ = evidenceFields
-	// evidenceDescSessionID is the schema descriptor for session_id field.
-	evidenceDescSessionID := evidenceFields[2].Descriptor()
-	// evidence.SessionIDValidator is a validator for the "session_id" field. It is called by the builders before save.
-	evidence.SessionIDValidator = evidenceDescSessionID.Validators[0].(func(string) error)
-	// evidenceDescDataBytes is the schema descriptor for data_bytes field.
-	evidenceDescDataBytes := evidenceFields[9].Descriptor()
-	// evidence.DataBytesValidator is a validator for the "data_bytes" field. It is called by the builders before save.
-	evidence.DataBytesValidator = evidenceDescDataBytes.Validators[0].(func(int) error)
-	// evidenceDescContentHash is the schema descriptor for content_hash field.
-	evidenceDescContentHash := evidenceFields[10].Descriptor()
-	// evidence.ContentHashValidator is a validator for the "content_hash" field. It is called by the builders before save.
-	evidence.ContentHashValidator = func() func(string) error {
-		validators := evidenceDescContentHash.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(content_hash string) error {
-			for _, fn := range fns {
-				if err := fn(content_hash); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// evidenceDescID is the schema descriptor for id field.
-	evidenceDescID := evidenceFields[0].Descriptor()
-	// evidence.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	evidence.IDValidator = func() func(string) error {
-		validators := evidenceDescID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(id string) error {
-			for _, fn := range fns {
-				if err := fn(id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	handoffFields := schema.Handoff{}.Fields()
-	_ = handoffFields
-	// handoffDescSourceSession is the schema descriptor for source_session field.
-	handoffDescSourceSession := handoffFields[2].Descriptor()
-	// handoff.SourceSessionValidator is a validator for the "source_session" field. It is called by the builders before save.
-	handoff.SourceSessionValidator = func() func(string) error {
-		validators := handoffDescSourceSession.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(source_session string) error {
-			for _, fn := range fns {
-				if err := fn(source_session); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// handoffDescDestinationSession is the schema descriptor for destination_session field.
-	handoffDescDestinationSession := handoffFields[3].Descriptor()
-	// handoff.DestinationSessionValidator is a validator for the "destination_session" field. It is called by the builders before save.
-	handoff.DestinationSessionValidator = handoffDescDestinationSession.Validators[0].(func(string) error)
-	// handoffDescRepositoryRevision is the schema descriptor for repository_revision field.
-	handoffDescRepositoryRevision := handoffFields[16].Descriptor()
-	// handoff.RepositoryRevisionValidator is a validator for the "repository_revision" field. It is called by the builders before save.
-	handoff.RepositoryRevisionValidator = handoffDescRepositoryRevision.Validators[0].(func(string) error)
-	// handoffDescContextTokens is the schema descriptor for context_tokens field.
-	handoffDescContextTokens := handoffFields[18].Descriptor()
-	// handoff.ContextTokensValidator is a validator for the "context_tokens" field. It is called by the builders before save.
-	handoff.ContextTokensValidator = handoffDescContextTokens.Validators[0].(func(int) error)
-	// handoffDescTokenBudget is the schema descriptor for token_budget field.
-	handoffDescTokenBudget := handoffFields[19].Descriptor()
-	// handoff.TokenBudgetValidator is a validator for the "token_budget" field. It is called by the builders before save.
-	handoff.TokenBudgetValidator = handoffDescTokenBudget.Validators[0].(func(int) error)
-	// handoffDescID is the schema descriptor for id field.
-	handoffDescID := handoffFields[0].Descriptor()
-	// handoff.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	handoff.IDValidator = func() func(string) error {
-		validators := handoffDescID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(id string) error {
-			for _, fn := range fns {
-				if err := fn(id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	messageFields := schema.Message{}.Fields()
-	_ = messageFields
-	// messageDescConversationID is the schema descriptor for conversation_id field.
-	messageDescConversationID := messageFields[1].Descriptor()
-	// message.ConversationIDValidator is a validator for the "conversation_id" field. It is called by the builders before save.
-	message.ConversationIDValidator = messageDescConversationID.Validators[0].(func(string) error)
-	// messageDescSequence is the schema descriptor for sequence field.
-	messageDescSequence := messageFields[2].Descriptor()
-	// message.SequenceValidator is a validator for the "sequence" field. It is called by the builders before save.
-	message.SequenceValidator = messageDescSequence.Validators[0].(func(int64) error)
-	// messageDescSender is the schema descriptor for sender field.
-	messageDescSender := messageFields[3].Descriptor()
-	// message.SenderValidator is a validator for the "sender" field. It is called by the builders before save.
-	message.SenderValidator = func() func(string) error {
-		validators := messageDescSender.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(sender string) error {
-			for _, fn := range fns {
-				if err := fn(sender); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// messageDescRecipient is the schema descriptor for recipient field.
-	messageDescRecipient := messageFields[4].Descriptor()
-	// message.RecipientValidator is a validator for the "recipient" field. It is called by the builders before save.
-	message.RecipientValidator = func() func(string) error {
-		validators := messageDescRecipient.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(recipient string) error {
-			for _, fn := range fns {
-				if err := fn(recipient); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// messageDescReplyTo is the schema descriptor for reply_to field.
-	messageDescReplyTo := messageFields[6].Descriptor()
-	// message.ReplyToValidator is a validator for the "reply_to" field. It is called by the builders before save.
-	message.ReplyToValidator = messageDescReplyTo.Validators[0].(func(string) error)
-	// messageDescIdempotencyKey is the schema descriptor for idempotency_key field.
-	messageDescIdempotencyKey := messageFields[8].Descriptor()
-	// message.IdempotencyKeyValidator is a validator for the "idempotency_key" field. It is called by the builders before save.
-	message.IdempotencyKeyValidator = func() func(string) error {
-		validators := messageDescIdempotencyKey.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(idempotency_key string) error {
-			for _, fn := range fns {
-				if err := fn(idempotency_key); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// messageDescOperationID is the schema descriptor for operation_id field.
-	messageDescOperationID := messageFields[9].Descriptor()
-	// message.OperationIDValidator is a validator for the "operation_id" field. It is called by the builders before save.
-	message.OperationIDValidator = messageDescOperationID.Validators[0].(func(string) error)
-	// messageDescID is the schema descriptor for id field.
-	messageDescID := messageFields[0].Descriptor()
-	// message.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	message.IDValidator = func() func(string) error {
-		validators := messageDescID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(id string) error {
-			for _, fn := range fns {
-				if err := fn(id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	operationFields := schema.Operation{}.Fields()
-	_ = operationFields
-	// operationDescIdempotencyKey is the schema descriptor for idempotency_key field.
-	operationDescIdempotencyKey := operationFields[1].Descriptor()
-	// operation.IdempotencyKeyValidator is a validator for the "idempotency_key" field. It is called by the builders before save.
-	operation.IdempotencyKeyValidator = operationDescIdempotencyKey.Validators[0].(func(string) error)
-	// operationDescProvider is the schema descriptor for provider field.
-	operationDescProvider := operationFields[2].Descriptor()
-	// operation.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
-	operation.ProviderValidator = operationDescProvider.Validators[0].(func(string) error)
-	// operationDescNativeID is the schema descriptor for native_id field.
-	operationDescNativeID := operationFields[3].Descriptor()
-	// operation.NativeIDValidator is a validator for the "native_id" field. It is called by the builders before save.
-	operation.NativeIDValidator = operationDescNativeID.Validators[0].(func(string) error)
-	// operationDescOperation is the schema descriptor for operation field.
-	operationDescOperation := operationFields[4].Descriptor()
-	// operation.OperationValidator is a validator for the "operation" field. It is called by the builders before save.
-	operation.OperationValidator = operationDescOperation.Validators[0].(func(string) error)
-	// operationDescTextSha256 is the schema descriptor for text_sha256 field.
-	operationDescTextSha256 := operationFields[5].Descriptor()
-	// operation.DefaultTextSha256 holds the default value on creation for the text_sha256 field.
-	operation.DefaultTextSha256 = operationDescTextSha256.Default.(string)
-	// operationDescProviderState is the schema descriptor for provider_state field.
-	operationDescProviderState := operationFields[7].Descriptor()
-	// operation.DefaultProviderState holds the default value on creation for the provider_state field.
-	operation.DefaultProviderState = operationDescProviderState.Default.(string)
-	// operationDescRef is the schema descriptor for ref field.
-	operationDescRef := operationFields[9].Descriptor()
-	// operation.DefaultRef holds the default value on creation for the ref field.
-	operation.DefaultRef = operationDescRef.Default.(string)
-	// operationDescNativeTurn is the schema descriptor for native_turn field.
-	operationDescNativeTurn := operationFields[10].Descriptor()
-	// operation.DefaultNativeTurn holds the default value on creation for the native_turn field.
-	operation.DefaultNativeTurn = operationDescNativeTurn.Default.(string)
-	// operationDescOwner is the schema descriptor for owner field.
-	operationDescOwner := operationFields[11].Descriptor()
-	// operation.DefaultOwner holds the default value on creation for the owner field.
-	operation.DefaultOwner = operationDescOwner.Default.(string)
-	// operationDescID is the schema descriptor for id field.
-	operationDescID := operationFields[0].Descriptor()
-	// operation.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	operation.IDValidator = operationDescID.Validators[0].(func(string) error)
-	participantFields := schema.Participant{}.Fields()
-	_ = participantFields
-	// participantDescConversationID is the schema descriptor for conversation_id field.
-	participantDescConversationID := participantFields[0].Descriptor()
-	// participant.ConversationIDValidator is a validator for the "conversation_id" field. It is called by the builders before save.
-	participant.ConversationIDValidator = participantDescConversationID.Validators[0].(func(string) error)
-	// participantDescParticipantID is the schema descriptor for participant_id field.
-	participantDescParticipantID := participantFields[1].Descriptor()
-	// participant.ParticipantIDValidator is a validator for the "participant_id" field. It is called by the builders before save.
-	participant.ParticipantIDValidator = func() func(string) error {
-		validators := participantDescParticipantID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(participant_id string) error {
-			for _, fn := range fns {
-				if err := fn(participant_id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// participantDescProvider is the schema descriptor for provider field.
-	participantDescProvider := participantFields[2].Descriptor()
-	// participant.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
-	participant.ProviderValidator = func() func(string) error {
-		validators := participantDescProvider.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(provider string) error {
-			for _, fn := range fns {
-				if err := fn(provider); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// participantDescNativeID is the schema descriptor for native_id field.
-	participantDescNativeID := participantFields[3].Descriptor()
-	// participant.NativeIDValidator is a validator for the "native_id" field. It is called by the builders before save.
-	participant.NativeIDValidator = func() func(string) error {
-		validators := participantDescNativeID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(native_id string) error {
-			for _, fn := range fns {
-				if err := fn(native_id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// participantDescWorkspaceID is the schema descriptor for workspace_id field.
-	participantDescWorkspaceID := participantFields[4].Descriptor()
-	// participant.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
-	participant.WorkspaceIDValidator = participantDescWorkspaceID.Validators[0].(func(string) error)
-	providersessionFields := schema.ProviderSession{}.Fields()
-	_ = providersessionFields
-	// providersessionDescProvider is the schema descriptor for provider field.
-	providersessionDescProvider := providersessionFields[0].Descriptor()
-	// providersession.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
-	providersession.ProviderValidator = providersessionDescProvider.Validators[0].(func(string) error)
-	// providersessionDescNativeID is the schema descriptor for native_id field.
-	providersessionDescNativeID := providersessionFields[1].Descriptor()
-	// providersession.NativeIDValidator is a validator for the "native_id" field. It is called by the builders before save.
-	providersession.NativeIDValidator = providersessionDescNativeID.Validators[0].(func(string) error)
-	// providersessionDescEndpoint is the schema descriptor for endpoint field.
-	providersessionDescEndpoint := providersessionFields[2].Descriptor()
-	// providersession.DefaultEndpoint holds the default value on creation for the endpoint field.
-	providersession.DefaultEndpoint = providersessionDescEndpoint.Default.(string)
-	// providersessionDescHost is the schema descriptor for host field.
-	providersessionDescHost := providersessionFields[3].Descriptor()
-	// providersession.DefaultHost holds the default value on creation for the host field.
-	providersession.DefaultHost = providersessionDescHost.Default.(string)
-	// providersessionDescCwd is the schema descriptor for cwd field.
-	providersessionDescCwd := providersessionFields[4].Descriptor()
-	// providersession.DefaultCwd holds the default value on creation for the cwd field.
-	providersession.DefaultCwd = providersessionDescCwd.Default.(string)
-	// providersessionDescTitle is the schema descriptor for title field.
-	providersessionDescTitle := providersessionFields[5].Descriptor()
-	// providersession.DefaultTitle holds the default value on creation for the title field.
-	providersession.DefaultTitle = providersessionDescTitle.Default.(string)
-	// providersessionDescState is the schema descriptor for state field.
-	providersessionDescState := providersessionFields[6].Descriptor()
-	// providersession.DefaultState holds the default value on creation for the state field.
-	providersession.DefaultState = providersessionDescState.Default.(string)
-	reviewFields := schema.Review{}.Fields()
-	_ = reviewFields
-	// reviewDescReviewerSessionID is the schema descriptor for reviewer_session_id field.
-	reviewDescReviewerSessionID := reviewFields[3].Descriptor()
-	// review.ReviewerSessionIDValidator is a validator for the "reviewer_session_id" field. It is called by the builders before save.
-	review.ReviewerSessionIDValidator = func() func(string) error {
-		validators := reviewDescReviewerSessionID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(reviewer_session_id string) error {
-			for _, fn := range fns {
-				if err := fn(reviewer_session_id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// reviewDescID is the schema descriptor for id field.
-	reviewDescID := reviewFields[0].Descriptor()
-	// review.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	review.IDValidator = func() func(string) error {
-		validators := reviewDescID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(id string) error {
-			for _, fn := range fns {
-				if err := fn(id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	runtimeownerFields := schema.RuntimeOwner{}.Fields()
-	_ = runtimeownerFields
-	// runtimeownerDescHost is the schema descriptor for host field.
-	runtimeownerDescHost := runtimeownerFields[1].Descriptor()
-	// runtimeowner.DefaultHost holds the default value on creation for the host field.
-	runtimeowner.DefaultHost = runtimeownerDescHost.Default.(string)
-	// runtimeownerDescBoot is the schema descriptor for boot field.
-	runtimeownerDescBoot := runtimeownerFields[2].Descriptor()
-	// runtimeowner.DefaultBoot holds the default value on creation for the boot field.
-	runtimeowner.DefaultBoot = runtimeownerDescBoot.Default.(string)
-	// runtimeownerDescID is the schema descriptor for id field.
-	runtimeownerDescID := runtimeownerFields[0].Descriptor()
-	// runtimeowner.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	runtimeowner.IDValidator = runtimeownerDescID.Validators[0].(func(string) error)
-	sessioneventFields := schema.SessionEvent{}.Fields()
-	_ = sessioneventFields
-	// sessioneventDescProvider is the schema descriptor for provider field.
-	sessioneventDescProvider := sessioneventFields[0].Descriptor()
-	// sessionevent.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
-	sessionevent.ProviderValidator = sessioneventDescProvider.Validators[0].(func(string) error)
-	// sessioneventDescNativeID is the schema descriptor for native_id field.
-	sessioneventDescNativeID := sessioneventFields[1].Descriptor()
-	// sessionevent.NativeIDValidator is a validator for the "native_id" field. It is called by the builders before save.
-	sessionevent.NativeIDValidator = sessioneventDescNativeID.Validators[0].(func(string) error)
-	// sessioneventDescSequence is the schema descriptor for sequence field.
-	sessioneventDescSequence := sessioneventFields[2].Descriptor()
-	// sessionevent.SequenceValidator is a validator for the "sequence" field. It is called by the builders before save.
-	sessionevent.SequenceValidator = sessioneventDescSequence.Validators[0].(func(int64) error)
-	// sessioneventDescEpoch is the schema descriptor for epoch field.
-	sessioneventDescEpoch := sessioneventFields[3].Descriptor()
-	// sessionevent.EpochValidator is a validator for the "epoch" field. It is called by the builders before save.
-	sessionevent.EpochValidator = sessioneventDescEpoch.Validators[0].(func(int64) error)
-	// sessioneventDescTurnID is the schema descriptor for turn_id field.
-	sessioneventDescTurnID := sessioneventFields[6].Descriptor()
-	// sessionevent.DefaultTurnID holds the default value on creation for the turn_id field.
-	sessionevent.DefaultTurnID = sessioneventDescTurnID.Default.(string)
-	sessionstreamFields := schema.SessionStream{}.Fields()
-	_ = sessionstreamFields
-	// sessionstreamDescProvider is the schema descriptor for provider field.
-	sessionstreamDescProvider := sessionstreamFields[0].Descriptor()
-	// sessionstream.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
-	sessionstream.ProviderValidator = sessionstreamDescProvider.Validators[0].(func(string) error)
-	// sessionstreamDescNativeID is the schema descriptor for native_id field.
-	sessionstreamDescNativeID := sessionstreamFields[1].Descriptor()
-	// sessionstream.NativeIDValidator is a validator for the "native_id" field. It is called by the builders before save.
-	sessionstream.NativeIDValidator = sessionstreamDescNativeID.Validators[0].(func(string) error)
-	// sessionstreamDescLastSequence is the schema descriptor for last_sequence field.
-	sessionstreamDescLastSequence := sessionstreamFields[2].Descriptor()
-	// sessionstream.DefaultLastSequence holds the default value on creation for the last_sequence field.
-	sessionstream.DefaultLastSequence = sessionstreamDescLastSequence.Default.(int64)
-	// sessionstream.LastSequenceValidator is a validator for the "last_sequence" field. It is called by the builders before save.
-	sessionstream.LastSequenceValidator = sessionstreamDescLastSequence.Validators[0].(func(int64) error)
-	// sessionstreamDescEpoch is the schema descriptor for epoch field.
-	sessionstreamDescEpoch := sessionstreamFields[3].Descriptor()
-	// sessionstream.DefaultEpoch holds the default value on creation for the epoch field.
-	sessionstream.DefaultEpoch = sessionstreamDescEpoch.Default.(int64)
-	// sessionstream.EpochValidator is a validator for the "epoch" field. It is called by the builders before save.
-	sessionstream.EpochValidator = sessionstreamDescEpoch.Validators[0].(func(int64) error)
-	// sessionstreamDescOldestRetained is the schema descriptor for oldest_retained field.
-	sessionstreamDescOldestRetained := sessionstreamFields[4].Descriptor()
-	// sessionstream.DefaultOldestRetained holds the default value on creation for the oldest_retained field.
-	sessionstream.DefaultOldestRetained = sessionstreamDescOldestRetained.Default.(int64)
-	// sessionstream.OldestRetainedValidator is a validator for the "oldest_retained" field. It is called by the builders before save.
-	sessionstream.OldestRetainedValidator = sessionstreamDescOldestRetained.Validators[0].(func(int64) error)
-	workitemFields := schema.WorkItem{}.Fields()
-	_ = workitemFields
-	// workitemDescObjective is the schema descriptor for objective field.
-	workitemDescObjective := workitemFields[1].Descriptor()
-	// workitem.ObjectiveValidator is a validator for the "objective" field. It is called by the builders before save.
-	workitem.ObjectiveValidator = workitemDescObjective.Validators[0].(func(string) error)
-	// workitemDescSourceSession is the schema descriptor for source_session field.
-	workitemDescSourceSession := workitemFields[5].Descriptor()
-	// workitem.SourceSessionValidator is a validator for the "source_session" field. It is called by the builders before save.
-	workitem.SourceSessionValidator = workitemDescSourceSession.Validators[0].(func(string) error)
-	// workitemDescDestinationSession is the schema descriptor for destination_session field.
-	workitemDescDestinationSession := workitemFields[6].Descriptor()
-	// workitem.DestinationSessionValidator is a validator for the "destination_session" field. It is called by the builders before save.
-	workitem.DestinationSessionValidator = workitemDescDestinationSession.Validators[0].(func(string) error)
-	// workitemDescID is the schema descriptor for id field.
-	workitemDescID := workitemFields[0].Descriptor()
-	// workitem.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	workitem.IDValidator = func() func(string) error {
-		validators := workitemDescID.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(id string) error {
-			for _, fn := range fns {
-				if err := fn(id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
+	claim.WorkIDValidator = schema.ValidateClaimWorkID
+	claim.SessionIDValidator = schema.ValidateClaimSessionID
+	claim.ResourceValidator = schema.ValidateClaimResource
+	claim.IDValidator = schema.ValidateClaimID
+	conversation.TitleValidator = schema.ValidateConversationTitle
+	conversation.DefaultLastSequence = 0
+	conversation.LastSequenceValidator = schema.ValidateConversationLastSequence
+	conversation.DefaultBudgetMessages = 40
+	conversation.BudgetMessagesValidator = schema.ValidateConversationBudgetMessages
+	conversation.DefaultBudgetTurns = 20
+	conversation.BudgetTurnsValidator = schema.ValidateConversationBudgetTurns
+	conversation.DefaultBudgetTokens = 2000000
+	conversation.BudgetTokensValidator = schema.ValidateConversationBudgetTokens
+	conversation.IDValidator = schema.ValidateConversationID
+	evidence.SessionIDValidator = schema.ValidateEvidenceSessionID
+	evidence.DataBytesValidator = schema.ValidateEvidenceDataBytes
+	evidence.ContentHashValidator = schema.ValidateEvidenceContentHash
+	evidence.IDValidator = schema.ValidateEvidenceID
+	handoff.SourceSessionValidator = schema.ValidateHandoffSourceSession
+	handoff.DestinationSessionValidator = schema.ValidateHandoffDestinationSession
+	handoff.RepositoryRevisionValidator = schema.ValidateHandoffRepositoryRevision
+	handoff.ContextTokensValidator = schema.ValidateHandoffContextTokens
+	handoff.TokenBudgetValidator = schema.ValidateHandoffTokenBudget
+	handoff.IDValidator = schema.ValidateHandoffID
+	message.ConversationIDValidator = schema.ValidateMessageConversationID
+	message.SequenceValidator = schema.ValidateMessageSequence
+	message.SenderValidator = schema.ValidateMessageSender
+	message.RecipientValidator = schema.ValidateMessageRecipient
+	message.ReplyToValidator = schema.ValidateMessageReplyTo
+	message.IdempotencyKeyValidator = schema.ValidateMessageIdempotencyKey
+	message.OperationIDValidator = schema.ValidateMessageOperationID
+	message.IDValidator = schema.ValidateMessageID
+	operation.IdempotencyKeyValidator = schema.ValidateOperationIdempotencyKey
+	operation.ProviderValidator = schema.ValidateOperationProvider
+	operation.NativeIDValidator = schema.ValidateOperationNativeID
+	operation.OperationValidator = schema.ValidateOperationOperation
+	operation.DefaultTextSha256 = ""
+	operation.DefaultProviderState = ""
+	operation.DefaultRef = ""
+	operation.DefaultNativeTurn = ""
+	operation.DefaultOwner = ""
+	operation.IDValidator = schema.ValidateOperationID
+	participant.ConversationIDValidator = schema.ValidateParticipantConversationID
+	participant.ParticipantIDValidator = schema.ValidateParticipantParticipantID
+	participant.ProviderValidator = schema.ValidateParticipantProvider
+	participant.NativeIDValidator = schema.ValidateParticipantNativeID
+	participant.WorkspaceIDValidator = schema.ValidateParticipantWorkspaceID
+	providersession.ProviderValidator = schema.ValidateProviderSessionProvider
+	providersession.NativeIDValidator = schema.ValidateProviderSessionNativeID
+	providersession.DefaultEndpoint = ""
+	providersession.DefaultHost = ""
+	providersession.DefaultCwd = ""
+	providersession.DefaultTitle = ""
+	providersession.DefaultState = ""
+	review.ReviewerSessionIDValidator = schema.ValidateReviewReviewerSessionID
+	review.IDValidator = schema.ValidateReviewID
+	runtimeowner.DefaultHost = ""
+	runtimeowner.DefaultBoot = ""
+	runtimeowner.IDValidator = schema.ValidateRuntimeOwnerID
+	sessionevent.ProviderValidator = schema.ValidateSessionEventProvider
+	sessionevent.NativeIDValidator = schema.ValidateSessionEventNativeID
+	sessionevent.SequenceValidator = schema.ValidateSessionEventSequence
+	sessionevent.EpochValidator = schema.ValidateSessionEventEpoch
+	sessionevent.DefaultTurnID = ""
+	sessionstream.ProviderValidator = schema.ValidateSessionStreamProvider
+	sessionstream.NativeIDValidator = schema.ValidateSessionStreamNativeID
+	sessionstream.DefaultLastSequence = 0
+	sessionstream.LastSequenceValidator = schema.ValidateSessionStreamLastSequence
+	sessionstream.DefaultEpoch = 0
+	sessionstream.EpochValidator = schema.ValidateSessionStreamEpoch
+	sessionstream.DefaultOldestRetained = 1
+	sessionstream.OldestRetainedValidator = schema.ValidateSessionStreamOldestRetained
+	workitem.ObjectiveValidator = schema.ValidateWorkItemObjective
+	workitem.SourceSessionValidator = schema.ValidateWorkItemSourceSession
+	workitem.DestinationSessionValidator = schema.ValidateWorkItemDestinationSession
+	workitem.IDValidator = schema.ValidateWorkItemID
 }

@@ -23,14 +23,22 @@ func (Claim) Annotations() []schema.Annotation {
 	return []schema.Annotation{entsql.Annotation{Table: "claims"}}
 }
 
+// The validators of the Claim fields (rules.go).
+var (
+	ValidateClaimID        = text(1, MaxIDBytes)
+	ValidateClaimWorkID    = text(1, noLimit)
+	ValidateClaimSessionID = text(1, MaxSessionBytes)
+	ValidateClaimResource  = text(1, MaxResourceBytes)
+)
+
 // Fields of the Claim. A claim whose expires_at has passed stays "active"
 // in the table; readers treat it as expired (lazy expiry).
 func (Claim) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("claim_<uuid>"),
-		field.String("work_id").NotEmpty().Immutable(),
-		field.String("session_id").NotEmpty().MaxLen(MaxSessionBytes).Immutable(),
-		field.String("resource").NotEmpty().MaxLen(MaxResourceBytes).Immutable().
+		field.String("id").Validate(ValidateClaimID).Immutable().Comment("claim_<uuid>"),
+		field.String("work_id").Validate(ValidateClaimWorkID).Immutable(),
+		field.String("session_id").Validate(ValidateClaimSessionID).Immutable(),
+		field.String("resource").Validate(ValidateClaimResource).Immutable().
 			Comment("normalized: trimmed; file and directory paths cleaned to forward slashes"),
 		field.Enum("kind").Values("file", "directory", "interface", "workspace").Default("file").Immutable(),
 		field.Enum("mode").Values("exclusive", "shared_read").Default("exclusive").Immutable(),

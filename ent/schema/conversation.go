@@ -24,22 +24,32 @@ func (Conversation) Annotations() []schema.Annotation {
 	return []schema.Annotation{entsql.Annotation{Table: "conversations"}}
 }
 
+// The validators of the Conversation fields (rules.go).
+var (
+	ValidateConversationID             = text(1, MaxIDBytes)
+	ValidateConversationTitle          = text(1, MaxTitleBytes)
+	ValidateConversationLastSequence   = atLeast[int64](0)
+	ValidateConversationBudgetMessages = atLeast[int64](1)
+	ValidateConversationBudgetTurns    = atLeast[int64](1)
+	ValidateConversationBudgetTokens   = atLeast[int64](1)
+)
+
 // Fields of the Conversation.
 func (Conversation) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("conversation_<uuid>"),
-		field.String("title").NotEmpty().MaxLen(MaxTitleBytes).Comment("trimmed, at most 300 characters"),
+		field.String("id").Validate(ValidateConversationID).Immutable().Comment("conversation_<uuid>"),
+		field.String("title").Validate(ValidateConversationTitle).Comment("trimmed, at most 300 characters"),
 		field.Time("created_at").Immutable(),
 		field.Time("updated_at"),
-		field.Int64("last_sequence").NonNegative().Default(0),
+		field.Int64("last_sequence").Validate(ValidateConversationLastSequence).Default(0),
 		// The loop budget (internal/conversations/budget.go): a send past
 		// it is refused. Defaults and maxima are create_conversation's
 		// (spec/tools/conversations.yaml); a store upgraded from before
 		// budgets gives its conversations the defaults. The maxima are the
 		// tool's (the decoder's); tests and benchmarks set larger budgets.
-		field.Int64("budget_messages").Positive().Default(limits.CreateConversationBudgetMessagesDefault),
-		field.Int64("budget_turns").Positive().Default(limits.CreateConversationBudgetTurnsPerParticipantDefault),
-		field.Int64("budget_tokens").Positive().Default(limits.CreateConversationBudgetTokensDefault),
+		field.Int64("budget_messages").Validate(ValidateConversationBudgetMessages).Default(limits.CreateConversationBudgetMessagesDefault),
+		field.Int64("budget_turns").Validate(ValidateConversationBudgetTurns).Default(limits.CreateConversationBudgetTurnsPerParticipantDefault),
+		field.Int64("budget_tokens").Validate(ValidateConversationBudgetTokens).Default(limits.CreateConversationBudgetTokensDefault),
 	}
 }
 

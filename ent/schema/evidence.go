@@ -27,12 +27,20 @@ func (Evidence) Annotations() []schema.Annotation {
 	return []schema.Annotation{entsql.Annotation{Table: "evidence"}}
 }
 
+// The validators of the Evidence fields (rules.go).
+var (
+	ValidateEvidenceID          = text(1, MaxIDBytes)
+	ValidateEvidenceSessionID   = text(0, MaxSessionBytes)
+	ValidateEvidenceDataBytes   = atLeast[int](0)
+	ValidateEvidenceContentHash = text(64, 64)
+)
+
 // Fields of the Evidence.
 func (Evidence) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("evidence_<unixms>_<6 base36>"),
+		field.String("id").Validate(ValidateEvidenceID).Immutable().Comment("evidence_<unixms>_<6 base36>"),
 		field.String("work_id").Optional().Nillable().Immutable(),
-		field.String("session_id").Optional().Nillable().Immutable().MaxLen(MaxSessionBytes),
+		field.String("session_id").Validate(ValidateEvidenceSessionID).Optional().Nillable().Immutable(),
 		field.Enum("kind").Immutable().Values(
 			"diff", "file_change", "command", "test", "build", "review",
 			"artifact", "approval", "lint", "typecheck", "session"),
@@ -45,8 +53,8 @@ func (Evidence) Fields() []ent.Field {
 		// Text, not field.JSON: the stored bytes must be exactly the canonical
 		// form that content_hash covers (encoding/json would re-escape them).
 		field.Text("data").Immutable().Comment("canonical JSON, see docs/store.md"),
-		field.Int("data_bytes").NonNegative().Immutable().Comment("len(data), so listings never load data"),
-		field.String("content_hash").Immutable().MinLen(64).MaxLen(64).Comment("SHA-256 hex of the canonical data"),
+		field.Int("data_bytes").Validate(ValidateEvidenceDataBytes).Immutable().Comment("len(data), so listings never load data"),
+		field.String("content_hash").Validate(ValidateEvidenceContentHash).Immutable().Comment("SHA-256 hex of the canonical data"),
 	}
 }
 

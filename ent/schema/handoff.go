@@ -29,14 +29,24 @@ func (Handoff) Annotations() []schema.Annotation {
 	return []schema.Annotation{entsql.Annotation{Table: "handoffs"}}
 }
 
+// The validators of the Handoff fields (rules.go).
+var (
+	ValidateHandoffID                 = text(1, MaxIDBytes)
+	ValidateHandoffSourceSession      = text(1, MaxSessionBytes)
+	ValidateHandoffDestinationSession = text(0, MaxSessionBytes)
+	ValidateHandoffRepositoryRevision = text(0, MaxRevisionBytes)
+	ValidateHandoffContextTokens      = atLeast[int](0)
+	ValidateHandoffTokenBudget        = atLeast[int](1)
+)
+
 // Fields of the Handoff. The durable record keeps every field, including the
 // ones its packet omitted.
 func (Handoff) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("handoff_<uuid>"),
+		field.String("id").Validate(ValidateHandoffID).Immutable().Comment("handoff_<uuid>"),
 		field.String("work_id").Immutable(),
-		field.String("source_session").NotEmpty().Immutable().MaxLen(MaxSessionBytes),
-		field.String("destination_session").Optional().Nillable().Immutable().MaxLen(MaxSessionBytes),
+		field.String("source_session").Validate(ValidateHandoffSourceSession).Immutable(),
+		field.String("destination_session").Validate(ValidateHandoffDestinationSession).Optional().Nillable().Immutable(),
 		field.Text("objective").Immutable(),
 		field.Strings("acceptance_criteria").Immutable(),
 		field.Strings("evidence_ids").Immutable(),
@@ -50,11 +60,11 @@ func (Handoff) Fields() []ent.Field {
 		field.Strings("assumptions").Optional().Immutable(),
 		field.Strings("rollback_notes").Optional().Immutable(),
 		field.Text("next_action").Optional().Nillable().Immutable(),
-		field.String("repository_revision").Optional().Nillable().Immutable().MaxLen(MaxRevisionBytes),
+		field.String("repository_revision").Validate(ValidateHandoffRepositoryRevision).Optional().Nillable().Immutable(),
 		field.Enum("status").Values(
 			"created", "accepted", "applied", "verified", "completed", "blocked", "superseded").Default("created"),
-		field.Int("context_tokens").NonNegative().Immutable(),
-		field.Int("token_budget").Positive().Immutable(),
+		field.Int("context_tokens").Validate(ValidateHandoffContextTokens).Immutable(),
+		field.Int("token_budget").Validate(ValidateHandoffTokenBudget).Immutable(),
 		field.Strings("omitted_fields").Immutable(),
 		field.Time("created_at").Immutable(),
 		field.Time("updated_at"),

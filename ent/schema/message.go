@@ -29,20 +29,32 @@ func (Message) Annotations() []schema.Annotation {
 	return []schema.Annotation{entsql.Annotation{Table: "conversation_messages"}}
 }
 
+// The validators of the Message fields (rules.go).
+var (
+	ValidateMessageID             = text(1, MaxIDBytes)
+	ValidateMessageConversationID = text(1, noLimit)
+	ValidateMessageSequence       = atLeast[int64](1)
+	ValidateMessageSender         = text(1, MaxSessionBytes)
+	ValidateMessageRecipient      = text(1, MaxSessionBytes)
+	ValidateMessageReplyTo        = text(0, MaxReplyToBytes)
+	ValidateMessageIdempotencyKey = text(1, MaxKeyBytes)
+	ValidateMessageOperationID    = text(1, noLimit)
+)
+
 // Fields of the Message.
 func (Message) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("message_<uuid>"),
-		field.String("conversation_id").NotEmpty().Immutable(),
-		field.Int64("sequence").Positive().Immutable(),
-		field.String("sender").NotEmpty().MaxLen(MaxSessionBytes).Immutable(),
-		field.String("recipient").NotEmpty().MaxLen(MaxSessionBytes).Immutable(),
+		field.String("id").Validate(ValidateMessageID).Immutable().Comment("message_<uuid>"),
+		field.String("conversation_id").Validate(ValidateMessageConversationID).Immutable(),
+		field.Int64("sequence").Validate(ValidateMessageSequence).Immutable(),
+		field.String("sender").Validate(ValidateMessageSender).Immutable(),
+		field.String("recipient").Validate(ValidateMessageRecipient).Immutable(),
 		field.Text("text").Comment("cleared when the message is trimmed"),
-		field.String("reply_to").Optional().Nillable().MaxLen(MaxReplyToBytes).Immutable(),
+		field.String("reply_to").Validate(ValidateMessageReplyTo).Optional().Nillable().Immutable(),
 		field.Time("created_at").Immutable(),
-		field.String("idempotency_key").NotEmpty().MaxLen(MaxKeyBytes).Unique().Immutable(),
+		field.String("idempotency_key").Validate(ValidateMessageIdempotencyKey).Unique().Immutable(),
 		// OperationID is the delivery operation that carries the message.
-		field.String("operation_id").NotEmpty().Immutable(),
+		field.String("operation_id").Validate(ValidateMessageOperationID).Immutable(),
 		field.Time("trimmed_at").Optional().Nillable(),
 	}
 }

@@ -22,16 +22,25 @@ type Operation struct {
 	ent.Schema
 }
 
+// The validators of the Operation fields (rules.go).
+var (
+	ValidateOperationID             = text(1, noLimit)
+	ValidateOperationIdempotencyKey = text(1, noLimit)
+	ValidateOperationProvider       = text(1, noLimit)
+	ValidateOperationNativeID       = text(1, noLimit)
+	ValidateOperationOperation      = text(1, noLimit)
+)
+
 // Fields of the Operation.
 func (Operation) Fields() []ent.Field {
 	return []ent.Field{
 		// ID is "op_<uuid>".
-		field.String("id").NotEmpty().Immutable(),
-		field.String("idempotency_key").NotEmpty().Unique().Immutable(),
-		field.String("provider").NotEmpty().Immutable(),
-		field.String("native_id").NotEmpty().Immutable(),
+		field.String("id").Validate(ValidateOperationID).Immutable(),
+		field.String("idempotency_key").Validate(ValidateOperationIdempotencyKey).Unique().Immutable(),
+		field.String("provider").Validate(ValidateOperationProvider).Immutable(),
+		field.String("native_id").Validate(ValidateOperationNativeID).Immutable(),
 		// Operation is send, cancel or permission.
-		field.String("operation").NotEmpty().Immutable(),
+		field.String("operation").Validate(ValidateOperationOperation).Immutable(),
 		// TextSha256 is the hex SHA-256 of the text sent; the text itself
 		// is never stored here.
 		field.String("text_sha256").Default("").Immutable(),

@@ -22,15 +22,24 @@ func (Participant) Annotations() []schema.Annotation {
 	return []schema.Annotation{entsql.Annotation{Table: "conversation_participants"}}
 }
 
+// The validators of the Participant fields (rules.go).
+var (
+	ValidateParticipantConversationID = text(1, noLimit)
+	ValidateParticipantParticipantID  = text(1, MaxSessionBytes)
+	ValidateParticipantProvider       = text(1, 100)
+	ValidateParticipantNativeID       = text(1, MaxNativeIDBytes)
+	ValidateParticipantWorkspaceID    = text(0, MaxWorkspaceBytes)
+)
+
 // Fields of the Participant. The row ID is a surrogate; the identifier
 // clients see is participant_id.
 func (Participant) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("conversation_id").NotEmpty().Immutable(),
-		field.String("participant_id").NotEmpty().MaxLen(MaxSessionBytes).Immutable(),
-		field.String("provider").NotEmpty().MaxLen(100).Immutable(),
-		field.String("native_id").NotEmpty().MaxLen(MaxNativeIDBytes).Immutable(),
-		field.String("workspace_id").Optional().Nillable().MaxLen(MaxWorkspaceBytes).Immutable(),
+		field.String("conversation_id").Validate(ValidateParticipantConversationID).Immutable(),
+		field.String("participant_id").Validate(ValidateParticipantParticipantID).Immutable(),
+		field.String("provider").Validate(ValidateParticipantProvider).Immutable(),
+		field.String("native_id").Validate(ValidateParticipantNativeID).Immutable(),
+		field.String("workspace_id").Validate(ValidateParticipantWorkspaceID).Optional().Nillable().Immutable(),
 		field.Enum("role").Values("sender", "reviewer", "editor").Optional().Nillable().Immutable(),
 		field.Time("joined_at").Immutable(),
 	}

@@ -14,11 +14,17 @@ type ProviderSession struct {
 	ent.Schema
 }
 
+// The validators of the ProviderSession fields (rules.go).
+var (
+	ValidateProviderSessionProvider = text(1, noLimit)
+	ValidateProviderSessionNativeID = text(1, noLimit)
+)
+
 // Fields of the ProviderSession.
 func (ProviderSession) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("provider").NotEmpty().Immutable(),
-		field.String("native_id").NotEmpty().Immutable(),
+		field.String("provider").Validate(ValidateProviderSessionProvider).Immutable(),
+		field.String("native_id").Validate(ValidateProviderSessionNativeID).Immutable(),
 		// Endpoint names the server or process that exposed the session,
 		// e.g. "http://127.0.0.1:4096" or "stdio:/usr/bin/codex app-server".
 		field.String("endpoint").Default(""),

@@ -38,13 +38,19 @@ func (Review) Annotations() []schema.Annotation {
 	return []schema.Annotation{entsql.Annotation{Table: "reviews"}}
 }
 
+// The validators of the Review fields (rules.go).
+var (
+	ValidateReviewID                = text(1, MaxIDBytes)
+	ValidateReviewReviewerSessionID = text(1, MaxSessionBytes)
+)
+
 // Fields of the Review.
 func (Review) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("review_<uuid>"),
+		field.String("id").Validate(ValidateReviewID).Immutable().Comment("review_<uuid>"),
 		field.String("work_id").Immutable(),
 		field.Strings("subject_evidence_ids").Immutable(),
-		field.String("reviewer_session_id").NotEmpty().Immutable().MaxLen(MaxSessionBytes),
+		field.String("reviewer_session_id").Validate(ValidateReviewReviewerSessionID).Immutable(),
 		field.JSON("independence", ReviewIndependence{}).Immutable(),
 		field.JSON("findings", []ReviewFinding{}).Immutable(),
 		field.Enum("verdict").Immutable().Values("approve", "changes_requested", "blocked"),

@@ -21,11 +21,16 @@ func (RuntimeOwner) Annotations() []schema.Annotation {
 	return []schema.Annotation{entsql.Annotation{Table: "runtime_owners"}}
 }
 
+// The validators of the RuntimeOwner fields (rules.go).
+var (
+	ValidateRuntimeOwnerID = text(1, noLimit)
+)
+
 // Fields of the RuntimeOwner.
 func (RuntimeOwner) Fields() []ent.Field {
 	return []ent.Field{
 		// ID is "rt_<uuid>", fresh for every process.
-		field.String("id").NotEmpty().Immutable(),
+		field.String("id").Validate(ValidateRuntimeOwnerID).Immutable(),
 		field.String("host").Default("").Immutable(),
 		// Boot identifies the host's boot (Linux boot_id), so a pid from
 		// before a reboot is known to be gone.

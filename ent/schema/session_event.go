@@ -16,15 +16,23 @@ type SessionEvent struct {
 	ent.Schema
 }
 
+// The validators of the SessionEvent fields (rules.go).
+var (
+	ValidateSessionEventProvider = text(1, noLimit)
+	ValidateSessionEventNativeID = text(1, noLimit)
+	ValidateSessionEventSequence = atLeast[int64](1)
+	ValidateSessionEventEpoch    = atLeast[int64](0)
+)
+
 // Fields of the SessionEvent.
 func (SessionEvent) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("provider").NotEmpty().Immutable(),
-		field.String("native_id").NotEmpty().Immutable(),
-		field.Int64("sequence").Positive().Immutable(),
+		field.String("provider").Validate(ValidateSessionEventProvider).Immutable(),
+		field.String("native_id").Validate(ValidateSessionEventNativeID).Immutable(),
+		field.Int64("sequence").Validate(ValidateSessionEventSequence).Immutable(),
 		// Epoch counts how many times the provider stream had been opened
 		// when this event arrived.
-		field.Int64("epoch").NonNegative().Immutable(),
+		field.Int64("epoch").Validate(ValidateSessionEventEpoch).Immutable(),
 		field.String("type").Immutable(),
 		field.JSON("data", json.RawMessage{}).Optional().Immutable(),
 		// TurnID is the native turn the event belongs to, when known.

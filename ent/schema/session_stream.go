@@ -13,16 +13,25 @@ type SessionStream struct {
 	ent.Schema
 }
 
+// The validators of the SessionStream fields (rules.go).
+var (
+	ValidateSessionStreamProvider       = text(1, noLimit)
+	ValidateSessionStreamNativeID       = text(1, noLimit)
+	ValidateSessionStreamLastSequence   = atLeast[int64](0)
+	ValidateSessionStreamEpoch          = atLeast[int64](0)
+	ValidateSessionStreamOldestRetained = atLeast[int64](1)
+)
+
 // Fields of the SessionStream.
 func (SessionStream) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("provider").NotEmpty().Immutable(),
-		field.String("native_id").NotEmpty().Immutable(),
-		field.Int64("last_sequence").NonNegative().Default(0),
-		field.Int64("epoch").NonNegative().Default(0),
+		field.String("provider").Validate(ValidateSessionStreamProvider).Immutable(),
+		field.String("native_id").Validate(ValidateSessionStreamNativeID).Immutable(),
+		field.Int64("last_sequence").Validate(ValidateSessionStreamLastSequence).Default(0),
+		field.Int64("epoch").Validate(ValidateSessionStreamEpoch).Default(0),
 		// OldestRetained is the smallest sequence still stored; with no
 		// event deleted yet it is 1.
-		field.Int64("oldest_retained").Positive().Default(1),
+		field.Int64("oldest_retained").Validate(ValidateSessionStreamOldestRetained).Default(1),
 		field.Time("updated_at"),
 	}
 }

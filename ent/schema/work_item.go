@@ -20,17 +20,25 @@ func (WorkItem) Annotations() []schema.Annotation {
 	return []schema.Annotation{entsql.Annotation{Table: "work_items"}}
 }
 
+// The validators of the WorkItem fields (rules.go).
+var (
+	ValidateWorkItemID                 = text(1, MaxIDBytes)
+	ValidateWorkItemObjective          = text(1, noLimit)
+	ValidateWorkItemSourceSession      = text(0, MaxSessionBytes)
+	ValidateWorkItemDestinationSession = text(0, MaxSessionBytes)
+)
+
 // Fields of the WorkItem. Timestamps have no defaults on purpose: the service
 // layer sets them from its injected clock.
 func (WorkItem) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").NotEmpty().MaxLen(MaxIDBytes).Immutable().Comment("work_<unixms>_<6 base36>"),
-		field.Text("objective").NotEmpty(),
+		field.String("id").Validate(ValidateWorkItemID).Immutable().Comment("work_<unixms>_<6 base36>"),
+		field.Text("objective").Validate(ValidateWorkItemObjective),
 		field.Strings("acceptance_criteria"),
 		field.Strings("risks"),
 		field.Strings("unresolved_questions"),
-		field.String("source_session").Optional().Nillable().MaxLen(MaxSessionBytes),
-		field.String("destination_session").Optional().Nillable().MaxLen(MaxSessionBytes),
+		field.String("source_session").Validate(ValidateWorkItemSourceSession).Optional().Nillable(),
+		field.String("destination_session").Validate(ValidateWorkItemDestinationSession).Optional().Nillable(),
 		field.Enum("status").Values("open", "in_progress", "blocked", "accepted", "rejected").Default("open"),
 		field.Strings("changed_files"),
 		field.Time("created_at").Immutable(),
