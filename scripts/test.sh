@@ -264,6 +264,13 @@ ddl_current() {
 }
 run ddl "store DDL is current (schema.sql, schema_postgres.sql)" "run: go generate ./internal/store" ddl_current
 
+# One reachable reflect method lookup (text/template, ent's field
+# descriptors) makes the linker keep every exported method of every type:
+# a 20% larger binary, and more of it touched at every start.
+run linker "the runtime binary keeps the linker's method dead-code elimination (no reflect method lookup linked)" \
+	"see the test's message: remove the lookup from the binary" \
+	go test -tags e2e -count=1 -run '^TestNoReflectMethodInTheBinary$' ./internal/archtest
+
 # --- test tiers -------------------------------------------------------------
 
 # The packages whose test binary links a tier's test support, by go list.
