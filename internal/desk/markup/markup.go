@@ -14,7 +14,7 @@
 //
 //   - [Writer.Text] in text, in a <title> and inside a double-quoted
 //     attribute value opened with Raw (html/template's htmlEscaper and
-//     attrEscaper share one table: NUL, '"', '&', '\'', '+', '<', '>');
+//     attrEscaper share one table: NUL, double and single quote, '&', '+', '<', '>');
 //   - [Writer.Attr] for a whole double-quoted attribute;
 //   - [Writer.URL] and [Writer.URLQuery] for URL-valued attributes (href,
 //     action, src, sse-connect): a URL that starts with a dynamic value is
