@@ -225,7 +225,7 @@ func (v variant) pages() map[string]pageData {
 	pd := func(data any) pageData {
 		return pageData{Title: v.s("title"), Nav: v.pick("sessions", "receipts", "work", "claims", "conversations", "", v.s("nav")),
 			Live: v.pick("", Base+"/live/session"+queryString("provider", v.s("lp"), "nativeId", v.s("ln"), "after", "12")),
-			Now: v.when(), Data: data, Query: v.s("query"), CSRF: v.pick("", v.s("csrf"))}
+			Now:  v.when(), Data: data, Query: v.s("query"), CSRF: v.pick("", v.s("csrf"))}
 	}
 	wf := WorkFilter{Status: v.pick("", "open", v.s("wfs")), Session: v.s("wfsess"), Query: v.s("wfq"), Sort: v.pick("", "created", "status", "updated", v.s("sort"))}
 	board := []BoardColumn{{Status: "open", N: 3, Rows: []WorkRow{v.workRow()}, More: v.on(0)}, {Status: v.s("col"), N: 0, More: true}}
@@ -237,7 +237,7 @@ func (v variant) pages() map[string]pageData {
 		"receipts": pd(receiptsView{Filter: ReceiptFilter{Provider: v.s("rp"), NativeID: v.s("rn"), Status: v.pick("", "completed", v.s("rs")), Operation: v.pick("", "send")},
 			Providers: []string{"codex", v.s("rp")}, States: []string{"completed", "waiting_on_x", v.s("rs")}, Operations: []string{"send", "cancel"},
 			Page: ReceiptPage{Rows: []ReceiptRow{v.receiptRow()}, Searched: v.i * 100}, Tail: v.tail("receipt-rows"),
-			Counts: ReceiptCounts{Tally: v.tally(), Filter: ReceiptFilter{Provider: v.s("cp"), Status: v.pick("", "completed")}, OOB: v.pick("true", "")},
+			Counts:   ReceiptCounts{Tally: v.tally(), Filter: ReceiptFilter{Provider: v.s("cp"), Status: v.pick("", "completed")}, OOB: v.pick("true", "")},
 			Position: v.position("receipts")}),
 		"receipt": pd(ReceiptDetail{ReceiptRow: v.receiptRow(), Detail: v.s("detail"), Events: v.eventRows(), MessageID: v.s("mid"),
 			ConversationID: v.s("cid"), MessageSequence: 5, MessageDOMID: v.s("mdom"), ViaDesk: v.on(0)}),
