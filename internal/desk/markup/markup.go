@@ -113,17 +113,11 @@ func (w *Writer) urlPart(before, s string) {
 	}
 }
 
-// Len is the number of bytes written.
-func (w *Writer) Len() int { return len(w.buf) }
-
 // Bytes returns what was written; it aliases the writer's buffer.
 func (w *Writer) Bytes() []byte { return w.buf }
 
 // String returns what was written.
 func (w *Writer) String() string { return string(w.buf) }
-
-// Reset empties the writer, keeping its buffer.
-func (w *Writer) Reset() { w.buf = w.buf[:0] }
 
 // SafeURL reports whether s may start a URL attribute: a same-origin
 // reference the desk builds, "/path" (never "//host", nor "/\host", which
