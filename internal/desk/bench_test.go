@@ -73,3 +73,22 @@ func benchPages(b *testing.B, f *fixture, name string) {
 		})
 	}
 }
+
+// BenchmarkRender renders a receipts page of 50 rows with no store: the
+// cost of the HTML alone (markup.Writer), which BenchmarkPages includes.
+func BenchmarkRender(b *testing.B) {
+	rows := make([]ReceiptRow, 50)
+	for i := range rows {
+		at := time.Date(2026, 1, 2, 3, 4, 5, i, time.UTC)
+		rows[i] = ReceiptRow{ID: fmt.Sprintf("op_%08d", i), Provider: "codex", NativeID: fmt.Sprintf("thread-%d", i), Operation: "send",
+			Status: "completed", Created: at, Updated: at}
+	}
+	pd := pageData{Title: "Receipts", Nav: "receipts", Live: Base + "/live/receipts", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Data: receiptsView{Page: ReceiptPage{Rows: rows}, States: receiptStates, Operations: []string{"send", "cancel", "permission"},
+			Tail: listTail{ID: "receipt-rows", Base: Base + "/receipts", Next: "abc"}, Position: Position{ID: "receipts", From: 1, To: 50, Total: 1000}}}
+	for b.Loop() {
+		if _, err := renderPage("receipts", pd); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

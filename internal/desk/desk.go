@@ -21,6 +21,7 @@ import (
 	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/conversations"
 	"github.com/agent-interop/runtime/internal/delivery"
+	"github.com/agent-interop/runtime/internal/desk/markup"
 	"github.com/agent-interop/runtime/internal/events"
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/store"
@@ -108,7 +109,6 @@ type Handler struct {
 	auth      *auth
 	read      *reader
 	feed      *feed
-	tpl       *templates
 	assets    *assets
 	mux       *http.ServeMux
 	url       string
@@ -184,7 +184,6 @@ func New(o Options) (*Handler, error) {
 				alive: delivery.ProcessRunning, clock: o.Clock},
 		},
 		feed:       newFeed(o.Store.DB(), o.Store.Dialect(), o.Clock, o.PollEvery),
-		tpl:        &templates{},
 		assets:     newAssets(),
 		url:        strings.TrimRight(o.URL, "/"),
 		loginLink:  o.LoginLink,
@@ -383,20 +382,17 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, message string)
 		httpguard.WriteError(w, http.StatusUnauthorized, httpguard.CodeUnauthorized)
 		return
 	}
-	body, err := h.tpl.signin(map[string]any{"Message": message, "Action": Base + "/login"})
-	if err != nil {
-		httpguard.WriteError(w, http.StatusUnauthorized, httpguard.CodeUnauthorized)
-		return
-	}
+	var body markup.Writer
+	signinHTML(&body, message, Base+"/login")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusUnauthorized)
-	_, _ = w.Write(body)
+	_, _ = w.Write(body.Bytes())
 }
 
 // render answers a page.
 func (h *Handler) render(w http.ResponseWriter, status int, name string, data pageData) {
-	body, err := h.tpl.page(name, data)
+	body, err := renderPage(name, data)
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -407,7 +403,7 @@ func (h *Handler) render(w http.ResponseWriter, status int, name string, data pa
 	_, _ = w.Write(body)
 }
 
-// fail answers a store or template error without its details (they are
+// fail answers a store or rendering error without its details (they are
 // logged).
 func (h *Handler) fail(w http.ResponseWriter, err error) {
 	h.log.Error("desk: request failed", "err", err)
@@ -418,7 +414,7 @@ func (h *Handler) notFound(w http.ResponseWriter, what string) {
 	h.render(w, http.StatusNotFound, "notfound", pageData{Title: "Not found", Data: what})
 }
 
-// pageData is what every page template gets.
+// pageData is what every page gets: the layout's fields and the page's Data.
 type pageData struct {
 	Title string
 	Nav   string // the section highlighted in the navigation

@@ -12,6 +12,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/claim"
 	"github.com/agent-interop/runtime/ent/operation"
+	"github.com/agent-interop/runtime/internal/desk/markup"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
@@ -342,12 +343,14 @@ func TestFaviconIsServed(t *testing.T) {
 	if !strings.HasPrefix(body, "<svg") {
 		t.Errorf("the icon is not an SVG: %.80s", body)
 	}
-	for _, name := range []string{"templates/layout.html", "templates/signin.html"} {
-		raw, err := templateFiles.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(raw), `<link rel="icon" href="/desk/favicon.ico"`) {
+	page, err := renderPage("notfound", pageData{Title: "x", Data: "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var signin markup.Writer
+	signinHTML(&signin, "", Base+"/login")
+	for name, html := range map[string]string{"a page": string(page), "the sign-in page": signin.String()} {
+		if !strings.Contains(html, `<link rel="icon" href="/desk/favicon.ico"`) {
 			t.Errorf("%s does not link the icon", name)
 		}
 	}

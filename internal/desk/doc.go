@@ -40,13 +40,19 @@
 //
 // # Rendering
 //
-// Pages are server-rendered with html/template (contextual escaping: a
-// prompt or a file name shaped like HTML is shown as text). The front end
-// is htmx with its SSE extension and, on work item pages only, Mermaid for
-// the dependency graph; the three are vendored from npm at pinned versions
-// (assets/vendor.sh) and embedded, and the Content-Security-Policy lets the
-// page load nothing but its own origin. Templates are parsed on the first
-// request, never at package initialisation, so linking the desk into the
+// Pages are server-rendered by Go functions (html_pages.go, html_rows.go)
+// over [markup.Writer], not html/template: text/template's executor calls
+// reflect's MethodByName with a run-time name, which makes the linker keep
+// every exported method of every reachable type (issue 21; the archtest
+// TestNoTemplatesInTheBinary keeps the template packages out). Markup comes
+// only from constants; every value is escaped for its context exactly as
+// html/template escaped it (a prompt or a file name shaped like HTML is
+// shown as text), and a URL that a value starts is filtered to the desk's
+// own paths. The front end is htmx with its SSE extension and, on work
+// item pages only, Mermaid for the dependency graph; the three are vendored
+// from npm at pinned versions (assets/vendor.sh) and embedded, and the
+// Content-Security-Policy lets the page load nothing but its own origin.
+// Nothing is built at package initialisation, so linking the desk into the
 // binary adds no start-up work to `serve` over stdio.
 //
 // # Reads

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agent-interop/runtime/internal/clockctx"
+	"github.com/agent-interop/runtime/internal/desk/markup"
 )
 
 // A live stream (GET /desk/live/{view}) pushes one SSE event, named
@@ -169,11 +170,8 @@ func (s *stream) pushed(ctx context.Context, w http.ResponseWriter, rc *http.Res
 		return false, nil
 	}
 	s.greeted = true // a new connection says once that it is live, with its cursor
-	status, err := s.h.tpl.fragment("live-status", s.h.clock.Now())
-	if err != nil {
-		return false, err
-	}
-	parts = append(parts, status)
+	now := s.h.clock.Now()
+	parts = append(parts, fragment(func(w *markup.Writer) { liveStatusHTML(w, now) }))
 	var b strings.Builder
 	switch {
 	case s.list:
@@ -202,11 +200,10 @@ type rowLike interface {
 
 // listSpec names the parts of a list page a stream updates.
 type listSpec struct {
-	tbody  string // the element id of the list's tbody
-	rowTpl string // the template of one row
-	base   string // the page's path, for the pager
-	query  string // the page's filters, for the pager
-	empty  string // what the page says when the list is empty
+	tbody string // the element id of the list's tbody
+	base  string // the page's path, for the pager
+	query string // the page's filters, for the pager
+	empty string // what the page says when the list is empty
 }
 
 // Position is where a page stands in its list: "51–100 of 1,234".
@@ -262,7 +259,7 @@ func digest(s string) string {
 // kept their order; else the whole list (and its pager) replaced. A stream
 // that does not know what the page shows yet (a new or resumed connection)
 // compares the page's digest with its cursor: equal, nothing is sent.
-func diffList[R rowLike](s *stream, rows []R, spec listSpec, next string) ([]string, error) {
+func diffList[R rowLike](s *stream, rows []R, row func(*markup.Writer, R, string), spec listSpec, next string) []string {
 	ids := make([]string, len(rows))
 	fps := make([]string, len(rows))
 	for i, row := range rows {
@@ -279,7 +276,7 @@ func diffList[R rowLike](s *stream, rows []R, spec listSpec, next string) ([]str
 		if !s.known {
 			remember(ids)
 		}
-		return nil, nil
+		return nil
 	}
 	fresh := 0
 	if s.known {
@@ -293,64 +290,44 @@ func diffList[R rowLike](s *stream, rows []R, spec listSpec, next string) ([]str
 	}
 	kept := ids[fresh:]
 	if !s.known || len(kept) > len(s.shown) || !slices.Equal(kept, s.shown[:len(kept)]) {
-		parts, err := replaceList(s, rows, spec, next)
-		if err == nil {
-			remember(ids)
-		}
-		return parts, err
+		remember(ids)
+		return replaceList(rows, row, spec, next)
 	}
 	var parts []string
 	for i := fresh; i < len(rows); i++ {
 		if s.sent[ids[i]] == fps[i] {
 			continue
 		}
-		frag, err := s.h.tpl.fragment(spec.rowTpl, map[string]any{"Row": rows[i], "OOB": "true"})
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, frag)
+		parts = append(parts, fragment(func(w *markup.Writer) { row(w, rows[i], "true") }))
 	}
 	if fresh > 0 {
-		var b strings.Builder
-		for _, row := range rows[:fresh] {
-			frag, err := s.h.tpl.fragment(spec.rowTpl, map[string]any{"Row": row, "OOB": ""})
-			if err != nil {
-				return nil, err
-			}
-			b.WriteString(frag)
+		var w markup.Writer
+		w.Raw(`<tbody hx-swap-oob="afterbegin:#`)
+		w.Text(spec.tbody)
+		w.Raw(`">`)
+		for _, r := range rows[:fresh] {
+			row(&w, r, "")
 		}
-		parts = append(parts, `<tbody hx-swap-oob="afterbegin:#`+spec.tbody+`">`+b.String()+`</tbody>`)
-		empty, err := s.h.tpl.fragment("list-empty", spec.tail(next, 1, true))
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, empty)
+		w.Raw(`</tbody>`)
+		parts = append(parts, w.String(), fragment(func(w *markup.Writer) { listEmptyHTML(w, spec.tail(next, 1, true)) }))
 	}
 	remember(append(slices.Clone(ids[:fresh]), s.shown...))
-	return parts, nil
+	return parts
 }
 
 // replaceList renders the whole list, its empty-list line and its pager as
 // out-of-band swaps.
-func replaceList[R rowLike](s *stream, rows []R, spec listSpec, next string) ([]string, error) {
-	var b strings.Builder
-	for _, row := range rows {
-		frag, err := s.h.tpl.fragment(spec.rowTpl, map[string]any{"Row": row, "OOB": ""})
-		if err != nil {
-			return nil, err
-		}
-		b.WriteString(frag)
+func replaceList[R rowLike](rows []R, row func(*markup.Writer, R, string), spec listSpec, next string) []string {
+	var w markup.Writer
+	w.Raw(`<tbody hx-swap-oob="innerHTML:#`)
+	w.Text(spec.tbody)
+	w.Raw(`">`)
+	for _, r := range rows {
+		row(&w, r, "")
 	}
+	w.Raw(`</tbody>`)
 	tail := spec.tail(next, len(rows), true)
-	empty, err := s.h.tpl.fragment("list-empty", tail)
-	if err != nil {
-		return nil, err
-	}
-	pager, err := s.h.tpl.fragment("pager", tail)
-	if err != nil {
-		return nil, err
-	}
-	return []string{`<tbody hx-swap-oob="innerHTML:#` + spec.tbody + `">` + b.String() + `</tbody>`, empty, pager}, nil
+	return []string{w.String(), fragment(func(w *markup.Writer) { listEmptyHTML(w, tail) }), fragment(func(w *markup.Writer) { pagerHTML(w, tail) })}
 }
 
 func stepSessions(ctx context.Context, s *stream) ([]string, error) {
@@ -368,20 +345,12 @@ func stepSessions(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts, err := diffList(s, page.Rows, sessionsList(f), page.Next)
-	if err != nil {
-		return nil, err
-	}
+	parts := diffList(s, page.Rows, sessionRowHTML, sessionsList(f), page.Next)
 	counts.OOB = "true"
-	more, err := replaceIfChanged(s, "counts", "session-counts", counts)
-	if err != nil {
-		return nil, err
-	}
-	parts = append(parts, more...)
+	parts = append(parts, replaceIfChanged(s, "counts", func(w *markup.Writer) { sessionCountsHTML(w, counts) })...)
 	pos := position("sessions", page.Start, len(page.Rows), page.Total)
 	pos.OOB = "true"
-	more, err = replaceIfChanged(s, "position", "list-position", pos)
-	return append(parts, more...), err
+	return append(parts, replaceIfChanged(s, "position", func(w *markup.Writer) { listPositionHTML(w, pos) })...), nil
 }
 
 func stepReceipts(ctx context.Context, s *stream) ([]string, error) {
@@ -399,20 +368,12 @@ func stepReceipts(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts, err := diffList(s, page.Rows, receiptsList(f), page.Next)
-	if err != nil {
-		return nil, err
-	}
+	parts := diffList(s, page.Rows, receiptRowHTML, receiptsList(f), page.Next)
 	counts.OOB = "true"
-	more, err := replaceIfChanged(s, "counts", "receipt-counts", counts)
-	if err != nil {
-		return nil, err
-	}
-	parts = append(parts, more...)
+	parts = append(parts, replaceIfChanged(s, "counts", func(w *markup.Writer) { receiptCountsHTML(w, counts) })...)
 	pos := position("receipts", page.Start, len(page.Rows), counts.of(f.Status))
 	pos.OOB = "true"
-	more, err = replaceIfChanged(s, "position", "list-position", pos)
-	return append(parts, more...), err
+	return append(parts, replaceIfChanged(s, "position", func(w *markup.Writer) { listPositionHTML(w, pos) })...), nil
 }
 
 func stepWork(ctx context.Context, s *stream) ([]string, error) {
@@ -430,20 +391,12 @@ func stepWork(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts, err := diffList(s, page.Rows, workList(f), page.Next)
-	if err != nil {
-		return nil, err
-	}
+	parts := diffList(s, page.Rows, workRowHTML, workList(f), page.Next)
 	counts.OOB = "true"
-	more, err := replaceIfChanged(s, "counts", "work-counts", counts)
-	if err != nil {
-		return nil, err
-	}
-	parts = append(parts, more...)
+	parts = append(parts, replaceIfChanged(s, "counts", func(w *markup.Writer) { workCountsHTML(w, counts) })...)
 	pos := position("work", page.Start, len(page.Rows), counts.of(f.Status))
 	pos.OOB = "true"
-	more, err = replaceIfChanged(s, "position", "list-position", pos)
-	return append(parts, more...), err
+	return append(parts, replaceIfChanged(s, "position", func(w *markup.Writer) { listPositionHTML(w, pos) })...), nil
 }
 
 // stepBoard sends the board's counts and columns again when a count or a
@@ -470,14 +423,8 @@ func stepBoard(ctx context.Context, s *stream) ([]string, error) {
 	}
 	s.mark = m
 	counts.OOB = "true"
-	cf, err := s.h.tpl.fragment("work-counts", counts)
-	if err != nil {
-		return nil, err
-	}
-	bf, err := s.h.tpl.fragment("work-board", workView{Filter: f, Board: board, BoardOOB: "true"})
-	if err != nil {
-		return nil, err
-	}
+	cf := fragment(func(w *markup.Writer) { workCountsHTML(w, counts) })
+	bf := fragment(func(w *markup.Writer) { workBoardHTML(w, workView{Filter: f, Board: board, BoardOOB: "true"}) })
 	return []string{cf, bf}, nil
 }
 
@@ -487,30 +434,23 @@ func stepConversations(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts, err := diffList(s, page.Rows, conversationsList(limit), page.Next)
-	if err != nil {
-		return nil, err
-	}
+	parts := diffList(s, page.Rows, conversationRowHTML, conversationsList(limit), page.Next)
 	pos := position("conversations", page.Start, len(page.Rows), page.Total)
 	pos.OOB = "true"
-	more, err := replaceIfChanged(s, "position", "list-position", pos)
-	return append(parts, more...), err
+	return append(parts, replaceIfChanged(s, "position", func(w *markup.Writer) { listPositionHTML(w, pos) })...), nil
 }
 
 // replaceIfChanged renders a block and returns it when it differs from
 // what was last sent under key.
-func replaceIfChanged(s *stream, key, tpl string, data any) ([]string, error) {
-	frag, err := s.h.tpl.fragment(tpl, data)
-	if err != nil {
-		return nil, err
-	}
+func replaceIfChanged(s *stream, key string, write func(w *markup.Writer)) []string {
+	frag := fragment(write)
 	sum := sha256.Sum256([]byte(frag))
 	fp := string(sum[:])
 	if s.sent[key] == fp {
-		return nil, nil
+		return nil
 	}
 	s.sent[key] = fp
-	return []string{frag}, nil
+	return []string{frag}
 }
 
 func stepClaims(ctx context.Context, s *stream) ([]string, error) {
@@ -522,7 +462,7 @@ func stepClaims(ctx context.Context, s *stream) ([]string, error) {
 		return nil, err
 	}
 	// Expiry is relative to now: compare what the blocks show, not when.
-	return replaceIfChanged(s, "claims", "claims-live", map[string]any{"Page": page, "OOB": "true"})
+	return replaceIfChanged(s, "claims", func(w *markup.Writer) { claimsLiveHTML(w, page, "true") }), nil
 }
 
 func stepSession(ctx context.Context, s *stream) ([]string, error) {
@@ -532,19 +472,13 @@ func stepSession(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts, err := replaceIfChanged(s, "summary", "session-summary", map[string]any{"Row": row, "OOB": "true"})
-	if err != nil {
-		return nil, err
-	}
+	parts := replaceIfChanged(s, "summary", func(w *markup.Writer) { sessionSummaryHTML(w, row, "true") })
 	evs, err := s.h.read.eventsAfter(ctx, provider, native, s.cursor, maxStreamRows)
 	if err != nil {
 		return nil, err
 	}
 	if len(evs.Rows) > 0 || evs.Gap != nil {
-		frag, err := s.h.tpl.fragment("event-rows", map[string]any{"Rows": evs.Rows, "Gap": evs.Gap})
-		if err != nil {
-			return nil, err
-		}
+		frag := fragment(func(w *markup.Writer) { eventRowsHTML(w, evs.Rows, evs.Gap) })
 		parts = append(parts, `<tbody hx-swap-oob="beforeend:#event-rows">`+frag+`</tbody>`,
 			`<p id="event-rows-empty" hx-swap-oob="true" hidden></p>`)
 		s.cursor = evs.Next
@@ -553,20 +487,12 @@ func stepSession(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	more, err := replaceIfChanged(s, "receipts", "receipt-table", map[string]any{"Rows": rc.Rows, "ID": "session-receipts", "OOB": "true"})
-	if err != nil {
-		return nil, err
-	}
-	parts = append(parts, more...)
+	parts = append(parts, replaceIfChanged(s, "receipts", func(w *markup.Writer) { receiptTableHTML(w, "session-receipts", rc.Rows, "true") })...)
 	usage, err := s.h.read.sessionUsage(ctx, provider, native)
 	if err != nil {
 		return nil, err
 	}
-	more, err = replaceIfChanged(s, "usage", "usage-line", map[string]any{"ID": "session-usage", "Usage": usage, "OOB": "true"})
-	if err != nil {
-		return nil, err
-	}
-	parts = append(parts, more...)
+	parts = append(parts, replaceIfChanged(s, "usage", func(w *markup.Writer) { usageLineHTML(w, "session-usage", usage, "true") })...)
 	// The open permission requests, for a browser session that may act:
 	// a request that arrives (or is answered elsewhere) shows without a
 	// reload. A provider's request is recorded as its event, so the
@@ -576,11 +502,7 @@ func stepSession(ctx context.Context, s *stream) ([]string, error) {
 		if v.Asks, err = s.h.act.pending(ctx, provider, native); err != nil {
 			v.AsksErr = err.Error()
 		}
-		more, err = replaceIfChanged(s, "asks", "session-actions", map[string]any{"V": v, "CSRF": csrf, "OOB": "true"})
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, more...)
+		parts = append(parts, replaceIfChanged(s, "asks", func(w *markup.Writer) { sessionActionsHTML(w, v, csrf, "true") })...)
 	}
 	return parts, nil
 }
@@ -590,7 +512,7 @@ func stepReceipt(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return replaceIfChanged(s, "receipt", "receipt-detail", map[string]any{"D": d, "OOB": "true"})
+	return replaceIfChanged(s, "receipt", func(w *markup.Writer) { receiptDetailHTML(w, d, "true") }), nil
 }
 
 func stepWorkItem(ctx context.Context, s *stream) ([]string, error) {
@@ -600,23 +522,15 @@ func stepWorkItem(ctx context.Context, s *stream) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts, err := replaceIfChanged(s, "graph", "work-graph", map[string]any{"G": d.Graph, "OOB": "true"})
-	if err != nil {
-		return nil, err
-	}
-	more, err := replaceIfChanged(s, "records", "work-records", map[string]any{"D": d, "OOB": "true"})
-	if err != nil {
-		return nil, err
-	}
-	parts = append(parts, more...)
+	parts := replaceIfChanged(s, "graph", func(w *markup.Writer) { workGraphHTML(w, d.Graph, "true") })
+	parts = append(parts, replaceIfChanged(s, "records", func(w *markup.Writer) { workRecordsHTML(w, d, "true") })...)
 	// The usage line: a turn of one of its sessions that ends stores its
 	// verdict and usage, which wakes the stream.
 	usage, err := s.h.read.workUsage(ctx, d.ID)
 	if err != nil {
 		return nil, err
 	}
-	more, err = replaceIfChanged(s, "usage", "work-usage", map[string]any{"Usage": usage, "OOB": "true"})
-	return append(parts, more...), err
+	return append(parts, replaceIfChanged(s, "usage", func(w *markup.Writer) { workUsageHTML(w, usage, "true") })...), nil
 }
 
 func stepConversation(ctx context.Context, s *stream) ([]string, error) {
@@ -635,40 +549,29 @@ func stepConversation(ctx context.Context, s *stream) ([]string, error) {
 		if s.sent[m.DOMID()] == m.Fingerprint() {
 			continue
 		}
-		frag, err := s.h.tpl.fragment("message", map[string]any{"Row": m, "OOB": "true"})
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, frag)
+		parts = append(parts, fragment(func(w *markup.Writer) { messageHTML(w, m, "true") }))
 		s.sent[m.DOMID()] = m.Fingerprint()
 	}
 	if len(fresh) > 0 {
-		var b strings.Builder
+		var w markup.Writer
+		w.Raw(`<ol hx-swap-oob="beforeend:#messages">`)
 		for _, m := range fresh {
-			frag, err := s.h.tpl.fragment("message", map[string]any{"Row": m, "OOB": ""})
-			if err != nil {
-				return nil, err
-			}
-			b.WriteString(frag)
+			messageHTML(&w, m, "")
 			s.sent[m.DOMID()] = m.Fingerprint()
 			s.cursor = max(s.cursor, m.Sequence)
 		}
-		parts = append(parts, `<ol hx-swap-oob="beforeend:#messages">`+b.String()+`</ol>`,
+		w.Raw(`</ol>`)
+		parts = append(parts, w.String(),
 			`<p id="messages-empty" hx-swap-oob="true" hidden></p>`)
 	}
 	// The budget left and the usage line: a message spends the budget, and
 	// its turn's end stores the verdict and usage they count.
 	if d.Budget != nil {
-		more, err := replaceIfChanged(s, "budget", "conversation-budget", map[string]any{"Budget": d.Budget, "OOB": "true"})
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, more...)
+		parts = append(parts, replaceIfChanged(s, "budget", func(w *markup.Writer) { conversationBudgetHTML(w, d.Budget, "true") })...)
 	}
 	usage, err := s.h.read.conversationUsage(ctx, d.ID)
 	if err != nil {
 		return nil, err
 	}
-	more, err := replaceIfChanged(s, "usage", "usage-line", map[string]any{"ID": "conversation-usage", "Usage": usage, "OOB": "true"})
-	return append(parts, more...), err
+	return append(parts, replaceIfChanged(s, "usage", func(w *markup.Writer) { usageLineHTML(w, "conversation-usage", usage, "true") })...), nil
 }

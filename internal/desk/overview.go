@@ -9,6 +9,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/predicate"
 	"github.com/agent-interop/runtime/ent/workitem"
+	"github.com/agent-interop/runtime/internal/desk/markup"
 )
 
 // The whole-store dependency overview (/desk/graph). A store of thousands
@@ -141,11 +142,7 @@ func stepGraph(ctx context.Context, s *stream) ([]string, error) {
 	if m := o.mark(); m != s.mark {
 		s.mark = m
 		o.OOB = "true"
-		frag, err := s.h.tpl.fragment("overview-graph", o)
-		if err != nil {
-			return nil, err
-		}
-		return []string{frag}, nil
+		return []string{fragment(func(w *markup.Writer) { overviewGraphHTML(w, o) })}, nil
 	}
 	return nil, nil
 }

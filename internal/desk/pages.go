@@ -44,7 +44,7 @@ func sessionsList(f SessionFilter) listSpec {
 	if f.Provider != "" || f.Workspace != "" {
 		empty = "No session recorded for this filter."
 	}
-	return listSpec{tbody: "session-rows", rowTpl: "session-row", base: Base + "/sessions",
+	return listSpec{tbody: "session-rows", base: Base + "/sessions",
 		query: queryString("provider", f.Provider, "workspace", f.Workspace, "limit", limitParam(f.Limit)), empty: empty}
 }
 
@@ -200,7 +200,7 @@ func receiptsList(f ReceiptFilter) listSpec {
 	if f.Provider != "" || f.Status != "" || f.Operation != "" || f.NativeID != "" {
 		empty = "No receipt recorded for this filter."
 	}
-	return listSpec{tbody: "receipt-rows", rowTpl: "receipt-row", base: Base + "/receipts",
+	return listSpec{tbody: "receipt-rows", base: Base + "/receipts",
 		query: queryString("provider", f.Provider, "status", f.Status, "operation", f.Operation, "nativeId", f.NativeID,
 			"limit", limitParam(f.Limit)), empty: empty}
 }
@@ -327,7 +327,7 @@ func workList(f WorkFilter) listSpec {
 	if f.Status != "" || f.Session != "" || f.Query != "" {
 		empty = "No work item recorded for this filter."
 	}
-	return listSpec{tbody: "work-rows", rowTpl: "work-row", base: Base + "/work",
+	return listSpec{tbody: "work-rows", base: Base + "/work",
 		query: queryString("status", f.Status, "session", f.Session, "q", f.Query, "sort", f.Sort, "limit", limitParam(f.Limit)), empty: empty}
 }
 
@@ -423,7 +423,7 @@ type conversationsView struct {
 }
 
 func conversationsList(limit int) listSpec {
-	return listSpec{tbody: "conversation-rows", rowTpl: "conversation-row", base: Base + "/conversations",
+	return listSpec{tbody: "conversation-rows", base: Base + "/conversations",
 		query: queryString("limit", limitParam(limit)), empty: "No conversation recorded."}
 }
 
