@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"entgo.io/ent/dialect"
@@ -142,10 +143,15 @@ func evidenceIDsDirect(ctx context.Context, tx *ent.Tx, ids []string, bound int)
 	return out, nil
 }
 
-// unmarshalColumn decodes a JSON column as ent does: NULL or empty
-// leaves v as it is.
-func unmarshalColumn(c stdsql.NullString, v any, name string) error {
+// unmarshalColumn decodes a JSON column of strings as ent does
+// (json.Unmarshal into v): NULL or empty leaves v as it is. The form the
+// store writes for a list of plain strings is read by plainStrings.
+func unmarshalColumn(c stdsql.NullString, v *[]string, name string) error {
 	if !c.Valid || c.String == "" {
+		return nil
+	}
+	if list, ok := plainStrings(c.String); ok {
+		*v = list
 		return nil
 	}
 	// json.Unmarshal only reads its input: the column's text is passed
@@ -154,6 +160,46 @@ func unmarshalColumn(c stdsql.NullString, v any, name string) error {
 		return fmt.Errorf("unmarshal field %s: %w", name, err)
 	}
 	return nil
+}
+
+// plainStrings reads a compact JSON array of strings without escapes,
+// control characters or invalid UTF-8 (["a","b"], or [] as an empty
+// list), which json.Unmarshal decodes to the bytes between the quotes;
+// ok is false for any other text, left to json.Unmarshal. The strings
+// share s.
+func plainStrings(s string) ([]string, bool) {
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return nil, false
+	}
+	body := s[1 : len(s)-1]
+	if body == "" {
+		return []string{}, true
+	}
+	n := strings.Count(body, `","`) + 1
+	list := make([]string, 0, n)
+	for i := 0; ; {
+		if i >= len(body) || body[i] != '"' {
+			return nil, false
+		}
+		j := i + 1
+		for j < len(body) && body[j] != '"' {
+			if c := body[j]; c < 0x20 || c == '\\' {
+				return nil, false
+			}
+			j++
+		}
+		if j == len(body) || !utf8.ValidString(body[i+1:j]) {
+			return nil, false
+		}
+		list = append(list, body[i+1:j])
+		if j+1 == len(body) {
+			return list, true
+		}
+		if body[j+1] != ',' {
+			return nil, false
+		}
+		i = j + 2
+	}
 }
 
 // timeColumn is a time column selected as text; NULL is the zero time,

@@ -2,10 +2,12 @@ package workflow
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,5 +171,56 @@ func TestParseStoreTimeAsTheDriver(t *testing.T) {
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPlainStringsAsUnmarshal decodes random JSON-ish texts of string
+// lists (escapes, control characters, invalid UTF-8, spaces, nulls,
+// numbers, cut and doubled punctuation) with plainStrings and with
+// json.Unmarshal: whenever plainStrings reads a text, json.Unmarshal reads
+// the same list; it must read the lists the store writes of strings with
+// nothing json.Marshal escapes.
+func TestPlainStringsAsUnmarshal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	parts := []string{`"`, `a`, `src/x.go`, `,`, `[`, `]`, `\"`, `\\`, `\u00e9`, `\n`, "\n", "\x01", "\xff", "é", "\u2028", ` `, `null`, `1`, `""`, `","`}
+	read := 0
+	for i := range 50000 {
+		var text string
+		if i%2 == 0 { // a list the store writes (json.Marshal), of strings with nothing it escapes
+			list := make([]string, rng.IntN(4))
+			for k := range list {
+				for range rng.IntN(4) {
+					list[k] += []string{"a", "src/f.go", "é", " ", "x'y"}[rng.IntN(5)]
+				}
+			}
+			b, _ := json.Marshal(list)
+			text = string(b)
+		} else {
+			var b strings.Builder
+			b.WriteString("[")
+			for range rng.IntN(8) {
+				b.WriteString(parts[rng.IntN(len(parts))])
+			}
+			if rng.IntN(4) > 0 {
+				b.WriteString("]")
+			}
+			text = b.String()
+		}
+		got, ok := plainStrings(text)
+		var want []string
+		err := json.Unmarshal([]byte(text), &want)
+		if i%2 == 0 && !ok {
+			t.Fatalf("plainStrings(%q) refused a list the store writes", text)
+		}
+		if !ok {
+			continue
+		}
+		read++
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("plainStrings(%q) = %#v, json.Unmarshal: %#v, %v", text, got, want, err)
+		}
+	}
+	if read < 25000 {
+		t.Fatalf("plainStrings read %d texts", read)
 	}
 }
