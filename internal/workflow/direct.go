@@ -117,7 +117,7 @@ func evidenceIDsDirect(ctx context.Context, tx *ent.Tx, ids []string, bound int)
 		return nil, err
 	}
 	defer rows.Close()
-	var recs []ent.Evidence
+	recs := make([]ent.Evidence, 0, len(ids)) // a work or so has one; more grow the slice
 	var id, work, captured stdsql.NullString
 	for rows.Next() {
 		if err := rows.Scan(&id, &work, &captured); err != nil {

@@ -174,6 +174,7 @@ func (s *Service) ListWorks(ctx context.Context, in ListWorksInput) (WorkList, e
 		if err != nil {
 			return err
 		}
+		out.Works = make([]WorkPreview, 0, len(rows))
 		for _, w := range rows {
 			out.Works = append(out.Works, toWorkPreview(w, counts))
 		}
