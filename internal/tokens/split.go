@@ -67,14 +67,14 @@ func unitLen[U unit](u U) int {
 // splitUnits cuts text, whose units are rs, into its pieces; with reach it
 // also works out each piece's reach (see splitReach), else reach is 0.
 func splitUnits[U unit](text string, rs []U, piece func(p string, end, reach int), reach bool) {
-	n := len(rs)
-	match := matchAt[U]
-	if _, ok := any(rs).([]byte); ok {
-		match = any(matchASCII).(func([]U, int) int)
+	if b, ok := any(rs).([]byte); ok {
+		splitBytes(text, b, piece, reach)
+		return
 	}
+	n := len(rs)
 	at := 0 // the byte offset of rs[i] in text (valid UTF-8: each rune's own length)
 	for i := 0; i < n; {
-		e := match(rs, i)
+		e := matchAt(rs, i)
 		if e == i {
 			at += unitLen(rs[i])
 			i++ // no piece starts here: the engine moves on, the rune is not encoded
@@ -98,6 +98,26 @@ func splitUnits[U unit](text string, rs []U, piece func(p string, end, reach int
 		}
 		piece(text[at:end], end, rb)
 		at, i = end, e
+	}
+}
+
+// splitBytes is splitUnits for the bytes of an ASCII text: a unit is a
+// byte, so its index is its offset and no length is summed, and the
+// pieces are matched by matchASCII.
+func splitBytes(text string, b []byte, piece func(p string, end, reach int), reach bool) {
+	n := len(b)
+	for i := 0; i < n; {
+		e := matchASCII(b, i)
+		if e == i {
+			i++ // no piece starts here (see splitUnits)
+			continue
+		}
+		rb := 0
+		if reach {
+			rb = min(readTo(b, i, e), n+1)
+		}
+		piece(text[i:e], e, rb)
+		i = e
 	}
 }
 
