@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -102,5 +103,48 @@ func TestDottedTripleTrigger(t *testing.T) {
 		if got := hasDottedTriple(s); got != want {
 			t.Errorf("hasDottedTriple(%q) = %v", s, got)
 		}
+	}
+}
+
+// TestDottedTripleAsScanned holds hasDottedTriple to a scan of every
+// position (the rule's shape as its comment states it) on random texts
+// of token characters, dots and other bytes.
+func TestDottedTripleAsScanned(t *testing.T) {
+	scan := func(s string) bool {
+		for i := 23; i+7 < len(s); i++ {
+			if s[i] != '.' || s[i+7] != '.' {
+				continue
+			}
+			ok := true
+			for j := i - 23; j < i+7; j++ {
+				if j != i && !isTokenChar(s[j]) {
+					ok = false
+				}
+			}
+			if ok {
+				return true
+			}
+		}
+		return false
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	alphabet := []string{"a", "Z", "0", "_", "-", ".", ".", " ", "\"", "é", rep("x", 20), "abcdef"}
+	found := 0
+	for range 50000 {
+		var b strings.Builder
+		for range rng.IntN(30) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		s := b.String()
+		want := scan(s)
+		if got := hasDottedTriple(s); got != want {
+			t.Fatalf("hasDottedTriple(%q) = %v, want %v", s, got, want)
+		}
+		if want {
+			found++
+		}
+	}
+	if found < 100 {
+		t.Fatalf("only %d texts had the shape", found)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -62,7 +64,8 @@ func TestWireResultEncodesAsTheSDK(t *testing.T) {
 }
 
 // TestInitializedSessionsGetWireResults checks that the answers of a
-// session opened with initialize are wireResults (an outer middleware sees
+// session opened with initialize are wireResults or plainResults (an
+// outer middleware sees
 // what the server returns) and reach the client intact.
 func TestInitializedSessionsGetWireResults(t *testing.T) {
 	p, ok := catalogs.LookupProfile("full")
@@ -116,8 +119,8 @@ func TestInitializedSessionsGetWireResults(t *testing.T) {
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`)
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_runtime_status","arguments":{}}}`)
 	resp := read()
-	if got := <-seen; got != fmt.Sprintf("%T", wireResult{}) {
-		t.Fatalf("the server returned a %s, want a wireResult", got)
+	if got := <-seen; got != fmt.Sprintf("%T", wireResult{}) && got != fmt.Sprintf("%T", plainResult{}) {
+		t.Fatalf("the server returned a %s, want a wireResult or a plainResult", got)
 	}
 	var res struct {
 		Content []struct {
@@ -140,5 +143,77 @@ func TestInitializedSessionsGetWireResults(t *testing.T) {
 	}
 	if fromText.ToolsetProfileDescription != "a <b> & c" || fromStructured.ToolsetProfileDescription != "a <b> & c" {
 		t.Fatalf("answer %s: the description did not arrive intact", resp.Result)
+	}
+}
+
+// TestPlainResultEncodesAsTheSDK holds plainResult to the bytes go-sdk's
+// own encoding writes (encoded as the JSON-RPC layer encodes a result),
+// for results with escapes, control characters, invalid UTF-8 and
+// non-ASCII but none of the characters it leaves to wireResult, with and
+// without structuredContent and as tool errors; the results with an HTML
+// character or a line or paragraph separator, anywhere, and the shapes
+// left to the SDK are refused. plainResult must not be a json.Marshaler.
+func TestPlainResultEncodesAsTheSDK(t *testing.T) {
+	if _, ok := any(plainResult{}).(json.Marshaler); ok {
+		t.Fatal("plainResult is a json.Marshaler: its output would be compacted again")
+	}
+	if _, ok := any(plainResult{}).(mcp.Result); !ok {
+		t.Fatal("plainResult is no mcp.Result")
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	pieces := []string{"a", "\"", "\\", "é", "\n", "\t", "\x01", "\x7f", "\xff", "\xe2", "\xe2\x80", "\u2027", "\u202f", " ", "{", "works"}
+	unsafePieces := []string{"<", ">", "&", "\u2028", "\u2029"}
+	text := func(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
+	encode := func(v any) json.RawMessage {
+		b, err := marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for i := range 3000 {
+		var b strings.Builder
+		for range rng.IntN(20) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		refused := i%4 == 3
+		if refused {
+			b.WriteString(unsafePieces[rng.IntN(len(unsafePieces))])
+		}
+		s := b.String()
+		body := encode(map[string]any{"s": s, "n": i})
+		var res *mcp.CallToolResult
+		switch i % 3 {
+		case 0: // an answer: the text is its structuredContent
+			res = &mcp.CallToolResult{Content: text(string(body)), StructuredContent: body}
+		case 1: // a text alone, or an error
+			res = &mcp.CallToolResult{Content: text(s), IsError: i%2 == 0}
+		case 2: // a legacy answer: text and structuredContent differ
+			res = &mcp.CallToolResult{Content: text(s), StructuredContent: encode(map[string]any{"x": s[:len(s)/2]})}
+		}
+		raw, _ := res.StructuredContent.(json.RawMessage)
+		// What the result holds (a body escapes the separators itself).
+		refused = strings.ContainsAny(res.Content[0].(*mcp.TextContent).Text+string(raw), "<>&\u2028\u2029")
+		p, ok := asPlainResult(res)
+		if ok == refused {
+			t.Fatalf("%d: %q: asPlainResult ok = %v", i, s, ok)
+		}
+		if !ok {
+			continue
+		}
+		if got, want := encode(p), encode(res); !bytes.Equal(got, want) {
+			t.Fatalf("%d: plainResult wrote\n%s\nthe SDK writes\n%s", i, got, want)
+		}
+	}
+	for i, res := range []*mcp.CallToolResult{
+		{Content: text("x"), StructuredContent: map[string]any{"a": "b"}},
+		{Content: text("x"), Meta: mcp.Meta{"k": "v"}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}},
+		{Content: []mcp.Content{}},
+		{Content: text("x"), StructuredContent: json.RawMessage(`{"a":"<"}`)},
+	} {
+		if _, ok := asPlainResult(res); ok {
+			t.Errorf("%d: asPlainResult took a result it must leave", i)
+		}
 	}
 }

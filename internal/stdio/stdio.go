@@ -96,9 +96,14 @@ func New(in io.Reader, out io.Writer, opts Options) *Transport {
 	return &Transport{io: &mcp.IOTransport{Reader: pr, Writer: g, MaxLineLength: 2 * MaxLineBytes}, g: g, pw: pw}
 }
 
-// Connect implements mcp.Transport.
+// Connect implements mcp.Transport: the SDK's connection, with
+// successful responses framed without a second encoding (see conn).
 func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
-	return t.io.Connect(ctx)
+	c, err := t.io.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{Connection: c, out: t.g}, nil
 }
 
 // Interrupt ends the input as if stdin had closed, waiting at most

@@ -67,6 +67,10 @@ func unitLen[U unit](u U) int {
 // splitUnits cuts text, whose units are rs, into its pieces; with reach it
 // also works out each piece's reach (see splitReach), else reach is 0.
 func splitUnits[U unit](text string, rs []U, piece func(p string, end, reach int), reach bool) {
+	if b, ok := any(rs).([]byte); ok {
+		splitBytes(text, b, piece, reach)
+		return
+	}
 	n := len(rs)
 	at := 0 // the byte offset of rs[i] in text (valid UTF-8: each rune's own length)
 	for i := 0; i < n; {
@@ -94,6 +98,26 @@ func splitUnits[U unit](text string, rs []U, piece func(p string, end, reach int
 		}
 		piece(text[at:end], end, rb)
 		at, i = end, e
+	}
+}
+
+// splitBytes is splitUnits for the bytes of an ASCII text: a unit is a
+// byte, so its index is its offset and no length is summed, and the
+// pieces are matched by matchASCII.
+func splitBytes(text string, b []byte, piece func(p string, end, reach int), reach bool) {
+	n := len(b)
+	for i := 0; i < n; {
+		e := matchASCII(b, i)
+		if e == i {
+			i++ // no piece starts here (see splitUnits)
+			continue
+		}
+		rb := 0
+		if reach {
+			rb = min(readTo(b, i, e), n+1)
+		}
+		piece(text[i:e], e, rb)
+		i = e
 	}
 }
 
@@ -145,6 +169,100 @@ func matchAt[U unit](rs []U, i int) int {
 		return k - 1
 	}
 	return k // \s+
+}
+
+// Classes of ASCII bytes, as the class functions below tell them apart
+// (asciiClass is built from them).
+const (
+	aUpper  = 1 << iota // isUpperish
+	aLower              // isLowerish
+	aDigit              // isNumber
+	aPunct              // isPunct
+	aPrefix             // isPrefix
+)
+
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for r := range rune(utf8.RuneSelf) {
+		for _, c := range []struct {
+			bit uint8
+			in  func(rune) bool
+		}{{aUpper, isUpperish}, {aLower, isLowerish}, {aDigit, isNumber}, {aPunct, isPunct}, {aPrefix, isPrefix}} {
+			if c.in(r) {
+				t[r] |= c.bit
+			}
+		}
+	}
+	return t
+}()
+
+// matchASCII is matchAt for the bytes of an ASCII text, with the classes
+// looked up in asciiClass. Upper- and lower-ish are disjoint in ASCII, so
+// a letter run is its capitals and then its small letters (the first
+// alternative when small letters follow, else the second), after an
+// optional prefix byte when a letter follows it. Whitespace (and DEL)
+// goes to matchAt.
+func matchASCII(b []byte, i int) int {
+	n := len(b)
+	c := asciiClass[b[i]]
+	j := i
+	if c&aPrefix != 0 && i+1 < n && asciiClass[b[i+1]]&(aUpper|aLower) != 0 {
+		j = i + 1
+	}
+	if asciiClass[b[j]]&(aUpper|aLower) != 0 {
+		e := j
+		for e < n && asciiClass[b[e]]&aUpper != 0 {
+			e++
+		}
+		for e < n && asciiClass[b[e]]&aLower != 0 {
+			e++
+		}
+		return contractionASCII(b, e)
+	}
+	if c&aDigit != 0 { // \p{N}{1,3}
+		e := i + 1
+		for e < n && e-i < 3 && asciiClass[b[e]]&aDigit != 0 {
+			e++
+		}
+		return e
+	}
+	if b[i] == ' ' && i+1 < n && asciiClass[b[i+1]]&aPunct != 0 {
+		j = i + 1
+	}
+	if asciiClass[b[j]]&aPunct != 0 { // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+		e := j + 1
+		for e < n && asciiClass[b[e]]&aPunct != 0 {
+			e++
+		}
+		for e < n && (b[e] == '\r' || b[e] == '\n' || b[e] == '/') {
+			e++
+		}
+		return e
+	}
+	return matchAt(b, i)
+}
+
+// contractionASCII is contraction on ASCII bytes: a byte folds to an
+// ASCII letter only as its other case.
+func contractionASCII(b []byte, e int) int {
+	if e >= len(b) || b[e] != '\'' {
+		return e
+	}
+	for _, c := range contractions {
+		if e+1+len(c) > len(b) {
+			continue
+		}
+		ok := true
+		for k := 0; k < len(c); k++ {
+			if b[e+1+k]|0x20 != c[k] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return e + 1 + len(c)
+		}
+	}
+	return e
 }
 
 // letters matches the first (lowerRun) or second letter alternative:

@@ -119,3 +119,42 @@ func TestCountFromIsCount(t *testing.T) {
 	check("", string(full))
 	check(string(full), "ok \xff\xfe bytes") // invalid UTF-8: counted as a whole
 }
+
+// TestFrontSlotSharedByPieces counts pieces that share an entry of the
+// front cache in turn (each displacing the other), and the same pieces
+// after the map behind it was cleared: every count is the codec's.
+func TestFrontSlotSharedByPieces(t *testing.T) {
+	o := NewO200k()
+	if _, err := o.Count("x"); err != nil {
+		t.Fatal(err)
+	}
+	bySlot := map[int]string{}
+	var pairs [][2]string
+	for i := 0; len(pairs) < 20 && i < 100000; i++ {
+		w := fmt.Sprintf(" w%x", i*7919)
+		w = " " + strings.Map(func(r rune) rune { return 'a' + (r % 26) }, w[1:]) // one letter piece
+		if other, ok := bySlot[frontSlot(w)]; ok && other != w {
+			pairs = append(pairs, [2]string{other, w})
+		}
+		bySlot[frontSlot(w)] = w
+	}
+	if len(pairs) == 0 {
+		t.Fatal("no pieces share a slot")
+	}
+	for round := range 3 {
+		for _, p := range pairs {
+			for _, w := range []string{p[0], p[1], p[0], p[0] + p[1], p[1]} {
+				got, err := o.Count(w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want, _ := o.Exact(w); got != want {
+					t.Fatalf("round %d: Count(%q) = %d, want %d", round, w, got, want)
+				}
+			}
+		}
+		o.mu.Lock()
+		clear(o.pieces) // the front keeps its entries; they must stay right
+		o.mu.Unlock()
+	}
+}

@@ -37,6 +37,30 @@ type O200k struct {
 
 	mu     sync.Mutex
 	pieces map[string]int
+	// front is a direct-mapped cache in front of pieces (see pieceLocked).
+	front *[frontSize]frontEntry
+}
+
+// frontSize is the entries of O200k.front (48 KiB, allocated with the
+// codec): a JSON answer has a few hundred distinct pieces (a 100-work
+// list_work_items page: ~7,000 pieces, ~200 distinct), so most land in an
+// entry of their own.
+const frontSize = 1 << frontBits
+
+const frontBits = 11
+
+// frontEntry is a piece and its count; the piece is the cache's own copy.
+type frontEntry struct {
+	piece string
+	n     int
+}
+
+// frontSlot is the entry of front a piece is kept in: a hash of its
+// length and three of its bytes. Pieces that share a slot only cost a
+// map lookup, never a wrong count (the entry holds the whole piece).
+func frontSlot(p string) int {
+	h := uint64(len(p))<<24 ^ uint64(p[0])<<16 ^ uint64(p[len(p)/2])<<8 ^ uint64(p[len(p)-1])
+	return int((h * 0x9E3779B97F4A7C15) >> (64 - frontBits))
 }
 
 // NewO200k returns an unloaded counter.
@@ -46,6 +70,7 @@ func (o *O200k) load() error {
 	o.once.Do(func() {
 		o.codec, o.err = tokenizer.Get(tokenizer.O200kBase)
 		o.pieces = map[string]int{}
+		o.front = new([frontSize]frontEntry)
 	})
 	if o.err != nil {
 		return fmt.Errorf("load o200k tokenizer: %w", o.err)
@@ -68,8 +93,8 @@ func (o *O200k) countLocked(text string) (int, error) {
 	total := 0
 	var err error
 	ok := split(text, func(p string) {
-		if n, hit := o.pieces[p]; hit {
-			total += n
+		if e := &o.front[frontSlot(p)]; e.piece == p {
+			total += e.n
 			return
 		}
 		if err != nil {
@@ -92,9 +117,17 @@ func (o *O200k) countLocked(text string) (int, error) {
 	return total, nil
 }
 
-// pieceLocked is the count of one piece, from the cache or the codec.
+// pieceLocked is the count of one piece, from the cache or the codec; it
+// also puts the piece in its entry of front, where the callers look first
+// (a piece of a few bytes is found there for a hash of four bytes and one
+// comparison, where the map hashes it whole and probes a group).
 func (o *O200k) pieceLocked(p string) (int, error) {
+	e := &o.front[frontSlot(p)]
 	if n, hit := o.pieces[p]; hit {
+		// The map does not hand out its key: the entry gets a copy. Two
+		// pieces in turn in one slot copy each time; a slot is shared by
+		// few of a page's pieces (see frontSize).
+		e.piece, e.n = string([]byte(p)), n
 		return n, nil
 	}
 	n, err := o.codec.Count(p)
@@ -104,7 +137,9 @@ func (o *O200k) pieceLocked(p string) (int, error) {
 	if len(o.pieces) >= maxCached {
 		clear(o.pieces)
 	}
-	o.pieces[string([]byte(p))] = n // a copy: p aliases the caller's text
+	key := string([]byte(p)) // a copy: p aliases the caller's text
+	o.pieces[key] = n
+	e.piece, e.n = key, n
 	return n, nil
 }
 
@@ -144,8 +179,8 @@ func (o *O200k) Tally(text string) (*Tally, error) {
 	var err error
 	safe, last := 0, 0
 	ok := splitReach(text, func(p string, end, reach int) {
-		if n, hit := o.pieces[p]; hit {
-			t.total += n
+		if e := &o.front[frontSlot(p)]; e.piece == p {
+			t.total += e.n
 		} else if err == nil {
 			n, perr := o.pieceLocked(p)
 			err = perr

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/agent-interop/runtime/ent"
@@ -28,7 +29,13 @@ const MaxEmbeddedEvidenceIDs = 50
 // creation), read from the dependency table's primary key alone: one
 // statement per paging.ChunkSize works, the works table not joined.
 // Evidence IDs are loaded by embedEvidenceIDs, bounded per work.
-func loadDependsOn(ctx context.Context, tx *ent.Tx, works []*ent.WorkItem) error {
+//
+// With direct (SQLite, see direct.go), the statement runs on the
+// transaction itself and its rows are scanned into two strings: ent's
+// Scan into a struct slice costs about twelve allocations a row through
+// reflection, this about two (the column texts). The node of each
+// dependency is allocated once per call, in one slice.
+func loadDependsOn(ctx context.Context, tx *ent.Tx, direct bool, works []*ent.WorkItem) error {
 	if len(works) == 0 {
 		return nil
 	}
@@ -41,33 +48,66 @@ func loadDependsOn(ctx context.Context, tx *ent.Tx, works []*ent.WorkItem) error
 			ids = append(ids, w.ID)
 		}
 	}
-	from, to := workitem.DependsOnPrimaryKey[0], workitem.DependsOnPrimaryKey[1]
+	edges := make([]dependsOnEdge, 0, len(ids)) // about one dependency a work
 	for _, chunk := range paging.Chunks(ids, paging.ChunkSize) {
-		var rows []struct {
-			From string `sql:"dep_from"`
-			To   string `sql:"dep_to"`
-		}
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		err := tx.WorkItem.Query().Modify(func(s *sql.Selector) {
-			t := sql.Table(workitem.DependsOnTable)
-			s.From(t) // the dependency table alone: its key holds both columns
-			s.Select(sql.As(t.C(from), "dep_from"), sql.As(t.C(to), "dep_to"))
-			s.Where(sql.In(t.C(from), args...))
-			s.OrderBy(t.C(from), t.C(to))
-		}).Scan(ctx, &rows)
-		if err != nil {
+		var err error
+		if edges, err = readDependsOn(ctx, tx, direct, chunk, edges); err != nil {
 			return wrapStore("read dependencies", err)
 		}
-		for _, r := range rows {
-			if w := byID[r.From]; w != nil {
-				w.Edges.DependsOn = append(w.Edges.DependsOn, &ent.WorkItem{ID: r.To})
-			}
+	}
+	nodes := make([]ent.WorkItem, len(edges))
+	for i, e := range edges {
+		if w := byID[e.From]; w != nil {
+			nodes[i].ID = e.To
+			w.Edges.DependsOn = append(w.Edges.DependsOn, &nodes[i])
 		}
 	}
 	return nil
+}
+
+// dependsOnEdge is one row of the dependency table.
+type dependsOnEdge struct {
+	From string `sql:"dep_from"`
+	To   string `sql:"dep_to"`
+}
+
+// readDependsOn appends the dependency rows of the works ids to edges,
+// ordered by (from, to).
+func readDependsOn(ctx context.Context, tx *ent.Tx, direct bool, ids []string, edges []dependsOnEdge) ([]dependsOnEdge, error) {
+	from, to := workitem.DependsOnPrimaryKey[0], workitem.DependsOnPrimaryKey[1]
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	sel := func(s *sql.Selector) {
+		t := sql.Table(workitem.DependsOnTable)
+		s.From(t) // the dependency table alone: its key holds both columns
+		s.Select(sql.As(t.C(from), "dep_from"), sql.As(t.C(to), "dep_to"))
+		s.Where(sql.In(t.C(from), args...))
+		s.OrderBy(t.C(from), t.C(to))
+	}
+	if !direct {
+		var rows []dependsOnEdge
+		if err := tx.WorkItem.Query().Modify(sel).Scan(ctx, &rows); err != nil {
+			return edges, err
+		}
+		return append(edges, rows...), nil
+	}
+	s := sql.Dialect(dialect.SQLite).Select()
+	sel(s)
+	rows, err := directQuery(ctx, tx, s)
+	if err != nil {
+		return edges, err
+	}
+	defer rows.Close()
+	var e dependsOnEdge // scanned into in place: one of it, not one a row
+	for rows.Next() {
+		if err := rows.Scan(&e.From, &e.To); err != nil {
+			return edges, err
+		}
+		edges = append(edges, e)
+	}
+	return edges, rows.Err()
 }
 
 // evidenceCounts carries, per work, the evidence count of a work whose
@@ -79,8 +119,9 @@ type evidenceCounts map[string]int
 // and returns the totals of the works that have more. One query serves the
 // whole page when its works hold few records together (the common case);
 // otherwise each work is read with its own bounded range scan, so a work
-// with a huge history never costs more than a page of it.
-func embedEvidenceIDs(ctx context.Context, tx *ent.Tx, works []*ent.WorkItem) (evidenceCounts, error) {
+// with a huge history never costs more than a page of it. direct (SQLite,
+// see direct.go) runs the page's query on the transaction itself.
+func embedEvidenceIDs(ctx context.Context, tx *ent.Tx, direct bool, works []*ent.WorkItem) (evidenceCounts, error) {
 	counts := evidenceCounts{}
 	if len(works) == 0 {
 		return counts, nil
@@ -90,8 +131,14 @@ func embedEvidenceIDs(ctx context.Context, tx *ent.Tx, works []*ent.WorkItem) (e
 		ids[i] = w.ID
 	}
 	bound := MaxEmbeddedEvidenceIDs * len(works)
-	rows, err := tx.Evidence.Query().Where(evidence.WorkIDIn(ids...)).
-		Select(evidence.FieldID, evidence.FieldWorkID, evidence.FieldCapturedAt).Limit(bound + 1).All(ctx)
+	var rows []*ent.Evidence
+	var err error
+	if direct {
+		rows, err = evidenceIDsDirect(ctx, tx, ids, bound)
+	} else {
+		rows, err = tx.Evidence.Query().Where(evidence.WorkIDIn(ids...)).
+			Select(evidence.FieldID, evidence.FieldWorkID, evidence.FieldCapturedAt).Limit(bound + 1).All(ctx)
+	}
 	if err != nil {
 		return nil, wrapStore("read evidence ids", err)
 	}
@@ -307,7 +354,7 @@ func loadWork(ctx context.Context, tx *ent.Tx, id string) (*ent.WorkItem, error)
 	if err != nil {
 		return nil, wrapStore("read work "+id, err)
 	}
-	if err := loadDependsOn(ctx, tx, []*ent.WorkItem{w}); err != nil {
+	if err := loadDependsOn(ctx, tx, false, []*ent.WorkItem{w}); err != nil {
 		return nil, err
 	}
 	return w, nil

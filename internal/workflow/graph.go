@@ -213,7 +213,7 @@ func (src *graphSource) loadPage(ctx context.Context, tx *ent.Tx, in GraphInput,
 	if err != nil {
 		return err
 	}
-	rows, more, err := pageWorks(ctx, tx, in.WorkFilter, after, limit)
+	rows, more, err := pageWorks(ctx, tx, in.WorkFilter, after, limit, false)
 	if err != nil {
 		return err
 	}
@@ -379,7 +379,7 @@ func (src *graphSource) loadNeighbourhood(ctx context.Context, tx *ent.Tx, in Gr
 	if err != nil {
 		return wrapStore("read works", err)
 	}
-	if err := loadDependsOn(ctx, tx, rows); err != nil {
+	if err := loadDependsOn(ctx, tx, false, rows); err != nil {
 		return err
 	}
 	pos := map[string]int{}
@@ -432,7 +432,7 @@ func (src *graphSource) loadRelated(ctx context.Context, tx *ent.Tx) error {
 		ids[i] = w.ID
 	}
 	var err error
-	if src.counts, err = embedEvidenceIDs(ctx, tx, src.works); err != nil {
+	if src.counts, err = embedEvidenceIDs(ctx, tx, false, src.works); err != nil {
 		return err
 	}
 	if len(ids) == 0 {

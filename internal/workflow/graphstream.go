@@ -103,10 +103,10 @@ func (s *Service) streamWorks(ctx context.Context, sink GraphSink, seen func(*st
 		status := map[string]workitem.Status{}
 		err := s.st.Read(ctx, func(tx *ent.Tx) error {
 			var err error
-			if rows, _, err = pageWorks(ctx, tx, WorkFilter{}, after, streamPage); err != nil {
+			if rows, _, err = pageWorks(ctx, tx, WorkFilter{}, after, streamPage, false); err != nil {
 				return err
 			}
-			if counts, err = embedEvidenceIDs(ctx, tx, rows); err != nil {
+			if counts, err = embedEvidenceIDs(ctx, tx, false, rows); err != nil {
 				return err
 			}
 			var deps []string

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/ent"
@@ -82,6 +83,11 @@ type Service struct {
 	tokens   TokenCounter
 	ids      *idSource
 	verify   verify.Limits
+	// directSQL runs list_work_items' statements on the transaction
+	// itself (direct.go): set on SQLite, when the store reports it.
+	// PostgreSQL's store transactions do not expose QueryContext, and a
+	// store that reports no dialect keeps ent's path.
+	directSQL bool
 }
 
 // New returns a Service over st.
@@ -96,6 +102,9 @@ func New(st Store, o Options) *Service {
 		tokens:   o.Tokens,
 		ids:      newIDSource(),
 		verify:   verify.Limits{Timeout: o.VerifyTimeout, KillGrace: o.KillGrace, OutputCap: o.OutputCap},
+	}
+	if d, ok := st.(interface{ Dialect() string }); ok && d.Dialect() == dialect.SQLite {
+		s.directSQL = true
 	}
 	if s.clock == nil {
 		s.clock = quartz.NewReal()

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/evidence"
 	"github.com/agent-interop/runtime/ent/handoff"
+	"github.com/agent-interop/runtime/ent/predicate"
 	"github.com/agent-interop/runtime/ent/review"
 	"github.com/agent-interop/runtime/ent/workitem"
 	"github.com/agent-interop/runtime/internal/paging"
@@ -164,14 +166,15 @@ func (s *Service) ListWorks(ctx context.Context, in ListWorksInput) (WorkList, e
 	}
 	out := WorkList{Works: []WorkPreview{}, filter: f}
 	err = s.st.Read(ctx, func(tx *ent.Tx) error {
-		rows, more, err := pageWorks(ctx, tx, in.WorkFilter, after, limit, previewFields...)
+		rows, more, err := pageWorks(ctx, tx, in.WorkFilter, after, limit, s.directSQL, previewFields...)
 		if err != nil {
 			return err
 		}
-		counts, err := embedEvidenceIDs(ctx, tx, rows)
+		counts, err := embedEvidenceIDs(ctx, tx, s.directSQL, rows)
 		if err != nil {
 			return err
 		}
+		out.Works = make([]WorkPreview, 0, len(rows))
 		for _, w := range rows {
 			out.Works = append(out.Works, toWorkPreview(w, counts))
 		}
@@ -205,40 +208,44 @@ var previewFields = []string{
 // of an index on (filter column, updated_at, id); a session filter is two
 // such scans (source and destination session) merged here, so no query
 // reads more than limit+1 rows. Dependency IDs are loaded for the page's
-// works only.
-func pageWorks(ctx context.Context, tx *ent.Tx, f WorkFilter, after timeKey, limit int, fields ...string) ([]*ent.WorkItem, bool, error) {
-	base := func() *ent.WorkItemQuery {
-		q := tx.WorkItem.Query()
-		if f.Status != "" {
-			q = q.Where(workitem.StatusEQ(workitem.Status(f.Status)))
+// works only. direct (SQLite only, see direct.go) runs the same
+// statements on the transaction itself and reads previewFields.
+func pageWorks(ctx context.Context, tx *ent.Tx, f WorkFilter, after timeKey, limit int, direct bool, fields ...string) ([]*ent.WorkItem, bool, error) {
+	read := func(preds []predicate.WorkItem) ([]*ent.WorkItem, error) {
+		if direct {
+			return pageWorksDirect(ctx, tx, preds, limit)
 		}
-		if f.UpdatedSince != nil {
-			q = q.Where(workitem.UpdatedAtGTE(*f.UpdatedSince))
-		}
-		if after.set() {
-			q = q.Where(func(s *sql.Selector) {
-				s.Where(sql.CompositeLT([]string{s.C(workitem.FieldUpdatedAt), s.C(workitem.FieldID)}, after.at, after.id))
-			})
-		}
-		q = q.Order(workNewestFirst()...).Limit(limit + 1)
+		q := tx.WorkItem.Query().Where(preds...).Order(workNewestFirst()...).Limit(limit + 1)
 		if len(fields) > 0 {
 			q.Select(fields...) // sets the query's columns
 		}
-		return q
+		return q.All(ctx)
+	}
+	var preds []predicate.WorkItem
+	if f.Status != "" {
+		preds = append(preds, workitem.StatusEQ(workitem.Status(f.Status)))
+	}
+	if f.UpdatedSince != nil {
+		preds = append(preds, workitem.UpdatedAtGTE(*f.UpdatedSince))
+	}
+	if after.set() {
+		preds = append(preds, func(s *sql.Selector) {
+			s.Where(sql.CompositeLT([]string{s.C(workitem.FieldUpdatedAt), s.C(workitem.FieldID)}, after.at, after.id))
+		})
 	}
 	var rows []*ent.WorkItem
 	if f.Session == "" {
-		r, err := base().All(ctx)
+		r, err := read(preds)
 		if err != nil {
 			return nil, false, wrapStore("list works", err)
 		}
 		rows = r
 	} else {
-		src, err := base().Where(workitem.SourceSession(f.Session)).All(ctx)
+		src, err := read(append(slices.Clip(preds), workitem.SourceSession(f.Session)))
 		if err != nil {
 			return nil, false, wrapStore("list works", err)
 		}
-		dst, err := base().Where(workitem.DestinationSession(f.Session)).All(ctx)
+		dst, err := read(append(slices.Clip(preds), workitem.DestinationSession(f.Session)))
 		if err != nil {
 			return nil, false, wrapStore("list works", err)
 		}
@@ -248,7 +255,7 @@ func pageWorks(ctx context.Context, tx *ent.Tx, f WorkFilter, after timeKey, lim
 	if more {
 		rows = rows[:limit]
 	}
-	if err := loadDependsOn(ctx, tx, rows); err != nil {
+	if err := loadDependsOn(ctx, tx, direct, rows); err != nil {
 		return nil, false, err
 	}
 	return rows, more, nil
@@ -338,7 +345,7 @@ func (s *Service) GetWork(ctx context.Context, in GetWorkInput) (WorkDetail, err
 		if err != nil {
 			return err
 		}
-		counts, err := embedEvidenceIDs(ctx, tx, []*ent.WorkItem{w})
+		counts, err := embedEvidenceIDs(ctx, tx, false, []*ent.WorkItem{w})
 		if err != nil {
 			return err
 		}
