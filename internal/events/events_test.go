@@ -373,19 +373,6 @@ func TestUnsupportedAndUnknownAreErrorsOtherFailuresWarn(t *testing.T) {
 	}
 }
 
-func TestTimeFormatRoundTrip(t *testing.T) {
-	for _, ts := range []time.Time{
-		time.Date(2026, 11, 30, 6, 1, 2, 0, time.UTC),
-		time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC),
-		time.Date(999, 1, 2, 3, 4, 5, 100, time.FixedZone("x", 3600)),
-	} {
-		s := string(appendStoredTime(nil, ts))
-		if got := parseStoredTime(s); !got.Equal(ts) {
-			t.Errorf("%v -> %q -> %v", ts, s, got)
-		}
-	}
-}
-
 // TestWatchOpensTheStreamBeforeATurn: Watch starts the shared subscription
 // and returns once the provider stream is open, so an event sent right
 // after it is logged in the first epoch.

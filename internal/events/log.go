@@ -293,7 +293,7 @@ func insertArgs(provider providers.ID, nativeID string, epoch, first int64, evs 
 		if len(ev.Data) > 0 {
 			data = string(ev.Data)
 		}
-		buf = appendStoredTime(buf[:0], ts)
+		buf = store.AppendTime(buf[:0], ts)
 		args = append(args, first+int64(i), ev.Type, data, string(buf), ev.TurnID)
 	}
 	return args
@@ -341,7 +341,7 @@ func (l *Log) Page(ctx context.Context, provider providers.ID, nativeID string, 
 		if err := rows.Scan(&ev.Sequence, &ev.Epoch, &ev.Type, &data, &ts, &ev.TurnID); err != nil {
 			return p, fmt.Errorf("read events of %s:%s: %w", provider, nativeID, err)
 		}
-		ev.Timestamp = parseStoredTime(ts)
+		ev.Timestamp, _ = store.ParseTime(ts) // text no layout reads is the zero time, as before
 		if len(data) == 0 {
 			data = []byte("null")
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 )
 
 // This file is the SQL seam of the event log: the only place that spells
@@ -45,7 +44,7 @@ RETURNING epoch`,
 	stTrim: `DELETE FROM session_events WHERE provider = ? AND native_id = ? AND sequence < ?`,
 	stHead: `SELECT last_sequence, epoch, oldest_retained FROM session_streams WHERE provider = ? AND native_id = ?`,
 	// CAST keeps the driver from parsing every timestamp with time.Parse;
-	// parseStoredTime reads the store's fixed format.
+	// store.ParseTime reads the store's fixed format.
 	stPage: `SELECT sequence, epoch, type, data, CAST(timestamp AS TEXT), turn_id FROM session_events
 WHERE provider = ? AND native_id = ? AND sequence > ? ORDER BY sequence LIMIT ?`,
 }
@@ -106,115 +105,4 @@ func (s *statements) insert(ctx context.Context, rows int) (*sql.Stmt, error) {
 	}
 	s.ins[rows] = st
 	return st, nil
-}
-
-// parseStoredTime reads a timestamp as the store writes it
-// ("2006-01-02 15:04:05.999999999+00:00", UTC; PostgreSQL's text form of a
-// timestamptz in a UTC session ends in "+00") without time.Parse's
-// generality; anything else falls back to the layouts SQLite uses.
-func parseStoredTime(s string) time.Time {
-	if t, ok := fastTime(s); ok {
-		return t
-	}
-	for _, layout := range []string{
-		"2006-01-02 15:04:05.999999999-07:00",
-		time.RFC3339Nano,
-		"2006-01-02 15:04:05.999999999",
-		"2006-01-02T15:04:05.999999999",
-		"2006-01-02 15:04:05",
-	} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC()
-		}
-	}
-	return time.Time{}
-}
-
-func fastTime(s string) (time.Time, bool) {
-	// 2006-01-02 15:04:05[.fffffffff]+00:00
-	// 2006-01-02 15:04:05[.ffffff]+00 (PostgreSQL)
-	if len(s) >= 22 && strings.HasSuffix(s, "+00") {
-		s += ":00"
-	}
-	if len(s) < 25 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' {
-		return time.Time{}, false
-	}
-	if !strings.HasSuffix(s, "+00:00") {
-		return time.Time{}, false
-	}
-	num := func(a, b int) (int, bool) {
-		n := 0
-		for i := a; i < b; i++ {
-			c := s[i]
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n, true
-	}
-	y, ok1 := num(0, 4)
-	mo, ok2 := num(5, 7)
-	d, ok3 := num(8, 10)
-	h, ok4 := num(11, 13)
-	mi, ok5 := num(14, 16)
-	sec, ok6 := num(17, 19)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) {
-		return time.Time{}, false
-	}
-	nsec := 0
-	rest := s[19 : len(s)-6]
-	if rest != "" {
-		if rest[0] != '.' || len(rest) > 10 || len(rest) < 2 {
-			return time.Time{}, false
-		}
-		frac, ok := num(20, 19+len(rest))
-		if !ok {
-			return time.Time{}, false
-		}
-		for i := len(rest) - 1; i < 9; i++ {
-			frac *= 10
-		}
-		nsec = frac
-	}
-	return time.Date(y, time.Month(mo), d, h, mi, sec, nsec, time.UTC), true
-}
-
-// appendStoredTime writes t in UTC the way the store's driver does
-// (_time_format=sqlite): "2006-01-02 15:04:05.999999999+00:00".
-func appendStoredTime(b []byte, t time.Time) []byte {
-	t = t.UTC()
-	y, mo, d := t.Date()
-	h, mi, s := t.Clock()
-	b = appendInt(b, y, 4)
-	b = append(b, '-')
-	b = appendInt(b, int(mo), 2)
-	b = append(b, '-')
-	b = appendInt(b, d, 2)
-	b = append(b, ' ')
-	b = appendInt(b, h, 2)
-	b = append(b, ':')
-	b = appendInt(b, mi, 2)
-	b = append(b, ':')
-	b = appendInt(b, s, 2)
-	if ns := t.Nanosecond(); ns != 0 {
-		b = append(b, '.')
-		digits := appendInt(nil, ns, 9)
-		for len(digits) > 0 && digits[len(digits)-1] == '0' {
-			digits = digits[:len(digits)-1]
-		}
-		b = append(b, digits...)
-	}
-	return append(b, "+00:00"...)
-}
-
-func appendInt(b []byte, v, width int) []byte {
-	var tmp [20]byte
-	i := len(tmp)
-	for v > 0 || i > len(tmp)-width {
-		i--
-		tmp[i] = byte('0' + v%10)
-		v /= 10
-	}
-	return append(b, tmp[i:]...)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	stdsql "database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/agent-interop/runtime/ent/evidence"
 	"github.com/agent-interop/runtime/ent/predicate"
 	"github.com/agent-interop/runtime/ent/workitem"
+	"github.com/agent-interop/runtime/internal/store"
 )
 
 // This file reads list_work_items' page on SQLite with statements run on
@@ -208,110 +208,9 @@ func timeColumn(c stdsql.NullString, name string) (time.Time, error) {
 	if !c.Valid {
 		return time.Time{}, nil
 	}
-	t, err := parseStoreTime(c.String)
+	t, err := store.ParseTime(c.String)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("field %s: %w", name, err)
 	}
 	return t, nil
-}
-
-// storeTimeLayouts are the layouts modernc's driver tries on a DATETIME
-// column's text (its parseTimeFormats, v1.62), in its order, after the
-// time.Time.String form.
-var storeTimeLayouts = []string{
-	"2006-01-02 15:04:05.999999999-07:00",
-	"2006-01-02T15:04:05.999999999-07:00",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04",
-	"2006-01-02T15:04",
-	"2006-01-02",
-}
-
-var errStoreTime = errors.New("not a time the store's driver reads")
-
-// parseStoreTime reads a stored time as modernc's driver reads a DATETIME
-// column under the store's DSN (_timezone=UTC): the same instant, in UTC.
-// The layout the store writes (_time_format=sqlite: "2006-01-02
-// 15:04:05.999999999-07:00", in UTC, so the offset is +00:00) is read by
-// hand; any other text goes through the driver's sequence of layouts.
-func parseStoreTime(s string) (time.Time, error) {
-	if t, ok := parseUTCStoreTime(s); ok {
-		return t, nil
-	}
-	// The driver's sequence (conn.parseTime): time.Time.String's form
-	// (before " m=" when present), then the layouts, in UTC unless the
-	// text ends in Z.
-	str := s
-	if x := strings.Index(s, "m="); x > 0 {
-		str = s[:x]
-	}
-	if t, err := time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", strings.TrimSpace(str)); err == nil {
-		return t.In(time.UTC), nil
-	}
-	ts, hadZ := strings.CutSuffix(s, "Z")
-	for _, f := range storeTimeLayouts {
-		var t time.Time
-		var err error
-		if hadZ {
-			t, err = time.Parse(f, ts)
-		} else {
-			t, err = time.ParseInLocation(f, ts, time.UTC)
-		}
-		if err == nil {
-			return t.In(time.UTC), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%w: %q", errStoreTime, s)
-}
-
-// parseUTCStoreTime reads "YYYY-MM-DD hh:mm:ss[.f{1,9}]+00:00" with every
-// field in range, as time.Parse reads it with the store's layout; ok is
-// false for any other text.
-func parseUTCStoreTime(s string) (time.Time, bool) {
-	const head = len("2006-01-02 15:04:05")
-	if len(s) < head+len("+00:00") || !strings.HasSuffix(s, "+00:00") ||
-		s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':' {
-		return time.Time{}, false
-	}
-	num := func(i, n int) (int, bool) {
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v, true
-	}
-	year, ok1 := num(0, 4)
-	month, ok2 := num(5, 2)
-	day, ok3 := num(8, 2)
-	hour, ok4 := num(11, 2)
-	minute, ok5 := num(14, 2)
-	sec, ok6 := num(17, 2)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 ||
-		month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 59 {
-		return time.Time{}, false
-	}
-	nsec := 0
-	if frac := s[head : len(s)-len("+00:00")]; frac != "" {
-		digits := len(frac) - 1
-		if frac[0] != '.' || digits < 1 || digits > 9 {
-			return time.Time{}, false
-		}
-		v, ok := num(head+1, digits)
-		if !ok {
-			return time.Time{}, false
-		}
-		for range 9 - digits {
-			v *= 10
-		}
-		nsec = v
-	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
-	if t.Day() != day { // a day past its month's end, which time.Parse refuses
-		return time.Time{}, false
-	}
-	return t, true
 }
