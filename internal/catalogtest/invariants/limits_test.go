@@ -190,7 +190,6 @@ func TestServicesTakeTheirLimitsFromTheSpec(t *testing.T) {
 		"internal/security MaxFileBytes":                       "project file size read",
 		"internal/importstate maxFileBytes":                    "0.3.x state file size",
 		"internal/importstate 80":                              "width of a value quoted in an import report",
-		"internal/events 10":                                   "digits of a stored timestamp's fraction",
 		"internal/security 2":                                  "header bytes that recognise an X authority cookie",
 		"internal/store/internal/stmtcache MaxQueryLen":        "SQL text kept as a prepared statement",
 	}
