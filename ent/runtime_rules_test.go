@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"entgo.io/ent"
+
 	"github.com/agent-interop/runtime/ent/claim"
 	"github.com/agent-interop/runtime/ent/conversation"
 	"github.com/agent-interop/runtime/ent/evidence"
@@ -26,1485 +28,212 @@ import (
 // runtime.go sets is the one the schema's field descriptor holds, and that
 // no other field has one.
 func TestRuntimeRulesAreTheSchemas(t *testing.T) {
+	// field is what runtime.go sets for the schema's field at index.
+	type field struct {
+		index     int
+		name      string
+		validator any // the package variable runtime.go sets; nil: none
+		def       any // the default runtime.go sets, when hasDef
+		hasDef    bool
+	}
+	schemas := []struct {
+		name   string
+		fields []ent.Field
+		want   []field
+	}{
+		{"Claim", schema.Claim{}.Fields(), []field{
+			{index: 1, name: "work_id", validator: claim.WorkIDValidator},
+			{index: 2, name: "session_id", validator: claim.SessionIDValidator},
+			{index: 3, name: "resource", validator: claim.ResourceValidator},
+			{index: 4, name: "kind"},
+			{index: 5, name: "mode"},
+			{index: 6, name: "status"},
+			{index: 7, name: "acquired_at"},
+			{index: 8, name: "expires_at"},
+			{index: 9, name: "released_at"},
+			{index: 0, name: "id", validator: claim.IDValidator},
+		}},
+		{"ClaimConflict", schema.ClaimConflict{}.Fields(), []field{
+			{index: 0, name: "work_id"},
+			{index: 1, name: "session_id"},
+			{index: 2, name: "resource"},
+			{index: 3, name: "kind"},
+			{index: 4, name: "mode"},
+			{index: 5, name: "held_claim_id"},
+			{index: 6, name: "held_session_id"},
+			{index: 7, name: "refused_at"},
+		}},
+		{"Conversation", schema.Conversation{}.Fields(), []field{
+			{index: 1, name: "title", validator: conversation.TitleValidator},
+			{index: 2, name: "created_at"},
+			{index: 3, name: "updated_at"},
+			{index: 4, name: "last_sequence", validator: conversation.LastSequenceValidator, def: conversation.DefaultLastSequence, hasDef: true},
+			{index: 5, name: "budget_messages", validator: conversation.BudgetMessagesValidator, def: conversation.DefaultBudgetMessages, hasDef: true},
+			{index: 6, name: "budget_turns", validator: conversation.BudgetTurnsValidator, def: conversation.DefaultBudgetTurns, hasDef: true},
+			{index: 7, name: "budget_tokens", validator: conversation.BudgetTokensValidator, def: conversation.DefaultBudgetTokens, hasDef: true},
+			{index: 0, name: "id", validator: conversation.IDValidator},
+		}},
+		{"Evidence", schema.Evidence{}.Fields(), []field{
+			{index: 1, name: "work_id"},
+			{index: 2, name: "session_id", validator: evidence.SessionIDValidator},
+			{index: 3, name: "kind"},
+			{index: 4, name: "trust"},
+			{index: 5, name: "source"},
+			{index: 6, name: "captured_at"},
+			{index: 7, name: "summary"},
+			{index: 8, name: "data"},
+			{index: 9, name: "data_bytes", validator: evidence.DataBytesValidator},
+			{index: 10, name: "content_hash", validator: evidence.ContentHashValidator},
+			{index: 0, name: "id", validator: evidence.IDValidator},
+		}},
+		{"Handoff", schema.Handoff{}.Fields(), []field{
+			{index: 1, name: "work_id"},
+			{index: 2, name: "source_session", validator: handoff.SourceSessionValidator},
+			{index: 3, name: "destination_session", validator: handoff.DestinationSessionValidator},
+			{index: 4, name: "objective"},
+			{index: 5, name: "acceptance_criteria"},
+			{index: 6, name: "evidence_ids"},
+			{index: 7, name: "changed_files"},
+			{index: 8, name: "risks"},
+			{index: 9, name: "unresolved_questions"},
+			{index: 10, name: "authority_boundaries"},
+			{index: 11, name: "continuation_state"},
+			{index: 12, name: "latest_validation"},
+			{index: 13, name: "assumptions"},
+			{index: 14, name: "rollback_notes"},
+			{index: 15, name: "next_action"},
+			{index: 16, name: "repository_revision", validator: handoff.RepositoryRevisionValidator},
+			{index: 17, name: "status"},
+			{index: 18, name: "context_tokens", validator: handoff.ContextTokensValidator},
+			{index: 19, name: "token_budget", validator: handoff.TokenBudgetValidator},
+			{index: 20, name: "omitted_fields"},
+			{index: 21, name: "created_at"},
+			{index: 22, name: "updated_at"},
+			{index: 0, name: "id", validator: handoff.IDValidator},
+		}},
+		{"Message", schema.Message{}.Fields(), []field{
+			{index: 1, name: "conversation_id", validator: message.ConversationIDValidator},
+			{index: 2, name: "sequence", validator: message.SequenceValidator},
+			{index: 3, name: "sender", validator: message.SenderValidator},
+			{index: 4, name: "recipient", validator: message.RecipientValidator},
+			{index: 5, name: "text"},
+			{index: 6, name: "reply_to", validator: message.ReplyToValidator},
+			{index: 7, name: "created_at"},
+			{index: 8, name: "idempotency_key", validator: message.IdempotencyKeyValidator},
+			{index: 9, name: "operation_id", validator: message.OperationIDValidator},
+			{index: 10, name: "trimmed_at"},
+			{index: 0, name: "id", validator: message.IDValidator},
+		}},
+		{"Operation", schema.Operation{}.Fields(), []field{
+			{index: 1, name: "idempotency_key", validator: operation.IdempotencyKeyValidator},
+			{index: 2, name: "provider", validator: operation.ProviderValidator},
+			{index: 3, name: "native_id", validator: operation.NativeIDValidator},
+			{index: 4, name: "operation", validator: operation.OperationValidator},
+			{index: 5, name: "text_sha256", def: operation.DefaultTextSha256, hasDef: true},
+			{index: 6, name: "status"},
+			{index: 7, name: "provider_state", def: operation.DefaultProviderState, hasDef: true},
+			{index: 8, name: "detail"},
+			{index: 9, name: "ref", def: operation.DefaultRef, hasDef: true},
+			{index: 10, name: "native_turn", def: operation.DefaultNativeTurn, hasDef: true},
+			{index: 11, name: "owner", def: operation.DefaultOwner, hasDef: true},
+			{index: 12, name: "verdict"},
+			{index: 13, name: "turn_error"},
+			{index: 14, name: "usage"},
+			{index: 15, name: "changed_files"},
+			{index: 16, name: "created_at"},
+			{index: 17, name: "updated_at"},
+			{index: 0, name: "id", validator: operation.IDValidator},
+		}},
+		{"Participant", schema.Participant{}.Fields(), []field{
+			{index: 0, name: "conversation_id", validator: participant.ConversationIDValidator},
+			{index: 1, name: "participant_id", validator: participant.ParticipantIDValidator},
+			{index: 2, name: "provider", validator: participant.ProviderValidator},
+			{index: 3, name: "native_id", validator: participant.NativeIDValidator},
+			{index: 4, name: "workspace_id", validator: participant.WorkspaceIDValidator},
+			{index: 5, name: "role"},
+			{index: 6, name: "joined_at"},
+		}},
+		{"ProviderSession", schema.ProviderSession{}.Fields(), []field{
+			{index: 0, name: "provider", validator: providersession.ProviderValidator},
+			{index: 1, name: "native_id", validator: providersession.NativeIDValidator},
+			{index: 2, name: "endpoint", def: providersession.DefaultEndpoint, hasDef: true},
+			{index: 3, name: "host", def: providersession.DefaultHost, hasDef: true},
+			{index: 4, name: "cwd", def: providersession.DefaultCwd, hasDef: true},
+			{index: 5, name: "title", def: providersession.DefaultTitle, hasDef: true},
+			{index: 6, name: "state", def: providersession.DefaultState, hasDef: true},
+			{index: 7, name: "first_seen_at"},
+			{index: 8, name: "last_seen_at"},
+		}},
+		{"Review", schema.Review{}.Fields(), []field{
+			{index: 1, name: "work_id"},
+			{index: 2, name: "subject_evidence_ids"},
+			{index: 3, name: "reviewer_session_id", validator: review.ReviewerSessionIDValidator},
+			{index: 4, name: "independence"},
+			{index: 5, name: "findings"},
+			{index: 6, name: "verdict"},
+			{index: 7, name: "provenance"},
+			{index: 8, name: "evidence_id"},
+			{index: 9, name: "created_at"},
+			{index: 0, name: "id", validator: review.IDValidator},
+		}},
+		{"RuntimeOwner", schema.RuntimeOwner{}.Fields(), []field{
+			{index: 1, name: "host", def: runtimeowner.DefaultHost, hasDef: true},
+			{index: 2, name: "boot", def: runtimeowner.DefaultBoot, hasDef: true},
+			{index: 3, name: "pid"},
+			{index: 4, name: "started_at"},
+			{index: 5, name: "heartbeat_at"},
+			{index: 6, name: "stopped_at"},
+			{index: 0, name: "id", validator: runtimeowner.IDValidator},
+		}},
+		{"SessionEvent", schema.SessionEvent{}.Fields(), []field{
+			{index: 0, name: "provider", validator: sessionevent.ProviderValidator},
+			{index: 1, name: "native_id", validator: sessionevent.NativeIDValidator},
+			{index: 2, name: "sequence", validator: sessionevent.SequenceValidator},
+			{index: 3, name: "epoch", validator: sessionevent.EpochValidator},
+			{index: 4, name: "type"},
+			{index: 5, name: "data"},
+			{index: 6, name: "turn_id", def: sessionevent.DefaultTurnID, hasDef: true},
+			{index: 7, name: "timestamp"},
+		}},
+		{"SessionStream", schema.SessionStream{}.Fields(), []field{
+			{index: 0, name: "provider", validator: sessionstream.ProviderValidator},
+			{index: 1, name: "native_id", validator: sessionstream.NativeIDValidator},
+			{index: 2, name: "last_sequence", validator: sessionstream.LastSequenceValidator, def: sessionstream.DefaultLastSequence, hasDef: true},
+			{index: 3, name: "epoch", validator: sessionstream.EpochValidator, def: sessionstream.DefaultEpoch, hasDef: true},
+			{index: 4, name: "oldest_retained", validator: sessionstream.OldestRetainedValidator, def: sessionstream.DefaultOldestRetained, hasDef: true},
+			{index: 5, name: "updated_at"},
+		}},
+		{"WorkItem", schema.WorkItem{}.Fields(), []field{
+			{index: 1, name: "objective", validator: workitem.ObjectiveValidator},
+			{index: 2, name: "acceptance_criteria"},
+			{index: 3, name: "risks"},
+			{index: 4, name: "unresolved_questions"},
+			{index: 5, name: "source_session", validator: workitem.SourceSessionValidator},
+			{index: 6, name: "destination_session", validator: workitem.DestinationSessionValidator},
+			{index: 7, name: "status"},
+			{index: 8, name: "changed_files"},
+			{index: 9, name: "created_at"},
+			{index: 10, name: "updated_at"},
+			{index: 0, name: "id", validator: workitem.IDValidator},
+		}},
+	}
 	funcOf := func(v any) uintptr { return reflect.ValueOf(v).Pointer() }
-	{
-		fields := schema.Claim{}.Fields()
-		if got, want := len(fields), 9+1; got != want {
-			t.Errorf("Claim: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "work_id" {
-					t.Errorf("Claim field 1 is %q, want work_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(claim.WorkIDValidator) {
-					t.Errorf("Claim.work_id: the schema's validators are not schema.ValidateClaimWorkID")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "session_id" {
-					t.Errorf("Claim field 2 is %q, want session_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(claim.SessionIDValidator) {
-					t.Errorf("Claim.session_id: the schema's validators are not schema.ValidateClaimSessionID")
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "resource" {
-					t.Errorf("Claim field 3 is %q, want resource", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(claim.ResourceValidator) {
-					t.Errorf("Claim.resource: the schema's validators are not schema.ValidateClaimResource")
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "kind" {
-					t.Errorf("Claim field 4 is %q, want kind", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Claim.kind: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "mode" {
-					t.Errorf("Claim field 5 is %q, want mode", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Claim.mode: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "status" {
-					t.Errorf("Claim field 6 is %q, want status", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Claim.status: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[7].Descriptor()
-				if d.Name != "acquired_at" {
-					t.Errorf("Claim field 7 is %q, want acquired_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Claim.acquired_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[8].Descriptor()
-				if d.Name != "expires_at" {
-					t.Errorf("Claim field 8 is %q, want expires_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Claim.expires_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[9].Descriptor()
-				if d.Name != "released_at" {
-					t.Errorf("Claim field 9 is %q, want released_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Claim.released_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "id" {
-					t.Errorf("Claim field 0 is %q, want id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(claim.IDValidator) {
-					t.Errorf("Claim.id: the schema's validators are not schema.ValidateClaimID")
-				}
-			}
+	for _, s := range schemas {
+		if len(s.fields) != len(s.want) {
+			t.Errorf("%s: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", s.name, len(s.fields), len(s.want))
+			continue
 		}
-	}
-	{
-		fields := schema.ClaimConflict{}.Fields()
-		if got, want := len(fields), 8; got != want {
-			t.Errorf("ClaimConflict: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "work_id" {
-					t.Errorf("ClaimConflict field 0 is %q, want work_id", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ClaimConflict.work_id: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "session_id" {
-					t.Errorf("ClaimConflict field 1 is %q, want session_id", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ClaimConflict.session_id: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "resource" {
-					t.Errorf("ClaimConflict field 2 is %q, want resource", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ClaimConflict.resource: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "kind" {
-					t.Errorf("ClaimConflict field 3 is %q, want kind", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ClaimConflict.kind: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "mode" {
-					t.Errorf("ClaimConflict field 4 is %q, want mode", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ClaimConflict.mode: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "held_claim_id" {
-					t.Errorf("ClaimConflict field 5 is %q, want held_claim_id", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ClaimConflict.held_claim_id: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "held_session_id" {
-					t.Errorf("ClaimConflict field 6 is %q, want held_session_id", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ClaimConflict.held_session_id: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[7].Descriptor()
-				if d.Name != "refused_at" {
-					t.Errorf("ClaimConflict field 7 is %q, want refused_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ClaimConflict.refused_at: the schema has a validator the runtime does not set")
-				}
-			}
-		}
-	}
-	{
-		fields := schema.Conversation{}.Fields()
-		if got, want := len(fields), 7+1; got != want {
-			t.Errorf("Conversation: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "title" {
-					t.Errorf("Conversation field 1 is %q, want title", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(conversation.TitleValidator) {
-					t.Errorf("Conversation.title: the schema's validators are not schema.ValidateConversationTitle")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "created_at" {
-					t.Errorf("Conversation field 2 is %q, want created_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Conversation.created_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "updated_at" {
-					t.Errorf("Conversation field 3 is %q, want updated_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Conversation.updated_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "last_sequence" {
-					t.Errorf("Conversation field 4 is %q, want last_sequence", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(conversation.LastSequenceValidator) {
-					t.Errorf("Conversation.last_sequence: the schema's validators are not schema.ValidateConversationLastSequence")
-				}
-				if !reflect.DeepEqual(d.Default, conversation.DefaultLastSequence) {
-					t.Errorf("Conversation.last_sequence: default %#v in the schema, %#v at run time", d.Default, conversation.DefaultLastSequence)
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "budget_messages" {
-					t.Errorf("Conversation field 5 is %q, want budget_messages", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(conversation.BudgetMessagesValidator) {
-					t.Errorf("Conversation.budget_messages: the schema's validators are not schema.ValidateConversationBudgetMessages")
-				}
-				if !reflect.DeepEqual(d.Default, conversation.DefaultBudgetMessages) {
-					t.Errorf("Conversation.budget_messages: default %#v in the schema, %#v at run time", d.Default, conversation.DefaultBudgetMessages)
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "budget_turns" {
-					t.Errorf("Conversation field 6 is %q, want budget_turns", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(conversation.BudgetTurnsValidator) {
-					t.Errorf("Conversation.budget_turns: the schema's validators are not schema.ValidateConversationBudgetTurns")
-				}
-				if !reflect.DeepEqual(d.Default, conversation.DefaultBudgetTurns) {
-					t.Errorf("Conversation.budget_turns: default %#v in the schema, %#v at run time", d.Default, conversation.DefaultBudgetTurns)
-				}
-			}
-			{
-				d := fields[7].Descriptor()
-				if d.Name != "budget_tokens" {
-					t.Errorf("Conversation field 7 is %q, want budget_tokens", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(conversation.BudgetTokensValidator) {
-					t.Errorf("Conversation.budget_tokens: the schema's validators are not schema.ValidateConversationBudgetTokens")
-				}
-				if !reflect.DeepEqual(d.Default, conversation.DefaultBudgetTokens) {
-					t.Errorf("Conversation.budget_tokens: default %#v in the schema, %#v at run time", d.Default, conversation.DefaultBudgetTokens)
-				}
-			}
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "id" {
-					t.Errorf("Conversation field 0 is %q, want id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(conversation.IDValidator) {
-					t.Errorf("Conversation.id: the schema's validators are not schema.ValidateConversationID")
-				}
-			}
-		}
-	}
-	{
-		fields := schema.Evidence{}.Fields()
-		if got, want := len(fields), 10+1; got != want {
-			t.Errorf("Evidence: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "work_id" {
-					t.Errorf("Evidence field 1 is %q, want work_id", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Evidence.work_id: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "session_id" {
-					t.Errorf("Evidence field 2 is %q, want session_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(evidence.SessionIDValidator) {
-					t.Errorf("Evidence.session_id: the schema's validators are not schema.ValidateEvidenceSessionID")
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "kind" {
-					t.Errorf("Evidence field 3 is %q, want kind", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Evidence.kind: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "trust" {
-					t.Errorf("Evidence field 4 is %q, want trust", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Evidence.trust: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "source" {
-					t.Errorf("Evidence field 5 is %q, want source", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Evidence.source: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "captured_at" {
-					t.Errorf("Evidence field 6 is %q, want captured_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Evidence.captured_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[7].Descriptor()
-				if d.Name != "summary" {
-					t.Errorf("Evidence field 7 is %q, want summary", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Evidence.summary: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[8].Descriptor()
-				if d.Name != "data" {
-					t.Errorf("Evidence field 8 is %q, want data", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Evidence.data: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[9].Descriptor()
-				if d.Name != "data_bytes" {
-					t.Errorf("Evidence field 9 is %q, want data_bytes", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(evidence.DataBytesValidator) {
-					t.Errorf("Evidence.data_bytes: the schema's validators are not schema.ValidateEvidenceDataBytes")
-				}
-			}
-			{
-				d := fields[10].Descriptor()
-				if d.Name != "content_hash" {
-					t.Errorf("Evidence field 10 is %q, want content_hash", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(evidence.ContentHashValidator) {
-					t.Errorf("Evidence.content_hash: the schema's validators are not schema.ValidateEvidenceContentHash")
-				}
-			}
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "id" {
-					t.Errorf("Evidence field 0 is %q, want id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(evidence.IDValidator) {
-					t.Errorf("Evidence.id: the schema's validators are not schema.ValidateEvidenceID")
-				}
-			}
-		}
-	}
-	{
-		fields := schema.Handoff{}.Fields()
-		if got, want := len(fields), 22+1; got != want {
-			t.Errorf("Handoff: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "work_id" {
-					t.Errorf("Handoff field 1 is %q, want work_id", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.work_id: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "source_session" {
-					t.Errorf("Handoff field 2 is %q, want source_session", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(handoff.SourceSessionValidator) {
-					t.Errorf("Handoff.source_session: the schema's validators are not schema.ValidateHandoffSourceSession")
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "destination_session" {
-					t.Errorf("Handoff field 3 is %q, want destination_session", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(handoff.DestinationSessionValidator) {
-					t.Errorf("Handoff.destination_session: the schema's validators are not schema.ValidateHandoffDestinationSession")
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "objective" {
-					t.Errorf("Handoff field 4 is %q, want objective", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.objective: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "acceptance_criteria" {
-					t.Errorf("Handoff field 5 is %q, want acceptance_criteria", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.acceptance_criteria: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "evidence_ids" {
-					t.Errorf("Handoff field 6 is %q, want evidence_ids", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.evidence_ids: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[7].Descriptor()
-				if d.Name != "changed_files" {
-					t.Errorf("Handoff field 7 is %q, want changed_files", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.changed_files: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[8].Descriptor()
-				if d.Name != "risks" {
-					t.Errorf("Handoff field 8 is %q, want risks", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.risks: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[9].Descriptor()
-				if d.Name != "unresolved_questions" {
-					t.Errorf("Handoff field 9 is %q, want unresolved_questions", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.unresolved_questions: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[10].Descriptor()
-				if d.Name != "authority_boundaries" {
-					t.Errorf("Handoff field 10 is %q, want authority_boundaries", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.authority_boundaries: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[11].Descriptor()
-				if d.Name != "continuation_state" {
-					t.Errorf("Handoff field 11 is %q, want continuation_state", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.continuation_state: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[12].Descriptor()
-				if d.Name != "latest_validation" {
-					t.Errorf("Handoff field 12 is %q, want latest_validation", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.latest_validation: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[13].Descriptor()
-				if d.Name != "assumptions" {
-					t.Errorf("Handoff field 13 is %q, want assumptions", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.assumptions: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[14].Descriptor()
-				if d.Name != "rollback_notes" {
-					t.Errorf("Handoff field 14 is %q, want rollback_notes", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.rollback_notes: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[15].Descriptor()
-				if d.Name != "next_action" {
-					t.Errorf("Handoff field 15 is %q, want next_action", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.next_action: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[16].Descriptor()
-				if d.Name != "repository_revision" {
-					t.Errorf("Handoff field 16 is %q, want repository_revision", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(handoff.RepositoryRevisionValidator) {
-					t.Errorf("Handoff.repository_revision: the schema's validators are not schema.ValidateHandoffRepositoryRevision")
-				}
-			}
-			{
-				d := fields[17].Descriptor()
-				if d.Name != "status" {
-					t.Errorf("Handoff field 17 is %q, want status", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.status: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[18].Descriptor()
-				if d.Name != "context_tokens" {
-					t.Errorf("Handoff field 18 is %q, want context_tokens", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(handoff.ContextTokensValidator) {
-					t.Errorf("Handoff.context_tokens: the schema's validators are not schema.ValidateHandoffContextTokens")
-				}
-			}
-			{
-				d := fields[19].Descriptor()
-				if d.Name != "token_budget" {
-					t.Errorf("Handoff field 19 is %q, want token_budget", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(handoff.TokenBudgetValidator) {
-					t.Errorf("Handoff.token_budget: the schema's validators are not schema.ValidateHandoffTokenBudget")
-				}
-			}
-			{
-				d := fields[20].Descriptor()
-				if d.Name != "omitted_fields" {
-					t.Errorf("Handoff field 20 is %q, want omitted_fields", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.omitted_fields: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[21].Descriptor()
-				if d.Name != "created_at" {
-					t.Errorf("Handoff field 21 is %q, want created_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.created_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[22].Descriptor()
-				if d.Name != "updated_at" {
-					t.Errorf("Handoff field 22 is %q, want updated_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Handoff.updated_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "id" {
-					t.Errorf("Handoff field 0 is %q, want id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(handoff.IDValidator) {
-					t.Errorf("Handoff.id: the schema's validators are not schema.ValidateHandoffID")
-				}
-			}
-		}
-	}
-	{
-		fields := schema.Message{}.Fields()
-		if got, want := len(fields), 10+1; got != want {
-			t.Errorf("Message: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "conversation_id" {
-					t.Errorf("Message field 1 is %q, want conversation_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(message.ConversationIDValidator) {
-					t.Errorf("Message.conversation_id: the schema's validators are not schema.ValidateMessageConversationID")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "sequence" {
-					t.Errorf("Message field 2 is %q, want sequence", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(message.SequenceValidator) {
-					t.Errorf("Message.sequence: the schema's validators are not schema.ValidateMessageSequence")
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "sender" {
-					t.Errorf("Message field 3 is %q, want sender", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(message.SenderValidator) {
-					t.Errorf("Message.sender: the schema's validators are not schema.ValidateMessageSender")
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "recipient" {
-					t.Errorf("Message field 4 is %q, want recipient", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(message.RecipientValidator) {
-					t.Errorf("Message.recipient: the schema's validators are not schema.ValidateMessageRecipient")
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "text" {
-					t.Errorf("Message field 5 is %q, want text", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Message.text: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "reply_to" {
-					t.Errorf("Message field 6 is %q, want reply_to", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(message.ReplyToValidator) {
-					t.Errorf("Message.reply_to: the schema's validators are not schema.ValidateMessageReplyTo")
-				}
-			}
-			{
-				d := fields[7].Descriptor()
-				if d.Name != "created_at" {
-					t.Errorf("Message field 7 is %q, want created_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Message.created_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[8].Descriptor()
-				if d.Name != "idempotency_key" {
-					t.Errorf("Message field 8 is %q, want idempotency_key", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(message.IdempotencyKeyValidator) {
-					t.Errorf("Message.idempotency_key: the schema's validators are not schema.ValidateMessageIdempotencyKey")
-				}
-			}
-			{
-				d := fields[9].Descriptor()
-				if d.Name != "operation_id" {
-					t.Errorf("Message field 9 is %q, want operation_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(message.OperationIDValidator) {
-					t.Errorf("Message.operation_id: the schema's validators are not schema.ValidateMessageOperationID")
-				}
-			}
-			{
-				d := fields[10].Descriptor()
-				if d.Name != "trimmed_at" {
-					t.Errorf("Message field 10 is %q, want trimmed_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Message.trimmed_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "id" {
-					t.Errorf("Message field 0 is %q, want id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(message.IDValidator) {
-					t.Errorf("Message.id: the schema's validators are not schema.ValidateMessageID")
-				}
-			}
-		}
-	}
-	{
-		fields := schema.Operation{}.Fields()
-		if got, want := len(fields), 17+1; got != want {
-			t.Errorf("Operation: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "idempotency_key" {
-					t.Errorf("Operation field 1 is %q, want idempotency_key", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(operation.IdempotencyKeyValidator) {
-					t.Errorf("Operation.idempotency_key: the schema's validators are not schema.ValidateOperationIdempotencyKey")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "provider" {
-					t.Errorf("Operation field 2 is %q, want provider", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(operation.ProviderValidator) {
-					t.Errorf("Operation.provider: the schema's validators are not schema.ValidateOperationProvider")
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "native_id" {
-					t.Errorf("Operation field 3 is %q, want native_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(operation.NativeIDValidator) {
-					t.Errorf("Operation.native_id: the schema's validators are not schema.ValidateOperationNativeID")
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "operation" {
-					t.Errorf("Operation field 4 is %q, want operation", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(operation.OperationValidator) {
-					t.Errorf("Operation.operation: the schema's validators are not schema.ValidateOperationOperation")
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "text_sha256" {
-					t.Errorf("Operation field 5 is %q, want text_sha256", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.text_sha256: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, operation.DefaultTextSha256) {
-					t.Errorf("Operation.text_sha256: default %#v in the schema, %#v at run time", d.Default, operation.DefaultTextSha256)
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "status" {
-					t.Errorf("Operation field 6 is %q, want status", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.status: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[7].Descriptor()
-				if d.Name != "provider_state" {
-					t.Errorf("Operation field 7 is %q, want provider_state", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.provider_state: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, operation.DefaultProviderState) {
-					t.Errorf("Operation.provider_state: default %#v in the schema, %#v at run time", d.Default, operation.DefaultProviderState)
-				}
-			}
-			{
-				d := fields[8].Descriptor()
-				if d.Name != "detail" {
-					t.Errorf("Operation field 8 is %q, want detail", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.detail: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[9].Descriptor()
-				if d.Name != "ref" {
-					t.Errorf("Operation field 9 is %q, want ref", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.ref: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, operation.DefaultRef) {
-					t.Errorf("Operation.ref: default %#v in the schema, %#v at run time", d.Default, operation.DefaultRef)
-				}
-			}
-			{
-				d := fields[10].Descriptor()
-				if d.Name != "native_turn" {
-					t.Errorf("Operation field 10 is %q, want native_turn", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.native_turn: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, operation.DefaultNativeTurn) {
-					t.Errorf("Operation.native_turn: default %#v in the schema, %#v at run time", d.Default, operation.DefaultNativeTurn)
-				}
-			}
-			{
-				d := fields[11].Descriptor()
-				if d.Name != "owner" {
-					t.Errorf("Operation field 11 is %q, want owner", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.owner: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, operation.DefaultOwner) {
-					t.Errorf("Operation.owner: default %#v in the schema, %#v at run time", d.Default, operation.DefaultOwner)
-				}
-			}
-			{
-				d := fields[12].Descriptor()
-				if d.Name != "verdict" {
-					t.Errorf("Operation field 12 is %q, want verdict", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.verdict: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[13].Descriptor()
-				if d.Name != "turn_error" {
-					t.Errorf("Operation field 13 is %q, want turn_error", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.turn_error: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[14].Descriptor()
-				if d.Name != "usage" {
-					t.Errorf("Operation field 14 is %q, want usage", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.usage: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[15].Descriptor()
-				if d.Name != "changed_files" {
-					t.Errorf("Operation field 15 is %q, want changed_files", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.changed_files: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[16].Descriptor()
-				if d.Name != "created_at" {
-					t.Errorf("Operation field 16 is %q, want created_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.created_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[17].Descriptor()
-				if d.Name != "updated_at" {
-					t.Errorf("Operation field 17 is %q, want updated_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Operation.updated_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "id" {
-					t.Errorf("Operation field 0 is %q, want id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(operation.IDValidator) {
-					t.Errorf("Operation.id: the schema's validators are not schema.ValidateOperationID")
-				}
-			}
-		}
-	}
-	{
-		fields := schema.Participant{}.Fields()
-		if got, want := len(fields), 7; got != want {
-			t.Errorf("Participant: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "conversation_id" {
-					t.Errorf("Participant field 0 is %q, want conversation_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(participant.ConversationIDValidator) {
-					t.Errorf("Participant.conversation_id: the schema's validators are not schema.ValidateParticipantConversationID")
-				}
-			}
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "participant_id" {
-					t.Errorf("Participant field 1 is %q, want participant_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(participant.ParticipantIDValidator) {
-					t.Errorf("Participant.participant_id: the schema's validators are not schema.ValidateParticipantParticipantID")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "provider" {
-					t.Errorf("Participant field 2 is %q, want provider", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(participant.ProviderValidator) {
-					t.Errorf("Participant.provider: the schema's validators are not schema.ValidateParticipantProvider")
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "native_id" {
-					t.Errorf("Participant field 3 is %q, want native_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(participant.NativeIDValidator) {
-					t.Errorf("Participant.native_id: the schema's validators are not schema.ValidateParticipantNativeID")
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "workspace_id" {
-					t.Errorf("Participant field 4 is %q, want workspace_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(participant.WorkspaceIDValidator) {
-					t.Errorf("Participant.workspace_id: the schema's validators are not schema.ValidateParticipantWorkspaceID")
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "role" {
-					t.Errorf("Participant field 5 is %q, want role", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Participant.role: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "joined_at" {
-					t.Errorf("Participant field 6 is %q, want joined_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Participant.joined_at: the schema has a validator the runtime does not set")
-				}
-			}
-		}
-	}
-	{
-		fields := schema.ProviderSession{}.Fields()
-		if got, want := len(fields), 9; got != want {
-			t.Errorf("ProviderSession: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "provider" {
-					t.Errorf("ProviderSession field 0 is %q, want provider", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(providersession.ProviderValidator) {
-					t.Errorf("ProviderSession.provider: the schema's validators are not schema.ValidateProviderSessionProvider")
-				}
-			}
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "native_id" {
-					t.Errorf("ProviderSession field 1 is %q, want native_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(providersession.NativeIDValidator) {
-					t.Errorf("ProviderSession.native_id: the schema's validators are not schema.ValidateProviderSessionNativeID")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "endpoint" {
-					t.Errorf("ProviderSession field 2 is %q, want endpoint", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ProviderSession.endpoint: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, providersession.DefaultEndpoint) {
-					t.Errorf("ProviderSession.endpoint: default %#v in the schema, %#v at run time", d.Default, providersession.DefaultEndpoint)
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "host" {
-					t.Errorf("ProviderSession field 3 is %q, want host", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ProviderSession.host: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, providersession.DefaultHost) {
-					t.Errorf("ProviderSession.host: default %#v in the schema, %#v at run time", d.Default, providersession.DefaultHost)
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "cwd" {
-					t.Errorf("ProviderSession field 4 is %q, want cwd", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ProviderSession.cwd: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, providersession.DefaultCwd) {
-					t.Errorf("ProviderSession.cwd: default %#v in the schema, %#v at run time", d.Default, providersession.DefaultCwd)
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "title" {
-					t.Errorf("ProviderSession field 5 is %q, want title", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ProviderSession.title: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, providersession.DefaultTitle) {
-					t.Errorf("ProviderSession.title: default %#v in the schema, %#v at run time", d.Default, providersession.DefaultTitle)
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "state" {
-					t.Errorf("ProviderSession field 6 is %q, want state", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ProviderSession.state: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, providersession.DefaultState) {
-					t.Errorf("ProviderSession.state: default %#v in the schema, %#v at run time", d.Default, providersession.DefaultState)
-				}
-			}
-			{
-				d := fields[7].Descriptor()
-				if d.Name != "first_seen_at" {
-					t.Errorf("ProviderSession field 7 is %q, want first_seen_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ProviderSession.first_seen_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[8].Descriptor()
-				if d.Name != "last_seen_at" {
-					t.Errorf("ProviderSession field 8 is %q, want last_seen_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("ProviderSession.last_seen_at: the schema has a validator the runtime does not set")
-				}
-			}
-		}
-	}
-	{
-		fields := schema.Review{}.Fields()
-		if got, want := len(fields), 9+1; got != want {
-			t.Errorf("Review: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "work_id" {
-					t.Errorf("Review field 1 is %q, want work_id", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Review.work_id: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "subject_evidence_ids" {
-					t.Errorf("Review field 2 is %q, want subject_evidence_ids", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Review.subject_evidence_ids: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "reviewer_session_id" {
-					t.Errorf("Review field 3 is %q, want reviewer_session_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(review.ReviewerSessionIDValidator) {
-					t.Errorf("Review.reviewer_session_id: the schema's validators are not schema.ValidateReviewReviewerSessionID")
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "independence" {
-					t.Errorf("Review field 4 is %q, want independence", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Review.independence: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "findings" {
-					t.Errorf("Review field 5 is %q, want findings", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Review.findings: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "verdict" {
-					t.Errorf("Review field 6 is %q, want verdict", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Review.verdict: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[7].Descriptor()
-				if d.Name != "provenance" {
-					t.Errorf("Review field 7 is %q, want provenance", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Review.provenance: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[8].Descriptor()
-				if d.Name != "evidence_id" {
-					t.Errorf("Review field 8 is %q, want evidence_id", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Review.evidence_id: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[9].Descriptor()
-				if d.Name != "created_at" {
-					t.Errorf("Review field 9 is %q, want created_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("Review.created_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "id" {
-					t.Errorf("Review field 0 is %q, want id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(review.IDValidator) {
-					t.Errorf("Review.id: the schema's validators are not schema.ValidateReviewID")
-				}
-			}
-		}
-	}
-	{
-		fields := schema.RuntimeOwner{}.Fields()
-		if got, want := len(fields), 6+1; got != want {
-			t.Errorf("RuntimeOwner: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "host" {
-					t.Errorf("RuntimeOwner field 1 is %q, want host", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("RuntimeOwner.host: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, runtimeowner.DefaultHost) {
-					t.Errorf("RuntimeOwner.host: default %#v in the schema, %#v at run time", d.Default, runtimeowner.DefaultHost)
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "boot" {
-					t.Errorf("RuntimeOwner field 2 is %q, want boot", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("RuntimeOwner.boot: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, runtimeowner.DefaultBoot) {
-					t.Errorf("RuntimeOwner.boot: default %#v in the schema, %#v at run time", d.Default, runtimeowner.DefaultBoot)
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "pid" {
-					t.Errorf("RuntimeOwner field 3 is %q, want pid", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("RuntimeOwner.pid: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "started_at" {
-					t.Errorf("RuntimeOwner field 4 is %q, want started_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("RuntimeOwner.started_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "heartbeat_at" {
-					t.Errorf("RuntimeOwner field 5 is %q, want heartbeat_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("RuntimeOwner.heartbeat_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "stopped_at" {
-					t.Errorf("RuntimeOwner field 6 is %q, want stopped_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("RuntimeOwner.stopped_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "id" {
-					t.Errorf("RuntimeOwner field 0 is %q, want id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(runtimeowner.IDValidator) {
-					t.Errorf("RuntimeOwner.id: the schema's validators are not schema.ValidateRuntimeOwnerID")
-				}
-			}
-		}
-	}
-	{
-		fields := schema.SessionEvent{}.Fields()
-		if got, want := len(fields), 8; got != want {
-			t.Errorf("SessionEvent: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "provider" {
-					t.Errorf("SessionEvent field 0 is %q, want provider", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(sessionevent.ProviderValidator) {
-					t.Errorf("SessionEvent.provider: the schema's validators are not schema.ValidateSessionEventProvider")
-				}
-			}
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "native_id" {
-					t.Errorf("SessionEvent field 1 is %q, want native_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(sessionevent.NativeIDValidator) {
-					t.Errorf("SessionEvent.native_id: the schema's validators are not schema.ValidateSessionEventNativeID")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "sequence" {
-					t.Errorf("SessionEvent field 2 is %q, want sequence", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(sessionevent.SequenceValidator) {
-					t.Errorf("SessionEvent.sequence: the schema's validators are not schema.ValidateSessionEventSequence")
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "epoch" {
-					t.Errorf("SessionEvent field 3 is %q, want epoch", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(sessionevent.EpochValidator) {
-					t.Errorf("SessionEvent.epoch: the schema's validators are not schema.ValidateSessionEventEpoch")
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "type" {
-					t.Errorf("SessionEvent field 4 is %q, want type", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("SessionEvent.type: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "data" {
-					t.Errorf("SessionEvent field 5 is %q, want data", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("SessionEvent.data: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "turn_id" {
-					t.Errorf("SessionEvent field 6 is %q, want turn_id", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("SessionEvent.turn_id: the schema has a validator the runtime does not set")
-				}
-				if !reflect.DeepEqual(d.Default, sessionevent.DefaultTurnID) {
-					t.Errorf("SessionEvent.turn_id: default %#v in the schema, %#v at run time", d.Default, sessionevent.DefaultTurnID)
-				}
-			}
-			{
-				d := fields[7].Descriptor()
-				if d.Name != "timestamp" {
-					t.Errorf("SessionEvent field 7 is %q, want timestamp", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("SessionEvent.timestamp: the schema has a validator the runtime does not set")
-				}
-			}
-		}
-	}
-	{
-		fields := schema.SessionStream{}.Fields()
-		if got, want := len(fields), 6; got != want {
-			t.Errorf("SessionStream: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "provider" {
-					t.Errorf("SessionStream field 0 is %q, want provider", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(sessionstream.ProviderValidator) {
-					t.Errorf("SessionStream.provider: the schema's validators are not schema.ValidateSessionStreamProvider")
-				}
-			}
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "native_id" {
-					t.Errorf("SessionStream field 1 is %q, want native_id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(sessionstream.NativeIDValidator) {
-					t.Errorf("SessionStream.native_id: the schema's validators are not schema.ValidateSessionStreamNativeID")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "last_sequence" {
-					t.Errorf("SessionStream field 2 is %q, want last_sequence", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(sessionstream.LastSequenceValidator) {
-					t.Errorf("SessionStream.last_sequence: the schema's validators are not schema.ValidateSessionStreamLastSequence")
-				}
-				if !reflect.DeepEqual(d.Default, sessionstream.DefaultLastSequence) {
-					t.Errorf("SessionStream.last_sequence: default %#v in the schema, %#v at run time", d.Default, sessionstream.DefaultLastSequence)
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "epoch" {
-					t.Errorf("SessionStream field 3 is %q, want epoch", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(sessionstream.EpochValidator) {
-					t.Errorf("SessionStream.epoch: the schema's validators are not schema.ValidateSessionStreamEpoch")
-				}
-				if !reflect.DeepEqual(d.Default, sessionstream.DefaultEpoch) {
-					t.Errorf("SessionStream.epoch: default %#v in the schema, %#v at run time", d.Default, sessionstream.DefaultEpoch)
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "oldest_retained" {
-					t.Errorf("SessionStream field 4 is %q, want oldest_retained", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(sessionstream.OldestRetainedValidator) {
-					t.Errorf("SessionStream.oldest_retained: the schema's validators are not schema.ValidateSessionStreamOldestRetained")
-				}
-				if !reflect.DeepEqual(d.Default, sessionstream.DefaultOldestRetained) {
-					t.Errorf("SessionStream.oldest_retained: default %#v in the schema, %#v at run time", d.Default, sessionstream.DefaultOldestRetained)
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "updated_at" {
-					t.Errorf("SessionStream field 5 is %q, want updated_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("SessionStream.updated_at: the schema has a validator the runtime does not set")
-				}
-			}
-		}
-	}
-	{
-		fields := schema.WorkItem{}.Fields()
-		if got, want := len(fields), 10+1; got != want {
-			t.Errorf("WorkItem: %d fields in the schema, %d when ent/runtime.go was generated: run go generate ./ent", got, want)
-		} else {
-			{
-				d := fields[1].Descriptor()
-				if d.Name != "objective" {
-					t.Errorf("WorkItem field 1 is %q, want objective", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(workitem.ObjectiveValidator) {
-					t.Errorf("WorkItem.objective: the schema's validators are not schema.ValidateWorkItemObjective")
-				}
-			}
-			{
-				d := fields[2].Descriptor()
-				if d.Name != "acceptance_criteria" {
-					t.Errorf("WorkItem field 2 is %q, want acceptance_criteria", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("WorkItem.acceptance_criteria: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[3].Descriptor()
-				if d.Name != "risks" {
-					t.Errorf("WorkItem field 3 is %q, want risks", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("WorkItem.risks: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[4].Descriptor()
-				if d.Name != "unresolved_questions" {
-					t.Errorf("WorkItem field 4 is %q, want unresolved_questions", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("WorkItem.unresolved_questions: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[5].Descriptor()
-				if d.Name != "source_session" {
-					t.Errorf("WorkItem field 5 is %q, want source_session", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(workitem.SourceSessionValidator) {
-					t.Errorf("WorkItem.source_session: the schema's validators are not schema.ValidateWorkItemSourceSession")
-				}
-			}
-			{
-				d := fields[6].Descriptor()
-				if d.Name != "destination_session" {
-					t.Errorf("WorkItem field 6 is %q, want destination_session", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(workitem.DestinationSessionValidator) {
-					t.Errorf("WorkItem.destination_session: the schema's validators are not schema.ValidateWorkItemDestinationSession")
-				}
-			}
-			{
-				d := fields[7].Descriptor()
-				if d.Name != "status" {
-					t.Errorf("WorkItem field 7 is %q, want status", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("WorkItem.status: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[8].Descriptor()
-				if d.Name != "changed_files" {
-					t.Errorf("WorkItem field 8 is %q, want changed_files", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("WorkItem.changed_files: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[9].Descriptor()
-				if d.Name != "created_at" {
-					t.Errorf("WorkItem field 9 is %q, want created_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("WorkItem.created_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[10].Descriptor()
-				if d.Name != "updated_at" {
-					t.Errorf("WorkItem field 10 is %q, want updated_at", d.Name)
-				}
-				if len(d.Validators) != 0 {
-					t.Errorf("WorkItem.updated_at: the schema has a validator the runtime does not set")
-				}
-			}
-			{
-				d := fields[0].Descriptor()
-				if d.Name != "id" {
-					t.Errorf("WorkItem field 0 is %q, want id", d.Name)
-				}
-				if len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(workitem.IDValidator) {
-					t.Errorf("WorkItem.id: the schema's validators are not schema.ValidateWorkItemID")
-				}
+		for _, w := range s.want {
+			d := s.fields[w.index].Descriptor()
+			switch {
+			case d.Name != w.name:
+				t.Errorf("%s field %d is %q, want %s", s.name, w.index, d.Name, w.name)
+			case w.validator == nil && len(d.Validators) != 0:
+				t.Errorf("%s.%s: the schema has a validator the runtime does not set", s.name, w.name)
+			case w.validator != nil && (len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(w.validator)):
+				t.Errorf("%s.%s: the schema's validators are not the Validate variable runtime.go sets", s.name, w.name)
+			case w.hasDef && !reflect.DeepEqual(d.Default, w.def):
+				t.Errorf("%s.%s: default %#v in the schema, %#v at run time", s.name, w.name, d.Default, w.def)
 			}
 		}
 	}
