@@ -44,7 +44,8 @@
 // over [markup.Writer], not html/template: text/template's executor calls
 // reflect's MethodByName with a run-time name, which makes the linker keep
 // every exported method of every reachable type (issue 21; the archtest
-// TestNoTemplatesInTheBinary keeps the template packages out). Markup comes
+// TestNoReflectMethodInTheBinary, the linker step of scripts/test.sh,
+// fails when any such lookup is linked again). Markup comes
 // only from constants; every value is escaped for its context exactly as
 // html/template escaped it (a prompt or a file name shaped like HTML is
 // shown as text), and a URL that a value starts is filtered to the desk's
