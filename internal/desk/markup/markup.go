@@ -36,9 +36,9 @@ import (
 // so that only an untyped string constant converts to it.
 type constant string
 
-// Failsafe is what a URL that fails the filter becomes (html/template's
+// failsafe is what a URL that fails the filter becomes (html/template's
 // "#ZgotmplZ").
-const Failsafe = "#ZgotmplZ"
+const failsafe = "#ZgotmplZ"
 
 // Writer accumulates HTML. The zero value is ready to use.
 type Writer struct {
@@ -102,8 +102,8 @@ func (w *Writer) openAttr(name constant) {
 func (w *Writer) urlPart(before, s string) {
 	switch {
 	case before == "":
-		if !SafeURL(s) {
-			s = Failsafe
+		if !safeURL(s) {
+			s = failsafe
 		}
 		w.buf = appendEscaped(w.buf, normalizeURL(s))
 	case strings.ContainsAny(before, "?#"):
@@ -119,11 +119,11 @@ func (w *Writer) Bytes() []byte { return w.buf }
 // String returns what was written.
 func (w *Writer) String() string { return string(w.buf) }
 
-// SafeURL reports whether s may start a URL attribute: a same-origin
+// safeURL reports whether s may start a URL attribute: a same-origin
 // reference the desk builds, "/path" (never "//host", nor "/\host", which
 // browsers read as "//host"), "?query" or "#fragment". The empty string is
 // allowed (a link to the page itself).
-func SafeURL(s string) bool {
+func safeURL(s string) bool {
 	if s == "" {
 		return true
 	}

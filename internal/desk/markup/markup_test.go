@@ -81,7 +81,7 @@ func TestMatchesHTMLTemplate(t *testing.T) {
 			}
 			var w Writer
 			c.write(&w, s)
-			if c.name == "whole URL" && !SafeURL(s) {
+			if c.name == "whole URL" && !safeURL(s) {
 				// Stricter than html/template, which lets a relative path,
 				// "//host" and http(s)/mailto through.
 				if got := w.String(); got != `<a href="#ZgotmplZ">` {
@@ -101,8 +101,8 @@ func TestSafeURL(t *testing.T) {
 		"": true, "/": true, "/desk/x": true, "?a=b": true, "#x": true, "//host": false, `/\host`: false,
 		"javascript:x": false, "http://x": false, "desk/x": false, " /x": false,
 	} {
-		if got := SafeURL(s); got != want {
-			t.Errorf("SafeURL(%q) = %v, want %v", s, got, want)
+		if got := safeURL(s); got != want {
+			t.Errorf("safeURL(%q) = %v, want %v", s, got, want)
 		}
 	}
 }
