@@ -2,6 +2,7 @@ package gen
 
 import (
 	"flag"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,13 +96,19 @@ func TestGoldenBad(t *testing.T) {
 }
 
 // TestRepositoryUpToDate is `interopgen check`'s drift half as a test: the
-// committed generated files equal what the repository's spec generates.
+// committed generated files equal what the repository's spec generates,
+// and the o200k table what tiktoken-go's vocabulary makes.
 func TestRepositoryUpToDate(t *testing.T) {
 	root := filepath.Join("..")
 	files, _, err := GenerateFS(os.DirFS(root))
 	if err != nil {
 		t.Fatalf("the repository spec does not generate: %v", err)
 	}
+	tables, err := TokenFilesFS(os.DirFS(root))
+	if err != nil || len(tables) != 2 {
+		t.Fatalf("the o200k table does not generate: %v (%d files)", err, len(tables))
+	}
+	maps.Copy(files, tables)
 	drifts, err := Compare(files, os.DirFS(root))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,14 @@ func Do(args []string, root string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "spec errors:\n%v\n", err)
 		return 1
+	}
+	if args[0] == "generate" || args[0] == "check" {
+		tf, err := gen.TokenFilesFS(os.DirFS(root))
+		if err != nil {
+			fmt.Fprintf(stderr, "interopgen: %v\n", err)
+			return 1
+		}
+		maps.Copy(files, tf)
 	}
 	switch args[0] {
 	case "generate":

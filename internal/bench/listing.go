@@ -5,20 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/agent-interop/runtime/internal/tokens"
 )
 
 // Counter counts tokens.
 type Counter interface{ Count(string) (int, error) }
 
-// NewO200kCounter loads the o200k_base tokenizer (offline, embedded in
-// github.com/tiktoken-go/tokenizer), the one the catalog budgets use.
+// NewO200kCounter returns the o200k_base counter the runtime's answer
+// budgets use (internal/tokens, exact to tiktoken-go's codec, which the
+// catalog budgets use).
 func NewO200kCounter() (Counter, error) {
-	codec, err := tokenizer.Get(tokenizer.O200kBase)
-	if err != nil {
-		return nil, fmt.Errorf("load o200k tokenizer: %w", err)
-	}
-	return codec, nil
+	return tokens.NewO200k(), nil
 }
 
 // ListingSize is the size of a tools/list result as a client receives it.

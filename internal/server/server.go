@@ -45,8 +45,8 @@ type Options struct {
 	// initialized notification: start-up work that must not delay
 	// initialize (reconciliation of interrupted sends, provider warm-up).
 	AfterInitialize func(context.Context)
-	// Tokens counts o200k tokens for the answer budgets; defaults to the
-	// lazily loaded tiktoken-go codec (never loaded at start-up).
+	// Tokens counts o200k tokens for the answer budgets; defaults to
+	// tokens.NewO200k (its table is embedded, nothing is built for it).
 	Tokens tokens.Counter
 	// SessionID names each new HTTP session (the SDK's default when nil).
 	SessionID func() string

@@ -21,9 +21,9 @@ import (
 // and takes the first that matches, each quantifier greedy; the code below
 // does the same with the backtracking written out (see the comments per
 // alternative). A tokenizer encodes each piece on its own, so a text's
-// token count is the sum of its pieces' counts. It returns false for text
-// that is not valid UTF-8 (the caller then counts the whole text with the
-// codec).
+// token count is the sum of its pieces' counts. It returns false, and
+// cuts nothing, for text that is not valid UTF-8 (the callers first make it
+// valid as the codec does, see validUTF8).
 func split(text string, piece func(string)) bool {
 	if isASCII(text) {
 		// One byte per rune: the matcher runs on the bytes themselves,

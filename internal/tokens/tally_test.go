@@ -148,7 +148,7 @@ func TestFrontSlotSharedByPieces(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want, _ := o.Exact(w); got != want {
+				if want := exact(t, w); got != want {
 					t.Fatalf("round %d: Count(%q) = %d, want %d", round, w, got, want)
 				}
 			}

@@ -60,8 +60,7 @@ type Options struct {
 	KillGrace time.Duration
 	// OutputCap bounds captured stdout and stderr per command (default 64 KiB).
 	OutputCap int
-	// Tokens counts o200k tokens; defaults to a lazily loaded tiktoken-go
-	// codec.
+	// Tokens counts o200k tokens; defaults to NewO200k.
 	Tokens TokenCounter
 }
 

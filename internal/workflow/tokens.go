@@ -9,8 +9,10 @@ const TokenizerLabel = "tiktoken-go o200k_base (offline estimate, not native pro
 // TokenCounter counts o200k tokens of a text.
 type TokenCounter = tokens.Counter
 
-// O200k is a TokenCounter over tiktoken-go's o200k_base codec. The
-// vocabulary (several MB) is loaded on the first Count, never at start-up.
+// O200k is a TokenCounter of o200k_base tokens, exactly as tiktoken-go's
+// codec counts them (hence TokenizerLabel), over a rank table embedded in
+// the binary and read in place: nothing is built at start-up or on the
+// first Count.
 type O200k = tokens.O200k
 
 // NewO200k returns an unloaded counter.
