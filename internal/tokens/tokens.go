@@ -112,13 +112,16 @@ func (o *O200k) Count(text string) (int, error) {
 // countLocked counts text under o.mu.
 func (o *O200k) countLocked(text string) (int, error) {
 	total := 0
-	split(validUTF8(text), func(p string) {
+	piece := func(p string) {
 		if e := &o.front[frontSlot(p)]; e.piece == p {
 			total += e.n
 			return
 		}
 		total += o.pieceLocked(p)
-	})
+	}
+	if !split(text, piece) { // not valid UTF-8: nothing was cut
+		split(validUTF8(text), piece)
+	}
 	return total, nil
 }
 
@@ -191,15 +194,9 @@ func (o *O200k) Tally(text string) (*Tally, error) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if !utf8.ValidString(text) {
-		// Counted whole, with no marks: CountFrom counts any text that
-		// parts from it whole too.
-		n, err := o.countLocked(text)
-		return &Tally{text: text, total: n}, err
-	}
 	t := &Tally{text: text}
 	safe, last := 0, 0
-	splitReach(text, func(p string, end, reach int) {
+	ok := splitReach(text, func(p string, end, reach int) {
 		if e := &o.front[frontSlot(p)]; e.piece == p {
 			t.total += e.n
 		} else {
@@ -211,6 +208,12 @@ func (o *O200k) Tally(text string) (*Tally, error) {
 			last = end
 		}
 	})
+	if !ok {
+		// Not valid UTF-8 (nothing was cut): counted whole, with no
+		// marks, so CountFrom counts any text that parts from it whole.
+		n, err := o.countLocked(text)
+		return &Tally{text: text, total: n}, err
+	}
 	return t, nil
 }
 
