@@ -201,12 +201,23 @@ func TestCountIsExact(t *testing.T) {
 		}
 		return string(b)
 	}
-	n := 500 // 2,000 texts; the unit tier runs this under -race
+	// Long pieces (the heap merge, from 96 bytes): runs of letters, of
+	// CJK, of punctuation, and base64-like cursors.
+	long := func() string {
+		alphabets := []string{"abcdefghijklmnopqrstuvwxyz", "etaoinshrdlu", "ABCDEFGHIJabcdefghij", "日本語中文字", "!#$%&()*+-./:;<=>?@[]^_{|}~", "ぁあぃいぅうぇえ"}
+		a := []rune(alphabets[rng.IntN(len(alphabets))])
+		var b strings.Builder
+		for range 40 + rng.IntN(400) {
+			b.WriteRune(a[rng.IntN(len(a))])
+		}
+		return b.String()
+	}
+	n := 500 // 2,500 texts; the unit tier runs this under -race
 	if testing.Short() {
 		n = 150
 	}
 	for range n {
-		for _, gen := range []func() string{ascii, unicode, jsonish, invalid} {
+		for _, gen := range []func() string{ascii, unicode, jsonish, invalid, long} {
 			checkText(t, o, gen())
 		}
 	}
