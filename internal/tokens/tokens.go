@@ -4,7 +4,9 @@
 // to it), without linking it: the vocabulary is a generated rank table
 // (o200k.bin, made by interopgen from the codec's vocabulary) embedded in
 // the binary and used in place, so loading it allocates nothing and builds
-// nothing; only the pages a count reads become resident.
+// nothing. Its 3.2 MB are paged in from the binary as counts read them
+// (file-backed memory, shared by every process of the binary; counting a
+// page of answer JSON touches most of it).
 //
 // Counting is exact and fast: the text is cut into the codec's
 // pre-tokenizer pieces by a hand-written matcher of the o200k pattern
@@ -53,8 +55,8 @@ type O200k struct {
 	front *[frontSize]frontEntry
 }
 
-// frontSize is the entries of O200k.front (48 KiB, allocated with the
-// codec): a JSON answer has a few hundred distinct pieces (a 100-work
+// frontSize is the entries of O200k.front (48 KiB, allocated on the
+// first Count): a JSON answer has a few hundred distinct pieces (a 100-work
 // list_work_items page: ~7,000 pieces, ~200 distinct), so most land in an
 // entry of their own.
 const frontSize = 1 << frontBits
