@@ -41,15 +41,15 @@ type SpawnOptions struct {
 
 // Sample is what one spawn measured.
 type Sample struct {
-	InitMs      Figure `json:"initMs"` // cmd.Start → initialize answer read
-	Protocol    string `json:"protocol"`
-	ListUs      Figure `json:"listUs"`     // first tools/list: request written → answer read
-	ListWarmUs  Figure `json:"listWarmUs"` // a second tools/list right after the first
-	ListBytes   int    `json:"listBytes"`
-	Tool        string `json:"tool"`
-	CallP50Us   Figure `json:"callP50Us"`
-	CallP99Us   Figure `json:"callP99Us"`
-	RSSInitMiB  Figure `json:"rssInitMiB"`  // VmHWM right after initialize
+	InitMs     Figure `json:"initMs"` // cmd.Start → initialize answer read
+	Protocol   string `json:"protocol"`
+	ListUs     Figure `json:"listUs"`     // first tools/list: request written → answer read
+	ListWarmUs Figure `json:"listWarmUs"` // a second tools/list right after the first
+	ListBytes  int    `json:"listBytes"`
+	Tool       string `json:"tool"`
+	CallP50Us  Figure `json:"callP50Us"`
+	CallP99Us  Figure `json:"callP99Us"`
+	RSSInitMiB Figure `json:"rssInitMiB"` // VmHWM right after initialize
 	// RSSIdleMiB is VmHWM once the server is idle as a client leaves it:
 	// after notifications/initialized and tools/list, when the start-up
 	// work that follows initialized has stopped using the CPU (see
