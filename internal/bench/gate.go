@@ -59,6 +59,7 @@ func GateLimits() []GateLimit {
 		// our own (guard, sessions, rate limit) growing to the size of a
 		// call. The target is not met yet.
 		{Figure: "HTTP call p50 (ratio to stdio, same run)", Limit: 4, Target: 1.2, report: httpCallRatio},
+		{Figure: "HTTP p50 ÷ stdio p50, same graph call, worst", Limit: 2, Target: 1.2, report: graphHTTPRatio},
 		// The graph shapes (-scale 100000, 30 calls per tool and shape):
 		// each call's worst p50 over the four shapes over the minimal
 		// server's trivial call p50 of the same run (n/a without -scale).
