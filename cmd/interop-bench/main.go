@@ -166,6 +166,7 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	shapes := fs.String("shapes", bench.ShapeChain, "comma-separated graph shapes of the seeded works, a table each: "+strings.Join(bench.Shapes(), ", ")+
 		" (chains of ten; one binary dependency tree; blocks of 1,000 where the newest depends on the rest; chains with evidence on every work); all names every one")
 	only := fs.String("only", "", "comma-separated prefixes of the call labels to measure (all when empty), e.g. get_work_graph,list_work_items")
+	fs.BoolVar(&c.HTTP, "http", false, "also serve each store with serve-http and make every read call over HTTP right after the same call over stdio (an HTTP p50 per row)")
 	dir := fs.String("C", ".", "a directory inside the module to build")
 	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")

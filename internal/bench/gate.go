@@ -40,6 +40,7 @@ func GateLimits() []GateLimit {
 		{Figure: "spawn → initialize", Limit: 5.1, Target: 1.2, get: func(x *Row) Figure { return x.Ratio.Init }},
 		{Figure: "trivial call p50", Limit: 4, Target: 2, get: func(x *Row) Figure { return x.Ratio.CallP50 }},
 		{Figure: "peak RSS after initialize", Limit: 3.5, Target: 16 / 9.8, get: func(x *Row) Figure { return x.Ratio.RSSInit }},
+		{Figure: "peak RSS idle (after initialized and tools/list)", Limit: 3.5, Target: 16 / 9.8, get: func(x *Row) Figure { return x.Ratio.RSSIdle }},
 		{Figure: "peak RSS after 2,000 calls", Limit: 3.5, Target: 24 / 14.3, get: func(x *Row) Figure { return x.Ratio.RSSCalls }, calls: 2000},
 		// Anonymous memory (RssAnon: heap, stacks, the Go runtime) does not
 		// move with the page cache: 1.45–1.53× after initialize and
@@ -58,6 +59,7 @@ func GateLimits() []GateLimit {
 		// our own (guard, sessions, rate limit) growing to the size of a
 		// call. The target is not met yet.
 		{Figure: "HTTP call p50 (ratio to stdio, same run)", Limit: 4, Target: 1.2, report: httpCallRatio},
+		{Figure: "HTTP p50 ÷ stdio p50, same graph call, worst", Limit: 2, Target: 1.2, report: graphHTTPRatio},
 		// The graph shapes (-scale 100000, 30 calls per tool and shape):
 		// each call's worst p50 over the four shapes over the minimal
 		// server's trivial call p50 of the same run (n/a without -scale).

@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/app"
+	"github.com/agent-interop/runtime/internal/bench/directhttp"
 	"github.com/agent-interop/runtime/internal/cli"
 	"github.com/agent-interop/runtime/internal/server"
 	"github.com/agent-interop/runtime/internal/store"
@@ -128,6 +131,7 @@ func BenchmarkWorkGraphShapes(b *testing.B) {
 				}},
 				{"mcp_list_work_items_limit100", nil},
 				{"stdio_list_work_items_limit100", nil},
+				{"http_list_work_items_limit100", nil},
 			}
 			for _, c := range calls {
 				sb.Run(c.name, func(b *testing.B) {
@@ -137,6 +141,9 @@ func BenchmarkWorkGraphShapes(b *testing.B) {
 					case c.name == "stdio_list_work_items_limit100":
 						c.call = stdioCall(ctx, b, sb, filepath.Join(dir, fmt.Sprintf("%s-%d.db", shape, n)), dir,
 							`{"name":"list_work_items","arguments":{"limit":100}}`)
+					case c.name == "http_list_work_items_limit100":
+						c.call = httpCall(ctx, b, sb, filepath.Join(dir, fmt.Sprintf("%s-%d.db", shape, n)), dir,
+							"list_work_items", map[string]any{"limit": 100})
 					default:
 						c.call = mcpCall(b, "list_work_items", map[string]any{"limit": 100})
 					}
@@ -153,6 +160,53 @@ func BenchmarkWorkGraphShapes(b *testing.B) {
 				})
 			}
 		})
+	}
+}
+
+// httpCall serves the full profile as interop-runtime serve-http does
+// (in this process, on a loopback port), opens a session as interop-bench
+// does (directhttp's client) and returns a call of tool with args: with
+// stdioCall, the two transports' cost for the same call.
+func httpCall(ctx context.Context, b, owner *testing.B, db, home, tool string, args map[string]any) func() (any, error) {
+	const token = "graph-bench-token-0123456789abcdef"
+	env := map[string]string{"INTEROP_DB": db, "HOME": home, "PATH": "", "AGENT_INTEROP_HTTP_TOKEN": token}
+	errR, errW := io.Pipe()
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Do(sctx, []string{"serve-http", "--port", "0", "--rate-limit", "0"}, func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+			cli.IO{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: errW})
+		_ = errW.Close()
+	}()
+	url := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(errR)
+		for sc.Scan() {
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				url <- m[1]
+			}
+		}
+		close(url)
+	}()
+	u, ok := <-url
+	if !ok {
+		b.Fatal("serve-http ended before listening")
+	}
+	owner.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	client := &http.Client{Transport: &directhttp.Transport{}}
+	sess := NewHTTPSession(u, token, client)
+	if _, err := sess.Initialize(ctx, "2025-06-18"); err != nil {
+		b.Fatal(err)
+	}
+	return func() (any, error) {
+		ex, err := sess.Call(ctx, "tools/call", map[string]any{"name": tool, "arguments": args})
+		if err != nil {
+			return nil, err
+		}
+		return nil, checkToolResult(ex.Result)
 	}
 }
 

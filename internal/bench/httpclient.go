@@ -81,8 +81,8 @@ func (s *HTTPSession) Call(ctx context.Context, method string, params any) (Exch
 	if method == "initialize" {
 		s.id = resp.Header.Get("Mcp-Session-Id")
 	}
-	msg, err := readResponse(resp, id)
-	ex.Recv = time.Now()
+	msg, recv, err := readResponse(resp, id)
+	ex.Recv = recv
 	// Read the rest of the answer (the end of an SSE stream, which the
 	// server sends right after the response) so the connection goes back
 	// to the pool: net/http closes a connection whose body is closed
@@ -162,22 +162,26 @@ func (s *HTTPSession) post(ctx context.Context, body []byte) (*http.Response, er
 	return resp, nil
 }
 
-// readResponse reads an answer body (JSON, or an SSE stream of "data:"
-// events) up to the response to id.
-func readResponse(resp *http.Response, id int64) (*jsonrpc.Message, error) {
+// readResponse reads the response to request id from resp's body, plain
+// JSON or an SSE stream, and when its last byte was read: the latency
+// ends there, before the message is decoded, as the stdio client stamps a
+// line when it is read (jsonrpc.Conn), so both transports' figures leave
+// out the client's decoding alike.
+func readResponse(resp *http.Response, id int64) (*jsonrpc.Message, time.Time, error) {
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		b, err := io.ReadAll(resp.Body)
+		recv := time.Now()
 		if err != nil {
-			return nil, err
+			return nil, recv, err
 		}
 		m, err := jsonrpc.DecodeMessage(b)
 		if err != nil {
-			return nil, err
+			return nil, recv, err
 		}
 		if !m.IsResponseTo(id) {
-			return nil, fmt.Errorf("answer %s is not the response to request %d", truncate(b, 200), id)
+			return nil, recv, fmt.Errorf("answer %s is not the response to request %d", truncate(b, 200), id)
 		}
-		return m, nil
+		return m, recv, nil
 	}
 	r := bufio.NewReaderSize(resp.Body, 64<<10)
 	var data []byte
@@ -191,20 +195,21 @@ func readResponse(resp *http.Response, id int64) (*jsonrpc.Message, error) {
 			}
 			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(l, []byte("data:")), []byte(" "))...)
 		case len(l) == 0 && len(data) > 0:
+			recv := time.Now()
 			m, derr := jsonrpc.DecodeMessage(data)
 			data = nil
 			if derr != nil {
-				return nil, derr
+				return nil, recv, derr
 			}
 			if m.IsResponseTo(id) {
-				return m, nil
+				return m, recv, nil
 			}
 			if m.Method == "" {
-				return nil, fmt.Errorf("a response to another request (id %s) on request %d's stream", m.ID, id)
+				return nil, recv, fmt.Errorf("a response to another request (id %s) on request %d's stream", m.ID, id)
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("the stream ended before the response to request %d: %w", id, err)
+			return nil, time.Now(), fmt.Errorf("the stream ended before the response to request %d: %w", id, err)
 		}
 	}
 }

@@ -41,15 +41,21 @@ type SpawnOptions struct {
 
 // Sample is what one spawn measured.
 type Sample struct {
-	InitMs      Figure `json:"initMs"` // cmd.Start → initialize answer read
-	Protocol    string `json:"protocol"`
-	ListUs      Figure `json:"listUs"`     // first tools/list: request written → answer read
-	ListWarmUs  Figure `json:"listWarmUs"` // a second tools/list right after the first
-	ListBytes   int    `json:"listBytes"`
-	Tool        string `json:"tool"`
-	CallP50Us   Figure `json:"callP50Us"`
-	CallP99Us   Figure `json:"callP99Us"`
-	RSSInitMiB  Figure `json:"rssInitMiB"`  // VmHWM right after initialize
+	InitMs     Figure `json:"initMs"` // cmd.Start → initialize answer read
+	Protocol   string `json:"protocol"`
+	ListUs     Figure `json:"listUs"`     // first tools/list: request written → answer read
+	ListWarmUs Figure `json:"listWarmUs"` // a second tools/list right after the first
+	ListBytes  int    `json:"listBytes"`
+	Tool       string `json:"tool"`
+	CallP50Us  Figure `json:"callP50Us"`
+	CallP99Us  Figure `json:"callP99Us"`
+	RSSInitMiB Figure `json:"rssInitMiB"` // VmHWM right after initialize
+	// RSSIdleMiB is VmHWM once the server is idle as a client leaves it:
+	// after notifications/initialized and tools/list, when the start-up
+	// work that follows initialized has stopped using the CPU (see
+	// waitQuiet). AnonIdleMiB is RssAnon then.
+	RSSIdleMiB  Figure `json:"rssIdleMiB"`
+	AnonIdleMiB Figure `json:"anonIdleMiB"`
 	RSSCallsMiB Figure `json:"rssCallsMiB"` // VmHWM after the calls
 	// AnonInitMiB and AnonCallsMiB are RssAnon (anonymous memory resident
 	// at that moment, no file-backed page) right after initialize and
@@ -166,6 +172,12 @@ func (p *process) measure(ctx context.Context, t Target, o SpawnOptions) (Sample
 		return s, fmt.Errorf("second %w", err)
 	}
 	s.ListWarmUs = Figure(Micros(warm.Latency()))
+	if err := p.waitQuiet(ctx, o.Timeout); err != nil {
+		return s, err
+	}
+	if s.RSSIdleMiB, s.AnonIdleMiB, err = p.memory(); err != nil {
+		return s, err
+	}
 	names, err := ToolNames(list.Result)
 	if err != nil {
 		return s, err
@@ -261,6 +273,49 @@ func (p *process) memory() (peak, anon Figure, err error) {
 		return 0, 0, err
 	}
 	return Figure(MiB(m.PeakRSS)), Figure(MiB(m.Anon)), nil
+}
+
+// Quiet is when a server counts as idle in waitQuiet: it used less than
+// QuietCPU of CPU time over QuietWindow (the Go runtime's own background
+// work, sysmon and the scavenger, stays well under it).
+const (
+	QuietWindow = 50 * time.Millisecond
+	QuietCPU    = 500 * time.Microsecond
+)
+
+// waitQuiet waits until the server has been quiet for a whole QuietWindow
+// (its start-up work after initialized is done), at most timeout. Where
+// /proc does not exist it returns at once.
+func (p *process) waitQuiet(ctx context.Context, timeout time.Duration) error {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	pid := p.cmd.Process.Pid
+	deadline := time.Now().Add(timeout)
+	last, err := ProcessCPU(pid)
+	if err != nil {
+		return err
+	}
+	t := time.NewTicker(QuietWindow)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		now, err := ProcessCPU(pid)
+		if err != nil {
+			return err
+		}
+		if now-last < QuietCPU {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server did not go quiet after tools/list within %v (%v of CPU in the last %v)%s", timeout, now-last, QuietWindow, p.diagnosis())
+		}
+		last = now
+	}
 }
 
 func pickTool(names, candidates []string) (string, error) {

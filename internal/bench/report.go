@@ -91,8 +91,10 @@ type Row struct {
 	CallP50Us    Figure      `json:"callP50Us"`
 	CallP99Us    Figure      `json:"callP99Us"`
 	RSSInitMiB   Figure      `json:"rssInitMiB"`
+	RSSIdleMiB   Figure      `json:"rssIdleMiB"`
 	RSSCallsMiB  Figure      `json:"rssCallsMiB"`
 	AnonInitMiB  Figure      `json:"anonInitMiB"`
+	AnonIdleMiB  Figure      `json:"anonIdleMiB"`
 	AnonCallsMiB Figure      `json:"anonCallsMiB"`
 	List         ListingSize `json:"list"`
 	Ratio        Ratios      `json:"ratioToBaseline"`
@@ -106,8 +108,10 @@ type Ratios struct {
 	CallP50   Figure `json:"callP50"`
 	CallP99   Figure `json:"callP99"`
 	RSSInit   Figure `json:"rssInit"`
+	RSSIdle   Figure `json:"rssIdle"`
 	RSSCalls  Figure `json:"rssCalls"`
 	AnonInit  Figure `json:"anonInit"`
+	AnonIdle  Figure `json:"anonIdle"`
 	AnonCalls Figure `json:"anonCalls"`
 }
 
@@ -159,8 +163,10 @@ func (r *Report) addRatios() {
 			CallP50:   ratio(x.CallP50Us, b.CallP50Us),
 			CallP99:   ratio(x.CallP99Us, b.CallP99Us),
 			RSSInit:   ratio(x.RSSInitMiB, b.RSSInitMiB),
+			RSSIdle:   ratio(x.RSSIdleMiB, b.RSSIdleMiB),
 			RSSCalls:  ratio(x.RSSCallsMiB, b.RSSCallsMiB),
 			AnonInit:  ratio(x.AnonInitMiB, b.AnonInitMiB),
+			AnonIdle:  ratio(x.AnonIdleMiB, b.AnonIdleMiB),
 			AnonCalls: ratio(x.AnonCallsMiB, b.AnonCallsMiB),
 		}
 	}
@@ -211,6 +217,7 @@ func (r *Report) Check() {
 	worst("trivial call p50 ≤ 150 µs", 150, func(x *Row) Figure { return x.CallP50Us })
 	worst("trivial call p99 ≤ 700 µs", 700, func(x *Row) Figure { return x.CallP99Us })
 	worst("peak RSS ≤ 16 MiB after initialize", 16, func(x *Row) Figure { return x.RSSInitMiB })
+	worst("peak RSS ≤ 16 MiB idle (after initialized and tools/list, start-up work done)", 16, func(x *Row) Figure { return x.RSSIdleMiB })
 	name, v := r.worst(func(x *Row) Figure { return x.RSSCallsMiB })
 	if r.Calls >= 2000 {
 		atMost("peak RSS ≤ 24 MiB after 2,000 calls", s7, 24, name, v, fmt.Sprintf("%d calls", r.Calls))
@@ -282,11 +289,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		r.Spawns, r.Warmup, r.Calls, r.handshake())
 
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "config\ttools\tinit ms\tlist µs\tlist warm µs\tlist bytes\tlist tokens\tmax tool tokens\tcall p50 µs\tcall p99 µs\tRSS init MiB\tRSS %d calls MiB\tanon init MiB\tanon %d calls MiB\t\n", r.Calls, r.Calls)
+	fmt.Fprintf(tw, "config\ttools\tinit ms\tlist µs\tlist warm µs\tlist bytes\tlist tokens\tmax tool tokens\tcall p50 µs\tcall p99 µs\tRSS init MiB\tRSS idle MiB\tRSS %d calls MiB\tanon init MiB\tanon idle MiB\tanon %d calls MiB\t\n", r.Calls, r.Calls)
 	for _, x := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Name, x.List.Tools,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Name, x.List.Tools,
 			num(x.InitMs, 2), num(x.ListUs, 0), num(x.ListWarmUs, 0), x.List.Bytes, x.List.Tokens, x.List.MaxToolTokens,
-			num(x.CallP50Us, 0), num(x.CallP99Us, 0), num(x.RSSInitMiB, 1), num(x.RSSCallsMiB, 1), num(x.AnonInitMiB, 1), num(x.AnonCallsMiB, 1))
+			num(x.CallP50Us, 0), num(x.CallP99Us, 0), num(x.RSSInitMiB, 1), num(x.RSSIdleMiB, 1), num(x.RSSCallsMiB, 1),
+			num(x.AnonInitMiB, 1), num(x.AnonIdleMiB, 1), num(x.AnonCallsMiB, 1))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write the table: %w", err)
@@ -295,14 +303,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if b := r.baseline(); b != nil {
 		fmt.Fprintf(ew, "\nratio to the baseline (minimal go-sdk server, same run)\n\n")
 		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "config\tinit\tlist\tcall p50\tcall p99\tRSS init\tRSS %d calls\tanon init\tanon %d calls\t\n", r.Calls, r.Calls)
+		fmt.Fprintf(tw, "config\tinit\tlist\tcall p50\tcall p99\tRSS init\tRSS idle\tRSS %d calls\tanon init\tanon idle\tanon %d calls\t\n", r.Calls, r.Calls)
 		for _, x := range r.Rows {
 			if x.Baseline {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Name, times(x.Ratio.Init), times(x.Ratio.List),
-				times(x.Ratio.CallP50), times(x.Ratio.CallP99), times(x.Ratio.RSSInit), times(x.Ratio.RSSCalls),
-				times(x.Ratio.AnonInit), times(x.Ratio.AnonCalls))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Name, times(x.Ratio.Init), times(x.Ratio.List),
+				times(x.Ratio.CallP50), times(x.Ratio.CallP99), times(x.Ratio.RSSInit), times(x.Ratio.RSSIdle), times(x.Ratio.RSSCalls),
+				times(x.Ratio.AnonInit), times(x.Ratio.AnonIdle), times(x.Ratio.AnonCalls))
 		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("write the table: %w", err)

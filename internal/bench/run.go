@@ -462,8 +462,10 @@ func summarize(t Target, ss []Sample, counter Counter) (Row, error) {
 		CallP50Us:    col(func(s Sample) Figure { return s.CallP50Us }),
 		CallP99Us:    col(func(s Sample) Figure { return s.CallP99Us }),
 		RSSInitMiB:   col(func(s Sample) Figure { return s.RSSInitMiB }),
+		RSSIdleMiB:   col(func(s Sample) Figure { return s.RSSIdleMiB }),
 		RSSCallsMiB:  col(func(s Sample) Figure { return s.RSSCallsMiB }),
 		AnonInitMiB:  col(func(s Sample) Figure { return s.AnonInitMiB }),
+		AnonIdleMiB:  col(func(s Sample) Figure { return s.AnonIdleMiB }),
 		AnonCallsMiB: col(func(s Sample) Figure { return s.AnonCallsMiB }),
 		Samples:      ss,
 	}

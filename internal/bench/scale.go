@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/catalogs"
+	"github.com/agent-interop/runtime/internal/bench/directhttp"
 	"github.com/agent-interop/runtime/internal/store"
 )
 
@@ -43,6 +45,14 @@ type ScaleConfig struct {
 	// Only keeps the call shapes whose label starts with one of these
 	// prefixes (all when empty).
 	Only []string
+	// HTTP also serves every size's store with serve-http and makes each
+	// read call (get_*, list_*) over HTTP too, right after the same call
+	// over stdio, so each row has both p50s of the same call: HTTP's cost
+	// as a ratio to stdio's for calls that do real work, next to the main
+	// run's trivial call. HTTPClient is its client (default
+	// directhttp.Transport, as the main run's).
+	HTTP       bool
+	HTTPClient *http.Client
 	// GraphOnly seeds only the works, their evidence and their claims
 	// (SeedGraph): enough for get_work_graph and list_work_items, not for
 	// the conversation and session-event calls.
@@ -158,6 +168,7 @@ type ScaleReport struct {
 	OS      string `json:"os"`
 	CPUs    int    `json:"cpus"`
 	Calls   int    `json:"calls"`
+	HTTP    bool   `json:"http"` // the reads were also made over HTTP (ScaleConfig.HTTP)
 	// Postgres describes the PostgreSQL server of the postgres stores.
 	Postgres string      `json:"postgres,omitempty"`
 	Sizes    []ScaleSize `json:"sizes"` // every dialect's sizes, dialect by dialect
@@ -194,11 +205,16 @@ func (sz *ScaleSize) group() string {
 
 // ScaleRow is one tool call shape at one size.
 type ScaleRow struct {
-	Label      string `json:"label"` // tool and the arguments that matter
-	Tool       string `json:"tool"`
-	P50Us      Figure `json:"p50Us"`
-	P99Us      Figure `json:"p99Us"`
-	CPUUs      Figure `json:"cpuUsPerCall"`            // server CPU (all threads) per call
+	Label string `json:"label"` // tool and the arguments that matter
+	Tool  string `json:"tool"`
+	P50Us Figure `json:"p50Us"`
+	P99Us Figure `json:"p99Us"`
+	CPUUs Figure `json:"cpuUsPerCall"` // server CPU (all threads) per call
+	// HTTPP50Us is the same call's p50 over HTTP (ScaleConfig.HTTP; null
+	// when not measured: writes, and runs without HTTP).
+	HTTPP50Us Figure `json:"httpP50Us"`
+	// HTTPCPUUs is serve-http's CPU (all threads) per call of those.
+	HTTPCPUUs  Figure `json:"httpCpuUsPerCall"`
 	Bytes      int    `json:"bytes"`                   // the text content of the last answer
 	Tokens     int    `json:"tokens"`                  // its o200k tokens
 	Budget     int    `json:"budget"`                  // the tool's answer budget (spec)
@@ -298,7 +314,7 @@ func runScale(ctx context.Context, c ScaleConfig, runtimeBin, tmp string, progre
 	}
 	rep := &ScaleReport{
 		Date: time.Now().UTC().Format(time.RFC3339), Machine: c.Machine, Source: sourceRevision(ctx, c.ModuleDir),
-		Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Calls: c.Calls,
+		Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Calls: c.Calls, HTTP: c.HTTP,
 	}
 	var pg *pgStores
 	for _, d := range c.stores() {
@@ -439,13 +455,44 @@ func seedSize(ctx context.Context, size *ScaleSize, graphOnly bool, pg *pgStores
 	return nil
 }
 
-// scaleServer is the runtime spawned on one size's store.
+// scaleServer is the runtime spawned on one size's store, and with
+// ScaleConfig.HTTP its serve-http on the same store.
 type scaleServer struct {
-	size *ScaleSize
-	p    *process
-	lat  []float64
-	cpu  time.Duration
-	last json.RawMessage
+	size    *ScaleSize
+	p       *process
+	lat     []float64
+	cpu     time.Duration
+	last    json.RawMessage
+	http    *HTTPSession
+	httpPid int
+	httpLat []float64
+	httpCPU time.Duration
+}
+
+// overHTTP reports whether a call shape is also measured over HTTP: the
+// reads, which can be made twice with the same arguments.
+func overHTTP(tool string) bool {
+	return strings.HasPrefix(tool, "get_") || strings.HasPrefix(tool, "list_")
+}
+
+// startScaleHTTP serves size's store with serve-http and opens a session.
+func startScaleHTTP(ctx context.Context, c ScaleConfig, bin string, size *ScaleSize) (*HTTPServer, *HTTPSession, error) {
+	hs, err := StartHTTPServer(ctx, bin, []string{"--profile", "full"}, size.env, size.dir, c.Timeout)
+	if err != nil {
+		return nil, nil, fmt.Errorf("size %s: %w", size.name(), err)
+	}
+	client := c.HTTPClient
+	if client == nil {
+		client = &http.Client{Transport: &directhttp.Transport{}}
+	}
+	sess := NewHTTPSession(hs.URL, hs.Token, client)
+	cctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+	if _, err := sess.Initialize(cctx, "2025-06-18"); err != nil {
+		hs.Stop()
+		return nil, nil, fmt.Errorf("size %s: HTTP initialize: %w", size.name(), err)
+	}
+	return hs, sess, nil
 }
 
 // measureSizes spawns one server per size and measures every call shape
@@ -470,12 +517,25 @@ func measureSizes(ctx context.Context, c ScaleConfig, bin string, sizes []ScaleS
 			return err
 		}
 		servers[j] = &scaleServer{size: size, p: p}
+		if c.HTTP {
+			hs, sess, err := startScaleHTTP(ctx, c, bin, size)
+			if err != nil {
+				return err
+			}
+			defer hs.Stop()
+			defer func() {
+				cctx, cancel := context.WithTimeout(ctx, c.Timeout)
+				defer cancel()
+				_ = sess.Close(cctx)
+			}()
+			servers[j].http, servers[j].httpPid = sess, hs.cmd.Process.Pid
+		}
 	}
 	i := 0
 	for _, sc := range c.calls() {
 		fmt.Fprintf(progress, "  %s…\n", sc.label)
 		for _, s := range servers {
-			s.lat, s.cpu, s.last = nil, 0, nil
+			s.lat, s.cpu, s.last, s.httpLat, s.httpCPU = nil, 0, nil, nil, 0
 		}
 		for k := 0; k < c.Warmup+c.Calls; k++ {
 			i++
@@ -497,11 +557,28 @@ func measureSizes(ctx context.Context, c ScaleConfig, bin string, sizes []ScaleS
 				s.lat = append(s.lat, Micros(ex.Latency()))
 				s.cpu += after - before
 				s.last = ex.Result
+				if s.http != nil && overHTTP(sc.tool) {
+					before, _ := ProcessCPU(s.httpPid)
+					hx, err := s.callHTTP(ctx, c.Timeout, sc.tool, args)
+					after, _ := ProcessCPU(s.httpPid)
+					if err != nil {
+						return fmt.Errorf("size %s: %s over HTTP: %w", s.size.name(), sc.label, err)
+					}
+					s.httpLat = append(s.httpLat, Micros(hx.Latency()))
+					s.httpCPU += after - before
+				}
 			}
 		}
 		for _, s := range servers {
 			row := ScaleRow{Label: sc.label, Tool: sc.tool, Budget: budgets[sc.tool], Provider: sc.provider}
 			row.P50Us, row.P99Us = Figure(Percentile(s.lat, 50)), Figure(Percentile(s.lat, 99))
+			row.HTTPP50Us, row.HTTPCPUUs = Figure(math.NaN()), Figure(math.NaN())
+			if len(s.httpLat) > 0 {
+				row.HTTPP50Us = Figure(Percentile(s.httpLat, 50))
+				if runtime.GOOS == "linux" {
+					row.HTTPCPUUs = Figure(Micros(s.httpCPU) / float64(len(s.httpLat)))
+				}
+			}
 			row.CPUUs = Figure(Micros(s.cpu) / float64(c.Calls))
 			if runtime.GOOS != "linux" {
 				row.CPUUs = Figure(math.NaN())
@@ -529,6 +606,24 @@ func measureSizes(ctx context.Context, c ScaleConfig, bin string, sizes []ScaleS
 		s.size.PeakRSSMiB = rss
 	}
 	return nil
+}
+
+// callHTTP makes one tools/call over the size's HTTP session. The answer
+// must not be a tool error where the stdio one was not: the same call.
+func (s *scaleServer) callHTTP(ctx context.Context, timeout time.Duration, tool string, args map[string]any) (Exchange, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ex, err := s.http.Call(cctx, "tools/call", map[string]any{"name": tool, "arguments": args})
+	if err != nil {
+		return ex, err
+	}
+	_, stdioErr, _ := toolText(s.last)
+	if _, isErr, err := toolText(ex.Result); err != nil {
+		return ex, err
+	} else if isErr != stdioErr {
+		return ex, fmt.Errorf("isError %v over HTTP, %v over stdio", isErr, stdioErr)
+	}
+	return ex, nil
 }
 
 // toolText is the text content of a tools/call result and its isError.
@@ -681,6 +776,9 @@ func (r *ScaleReport) WriteTable(w io.Writer) error {
 		head := "call\t"
 		for _, sz := range sizes {
 			head += fmt.Sprintf("p50 %s\tp99\tcpu\tbytes\ttokens\t", short(sz.N))
+			if r.HTTP {
+				head += "HTTP p50\t÷ stdio\tHTTP cpu\t"
+			}
 		}
 		fmt.Fprintln(tw, head+"budget\t")
 		for i, row := range sizes[0].Rows {
@@ -688,6 +786,9 @@ func (r *ScaleReport) WriteTable(w io.Writer) error {
 			for _, sz := range sizes {
 				x := sz.Rows[i]
 				fmt.Fprintf(tw, "%.0f\t%.0f\t%.0f\t%d\t%d\t", float64(x.P50Us), float64(x.P99Us), float64(x.CPUUs), x.Bytes, x.Tokens)
+				if r.HTTP {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t", num(x.HTTPP50Us, 0), times(Figure(Ratio(float64(x.HTTPP50Us), float64(x.P50Us)))), num(x.HTTPCPUUs, 0))
+				}
 			}
 			fmt.Fprintf(tw, "%d\t\n", row.Budget)
 		}
