@@ -22,7 +22,7 @@ type layer struct {
 var layers = []layer{
 	{name: "foundation", dirs: []string{
 		"catalogs/limits", "internal/argv", "internal/callinfo", "internal/clientsetup", "internal/clockctx", "internal/desk/markup", "internal/httpguard",
-		"internal/jsonrpc", "internal/osproc", "internal/paging", "internal/procgroup", "internal/progress",
+		"internal/jsonrpc", "internal/lazy", "internal/osproc", "internal/paging", "internal/procgroup", "internal/progress",
 		"internal/secrets", "internal/security", "internal/tokens", "internal/verify", "internal/version",
 	}},
 	{name: "entities", dirs: []string{"ent/..."}, mayImport: []string{"foundation"}},
