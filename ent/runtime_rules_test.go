@@ -32,7 +32,7 @@ func TestRuntimeRulesAreTheSchemas(t *testing.T) {
 	type field struct {
 		index     int
 		name      string
-		validator any // the package variable runtime.go sets; nil: none
+		validator any // the schema function runtime.go sets; nil: none
 		def       any // the default runtime.go sets, when hasDef
 		hasDef    bool
 	}
@@ -231,7 +231,7 @@ func TestRuntimeRulesAreTheSchemas(t *testing.T) {
 			case w.validator == nil && len(d.Validators) != 0:
 				t.Errorf("%s.%s: the schema has a validator the runtime does not set", s.name, w.name)
 			case w.validator != nil && (len(d.Validators) != 1 || funcOf(d.Validators[0]) != funcOf(w.validator)):
-				t.Errorf("%s.%s: the schema's validators are not the Validate variable runtime.go sets", s.name, w.name)
+				t.Errorf("%s.%s: the schema's validators are not the Validate function runtime.go sets", s.name, w.name)
 			case w.hasDef && !reflect.DeepEqual(d.Default, w.def):
 				t.Errorf("%s.%s: default %#v in the schema, %#v at run time", s.name, w.name, d.Default, w.def)
 			}

@@ -24,12 +24,11 @@ func (Claim) Annotations() []schema.Annotation {
 }
 
 // The validators of the Claim fields (rules.go).
-var (
-	ValidateClaimID        = text(1, MaxIDBytes)
-	ValidateClaimWorkID    = text(1, noLimit)
-	ValidateClaimSessionID = text(1, MaxSessionBytes)
-	ValidateClaimResource  = text(1, MaxResourceBytes)
-)
+
+func ValidateClaimID(v string) error        { return text(v, 1, MaxIDBytes) }
+func ValidateClaimWorkID(v string) error    { return text(v, 1, noLimit) }
+func ValidateClaimSessionID(v string) error { return text(v, 1, MaxSessionBytes) }
+func ValidateClaimResource(v string) error  { return text(v, 1, MaxResourceBytes) }
 
 // Fields of the Claim. A claim whose expires_at has passed stays "active"
 // in the table; readers treat it as expired (lazy expiry).

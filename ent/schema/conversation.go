@@ -25,14 +25,13 @@ func (Conversation) Annotations() []schema.Annotation {
 }
 
 // The validators of the Conversation fields (rules.go).
-var (
-	ValidateConversationID             = text(1, MaxIDBytes)
-	ValidateConversationTitle          = text(1, MaxTitleBytes)
-	ValidateConversationLastSequence   = atLeast[int64](0)
-	ValidateConversationBudgetMessages = atLeast[int64](1)
-	ValidateConversationBudgetTurns    = atLeast[int64](1)
-	ValidateConversationBudgetTokens   = atLeast[int64](1)
-)
+
+func ValidateConversationID(v string) error            { return text(v, 1, MaxIDBytes) }
+func ValidateConversationTitle(v string) error         { return text(v, 1, MaxTitleBytes) }
+func ValidateConversationLastSequence(v int64) error   { return atLeast(v, 0) }
+func ValidateConversationBudgetMessages(v int64) error { return atLeast(v, 1) }
+func ValidateConversationBudgetTurns(v int64) error    { return atLeast(v, 1) }
+func ValidateConversationBudgetTokens(v int64) error   { return atLeast(v, 1) }
 
 // Fields of the Conversation.
 func (Conversation) Fields() []ent.Field {

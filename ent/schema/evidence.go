@@ -28,12 +28,11 @@ func (Evidence) Annotations() []schema.Annotation {
 }
 
 // The validators of the Evidence fields (rules.go).
-var (
-	ValidateEvidenceID          = text(1, MaxIDBytes)
-	ValidateEvidenceSessionID   = text(0, MaxSessionBytes)
-	ValidateEvidenceDataBytes   = atLeast[int](0)
-	ValidateEvidenceContentHash = text(64, 64)
-)
+
+func ValidateEvidenceID(v string) error          { return text(v, 1, MaxIDBytes) }
+func ValidateEvidenceSessionID(v string) error   { return text(v, 0, MaxSessionBytes) }
+func ValidateEvidenceDataBytes(v int) error      { return atLeast(v, 0) }
+func ValidateEvidenceContentHash(v string) error { return text(v, 64, 64) }
 
 // Fields of the Evidence.
 func (Evidence) Fields() []ent.Field {

@@ -30,14 +30,13 @@ func (Handoff) Annotations() []schema.Annotation {
 }
 
 // The validators of the Handoff fields (rules.go).
-var (
-	ValidateHandoffID                 = text(1, MaxIDBytes)
-	ValidateHandoffSourceSession      = text(1, MaxSessionBytes)
-	ValidateHandoffDestinationSession = text(0, MaxSessionBytes)
-	ValidateHandoffRepositoryRevision = text(0, MaxRevisionBytes)
-	ValidateHandoffContextTokens      = atLeast[int](0)
-	ValidateHandoffTokenBudget        = atLeast[int](1)
-)
+
+func ValidateHandoffID(v string) error                 { return text(v, 1, MaxIDBytes) }
+func ValidateHandoffSourceSession(v string) error      { return text(v, 1, MaxSessionBytes) }
+func ValidateHandoffDestinationSession(v string) error { return text(v, 0, MaxSessionBytes) }
+func ValidateHandoffRepositoryRevision(v string) error { return text(v, 0, MaxRevisionBytes) }
+func ValidateHandoffContextTokens(v int) error         { return atLeast(v, 0) }
+func ValidateHandoffTokenBudget(v int) error           { return atLeast(v, 1) }
 
 // Fields of the Handoff. The durable record keeps every field, including the
 // ones its packet omitted.

@@ -30,16 +30,15 @@ func (Message) Annotations() []schema.Annotation {
 }
 
 // The validators of the Message fields (rules.go).
-var (
-	ValidateMessageID             = text(1, MaxIDBytes)
-	ValidateMessageConversationID = text(1, noLimit)
-	ValidateMessageSequence       = atLeast[int64](1)
-	ValidateMessageSender         = text(1, MaxSessionBytes)
-	ValidateMessageRecipient      = text(1, MaxSessionBytes)
-	ValidateMessageReplyTo        = text(0, MaxReplyToBytes)
-	ValidateMessageIdempotencyKey = text(1, MaxKeyBytes)
-	ValidateMessageOperationID    = text(1, noLimit)
-)
+
+func ValidateMessageID(v string) error             { return text(v, 1, MaxIDBytes) }
+func ValidateMessageConversationID(v string) error { return text(v, 1, noLimit) }
+func ValidateMessageSequence(v int64) error        { return atLeast(v, 1) }
+func ValidateMessageSender(v string) error         { return text(v, 1, MaxSessionBytes) }
+func ValidateMessageRecipient(v string) error      { return text(v, 1, MaxSessionBytes) }
+func ValidateMessageReplyTo(v string) error        { return text(v, 0, MaxReplyToBytes) }
+func ValidateMessageIdempotencyKey(v string) error { return text(v, 1, MaxKeyBytes) }
+func ValidateMessageOperationID(v string) error    { return text(v, 1, noLimit) }
 
 // Fields of the Message.
 func (Message) Fields() []ent.Field {

@@ -23,13 +23,12 @@ type Operation struct {
 }
 
 // The validators of the Operation fields (rules.go).
-var (
-	ValidateOperationID             = text(1, noLimit)
-	ValidateOperationIdempotencyKey = text(1, noLimit)
-	ValidateOperationProvider       = text(1, noLimit)
-	ValidateOperationNativeID       = text(1, noLimit)
-	ValidateOperationOperation      = text(1, noLimit)
-)
+
+func ValidateOperationID(v string) error             { return text(v, 1, noLimit) }
+func ValidateOperationIdempotencyKey(v string) error { return text(v, 1, noLimit) }
+func ValidateOperationProvider(v string) error       { return text(v, 1, noLimit) }
+func ValidateOperationNativeID(v string) error       { return text(v, 1, noLimit) }
+func ValidateOperationOperation(v string) error      { return text(v, 1, noLimit) }
 
 // Fields of the Operation.
 func (Operation) Fields() []ent.Field {

@@ -23,13 +23,12 @@ func (Participant) Annotations() []schema.Annotation {
 }
 
 // The validators of the Participant fields (rules.go).
-var (
-	ValidateParticipantConversationID = text(1, noLimit)
-	ValidateParticipantParticipantID  = text(1, MaxSessionBytes)
-	ValidateParticipantProvider       = text(1, 100)
-	ValidateParticipantNativeID       = text(1, MaxNativeIDBytes)
-	ValidateParticipantWorkspaceID    = text(0, MaxWorkspaceBytes)
-)
+
+func ValidateParticipantConversationID(v string) error { return text(v, 1, noLimit) }
+func ValidateParticipantParticipantID(v string) error  { return text(v, 1, MaxSessionBytes) }
+func ValidateParticipantProvider(v string) error       { return text(v, 1, 100) }
+func ValidateParticipantNativeID(v string) error       { return text(v, 1, MaxNativeIDBytes) }
+func ValidateParticipantWorkspaceID(v string) error    { return text(v, 0, MaxWorkspaceBytes) }
 
 // Fields of the Participant. The row ID is a surrogate; the identifier
 // clients see is participant_id.

@@ -15,10 +15,9 @@ type ProviderSession struct {
 }
 
 // The validators of the ProviderSession fields (rules.go).
-var (
-	ValidateProviderSessionProvider = text(1, noLimit)
-	ValidateProviderSessionNativeID = text(1, noLimit)
-)
+
+func ValidateProviderSessionProvider(v string) error { return text(v, 1, noLimit) }
+func ValidateProviderSessionNativeID(v string) error { return text(v, 1, noLimit) }
 
 // Fields of the ProviderSession.
 func (ProviderSession) Fields() []ent.Field {

@@ -39,10 +39,9 @@ func (Review) Annotations() []schema.Annotation {
 }
 
 // The validators of the Review fields (rules.go).
-var (
-	ValidateReviewID                = text(1, MaxIDBytes)
-	ValidateReviewReviewerSessionID = text(1, MaxSessionBytes)
-)
+
+func ValidateReviewID(v string) error                { return text(v, 1, MaxIDBytes) }
+func ValidateReviewReviewerSessionID(v string) error { return text(v, 1, MaxSessionBytes) }
 
 // Fields of the Review.
 func (Review) Fields() []ent.Field {

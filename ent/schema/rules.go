@@ -2,7 +2,7 @@ package schema
 
 import "fmt"
 
-// Why the validators are named package variables.
+// Why the validators are named functions.
 //
 // ent's own runtime.go calls every schema's Fields() at start-up to take
 // the validators and defaults out of the field descriptors. Building those
@@ -16,41 +16,40 @@ import "fmt"
 // tables at start-up (docs/benchmarks.md, "Where the memory goes").
 //
 // So ent/template/runtime.tmpl replaces ent's runtime registration: it
-// assigns each validated field the variable Validate<Schema><StructField>
+// assigns each validated field the function Validate<Schema><StructField>
 // declared next to its schema, and each default its literal value, without
-// calling Fields(). The schema passes the same variable to the field's
+// calling Fields(). The schema passes the same function to the field's
 // Validate, so the generators see it too; a field has at most one
 // validator (the template fails the generation otherwise), and the
 // generated TestRuntimeRulesAreTheSchemas (ent/runtime_rules_test.go)
-// checks that every package variable the runtime sets is the one the
-// schema's descriptor holds. internal/archtest's TestNoReflectMethodInTheBinary fails if a <ReflectMethod>
+// checks that every validator the runtime sets is the function the
+// schema's descriptor holds. They are plain functions, not closures that
+// text(min, max) would build: package variables made by a call are built
+// by the package's init in every process, and a function costs nothing
+// until it is called. internal/archtest's TestNoReflectMethodInTheBinary fails if a <ReflectMethod>
 // symbol becomes reachable again.
 
 // noLimit is text's max for a field without a maximum length.
 const noLimit = -1
 
-// text is the validator of a string field: at least min and at most max
-// bytes (max noLimit: no maximum).
-func text(min, max int) func(string) error {
-	return func(v string) error {
-		switch {
-		case len(v) < min && min == 1:
-			return fmt.Errorf("must not be empty")
-		case len(v) < min:
-			return fmt.Errorf("is %d bytes, shorter than %d", len(v), min)
-		case max != noLimit && len(v) > max:
-			return fmt.Errorf("is %d bytes, longer than the limit of %d", len(v), max)
-		}
-		return nil
+// text is the rule of a string field's validator: at least min and at
+// most max bytes (max noLimit: no maximum).
+func text(v string, min, max int) error {
+	switch {
+	case len(v) < min && min == 1:
+		return fmt.Errorf("must not be empty")
+	case len(v) < min:
+		return fmt.Errorf("is %d bytes, shorter than %d", len(v), min)
+	case max != noLimit && len(v) > max:
+		return fmt.Errorf("is %d bytes, longer than the limit of %d", len(v), max)
 	}
+	return nil
 }
 
-// atLeast is the validator of an integer field: min or more.
-func atLeast[T int | int64](min T) func(T) error {
-	return func(v T) error {
-		if v < min {
-			return fmt.Errorf("is %d, less than %d", v, min)
-		}
-		return nil
+// atLeast is the rule of an integer field's validator: min or more.
+func atLeast[T int | int64](v, min T) error {
+	if v < min {
+		return fmt.Errorf("is %d, less than %d", v, min)
 	}
+	return nil
 }

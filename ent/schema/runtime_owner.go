@@ -22,9 +22,8 @@ func (RuntimeOwner) Annotations() []schema.Annotation {
 }
 
 // The validators of the RuntimeOwner fields (rules.go).
-var (
-	ValidateRuntimeOwnerID = text(1, noLimit)
-)
+
+func ValidateRuntimeOwnerID(v string) error { return text(v, 1, noLimit) }
 
 // Fields of the RuntimeOwner.
 func (RuntimeOwner) Fields() []ent.Field {

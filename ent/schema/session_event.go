@@ -17,12 +17,11 @@ type SessionEvent struct {
 }
 
 // The validators of the SessionEvent fields (rules.go).
-var (
-	ValidateSessionEventProvider = text(1, noLimit)
-	ValidateSessionEventNativeID = text(1, noLimit)
-	ValidateSessionEventSequence = atLeast[int64](1)
-	ValidateSessionEventEpoch    = atLeast[int64](0)
-)
+
+func ValidateSessionEventProvider(v string) error { return text(v, 1, noLimit) }
+func ValidateSessionEventNativeID(v string) error { return text(v, 1, noLimit) }
+func ValidateSessionEventSequence(v int64) error  { return atLeast(v, 1) }
+func ValidateSessionEventEpoch(v int64) error     { return atLeast(v, 0) }
 
 // Fields of the SessionEvent.
 func (SessionEvent) Fields() []ent.Field {

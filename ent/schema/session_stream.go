@@ -14,13 +14,12 @@ type SessionStream struct {
 }
 
 // The validators of the SessionStream fields (rules.go).
-var (
-	ValidateSessionStreamProvider       = text(1, noLimit)
-	ValidateSessionStreamNativeID       = text(1, noLimit)
-	ValidateSessionStreamLastSequence   = atLeast[int64](0)
-	ValidateSessionStreamEpoch          = atLeast[int64](0)
-	ValidateSessionStreamOldestRetained = atLeast[int64](1)
-)
+
+func ValidateSessionStreamProvider(v string) error      { return text(v, 1, noLimit) }
+func ValidateSessionStreamNativeID(v string) error      { return text(v, 1, noLimit) }
+func ValidateSessionStreamLastSequence(v int64) error   { return atLeast(v, 0) }
+func ValidateSessionStreamEpoch(v int64) error          { return atLeast(v, 0) }
+func ValidateSessionStreamOldestRetained(v int64) error { return atLeast(v, 1) }
 
 // Fields of the SessionStream.
 func (SessionStream) Fields() []ent.Field {

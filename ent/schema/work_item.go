@@ -21,12 +21,11 @@ func (WorkItem) Annotations() []schema.Annotation {
 }
 
 // The validators of the WorkItem fields (rules.go).
-var (
-	ValidateWorkItemID                 = text(1, MaxIDBytes)
-	ValidateWorkItemObjective          = text(1, noLimit)
-	ValidateWorkItemSourceSession      = text(0, MaxSessionBytes)
-	ValidateWorkItemDestinationSession = text(0, MaxSessionBytes)
-)
+
+func ValidateWorkItemID(v string) error                 { return text(v, 1, MaxIDBytes) }
+func ValidateWorkItemObjective(v string) error          { return text(v, 1, noLimit) }
+func ValidateWorkItemSourceSession(v string) error      { return text(v, 0, MaxSessionBytes) }
+func ValidateWorkItemDestinationSession(v string) error { return text(v, 0, MaxSessionBytes) }
 
 // Fields of the WorkItem. Timestamps have no defaults on purpose: the service
 // layer sets them from its injected clock.

@@ -26,7 +26,7 @@ var layers = []layer{
 	{name: "rank table", dirs: []string{"internal/tokens/bpe"}},
 	{name: "foundation", dirs: []string{
 		"catalogs/limits", "internal/argv", "internal/callinfo", "internal/clientsetup", "internal/clockctx", "internal/desk/markup", "internal/httpguard",
-		"internal/jsonrpc", "internal/osproc", "internal/paging", "internal/procgroup", "internal/progress",
+		"internal/jsonrpc", "internal/lazy", "internal/osproc", "internal/paging", "internal/procgroup", "internal/progress",
 		"internal/secrets", "internal/security", "internal/tokens", "internal/verify", "internal/version",
 	}, mayImport: []string{"rank table"}},
 	{name: "entities", dirs: []string{"ent/..."}, mayImport: []string{"foundation"}},

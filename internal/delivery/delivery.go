@@ -114,7 +114,11 @@ type Service struct {
 	st   *store.Store
 	reg  *registry.Registry
 	opts Options
-	me   Process
+	// me is this process as an owner, described on first use (self): the
+	// host name, the boot id and a fresh id are not needed to answer
+	// initialize, only to own or settle an operation.
+	meOnce sync.Once
+	me     Process
 
 	mu        sync.Mutex // orders receipt recording against outcome handling
 	early     map[refKey][]earlyOutcome
@@ -186,15 +190,8 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 			opts.WatchExit = watchExit
 		}
 	}
-	me := thisProcess()
-	if opts.Process != nil {
-		me = *opts.Process
-	}
-	if me.ID == "" {
-		me.ID = "rt_" + opts.NewID()
-	}
 	s := &Service{
-		st: st, reg: reg, opts: opts, me: me,
+		st: st, reg: reg, opts: opts,
 		early: map[refKey][]earlyOutcome{},
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
@@ -213,7 +210,23 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 
 // Owner is this process's owner id (the owner of the operations it
 // dispatches).
-func (s *Service) Owner() string { return s.me.ID }
+func (s *Service) Owner() string { return s.self().ID }
+
+// self describes this process as an owner, once: Options.Process, or the
+// running process with a fresh id.
+func (s *Service) self() *Process {
+	s.meOnce.Do(func() {
+		if s.opts.Process != nil {
+			s.me = *s.opts.Process
+		} else {
+			s.me = thisProcess()
+		}
+		if s.me.ID == "" {
+			s.me.ID = "rt_" + s.opts.NewID()
+		}
+	})
+	return &s.me
+}
 
 // Close stops the outcome worker after it handled what was reported, stops
 // the heartbeat and marks this process's ownership as ended, so the next
@@ -628,7 +641,7 @@ func (s *Service) recordTx(ctx context.Context, tx *ent.Tx, provider providers.I
 		SetID("op_" + s.opts.NewID()).SetIdempotencyKey(key).SetProvider(string(provider)).SetNativeID(nativeID).
 		SetOperation(sp.op).SetTextSha256(sp.textSHA).SetStatus(operation.StatusQueued).
 		SetProviderState(stateDispatching).SetDetail(detail{Request: sp.request}.raw()).
-		SetOwner(s.me.ID).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+		SetOwner(s.self().ID).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 	if err != nil {
 		return Operation{}, err
 	}
@@ -712,7 +725,7 @@ func (s *Service) finish(ctx context.Context, op Operation, rt registry.Route, g
 	err := s.st.Tx(wctx, func(tx *ent.Tx) error {
 		var err error
 		stored, err = tx.Operation.UpdateOneID(op.ID).
-			Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.me.ID)).
+			Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.self().ID)).
 			SetStatus(operation.Status(status)).SetProviderState(providerState).SetDetail(d.raw()).
 			SetRef(got.Ref).SetNativeTurn(got.NativeTurnID).SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(wctx)
 		if !ent.IsNotFound(err) {

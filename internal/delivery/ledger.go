@@ -115,7 +115,7 @@ func (s *Service) Followed(ctx context.Context, op Operation) (bool, error) {
 	if op.Status != providers.StatusQueued {
 		return false, nil
 	}
-	if op.Owner == s.me.ID || op.Owner == ImportedOwner {
+	if op.Owner == s.self().ID || op.Owner == ImportedOwner {
 		return true, nil
 	}
 	o, err := s.st.Client().RuntimeOwner.Query().Where(runtimeowner.ID(op.Owner)).Only(ctx)
@@ -161,7 +161,7 @@ func (s *Service) ApplyObserved(ctx context.Context, id string, r providers.Rece
 			d.Reason = "the caller observed a refusal"
 		}
 		u, err := tx.Operation.UpdateOneID(id).Where(operation.StatusEQ(o.Status)).
-			SetStatus(target).SetProviderState("caller_observed").SetOwner(s.me.ID).SetDetail(d.raw()).
+			SetStatus(target).SetProviderState("caller_observed").SetOwner(s.self().ID).SetDetail(d.raw()).
 			SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(ctx)
 		if err != nil {
 			return fmt.Errorf("record observed receipt of %s: %w", id, err)

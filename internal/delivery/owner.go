@@ -22,7 +22,7 @@ type Process struct {
 	PID  int
 }
 
-// thisProcess describes the running process (ID is set by New).
+// thisProcess describes the running process (ID is set by Service.self).
 func thisProcess() Process {
 	host, _ := os.Hostname()
 	return Process{Host: host, Boot: bootID(), PID: os.Getpid()}
@@ -47,7 +47,8 @@ func (s *Service) ensureOwnerTx(ctx context.Context, tx *ent.Tx) error {
 		return nil
 	}
 	now := s.opts.Clock.Now().UTC()
-	err := tx.RuntimeOwner.Create().SetID(s.me.ID).SetHost(s.me.Host).SetBoot(s.me.Boot).SetPid(s.me.PID).
+	me := s.self()
+	err := tx.RuntimeOwner.Create().SetID(me.ID).SetHost(me.Host).SetBoot(me.Boot).SetPid(me.PID).
 		SetStartedAt(now).SetHeartbeatAt(now).
 		OnConflict(entsql.ConflictColumns(runtimeowner.FieldID), entsql.ResolveWith(func(u *entsql.UpdateSet) {
 			u.SetExcluded(runtimeowner.FieldHeartbeatAt)
@@ -97,7 +98,7 @@ func (s *Service) heartbeat() {
 		case <-t.C:
 			ctx, cancel := clockctx.WithTimeout(context.Background(), s.opts.Clock, s.opts.HeartbeatEvery*3, "delivery", "heartbeat write")
 			err := s.st.Tx(ctx, func(tx *ent.Tx) error {
-				return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetHeartbeatAt(s.opts.Clock.Now().UTC()).Exec(ctx)
+				return tx.RuntimeOwner.UpdateOneID(s.self().ID).SetHeartbeatAt(s.opts.Clock.Now().UTC()).Exec(ctx)
 			})
 			cancel()
 			if err != nil {
@@ -118,7 +119,7 @@ func (s *Service) release() error {
 	ctx, cancel := clockctx.WithTimeout(context.Background(), s.opts.Clock, outcomeWriteTimeout, "delivery", "release")
 	defer cancel()
 	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
-		return tx.RuntimeOwner.UpdateOneID(s.me.ID).SetStoppedAt(s.opts.Clock.Now().UTC()).Exec(ctx)
+		return tx.RuntimeOwner.UpdateOneID(s.self().ID).SetStoppedAt(s.opts.Clock.Now().UTC()).Exec(ctx)
 	})
 	if err != nil {
 		return fmt.Errorf("release operation ownership: %w", err)
@@ -129,10 +130,10 @@ func (s *Service) release() error {
 // gone says whether the owner of an open operation can no longer follow
 // it, and why. o is nil when no owner row exists.
 func (s *Service) gone(id string, o *ent.RuntimeOwner) (bool, string) {
-	if id == s.me.ID {
+	if id == s.self().ID {
 		return false, ""
 	}
-	return OwnerGone(id, o, s.me, s.opts.Clock.Now(), s.opts.OwnerTimeout, s.opts.Alive)
+	return OwnerGone(id, o, *s.self(), s.opts.Clock.Now(), s.opts.OwnerTimeout, s.opts.Alive)
 }
 
 // CurrentProcess describes the running process as an observer of owners

@@ -89,7 +89,7 @@ func (s *Service) settle(ctx context.Context, only []string) ([]Operation, error
 // gone.
 func (s *Service) orphans(ctx context.Context, only []string) ([]orphan, error) {
 	q := s.st.Client().Operation.Query().
-		Where(operation.StatusEQ(operation.StatusQueued), operation.OwnerNEQ(s.me.ID), operation.OwnerNEQ(ImportedOwner))
+		Where(operation.StatusEQ(operation.StatusQueued), operation.OwnerNEQ(s.self().ID), operation.OwnerNEQ(ImportedOwner))
 	if only != nil {
 		q = q.Where(operation.IDIn(only...))
 	}
@@ -120,7 +120,7 @@ func (s *Service) orphans(ctx context.Context, only []string) ([]orphan, error) 
 	for _, o := range open {
 		if gone, why := s.gone(o.Owner, owners[o.Owner]); gone {
 			out = append(out, orphan{op: o, why: why, prev: o.Owner})
-		} else if r := owners[o.Owner]; r != nil && r.Host != "" && r.Host == s.me.Host {
+		} else if r := owners[o.Owner]; r != nil && r.Host != "" && r.Host == s.self().Host {
 			s.watchOwner(r.Pid)
 		}
 	}
@@ -135,7 +135,7 @@ func (s *Service) claim(ctx context.Context, o orphan) (bool, error) {
 		var err error
 		n, err = tx.Operation.Update().
 			Where(operation.ID(o.op.ID), operation.StatusEQ(operation.StatusQueued), operation.Owner(o.prev)).
-			SetOwner(s.me.ID).SetProviderState(stateReconciling).SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(ctx)
+			SetOwner(s.self().ID).SetProviderState(stateReconciling).SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(ctx)
 		return err
 	})
 	if err != nil {
@@ -147,7 +147,7 @@ func (s *Service) claim(ctx context.Context, o orphan) (bool, error) {
 // settleOne looks a claimed operation up and records the result.
 func (s *Service) settleOne(ctx context.Context, o orphan) (*Operation, error) {
 	op := o.op
-	rec := reconciliation{By: s.me.ID, At: s.opts.Clock.Now().UTC(), PreviousOwner: o.prev, OwnerGone: o.why}
+	rec := reconciliation{By: s.self().ID, At: s.opts.Clock.Now().UTC(), PreviousOwner: o.prev, OwnerGone: o.why}
 	found, lookupErr := s.lookup(ctx, op)
 	rec.Source, rec.Found = found.Source, found.Found
 	status := providers.StatusDeliveryUnknown
@@ -203,7 +203,7 @@ func (s *Service) settleOne(ctx context.Context, o orphan) (*Operation, error) {
 	err := s.st.Tx(wctx, func(tx *ent.Tx) error {
 		var err error
 		saved, err = tx.Operation.UpdateOneID(op.ID).
-			Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.me.ID)).
+			Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.self().ID)).
 			SetStatus(operation.Status(status)).SetProviderState(stateReconciled).SetDetail(d.raw()).
 			SetNativeTurn(turn).SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(wctx)
 		if ent.IsNotFound(err) {
@@ -241,7 +241,7 @@ func (s *Service) follow(ctx context.Context, o orphan, rec reconciliation, foun
 	err := s.st.Tx(ctx, func(tx *ent.Tx) error {
 		var err error
 		saved, err = tx.Operation.UpdateOneID(op.ID).
-			Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.me.ID)).
+			Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.self().ID)).
 			SetProviderState("following").SetDetail(d.raw()).SetRef(ref).SetNativeTurn(turn).
 			SetUpdatedAt(s.opts.Clock.Now().UTC()).Save(ctx)
 		if ent.IsNotFound(err) {

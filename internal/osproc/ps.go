@@ -5,10 +5,10 @@ import (
 	"bytes"
 	"net/netip"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // PSArgs are the arguments of the `ps` run List parses: every process,
@@ -16,7 +16,7 @@ import (
 // appended (BSD `e`, which macOS and procps both understand).
 var PSArgs = []string{"axeww", "-o", "pid=,ppid=,command="}
 
-var envKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`) })
+var envKey = lazy.Regexp{Expr: `^[A-Za-z_][A-Za-z0-9_]*=`}
 
 // ParsePS parses the output of `ps axeww -o pid=,ppid=,command=`: one
 // process a line, "PID PPID program args... KEY=value KEY=value". The
@@ -40,7 +40,7 @@ func ParsePS(out []byte) []Process {
 		words := f[2:]
 		cmdEnd := len(words)
 		for i := 1; i < len(words); i++ {
-			if envKey().MatchString(words[i]) {
+			if envKey.Get().MatchString(words[i]) {
 				cmdEnd = i
 				break
 			}
@@ -48,7 +48,7 @@ func ParsePS(out []byte) []Process {
 		p := Process{PID: pid, PPID: ppid, Name: filepath.Base(words[0]), Command: strings.Join(words[:cmdEnd], " ")}
 		var last string
 		for _, w := range words[cmdEnd:] {
-			if envKey().MatchString(w) {
+			if envKey.Get().MatchString(w) {
 				k, v, _ := strings.Cut(w, "=")
 				if p.Env == nil {
 					p.Env = map[string]string{}

@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/agent-interop/runtime/catalogs/limits"
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // Protocols an agent may speak: ACP through the one ACP client, or one of
@@ -121,10 +120,10 @@ func (s AgentSpec) VersionWarning(v string) string {
 	return ""
 }
 
-var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)`) })
+var versionRE = lazy.Regexp{Expr: `^v?(\d+)\.(\d+)\.(\d+)`}
 
 func parseVersion(v string) ([3]int, bool) {
-	m := versionRE().FindStringSubmatch(strings.TrimSpace(v))
+	m := versionRE.Get().FindStringSubmatch(strings.TrimSpace(v))
 	if m == nil {
 		return [3]int{}, false
 	}
@@ -230,8 +229,10 @@ type userAgent struct {
 }
 
 // userFields are the keys an entry may have.
-var userFields = map[string]bool{"id": true, "name": true, "protocol": true, "command": true, "commandEnv": true, "env": true,
-	"install": true, "auth": true, "doctor": true, "quirks": true, "notes": true}
+var userFields = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{"id": true, "name": true, "protocol": true, "command": true, "commandEnv": true, "env": true,
+		"install": true, "auth": true, "doctor": true, "quirks": true, "notes": true}
+}}
 
 // LoadAgentsFile reads a user's agents file. A missing file is no agents
 // and no problem. Every bad entry is left out and reported; the good
@@ -315,7 +316,7 @@ func parseUserAgent(path string, n *yaml.Node, seen map[ID]int) (AgentSpec, *Age
 			Fix: "write the entry as `- id: …` with name, protocol and command"}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i].Value; !userFields[k] {
+		if k := n.Content[i].Value; !userFields.Get()[k] {
 			return AgentSpec{}, &AgentProblem{File: path, Line: n.Content[i].Line, Field: k, Rule: "is not a known field",
 				Fix: "use only id, name, protocol, command, commandEnv, env, install, auth, doctor, quirks, notes"}
 		}

@@ -16,8 +16,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // ID names a provider (an agent): a built-in entry of spec/agents.yaml
@@ -37,20 +38,20 @@ const (
 // Order returns the built-in agent ids in catalog order (the registry's
 // reporting order; a user's agents follow them). The slice is the
 // caller's own.
-func Order() []ID { return slices.Clone(builtinOrder()) }
+func Order() []ID { return slices.Clone(builtinOrder.Get()) }
 
 // builtinOrder is Order's table, read from BuiltinAgents once: that
 // builds every built-in agent's whole spec (commands, hints, notes), and
 // Order is called on every get_runtime_status and session listing. It is
 // never modified.
-var builtinOrder = sync.OnceValue(func() []ID {
+var builtinOrder = lazy.Value[[]ID]{New: func() []ID {
 	agents := BuiltinAgents()
 	out := make([]ID, len(agents))
 	for i, a := range agents {
 		out[i] = a.ID
 	}
 	return out
-})
+}}
 
 // ParseID returns s as an ID when it is well formed (see [IDRule]);
 // whether the runtime knows it is the registry's question.

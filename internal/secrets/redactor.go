@@ -5,10 +5,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/coregx/ahocorasick"
+
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // Redactor finds and replaces secrets in text. It is immutable after
@@ -247,10 +248,12 @@ func lowerASCII(s string) []byte {
 // Default is the process's redactor, built on first use (never at package
 // init). A rule set that fails to load is a programming error caught by the
 // package tests; Default then falls back to the project's rules alone.
-var Default = sync.OnceValue(func() *Redactor {
+func Default() *Redactor { return defaultRedactor.Get() }
+
+var defaultRedactor = lazy.Value[*Redactor]{New: func() *Redactor {
 	r, err := New()
 	if err != nil {
 		r, _ = build(interopRules(), nil)
 	}
 	return r
-})
+}}

@@ -157,7 +157,7 @@ func (r *rule) find(s string, global []*allowlist, out []span) []span {
 			continue
 		}
 		secret := s[start:end]
-		if _, ok := documentedExamples[secret]; ok {
+		if _, ok := documentedExamples.Get()[secret]; ok {
 			continue
 		}
 		if r.reject != nil && r.reject(s[m[0]:m[1]], secret) {

@@ -2,9 +2,9 @@ package secrets
 
 import (
 	"math"
-	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // Replacement texts.
@@ -266,46 +266,44 @@ func isTokenChar(c byte) bool {
 // typeNames are the type names a key: value match meets in declarations
 // (password: str, token: &str, apiKey: String?, secret: SecretStr): the
 // value of a type annotation, never a secret.
-var typeNames = map[string]bool{
-	"str": true, "string": true, "String": true, "&str": true, "&'static str": true, "bytes": true, "[]byte": true,
-	"*string": true, "char": true, "int": true, "bool": true, "boolean": true, "Boolean": true, "number": true,
-	"any": true, "unknown": true, "object": true, "Object": true, "SecretStr": true, "SecretString": true,
-	"SecretBytes": true, "Secret": true, "CharSequence": true, "ID": true, "Text": true, "text": true,
-	"varchar": true, "Buffer": true, "Uint8Array": true, "ByteArray": true, "Any": true, "Str": true,
-}
+var typeNames = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{
+		"str": true, "string": true, "String": true, "&str": true, "&'static str": true, "bytes": true, "[]byte": true,
+		"*string": true, "char": true, "int": true, "bool": true, "boolean": true, "Boolean": true, "number": true,
+		"any": true, "unknown": true, "object": true, "Object": true, "SecretStr": true, "SecretString": true,
+		"SecretBytes": true, "Secret": true, "CharSequence": true, "ID": true, "Text": true, "text": true,
+		"varchar": true, "Buffer": true, "Uint8Array": true, "ByteArray": true, "Any": true, "Str": true,
+	}
+}}
 
 // typeWrapper matches generic types around a type name: Optional[str],
 // Option<String>, Secret<String>, list[str], Maybe String, str | None.
-var typeWrapper = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(?:Optional|Option|Secret|List|list|Union|Annotated|Maybe|Nullable|Array|ReadonlyArray|Sequence|Mapping|dict|Dict|Box|Arc|Rc|Vec|Promise|Ref|Signal|Observable)[\[<]`)
-})
+var typeWrapper = lazy.Regexp{Expr: `^(?:Optional|Option|Secret|List|list|Union|Annotated|Maybe|Nullable|Array|ReadonlyArray|Sequence|Mapping|dict|Dict|Box|Arc|Rc|Vec|Promise|Ref|Signal|Observable)[\[<]`}
 
 // codeKeywords are language keywords that follow an "=" in code
 // (token = await api.post(...), key = new Key(...)), never a secret.
-var codeKeywords = map[string]bool{
-	"await": true, "new": true, "yield": true, "async": true, "function": true, "fn": true, "lambda": true,
-	"typeof": true, "sizeof": true, "this": true, "self": true, "super": true, "static": true, "const": true,
-	"let": true, "var": true, "final": true, "readonly": true, "private": true, "public": true,
-	"protected": true, "require": true, "import": true, "not": true, "try": true, "match": true, "if": true,
-	"ref": true, "mut": true, "&mut": true, "move": true, "default": true, "required": true, "optional": true,
-}
+var codeKeywords = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{
+		"await": true, "new": true, "yield": true, "async": true, "function": true, "fn": true, "lambda": true,
+		"typeof": true, "sizeof": true, "this": true, "self": true, "super": true, "static": true, "const": true,
+		"let": true, "var": true, "final": true, "readonly": true, "private": true, "public": true,
+		"protected": true, "require": true, "import": true, "not": true, "try": true, "match": true, "if": true,
+		"ref": true, "mut": true, "&mut": true, "move": true, "default": true, "required": true, "optional": true,
+	}
+}}
 
 // placeholderValue matches the values of example configurations:
 // your-api-key-here, changeme, sk_test_..., xxxx, ****, <none>.
-var placeholderValue = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)^(?:your[-_.]?[a-z_-]*|[a-z_-]*[-_]here|change[-_]?me|replace[-_]?me|placeholder|example|dummy|xxx+|\*+|\.\.\.|.*\.\.\.|todo|tbd|secret|password|token)$`)
-})
+var placeholderValue = lazy.Regexp{Expr: `(?i)^(?:your[-_.]?[a-z_-]*|[a-z_-]*[-_]here|change[-_]?me|replace[-_]?me|placeholder|example|dummy|xxx+|\*+|\.\.\.|.*\.\.\.|todo|tbd|secret|password|token)$`}
 
 // indexExpr matches the start of an index expression cut at its quote:
 // os.environ[, ENV[, process.env[, config[.
-var indexExpr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*\[$`) })
+var indexExpr = lazy.Regexp{Expr: `^[A-Za-z_][A-Za-z0-9_.]*\[$`}
 
 // nonSecretKeySuffix names keys whose value refers to a secret or
 // describes it rather than holding it: password_file, TOKEN_PATH,
 // secret_ref, token_ttl, POSTGRES_PASSWORD_FILE, api_key_env.
-var nonSecretKeySuffix = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(?:file|path|dir|ref|ttl|env|var|name|type|url|uri|endpoint|length|len|size|count|policy|header|field|param|prompt|hint|label|placeholder|expiry|expires|timeout|mode|enabled|required|reset|rotation|version)$`)
-})
+var nonSecretKeySuffix = lazy.Regexp{Expr: `(?i)(?:file|path|dir|ref|ttl|env|var|name|type|url|uri|endpoint|length|len|size|count|policy|header|field|param|prompt|hint|label|placeholder|expiry|expires|timeout|mode|enabled|required|reset|rotation|version)$`}
 
 // codeValue reports whether a key=value match is code or a reference, not
 // a secret: a type annotation, a keyword, an index expression cut at its
@@ -313,10 +311,10 @@ var nonSecretKeySuffix = sync.OnceValue(func() *regexp.Regexp {
 // lives rather than the secret.
 func codeValue(match, v string) bool {
 	bare := strings.TrimRight(v, "?!|")
-	if typeNames[bare] || typeWrapper().MatchString(bare) || codeKeywords[bare] || indexExpr().MatchString(v) {
+	if typeNames.Get()[bare] || typeWrapper.Get().MatchString(bare) || codeKeywords.Get()[bare] || indexExpr.Get().MatchString(v) {
 		return true
 	}
-	if v[0] == '<' || strings.HasPrefix(v, "?") || placeholderValue().MatchString(v) {
+	if v[0] == '<' || strings.HasPrefix(v, "?") || placeholderValue.Get().MatchString(v) {
 		return true // <your-token> and your-api-key-here placeholders, ${VAR:?message}
 	}
 	key := match
@@ -324,7 +322,7 @@ func codeValue(match, v string) bool {
 		key = key[:i]
 	}
 	key = strings.TrimRight(key, " \t\"'\\")
-	if nonSecretKeySuffix().MatchString(key) {
+	if nonSecretKeySuffix.Get().MatchString(key) {
 		return true
 	}
 	// The variable of the same name (this.password = password,

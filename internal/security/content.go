@@ -3,8 +3,8 @@ package security
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
-	"sync"
+
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // Content detection: a file that is key material is refused whatever it
@@ -15,20 +15,14 @@ import (
 // pemBegin matches a PEM BEGIN line; pemPrivate one of a private key (PKCS#1,
 // PKCS#8, encrypted PKCS#8, SEC1, OpenSSH, PGP, ...).
 var (
-	pemBegin   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-----BEGIN [A-Z0-9 ]+-----`) })
-	pemPrivate = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?m)^-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
-	})
+	pemBegin   = lazy.Regexp{Expr: `^-----BEGIN [A-Z0-9 ]+-----`}
+	pemPrivate = lazy.Regexp{Expr: `(?m)^-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`}
 	// pemPreamble are the lines openssl writes before a PEM block
 	// ("Bag Attributes", "    localKeyID: ...", "subject=...") and comments.
-	pemPreamble = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(?:[ \t]*(?:#.*|Bag Attributes.*|Key Attributes.*|[ \t]+[\w .-]+:.*|(?:subject|issuer)=.*|[\w-]+: .*)?\r?\n)*`)
-	})
+	pemPreamble = lazy.Regexp{Expr: `^(?:[ \t]*(?:#.*|Bag Attributes.*|Key Attributes.*|[ \t]+[\w .-]+:.*|(?:subject|issuer)=.*|[\w-]+: .*)?\r?\n)*`}
 	// shadowLine is a line of a shadow, gshadow or htpasswd file: a name and
 	// a crypt(3) hash ($id$...), possibly locked with "!".
-	shadowLine = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?m)^[A-Za-z_][A-Za-z0-9_.-]*\$?:!*\$(?:1|2[abxy]?|5|6|7|y|gy|apr1|sha1|md5)\$[^:\s]+(?::|$)`)
-	})
+	shadowLine = lazy.Regexp{Expr: `(?m)^[A-Za-z_][A-Za-z0-9_.-]*\$?:!*\$(?:1|2[abxy]?|5|6|7|y|gy|apr1|sha1|md5)\$[^:\s]+(?::|$)`}
 )
 
 // Magic numbers of binary key stores.
@@ -38,8 +32,8 @@ var (
 	pkcs7DataOID   = []byte{0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01}
 	opensshKeyV1   = []byte("openssh-key-v1\x00")
 	xauthCookie    = []byte("\x00\x12MIT-MAGIC-COOKIE-1") // length-prefixed, as .Xauthority stores it
-	puttyKeyHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^PuTTY-User-Key-File-\d+: `) })
-	ageIdentity    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^AGE-SECRET-KEY-1[0-9A-Z]{20,}`) })
+	puttyKeyHeader = lazy.Regexp{Expr: `(?m)^PuTTY-User-Key-File-\d+: `}
+	ageIdentity    = lazy.Regexp{Expr: `(?m)^AGE-SECRET-KEY-1[0-9A-Z]{20,}`}
 )
 
 // KeyMaterial reports whether data is key material and names its kind:
@@ -61,22 +55,22 @@ func KeyMaterial(data []byte) (kind string, ok bool) {
 	case len(data) > 2 && (data[0] <= 0x01 || data[0] == 0xFF) && bytes.Contains(data, xauthCookie):
 		return "X authority cookie", true
 	}
-	if bytes.Contains(data, []byte("PRIVATE KEY")) && pemPrivate().Match(data) {
-		rest := data[len(pemPreamble().Find(data)):]
-		if pemBegin().Match(bytes.TrimLeft(rest, " \t\r\n")) {
+	if bytes.Contains(data, []byte("PRIVATE KEY")) && pemPrivate.Get().Match(data) {
+		rest := data[len(pemPreamble.Get().Find(data)):]
+		if pemBegin.Get().Match(bytes.TrimLeft(rest, " \t\r\n")) {
 			return "PEM private key", true
 		}
 	}
-	if bytes.Contains(data, []byte("PuTTY-User-Key-File-")) && puttyKeyHeader().Match(data) {
+	if bytes.Contains(data, []byte("PuTTY-User-Key-File-")) && puttyKeyHeader.Get().Match(data) {
 		return "PuTTY private key", true
 	}
-	if bytes.Contains(data, []byte("AGE-SECRET-KEY-1")) && ageIdentity().Match(data) {
+	if bytes.Contains(data, []byte("AGE-SECRET-KEY-1")) && ageIdentity.Get().Match(data) {
 		return "age identity", true
 	}
 	if bytes.Contains(data, []byte(`"kty"`)) && jwkPrivate(data) {
 		return "JWK private key", true
 	}
-	if bytes.Contains(data, []byte(":$")) && shadowLine().Match(data) {
+	if bytes.Contains(data, []byte(":$")) && shadowLine.Get().Match(data) {
 		return "password hash file", true
 	}
 	return "", false
@@ -108,9 +102,7 @@ var jwkPrivateMembers = []string{"d", "p", "q", "dp", "dq", "qi", "k"}
 
 // jwkLoose is the fallback for text that is not valid JSON: a "kty" and a
 // private member with a value.
-var jwkLoose = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`"(?:d|p|q|dp|dq|qi|k)"\s*:\s*"[A-Za-z0-9_-]{8,}`)
-})
+var jwkLoose = lazy.Regexp{Expr: `"(?:d|p|q|dp|dq|qi|k)"\s*:\s*"[A-Za-z0-9_-]{8,}`}
 
 // jwkPrivate reports whether data is a JWK, a JWK set or a JSON document
 // holding one, with a private member. Invalid JSON that has "kty" and such
@@ -118,7 +110,7 @@ var jwkLoose = sync.OnceValue(func() *regexp.Regexp {
 func jwkPrivate(data []byte) bool {
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {
-		return jwkLoose().Match(data)
+		return jwkLoose.Get().Match(data)
 	}
 	var walk func(any) bool
 	walk = func(v any) bool {

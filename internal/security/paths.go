@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -31,11 +32,11 @@ var (
 	ErrEscapes     = errors.New("Path escapes the Freebuff project")
 	ErrProtected   = errors.New("Protected file access denied")
 	ErrNotRegular  = errors.New("Only regular files may be read")
-	ErrTooLarge    = fmt.Errorf("File exceeds the 1 MB safety limit (%d bytes)", MaxFileBytes)
+	ErrTooLarge    = errors.New("File exceeds the 1 MB safety limit (" + strconv.Itoa(MaxFileBytes) + " bytes)")
 	ErrBinary      = errors.New("Binary files may not be read")
 	ErrNotFound    = errors.New("File not found")
 	ErrNotDir      = errors.New("Only directories may be listed")
-	ErrPathTooLong = fmt.Errorf("Path is longer than %d bytes", maxPathBytes)
+	ErrPathTooLong = errors.New("Path is longer than " + strconv.Itoa(maxPathBytes) + " bytes")
 	ErrHardLinked  = errors.New("Hard-linked files may not be read")
 )
 

@@ -4,10 +4,11 @@ import (
 	"path"
 	"regexp"
 	"strings"
-	"sync"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // CredentialFamily is one content class of credential files: what it is,
@@ -196,21 +197,21 @@ func CredentialFamilies() []CredentialFamily {
 
 // protectedName matches a single folded path component that names a
 // credential file or directory of any family; it is compiled on first use.
-var protectedName = sync.OnceValue(func() *regexp.Regexp {
+var protectedName = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 	var alts []string
 	for _, f := range credentialFamilies {
 		alts = append(alts, f.Names...)
 	}
 	return regexp.MustCompile(`^(?:` + strings.Join(alts, "|") + `)$`)
-})
+}}
 
 // notCredentialName are the exceptions: public halves of SSH keys, and
 // source code or documentation named after secrets (secrets.go,
 // credentials.ts) rather than holding them.
-var notCredentialName = sync.OnceValue(func() *regexp.Regexp {
+var notCredentialName = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 	return regexp.MustCompile(`^(?:(?:id_[a-z0-9_]+|ssh_host_.*_key)[._]pub|` +
 		`\.?(?:secrets?|credentials?)(?:[._-]test)?\.(?:go|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|scala|c|h|cc|cpp|hpp|cs|swift|m|rb|php|ex|exs|erl|hs|ml|lua|dart|md|rst|adoc|html|css|scss|vue|svelte|proto|graphql|sql))$`)
-})
+}}
 
 // foldName maps a file name to the form the deny-list is matched against:
 // NFKD-normalized with combining marks dropped (full-width and
@@ -239,10 +240,10 @@ func IsProtectedName(name string) bool {
 		return false
 	}
 	for _, form := range nameForms(name) {
-		if isPublicKeyName(form) || notCredentialName().MatchString(form) {
+		if isPublicKeyName(form) || notCredentialName.Get().MatchString(form) {
 			continue
 		}
-		if protectedName().MatchString(form) {
+		if protectedName.Get().MatchString(form) {
 			return true
 		}
 	}
@@ -293,7 +294,7 @@ func IsProtectedPath(p string) bool {
 	}
 	// The adopted list names files: its filename and extension signatures
 	// apply to the last component only, its path signatures to the path.
-	if last := len(parts) - 1; last >= 0 && !notCredentialName().MatchString(folded[last]) {
+	if last := len(parts) - 1; last >= 0 && !notCredentialName.Get().MatchString(folded[last]) {
 		for _, form := range nameForms(parts[last]) {
 			if signatureName(form) {
 				return true

@@ -2,10 +2,9 @@ package security
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
-	"sync"
 
+	"github.com/agent-interop/runtime/internal/lazy"
 	"github.com/agent-interop/runtime/internal/secrets"
 )
 
@@ -17,9 +16,7 @@ const RedactedPrivateKey = secrets.RedactedPrivateKey
 
 // secretJSONKey is upstream's key-based JSON rule: values under such keys
 // are redacted whatever they look like.
-var secretJSONKey = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)token|secret|password|passwd|cookie|fingerprinthash|authorization|api[-_]?key|private[-_]?key|credential|launch[-_]?id`)
-})
+var secretJSONKey = lazy.Regexp{Expr: `(?i)token|secret|password|passwd|cookie|fingerprinthash|authorization|api[-_]?key|private[-_]?key|credential|launch[-_]?id`}
 
 // RedactString removes credential-shaped content from text with the one
 // redactor of the runtime ([secrets.Default]: the gitleaks rule set plus the
@@ -37,7 +34,7 @@ func RedactValue(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, val := range t {
-			if secretJSONKey().MatchString(k) {
+			if secretJSONKey.Get().MatchString(k) {
 				out[k] = redactSecretValue(val)
 				continue
 			}
@@ -95,19 +92,25 @@ func RedactJSON(raw []byte) json.RawMessage {
 
 // freebuffDroppedKeys are removed from Freebuff payloads before they reach a
 // model: hidden reasoning and billing metrics.
-var freebuffDroppedKeys = map[string]struct{}{
-	"reasoning": {}, "chainofthought": {}, "chain_of_thought": {}, "metrics": {}, "thinking": {},
-}
+var freebuffDroppedKeys = lazy.Value[map[string]struct{}]{New: func() map[string]struct{} {
+	return map[string]struct{}{
+		"reasoning": {}, "chainofthought": {}, "chain_of_thought": {}, "metrics": {}, "thinking": {},
+	}
+}}
 
 // freebuffDroppedKinds are object kinds removed whole.
-var freebuffDroppedKinds = map[string]struct{}{
-	"reasoning": {}, "tool": {}, "ad": {},
-}
+var freebuffDroppedKinds = lazy.Value[map[string]struct{}]{New: func() map[string]struct{} {
+	return map[string]struct{}{
+		"reasoning": {}, "tool": {}, "ad": {},
+	}
+}}
 
 // freebuffDroppedTypes are object types removed whole.
-var freebuffDroppedTypes = map[string]struct{}{
-	"reasoning": {}, "reasoning_delta": {}, "thinking": {}, "ad": {},
-}
+var freebuffDroppedTypes = lazy.Value[map[string]struct{}]{New: func() map[string]struct{} {
+	return map[string]struct{}{
+		"reasoning": {}, "reasoning_delta": {}, "thinking": {}, "ad": {},
+	}
+}}
 
 // SanitizeFreebuff drops reasoning, chain-of-thought and metrics keys and
 // whole objects whose kind is reasoning, tool or ad (or whose type is a
@@ -125,7 +128,7 @@ func dropFreebuff(v any) any {
 		}
 		out := make(map[string]any, len(t))
 		for k, val := range t {
-			if _, drop := freebuffDroppedKeys[strings.ToLower(k)]; drop {
+			if _, drop := freebuffDroppedKeys.Get()[strings.ToLower(k)]; drop {
 				continue
 			}
 			out[k] = dropFreebuff(val)
@@ -147,12 +150,12 @@ func dropFreebuff(v any) any {
 
 func isDroppedObject(m map[string]any) bool {
 	if k, ok := m["kind"].(string); ok {
-		if _, drop := freebuffDroppedKinds[strings.ToLower(k)]; drop {
+		if _, drop := freebuffDroppedKinds.Get()[strings.ToLower(k)]; drop {
 			return true
 		}
 	}
 	if k, ok := m["type"].(string); ok {
-		if _, drop := freebuffDroppedTypes[strings.ToLower(k)]; drop {
+		if _, drop := freebuffDroppedTypes.Get()[strings.ToLower(k)]; drop {
 			return true
 		}
 	}

@@ -8,9 +8,10 @@ import (
 	"path"
 	"regexp"
 	"strings"
-	"sync"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // The adopted list of sensitive file names: the file signatures of shhgit
@@ -46,26 +47,45 @@ type Signature struct {
 // migrations, signatures), which the file tools must keep serving; any
 // secret inside them is still redacted, and key material inside them is
 // refused by content.
-var signatureExclusions = map[string]string{
-	".log":                 "ordinary build and test output; redacted when read",
-	".asc":                 "PGP signatures and public keys; a private key inside is refused by content",
-	"settings.py":          "every Django project's settings module; secrets inside are redacted",
-	"database.yml":         "every Rails project's database configuration, usually ENV references",
-	"carrierwave.rb":       "an ordinary Rails initializer",
-	"omniauth.rb":          "an ordinary Rails initializer",
-	"LocalSettings.php":    "MediaWiki's ordinary settings file; secrets inside are redacted",
-	`config(\.inc)?\.php$`: "matches any PHP file ending in config.php; wp-config.php is denied by the project's own list",
-	`^sql(dump)?$`:         "every .sql migration and schema file; .sqldump and dump.sql stay denied",
-	"journal.txt":          "a generic file name",
-	"mongoid.yml":          "an ordinary Rails configuration file",
-	"salesforce.js":        "an ordinary source file name",
-	"id_rsa_pub":           "a public key",
-}
+var signatureExclusions = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		".log":                 "ordinary build and test output; redacted when read",
+		".asc":                 "PGP signatures and public keys; a private key inside is refused by content",
+		"settings.py":          "every Django project's settings module; secrets inside are redacted",
+		"database.yml":         "every Rails project's database configuration, usually ENV references",
+		"carrierwave.rb":       "an ordinary Rails initializer",
+		"omniauth.rb":          "an ordinary Rails initializer",
+		"LocalSettings.php":    "MediaWiki's ordinary settings file; secrets inside are redacted",
+		`config(\.inc)?\.php$`: "matches any PHP file ending in config.php; wp-config.php is denied by the project's own list",
+		`^sql(dump)?$`:         "every .sql migration and schema file; .sqldump and dump.sql stay denied",
+		"journal.txt":          "a generic file name",
+		"mongoid.yml":          "an ordinary Rails configuration file",
+		"salesforce.js":        "an ordinary source file name",
+		"id_rsa_pub":           "a public key",
+	}
+}}
 
 // signatures parses the embedded list once; a list that does not load is
 // a programming error the package tests catch, and the deny-list then
 // holds the project's own families alone.
-var signatures = sync.OnceValues(func() ([]Signature, error) {
+func signatures() ([]Signature, error) {
+	r := parsedSignatures.Get()
+	return r.sigs, r.err
+}
+
+var parsedSignatures = lazy.Value[signatureList]{New: func() signatureList {
+	sigs, err := parseSignatures()
+	return signatureList{sigs, err}
+}}
+
+// signatureList is the parsed list, or why it did not load.
+type signatureList struct {
+	sigs []Signature
+	err  error
+}
+
+// parseSignatures checks and parses the embedded list.
+func parseSignatures() ([]Signature, error) {
 	sum := sha256.Sum256(shhgitConfig)
 	if got := hex.EncodeToString(sum[:]); got != signaturesSHA256 {
 		return nil, fmt.Errorf("embedded %s: SHA-256 %s, want %s (commit %s)", SignaturesSource, got, signaturesSHA256, SignaturesCommit)
@@ -85,7 +105,7 @@ var signatures = sync.OnceValues(func() ([]Signature, error) {
 		if key == "" {
 			key = s.Regex
 		}
-		s.Excluded = signatureExclusions[key]
+		s.Excluded = signatureExclusions.Get()[key]
 		if s.Regex != "" {
 			re, err := regexp.Compile("(?i)" + s.Regex)
 			if err != nil {
@@ -96,7 +116,7 @@ var signatures = sync.OnceValues(func() ([]Signature, error) {
 		out = append(out, s)
 	}
 	return out, nil
-})
+}
 
 // Signatures returns the file signatures of the adopted list, adopted and
 // excluded ones alike (see [Signature.Excluded]).
@@ -162,7 +182,9 @@ func adoptedSignatures() []Signature {
 	return out
 }
 
-var adopted = sync.OnceValue(adoptedSignatures)
+var adoptedList = lazy.Value[[]Signature]{New: adoptedSignatures}
+
+func adopted() []Signature { return adoptedList.Get() }
 
 // signatureName reports whether a folded component matches an adopted
 // filename or extension signature.

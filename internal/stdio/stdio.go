@@ -123,7 +123,7 @@ func (t *Transport) Interrupt() {
 type guard struct {
 	out   io.Writer
 	opts  Options
-	nonce string // prefix of substitute ids
+	nonce string // prefix of substitute ids, drawn on first use (idPrefix)
 
 	wmu sync.Mutex // serialises writes to out, so lines never interleave
 	buf []byte     // the SDK's partial line
@@ -180,12 +180,10 @@ func (b *batch) encode() []byte {
 const batchesFrom = "2025-06-18"
 
 func newGuard(out io.Writer, opts Options) *guard {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
 	idle := make(chan struct{})
 	close(idle)
 	return &guard{
-		out: out, opts: opts, nonce: "interop-id-" + hex.EncodeToString(b[:]) + "-",
+		out: out, opts: opts,
 		pending: map[string]bool{}, subst: map[string][]byte{}, idle: idle, inBatch: map[string]batchSlot{},
 	}
 }
@@ -341,6 +339,18 @@ func responseID(line []byte) (start, end int, ok bool) {
 	return id.Start, id.Start + len(id.Raw), true
 }
 
+// idPrefix is the random prefix of substitute ids, drawn on the first
+// substitution: most sessions never need one, and reading the system's
+// random source is not needed to answer initialize. g.mu must be held.
+func (g *guard) idPrefix() string {
+	if g.nonce == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		g.nonce = "interop-id-" + hex.EncodeToString(b[:]) + "-"
+	}
+	return g.nonce
+}
+
 // admit records a call about to be forwarded. It returns the line to
 // forward (with a substitute id when needed), or a refusal when the id is
 // already in flight.
@@ -350,7 +360,7 @@ func (g *guard) admit(line []byte, msg frame.Message) ([]byte, string, *frame.Re
 	var key string
 	if msg.IDKind == frame.IDOther {
 		g.nextSub++
-		sub := strconv.AppendQuote(nil, g.nonce+strconv.FormatInt(g.nextSub, 10))
+		sub := strconv.AppendQuote(nil, g.idPrefix()+strconv.FormatInt(g.nextSub, 10))
 		key, _ = frame.IDKey(sub)
 		g.subst[key] = append([]byte(nil), msg.ID...)
 		line = frame.Splice(line, msg.IDStart, msg.IDStart+len(msg.ID), sub)

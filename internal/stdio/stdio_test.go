@@ -278,12 +278,13 @@ func TestWritePassesLinesAsWritten(t *testing.T) {
 				want.WriteString(line)
 			default: // an answer to a call whose id the guard substituted
 				orig := fmt.Sprintf(`"orig-%d"`, i)
-				sub := fmt.Sprintf(`"%s%d"`, g.nonce, 1000+i)
+				g.mu.Lock()
+				sub := fmt.Sprintf(`"%s%d"`, g.idPrefix(), 1000+i)
 				key, err := frame.IDKey([]byte(sub))
 				if err != nil {
+					g.mu.Unlock()
 					t.Fatal(err)
 				}
-				g.mu.Lock()
 				g.subst[key] = []byte(orig)
 				g.mu.Unlock()
 				fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", sub)

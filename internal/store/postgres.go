@@ -219,7 +219,7 @@ func preparePostgres(ctx context.Context, conn *pgx.Conn, location string, o opt
 	if err != nil {
 		return false, "", fmt.Errorf("list the team store tables: %w", err)
 	}
-	want := postgresVersion()
+	want := postgresVersion.Get()
 	have := ""
 	if contains(tables, metaTable) {
 		err := tx.QueryRow(ctx, "SELECT value FROM "+metaTable+" WHERE key = $1", metaSchemaVersion).Scan(&have)

@@ -134,8 +134,8 @@ func TestPostgresCreatesOnceAndSkipsWhenCurrent(t *testing.T) {
 	if migrated != 1 {
 		t.Fatalf("%d of 4 concurrent opens created the schema, want exactly 1", migrated)
 	}
-	if got := pgStrings(t, dsn, "SELECT value FROM interop_meta WHERE key = 'schema_version'"); len(got) != 1 || got[0] != postgresVersion() {
-		t.Fatalf("stored version %v, want %s", got, postgresVersion())
+	if got := pgStrings(t, dsn, "SELECT value FROM interop_meta WHERE key = 'schema_version'"); len(got) != 1 || got[0] != postgresVersion.Get() {
+		t.Fatalf("stored version %v, want %s", got, postgresVersion.Get())
 	}
 	s := openT(t, dsn)
 	if s.Migrated() {

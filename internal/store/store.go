@@ -384,9 +384,9 @@ func (s *Store) Shared() bool { return s.dialect == dialect.Postgres }
 // store's dialect.
 func (s *Store) SchemaVersion() string {
 	if s.dialect == dialect.Postgres {
-		return postgresVersion()
+		return postgresVersion.Get()
 	}
-	return sqliteVersion()
+	return sqliteVersion.Get()
 }
 
 // Migrated reports whether this Open ran the schema migration (false on the

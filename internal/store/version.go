@@ -7,8 +7,10 @@ import (
 	_ "embed" // schema.sql
 	"encoding/hex"
 	"fmt"
+	"io"
 	"strings"
-	"sync"
+
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // storeFormat is bumped by hand when something outside the ent schema
@@ -47,22 +49,27 @@ var postgresSchemaSQL string
 // store: a SHA-256 over storeFormat and the generated DDL. A team store on
 // PostgreSQL has its own ([Store.SchemaVersion]), so a change in how one
 // dialect is rendered never refuses the other dialect's stores.
-func SchemaVersion() string { return sqliteVersion() }
+func SchemaVersion() string { return sqliteVersion.Get() }
 
 // PostgresSchemaVersion returns the version a team store on PostgreSQL
 // has at this build ([Store.SchemaVersion] of one): like SchemaVersion, a
 // SHA-256 over storeFormat and the generated PostgreSQL DDL. Test support
 // keys its template database of a current store by it.
-func PostgresSchemaVersion() string { return postgresVersion() }
+func PostgresSchemaVersion() string { return postgresVersion.Get() }
 
 var (
-	sqliteVersion   = sync.OnceValue(func() string { return versionOf(schemaSQL) })
-	postgresVersion = sync.OnceValue(func() string { return versionOf(postgresSchemaSQL) })
+	sqliteVersion   = lazy.Value[string]{New: func() string { return versionOf(schemaSQL) }}
+	postgresVersion = lazy.Value[string]{New: func() string { return versionOf(postgresSchemaSQL) }}
 )
 
 func versionOf(ddl string) string {
-	sum := sha256.Sum256([]byte(storeFormat + "\n" + ddl))
-	return hex.EncodeToString(sum[:])
+	// Hashed in parts: the same sum as over storeFormat+"\n"+ddl, without
+	// copying the DDL on every start.
+	h := sha256.New()
+	for _, part := range [...]string{storeFormat, "\n", ddl} {
+		_, _ = io.WriteString(h, part)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // schemaStatements returns the DDL statements of one generated file in order.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/coder/quartz"
 
+	"github.com/agent-interop/runtime/internal/lazy"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/kit/pending"
 	"github.com/agent-interop/runtime/internal/providers/kit/startonce"
@@ -648,9 +648,7 @@ func (a *Adapter) reopen(ctx context.Context, c *Client, nativeID string) error 
 
 // lostWords is how an agent's invalid-params answer says it does not
 // know the session (Cursor: `Session "<id>" not found`).
-var lostWords = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)\bsession\b.*\b(not found|unknown|does not exist|no such)\b|\bunknown session\b|\bno such session\b`)
-})
+var lostWords = lazy.Regexp{Expr: `(?i)\bsession\b.*\b(not found|unknown|does not exist|no such)\b|\bunknown session\b|\bno such session\b`}
 
 // sessionLost reports whether an agent's answer to session/load or
 // session/resume says it does not have the session, with its words:
@@ -671,7 +669,7 @@ func sessionLost(re *RPCError) (string, bool) {
 	case CodeNotFound:
 		return detail, true
 	case CodeInvalidParams:
-		if lostWords().MatchString(re.Message) || lostWords().MatchString(data.Message) {
+		if lostWords.Get().MatchString(re.Message) || lostWords.Get().MatchString(data.Message) {
 			return detail, true
 		}
 	}

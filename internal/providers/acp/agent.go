@@ -9,13 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/coder/quartz"
 
+	"github.com/agent-interop/runtime/internal/lazy"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -161,7 +160,7 @@ func LocateAgent(s providers.AgentSpec, lookupEnv func(string) (string, bool), l
 	return Launch{}, fmt.Errorf("%s: %s not found: %w", s.Name, strings.Join(names, " nor "), errors.Join(errs...))
 }
 
-var semver = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?\b`) })
+var semver = lazy.Regexp{Expr: `\b\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?\b`}
 
 // ProbeVersion finds the program's version when initialize's agentInfo has
 // none: the output of the program run with args (when given; stdin
@@ -174,7 +173,7 @@ func ProbeVersion(ctx context.Context, l Launch, args []string) string {
 		cmd := exec.CommandContext(ctx, l.Program, args...)
 		cmd.Env = l.Env
 		if out, err := cmd.Output(); err == nil {
-			if v := semver().FindString(string(out)); v != "" {
+			if v := semver.Get().FindString(string(out)); v != "" {
 				return v
 			}
 		}

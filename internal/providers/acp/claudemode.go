@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // ClaudeDefaultMode is the permission mode the claude-default-mode quirk
@@ -103,7 +105,9 @@ type claudeSource struct {
 // than "default"; Claude Code (its SDK's filterEscalatingDefaultMode)
 // ignores them in the workspace's committed .claude/settings.json.
 // dontAsk denies what is not allowed beforehand: it does not escalate.
-var escalating = map[string]bool{"acceptedits": true, "auto": true, "bypasspermissions": true, "bypass": true}
+var escalating = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{"acceptedits": true, "auto": true, "bypasspermissions": true, "bypass": true}
+}}
 
 // StartMode is the mode the claude-default-mode quirk sets on a new
 // session in workspace cwd: "default" unless a settings source the user
@@ -171,7 +175,7 @@ func (cs ClaudeSettings) StartMode(cwd string) string {
 	switch {
 	case winner == "":
 		return ClaudeDefaultMode
-	case winner == "project" && escalating[strings.ToLower(strings.TrimSpace(mode))]:
+	case winner == "project" && escalating.Get()[strings.ToLower(strings.TrimSpace(mode))]:
 		return ClaudeDefaultMode
 	case winner == "flag":
 		return strings.TrimSpace(mode)
@@ -253,7 +257,7 @@ func (a *Adapter) startMode(ctx context.Context, c *Client, sid string) error {
 // runtime meant to leave.
 func (a *Adapter) reopenMode(ctx context.Context, c *Client, sid string) error {
 	mode, v := a.targetMode(c, sid)
-	if mode == "" || v.Modes.CurrentModeID == mode || !escalating[strings.ToLower(v.Modes.CurrentModeID)] {
+	if mode == "" || v.Modes.CurrentModeID == mode || !escalating.Get()[strings.ToLower(v.Modes.CurrentModeID)] {
 		return nil
 	}
 	err := c.SetModeID(ctx, sid, mode)

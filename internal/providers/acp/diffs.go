@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // The ACP session diff: ACP has no diff request, but an agent's edit tools
@@ -289,7 +290,7 @@ func (b *diffBook) diff(sessionID, turn, cwd string) (DiffResult, bool) {
 	return res, known
 }
 
-var hunkHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@`) })
+var hunkHeader = lazy.Regexp{Expr: `(?m)^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@`}
 
 // hunksOf renders one edit as unified hunks (without file headers), placed
 // at the edit's line, and counts its added and deleted lines.
@@ -306,8 +307,8 @@ func hunksOf(e edit) (string, int, int) {
 	}
 	if e.Line > 1 {
 		off := e.Line - 1
-		text = hunkHeader().ReplaceAllStringFunc(text, func(h string) string {
-			m := hunkHeader().FindStringSubmatch(h)
+		text = hunkHeader.Get().ReplaceAllStringFunc(text, func(h string) string {
+			m := hunkHeader.Get().FindStringSubmatch(h)
 			from, _ := strconv.Atoi(m[1])
 			to, _ := strconv.Atoi(m[3])
 			if from > 0 {

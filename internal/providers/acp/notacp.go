@@ -3,12 +3,11 @@ package acp
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 
+	"github.com/agent-interop/runtime/internal/lazy"
 	"github.com/agent-interop/runtime/internal/security"
 )
 
@@ -50,9 +49,7 @@ func (e *NotACPError) Fix() string {
 
 // escapes are terminal control sequences: CSI (colours, cursor moves) and
 // OSC (titles, links).
-var escapes = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])`)
-})
+var escapes = lazy.Regexp{Expr: `\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])`}
 
 // sanitize makes program output fit to quote in an error: valid UTF-8,
 // no terminal escapes or control characters, credentials redacted, at most
@@ -62,7 +59,7 @@ func sanitize(s string) string {
 		s = s[:16*maxQuote]
 	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = escapes().ReplaceAllString(s, "")
+	s = escapes.Get().ReplaceAllString(s, "")
 	s = strings.Map(func(r rune) rune {
 		switch {
 		case r == '\t':

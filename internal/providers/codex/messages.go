@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/lazy"
+
 	"github.com/agent-interop/runtime/internal/jsonrpc"
 	"github.com/agent-interop/runtime/internal/providers"
 )
@@ -227,13 +229,15 @@ func (a *Adapter) fanout(g *generation, threadID, typ string, data json.RawMessa
 }
 
 // approvalMethods are the server requests held as permission requests.
-var approvalMethods = map[string]bool{
-	"item/commandExecution/requestApproval": true,
-	"item/fileChange/requestApproval":       true,
-	"item/permissions/requestApproval":      true,
-	"applyPatchApproval":                    true,
-	"execCommandApproval":                   true,
-}
+var approvalMethods = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{
+		"item/commandExecution/requestApproval": true,
+		"item/fileChange/requestApproval":       true,
+		"item/permissions/requestApproval":      true,
+		"applyPatchApproval":                    true,
+		"execCommandApproval":                   true,
+	}
+}}
 
 type approvalParams struct {
 	ThreadID           string            `json:"threadId"`
@@ -250,7 +254,7 @@ type approvalParams struct {
 }
 
 func (a *Adapter) onServerRequest(g *generation, req *jsonrpc.Request) {
-	if !approvalMethods[req.Method] {
+	if !approvalMethods.Get()[req.Method] {
 		// Questions to a user, dynamic tools, auth refresh: this runtime has
 		// no one to ask. Answer at once so the turn does not hang, and show
 		// the request in the session's events.

@@ -8,10 +8,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sync"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/lazy"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -43,9 +42,9 @@ type ocSession struct {
 }
 
 // sessionIDPattern is the shape of OpenCode session ids ("ses_…").
-var sessionIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ses[A-Za-z0-9_-]{1,120}$`) })
+var sessionIDPattern = lazy.Regexp{Expr: `^ses[A-Za-z0-9_-]{1,120}$`}
 
-func validSessionID(id string) bool { return sessionIDPattern().MatchString(id) }
+func validSessionID(id string) bool { return sessionIDPattern.Get().MatchString(id) }
 
 func sessionPath(id string, suffix string) string {
 	return "/session/" + url.PathEscape(id) + suffix

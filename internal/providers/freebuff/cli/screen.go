@@ -4,8 +4,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
+
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // vtScreen is a minimal terminal emulator: enough of VT100/xterm (cursor
@@ -280,10 +281,12 @@ func (s *vtScreen) text() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-var spaceRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s+`) })
+var spaceRun = lazy.Regexp{Expr: `\s+`}
 
 // normalizeScreen collapses whitespace.
-func normalizeScreen(s string) string { return strings.TrimSpace(spaceRun().ReplaceAllString(s, " ")) }
+func normalizeScreen(s string) string {
+	return strings.TrimSpace(spaceRun.Get().ReplaceAllString(s, " "))
+}
 
 // CLI screens recognised on the visible screen.
 const (
@@ -303,7 +306,7 @@ type screenMarker struct {
 	re     *regexp.Regexp
 }
 
-var screenMarkers = sync.OnceValue(func() []screenMarker {
+var screenMarkers = lazy.Value[[]screenMarker]{New: func() []screenMarker {
 	return []screenMarker{
 		{ScreenLogin, regexp.MustCompile(`(?i)Press ENTER to login|Not authenticated`)},
 		{ScreenLock, regexp.MustCompile(`(?i)Freebuff is already running|Only one freebuff instance is allowed at a time`)},
@@ -313,12 +316,12 @@ var screenMarkers = sync.OnceValue(func() []screenMarker {
 		{ScreenReady, regexp.MustCompile(`(?i)Enter a coding task`)},
 		{ScreenConnecting, regexp.MustCompile(`(?i)\bConnecting\b`)},
 	}
-})
+}}
 
 // classifyScreen returns the screen shown by the (normalized) visible text;
 // ready, when set, replaces the default ready marker.
 func classifyScreen(text string, ready *regexp.Regexp) string {
-	for _, m := range screenMarkers() {
+	for _, m := range screenMarkers.Get() {
 		re := m.re
 		if m.screen == ScreenReady && ready != nil {
 			re = ready

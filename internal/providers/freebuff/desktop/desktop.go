@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agent-interop/runtime/internal/lazy"
+
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 	"github.com/agent-interop/runtime/internal/security"
@@ -309,7 +311,9 @@ func (d *Backend) ListProjects(ctx context.Context) ([]core.Project, error) {
 }
 
 // summaryKeys are the thread fields lifted out of metadata.
-var summaryKeys = map[string]struct{}{"id": {}, "projectId": {}, "projectPath": {}, "title": {}, "turnState": {}, "model": {}}
+var summaryKeys = lazy.Value[map[string]struct{}]{New: func() map[string]struct{} {
+	return map[string]struct{}{"id": {}, "projectId": {}, "projectPath": {}, "title": {}, "turnState": {}, "model": {}}
+}}
 
 // threadSummary maps a Desktop thread object.
 func threadSummary(t map[string]any, projectID string) core.ThreadSummary {
@@ -325,7 +329,7 @@ func threadSummary(t map[string]any, projectID string) core.ThreadSummary {
 	}
 	meta := map[string]any{}
 	for k, v := range t {
-		if _, skip := summaryKeys[k]; !skip {
+		if _, skip := summaryKeys.Get()[k]; !skip {
 			meta[k] = v
 		}
 	}

@@ -7,12 +7,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/lazy"
 	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
 
@@ -151,7 +150,7 @@ func readReadiness(file string, now time.Time) (candidate, error) {
 	}, nil
 }
 
-var listeningLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`listening on https?://127\.0\.0\.1:(\d{1,5})`) })
+var listeningLine = lazy.Regexp{Expr: `listening on https?://127\.0\.0\.1:(\d{1,5})`}
 
 // logPort returns the port of the last listening line in the first
 // orchestrator stderr log found.
@@ -178,7 +177,7 @@ func (d *Backend) logPort() (int, string) {
 		buf := make([]byte, 64*1024)
 		n, _ := f.Read(buf)
 		f.Close()
-		ms := listeningLine().FindAllSubmatch(buf[:n], -1)
+		ms := listeningLine.Get().FindAllSubmatch(buf[:n], -1)
 		if len(ms) == 0 {
 			continue
 		}

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/agent-interop/runtime/internal/lazy"
 	"github.com/agent-interop/runtime/internal/osproc"
 	"github.com/agent-interop/runtime/internal/providers/freebuff/core"
 )
@@ -23,7 +22,7 @@ type orchestratorProc struct {
 	Ports    []int // listening loopback (or wildcard) TCP ports
 }
 
-var portFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`--port[= ](\d{1,5})`) })
+var portFlag = lazy.Regexp{Expr: `--port[= ](\d{1,5})`}
 
 // scanProc looks through procDir (normally /proc) for orchestrator
 // processes and their listening ports, skipping self. Unreadable processes
@@ -63,7 +62,7 @@ func scanProc(procDir string, self int) []orchestratorProc {
 		if p, err := strconv.Atoi(strings.TrimSpace(portEnv)); err == nil && p > 0 && p < 65536 {
 			ports = append(ports, p)
 		}
-		if m := portFlag().FindStringSubmatch(cmd); m != nil {
+		if m := portFlag.Get().FindStringSubmatch(cmd); m != nil {
 			if p, _ := strconv.Atoi(m[1]); p > 0 && p < 65536 {
 				ports = append(ports, p)
 			}

@@ -49,7 +49,7 @@ func orchestratorsFrom(procs []osproc.Process, ls []osproc.Listener, self int) [
 		if v, err := strconv.Atoi(strings.TrimSpace(p.Env["PORT"])); err == nil && v > 0 && v < 65536 {
 			ps = append(ps, v)
 		}
-		if m := portFlag().FindStringSubmatch(p.Command); m != nil {
+		if m := portFlag.Get().FindStringSubmatch(p.Command); m != nil {
 			if v, _ := strconv.Atoi(m[1]); v > 0 && v < 65536 {
 				ps = append(ps, v)
 			}
