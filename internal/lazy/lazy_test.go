@@ -41,7 +41,7 @@ func TestRegexp(t *testing.T) {
 			t.Errorf("MatchString(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
-	if word.Get() != word.Get() {
+	if first, second := word.Get(), word.Get(); first != second {
 		t.Error("Get compiled the expression twice")
 	}
 }
