@@ -117,6 +117,9 @@ func (r *Report) graphHTTPWorst() (string, Figure) {
 	for i := range r.Scale.Sizes {
 		sz := &r.Scale.Sizes[i]
 		for _, row := range sz.Rows {
+			if !(row.HTTPP50Us > 0) { // NaN, or a report without the HTTP twin
+				continue
+			}
 			q := Figure(Ratio(float64(row.HTTPP50Us), float64(row.P50Us)))
 			if math.IsNaN(float64(q)) {
 				continue
@@ -182,44 +185,14 @@ func writeGraphScale(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "\ngraph shapes: %d works of each shape with a claim on each and their evidence (all shapes seeded in %.1f s), %d calls per tool and shape;\n",
 		s.Sizes[0].N, float64(s.Sizes[0].SeedSec), s.Calls)
 	fmt.Fprintf(w, "p50 µs, and × its ratio to the minimal go-sdk server's trivial call p50 (%s µs, same run)\n\n", num(base, 0))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "call\t"
-	for _, sz := range s.Sizes {
-		head += sz.Shape + " p50\t×\t"
-	}
-	fmt.Fprintln(tw, head)
-	for _, label := range graphLabels() {
-		line := label + "\t"
-		for i := range s.Sizes {
-			p50 := Figure(math.NaN())
-			if row := graphRow(&s.Sizes[i], label); row != nil {
-				p50 = row.P50Us
-			}
-			line += fmt.Sprintf("%s\t%s\t", num(p50, 0), times(Figure(Ratio(float64(p50), float64(base)))))
-		}
-		fmt.Fprintln(tw, line)
-	}
-	_ = tw.Flush()
+	writeGraphTable(w, s, " p50\t×", func(row *ScaleRow) (Figure, Figure) {
+		return row.P50Us, Figure(Ratio(float64(row.P50Us), float64(base)))
+	})
 	if _, v := r.graphHTTPWorst(); !math.IsNaN(float64(v)) {
 		fmt.Fprintf(w, "\nthe same calls over HTTP (serve-http on the same store, each call right after its stdio twin): p50 µs, and HTTP ÷ stdio\n\n")
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		head := "call\t"
-		for _, sz := range s.Sizes {
-			head += sz.Shape + " HTTP p50\t÷ stdio\t"
-		}
-		fmt.Fprintln(tw, head)
-		for _, label := range graphLabels() {
-			line := label + "\t"
-			for i := range s.Sizes {
-				h, q := Figure(math.NaN()), Figure(math.NaN())
-				if row := graphRow(&s.Sizes[i], label); row != nil {
-					h, q = row.HTTPP50Us, Figure(Ratio(float64(row.HTTPP50Us), float64(row.P50Us)))
-				}
-				line += fmt.Sprintf("%s\t%s\t", num(h, 0), times(q))
-			}
-			fmt.Fprintln(tw, line)
-		}
-		_ = tw.Flush()
+		writeGraphTable(w, s, " HTTP p50\t÷ stdio", func(row *ScaleRow) (Figure, Figure) {
+			return row.HTTPP50Us, Figure(Ratio(float64(row.HTTPP50Us), float64(row.P50Us)))
+		})
 	}
 	for _, sz := range s.Sizes {
 		for _, row := range sz.Rows {
@@ -228,6 +201,30 @@ func writeGraphScale(w io.Writer, r *Report) {
 			}
 		}
 	}
+}
+
+// writeGraphTable writes a row per graph call and, per shape, the two
+// figures cell gives for the call's row (NaN where it was not measured),
+// under columns named shape+heads.
+func writeGraphTable(w io.Writer, s *ScaleReport, heads string, cell func(*ScaleRow) (Figure, Figure)) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "call\t"
+	for _, sz := range s.Sizes {
+		head += sz.Shape + heads + "\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, label := range graphLabels() {
+		line := label + "\t"
+		for i := range s.Sizes {
+			a, b := Figure(math.NaN()), Figure(math.NaN())
+			if row := graphRow(&s.Sizes[i], label); row != nil {
+				a, b = cell(row)
+			}
+			line += fmt.Sprintf("%s\t%s\t", num(a, 0), times(b))
+		}
+		fmt.Fprintln(tw, line)
+	}
+	_ = tw.Flush()
 }
 
 // graphTargetRatio is graphTargetMs over the minimal server's trivial call

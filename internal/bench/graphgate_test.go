@@ -177,3 +177,63 @@ func TestConfigValidateScale(t *testing.T) {
 		t.Errorf("graph labels = %s", got)
 	}
 }
+
+// TestGraphHTTPGate: the same graph call over HTTP against stdio is n/a
+// without the HTTP twins, its worst ratio over every shape and call is
+// the figure, the target fails past 1.2× and the gate past its limit.
+func TestGraphHTTPGate(t *testing.T) {
+	const figure = "HTTP p50 ÷ stdio p50, same graph call, worst"
+	withHTTP := func(http Figure, worstShape string, worst Figure) *Report {
+		r := graphReport(3000, 3000, "")
+		for i := range r.Scale.Sizes {
+			sz := &r.Scale.Sizes[i]
+			for j := range sz.Rows {
+				sz.Rows[j].HTTPP50Us = http
+				if sz.Shape == worstShape && sz.Rows[j].Label == "list_work_items limit=100" {
+					sz.Rows[j].HTTPP50Us = worst
+				}
+			}
+		}
+		return r
+	}
+	cases := []struct {
+		name        string
+		r           *Report
+		ratio       Figure // NaN: n/a
+		where       string
+		check, gate string
+	}{
+		{"no HTTP twins", graphReport(3000, 3000, ""), Figure(math.NaN()), "", "n/a", "n/a"},
+		{"not measured (NaN)", withHTTP(Figure(math.NaN()), "", 0), Figure(math.NaN()), "", "n/a", "n/a"},
+		{"within 1.2", withHTTP(3150, ShapeFanIn, 3450), 1.15, "fanin: list_work_items limit=100", "pass", "pass"},
+		{"past the target", withHTTP(3150, ShapeDense, 4200), 1.4, "dense: list_work_items limit=100", "FAIL", "pass"},
+		{"past the gate", withHTTP(3150, ShapeTree, 6300), 2.1, "tree: list_work_items limit=100", "FAIL", "FAIL"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			where, v := c.r.graphHTTPWorst()
+			if math.IsNaN(float64(c.ratio)) != math.IsNaN(float64(v)) || (!math.IsNaN(float64(v)) && math.Abs(float64(v-c.ratio)) > 1e-9) || where != c.where {
+				t.Errorf("graphHTTPWorst = %q %v, want %q %v", where, v, c.where, c.ratio)
+			}
+			var check string
+			for _, ck := range c.r.checkGraphs() {
+				if strings.HasPrefix(ck.Target, "HTTP call p50 ≤ 1.2× stdio") {
+					check = ck.Status
+				}
+			}
+			if check != c.check {
+				t.Errorf("check status %q, want %q", check, c.check)
+			}
+			gs, _ := c.r.Gate()
+			var gate string
+			for _, g := range gs {
+				if g.Figure == figure {
+					gate = g.Status
+				}
+			}
+			if gate != c.gate {
+				t.Errorf("gate status %q, want %q", gate, c.gate)
+			}
+		})
+	}
+}
