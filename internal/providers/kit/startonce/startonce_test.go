@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers/kit/startonce"
@@ -15,41 +16,59 @@ import (
 // TestCallerThatStopsWaitingLeavesTheStart: the call that began a start
 // stops waiting (its ctx ends); it is told the program is still starting,
 // the start goes on, and the next call joins it: one start for two calls.
+// The test runs in a synctest bubble so that the second call is known to
+// be waiting on the start before the start is let finish (a call that
+// comes after a start ended begins another, by design).
 func TestCallerThatStopsWaitingLeavesTheStart(t *testing.T) {
-	s := startonce.New[int]("prog", testclock.At(t, time.Unix(0, 0)), time.Minute, "test", "start")
-	defer s.Close()
-	var starts atomic.Int32
-	release := make(chan struct{})
-	start := func(ctx context.Context) (int, error) {
-		starts.Add(1)
-		select {
-		case <-release:
-			return 42, nil
-		case <-ctx.Done():
-			return 0, ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		s := startonce.New[int]("prog", testclock.At(t, time.Unix(0, 0)), time.Minute, "test", "start")
+		defer s.Close()
+		var starts atomic.Int32
+		release := make(chan struct{})
+		start := func(ctx context.Context) (int, error) {
+			starts.Add(1)
+			select {
+			case <-release:
+				return 42, nil
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
 		}
-	}
-	first, cancelFirst := context.WithCancel(context.Background())
-	got := make(chan error, 1)
-	go func() {
-		_, err := s.Do(first, start)
-		got <- err
-	}()
-	wait.For(t, "the start begins", wait.InProcess, func() bool { return starts.Load() == 1 })
-	cancelFirst()
-	err := wait.Recv(t, "the first call's answer", wait.InProcess, got)
-	var still *startonce.StillStartingError
-	if !errors.As(err, &still) || !errors.Is(err, context.Canceled) {
-		t.Fatalf("first call: %v, want a StillStartingError wrapping context.Canceled", err)
-	}
-	close(release)
-	v, err := s.Do(context.Background(), start)
-	if err != nil || v != 42 {
-		t.Fatalf("second call: %d, %v; want 42, nil", v, err)
-	}
-	if n := starts.Load(); n != 1 {
-		t.Fatalf("%d starts, want the second call to join the first one", n)
-	}
+		first, cancelFirst := context.WithCancel(context.Background())
+		got := make(chan error, 1)
+		go func() {
+			_, err := s.Do(first, start)
+			got <- err
+		}()
+		synctest.Wait() // the start runs, blocked on release
+		if n := starts.Load(); n != 1 {
+			t.Fatalf("%d starts after the first call, want 1", n)
+		}
+		cancelFirst()
+		err := <-got
+		var still *startonce.StillStartingError
+		if !errors.As(err, &still) || !errors.Is(err, context.Canceled) {
+			t.Fatalf("first call: %v, want a StillStartingError wrapping context.Canceled", err)
+		}
+		type result struct {
+			v   int
+			err error
+		}
+		second := make(chan result, 1)
+		go func() {
+			v, err := s.Do(context.Background(), start)
+			second <- result{v, err}
+		}()
+		synctest.Wait() // the second call waits on the start under way
+		close(release)
+		r := <-second
+		if r.err != nil || r.v != 42 {
+			t.Fatalf("second call: %d, %v; want 42, nil", r.v, r.err)
+		}
+		if n := starts.Load(); n != 1 {
+			t.Fatalf("%d starts, want the second call to join the first one", n)
+		}
+	})
 }
 
 // TestStartIsBoundedOnTheClock: the start's own bound (on the injected
