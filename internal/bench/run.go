@@ -215,6 +215,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 	if c.Compare != "" {
+		if err := checkCompare(c.Compare); err != nil {
+			return nil, err
+		}
 		// The same page-cache state as the two binaries just built.
 		if err := dropPageCache(c.Compare); err != nil {
 			return nil, err
