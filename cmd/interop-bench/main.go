@@ -131,7 +131,7 @@ func defineRunFlags(fs *flag.FlagSet, c *bench.Config) runFlags {
 	f.load = fs.Bool("http-load", false, "also run the HTTP load test (-load-sessions concurrent sessions × -load-calls get_work_item calls)")
 	fs.IntVar(&c.LoadSessions, "load-sessions", 16, "concurrent sessions of the HTTP load test")
 	fs.IntVar(&c.LoadCalls, "load-calls", 1000, "calls per session of the HTTP load test")
-	fs.StringVar(&c.Compare, "compare", "", "another interop-runtime binary (an earlier build) to measure as \"compare: full\" in the same rounds, for a before/after figure")
+	fs.StringVar(&c.Compare, "compare", "", "another interop-runtime binary (an earlier build, made with CGO_ENABLED=0 as this run builds the runtime) to measure as \"compare: full\" in the same rounds, for a before/after figure")
 	fs.IntVar(&c.Sessions, "sessions", 0, "also run the first list_agent_sessions benchmark (interop-bench sessions) with this many spawns per configuration, the real programs of INTEROP_PROVIDER_CACHE on PATH (0: not run)")
 	fs.IntVar(&c.Scale, "scale", 0, "also seed every graph shape ("+strings.Join(bench.Shapes(), ", ")+") with this many works, their claims and evidence, "+
 		"and measure get_work_graph and list_work_items limit=100 as ratios to the minimal server's trivial call p50 (0: not run)")
