@@ -178,17 +178,7 @@ func httpCall(ctx context.Context, b, owner *testing.B, db, home, tool string, a
 			cli.IO{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: errW})
 		_ = errW.Close()
 	}()
-	url := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(errR)
-		for sc.Scan() {
-			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
-				url <- m[1]
-			}
-		}
-		close(url)
-	}()
-	u, ok := <-url
+	u, ok := <-listeningURL(errR)
 	if !ok {
 		b.Fatal("serve-http ended before listening")
 	}

@@ -67,22 +67,31 @@ func graphRow(sz *ScaleSize, label string) *ScaleRow {
 // answered a tool error counts as +Inf (an error is quick, and must not
 // pass for a fast answer). NaN when nothing matched.
 func (r *Report) graphWorst(prefix string, exact bool) (string, Figure) {
+	return r.graphMax(func(row *ScaleRow) (Figure, bool) {
+		if !strings.HasPrefix(row.Label, prefix) || (exact && row.Label != prefix) {
+			return 0, false
+		}
+		if row.Error != "" {
+			return Figure(math.Inf(1)), true
+		}
+		return row.P50Us, true
+	})
+}
+
+// graphMax is the largest figure f gives over the rows of every shape of
+// the scale run (rows it skips, ok false, do not count), and where:
+// "tree: get_work_graph"; NaN without -scale or when every row is skipped.
+func (r *Report) graphMax(f func(*ScaleRow) (Figure, bool)) (string, Figure) {
 	where, v := "", Figure(math.NaN())
 	if r.Scale == nil {
 		return where, v
 	}
 	for i := range r.Scale.Sizes {
 		sz := &r.Scale.Sizes[i]
-		for _, row := range sz.Rows {
-			if !strings.HasPrefix(row.Label, prefix) || (exact && row.Label != prefix) {
-				continue
-			}
-			p50 := row.P50Us
-			if row.Error != "" {
-				p50 = Figure(math.Inf(1))
-			}
-			if where == "" || p50 > v {
-				where, v = sz.Shape+": "+row.Label, p50
+		for j := range sz.Rows {
+			x, ok := f(&sz.Rows[j])
+			if ok && (where == "" || x > v) {
+				where, v = sz.Shape+": "+sz.Rows[j].Label, x
 			}
 		}
 	}
@@ -110,26 +119,13 @@ func graphRatio(label string) func(*Report) (string, Figure) {
 // stdio p50 (the same call on the same store, one after the other) over
 // every shape, and where; NaN without -scale or without -http.
 func (r *Report) graphHTTPWorst() (string, Figure) {
-	where, v := "", Figure(math.NaN())
-	if r.Scale == nil {
-		return where, v
-	}
-	for i := range r.Scale.Sizes {
-		sz := &r.Scale.Sizes[i]
-		for _, row := range sz.Rows {
-			if !(row.HTTPP50Us > 0) { // NaN, or a report without the HTTP twin
-				continue
-			}
-			q := Figure(Ratio(float64(row.HTTPP50Us), float64(row.P50Us)))
-			if math.IsNaN(float64(q)) {
-				continue
-			}
-			if where == "" || q > v {
-				where, v = sz.Shape+": "+row.Label, q
-			}
+	return r.graphMax(func(row *ScaleRow) (Figure, bool) {
+		if !(row.HTTPP50Us > 0) { // NaN, or a report without the HTTP twin
+			return 0, false
 		}
-	}
-	return where, v
+		q := Figure(Ratio(float64(row.HTTPP50Us), float64(row.P50Us)))
+		return q, !math.IsNaN(float64(q))
+	})
 }
 
 // graphHTTPRatio is a GateLimit's report function over graphHTTPWorst.

@@ -30,6 +30,26 @@ type HTTPServer struct {
 
 var listeningRE = regexp.MustCompile(`HTTP listening on (http://\S+/mcp)`)
 
+// listeningURL reads a serve-http's stderr from r until its listening
+// line and sends the URL it names; it then drains r to its end (the
+// server's later lines must not block it). The channel is closed unsent
+// when r ends first.
+func listeningURL(r io.Reader) <-chan string {
+	found := make(chan string, 1)
+	go func() {
+		defer close(found)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, r)
+	}()
+	return found
+}
+
 // StartHTTPServer spawns bin serve-http with args in its own process group
 // and waits (at most timeout) for it to listen.
 func StartHTTPServer(ctx context.Context, bin string, args, env []string, dir string, timeout time.Duration) (*HTTPServer, error) {
@@ -51,21 +71,15 @@ func StartHTTPServer(ctx context.Context, bin string, args, env []string, dir st
 	}
 	s.cmd = cmd
 	go func() { _ = cmd.Wait(); pw.Close(); close(s.exited) }()
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
+	found := listeningURL(pr)
 	select {
-	case s.URL = <-found:
-		s.ListenMs = Figure(Millis(time.Since(started)))
-		return s, nil
+	case u, ok := <-found:
+		if ok {
+			s.URL, s.ListenMs = u, Figure(Millis(time.Since(started)))
+			return s, nil
+		}
+		<-s.exited // stderr ended: the process did
+		return nil, fmt.Errorf("serve-http exited before listening: %s", s.stderr.Tail(2000))
 	case <-s.exited:
 		return nil, fmt.Errorf("serve-http exited before listening: %s", s.stderr.Tail(2000))
 	case <-time.After(timeout):
