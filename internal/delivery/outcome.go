@@ -8,6 +8,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/internal/clockctx"
+	"github.com/agent-interop/runtime/internal/growstack"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -61,6 +62,7 @@ func (s *Service) startWorker() {
 
 func (s *Service) work() {
 	defer close(s.done)
+	growstack.Grow() // every outcome is written to the store
 	handle := func(r outcomeReport) {
 		if r.ack != nil {
 			close(r.ack)

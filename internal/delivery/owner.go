@@ -12,6 +12,7 @@ import (
 	"github.com/agent-interop/runtime/ent"
 	"github.com/agent-interop/runtime/ent/runtimeowner"
 	"github.com/agent-interop/runtime/internal/clockctx"
+	"github.com/agent-interop/runtime/internal/growstack"
 )
 
 // Process identifies a runtime process as the owner of open operations.
@@ -89,6 +90,7 @@ func (s *Service) ensureOwner(ctx context.Context) error {
 // heartbeat renews this process's owner row until Close.
 func (s *Service) heartbeat() {
 	defer s.bg.Done()
+	growstack.Grow() // every beat writes the store
 	t := s.opts.Clock.NewTicker(s.opts.HeartbeatEvery, "delivery", "heartbeat")
 	defer t.Stop()
 	for {

@@ -11,6 +11,7 @@ import (
 	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/ent/runtimeowner"
 	"github.com/agent-interop/runtime/internal/clockctx"
+	"github.com/agent-interop/runtime/internal/growstack"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -341,6 +342,7 @@ func (s *Service) StartSettling(ctx context.Context, report func([]Operation, er
 			case <-ctx.Done():
 			}
 		}()
+		growstack.Grow() // every pass reads the store
 		ops, err := s.Settle(ctx)
 		if report != nil && ctx.Err() == nil {
 			report(ops, err)

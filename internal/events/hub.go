@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs/limits"
 	"github.com/agent-interop/runtime/internal/clockctx"
+	"github.com/agent-interop/runtime/internal/growstack"
 	"github.com/agent-interop/runtime/internal/providers"
 )
 
@@ -313,6 +314,7 @@ func (s *subscription) idleFor() time.Duration {
 func (h *Hub) pump(ctx context.Context, s *subscription) {
 	defer h.wg.Done()
 	defer h.drop(s)
+	growstack.Grow() // the stream's events are written to the store
 	backoff := h.opts.ReopenBackoff
 	for ctx.Err() == nil {
 		if s.idleFor() > h.opts.IdleTimeout {

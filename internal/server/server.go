@@ -20,6 +20,7 @@ import (
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/callinfo"
+	"github.com/agent-interop/runtime/internal/growstack"
 	"github.com/agent-interop/runtime/internal/progress"
 	"github.com/agent-interop/runtime/internal/secrets"
 	"github.com/agent-interop/runtime/internal/tokens"
@@ -162,6 +163,8 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 		if e.Legacy {
 			ctx = callinfo.WithLegacy(ctx)
 		}
+		// Most calls read the store: the stack SQLite needs, in one step.
+		growstack.Grow()
 		out, err := e.Call(ctx, s.opts.Handlers, in)
 		if err != nil {
 			var ni *catalogs.NotImplementedError
