@@ -18,7 +18,8 @@ import (
 
 // HTTPServer is interop-runtime serve-http spawned for the benchmark: a
 // free loopback port, a token from the environment, no rate limit (the
-// load test makes thousands of requests a minute from one address).
+// load test makes thousands of requests a minute from one address); or the
+// baseline's HTTP mode (StartMinimalHTTPServer).
 type HTTPServer struct {
 	URL      string
 	Token    string
@@ -30,7 +31,7 @@ type HTTPServer struct {
 
 var listeningRE = regexp.MustCompile(`HTTP listening on (http://\S+/mcp)`)
 
-// listeningURL reads a serve-http's stderr from r until its listening
+// listeningURL reads a serve-http's (or minimalserver -http's) stderr from r until its listening
 // line and sends the URL it names; it then drains r to its end (the
 // server's later lines must not block it). The channel is closed unsent
 // when r ends first.
@@ -53,12 +54,27 @@ func listeningURL(r io.Reader) <-chan string {
 // StartHTTPServer spawns bin serve-http with args in its own process group
 // and waits (at most timeout) for it to listen.
 func StartHTTPServer(ctx context.Context, bin string, args, env []string, dir string, timeout time.Duration) (*HTTPServer, error) {
+	return startListening(ctx, "serve-http", bin, append([]string{"serve-http", "--port", "0", "--rate-limit", "0"}, args...), env, dir, timeout)
+}
+
+// StartMinimalHTTPServer spawns the baseline (minimalserver) with -http
+// on a free loopback port and waits (at most timeout) for it to listen:
+// go-sdk's Streamable HTTP handler alone, the floor of serve-http. It
+// checks no token; the one the client sends is ignored.
+func StartMinimalHTTPServer(ctx context.Context, baselineBin string, env []string, dir string, timeout time.Duration) (*HTTPServer, error) {
+	return startListening(ctx, "minimalserver -http", baselineBin, []string{"-http", "127.0.0.1:0"}, env, dir, timeout)
+}
+
+// startListening spawns bin with args in its own process group, with a new
+// token in AGENT_INTEROP_HTTP_TOKEN, and waits (at most timeout) for the
+// listening line on its stderr; name names it in errors.
+func startListening(ctx context.Context, name, bin string, args, env []string, dir string, timeout time.Duration) (*HTTPServer, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		return nil, err
 	}
 	s := &HTTPServer{Token: hex.EncodeToString(b), stderr: &cappedBuffer{limit: 1 << 20}, exited: make(chan struct{})}
-	cmd := exec.Command(bin, append([]string{"serve-http", "--port", "0", "--rate-limit", "0"}, args...)...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(append([]string{}, env...), "AGENT_INTEROP_HTTP_TOKEN="+s.Token)
 	cmd.Dir = dir
 	ownProcessGroup(cmd)
@@ -67,7 +83,7 @@ func StartHTTPServer(ctx context.Context, bin string, args, env []string, dir st
 	cmd.WaitDelay = time.Second
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s serve-http: %w", bin, err)
+		return nil, fmt.Errorf("start %s %s: %w", bin, name, err)
 	}
 	s.cmd = cmd
 	go func() { _ = cmd.Wait(); pw.Close(); close(s.exited) }()
@@ -79,14 +95,14 @@ func StartHTTPServer(ctx context.Context, bin string, args, env []string, dir st
 			return s, nil
 		}
 		<-s.exited // stderr ended: the process did
-		return nil, fmt.Errorf("serve-http exited before listening: %s", s.stderr.Tail(2000))
+		return nil, fmt.Errorf("%s exited before listening: %s", name, s.stderr.Tail(2000))
 	case <-s.exited:
-		return nil, fmt.Errorf("serve-http exited before listening: %s", s.stderr.Tail(2000))
+		return nil, fmt.Errorf("%s exited before listening: %s", name, s.stderr.Tail(2000))
 	case <-time.After(timeout):
 	case <-ctx.Done():
 	}
 	s.Stop()
-	return nil, fmt.Errorf("serve-http did not listen within %v: %s", timeout, s.stderr.Tail(2000))
+	return nil, fmt.Errorf("%s did not listen within %v: %s", name, timeout, s.stderr.Tail(2000))
 }
 
 // Stop kills the server's process group and reaps it.

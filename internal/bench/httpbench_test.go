@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -143,5 +145,90 @@ func TestHTTPSessionReadsJSONAndSSE(t *testing.T) {
 	ex, err := s.Call(context.Background(), "tools/call", nil)
 	if err != nil || string(ex.Result) != `{"ok":true}` || ex.Latency() <= 0 {
 		t.Fatalf("call: %v %s", err, ex.Result)
+	}
+}
+
+func TestSummarizeHTTPFloor(t *testing.T) {
+	nan := math.NaN()
+	baseline := &Row{Name: "baseline", Baseline: true, InitMs: 2, CallP50Us: 100, CallP99Us: 200}
+	minimal := []HTTPSample{{InitMs: 1, CallP50Us: 150, CallP99Us: 400}, {InitMs: 3, CallP50Us: 170, CallP99Us: 300}, {InitMs: 2, CallP50Us: 160, CallP99Us: 500}}
+	ours := &HTTPReport{InitMs: 4, CallP50Us: 240, CallP99Us: 800,
+		Samples: []HTTPSample{{CallP50Us: 300}, {CallP50Us: 255}, {CallP50Us: 320}}}
+	tests := []struct {
+		name     string
+		ours     *HTTPReport
+		baseline *Row
+		minimal  []HTTPSample
+		wantNil  bool
+		// minimal HTTP p50, floor p50, floor p99, ours p50, ours init, paired
+		want [6]float64
+	}{
+		{name: "no samples", ours: ours, baseline: baseline, wantNil: true},
+		{name: "all measured", ours: ours, baseline: baseline, minimal: minimal,
+			// medians 2 ms, 160 µs, 400 µs; paired ratios 2, 1.5, 2 → 2
+			want: [6]float64{160, 1.6, 2, 1.5, 2, 2}},
+		{name: "no baseline row: no floor", ours: ours, minimal: minimal,
+			want: [6]float64{160, nan, nan, 1.5, 2, 2}},
+		{name: "rounds not paired", ours: &HTTPReport{InitMs: 4, CallP50Us: 240, CallP99Us: 800, Samples: ours.Samples[:2]}, baseline: baseline, minimal: minimal,
+			want: [6]float64{160, 1.6, 2, 1.5, 2, nan}},
+		{name: "minimal not measured", ours: ours, baseline: baseline, minimal: []HTTPSample{{InitMs: Figure(nan), CallP50Us: Figure(nan), CallP99Us: Figure(nan)}},
+			want: [6]float64{nan, nan, nan, nan, nan, nan}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := summarizeHTTPFloor(tt.ours, tt.baseline, 12, tt.minimal)
+			if tt.wantNil {
+				if m != nil {
+					t.Fatalf("got %+v, want nil", m)
+				}
+				return
+			}
+			got := [6]float64{float64(m.CallP50Us), float64(m.Floor.CallP50), float64(m.Floor.CallP99), float64(m.Ours.CallP50), float64(m.Ours.Init), float64(m.OursPairedCallP50)}
+			for i := range got {
+				if !(got[i] == tt.want[i] || (math.IsNaN(got[i]) && math.IsNaN(tt.want[i]))) {
+					t.Errorf("figure %d = %v, want %v (all %v)", i, got[i], tt.want[i], got)
+				}
+			}
+			if m.ListenMs != 12 || len(m.Samples) != len(tt.minimal) || (tt.baseline != nil) != (m.Stdio != nil) {
+				t.Errorf("listen %v, samples %d, stdio %+v", m.ListenMs, len(m.Samples), m.Stdio)
+			}
+		})
+	}
+}
+
+func TestWriteHTTPFloor(t *testing.T) {
+	r := testReport()
+	r.HTTP = &HTTPReport{Profile: "full", Sessions: 3, InitMs: 4, CallP50Us: 240, CallP99Us: 800,
+		Samples: []HTTPSample{{CallP50Us: 300}, {CallP50Us: 255}, {CallP50Us: 320}}}
+	r.HTTP.Minimal = summarizeHTTPFloor(r.HTTP, r.baseline(), 12, []HTTPSample{{InitMs: 1, CallP50Us: 150, CallP99Us: 400}, {InitMs: 3, CallP50Us: 170, CallP99Us: 300}, {InitMs: 2, CallP50Us: 160, CallP99Us: 500}})
+	var b bytes.Buffer
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	// baseline stdio p50 50 µs: floor 160/50 = 3.20×; ours 240/160 = 1.50×.
+	for _, want := range []string{"HTTP floor: minimalserver -http", "floor: minimal HTTP/stdio", "ours: serve-http/minimal HTTP", "3.20×", "1.50×", "paired by round: 2.00×"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		HTTP struct {
+			Minimal struct {
+				CallP50Us Figure
+				Floor     struct{ CallP50 Figure }
+				Ours      struct{ CallP50 Figure } `json:"oursToMinimal"`
+			}
+		}
+	}
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if m := back.HTTP.Minimal; m.CallP50Us != 160 || m.Floor.CallP50 != 3.2 || m.Ours.CallP50 != 1.5 {
+		t.Errorf("JSON minimal = %+v", m)
 	}
 }

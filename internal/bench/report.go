@@ -60,6 +60,34 @@ type HTTPReport struct {
 	Ratio     HTTPRatios   `json:"ratioToStdio"`
 	Samples   []HTTPSample `json:"samples"`
 	Load      *LoadReport  `json:"load,omitempty"`
+	// Minimal is the baseline's HTTP mode measured in the same rounds:
+	// go-sdk's Streamable HTTP handler alone, the floor of serve-http.
+	Minimal *HTTPFloor `json:"minimal,omitempty"`
+}
+
+// HTTPFloor is the minimal go-sdk server over HTTP (minimalserver -http,
+// the SDK's handler with its default options, nothing in front), one
+// session per round like serve-http's, with the same client and calls: how
+// much of serve-http's cost over stdio any go-sdk server pays (Floor), and
+// how much is the runtime's own (Ours).
+type HTTPFloor struct {
+	ListenMs  Figure `json:"listenMs"`
+	InitMs    Figure `json:"initMs"`
+	CallP50Us Figure `json:"callP50Us"`
+	CallP99Us Figure `json:"callP99Us"`
+	// Stdio are the baseline row's figures (the same server over stdio).
+	Stdio *HTTPStdio `json:"stdio,omitempty"`
+	// Floor is minimal HTTP ÷ minimal stdio: go-sdk's HTTP transport and
+	// net/http on loopback against the SDK's stdio.
+	Floor HTTPRatios `json:"floor"`
+	// Ours is serve-http ÷ minimal HTTP: the runtime's share of its HTTP
+	// cost beyond the floor.
+	Ours HTTPRatios `json:"oursToMinimal"`
+	// OursPairedCallP50 is the median over rounds of serve-http's call p50
+	// ÷ the minimal server's in the same round (the two sessions run back
+	// to back, so a round's load falls on both).
+	OursPairedCallP50 Figure       `json:"oursPairedCallP50"`
+	Samples           []HTTPSample `json:"samples"`
 }
 
 // HTTPStdio are the stdio figures HTTP is compared with.
@@ -420,6 +448,9 @@ func writeHTTP(w io.Writer, h *HTTPReport, calls int) {
 	fmt.Fprintf(tw, "call p99 µs\t%s\t%s\t%s\t\n", num(stdio(func(s *HTTPStdio) Figure { return s.CallP99Us }), 0), num(h.CallP99Us, 0), times(h.Ratio.CallP99))
 	_ = tw.Flush()
 	fmt.Fprintln(w, "(stdio initialize: spawn → answer, a new process per session; HTTP initialize: POST → answer, a new session on the running server)")
+	if m := h.Minimal; m != nil {
+		writeHTTPFloor(w, h, m)
+	}
 	if l := h.Load; l != nil {
 		fmt.Fprintf(w, "\nHTTP load: %d concurrent sessions × %d %s calls on one server: %d requests; 2xx %d, 4xx %d, 5xx %d, transport errors %d, JSON-RPC errors %d, tool errors %d, cross-session leaks %d\n",
 			l.Sessions, l.CallsPerSession, l.Tool, l.Requests, l.Status["2xx"], l.Status["4xx"], l.Status["5xx"], l.TransportErrors, l.RPCErrors, l.ToolErrors, l.Leaks)
@@ -428,4 +459,25 @@ func writeHTTP(w io.Writer, h *HTTPReport, calls int) {
 			fmt.Fprintf(w, "first error: %s\n", l.FirstError)
 		}
 	}
+}
+
+// writeHTTPFloor writes the minimal server's HTTP figures beside
+// serve-http's: the floor (minimal HTTP ÷ minimal stdio) and ours
+// (serve-http ÷ minimal HTTP).
+func writeHTTPFloor(w io.Writer, h *HTTPReport, m *HTTPFloor) {
+	fmt.Fprintf(w, "\nHTTP floor: minimalserver -http (go-sdk's Streamable HTTP handler alone, default options), listening %s ms after spawn, %d sessions in the same rounds; medians\n\n",
+		num(m.ListenMs, 1), len(m.Samples))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	stdio := func(f func(*HTTPStdio) Figure) Figure {
+		if m.Stdio == nil {
+			return Figure(math.NaN())
+		}
+		return f(m.Stdio)
+	}
+	fmt.Fprintf(tw, "\tminimal stdio\tminimal HTTP\tfloor: minimal HTTP/stdio\tserve-http\tours: serve-http/minimal HTTP\t\n")
+	fmt.Fprintf(tw, "initialize ms\t%s\t%s\t%s\t%s\t%s\t\n", num(stdio(func(s *HTTPStdio) Figure { return s.InitMs }), 2), num(m.InitMs, 2), times(m.Floor.Init), num(h.InitMs, 2), times(m.Ours.Init))
+	fmt.Fprintf(tw, "call p50 µs\t%s\t%s\t%s\t%s\t%s\t\n", num(stdio(func(s *HTTPStdio) Figure { return s.CallP50Us }), 0), num(m.CallP50Us, 0), times(m.Floor.CallP50), num(h.CallP50Us, 0), times(m.Ours.CallP50))
+	fmt.Fprintf(tw, "call p99 µs\t%s\t%s\t%s\t%s\t%s\t\n", num(stdio(func(s *HTTPStdio) Figure { return s.CallP99Us }), 0), num(m.CallP99Us, 0), times(m.Floor.CallP99), num(h.CallP99Us, 0), times(m.Ours.CallP99))
+	_ = tw.Flush()
+	fmt.Fprintf(w, "serve-http/minimal HTTP call p50, paired by round: %s (median of the rounds' ratios)\n", times(m.OursPairedCallP50))
 }

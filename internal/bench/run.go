@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -229,13 +230,17 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 
-	var httpSrv *HTTPServer
+	var httpSrv, minimalSrv *HTTPServer
 	var httpClient *http.Client
 	if c.HTTP {
 		if httpSrv, err = startFullHTTPServer(ctx, c, runtimeBin, filepath.Join(tmp, "state", "http"), progress); err != nil {
 			return nil, err
 		}
 		defer httpSrv.Stop()
+		if minimalSrv, err = startMinimalHTTPServer(ctx, c, baselineBin, filepath.Join(tmp, "state", "http-minimal"), progress); err != nil {
+			return nil, err
+		}
+		defer minimalSrv.Stop()
 		// The latency figure's client is directhttp.Transport (see its
 		// comment), or net/http's Transport with HTTPNetClient.
 		var rt http.RoundTripper = &directhttp.Transport{}
@@ -246,7 +251,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		defer httpClient.CloseIdleConnections()
 	}
 
-	samples, httpSamples, err := measureRounds(ctx, c, targets, opts, httpSrv, httpClient, progress)
+	samples, httpSamples, minimalSamples, err := measureRounds(ctx, c, targets, opts, httpPair{ours: httpSrv, minimal: minimalSrv}, httpClient, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -267,6 +272,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	rep.addRatios()
 	if httpSrv != nil {
 		rep.HTTP = summarizeHTTP(rep, httpSrv, httpSamples)
+		rep.HTTP.Minimal = summarizeHTTPFloor(rep.HTTP, rep.baseline(), minimalSrv.ListenMs, minimalSamples)
 		if c.LoadSessions > 0 {
 			fmt.Fprintf(progress, "HTTP load: %d sessions × %d calls…\n", c.LoadSessions, c.LoadCalls)
 			if rep.HTTP.Load, err = LoadHTTP(ctx, httpSrv, c.Protocol, c.LoadSessions, c.LoadCalls, c.Timeout); err != nil {
@@ -307,6 +313,17 @@ func startFullHTTPServer(ctx context.Context, c Config, runtimeBin, dir string, 
 	return StartHTTPServer(ctx, runtimeBin, []string{"--profile", "full"}, env, dir, c.Timeout)
 }
 
+// startMinimalHTTPServer starts the baseline's HTTP mode on an isolated
+// state directory dir.
+func startMinimalHTTPServer(ctx context.Context, c Config, baselineBin, dir string, progress io.Writer) (*HTTPServer, error) {
+	env, err := IsolatedEnv(dir)
+	if err != nil {
+		return nil, fmt.Errorf("minimal http: %w", err)
+	}
+	fmt.Fprintln(progress, "starting minimalserver -http…")
+	return StartMinimalHTTPServer(ctx, baselineBin, env, dir, c.Timeout)
+}
+
 // spawnOptions gives every target its own isolated state directory
 // under stateDir and the configured protocol, discovery and calls.
 func spawnOptions(c Config, targets []Target, stateDir string) ([]SpawnOptions, error) {
@@ -322,12 +339,16 @@ func spawnOptions(c Config, targets []Target, stateDir string) ([]SpawnOptions, 
 	return opts, nil
 }
 
+// httpPair are the two HTTP servers of a run: serve-http (ours) and the
+// baseline's HTTP mode (minimal); both nil without -http.
+type httpPair struct{ ours, minimal *HTTPServer }
+
 // measureRounds runs c.Warmup unrecorded rounds, then c.N recorded ones;
 // each round spawns every target once, in the order roundOrder gives, and,
-// with httpSrv, measures one HTTP session.
-func measureRounds(ctx context.Context, c Config, targets []Target, opts []SpawnOptions, httpSrv *HTTPServer, httpClient *http.Client, progress io.Writer) ([][]Sample, []HTTPSample, error) {
-	samples := make([][]Sample, len(targets))
-	var httpSamples []HTTPSample
+// with the HTTP servers, measures one HTTP session on each (serve-http
+// first in even rounds, the minimal server first in odd ones).
+func measureRounds(ctx context.Context, c Config, targets []Target, opts []SpawnOptions, srv httpPair, httpClient *http.Client, progress io.Writer) (samples [][]Sample, ours, minimal []HTTPSample, err error) {
+	samples = make([][]Sample, len(targets))
 	for round := -c.Warmup; round < c.N; round++ {
 		if round < 0 {
 			fmt.Fprintf(progress, "warm-up %d/%d\n", round+c.Warmup+1, c.Warmup)
@@ -336,31 +357,47 @@ func measureRounds(ctx context.Context, c Config, targets []Target, opts []Spawn
 		}
 		for _, i := range roundOrder(round+c.Warmup, len(targets)) {
 			if err := ctx.Err(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			s, err := Spawn(ctx, targets[i], opts[i])
 			if err != nil {
 				if round < 0 {
-					return nil, nil, fmt.Errorf("warm-up spawn: %w", err)
+					return nil, nil, nil, fmt.Errorf("warm-up spawn: %w", err)
 				}
-				return nil, nil, fmt.Errorf("spawn %d of %d: %w", round+1, c.N, err)
+				return nil, nil, nil, fmt.Errorf("spawn %d of %d: %w", round+1, c.N, err)
 			}
 			s.Stderr = "" // only the inittrace runs read it
 			if round >= 0 {
 				samples[i] = append(samples[i], s)
 			}
 		}
-		if httpSrv != nil {
-			hs, err := MeasureHTTPSession(ctx, httpSrv, httpClient, c.Protocol, "get_runtime_status", c.Calls, c.Timeout)
+		if srv.ours == nil {
+			continue
+		}
+		sessions := []struct {
+			srv  *HTTPServer
+			name string
+			tool string
+			out  *[]HTTPSample
+		}{
+			{srv.ours, "serve-http", "get_runtime_status", &ours},
+			{srv.minimal, "minimalserver -http", "ping", &minimal},
+		}
+		for _, k := range roundOrder(round+c.Warmup, len(sessions)) {
+			s := sessions[k]
+			if s.srv == nil {
+				continue
+			}
+			hs, err := MeasureHTTPSession(ctx, s.srv, httpClient, c.Protocol, s.tool, c.Calls, c.Timeout)
 			if err != nil {
-				return nil, nil, fmt.Errorf("round %d: %w\nserve-http stderr:\n%s", round+1, err, httpSrv.stderr.Tail(2000))
+				return nil, nil, nil, fmt.Errorf("round %d: %w\n%s stderr:\n%s", round+1, err, s.name, s.srv.stderr.Tail(2000))
 			}
 			if round >= 0 {
-				httpSamples = append(httpSamples, hs)
+				*s.out = append(*s.out, hs)
 			}
 		}
 	}
-	return samples, httpSamples, nil
+	return samples, ours, minimal, nil
 }
 
 // roundOrder is the order in which round r (from 0) spawns n targets: each
@@ -510,4 +547,45 @@ func summarizeHTTP(rep *Report, srv *HTTPServer, ss []HTTPSample) *HTTPReport {
 		h.Ratio = HTTPRatios{Init: ratio(h.InitMs, x.InitMs), CallP50: ratio(h.CallP50Us, x.CallP50Us), CallP99: ratio(h.CallP99Us, x.CallP99Us)}
 	}
 	return h
+}
+
+// summarizeHTTPFloor takes the medians of the minimal server's HTTP
+// sessions and divides them by the baseline's stdio row (the floor) and
+// divides serve-http's by them (ours); nil without samples. Ratios with a
+// figure missing are NaN.
+func summarizeHTTPFloor(ours *HTTPReport, baseline *Row, listen Figure, ss []HTTPSample) *HTTPFloor {
+	if len(ss) == 0 {
+		return nil
+	}
+	col := func(f func(HTTPSample) Figure) Figure {
+		xs := make([]float64, len(ss))
+		for i, s := range ss {
+			xs[i] = float64(f(s))
+		}
+		return Figure(Median(xs))
+	}
+	ratio := func(v, base Figure) Figure { return Figure(Ratio(float64(v), float64(base))) }
+	m := &HTTPFloor{
+		ListenMs:  listen,
+		InitMs:    col(func(s HTTPSample) Figure { return s.InitMs }),
+		CallP50Us: col(func(s HTTPSample) Figure { return s.CallP50Us }),
+		CallP99Us: col(func(s HTTPSample) Figure { return s.CallP99Us }),
+		Samples:   ss,
+	}
+	nan := Figure(math.NaN())
+	m.Floor = HTTPRatios{Init: nan, CallP50: nan, CallP99: nan}
+	if baseline != nil {
+		m.Stdio = &HTTPStdio{Row: baseline.Name, InitMs: baseline.InitMs, CallP50Us: baseline.CallP50Us, CallP99Us: baseline.CallP99Us}
+		m.Floor = HTTPRatios{Init: ratio(m.InitMs, baseline.InitMs), CallP50: ratio(m.CallP50Us, baseline.CallP50Us), CallP99: ratio(m.CallP99Us, baseline.CallP99Us)}
+	}
+	m.Ours = HTTPRatios{Init: ratio(ours.InitMs, m.InitMs), CallP50: ratio(ours.CallP50Us, m.CallP50Us), CallP99: ratio(ours.CallP99Us, m.CallP99Us)}
+	m.OursPairedCallP50 = nan
+	if len(ours.Samples) == len(ss) {
+		xs := make([]float64, len(ss))
+		for i := range ss {
+			xs[i] = Ratio(float64(ours.Samples[i].CallP50Us), float64(ss[i].CallP50Us))
+		}
+		m.OursPairedCallP50 = Figure(Median(xs))
+	}
+	return m
 }
