@@ -231,7 +231,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 
 	var httpSrv, minimalSrv *HTTPServer
-	var httpClient *http.Client
+	var pair httpPair
 	if c.HTTP {
 		if httpSrv, err = startFullHTTPServer(ctx, c, runtimeBin, filepath.Join(tmp, "state", "http"), progress); err != nil {
 			return nil, err
@@ -241,17 +241,12 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 			return nil, err
 		}
 		defer minimalSrv.Stop()
-		// The latency figure's client is directhttp.Transport (see its
-		// comment), or net/http's Transport with HTTPNetClient.
-		var rt http.RoundTripper = &directhttp.Transport{}
-		if c.HTTPNetClient {
-			rt = NewHTTPTransport(4)
-		}
-		httpClient = &http.Client{Transport: rt}
-		defer httpClient.CloseIdleConnections()
+		pair = httpPair{ours: httpSrv, minimal: minimalSrv, oursClient: latencyClient(c), minimalClient: latencyClient(c)}
+		defer pair.oursClient.CloseIdleConnections()
+		defer pair.minimalClient.CloseIdleConnections()
 	}
 
-	samples, httpSamples, minimalSamples, err := measureRounds(ctx, c, targets, opts, httpPair{ours: httpSrv, minimal: minimalSrv}, httpClient, progress)
+	samples, httpSamples, minimalSamples, err := measureRounds(ctx, c, targets, opts, pair, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -339,15 +334,31 @@ func spawnOptions(c Config, targets []Target, stateDir string) ([]SpawnOptions, 
 	return opts, nil
 }
 
-// httpPair are the two HTTP servers of a run: serve-http (ours) and the
-// baseline's HTTP mode (minimal); both nil without -http.
-type httpPair struct{ ours, minimal *HTTPServer }
+// httpPair are the two HTTP servers of a run, serve-http (ours) and the
+// baseline's HTTP mode (minimal), each with its own client (a
+// directhttp.Transport keeps one connection, to the first server it
+// dials); all nil without -http.
+type httpPair struct {
+	ours, minimal             *HTTPServer
+	oursClient, minimalClient *http.Client
+}
+
+// latencyClient is the client of the HTTP latency figures:
+// directhttp.Transport (see its comment), or net/http's Transport with
+// HTTPNetClient.
+func latencyClient(c Config) *http.Client {
+	var rt http.RoundTripper = &directhttp.Transport{}
+	if c.HTTPNetClient {
+		rt = NewHTTPTransport(4)
+	}
+	return &http.Client{Transport: rt}
+}
 
 // measureRounds runs c.Warmup unrecorded rounds, then c.N recorded ones;
 // each round spawns every target once, in the order roundOrder gives, and,
 // with the HTTP servers, measures one HTTP session on each (serve-http
 // first in even rounds, the minimal server first in odd ones).
-func measureRounds(ctx context.Context, c Config, targets []Target, opts []SpawnOptions, srv httpPair, httpClient *http.Client, progress io.Writer) (samples [][]Sample, ours, minimal []HTTPSample, err error) {
+func measureRounds(ctx context.Context, c Config, targets []Target, opts []SpawnOptions, srv httpPair, progress io.Writer) (samples [][]Sample, ours, minimal []HTTPSample, err error) {
 	samples = make([][]Sample, len(targets))
 	for round := -c.Warmup; round < c.N; round++ {
 		if round < 0 {
@@ -375,20 +386,21 @@ func measureRounds(ctx context.Context, c Config, targets []Target, opts []Spawn
 			continue
 		}
 		sessions := []struct {
-			srv  *HTTPServer
-			name string
-			tool string
-			out  *[]HTTPSample
+			srv    *HTTPServer
+			client *http.Client
+			name   string
+			tool   string
+			out    *[]HTTPSample
 		}{
-			{srv.ours, "serve-http", "get_runtime_status", &ours},
-			{srv.minimal, "minimalserver -http", "ping", &minimal},
+			{srv.ours, srv.oursClient, "serve-http", "get_runtime_status", &ours},
+			{srv.minimal, srv.minimalClient, "minimalserver -http", "ping", &minimal},
 		}
 		for _, k := range roundOrder(round+c.Warmup, len(sessions)) {
 			s := sessions[k]
 			if s.srv == nil {
 				continue
 			}
-			hs, err := MeasureHTTPSession(ctx, s.srv, httpClient, c.Protocol, s.tool, c.Calls, c.Timeout)
+			hs, err := MeasureHTTPSession(ctx, s.srv, s.client, c.Protocol, s.tool, c.Calls, c.Timeout)
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("round %d: %w\n%s stderr:\n%s", round+1, err, s.name, s.srv.stderr.Tail(2000))
 			}
