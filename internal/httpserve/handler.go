@@ -99,6 +99,8 @@ type Handler struct {
 	// credential without one); failures limits refused authentications per
 	// client address. Both nil when unlimited.
 	calls, failures *httpguard.Buckets
+	// conns are the keep-alive connections Serve closes when idle.
+	conns *idleConns
 }
 
 // NewHandler builds the Handler.
@@ -123,6 +125,7 @@ func NewHandler(o Options) *Handler {
 		readOnly: o.ReadOnly, idle: o.IdleAfter, clock: o.Clock, log: o.Logger, sessions: newSessionTable(), desk: o.Desk,
 		calls:    httpguard.NewBuckets(o.RateLimit, o.RateBurst, o.Clock),
 		failures: httpguard.NewBuckets(o.RateLimit, o.RateBurst, o.Clock),
+		conns:    newIdleConns(o.Clock),
 	}
 }
 

@@ -47,8 +47,9 @@ type testServer struct {
 
 type testOptions struct {
 	guard httpguard.Options
-	// serve's SweepEvery defaults to a day: tests sweep with h.Sweep()
-	// unless they test the sweeper.
+	// serve's SweepEvery and ConnIdle default to a day: tests sweep with
+	// h.Sweep() unless they test the sweeper, and no idle connection is
+	// closed under a test that advances the clock for something else.
 	serve   ServeOptions
 	clock   *quartz.Mock // a fresh fake clock when nil
 	token   string
@@ -71,6 +72,9 @@ func start(t *testing.T, o testOptions) *testServer {
 	}
 	if o.serve.SweepEvery == 0 {
 		o.serve.SweepEvery = 24 * time.Hour
+	}
+	if o.serve.ConnIdle == 0 {
+		o.serve.ConnIdle = 24 * time.Hour
 	}
 	if o.guard.RateLimit == 0 {
 		o.guard.RateLimit = -1

@@ -71,9 +71,15 @@ func (o ServeOptions) withDefaults() ServeOptions {
 // Serve serves h on ln until ctx ends, sweeping idle sessions every
 // SweepEvery on h's clock. Then it stops accepting, lets in-flight requests
 // finish for up to ShutdownGrace, closes every session and returns.
+//
+// Keep-alive connections idle for ConnIdle are closed by a ticker on h's
+// clock rather than by net/http's per-request deadline (see idleConns).
 func Serve(ctx context.Context, ln net.Listener, h *Handler, o ServeOptions) error {
 	o = o.withDefaults()
 	srv := NewHTTPServer(h, o)
+	idle := h.conns
+	srv.IdleTimeout = -1 // no deadline per request: idle closes them (a negative value, not 0, which would fall back to ReadTimeout)
+	srv.ConnState = idle.track
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 
@@ -82,10 +88,15 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, o ServeOptions) err
 		h.Sweep()
 		return nil
 	}, "httpserve", "sweep")
+	reaper := h.clock.TickerFunc(sweepCtx, o.ConnIdle/4, func() error {
+		idle.closeIdle(o.ConnIdle)
+		return nil
+	}, "httpserve", "idle-conns")
 	// A sweep in progress finishes before the sessions are closed.
 	stopSweep := func() {
 		stopSweeping()
 		_ = sweeper.Wait() // the context's error: sweeping never fails
+		_ = reaper.Wait()
 	}
 	select {
 	case err := <-done:
