@@ -64,6 +64,18 @@ func (i *interceptor) Write(b []byte) (int, error) {
 	switch {
 	case i.swallow:
 		return len(b), nil
+	case i.held && len(i.buf) == 0:
+		// The SDK writes each event whole, in one Write, then flushes it:
+		// an event that is the call's answer goes out at once from b, as
+		// it would at the flush, without a copy of it held (b may not be
+		// kept past Write; for a large answer the copy was a second pass
+		// over every byte).
+		if data, ok := answerOnly(b); ok {
+			i.sendJSON(data)
+			return len(b), nil
+		}
+		i.buf = append(i.buf, b...)
+		return len(b), nil
 	case i.held:
 		i.buf = append(i.buf, b...)
 		return len(b), nil
@@ -103,8 +115,8 @@ func (i *interceptor) finish() {
 }
 
 // sendJSON sends data, the call's answer, as the whole application/json
-// body. It goes out at the SDK's flush of the answer, from the goroutine
-// that wrote it, rather than when the SDK's handler goroutine wakes up to
+// body. It goes out at the SDK's write of the answer (or its flush, when
+// the answer came in pieces), from the goroutine that wrote it, rather than when the SDK's handler goroutine wakes up to
 // return: the answer is the stream's last message (the SDK refuses any
 // later write for the call), so nothing can follow it.
 func (i *interceptor) sendJSON(data []byte) {

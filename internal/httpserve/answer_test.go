@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -259,6 +260,51 @@ func BenchmarkAnswerOnly(b *testing.B) {
 				if _, ok := answerOnly(stream); !ok {
 					b.Fatal("not an answer")
 				}
+			}
+		})
+	}
+}
+
+// TestInterceptorWrites: a call's answer written as one event goes out as
+// application/json at that write, before any flush; written in pieces, at
+// the flush; anything else first makes the stream go out as the SSE the
+// SDK wrote.
+func TestInterceptorWrites(t *testing.T) {
+	answer := `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`
+	event := "event: message\ndata: " + answer + "\n\n"
+	note := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n"
+	tests := []struct {
+		name       string
+		writes     []string
+		jsonBefore bool // the JSON answer is out before the flush
+		wantType   string
+		wantBody   string
+	}{
+		{"one write", []string{event}, true, "application/json", answer},
+		{"in pieces", []string{event[:10], event[10:]}, false, "application/json", answer},
+		{"a notification first", []string{note, event}, false, "text/event-stream", note + event},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			i := &interceptor{ResponseWriter: rec, collapse: true}
+			i.Header().Set("Content-Type", "text/event-stream")
+			i.WriteHeader(http.StatusOK)
+			for _, w := range tt.writes {
+				if n, err := i.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("Write = %d, %v", n, err)
+				}
+			}
+			if out := rec.Body.String() == answer; out != tt.jsonBefore {
+				t.Errorf("answer out before the flush: %v, want %v (body %q)", out, tt.jsonBefore, rec.Body.String())
+			}
+			i.Flush()
+			i.finish()
+			if got := rec.Header().Get("Content-Type"); got != tt.wantType || rec.Body.String() != tt.wantBody {
+				t.Fatalf("%s %q, want %s %q", got, rec.Body.String(), tt.wantType, tt.wantBody)
+			}
+			if tt.wantType == "application/json" && rec.Header().Get("Content-Length") != fmt.Sprint(len(answer)) {
+				t.Errorf("Content-Length %q", rec.Header().Get("Content-Length"))
 			}
 		})
 	}
