@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,9 @@ func TestScaleSmokeOnBothStores(t *testing.T) {
 		}
 		if sz.StoreMiB <= 0 || sz.PeakRSSMiB <= 0 {
 			t.Errorf("%s: store %v MiB, peak RSS %v MiB", sz.name(), sz.StoreMiB, sz.PeakRSSMiB)
+		}
+		if runtime.GOOS == "linux" && (sz.AnonMiB <= 0 || sz.AnonMiB > sz.PeakRSSMiB) {
+			t.Errorf("%s: RssAnon %v MiB, peak RSS %v MiB; want 0 < RssAnon <= peak", sz.name(), sz.AnonMiB, sz.PeakRSSMiB)
 		}
 		if len(sz.Rows) != len(calls) {
 			t.Fatalf("%s: %d rows, want %d", sz.name(), len(sz.Rows), len(calls))

@@ -158,3 +158,33 @@ func TestFrontSlotSharedByPieces(t *testing.T) {
 		o.mu.Unlock()
 	}
 }
+
+// TestPieceCacheStaysBounded counts more distinct pieces than the cache
+// keeps: it never holds more than maxCached, and the pieces counted again
+// after it was dropped are counted as the codec counts them.
+func TestPieceCacheStaysBounded(t *testing.T) {
+	o := NewO200k()
+	var words []string
+	for i := range maxCached + maxCached/2 {
+		words = append(words, " "+strings.Map(func(r rune) rune { return 'a' + (r % 26) }, fmt.Sprintf("%x", i*7919)))
+	}
+	text := strings.Join(words, "")
+	got, err := o.Count(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.mu.Lock()
+	n := len(o.pieces)
+	o.mu.Unlock()
+	if n > maxCached {
+		t.Errorf("the cache holds %d pieces, at most %d", n, maxCached)
+	}
+	if want := exact(t, text); got != want {
+		t.Errorf("Count of %d distinct pieces = %d, want %d", len(words), got, want)
+	}
+	for _, w := range words[:50] { // dropped with the first fill
+		if got, want := mustCount(t, o, w), exact(t, w); got != want {
+			t.Errorf("Count(%q) after the drop = %d, want %d", w, got, want)
+		}
+	}
+}

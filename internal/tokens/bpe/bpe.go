@@ -4,16 +4,23 @@
 // builds nothing. Build writes the table from a vocabulary (the generator
 // does, gen/o200k.go); Open checks it and Table looks ranks up and encodes.
 //
-// The table, all integers little-endian uint32:
+// The table, its integers little-endian uint32:
 //
-//	header   magic "bpe1", n (tokens, ranks 0..n-1), bits (slots = 1<<bits)
-//	offsets  n+1: token r is blob[offsets[r]:offsets[r+1]]
+//	header   magic "bpe2", n (tokens, ranks 0..n-1), bits (slots = 1<<bits)
 //	slots    1<<bits, open addressing with linear probing: 0 is empty,
 //	         else (rank+1) | fingerprint<<rankBits
+//	starts   n/group+2: starts[k] is the blob offset of rank k*group,
+//	         and the last one the blob's length
+//	lens     n bytes: the length of each token (at most 255)
 //	blob     the tokens' bytes, concatenated in rank order
 //
 // The fingerprint is hash bits the slot index does not use: a probe reads
-// a token's bytes only when its fingerprint matches.
+// a token's bytes only when its fingerprint matches. A token's offset is
+// its group's start plus the lengths before it in its group: a quarter of
+// the bytes of an offset per rank, and lookups touch that much less of the
+// table (every lookup lands on a random slot and, when found, on its
+// rank's offset and bytes, so a few hundred distinct pieces page most of
+// the table in).
 package bpe
 
 import (
@@ -24,8 +31,12 @@ import (
 )
 
 const (
-	magic      = "bpe1"
+	magic      = "bpe2"
 	headerSize = 12
+	// group is the ranks that share one start offset (see the layout).
+	group = 16
+	// maxTokenLen is the longest token (its length is one byte).
+	maxTokenLen = 255
 	// rankBits is the low bits of a slot that hold rank+1.
 	rankBits = 18
 	rankMask = 1<<rankBits - 1
@@ -37,10 +48,20 @@ const (
 type Table struct {
 	data     string
 	n        int
-	offsets  int // byte offset of offsets[0] in data
-	slots    int // byte offset of slots[0]
+	slots    int // byte offset of slots[0] in data
+	starts   int // byte offset of starts[0]
+	lens     int // byte offset of lens[0]
 	blob     int // byte offset of the blob
 	slotMask uint64
+}
+
+// layout is where each part of a table of n tokens and 1<<b slots begins,
+// and the bytes before the blob.
+func layout(n int, b uint) (slots, starts, lens, blob int) {
+	slots = headerSize
+	starts = slots + 4<<b
+	lens = starts + 4*(n/group+2)
+	return slots, starts, lens, lens + n
 }
 
 // hash is FNV-1a (64-bit) of b with a final mix, so that the slot index
@@ -76,7 +97,7 @@ func Build(tokens []string) ([]byte, error) {
 		return nil, fmt.Errorf("build rank table: %d tokens, at most %d", n, MaxTokens)
 	}
 	b := uint(bits.Len(uint(n * 5 / 4)))
-	size := headerSize + 4*(n+1) + 4<<b
+	slotsAt, startsAt, lensAt, size := layout(n, b)
 	blobLen := 0
 	for _, t := range tokens {
 		blobLen += len(t)
@@ -85,12 +106,18 @@ func Build(tokens []string) ([]byte, error) {
 	copy(out, magic)
 	binary.LittleEndian.PutUint32(out[4:], uint32(n))
 	binary.LittleEndian.PutUint32(out[8:], uint32(b))
-	offsets, slots := out[headerSize:], out[headerSize+4*(n+1):]
+	slots, starts, lens := out[slotsAt:startsAt], out[startsAt:lensAt], out[lensAt:size]
 	mask := uint64(1)<<b - 1
 	seen := make(map[string]bool, n)
 	off := 0
 	for r, t := range tokens {
-		binary.LittleEndian.PutUint32(offsets[4*r:], uint32(off))
+		if len(t) > maxTokenLen {
+			return nil, fmt.Errorf("build rank table: token %d is %d bytes, at most %d", r, len(t), maxTokenLen)
+		}
+		if r%group == 0 {
+			binary.LittleEndian.PutUint32(starts[4*(r/group):], uint32(off))
+		}
+		lens[r] = byte(len(t))
 		off += len(t)
 		out = append(out, t...)
 		if t == "" {
@@ -107,15 +134,15 @@ func Build(tokens []string) ([]byte, error) {
 		}
 		binary.LittleEndian.PutUint32(slots[4*i:], uint32(r+1)|fingerprint(h)<<rankBits)
 	}
-	binary.LittleEndian.PutUint32(offsets[4*n:], uint32(off))
+	binary.LittleEndian.PutUint32(starts[4*(n/group+1):], uint32(off))
 	return out, nil
 }
 
 // ErrCorrupt reports a table whose layout does not add up.
 var ErrCorrupt = errors.New("corrupt rank table")
 
-// Open checks data's header and length (it reads the header and the last
-// offset, nothing else) and returns its table.
+// Open checks data's header and length (it reads the header and the
+// blob's length, nothing else) and returns its table.
 func Open(data string) (*Table, error) {
 	if len(data) < headerSize || data[:4] != magic {
 		return nil, fmt.Errorf("%w: no header", ErrCorrupt)
@@ -124,10 +151,9 @@ func Open(data string) (*Table, error) {
 	if n > MaxTokens || b > 30 {
 		return nil, fmt.Errorf("%w: %d tokens, %d slot bits", ErrCorrupt, n, b)
 	}
-	t := &Table{data: data, n: n, offsets: headerSize, slotMask: uint64(1)<<b - 1}
-	t.slots = t.offsets + 4*(n+1)
-	t.blob = t.slots + 4<<b
-	if len(data) < t.blob || len(data) != t.blob+int(u32(data, t.offsets+4*n)) {
+	t := &Table{data: data, n: n, slotMask: uint64(1)<<b - 1}
+	t.slots, t.starts, t.lens, t.blob = layout(n, uint(b))
+	if len(data) < t.blob || len(data) != t.blob+int(u32(data, t.starts+4*(n/group+1))) {
 		return nil, fmt.Errorf("%w: %d bytes for %d tokens", ErrCorrupt, len(data), n)
 	}
 	return t, nil
@@ -138,8 +164,11 @@ func (t *Table) Len() int { return t.n }
 
 // Token is the bytes of rank r ("" for a rank with no token).
 func (t *Table) Token(r int) string {
-	o := t.offsets + 4*r
-	return t.data[t.blob+int(u32(t.data, o)) : t.blob+int(u32(t.data, o+4))]
+	off := t.blob + int(u32(t.data, t.starts+4*(r/group)))
+	for i := t.lens + r&^(group-1); i < t.lens+r; i++ {
+		off += int(t.data[i])
+	}
+	return t.data[off : off+int(t.data[t.lens+r])]
 }
 
 // Rank returns the rank of token b.

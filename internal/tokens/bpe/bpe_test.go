@@ -3,6 +3,7 @@ package bpe
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -72,7 +73,8 @@ func TestOpenRejectsCorruptTables(t *testing.T) {
 	}
 	for name, d := range map[string]string{
 		"empty":     "",
-		"magic":     "xpe1" + string(data[4:]),
+		"magic":     "xpe2" + string(data[4:]),
+		"format 1":  "bpe1" + string(data[4:]),
 		"truncated": string(data[:len(data)-1]),
 		"longer":    string(data) + "x",
 	} {
@@ -82,5 +84,8 @@ func TestOpenRejectsCorruptTables(t *testing.T) {
 	}
 	if _, err := Build([]string{"a", "a"}); err == nil {
 		t.Error("Build accepts a token twice")
+	}
+	if _, err := Build([]string{"a", strings.Repeat("b", maxTokenLen+1)}); err == nil {
+		t.Error("Build accepts a token longer than its length byte")
 	}
 }
