@@ -436,12 +436,7 @@ func writeHTTP(w io.Writer, h *HTTPReport, calls int) {
 	fmt.Fprintf(w, "\nHTTP: serve-http --profile %s, one server for the run (listening %s ms after spawn), %d sessions one per round, %d trivial calls each; medians\n\n",
 		h.Profile, num(h.ListenMs, 1), h.Sessions, calls)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	stdio := func(f func(*HTTPStdio) Figure) Figure {
-		if h.Stdio == nil {
-			return Figure(math.NaN())
-		}
-		return f(h.Stdio)
-	}
+	stdio := func(f func(*HTTPStdio) Figure) Figure { return stdioFigure(h.Stdio, f) }
 	fmt.Fprintf(tw, "\tstdio\tHTTP\tHTTP/stdio\t\n")
 	fmt.Fprintf(tw, "initialize ms\t%s\t%s\t%s\t\n", num(stdio(func(s *HTTPStdio) Figure { return s.InitMs }), 2), num(h.InitMs, 2), times(h.Ratio.Init))
 	fmt.Fprintf(tw, "call p50 µs\t%s\t%s\t%s\t\n", num(stdio(func(s *HTTPStdio) Figure { return s.CallP50Us }), 0), num(h.CallP50Us, 0), times(h.Ratio.CallP50))
@@ -468,16 +463,20 @@ func writeHTTPFloor(w io.Writer, h *HTTPReport, m *HTTPFloor) {
 	fmt.Fprintf(w, "\nHTTP floor: minimalserver -http (go-sdk's Streamable HTTP handler alone, default options), listening %s ms after spawn, %d sessions in the same rounds; medians\n\n",
 		num(m.ListenMs, 1), len(m.Samples))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	stdio := func(f func(*HTTPStdio) Figure) Figure {
-		if m.Stdio == nil {
-			return Figure(math.NaN())
-		}
-		return f(m.Stdio)
-	}
+	stdio := func(f func(*HTTPStdio) Figure) Figure { return stdioFigure(m.Stdio, f) }
 	fmt.Fprintf(tw, "\tminimal stdio\tminimal HTTP\tfloor: minimal HTTP/stdio\tserve-http\tours: serve-http/minimal HTTP\t\n")
 	fmt.Fprintf(tw, "initialize ms\t%s\t%s\t%s\t%s\t%s\t\n", num(stdio(func(s *HTTPStdio) Figure { return s.InitMs }), 2), num(m.InitMs, 2), times(m.Floor.Init), num(h.InitMs, 2), times(m.Ours.Init))
 	fmt.Fprintf(tw, "call p50 µs\t%s\t%s\t%s\t%s\t%s\t\n", num(stdio(func(s *HTTPStdio) Figure { return s.CallP50Us }), 0), num(m.CallP50Us, 0), times(m.Floor.CallP50), num(h.CallP50Us, 0), times(m.Ours.CallP50))
 	fmt.Fprintf(tw, "call p99 µs\t%s\t%s\t%s\t%s\t%s\t\n", num(stdio(func(s *HTTPStdio) Figure { return s.CallP99Us }), 0), num(m.CallP99Us, 0), times(m.Floor.CallP99), num(h.CallP99Us, 0), times(m.Ours.CallP99))
 	_ = tw.Flush()
 	fmt.Fprintf(w, "serve-http/minimal HTTP call p50, paired by round: %s (median of the rounds' ratios)\n", times(m.OursPairedCallP50))
+}
+
+// stdioFigure is f of the stdio figures an HTTP table compares with, or
+// NaN (shown as "-") when there are none.
+func stdioFigure(s *HTTPStdio, f func(*HTTPStdio) Figure) Figure {
+	if s == nil {
+		return Figure(math.NaN())
+	}
+	return f(s)
 }

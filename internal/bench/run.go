@@ -537,26 +537,19 @@ func summarize(t Target, ss []Sample, counter Counter) (Row, error) {
 // summarizeHTTP takes the medians of the HTTP sessions and compares them
 // with the stdio row of the same profile (full), measured in the same run.
 func summarizeHTTP(rep *Report, srv *HTTPServer, ss []HTTPSample) *HTTPReport {
-	col := func(f func(HTTPSample) Figure) Figure {
-		xs := make([]float64, len(ss))
-		for i, s := range ss {
-			xs[i] = float64(f(s))
-		}
-		return Figure(Median(xs))
-	}
+	med := sessionMedians(ss)
 	h := &HTTPReport{
 		Profile:   "full",
 		Sessions:  len(ss),
 		ListenMs:  srv.ListenMs,
-		InitMs:    col(func(s HTTPSample) Figure { return s.InitMs }),
-		CallP50Us: col(func(s HTTPSample) Figure { return s.CallP50Us }),
-		CallP99Us: col(func(s HTTPSample) Figure { return s.CallP99Us }),
+		InitMs:    med.init,
+		CallP50Us: med.p50,
+		CallP99Us: med.p99,
 		Samples:   ss,
 	}
 	if x := rep.row("full"); x != nil {
-		ratio := func(v, base Figure) Figure { return Figure(Ratio(float64(v), float64(base))) }
-		h.Stdio = &HTTPStdio{Row: x.Name, InitMs: x.InitMs, CallP50Us: x.CallP50Us, CallP99Us: x.CallP99Us}
-		h.Ratio = HTTPRatios{Init: ratio(h.InitMs, x.InitMs), CallP50: ratio(h.CallP50Us, x.CallP50Us), CallP99: ratio(h.CallP99Us, x.CallP99Us)}
+		h.Stdio = stdioOf(x)
+		h.Ratio = med.over(rowFigures(x))
 	}
 	return h
 }
@@ -569,28 +562,15 @@ func summarizeHTTPFloor(ours *HTTPReport, baseline *Row, listen Figure, ss []HTT
 	if len(ss) == 0 {
 		return nil
 	}
-	col := func(f func(HTTPSample) Figure) Figure {
-		xs := make([]float64, len(ss))
-		for i, s := range ss {
-			xs[i] = float64(f(s))
-		}
-		return Figure(Median(xs))
-	}
-	ratio := func(v, base Figure) Figure { return Figure(Ratio(float64(v), float64(base))) }
-	m := &HTTPFloor{
-		ListenMs:  listen,
-		InitMs:    col(func(s HTTPSample) Figure { return s.InitMs }),
-		CallP50Us: col(func(s HTTPSample) Figure { return s.CallP50Us }),
-		CallP99Us: col(func(s HTTPSample) Figure { return s.CallP99Us }),
-		Samples:   ss,
-	}
+	med := sessionMedians(ss)
+	m := &HTTPFloor{ListenMs: listen, InitMs: med.init, CallP50Us: med.p50, CallP99Us: med.p99, Samples: ss}
 	nan := Figure(math.NaN())
 	m.Floor = HTTPRatios{Init: nan, CallP50: nan, CallP99: nan}
 	if baseline != nil {
-		m.Stdio = &HTTPStdio{Row: baseline.Name, InitMs: baseline.InitMs, CallP50Us: baseline.CallP50Us, CallP99Us: baseline.CallP99Us}
-		m.Floor = HTTPRatios{Init: ratio(m.InitMs, baseline.InitMs), CallP50: ratio(m.CallP50Us, baseline.CallP50Us), CallP99: ratio(m.CallP99Us, baseline.CallP99Us)}
+		m.Stdio = stdioOf(baseline)
+		m.Floor = med.over(rowFigures(baseline))
 	}
-	m.Ours = HTTPRatios{Init: ratio(ours.InitMs, m.InitMs), CallP50: ratio(ours.CallP50Us, m.CallP50Us), CallP99: ratio(ours.CallP99Us, m.CallP99Us)}
+	m.Ours = httpFigures{ours.InitMs, ours.CallP50Us, ours.CallP99Us}.over(med)
 	m.OursPairedCallP50 = nan
 	if len(ours.Samples) == len(ss) {
 		xs := make([]float64, len(ss))
@@ -600,4 +580,38 @@ func summarizeHTTPFloor(ours *HTTPReport, baseline *Row, listen Figure, ss []HTT
 		m.OursPairedCallP50 = Figure(Median(xs))
 	}
 	return m
+}
+
+// httpFigures are the three figures an HTTP comparison divides:
+// initialize, call p50 and call p99.
+type httpFigures struct{ init, p50, p99 Figure }
+
+// sessionMedians are the medians of HTTP sessions' figures.
+func sessionMedians(ss []HTTPSample) httpFigures {
+	col := func(f func(HTTPSample) Figure) Figure {
+		xs := make([]float64, len(ss))
+		for i, s := range ss {
+			xs[i] = float64(f(s))
+		}
+		return Figure(Median(xs))
+	}
+	return httpFigures{
+		init: col(func(s HTTPSample) Figure { return s.InitMs }),
+		p50:  col(func(s HTTPSample) Figure { return s.CallP50Us }),
+		p99:  col(func(s HTTPSample) Figure { return s.CallP99Us }),
+	}
+}
+
+// rowFigures are a stdio row's figures, as an HTTP comparison reads them.
+func rowFigures(r *Row) httpFigures { return httpFigures{r.InitMs, r.CallP50Us, r.CallP99Us} }
+
+// stdioOf is a stdio row as an HTTP figure is compared with it.
+func stdioOf(r *Row) *HTTPStdio {
+	return &HTTPStdio{Row: r.Name, InitMs: r.InitMs, CallP50Us: r.CallP50Us, CallP99Us: r.CallP99Us}
+}
+
+// over divides f by base, figure by figure.
+func (f httpFigures) over(base httpFigures) HTTPRatios {
+	ratio := func(v, b Figure) Figure { return Figure(Ratio(float64(v), float64(b))) }
+	return HTTPRatios{Init: ratio(f.init, base.init), CallP50: ratio(f.p50, base.p50), CallP99: ratio(f.p99, base.p99)}
 }
