@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -126,6 +127,10 @@ type Service struct {
 
 	ownerMu    sync.Mutex // guards registered, watched, and every bg.Add against Close
 	registered bool
+	// marks is the owner marks' directory of a SQLite store (nil for a
+	// team store); marked is set once this process's mark was written.
+	marks  *marks
+	marked atomic.Bool
 	// watched holds the pids of live owners on this host being watched;
 	// ownerExited wakes the settlement loop when one exits (exitwatch.go).
 	watched     map[int]bool
@@ -198,6 +203,9 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 
 		watched:     map[int]bool{},
 		ownerExited: make(chan struct{}, 1),
+	}
+	if st != nil && !st.Shared() && st.Path() != "" {
+		s.marks = &marks{dir: st.Path() + marksSuffix}
 	}
 	if opts.Events != nil {
 		s.listeners = append(s.listeners, func(op Operation) { reportOperation(opts.Events, op) })

@@ -318,7 +318,7 @@ func (s *Service) lookup(ctx context.Context, op *ent.Operation) (providers.Turn
 }
 
 // StartSettling settles what gone processes left open now and then every
-// SettleEvery until ctx ends or the service closes (an owner that dies
+// SettleEvery (each a pass: see pass) until ctx ends or the service closes (an owner that dies
 // while this process runs is caught too, at once when it ran on this host:
 // see exitwatch.go). It returns at once; the first pass's result goes to
 // report.
@@ -342,8 +342,7 @@ func (s *Service) StartSettling(ctx context.Context, report func([]Operation, er
 			case <-ctx.Done():
 			}
 		}()
-		growstack.Grow() // every pass reads the store
-		ops, err := s.Settle(ctx)
+		ops, err := s.pass(ctx)
 		if report != nil && ctx.Err() == nil {
 			report(ops, err)
 		}
@@ -356,11 +355,147 @@ func (s *Service) StartSettling(ctx context.Context, report func([]Operation, er
 			case <-s.ownerExited: // a watched owner on this host exited
 			case <-t.C:
 			}
-			if ops, err := s.Settle(ctx); err != nil && ctx.Err() == nil {
+			if ops, err := s.pass(ctx); err != nil && ctx.Err() == nil {
 				s.opts.Logf("delivery: settling open operations: %v", err)
 			} else if len(ops) > 0 {
 				s.opts.Logf("delivery: settled %d operations left open by gone runtime processes", len(ops))
 			}
 		}
 	}()
+}
+
+// pass is one settlement pass: Settle, then a sweep of the owner marks.
+// Beside a SQLite store it reads nothing when it can know without the
+// store that nothing is to be settled (marks.go): this process has not
+// recorded or settled an operation itself, a pass has swept the marks
+// before, and every other mark belongs to a process that still runs (its
+// exit is watched, as Settle watches live owners).
+func (s *Service) pass(ctx context.Context) ([]Operation, error) {
+	if s.marks != nil && !s.owning() && s.marks.swept() {
+		self := "" // no mark of ours unless we wrote one
+		if s.marked.Load() {
+			self = s.self().ID
+		}
+		others, err := s.marks.list(self)
+		if err == nil && s.allLive(others) {
+			return nil, nil
+		}
+	}
+	growstack.Grow() // the pass reads the store
+	ops, err := s.Settle(ctx)
+	if err != nil || s.marks == nil {
+		return ops, err
+	}
+	if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
+		s.opts.Logf("delivery: sweep owner marks: %v", err)
+	}
+	return ops, nil
+}
+
+// owning says whether this process has recorded or settled an operation
+// (it is registered as an owner).
+func (s *Service) owning() bool {
+	s.ownerMu.Lock()
+	defer s.ownerMu.Unlock()
+	return s.registered
+}
+
+// allLive says whether every mark belongs to a process that still runs,
+// and watches those on this host for their exit.
+func (s *Service) allLive(ms []mark) bool {
+	if len(ms) == 0 {
+		return true
+	}
+	for _, m := range ms {
+		if !s.markLive(m) {
+			return false
+		}
+	}
+	me := s.self()
+	for _, m := range ms {
+		if m.Host != "" && m.Host == me.Host {
+			s.watchOwner(m.PID)
+		}
+	}
+	return true
+}
+
+// markLive judges a mark as OwnerGone judges an owner row: a process that
+// closed with operations open, ran before this host restarted, whose pid
+// no longer runs here (or is ours), or whose mark was not renewed within
+// the owner timeout may be gone.
+func (s *Service) markLive(m mark) bool {
+	if age := s.opts.Clock.Now().Sub(m.Renewed); m.Stopped || age > s.opts.OwnerTimeout || age < -s.opts.OwnerTimeout {
+		return false // a mark dated far ahead is not believed either
+	}
+	me := s.self()
+	if m.Host != "" && m.Host == me.Host {
+		if m.Boot != "" && me.Boot != "" && m.Boot != me.Boot {
+			return false
+		}
+		if m.PID == me.PID || !s.opts.Alive(m.PID) {
+			return false
+		}
+	}
+	return true
+}
+
+// sweep runs after a pass that read the store: it removes the marks of
+// processes that may be gone and own no open operation (a live one writes
+// its mark again at its next heartbeat), marks on their behalf the owners
+// of open operations that have no mark (runtimes that do not write marks;
+// one that may be gone is marked stopped), and records the sweep.
+func (s *Service) sweep(ctx context.Context) error {
+	me := s.self()
+	others, err := s.marks.list(me.ID)
+	if err != nil {
+		return err
+	}
+	owners, err := s.st.Client().Operation.Query().
+		Where(operation.StatusEQ(operation.StatusQueued), operation.OwnerNEQ(me.ID), operation.OwnerNEQ(ImportedOwner)).
+		Unique(true).Select(operation.FieldOwner).Strings(ctx)
+	if err != nil {
+		return fmt.Errorf("read owners of open operations: %w", err)
+	}
+	open := make(map[string]bool, len(owners))
+	for _, id := range owners {
+		open[id] = true
+	}
+	marked := make(map[string]bool, len(others))
+	var errs []error
+	for _, m := range others {
+		marked[m.ID] = true
+		if !open[m.ID] && !s.markLive(m) {
+			errs = append(errs, s.marks.remove(m.ID))
+		}
+	}
+	var unmarked []string
+	for _, id := range owners {
+		if !marked[id] && validMarkID(id) {
+			unmarked = append(unmarked, id)
+		}
+	}
+	if len(unmarked) > 0 {
+		rows, err := s.st.Client().RuntimeOwner.Query().Where(runtimeowner.IDIn(unmarked...)).All(ctx)
+		if err != nil {
+			return errors.Join(append(errs, fmt.Errorf("read owners of open operations: %w", err))...)
+		}
+		byID := make(map[string]*ent.RuntimeOwner, len(rows))
+		for _, r := range rows {
+			byID[r.ID] = r
+		}
+		now := s.opts.Clock.Now().UTC()
+		for _, id := range unmarked {
+			p, r := Process{ID: id}, byID[id]
+			if r != nil {
+				p.Host, p.Boot, p.PID = r.Host, r.Boot, r.Pid
+			}
+			gone, _ := s.gone(id, r)
+			errs = append(errs, s.marks.put(p, gone, now))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return s.marks.setSwept()
 }
