@@ -139,9 +139,12 @@ type Service struct {
 	queue  chan outcomeReport // made with the worker (startWorker)
 	worker sync.Once          // starts the worker, or settles it at Close
 	stop   chan struct{}
-	done   chan struct{}
-	bg     sync.WaitGroup
-	closed sync.Once
+	// closing ends with Close, as stop does, for work under a context.
+	closing    context.Context
+	endClosing context.CancelFunc
+	done       chan struct{}
+	bg         sync.WaitGroup
+	closed     sync.Once
 }
 
 type refKey struct {
@@ -204,6 +207,7 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 		watched:     map[int]bool{},
 		ownerExited: make(chan struct{}, 1),
 	}
+	s.closing, s.endClosing = context.WithCancel(context.Background())
 	if st != nil && !st.Shared() && st.Path() != "" {
 		s.marks = &marks{dir: st.Path() + marksSuffix}
 	}
@@ -246,6 +250,7 @@ func (s *Service) Close() error {
 		// stop, so none can run concurrently with the Wait below.
 		s.ownerMu.Lock()
 		close(s.stop)
+		s.endClosing()
 		s.ownerMu.Unlock()
 		// No outcome was ever reported: no worker started, none to wait for.
 		s.worker.Do(func() { close(s.done) })

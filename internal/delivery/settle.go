@@ -335,13 +335,7 @@ func (s *Service) StartSettling(ctx context.Context, report func([]Operation, er
 		defer s.bg.Done()
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		go func() {
-			select {
-			case <-s.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		defer context.AfterFunc(s.closing, cancel)() // no goroutine waits for Close
 		ops, err := s.pass(ctx)
 		if report != nil && ctx.Err() == nil {
 			report(ops, err)
