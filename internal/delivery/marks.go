@@ -41,6 +41,9 @@ const sweptName = ".swept"
 // maxMarkBytes bounds how much of a mark file is read.
 const maxMarkBytes = 4096
 
+// maxMarkID bounds the length of an owner id that names a mark file.
+const maxMarkID = 128
+
 // marks is the directory of owner marks of one SQLite store.
 type marks struct{ dir string }
 
@@ -58,7 +61,7 @@ type mark struct {
 // ids ("rt_<uuid>") and tests' plain ids can; anything that could leave the
 // directory or hide cannot.
 func validMarkID(id string) bool {
-	if id == "" || len(id) > 128 || id[0] == '.' {
+	if id == "" || len(id) > maxMarkID || id[0] == '.' {
 		return false
 	}
 	for _, c := range id {
