@@ -107,12 +107,6 @@ func (m *marks) put(p Process, stopped bool, at time.Time) error {
 	return nil
 }
 
-// has says whether id's mark exists.
-func (m *marks) has(id string) bool {
-	_, err := os.Lstat(m.path(id))
-	return err == nil
-}
-
 // renew dates id's mark at (a heartbeat); fs.ErrNotExist when it is gone.
 func (m *marks) renew(id string, at time.Time) error {
 	return os.Chtimes(m.path(id), at, at)
