@@ -171,6 +171,29 @@ type outcomeReport struct {
 
 // New returns a Service; call Close to stop its background work.
 func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
+	opts = opts.withDefaults()
+	s := &Service{
+		st: st, reg: reg, opts: opts,
+		early: map[refKey][]earlyOutcome{},
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+
+		watched:     map[int]bool{},
+		ownerExited: make(chan struct{}, 1),
+	}
+	s.closing, s.endClosing = context.WithCancel(context.Background())
+	s.marks = marksOf(st)
+	if opts.Events != nil {
+		s.listeners = append(s.listeners, func(op Operation) { reportOperation(opts.Events, op) })
+	}
+	if opts.Reports != nil {
+		opts.Reports.ForwardOutcomes(s)
+	}
+	return s
+}
+
+// withDefaults fills in what opts leaves unset.
+func (opts Options) withDefaults() Options {
 	if opts.Clock == nil {
 		opts.Clock = quartz.NewReal()
 	}
@@ -198,26 +221,7 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 			opts.WatchExit = watchExit
 		}
 	}
-	s := &Service{
-		st: st, reg: reg, opts: opts,
-		early: map[refKey][]earlyOutcome{},
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
-
-		watched:     map[int]bool{},
-		ownerExited: make(chan struct{}, 1),
-	}
-	s.closing, s.endClosing = context.WithCancel(context.Background())
-	if st != nil && !st.Shared() && st.Path() != "" {
-		s.marks = &marks{dir: st.Path() + marksSuffix}
-	}
-	if opts.Events != nil {
-		s.listeners = append(s.listeners, func(op Operation) { reportOperation(opts.Events, op) })
-	}
-	if opts.Reports != nil {
-		opts.Reports.ForwardOutcomes(s)
-	}
-	return s
+	return opts
 }
 
 // Owner is this process's owner id (the owner of the operations it

@@ -26,7 +26,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -143,26 +142,35 @@ func (m *marks) setSwept() error {
 // list reads every mark but self's. A file that is not a regular file, or
 // whose name is not an owner id, is not a mark; a mark that cannot be read
 // back is returned with only its id and date, so it is judged by its date.
+// (The names are read without os.ReadDir, whose sorting grows a fresh
+// goroutine's stack: an idle pass should touch as little as it can.)
 func (m *marks) list(self string) ([]mark, error) {
-	entries, err := os.ReadDir(m.dir)
+	d, err := os.Open(m.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("owner marks: %w", err)
 	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("owner marks: %w", err)
+	}
 	var out []mark
-	for _, e := range entries {
-		name := e.Name()
-		if name == self || !validMarkID(name) || strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
+	for _, name := range names {
+		if name == self || !validMarkID(name) {
 			continue
 		}
-		info, err := e.Info()
+		info, err := os.Lstat(m.path(name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // removed meanwhile
 		}
 		if err != nil {
 			return nil, fmt.Errorf("owner marks: %w", err)
+		}
+		if !info.Mode().IsRegular() {
+			continue
 		}
 		out = append(out, readMark(m.path(name), name, info.ModTime()))
 	}

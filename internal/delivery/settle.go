@@ -365,13 +365,15 @@ func (s *Service) StartSettling(ctx context.Context, report func([]Operation, er
 // before, and every other mark belongs to a process that still runs (its
 // exit is watched, as Settle watches live owners).
 func (s *Service) pass(ctx context.Context) ([]Operation, error) {
-	if s.marks != nil && !s.owning() && s.marks.swept() {
+	if s.marks != nil && !s.owning() {
 		self := "" // no mark of ours unless we wrote one
 		if s.marked.Load() {
 			self = s.self().ID
 		}
-		others, err := s.marks.list(self)
-		if err == nil && s.allLive(others) {
+		if quiet, watch := s.quiet(self); quiet {
+			for _, pid := range watch {
+				s.watchOwner(pid)
+			}
 			return nil, nil
 		}
 	}
@@ -394,40 +396,59 @@ func (s *Service) owning() bool {
 	return s.registered
 }
 
-// allLive says whether every mark belongs to a process that still runs,
-// and watches those on this host for their exit.
-func (s *Service) allLive(ms []mark) bool {
-	if len(ms) == 0 {
-		return true
+// quiet is quietMarks for this process.
+func (s *Service) quiet(self string) (bool, []int) {
+	return quietMarks(s.marks, self, s.self, s.opts.Clock.Now(), s.opts.OwnerTimeout, s.opts.Alive)
+}
+
+// markLive is markLive for this process as the observer.
+func (s *Service) markLive(m mark) bool {
+	return markLive(m, *s.self(), s.opts.Clock.Now(), s.opts.OwnerTimeout, s.opts.Alive)
+}
+
+// quietMarks says whether a pass of a process that owns nothing has
+// nothing to settle, by the marks alone: a pass has swept them and every
+// mark but self's belongs to a process that still runs. It also returns
+// the pids of those processes on the observer's host, to watch for their
+// exit. observer describes the judging process (called only when there
+// are marks to judge).
+func quietMarks(m *marks, self string, observer func() *Process, now time.Time, timeout time.Duration, alive func(int) bool) (bool, []int) {
+	if !m.swept() {
+		return false, nil
 	}
-	for _, m := range ms {
-		if !s.markLive(m) {
-			return false
+	others, err := m.list(self)
+	if err != nil {
+		return false, nil
+	}
+	if len(others) == 0 {
+		return true, nil
+	}
+	me := *observer()
+	var watch []int
+	for _, k := range others {
+		if !markLive(k, me, now, timeout, alive) {
+			return false, nil
+		}
+		if k.Host != "" && k.Host == me.Host {
+			watch = append(watch, k.PID)
 		}
 	}
-	me := s.self()
-	for _, m := range ms {
-		if m.Host != "" && m.Host == me.Host {
-			s.watchOwner(m.PID)
-		}
-	}
-	return true
+	return true, watch
 }
 
 // markLive judges a mark as OwnerGone judges an owner row: a process that
-// closed with operations open, ran before this host restarted, whose pid
-// no longer runs here (or is ours), or whose mark was not renewed within
-// the owner timeout may be gone.
-func (s *Service) markLive(m mark) bool {
-	if age := s.opts.Clock.Now().Sub(m.Renewed); m.Stopped || age > s.opts.OwnerTimeout || age < -s.opts.OwnerTimeout {
+// closed with operations open, ran before the observer's host restarted,
+// whose pid no longer runs there (or is the observer's), or whose mark was
+// not renewed within the owner timeout may be gone.
+func markLive(m mark, observer Process, now time.Time, timeout time.Duration, alive func(int) bool) bool {
+	if age := now.Sub(m.Renewed); m.Stopped || age > timeout || age < -timeout {
 		return false // a mark dated far ahead is not believed either
 	}
-	me := s.self()
-	if m.Host != "" && m.Host == me.Host {
-		if m.Boot != "" && me.Boot != "" && m.Boot != me.Boot {
+	if m.Host != "" && m.Host == observer.Host {
+		if m.Boot != "" && observer.Boot != "" && m.Boot != observer.Boot {
 			return false
 		}
-		if m.PID == me.PID || !s.opts.Alive(m.PID) {
+		if m.PID == observer.PID || !alive(m.PID) {
 			return false
 		}
 	}
