@@ -169,6 +169,9 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 		if e.Legacy {
 			ctx = callinfo.WithLegacy(ctx)
 		}
+		// Most calls read the store: the stack SQLite needs, in one step
+		// (before the first call assembles the runtime, too).
+		growstack.Grow()
 		h := s.opts.Handlers
 		if h == nil && s.opts.OpenHandlers != nil {
 			var herr error
@@ -176,8 +179,6 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 				return s.toolError(fmt.Sprintf("%s: the runtime could not start: %v", e.Name, herr)), nil
 			}
 		}
-		// Most calls read the store: the stack SQLite needs, in one step.
-		growstack.Grow()
 		out, err := e.Call(ctx, h, in)
 		if err != nil {
 			var ni *catalogs.NotImplementedError
