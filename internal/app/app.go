@@ -61,28 +61,53 @@ type App struct {
 // opened lazily, so its server is first contacted by the first call that
 // needs it, and an unreachable server fails that call with the reason.
 func Open(ctx context.Context, cfg Config) (*App, error) {
+	cfg = cfg.withDefaults()
+	st, machine, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	a, err := assemble(st, machine, cfg)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (cfg Config) withDefaults() Config {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	return cfg
+}
+
+// openStore opens the configured store and, on a team store, names this
+// machine: what can refuse to start before anything is assembled.
+func openStore(ctx context.Context, cfg Config) (st *store.Store, machine string, err error) {
 	location, err := store.ResolvePath(store.LookupEnv(cfg.Env))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	opts := []store.Option{store.WithLazyConnect()}
 	if cfg.ExistingStore {
 		opts = append(opts, store.WithoutCreate())
 	}
-	st, err := store.Open(ctx, location, opts...)
+	st, err = store.Open(ctx, location, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("open the state store: %w", err)
+		return nil, "", fmt.Errorf("open the state store: %w", err)
 	}
-	machine := ""
 	if st.Shared() {
 		if machine, err = store.MachineName(store.LookupEnv(cfg.Env)); err != nil {
 			st.Close()
-			return nil, err
+			return nil, "", err
 		}
 	}
+	return st, machine, nil
+}
+
+// assemble builds every service over an open store; it does not close st
+// when it fails.
+func assemble(st *store.Store, machine string, cfg Config) (*App, error) {
 	clock := st.Clock()
 	a := &App{Store: st, logger: cfg.Logger}
 	if cfg.Env != nil {
@@ -107,7 +132,6 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Freebuff = set.Freebuff
 	reg, err := registry.New(st, set.All, registry.Options{Host: machine, Clock: clock, Logger: cfg.Logger})
 	if err != nil {
-		st.Close()
 		return nil, fmt.Errorf("start the provider registry: %w", err)
 	}
 	a.Registry = reg

@@ -266,7 +266,10 @@ func runServe(ctx context.Context, args []string, env Env, stdio IO, httpMode bo
 	}
 	logger := slog.New(slog.NewTextHandler(stdio.Stderr, &slog.HandlerOptions{Level: logLevel(env)}))
 
-	a, err := app.Open(ctx, app.Config{Env: app.Env(env), Logger: logger, Runtime: runtimeInfo(profile, readOnly)})
+	// The store opens now (a store that cannot be used stops serve here);
+	// the rest of the runtime is assembled by the first tool call, or by
+	// the settlement once a gone process may have left work.
+	a, err := app.OpenDeferred(ctx, app.Config{Env: app.Env(env), Logger: logger, Runtime: runtimeInfo(profile, readOnly)})
 	if err != nil {
 		fmt.Fprintf(stdio.Stderr, "interop-runtime: %v\n", err)
 		return 1
@@ -276,7 +279,7 @@ func runServe(ctx context.Context, args []string, env Env, stdio IO, httpMode bo
 		Profile:         profile,
 		ReadOnly:        readOnly,
 		Version:         version.Version,
-		Handlers:        a.Handlers,
+		OpenHandlers:    a.Handlers,
 		Logger:          logger,
 		AfterInitialize: a.AfterInitialize,
 	})

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -126,6 +127,10 @@ type Service struct {
 
 	ownerMu    sync.Mutex // guards registered, watched, and every bg.Add against Close
 	registered bool
+	// marks is the owner marks' directory of a SQLite store (nil for a
+	// team store); marked is set once this process's mark was written.
+	marks  *marks
+	marked atomic.Bool
 	// watched holds the pids of live owners on this host being watched;
 	// ownerExited wakes the settlement loop when one exits (exitwatch.go).
 	watched     map[int]bool
@@ -134,9 +139,12 @@ type Service struct {
 	queue  chan outcomeReport // made with the worker (startWorker)
 	worker sync.Once          // starts the worker, or settles it at Close
 	stop   chan struct{}
-	done   chan struct{}
-	bg     sync.WaitGroup
-	closed sync.Once
+	// closing ends with Close, as stop does, for work under a context.
+	closing    context.Context
+	endClosing context.CancelFunc
+	done       chan struct{}
+	bg         sync.WaitGroup
+	closed     sync.Once
 }
 
 type refKey struct {
@@ -163,6 +171,29 @@ type outcomeReport struct {
 
 // New returns a Service; call Close to stop its background work.
 func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
+	opts = opts.withDefaults()
+	s := &Service{
+		st: st, reg: reg, opts: opts,
+		early: map[refKey][]earlyOutcome{},
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+
+		watched:     map[int]bool{},
+		ownerExited: make(chan struct{}, 1),
+	}
+	s.closing, s.endClosing = context.WithCancel(context.Background())
+	s.marks = marksOf(st)
+	if opts.Events != nil {
+		s.listeners = append(s.listeners, func(op Operation) { reportOperation(opts.Events, op) })
+	}
+	if opts.Reports != nil {
+		opts.Reports.ForwardOutcomes(s)
+	}
+	return s
+}
+
+// withDefaults fills in what opts leaves unset.
+func (opts Options) withDefaults() Options {
 	if opts.Clock == nil {
 		opts.Clock = quartz.NewReal()
 	}
@@ -190,22 +221,7 @@ func New(st *store.Store, reg *registry.Registry, opts Options) *Service {
 			opts.WatchExit = watchExit
 		}
 	}
-	s := &Service{
-		st: st, reg: reg, opts: opts,
-		early: map[refKey][]earlyOutcome{},
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
-
-		watched:     map[int]bool{},
-		ownerExited: make(chan struct{}, 1),
-	}
-	if opts.Events != nil {
-		s.listeners = append(s.listeners, func(op Operation) { reportOperation(opts.Events, op) })
-	}
-	if opts.Reports != nil {
-		opts.Reports.ForwardOutcomes(s)
-	}
-	return s
+	return opts
 }
 
 // Owner is this process's owner id (the owner of the operations it
@@ -238,6 +254,7 @@ func (s *Service) Close() error {
 		// stop, so none can run concurrently with the Wait below.
 		s.ownerMu.Lock()
 		close(s.stop)
+		s.endClosing()
 		s.ownerMu.Unlock()
 		// No outcome was ever reported: no worker started, none to wait for.
 		s.worker.Do(func() { close(s.done) })

@@ -2,7 +2,9 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -10,6 +12,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/agent-interop/runtime/ent"
+	"github.com/agent-interop/runtime/ent/operation"
 	"github.com/agent-interop/runtime/ent/runtimeowner"
 	"github.com/agent-interop/runtime/internal/clockctx"
 	"github.com/agent-interop/runtime/internal/growstack"
@@ -49,6 +52,14 @@ func (s *Service) ensureOwnerTx(ctx context.Context, tx *ent.Tx) error {
 	}
 	now := s.opts.Clock.Now().UTC()
 	me := s.self()
+	// The mark goes first: once an operation of ours can be read, an idle
+	// process must find a reason to read the store should we die.
+	if s.marks != nil && !s.marked.Load() {
+		if err := s.marks.put(*me, false, now); err != nil {
+			return fmt.Errorf("record runtime owner: %w", err)
+		}
+		s.marked.Store(true)
+	}
 	err := tx.RuntimeOwner.Create().SetID(me.ID).SetHost(me.Host).SetBoot(me.Boot).SetPid(me.PID).
 		SetStartedAt(now).SetHeartbeatAt(now).
 		OnConflict(entsql.ConflictColumns(runtimeowner.FieldID), entsql.ResolveWith(func(u *entsql.UpdateSet) {
@@ -105,17 +116,40 @@ func (s *Service) heartbeat() {
 			cancel()
 			if err != nil {
 				s.opts.Logf("delivery: renew owner heartbeat: %v", err)
+				continue
 			}
+			s.renewMark()
 		}
 	}
 }
 
-// release marks this process's ownership as ended (Close).
+// renewMark dates this process's owner mark now (with each heartbeat), or
+// writes it again when a sweep removed it as stale.
+func (s *Service) renewMark() {
+	if s.marks == nil {
+		return
+	}
+	now := s.opts.Clock.Now().UTC()
+	err := s.marks.renew(s.self().ID, now)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = s.marks.put(*s.self(), false, now)
+	}
+	if err != nil {
+		s.opts.Logf("delivery: renew owner mark: %v", err)
+	}
+}
+
+// release marks this process's ownership as ended (Close). Its owner mark
+// goes when it owns no open operation; otherwise the mark says it stopped,
+// so the next pass of any process reads the store and settles them.
 func (s *Service) release() error {
 	s.ownerMu.Lock()
 	registered := s.registered
 	s.ownerMu.Unlock()
 	if !registered {
+		if s.marked.Load() { // marked, but nothing recorded was committed
+			return s.marks.remove(s.self().ID)
+		}
 		return nil
 	}
 	ctx, cancel := clockctx.WithTimeout(context.Background(), s.opts.Clock, outcomeWriteTimeout, "delivery", "release")
@@ -125,6 +159,20 @@ func (s *Service) release() error {
 	})
 	if err != nil {
 		return fmt.Errorf("release operation ownership: %w", err)
+	}
+	if s.marks == nil {
+		return nil
+	}
+	open, err := s.st.Client().Operation.Query().
+		Where(operation.StatusEQ(operation.StatusQueued), operation.Owner(s.self().ID)).Exist(ctx)
+	if err == nil && !open {
+		return s.marks.remove(s.self().ID)
+	}
+	if perr := s.marks.put(*s.self(), true, s.opts.Clock.Now().UTC()); perr != nil {
+		return errors.Join(err, perr)
+	}
+	if err != nil {
+		return fmt.Errorf("release operation ownership: read open operations: %w", err)
 	}
 	return nil
 }

@@ -318,7 +318,7 @@ func (s *Service) lookup(ctx context.Context, op *ent.Operation) (providers.Turn
 }
 
 // StartSettling settles what gone processes left open now and then every
-// SettleEvery until ctx ends or the service closes (an owner that dies
+// SettleEvery (each a pass: see pass) until ctx ends or the service closes (an owner that dies
 // while this process runs is caught too, at once when it ran on this host:
 // see exitwatch.go). It returns at once; the first pass's result goes to
 // report.
@@ -335,15 +335,8 @@ func (s *Service) StartSettling(ctx context.Context, report func([]Operation, er
 		defer s.bg.Done()
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		go func() {
-			select {
-			case <-s.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		growstack.Grow() // every pass reads the store
-		ops, err := s.Settle(ctx)
+		defer context.AfterFunc(s.closing, cancel)() // no goroutine waits for Close
+		ops, err := s.pass(ctx)
 		if report != nil && ctx.Err() == nil {
 			report(ops, err)
 		}
@@ -356,11 +349,168 @@ func (s *Service) StartSettling(ctx context.Context, report func([]Operation, er
 			case <-s.ownerExited: // a watched owner on this host exited
 			case <-t.C:
 			}
-			if ops, err := s.Settle(ctx); err != nil && ctx.Err() == nil {
+			if ops, err := s.pass(ctx); err != nil && ctx.Err() == nil {
 				s.opts.Logf("delivery: settling open operations: %v", err)
 			} else if len(ops) > 0 {
 				s.opts.Logf("delivery: settled %d operations left open by gone runtime processes", len(ops))
 			}
 		}
 	}()
+}
+
+// pass is one settlement pass: Settle, then a sweep of the owner marks.
+// Beside a SQLite store it reads nothing when it can know without the
+// store that nothing is to be settled (marks.go): this process has not
+// recorded or settled an operation itself, a pass has swept the marks
+// before, and every other mark belongs to a process that still runs (its
+// exit is watched, as Settle watches live owners).
+func (s *Service) pass(ctx context.Context) ([]Operation, error) {
+	if s.marks != nil && !s.owning() {
+		self := "" // no mark of ours unless we wrote one
+		if s.marked.Load() {
+			self = s.self().ID
+		}
+		if quiet, watch := s.quiet(self); quiet {
+			for _, pid := range watch {
+				s.watchOwner(pid)
+			}
+			return nil, nil
+		}
+	}
+	growstack.Grow() // the pass reads the store
+	ops, err := s.Settle(ctx)
+	if err != nil || s.marks == nil {
+		return ops, err
+	}
+	if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
+		s.opts.Logf("delivery: sweep owner marks: %v", err)
+	}
+	return ops, nil
+}
+
+// owning says whether this process has recorded or settled an operation
+// (it is registered as an owner).
+func (s *Service) owning() bool {
+	s.ownerMu.Lock()
+	defer s.ownerMu.Unlock()
+	return s.registered
+}
+
+// quiet is quietMarks for this process.
+func (s *Service) quiet(self string) (bool, []int) {
+	return quietMarks(s.marks, self, s.self, s.opts.Clock.Now(), s.opts.OwnerTimeout, s.opts.Alive)
+}
+
+// markLive is markLive for this process as the observer.
+func (s *Service) markLive(m mark) bool {
+	return markLive(m, *s.self(), s.opts.Clock.Now(), s.opts.OwnerTimeout, s.opts.Alive)
+}
+
+// quietMarks says whether a pass of a process that owns nothing has
+// nothing to settle, by the marks alone: a pass has swept them and every
+// mark but self's belongs to a process that still runs. It also returns
+// the pids of those processes on the observer's host, to watch for their
+// exit. observer describes the judging process (called only when there
+// are marks to judge).
+func quietMarks(m *marks, self string, observer func() *Process, now time.Time, timeout time.Duration, alive func(int) bool) (bool, []int) {
+	if !m.swept() {
+		return false, nil
+	}
+	others, err := m.list(self)
+	if err != nil {
+		return false, nil
+	}
+	if len(others) == 0 {
+		return true, nil
+	}
+	me := *observer()
+	var watch []int
+	for _, k := range others {
+		if !markLive(k, me, now, timeout, alive) {
+			return false, nil
+		}
+		if k.Host != "" && k.Host == me.Host {
+			watch = append(watch, k.PID)
+		}
+	}
+	return true, watch
+}
+
+// markLive judges a mark as OwnerGone judges an owner row: a process that
+// closed with operations open, ran before the observer's host restarted,
+// whose pid no longer runs there (or is the observer's), or whose mark was
+// not renewed within the owner timeout may be gone.
+func markLive(m mark, observer Process, now time.Time, timeout time.Duration, alive func(int) bool) bool {
+	if age := now.Sub(m.Renewed); m.Stopped || age > timeout || age < -timeout {
+		return false // a mark dated far ahead is not believed either
+	}
+	if m.Host != "" && m.Host == observer.Host {
+		if m.Boot != "" && observer.Boot != "" && m.Boot != observer.Boot {
+			return false
+		}
+		if m.PID == observer.PID || !alive(m.PID) {
+			return false
+		}
+	}
+	return true
+}
+
+// sweep runs after a pass that read the store: it removes the marks of
+// processes that may be gone and own no open operation (a live one writes
+// its mark again at its next heartbeat), marks on their behalf the owners
+// of open operations that have no mark (runtimes that do not write marks;
+// one that may be gone is marked stopped), and records the sweep.
+func (s *Service) sweep(ctx context.Context) error {
+	me := s.self()
+	others, err := s.marks.list(me.ID)
+	if err != nil {
+		return err
+	}
+	owners, err := s.st.Client().Operation.Query().
+		Where(operation.StatusEQ(operation.StatusQueued), operation.OwnerNEQ(me.ID), operation.OwnerNEQ(ImportedOwner)).
+		Unique(true).Select(operation.FieldOwner).Strings(ctx)
+	if err != nil {
+		return fmt.Errorf("read owners of open operations: %w", err)
+	}
+	open := make(map[string]bool, len(owners))
+	for _, id := range owners {
+		open[id] = true
+	}
+	marked := make(map[string]bool, len(others))
+	var errs []error
+	for _, m := range others {
+		marked[m.ID] = true
+		if !open[m.ID] && !s.markLive(m) {
+			errs = append(errs, s.marks.remove(m.ID))
+		}
+	}
+	var unmarked []string
+	for _, id := range owners {
+		if !marked[id] && validMarkID(id) {
+			unmarked = append(unmarked, id)
+		}
+	}
+	if len(unmarked) > 0 {
+		rows, err := s.st.Client().RuntimeOwner.Query().Where(runtimeowner.IDIn(unmarked...)).All(ctx)
+		if err != nil {
+			return errors.Join(append(errs, fmt.Errorf("read owners of open operations: %w", err))...)
+		}
+		byID := make(map[string]*ent.RuntimeOwner, len(rows))
+		for _, r := range rows {
+			byID[r.ID] = r
+		}
+		now := s.opts.Clock.Now().UTC()
+		for _, id := range unmarked {
+			p, r := Process{ID: id}, byID[id]
+			if r != nil {
+				p.Host, p.Boot, p.PID = r.Host, r.Boot, r.Pid
+			}
+			gone, _ := s.gone(id, r)
+			errs = append(errs, s.marks.put(p, gone, now))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return s.marks.setSwept()
 }

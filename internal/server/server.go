@@ -38,13 +38,19 @@ type Options struct {
 	ReadOnly bool
 	Version  string
 	Handlers catalogs.Handlers
-	Logger   *slog.Logger
+	// OpenHandlers, when Handlers is nil, gives the handlers at each tool
+	// call whose arguments were accepted (serve assembles the runtime on
+	// the first one); its error is the call's tool error.
+	OpenHandlers func(context.Context) (catalogs.Handlers, error)
+	Logger       *slog.Logger
 	// Redactor is the one redactor every answer and tool error passes
 	// through (default: secrets.Default, built on the first call).
 	Redactor func() *secrets.Redactor
 	// AfterInitialize runs once, in its own goroutine, after the client's
 	// initialized notification: start-up work that must not delay
 	// initialize (reconciliation of interrupted sends, provider warm-up).
+	// It may keep running until its context ends: Run cancels it and
+	// waits for it before returning.
 	AfterInitialize func(context.Context)
 	// Tokens counts o200k tokens for the answer budgets; defaults to
 	// tokens.NewO200k (its table is embedded, nothing is built for it).
@@ -163,9 +169,17 @@ func (s *Server) handler(e *catalogs.Entry) mcp.ToolHandler {
 		if e.Legacy {
 			ctx = callinfo.WithLegacy(ctx)
 		}
-		// Most calls read the store: the stack SQLite needs, in one step.
+		// Most calls read the store: the stack SQLite needs, in one step
+		// (before the first call assembles the runtime, too).
 		growstack.Grow()
-		out, err := e.Call(ctx, s.opts.Handlers, in)
+		h := s.opts.Handlers
+		if h == nil && s.opts.OpenHandlers != nil {
+			var herr error
+			if h, herr = s.opts.OpenHandlers(ctx); herr != nil {
+				return s.toolError(fmt.Sprintf("%s: the runtime could not start: %v", e.Name, herr)), nil
+			}
+		}
+		out, err := e.Call(ctx, h, in)
 		if err != nil {
 			var ni *catalogs.NotImplementedError
 			msg := s.opts.Redactor().String(err.Error())

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -132,5 +133,48 @@ func TestToolsListBuiltFromListings(t *testing.T) {
 	var v struct{ Tools []map[string]any }
 	if err := json.Unmarshal(b, &v); err != nil || len(v.Tools) != len(p.Entries(true)) {
 		t.Fatalf("%v %d", err, len(v.Tools))
+	}
+}
+
+// TestOpenHandlersOnTheFirstAcceptedCall: with OpenHandlers, initialize and
+// tools/list build nothing; a call whose arguments are refused builds
+// nothing either; the first accepted call opens the handlers, and an
+// open that fails is that call's tool error.
+func TestOpenHandlersOnTheFirstAcceptedCall(t *testing.T) {
+	p, _ := catalogs.LookupProfile("full")
+	var opens int
+	var fail error
+	s := New(Options{Profile: p, Version: "test", OpenHandlers: func(context.Context) (catalogs.Handlers, error) {
+		opens++
+		if fail != nil {
+			return nil, fail
+		}
+		return &fakeHandlers{}, nil
+	}})
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	go func() { _ = s.Run(ctx, st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := call(t, cs, "get_runtime_status", map[string]any{"nope": 1}); !res.IsError || opens != 0 {
+		t.Fatalf("refused arguments: error %v, handlers opened %d times", res.IsError, opens)
+	}
+	fail = errors.New("open the state store: disk on fire")
+	res, text := call(t, cs, "get_runtime_status", map[string]any{})
+	if !res.IsError || text != "get_runtime_status: the runtime could not start: open the state store: disk on fire" {
+		t.Fatalf("failed open = %v %q", res.IsError, text)
+	}
+	fail = nil
+	if res, text := call(t, cs, "get_runtime_status", map[string]any{}); res.IsError || !strings.Contains(text, "agent-interop-runtime") {
+		t.Fatalf("after the open = %v %q", res.IsError, text)
+	}
+	if opens != 2 {
+		t.Errorf("handlers opened %d times, want 2 (one per accepted call here)", opens)
 	}
 }

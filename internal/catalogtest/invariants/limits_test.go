@@ -187,6 +187,8 @@ func TestServicesTakeTheirLimitsFromTheSpec(t *testing.T) {
 		"internal/providers/freebuff ThreadMessages":           "answer shape: the newest messages get_thread carries",
 		"internal/security MaxListEntries":                     "directory entries listed",
 		"internal/delivery maxTotalledHandoffs":                "handoffs whose sessions a work item's usage total counts",
+		"internal/delivery maxMarkBytes":                       "owner mark file size read",
+		"internal/delivery maxMarkID":                          "owner id length that names a mark file",
 		"internal/security MaxFileBytes":                       "project file size read",
 		"internal/importstate maxFileBytes":                    "0.3.x state file size",
 		"internal/importstate 80":                              "width of a value quoted in an import report",

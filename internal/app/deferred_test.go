@@ -1,0 +1,109 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-interop/runtime/internal/testutil/wait"
+)
+
+func deferredEnv(t *testing.T, path string) Config {
+	t.Helper()
+	env := map[string]string{"INTEROP_DB": path}
+	return Config{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+}
+
+func assembled(d *Deferred) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.app != nil
+}
+
+// TestDeferredAssemblesOnFirstUse: OpenDeferred opens the store and builds
+// nothing else; the first Handlers assembles the runtime once.
+func TestDeferredAssemblesOnFirstUse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "interop.db")
+	d, err := OpenDeferred(context.Background(), deferredEnv(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the store was not opened (created) at once: %v", err)
+	}
+	if assembled(d) {
+		t.Fatal("OpenDeferred assembled the runtime")
+	}
+	h1, err := d.Handlers(context.Background())
+	if err != nil || h1 == nil {
+		t.Fatalf("Handlers = %v, %v", h1, err)
+	}
+	h2, _ := d.Handlers(context.Background())
+	if h1 != h2 {
+		t.Error("a second Handlers assembled the runtime again")
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Handlers(context.Background()); err == nil {
+		t.Error("Handlers after Close answered")
+	}
+}
+
+// TestDeferredRefusesABadStoreAtOnce: what stops serve before it answers
+// still does.
+func TestDeferredRefusesABadStoreAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "interop.db")
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenDeferred(context.Background(), deferredEnv(t, path)); err == nil || !strings.Contains(err.Error(), "open the state store") {
+		t.Fatalf("a directory as the store: %v", err)
+	}
+}
+
+// TestDeferredSettlementWaitsOnAQuietStore: on a store whose marks were
+// swept and show nobody, the start-up work assembles nothing and ends at
+// Close; on a store never swept it assembles the runtime to settle.
+func TestDeferredSettlementWaitsOnAQuietStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "interop.db")
+	first, err := OpenDeferred(context.Background(), deferredEnv(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	go func() { defer close(started); first.AfterInitialize(context.Background()) }()
+	wait.For(t, "the start-up work on a store never swept to assemble the runtime", wait.InProcess, func() bool { return assembled(first) })
+	<-started
+	wait.For(t, "the first pass to sweep the marks", wait.InProcess, func() bool {
+		_, err := os.Stat(path + ".owners/.swept")
+		return err == nil
+	})
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	quiet, err := OpenDeferred(context.Background(), deferredEnv(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	returned := make(chan struct{})
+	go func() { defer close(returned); quiet.AfterInitialize(context.Background()) }()
+	select {
+	case <-returned:
+		t.Fatal("the start-up work on a quiet store ended by itself")
+	default:
+	}
+	if assembled(quiet) {
+		t.Fatal("the start-up work on a quiet store assembled the runtime")
+	}
+	if err := quiet.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wait.Recv(t, "the start-up work to end at Close", wait.InProcess, returned)
+	if assembled(quiet) {
+		t.Fatal("the runtime was assembled on the way out")
+	}
+}
