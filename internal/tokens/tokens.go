@@ -14,8 +14,8 @@
 // as answer JSON mostly is, is cut and counted in one loop, ascii.go), and
 // each distinct piece is byte-pair encoded once (package bpe) and
 // remembered. A text's count is the sum of its pieces' counts, because the
-// codec encodes every piece on its own. JSON answers repeat their keys and words, so most
-// pieces are found in the cache.
+// codec encodes every piece on its own. JSON answers repeat their keys and
+// words, so most pieces are found in the cache.
 package tokens
 
 import (
