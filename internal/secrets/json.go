@@ -32,9 +32,35 @@ type JSONMemo struct {
 	// shifts are the ends (in raw) of the strings the redaction changed,
 	// each with how much longer out is than raw from there on.
 	shifts []shift
+	// scanned reports that json scanned raw's strings (it does not when
+	// the prefilter finds nothing), and resumes are then its value
+	// strings in order (see resumeAt).
+	scanned bool
+	resumes []resume
 }
 
 type shift struct{ rawEnd, delta int }
+
+// resume is a value string of a memo's document: at is just after its
+// closing quote, next the index of the first byte after it that is not
+// space (not ':', or the string would be a key).
+type resume struct{ at, next int }
+
+// resumeAt is resumeAt(doc, shared) for a doc whose first shared bytes
+// are m.raw's, from m's scan instead of a scan of doc: up to shared, doc's
+// strings are m.raw's, so the last value string whose next non-space byte
+// lies within shared is the last one resumeAt's scan takes (every string
+// ends before the next one's next byte, so the scan stops after it).
+func (m *JSONMemo) resumeAt(doc []byte, shared int) int {
+	if !m.scanned {
+		return resumeAt(doc, shared)
+	}
+	j := sort.Search(len(m.resumes), func(j int) bool { return m.resumes[j].next >= shared })
+	if j == 0 {
+		return 0
+	}
+	return m.resumes[j-1].at
+}
 
 // Raw is the document m was made from.
 func (m *JSONMemo) Raw() []byte { return m.raw }
@@ -58,7 +84,7 @@ func (r *Redactor) JSONFrom(m *JSONMemo, doc []byte) []byte {
 	if m == nil {
 		return r.JSON(doc)
 	}
-	p := resumeAt(doc, commonPrefix(m.raw, doc))
+	p := m.resumeAt(doc, commonPrefix(m.raw, doc))
 	if p <= 0 {
 		return r.JSON(doc)
 	}
@@ -178,6 +204,13 @@ func (r *Redactor) json(doc []byte, skip bool, m *JSONMemo) []byte {
 		if end < 0 {
 			break // not valid JSON: leave the rest as it is
 		}
+		k := end + 1 // the next byte that is not space
+		for k < len(doc) && (doc[k] == ' ' || doc[k] == '\n' || doc[k] == '\t' || doc[k] == '\r') {
+			k++
+		}
+		if m != nil && k < len(doc) && doc[k] != ':' {
+			m.resumes = append(m.resumes, resume{at: end + 1, next: k})
+		}
 		raw := doc[i+1 : end]
 		var text string
 		if escaped {
@@ -194,10 +227,6 @@ func (r *Redactor) json(doc []byte, skip bool, m *JSONMemo) []byte {
 			text = unsafe.String(unsafe.SliceData(raw), len(raw)) // read only
 		}
 		isKey := false
-		k := end + 1
-		for k < len(doc) && (doc[k] == ' ' || doc[k] == '\n' || doc[k] == '\t' || doc[k] == '\r') {
-			k++
-		}
 		if k < len(doc) && doc[k] == ':' {
 			isKey = true
 			if keyNamesSecret(text) {
@@ -245,6 +274,9 @@ func (r *Redactor) json(doc []byte, skip bool, m *JSONMemo) []byte {
 			}
 		}
 		i = end
+	}
+	if m != nil {
+		m.scanned = true
 	}
 	if out == nil {
 		return doc

@@ -402,3 +402,43 @@ func TestLowerASCIIInto(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoResumeIsTheScan holds the resume point JSONFrom takes from its
+// memo (the value strings JSONKeep's scan met) to resumeAt's scan of the
+// second document, for random documents of strings, keys, escapes,
+// whitespace and broken JSON, and every second document that parts from
+// the first at each of its offsets.
+func TestMemoResumeIsTheScan(t *testing.T) {
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A secret makes JSONKeep scan the strings (a document without a
+	// keyword hit is returned after the prefilter, and resumeAt is then
+	// the scan itself).
+	head := `{"s":"cache: redis://:s3cretPW@cache.internal:6379/0",`
+	pieces := []string{`"a"`, `"k":`, `"k" : `, `"v"`, `,`, ` `, "\n", `[`, `]`, `{`, `}`, `"e\"s"`, `"\\"`, `"\u0041"`, `"x\"`, `:`, `"`, `1`, `"s."`}
+	rng := rand.New(rand.NewPCG(81, 82))
+	for range 300 {
+		var b strings.Builder
+		b.WriteString(head)
+		for range rng.IntN(30) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		doc := []byte(b.String())
+		_, m := r.JSONKeep(doc)
+		if !m.scanned {
+			t.Fatalf("%s: JSONKeep did not scan the strings", doc)
+		}
+		for cut := 0; cut <= len(doc); cut++ {
+			other := append([]byte(nil), doc[:cut]...)
+			for range rng.IntN(4) {
+				other = append(other, pieces[rng.IntN(len(pieces))]...)
+			}
+			shared := commonPrefix(doc, other)
+			if got, want := m.resumeAt(other, shared), resumeAt(other, shared); got != want {
+				t.Fatalf("%s then %s (shared %d): the memo resumes at %d, the scan at %d", doc, other, shared, got, want)
+			}
+		}
+	}
+}
