@@ -152,3 +152,30 @@ func BenchmarkJSONWorksPage(b *testing.B) {
 		r.JSON(page)
 	}
 }
+
+// BenchmarkJSONKeepFromWorksPage is the answer guard's redaction of a
+// works page cut shorter: JSONKeep of the whole page (records first, as
+// the runtime's answer struct orders them), then JSONFrom of its first 57
+// records with another cursor.
+func BenchmarkJSONKeepFromWorksPage(b *testing.B) {
+	r, _ := New()
+	type answer struct {
+		Works      []any  `json:"works"`
+		NextCursor string `json:"nextCursor"`
+	}
+	var a answer
+	_ = json.Unmarshal(worksPage(), &a)
+	page, _ := json.Marshal(a)
+	a.Works = a.Works[:57]
+	a.NextCursor = "eyJ2IjoxLCJ0IjoibGlzdF93b3JrX2l0ZW1zIiwiZiI6IjgwZmM4MzRlY2Y5OCIsImsiOlsiMjAyNi0xMi0wMlQxMzo0NToxNi44NzlaIiwid29ya19zZWVkXzAwOTk5NTAiXX0"
+	cut, _ := json.Marshal(a)
+	if p := commonPrefix(page, cut); p < len(cut)*9/10 {
+		b.Fatalf("the cut page shares %d of its %d bytes", p, len(cut))
+	}
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, m := r.JSONKeep(page)
+		r.JSONFrom(m, cut)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+	"sync"
 	"unsafe"
 
 	"github.com/coregx/ahocorasick"
@@ -31,9 +32,35 @@ type JSONMemo struct {
 	// shifts are the ends (in raw) of the strings the redaction changed,
 	// each with how much longer out is than raw from there on.
 	shifts []shift
+	// scanned reports that json scanned raw's strings (it does not when
+	// the prefilter finds nothing), and resumes are then its value
+	// strings in order (see resumeAt).
+	scanned bool
+	resumes []resume
 }
 
 type shift struct{ rawEnd, delta int }
+
+// resume is a value string of a memo's document: at is just after its
+// closing quote, next the index of the first byte after it that is not
+// space (not ':', or the string would be a key).
+type resume struct{ at, next int }
+
+// resumeAt is resumeAt(doc, shared) for a doc whose first shared bytes
+// are m.raw's, from m's scan instead of a scan of doc: up to shared, doc's
+// strings are m.raw's, so the last value string whose next non-space byte
+// lies within shared is the last one resumeAt's scan takes (every string
+// ends before the next one's next byte, so the scan stops after it).
+func (m *JSONMemo) resumeAt(doc []byte, shared int) int {
+	if !m.scanned {
+		return resumeAt(doc, shared)
+	}
+	j := sort.Search(len(m.resumes), func(j int) bool { return m.resumes[j].next >= shared })
+	if j == 0 {
+		return 0
+	}
+	return m.resumes[j-1].at
+}
 
 // Raw is the document m was made from.
 func (m *JSONMemo) Raw() []byte { return m.raw }
@@ -57,7 +84,7 @@ func (r *Redactor) JSONFrom(m *JSONMemo, doc []byte) []byte {
 	if m == nil {
 		return r.JSON(doc)
 	}
-	p := resumeAt(doc, commonPrefix(m.raw, doc))
+	p := m.resumeAt(doc, commonPrefix(m.raw, doc))
 	if p <= 0 {
 		return r.JSON(doc)
 	}
@@ -126,6 +153,9 @@ func resumeAt(doc []byte, shared int) int {
 	return at
 }
 
+// lowerScratch holds buffers for lowerASCIIInto (*[]byte).
+var lowerScratch = sync.Pool{New: func() any { return new([]byte) }}
+
 // json is JSON; with skip false every string is passed to String (the
 // reference the skipping is tested against). m, when not nil, records
 // where the output's length parts from doc's.
@@ -134,7 +164,12 @@ func (r *Redactor) json(doc []byte, skip bool, m *JSONMemo) []byte {
 		return doc
 	}
 	whole := unsafe.String(unsafe.SliceData(doc), len(doc))
-	matches := r.keywords.FindAllOverlapping(lowerASCII(whole))
+	// The lower-cased copy the keyword scan reads is a page's size and
+	// dropped right after the scan (matches hold offsets): its buffer is
+	// reused from call to call.
+	scratch := lowerScratch.Get().(*[]byte)
+	matches := r.keywords.FindAllOverlapping(lowerASCIIInto(scratch, whole))
+	lowerScratch.Put(scratch)
 	// A "\u" escape may spell a keyword, so a document with one always
 	// takes the slow path.
 	if !bytes.Contains(doc, []byte(`\u`)) && len(r.selectedFrom(whole, matches)) == 0 {
@@ -151,15 +186,30 @@ func (r *Redactor) json(doc []byte, skip bool, m *JSONMemo) []byte {
 	var out []byte // allocated on the first change
 	last := 0
 	secretValueAt := -1 // after the ':' of a key that names a secret
+	// The last string with keyword matches inside it and its redaction:
+	// the redaction of such a string depends on the string alone (see
+	// below), and a page repeats its strings (every record's objective
+	// preview of a seeded store, a status).
+	var memoText, memoRed string
+	memo := false
 	for i := 0; i < len(doc); i++ {
-		if doc[i] != '"' {
-			continue
+		q := bytes.IndexByte(doc[i:], '"')
+		if q < 0 {
+			break
 		}
+		i += q
 		valueOfSecretKey := secretValueAt >= 0 && onlySpace(doc[secretValueAt:i])
 		secretValueAt = -1
 		end, escaped := stringEnd(doc, i)
 		if end < 0 {
 			break // not valid JSON: leave the rest as it is
+		}
+		k := end + 1 // the next byte that is not space
+		for k < len(doc) && (doc[k] == ' ' || doc[k] == '\n' || doc[k] == '\t' || doc[k] == '\r') {
+			k++
+		}
+		if m != nil && k < len(doc) && doc[k] != ':' {
+			m.resumes = append(m.resumes, resume{at: end + 1, next: k})
 		}
 		raw := doc[i+1 : end]
 		var text string
@@ -177,10 +227,6 @@ func (r *Redactor) json(doc []byte, skip bool, m *JSONMemo) []byte {
 			text = unsafe.String(unsafe.SliceData(raw), len(raw)) // read only
 		}
 		isKey := false
-		k := end + 1
-		for k < len(doc) && (doc[k] == ' ' || doc[k] == '\n' || doc[k] == '\t' || doc[k] == '\r') {
-			k++
-		}
 		if k < len(doc) && doc[k] == ':' {
 			isKey = true
 			if keyNamesSecret(text) {
@@ -194,8 +240,12 @@ func (r *Redactor) json(doc []byte, skip bool, m *JSONMemo) []byte {
 		switch {
 		case valueOfSecretKey && !isKey && text != "" && !alreadyRedacted(text):
 			red = Redacted
+		case skip && !escaped && text != "" && memo && text == memoText:
+			red = memoRed
 		case skip && !escaped && text != "":
-			// The matches inside the string, at its own offsets.
+			// The matches inside the string, at its own offsets: those of
+			// a scan of text alone, so with live (fixed for the document)
+			// they make text's redaction a function of text.
 			within = within[:0]
 			for _, m := range matches[next:] {
 				if m.End > end {
@@ -206,6 +256,9 @@ func (r *Redactor) json(doc []byte, skip bool, m *JSONMemo) []byte {
 				}
 			}
 			red = r.redactSelected(text, r.selectedAmong(text, within, live))
+			if len(within) > 0 {
+				memoText, memoRed, memo = text, red, true
+			}
 		default:
 			red = r.String(text)
 		}
@@ -221,6 +274,9 @@ func (r *Redactor) json(doc []byte, skip bool, m *JSONMemo) []byte {
 			}
 		}
 		i = end
+	}
+	if m != nil {
+		m.scanned = true
 	}
 	if out == nil {
 		return doc
@@ -249,13 +305,34 @@ func keyNamesSecret(key string) bool {
 	if len(key) < 5 || len(key) > 100 {
 		return false
 	}
-	for _, suf := range secretKeySuffixes {
+	// Only the suffixes that end in the key's last letter, as folded,
+	// can match (foldedHasSuffix compares it first).
+	i := len(key) - 1
+	for i >= 0 && (key[i] == '_' || key[i] == '-' || key[i] == '.') {
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	c := key[i]
+	if c >= 'A' && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	for _, suf := range suffixesByLast[c] {
 		if foldedHasSuffix(key, suf) {
 			return true
 		}
 	}
 	return false
 }
+
+// suffixesByLast is secretKeySuffixes by their last byte.
+var suffixesByLast = func() (t [256][]string) {
+	for _, suf := range secretKeySuffixes {
+		t[suf[len(suf)-1]] = append(t[suf[len(suf)-1]], suf)
+	}
+	return t
+}()
 
 // foldedHasSuffix reports whether key folded as keyNamesSecret folds it
 // ends in suf (lower-case ASCII).
@@ -283,6 +360,11 @@ func foldedHasSuffix(key, suf string) bool {
 // stringEnd returns the index of the quote closing the string that opens
 // at start, and whether the string has escapes; -1 if it is not closed.
 func stringEnd(doc []byte, start int) (int, bool) {
+	// Most strings have no escape: the first quote closes the string
+	// when no backslash comes before it.
+	if q := bytes.IndexByte(doc[start+1:], '"'); q >= 0 && bytes.IndexByte(doc[start+1:start+1+q], '\\') < 0 {
+		return start + 1 + q, false
+	}
 	escaped := false
 	for j := start + 1; j < len(doc); j++ {
 		switch doc[j] {

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -303,4 +304,141 @@ func redactorAndParts(t *testing.T) (*Redactor, []string) {
 		}
 	}
 	return r, parts
+}
+
+// TestJSONRepeatedStrings holds JSON, which reuses the redaction of the
+// last string with keyword matches for the same string met again, to the
+// reference that passes every string to String: documents of a few
+// strings (corpus secrets, rule keywords, plain text) repeated as values,
+// as keys and as values of keys that name secrets, in random order.
+func TestJSONRepeatedStrings(t *testing.T) {
+	r, parts := redactorAndParts(t)
+	parts = append(parts, "plain words", "Make the importer idempotent and cover it with tests. ", "open")
+	rng := rand.New(rand.NewPCG(51, 52))
+	for i := 0; i < 400; i++ {
+		few := make([]string, 1+rng.IntN(3))
+		for k := range few {
+			few[k] = parts[rng.IntN(len(parts))]
+		}
+		var b strings.Builder
+		b.WriteString("{")
+		for k := range 2 + rng.IntN(10) {
+			if k > 0 {
+				b.WriteString(",")
+			}
+			key, _ := json.Marshal(few[rng.IntN(len(few))])
+			switch rng.IntN(4) {
+			case 0:
+				key = []byte(`"apiToken"`)
+			case 1:
+				key, _ = json.Marshal(fmt.Sprint("k", k))
+			}
+			val, _ := json.Marshal([]string{few[rng.IntN(len(few))], few[rng.IntN(len(few))]})
+			if rng.IntN(2) == 0 {
+				val, _ = json.Marshal(few[rng.IntN(len(few))])
+			}
+			fmt.Fprintf(&b, "%s:%s", key, val)
+		}
+		b.WriteString("}")
+		doc := b.String()
+		got, want := r.json([]byte(doc), true, nil), r.json([]byte(doc), false, nil)
+		if string(got) != string(want) {
+			t.Fatalf("document %d %s: JSON =\n%s\nreference\n%s", i, doc, got, want)
+		}
+	}
+}
+
+// TestStringEndAsByteLoop holds stringEnd, which finds a string's end
+// with IndexByte when no backslash comes before its first quote, to the
+// byte loop alone, from every quote of random documents of quotes,
+// backslashes and other bytes.
+func TestStringEndAsByteLoop(t *testing.T) {
+	loop := func(doc []byte, start int) (int, bool) {
+		escaped := false
+		for j := start + 1; j < len(doc); j++ {
+			switch doc[j] {
+			case '\\':
+				escaped = true
+				j++
+			case '"':
+				return j, escaped
+			}
+		}
+		return -1, escaped
+	}
+	alphabet := []byte{'"', '\\', 'a', ' ', 'u', 0xc3, 0xa9}
+	rng := rand.New(rand.NewPCG(61, 62))
+	for range 20000 {
+		doc := make([]byte, rng.IntN(40))
+		for i := range doc {
+			doc[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		for start, c := range doc {
+			if c != '"' {
+				continue
+			}
+			gotEnd, gotEsc := stringEnd(doc, start)
+			wantEnd, wantEsc := loop(doc, start)
+			if gotEnd != wantEnd || gotEsc != wantEsc {
+				t.Fatalf("stringEnd(%q, %d) = %d, %v; the byte loop %d, %v", doc, start, gotEnd, gotEsc, wantEnd, wantEsc)
+			}
+		}
+	}
+}
+
+// TestLowerASCIIInto holds lowerASCIIInto, reusing one buffer, to
+// lowerASCII.
+func TestLowerASCIIInto(t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	var buf []byte
+	for range 5000 {
+		b := make([]byte, rng.IntN(300))
+		for i := range b {
+			b[i] = "aZ09_-\xc3\x89e\"\\ "[rng.IntN(12)]
+		}
+		s := string(b)
+		if got, want := string(lowerASCIIInto(&buf, s)), string(lowerASCII(s)); got != want {
+			t.Fatalf("lowerASCIIInto(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestMemoResumeIsTheScan holds the resume point JSONFrom takes from its
+// memo (the value strings JSONKeep's scan met) to resumeAt's scan of the
+// second document, for random documents of strings, keys, escapes,
+// whitespace and broken JSON, and every second document that parts from
+// the first at each of its offsets.
+func TestMemoResumeIsTheScan(t *testing.T) {
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A secret makes JSONKeep scan the strings (a document without a
+	// keyword hit is returned after the prefilter, and resumeAt is then
+	// the scan itself).
+	head := `{"s":"cache: redis://:s3cretPW@cache.internal:6379/0",`
+	pieces := []string{`"a"`, `"k":`, `"k" : `, `"v"`, `,`, ` `, "\n", `[`, `]`, `{`, `}`, `"e\"s"`, `"\\"`, `"\u0041"`, `"x\"`, `:`, `"`, `1`, `"s."`}
+	rng := rand.New(rand.NewPCG(81, 82))
+	for range 300 {
+		var b strings.Builder
+		b.WriteString(head)
+		for range rng.IntN(30) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		doc := []byte(b.String())
+		_, m := r.JSONKeep(doc)
+		if !m.scanned {
+			t.Fatalf("%s: JSONKeep did not scan the strings", doc)
+		}
+		for cut := 0; cut <= len(doc); cut++ {
+			other := append([]byte(nil), doc[:cut]...)
+			for range rng.IntN(4) {
+				other = append(other, pieces[rng.IntN(len(pieces))]...)
+			}
+			shared := commonPrefix(doc, other)
+			if got, want := m.resumeAt(other, shared), resumeAt(other, shared); got != want {
+				t.Fatalf("%s then %s (shared %d): the memo resumes at %d, the scan at %d", doc, other, shared, got, want)
+			}
+		}
+	}
 }

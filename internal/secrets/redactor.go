@@ -245,6 +245,25 @@ func lowerASCII(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 }
 
+// lowerASCIIInto is lowerASCII, writing into *buf (grown as needed and
+// kept there) instead of a new slice when s has an upper-case letter; the
+// result is read only, and valid until *buf is used again.
+func lowerASCIIInto(buf *[]byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := append((*buf)[:0], s...)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; c >= 'A' && c <= 'Z' {
+					b[j] = c + 'a' - 'A'
+				}
+			}
+			*buf = b
+			return b
+		}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+}
+
 // Default is the process's redactor, built on first use (never at package
 // init). A rule set that fails to load is a programming error caught by the
 // package tests; Default then falls back to the project's rules alone.

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"encoding/binary"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -43,9 +44,17 @@ func split(text string, piece func(string)) bool {
 // character classes take runes, so both are matched by the same code.
 type unit interface{ ~byte | ~rune }
 
-// isASCII reports whether every byte of s is below utf8.RuneSelf.
+// isASCII reports whether every byte of s is below utf8.RuneSelf, eight
+// bytes at a time.
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+	b := asBytes(s)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:i+8])&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}
@@ -179,14 +188,18 @@ const (
 	aDigit              // isNumber
 	aPunct              // isPunct
 	aPrefix             // isPrefix
+	aSpace              // isSpace
 )
 
-var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+// asciiClass has an entry for every byte so that a lookup by byte needs
+// no bounds check; the bytes from utf8.RuneSelf on are in no class (the
+// ASCII matcher never reads one).
+var asciiClass = func() (t [256]uint8) {
 	for r := range rune(utf8.RuneSelf) {
 		for _, c := range []struct {
 			bit uint8
 			in  func(rune) bool
-		}{{aUpper, isUpperish}, {aLower, isLowerish}, {aDigit, isNumber}, {aPunct, isPunct}, {aPrefix, isPrefix}} {
+		}{{aUpper, isUpperish}, {aLower, isLowerish}, {aDigit, isNumber}, {aPunct, isPunct}, {aPrefix, isPrefix}, {aSpace, isSpace}} {
 			if c.in(r) {
 				t[r] |= c.bit
 			}
@@ -469,6 +482,9 @@ func splitReach(text string, piece func(p string, end, reach int)) bool {
 // its end; a whitespace match scans the whole whitespace run and the rune
 // after it.
 func readTo[U unit](rs []U, i, e int) int {
+	if b, ok := any(rs).([]byte); ok {
+		return readToASCII(b, i, e)
+	}
 	n := len(rs)
 	r := e + 4
 	if c := rs[i]; c < utf8.RuneSelf && !(c >= 'A' && c <= 'Z') && !isSpace(rune(c)) &&
@@ -490,6 +506,34 @@ func readTo[U unit](rs []U, i, e int) int {
 	if isSpace(rune(rs[i])) {
 		k := i
 		for k < n && isSpace(rune(rs[k])) {
+			k++
+		}
+		r = max(r, k+1)
+	}
+	return min(r, n+1)
+}
+
+// readToASCII is readTo on the bytes of an ASCII text, with the classes
+// looked up in asciiClass: an upper-ish run is scanned from i when rs[i]
+// is a capital, from i+1 when it is a prefix byte (upper(i) is then i,
+// below e+4), and the whitespace run from i when rs[i] is whitespace.
+func readToASCII(b []byte, i, e int) int {
+	n := len(b)
+	r := e + 4
+	c := asciiClass[b[i]]
+	if c&(aUpper|aPrefix) != 0 {
+		j := i
+		if c&aPrefix != 0 {
+			j = i + 1
+		}
+		for j < n && asciiClass[b[j]]&aUpper != 0 {
+			j++
+		}
+		r = max(r, j+1)
+	}
+	if c&aSpace != 0 {
+		k := i + 1
+		for k < n && asciiClass[b[k]]&aSpace != 0 {
 			k++
 		}
 		r = max(r, k+1)

@@ -121,6 +121,12 @@ func BenchmarkCount(b *testing.B) {
 			_, _ = NewO200k().Count(text)
 		}
 	})
+	b.Run("tally", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			_, _ = o.Tally(text)
+		}
+	})
 	b.Run("codec", func(b *testing.B) {
 		b.SetBytes(int64(len(text)))
 		for b.Loop() {

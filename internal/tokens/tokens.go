@@ -10,16 +10,19 @@
 //
 // Counting is exact and fast: the text is cut into the codec's
 // pre-tokenizer pieces by a hand-written matcher of the o200k pattern
-// (split.go; a test checks it against the pattern itself), and each distinct
-// piece is byte-pair encoded once (package bpe) and remembered. A text's
-// count is the sum of its pieces' counts, because the codec encodes every
-// piece on its own. JSON answers repeat their keys and words, so most
-// pieces are found in the cache.
+// (split.go; a test checks it against the pattern itself; an ASCII text,
+// as answer JSON mostly is, is cut and counted in one loop, ascii.go), and
+// each distinct piece is byte-pair encoded once (package bpe) and
+// remembered. A text's count is the sum of its pieces' counts, because the
+// codec encodes every piece on its own. JSON answers repeat their keys and
+// words, so most pieces are found in the cache.
 package tokens
 
 import (
 	_ "embed" // the rank table
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"sort"
 	"sync"
 	"unicode/utf8"
@@ -61,7 +64,7 @@ type O200k struct {
 	front *[frontSize]frontEntry
 }
 
-// frontSize is the entries of O200k.front (48 KiB, allocated on the
+// frontSize is the entries of O200k.front (80 KiB, allocated on the
 // first Count): a JSON answer has a few hundred distinct pieces (a 100-work
 // list_work_items page: ~7,000 pieces, ~200 distinct), so most land in an
 // entry of their own.
@@ -69,17 +72,51 @@ const frontSize = 1 << frontBits
 
 const frontBits = 11
 
-// frontEntry is a piece and its count; the piece is the cache's own copy.
+// frontEntry is a piece and its count; the piece is the cache's own copy,
+// and w1, w2 its pieceWords: a piece of at most 16 bytes is compared by
+// its length and the two words alone, a longer one also byte by byte.
 type frontEntry struct {
-	piece string
-	n     int
+	w1, w2 uint64
+	piece  string
+	n      int
+}
+
+// holds reports whether e is the entry of p, whose words are w1, w2.
+func (e *frontEntry) holds(p string, w1, w2 uint64) bool {
+	return len(e.piece) == len(p) && e.w1 == w1 && e.w2 == w2 && (len(p) <= 16 || e.piece == p)
+}
+
+// pieceWords are a piece's bytes as two little-endian words: w1 its first
+// 8 bytes (zero past its end), w2 its last 8 when it is longer than 8
+// (else 0). They tell pieces of at most 16 bytes and the same length
+// apart; shorter pieces are read with loads that overlap, not byte by
+// byte.
+func pieceWords(p string) (w1, w2 uint64) {
+	b := asBytes(p)
+	switch n := len(b); {
+	case n >= 8:
+		w1 = binary.LittleEndian.Uint64(b)
+		if n > 8 {
+			w2 = binary.LittleEndian.Uint64(b[n-8:])
+		}
+	case n >= 4:
+		w1 = uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*(n-4))
+	case n > 0:
+		w1 = uint64(b[0]) | uint64(b[n/2])<<(8*(n/2)) | uint64(b[n-1])<<(8*(n-1))
+	}
+	return w1, w2
 }
 
 // frontSlot is the entry of front a piece is kept in: a hash of its
-// length and three of its bytes. Pieces that share a slot only cost a
-// map lookup, never a wrong count (the entry holds the whole piece).
+// length and words. Pieces that share a slot only cost a map lookup,
+// never a wrong count (the entry is compared with the whole piece).
 func frontSlot(p string) int {
-	h := uint64(len(p))<<24 ^ uint64(p[0])<<16 ^ uint64(p[len(p)/2])<<8 ^ uint64(p[len(p)-1])
+	w1, w2 := pieceWords(p)
+	return slotOf(len(p), w1, w2)
+}
+
+func slotOf(n int, w1, w2 uint64) int {
+	h := w1 ^ bits.RotateLeft64(w2, 31) ^ uint64(n)<<56
 	return int((h * 0x9E3779B97F4A7C15) >> (64 - frontBits))
 }
 
@@ -119,18 +156,29 @@ func (o *O200k) Count(text string) (int, error) {
 
 // countLocked counts text under o.mu.
 func (o *O200k) countLocked(text string) (int, error) {
-	total := 0
-	piece := func(p string) {
-		if e := &o.front[frontSlot(p)]; e.piece == p {
-			total += e.n
-			return
-		}
-		total += o.pieceLocked(p)
+	if isASCII(text) {
+		return o.sumASCII(text, nil, nil), nil
 	}
+	total := 0
+	piece := func(p string) { total += o.pieceCount(p) }
 	if !split(text, piece) { // not valid UTF-8: nothing was cut
 		split(validUTF8(text), piece)
 	}
 	return total, nil
+}
+
+// pieceCount is the count of piece p under o.mu: from its entry of front
+// when it is there, else from pieceLocked.
+func (o *O200k) pieceCount(p string) int {
+	if len(p) == 1 {
+		return 1 // a byte is a token of its own (bpe.Table.Count)
+	}
+	w1, w2 := pieceWords(p)
+	e := &o.front[slotOf(len(p), w1, w2)]
+	if e.holds(p, w1, w2) {
+		return e.n
+	}
+	return o.pieceLocked(p, e, w1, w2)
 }
 
 // validUTF8 is text as the codec reads it. Its default error mode
@@ -148,16 +196,16 @@ func validUTF8(text string) string {
 }
 
 // pieceLocked is the count of one piece, from the cache or the encoder;
-// it also puts the piece in its entry of front, where the callers look first
-// (a piece of a few bytes is found there for a hash of four bytes and one
-// comparison, where the map hashes it whole and probes a group).
-func (o *O200k) pieceLocked(p string) int {
-	e := &o.front[frontSlot(p)]
+// it also puts the piece in e, its entry of front (words w1, w2), where
+// the callers look first (a piece of a few bytes is found there for a hash
+// of two words and three comparisons, where the map hashes it whole and
+// probes a group).
+func (o *O200k) pieceLocked(p string, e *frontEntry, w1, w2 uint64) int {
 	if n, hit := o.pieces[p]; hit {
 		// The map does not hand out its key: the entry gets a copy. Two
 		// pieces in turn in one slot copy each time; a slot is shared by
 		// few of a page's pieces (see frontSize).
-		e.piece, e.n = string([]byte(p)), n
+		*e = frontEntry{w1: w1, w2: w2, piece: string([]byte(p)), n: n}
 		return n
 	}
 	n := o.table.Count(p, &o.scratch)
@@ -166,7 +214,7 @@ func (o *O200k) pieceLocked(p string) int {
 	}
 	key := string([]byte(p)) // a copy: p aliases the caller's text
 	o.pieces[key] = n
-	e.piece, e.n = key, n
+	*e = frontEntry{w1: w1, w2: w2, piece: key, n: n}
 	return n
 }
 
@@ -203,13 +251,13 @@ func (o *O200k) Tally(text string) (*Tally, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	t := &Tally{text: text}
+	if isASCII(text) {
+		t.total = o.sumASCII(text, t, nil)
+		return t, nil
+	}
 	safe, last := 0, 0
 	ok := splitReach(text, func(p string, end, reach int) {
-		if e := &o.front[frontSlot(p)]; e.piece == p {
-			t.total += e.n
-		} else {
-			t.total += o.pieceLocked(p)
-		}
+		t.total += o.pieceCount(p)
 		safe = max(safe, reach)
 		if end-last >= markEvery {
 			t.marks = append(t.marks, mark{end: end, safe: safe, tokens: t.total})
