@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/coregx/ahocorasick"
+
+	"github.com/agent-interop/runtime/internal/lazy"
 )
 
 // JSON redacts every string (values and keys) of a valid JSON document in
@@ -318,7 +320,7 @@ func keyNamesSecret(key string) bool {
 	if c >= 'A' && c <= 'Z' {
 		c += 'a' - 'A'
 	}
-	for _, suf := range suffixesByLast[c] {
+	for _, suf := range suffixesByLast.Get()[c] {
 		if foldedHasSuffix(key, suf) {
 			return true
 		}
@@ -326,13 +328,15 @@ func keyNamesSecret(key string) bool {
 	return false
 }
 
-// suffixesByLast is secretKeySuffixes by their last byte.
-var suffixesByLast = func() (t [256][]string) {
+// suffixesByLast is secretKeySuffixes by their last byte (built on first
+// use: package state costs every start, see internal/lazy).
+var suffixesByLast = lazy.Value[*[256][]string]{New: func() *[256][]string {
+	var t [256][]string
 	for _, suf := range secretKeySuffixes {
 		t[suf[len(suf)-1]] = append(t[suf[len(suf)-1]], suf)
 	}
-	return t
-}()
+	return &t
+}}
 
 // foldedHasSuffix reports whether key folded as keyNamesSecret folds it
 // ends in suf (lower-case ASCII).
