@@ -66,6 +66,6 @@ func (s *Store) Checkpoint(ctx context.Context) error {
 	if s.pg != nil {
 		return nil // PostgreSQL checkpoints by itself
 	}
-	_, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	_, err := s.handle().ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 	return err
 }

@@ -77,7 +77,7 @@ func (s *Store) Recovery(ctx context.Context) (*Recovery, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.recoveryLoaded {
-		meta, err := readMeta(ctx, s.db)
+		meta, err := readMeta(ctx, s.handle())
 		if err != nil {
 			return nil, fmt.Errorf("read store recovery record: %w", s.corruptionHint(err))
 		}
@@ -101,7 +101,7 @@ func (s *Store) AcknowledgeRecovery(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := deleteMeta(ctx, s.db, metaRecovery); err != nil {
+	if err := deleteMeta(ctx, s.handle(), metaRecovery); err != nil {
 		return err
 	}
 	s.recovery, s.recoveryLoaded = nil, true

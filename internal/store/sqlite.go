@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -55,11 +56,20 @@ const stmtCacheSize = 128
 // prepared statements: modernc's driver compiles the SQL again for every
 // query otherwise, the largest single CPU cost of a store call.
 func openSQLite(dsn string) (*sql.DB, error) {
+	c, err := sqliteConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
+}
+
+// sqliteConnector is openSQLite's connector, for a pool opened later.
+func sqliteConnector(dsn string) (driver.Connector, error) {
 	base, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
-	return sql.OpenDB(stmtcache.New(base, stmtCacheSize)), nil
+	return stmtcache.New(base, stmtCacheSize), nil
 }
 
 // sqliteReadOnlyDSN opens path without any pragma that would change it.

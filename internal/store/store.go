@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,13 +91,17 @@ func (o *options) snapshotsFor(entDialect string) (snapshots, error) {
 
 // Store is an open coordination store.
 type Store struct {
-	dialect  string // ent's dialect name: dialect.SQLite or dialect.Postgres
-	path     string // the SQLite file ("" on PostgreSQL)
-	location string // what to print: the path, or the URL without its password
-	db       *sql.DB
-	client   *ent.Client
-	clock    quartz.Clock
-	pg       *pgState // PostgreSQL only
+	dialect  string      // ent's dialect name: dialect.SQLite or dialect.Postgres
+	path     string      // the SQLite file ("" on PostgreSQL)
+	location string      // what to print: the path, or the URL without its password
+	db       *sql.DB     // use handle(): on SQLite it is opened on first use
+	client   *ent.Client // use Client()
+	// connector makes the SQLite pool on first use (handle): serve never
+	// needs it before a tool call, and the pool starts a goroutine.
+	connector driver.Connector
+	poolOnce  sync.Once
+	clock     quartz.Clock
+	pg        *pgState // PostgreSQL only
 
 	// writeSlot serialises this process's writers so they queue in Go
 	// instead of sleeping in SQLite's busy handler. Correctness between
@@ -192,7 +197,7 @@ func Open(ctx context.Context, location string, opts ...Option) (*Store, error) 
 }
 
 func openDB(path string, clock quartz.Clock) (*Store, error) {
-	db, err := openSQLite(sqliteDSN(path))
+	c, err := sqliteConnector(sqliteDSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -200,8 +205,7 @@ func openDB(path string, clock quartz.Clock) (*Store, error) {
 		dialect:        dialect.SQLite,
 		path:           path,
 		location:       path,
-		db:             db,
-		client:         ent.NewClient(ent.Driver(entsql.OpenDB(sqliteDialect, db))),
+		connector:      c,
 		clock:          clock,
 		writeSlot:      make(chan struct{}, 1),
 		dirty:          make(chan struct{}, 1),
@@ -246,7 +250,7 @@ func foreignError(path, why string) error {
 // released older one ([planUpgrade]), and records the version (and a
 // pending recovery).
 func (s *Store) prepare(ctx context.Context, kind fileKind, rec *Recovery, o options) error {
-	drv := entsql.OpenDB(sqliteDialect, s.db)
+	drv := entsql.OpenDB(sqliteDialect, s.handle())
 	dtx, err := drv.Tx(ctx)
 	if err != nil {
 		if isCorruption(err) {
@@ -342,7 +346,7 @@ func (s *Store) prepare(ctx context.Context, kind fileKind, rec *Recovery, o opt
 	if s.migrated {
 		// Put the new header in the main file so the next Open takes the
 		// fast path. Best effort: a busy checkpoint only costs a slow Open.
-		_ = checkpoint(ctx, s.db)
+		_ = checkpoint(ctx, s.handle())
 	}
 	return nil
 }
@@ -358,11 +362,26 @@ func (s *Store) corruptionHint(err error) error {
 }
 
 // Client returns the ent client. Prefer [Store.Tx] for anything that writes.
-func (s *Store) Client() *ent.Client { return s.client }
+func (s *Store) Client() *ent.Client {
+	s.handle()
+	return s.client
+}
 
 // DB returns the underlying database handle. Raw SQL on it must be
 // dialect-neutral with placeholders passed through [Store.Rebind].
-func (s *Store) DB() *sql.DB { return s.db }
+func (s *Store) DB() *sql.DB { return s.handle() }
+
+// handle returns the pool, opening it (and the ent client over it) on the
+// first call on SQLite; a team store's is open from the start.
+func (s *Store) handle() *sql.DB {
+	s.poolOnce.Do(func() {
+		if s.db == nil {
+			s.db = sql.OpenDB(s.connector)
+			s.client = ent.NewClient(ent.Driver(entsql.OpenDB(sqliteDialect, s.db)))
+		}
+	})
+	return s.db
+}
 
 // Path returns the SQLite store file path ("" for a team store on
 // PostgreSQL; see [Store.Location]).
@@ -424,7 +443,7 @@ func (s *Store) Check(ctx context.Context) error {
 	if s.dialect != dialect.Postgres {
 		return nil
 	}
-	if err := s.db.PingContext(ctx); err != nil {
+	if err := s.handle().PingContext(ctx); err != nil {
 		if errors.Is(err, ErrSchemaMismatch) || errors.Is(err, ErrUpgradeNeeded) || errors.Is(err, ErrForeignStore) {
 			return err
 		}
@@ -461,7 +480,7 @@ func (s *Store) Close() error {
 			<-s.checkpointDone
 		})
 	}
-	return s.db.Close()
+	return s.handle().Close() // a pool never used has no connection to close
 }
 
 func contains(list []string, s string) bool {

@@ -78,7 +78,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
 }
 
 func (s *Store) txOnce(ctx context.Context, fn func(tx *ent.Tx) error) error {
-	tx, err := s.client.BeginTx(ctx, s.writeTxOptions())
+	tx, err := s.Client().BeginTx(ctx, s.writeTxOptions())
 	if err != nil {
 		return fmt.Errorf("begin write transaction: %w", s.hint(err))
 	}
@@ -114,7 +114,7 @@ func (s *Store) txOnce(ctx context.Context, fn func(tx *ent.Tx) error) error {
 // same snapshot (SQLite: a WAL snapshot, which never blocks writers;
 // PostgreSQL: REPEATABLE READ, READ ONLY). fn must not write.
 func (s *Store) Read(ctx context.Context, fn func(tx *ent.Tx) error) error {
-	tx, err := s.client.BeginTx(ctx, s.readTxOptions())
+	tx, err := s.Client().BeginTx(ctx, s.readTxOptions())
 	if err != nil {
 		return fmt.Errorf("begin read transaction: %w", s.hint(err))
 	}
