@@ -309,16 +309,9 @@ func keyNamesSecret(key string) bool {
 	}
 	// Only the suffixes that end in the key's last letter, as folded,
 	// can match (foldedHasSuffix compares it first).
-	i := len(key) - 1
-	for i >= 0 && (key[i] == '_' || key[i] == '-' || key[i] == '.') {
-		i--
-	}
+	c, i := foldedBefore(key, len(key))
 	if i < 0 {
 		return false
-	}
-	c := key[i]
-	if c >= 'A' && c <= 'Z' {
-		c += 'a' - 'A'
 	}
 	for _, suf := range suffixesByLast.Get()[c] {
 		if foldedHasSuffix(key, suf) {
@@ -341,24 +334,31 @@ var suffixesByLast = lazy.Value[*[256][]string]{New: func() *[256][]string {
 // foldedHasSuffix reports whether key folded as keyNamesSecret folds it
 // ends in suf (lower-case ASCII).
 func foldedHasSuffix(key, suf string) bool {
-	i := len(key) - 1
+	i := len(key)
 	for j := len(suf) - 1; j >= 0; j-- {
-		for i >= 0 && (key[i] == '_' || key[i] == '-' || key[i] == '.') {
-			i--
-		}
-		if i < 0 {
+		var c byte
+		if c, i = foldedBefore(key, i); i < 0 || c != suf[j] {
 			return false
 		}
-		c := key[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != suf[j] {
-			return false
-		}
-		i--
 	}
 	return true
+}
+
+// foldedBefore returns the last byte of key before end that is not a
+// separator ('_', '-', '.'), lower-cased, and its index (-1: none).
+func foldedBefore(key string, end int) (byte, int) {
+	i := end - 1
+	for i >= 0 && (key[i] == '_' || key[i] == '-' || key[i] == '.') {
+		i--
+	}
+	if i < 0 {
+		return 0, -1
+	}
+	c := key[i]
+	if c >= 'A' && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	return c, i
 }
 
 // stringEnd returns the index of the quote closing the string that opens

@@ -30,11 +30,19 @@ func (f *fakeHandlers) GetRuntimeStatus(context.Context, *catalogs.GetRuntimeSta
 
 func session(t *testing.T, profile string, h catalogs.Handlers) *mcp.ClientSession {
 	t.Helper()
+	return sessionWith(t, profile, Options{Handlers: h})
+}
+
+// sessionWith is session with the server's options (profile and version
+// set here).
+func sessionWith(t *testing.T, profile string, opts Options) *mcp.ClientSession {
+	t.Helper()
 	p, ok := catalogs.LookupProfile(profile)
 	if !ok {
 		t.Fatal("no profile", profile)
 	}
-	s := New(Options{Profile: p, Version: "test", Handlers: h})
+	opts.Profile, opts.Version = p, "test"
+	s := New(opts)
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	go func() { _ = s.Run(ctx, st) }()
@@ -141,25 +149,16 @@ func TestToolsListBuiltFromListings(t *testing.T) {
 // nothing either; the first accepted call opens the handlers, and an
 // open that fails is that call's tool error.
 func TestOpenHandlersOnTheFirstAcceptedCall(t *testing.T) {
-	p, _ := catalogs.LookupProfile("full")
 	var opens int
 	var fail error
-	s := New(Options{Profile: p, Version: "test", OpenHandlers: func(context.Context) (catalogs.Handlers, error) {
+	cs := sessionWith(t, "full", Options{OpenHandlers: func(context.Context) (catalogs.Handlers, error) {
 		opens++
 		if fail != nil {
 			return nil, fail
 		}
 		return &fakeHandlers{}, nil
 	}})
-	st, ct := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	go func() { _ = s.Run(ctx, st) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	if _, err := cs.ListTools(ctx, nil); err != nil {
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := call(t, cs, "get_runtime_status", map[string]any{"nope": 1}); !res.IsError || opens != 0 {

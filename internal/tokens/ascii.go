@@ -76,25 +76,7 @@ func (o *O200k) sumASCII(text string, t *Tally, ends *[]int) int {
 			}
 		}
 		if t != nil {
-			r := e + 4 // readToASCII
-			if c&(aUpper|aPrefix) != 0 {
-				j := i
-				if c&aPrefix != 0 {
-					j = i + 1
-				}
-				for j < n && asciiClass[b[j]]&aUpper != 0 {
-					j++
-				}
-				r = max(r, j+1)
-			}
-			if c&aSpace != 0 {
-				k := i + 1
-				for k < n && asciiClass[b[k]]&aSpace != 0 {
-					k++
-				}
-				r = max(r, k+1)
-			}
-			safe = max(safe, min(r, n+1))
+			safe = max(safe, readToASCII(b, i, e))
 			if e-last >= markEvery {
 				t.marks = append(t.marks, mark{end: e, safe: safe, tokens: total})
 				last = e
