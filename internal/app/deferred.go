@@ -32,6 +32,7 @@ type Deferred struct {
 	err      error           // why assembling failed; kept
 	after    context.Context // the start-up work's context, once it began
 	endAfter context.CancelFunc
+	endWait  context.CancelFunc // ends WaitForWork once the runtime is assembled
 	closed   bool
 	bg       sync.WaitGroup
 }
@@ -63,6 +64,9 @@ func (d *Deferred) App() (*App, error) {
 	if d.app == nil && d.err == nil {
 		d.app, d.err = assemble(d.st, d.machine, d.cfg)
 		if d.err == nil && d.after != nil {
+			if d.endWait != nil {
+				d.endWait() // the App's own settlement takes over
+			}
 			d.app.AfterInitialize(d.after)
 		}
 	}
@@ -93,7 +97,9 @@ func (d *Deferred) AfterInitialize(ctx context.Context) {
 	ctx, d.endAfter = context.WithCancel(ctx)
 	d.after = ctx
 	a := d.app
+	var waitCtx context.Context
 	if a == nil {
+		waitCtx, d.endWait = context.WithCancel(ctx)
 		d.bg.Add(1)
 	}
 	d.mu.Unlock()
@@ -108,8 +114,8 @@ func (d *Deferred) AfterInitialize(ctx context.Context) {
 	// frame on it.
 	growstack.Grow()
 	if !d.listAhead {
-		if err := delivery.WaitForWork(ctx, d.st, delivery.Options{Clock: d.st.Clock()}); err != nil {
-			return // ended before anything was to be settled
+		if err := delivery.WaitForWork(waitCtx, d.st, delivery.Options{Clock: d.st.Clock()}); err != nil {
+			return // closed, or a tool call assembled the runtime (its settlement runs)
 		}
 	}
 	if _, err := d.App(); err != nil && !errors.Is(err, ErrClosed) {

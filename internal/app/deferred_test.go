@@ -107,3 +107,38 @@ func TestDeferredSettlementWaitsOnAQuietStore(t *testing.T) {
 		t.Fatal("the runtime was assembled on the way out")
 	}
 }
+
+// TestDeferredWaitEndsWhenACallAssembles: a tool call that assembles the
+// runtime while the start-up work waits on a quiet store ends the wait
+// (the App's own settlement runs from then on).
+func TestDeferredWaitEndsWhenACallAssembles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "interop.db")
+	sweep, err := Open(context.Background(), deferredEnv(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep.AfterInitialize(context.Background())
+	wait.For(t, "a pass to sweep the marks", wait.InProcess, func() bool {
+		_, err := os.Stat(path + ".owners/.swept")
+		return err == nil
+	})
+	if err := sweep.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenDeferred(context.Background(), deferredEnv(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	returned := make(chan struct{})
+	go func() { defer close(returned); d.AfterInitialize(context.Background()) }()
+	wait.For(t, "the start-up work to wait", wait.InProcess, func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.endWait != nil
+	})
+	if _, err := d.Handlers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wait.Recv(t, "the start-up work to end once a call assembled the runtime", wait.InProcess, returned)
+}
