@@ -16,6 +16,19 @@ func deferredEnv(t *testing.T, path string) Config {
 	return Config{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
 }
 
+// closeSwept waits for a settlement pass to sweep the owner marks of the
+// store at path, then closes what ran it.
+func closeSwept(t *testing.T, path string, c interface{ Close() error }) {
+	t.Helper()
+	wait.For(t, "a settlement pass to sweep the owner marks", wait.InProcess, func() bool {
+		_, err := os.Stat(path + ".owners/.swept")
+		return err == nil
+	})
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func assembled(d *Deferred) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -77,13 +90,7 @@ func TestDeferredSettlementWaitsOnAQuietStore(t *testing.T) {
 	go func() { defer close(started); first.AfterInitialize(context.Background()) }()
 	wait.For(t, "the start-up work on a store never swept to assemble the runtime", wait.InProcess, func() bool { return assembled(first) })
 	<-started
-	wait.For(t, "the first pass to sweep the marks", wait.InProcess, func() bool {
-		_, err := os.Stat(path + ".owners/.swept")
-		return err == nil
-	})
-	if err := first.Close(); err != nil {
-		t.Fatal(err)
-	}
+	closeSwept(t, path, first)
 
 	quiet, err := OpenDeferred(context.Background(), deferredEnv(t, path))
 	if err != nil {
@@ -118,13 +125,7 @@ func TestDeferredWaitEndsWhenACallAssembles(t *testing.T) {
 		t.Fatal(err)
 	}
 	sweep.AfterInitialize(context.Background())
-	wait.For(t, "a pass to sweep the marks", wait.InProcess, func() bool {
-		_, err := os.Stat(path + ".owners/.swept")
-		return err == nil
-	})
-	if err := sweep.Close(); err != nil {
-		t.Fatal(err)
-	}
+	closeSwept(t, path, sweep)
 	d, err := OpenDeferred(context.Background(), deferredEnv(t, path))
 	if err != nil {
 		t.Fatal(err)
