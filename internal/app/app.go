@@ -74,6 +74,16 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	return a, nil
 }
 
+// listAhead says whether INTEROP_LIST_AHEAD=1 asks for every provider's
+// session listing to start after initialize.
+func (cfg Config) listAhead() bool {
+	if cfg.Env == nil {
+		return false
+	}
+	v, _ := cfg.Env("INTEROP_LIST_AHEAD")
+	return strings.TrimSpace(v) == "1"
+}
+
 func (cfg Config) withDefaults() Config {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -109,11 +119,7 @@ func openStore(ctx context.Context, cfg Config) (st *store.Store, machine string
 // when it fails.
 func assemble(st *store.Store, machine string, cfg Config) (*App, error) {
 	clock := st.Clock()
-	a := &App{Store: st, logger: cfg.Logger}
-	if cfg.Env != nil {
-		v, _ := cfg.Env("INTEROP_LIST_AHEAD")
-		a.listAhead = strings.TrimSpace(v) == "1"
-	}
+	a := &App{Store: st, logger: cfg.Logger, listAhead: cfg.listAhead()}
 	a.Roots = security.NewRoots(security.LookupEnv(cfg.Env))
 
 	// The provider layer, in dependency order: the relay the adapters

@@ -3,8 +3,9 @@ package app
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
+
+	"github.com/coder/quartz"
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/internal/delivery"
@@ -26,6 +27,7 @@ type Deferred struct {
 	st        *store.Store
 	machine   string
 	listAhead bool
+	clock     quartz.Clock // of the wait for work (tests set a mock)
 
 	mu       sync.Mutex
 	app      *App
@@ -44,11 +46,7 @@ func OpenDeferred(ctx context.Context, cfg Config) (*Deferred, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Deferred{cfg: cfg, st: st, machine: machine}
-	if cfg.Env != nil {
-		v, _ := cfg.Env("INTEROP_LIST_AHEAD")
-		d.listAhead = strings.TrimSpace(v) == "1"
-	}
+	d := &Deferred{cfg: cfg, st: st, machine: machine, listAhead: cfg.listAhead(), clock: st.Clock()}
 	return d, nil
 }
 
@@ -114,7 +112,7 @@ func (d *Deferred) AfterInitialize(ctx context.Context) {
 	// frame on it.
 	growstack.Grow()
 	if !d.listAhead {
-		if err := delivery.WaitForWork(waitCtx, d.st, delivery.Options{Clock: d.st.Clock()}); err != nil {
+		if err := delivery.WaitForWork(waitCtx, d.st, delivery.Options{Clock: d.clock}); err != nil {
 			return // closed, or a tool call assembled the runtime (its settlement runs)
 		}
 	}

@@ -6,7 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agent-interop/runtime/internal/delivery"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
@@ -96,13 +99,19 @@ func TestDeferredSettlementWaitsOnAQuietStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	clock := testclock.At(t, time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
+	quiet.clock = clock
+	judged := clock.Trap().Now("delivery", "marks")
+	defer judged.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
+	defer cancel()
 	returned := make(chan struct{})
 	go func() { defer close(returned); quiet.AfterInitialize(context.Background()) }()
-	select {
-	case <-returned:
-		t.Fatal("the start-up work on a quiet store ended by itself")
-	default:
-	}
+	// Judged quiet at once and again at the next tick: still waiting, and
+	// nothing assembled.
+	judged.MustWait(ctx).MustRelease(ctx)
+	clock.Advance(delivery.DefaultSettleEvery).MustWait(ctx)
+	judged.MustWait(ctx).MustRelease(ctx)
 	if assembled(quiet) {
 		t.Fatal("the start-up work on a quiet store assembled the runtime")
 	}
