@@ -214,7 +214,7 @@ func (r *rig) gated(text string) (open, drop func()) {
 	open = func() { opened.Do(func() { close(gate) }) }
 	drop = func() { dropOnce.Do(func() { close(dropped) }) }
 	r.t.Cleanup(open)
-	r.fm.On(fakemodel.Exact(text), fakemodel.Text("The late answer.").WithGate(gate).WithDrop(dropped))
+	r.fm.On(fakemodel.Last(text), fakemodel.Text("The late answer.").WithGate(gate).WithDrop(dropped))
 	return open, drop
 }
 
@@ -252,11 +252,11 @@ func (r *rig) nextSendWorks(rt *runtimeProc, nativeID string) {
 	}
 }
 
-// atMostOnce checks the prompt reached the model at most (exactly, when
-// want is 1; never, when 0) once.
+// reachedTimes checks the prompt reached the model as a new prompt (alone,
+// or after history Claude Code sends again) exactly want times.
 func (r *rig) reachedTimes(text string, want int) {
 	r.t.Helper()
-	if n := r.fm.CountExact(text); n != want {
+	if n := r.fm.CountLast(text); n != want {
 		r.t.Errorf("the prompt reached the model %d times, want %d", n, want)
 	}
 }
@@ -359,14 +359,17 @@ func runFaults(t *testing.T, r *rig, newSession func(rt *runtimeProc) string, ho
 			sid := newSession(rt)
 			text, key := unique(fmt.Sprintf("FAIL%d", status)), unique("kfail")
 			msg := map[int]string{401: "Incorrect API key provided", 400: "Invalid request: bad parameter"}[status]
-			r.fm.On(fakemodel.Exact(text), fakemodel.Fail(status, msg))
+			// Last, not Exact: a transcript stored without the previous
+			// case's reply makes Claude Code send the earlier failed
+			// prompt again, before this one, in the same message.
+			r.fm.On(fakemodel.Last(text), fakemodel.Fail(status, msg))
 			send(t, rt.cs, r.provider, sid, text, key)
 			o := r.settled(key)
 			faultLog(t, o)
 			if o.Status != operation.StatusRejected || !strings.Contains(reason(o), msg) {
 				t.Fatalf("receipt after a %d = %s: %s", status, o.Status, o.Detail)
 			}
-			if n := r.fm.CountExact(text); n < 1 || n > 1 {
+			if n := r.fm.CountLast(text); n != 1 {
 				t.Errorf("the failing prompt reached the model %d times, want 1", n)
 			}
 			r.nextSendWorks(rt, sid)

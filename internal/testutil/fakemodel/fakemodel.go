@@ -173,6 +173,7 @@ func (s *Server) Close() {
 type Match struct {
 	Substring string // matches when the text contains it
 	Exact     string // matches when the text equals it (after trimming spaces)
+	Last      string // matches when the text's last paragraph equals it
 }
 
 // Contains matches a last user message that contains sub.
@@ -181,10 +182,25 @@ func Contains(sub string) Match { return Match{Substring: sub} }
 // Exact matches a last user message equal to text (surrounding spaces ignored).
 func Exact(text string) Match { return Match{Exact: text} }
 
+// Last matches a last user message whose last paragraph is text: the message
+// is text, or ends with a blank line and text. Claude Code, after a failed
+// turn whose transcript holds no reply, sends the failed prompt again as
+// history in the same user message as the next prompt; Last matches that
+// next prompt, and not the later message that carries text as history.
+func Last(text string) Match { return Match{Last: text} }
+
+// lastParagraph reports whether text's last paragraph is want.
+func lastParagraph(text, want string) bool {
+	text, want = strings.TrimSpace(text), strings.TrimSpace(want)
+	return text == want || strings.HasSuffix(text, "\n\n"+want)
+}
+
 func (m Match) matches(text string) bool {
 	switch {
 	case m.Exact != "":
 		return strings.TrimSpace(text) == strings.TrimSpace(m.Exact)
+	case m.Last != "":
+		return lastParagraph(text, m.Last)
 	case m.Substring != "":
 		return strings.Contains(text, m.Substring)
 	}
@@ -194,6 +210,9 @@ func (m Match) matches(text string) bool {
 func (m Match) String() string {
 	if m.Exact != "" {
 		return fmt.Sprintf("exact %q", m.Exact)
+	}
+	if m.Last != "" {
+		return fmt.Sprintf("last paragraph %q", m.Last)
 	}
 	return fmt.Sprintf("contains %q", m.Substring)
 }
@@ -362,6 +381,12 @@ func (s *Server) Count(text string) int {
 func (s *Server) CountExact(text string) int {
 	want := strings.TrimSpace(text)
 	return s.count(func(r Request) bool { return strings.TrimSpace(r.LastUser) == want })
+}
+
+// CountLast is Count with Last's rule instead of containment: the requests
+// that delivered text as their new prompt, alone or after history.
+func (s *Server) CountLast(text string) int {
+	return s.count(func(r Request) bool { return lastParagraph(r.LastUser, text) })
 }
 
 func (s *Server) count(pred func(Request) bool) int {

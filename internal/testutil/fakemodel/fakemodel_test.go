@@ -643,3 +643,25 @@ func TestDropEndsAHeldAnswerWithoutOne(t *testing.T) {
 		t.Fatal("the held request was not dropped")
 	}
 }
+
+func TestMatchRules(t *testing.T) {
+	tests := []struct {
+		match Match
+		text  string
+		want  bool
+	}{
+		{Exact("FAIL400-1"), " FAIL400-1\n", true},
+		{Exact("FAIL400-1"), "FAIL401-2\n\nFAIL400-1", false},
+		{Contains("FAIL400-1"), "FAIL400-1\n\nnext-3", true},
+		{Last("FAIL400-1"), "FAIL400-1", true},
+		{Last("FAIL400-1"), "FAIL401-2\n\nFAIL400-1\n", true},
+		{Last("FAIL400-1"), "FAIL400-1\n\nnext-3", false},
+		{Last("FAIL400-1"), "xFAIL400-1", false},
+		{Last("FAIL400-1"), "see FAIL400-1", false},
+	}
+	for _, tt := range tests {
+		if got := tt.match.matches(tt.text); got != tt.want {
+			t.Errorf("%s matches %q = %v, want %v", tt.match, tt.text, got, tt.want)
+		}
+	}
+}
