@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agent-interop/runtime/internal/tokens/bpe"
 )
@@ -201,6 +202,28 @@ func TestOneBytePieceIsOneToken(t *testing.T) {
 			if n := exact(t, p); n != 1 && c != 0x7f {
 				t.Fatalf("the codec counts byte %#x as %d tokens", c, n)
 			}
+		}
+	}
+}
+
+// TestASCIIClassTable checks the literal asciiClass against the class
+// functions it stands for, byte by byte.
+func TestASCIIClassTable(t *testing.T) {
+	classes := []struct {
+		bit uint8
+		in  func(rune) bool
+	}{{aUpper, isUpperish}, {aLower, isLowerish}, {aDigit, isNumber}, {aPunct, isPunct}, {aPrefix, isPrefix}, {aSpace, isSpace}}
+	for b := range 256 {
+		var want uint8
+		if b < utf8.RuneSelf {
+			for _, c := range classes {
+				if c.in(rune(b)) {
+					want |= c.bit
+				}
+			}
+		}
+		if got := asciiClass[b]; got != want {
+			t.Errorf("asciiClass[%#02x] = %06b, the class functions say %06b", b, got, want)
 		}
 	}
 }

@@ -181,7 +181,7 @@ func matchAt[U unit](rs []U, i int) int {
 }
 
 // Classes of ASCII bytes, as the class functions below tell them apart
-// (asciiClass is built from them).
+// (asciiClass holds what they say of each ASCII byte).
 const (
 	aUpper  = 1 << iota // isUpperish
 	aLower              // isLowerish
@@ -193,20 +193,29 @@ const (
 
 // asciiClass has an entry for every byte so that a lookup by byte needs
 // no bounds check; the bytes from utf8.RuneSelf on are in no class (the
-// ASCII matcher never reads one).
-var asciiClass = func() (t [256]uint8) {
-	for r := range rune(utf8.RuneSelf) {
-		for _, c := range []struct {
-			bit uint8
-			in  func(rune) bool
-		}{{aUpper, isUpperish}, {aLower, isLowerish}, {aDigit, isNumber}, {aPunct, isPunct}, {aPrefix, isPrefix}, {aSpace, isSpace}} {
-			if c.in(r) {
-				t[r] |= c.bit
-			}
-		}
-	}
-	return t
-}()
+// ASCII matcher never reads one). It is a literal, so nothing builds it
+// at start-up; TestASCIIClassTable checks it against the class functions.
+var asciiClass = [256]uint8{
+	pp, pp, pp, pp, pp, pp, pp, pp, pp, sp, ws, sp, sp, ws, pp, pp, // 0x00–0x0f
+	pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, // 0x10–0x1f
+	sp, pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, pp, // 0x20–0x2f
+	dg, dg, dg, dg, dg, dg, dg, dg, dg, dg, pp, pp, pp, pp, pp, pp, // 0x30–0x3f
+	pp, up, up, up, up, up, up, up, up, up, up, up, up, up, up, up, // 0x40–0x4f
+	up, up, up, up, up, up, up, up, up, up, up, pp, pp, pp, pp, pp, // 0x50–0x5f
+	pp, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, // 0x60–0x6f
+	lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, pp, pp, pp, pp, no, // 0x70–0x7f
+}
+
+// The entries of asciiClass, named for its rows.
+const (
+	no = 0
+	up = aUpper
+	lo = aLower
+	dg = aDigit
+	pp = aPunct | aPrefix
+	sp = aSpace | aPrefix
+	ws = aSpace
+)
 
 // matchASCII is matchAt for the bytes of an ASCII text, with the classes
 // looked up in asciiClass. Upper- and lower-ish are disjoint in ASCII, so
