@@ -11,27 +11,14 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// recordingConn is the SDK's side of conn: it records what it is asked
-// to write.
-type recordingConn struct {
-	mcp.Connection
-	wrote []jsonrpc.Message
-}
-
-func (r *recordingConn) Write(_ context.Context, msg jsonrpc.Message) error {
-	r.wrote = append(r.wrote, msg)
-	return nil
-}
 
 // TestConnWritesResponsesAsTheSDK writes responses with random ids
 // (numbers, strings with quotes, escapes, HTML characters, invalid UTF-8,
 // U+2028) and results as encoding/json makes them (HTML characters
 // unescaped, as the SDK marshals), and wants each line to be the SDK's
-// jsonrpc.EncodeMessage and a newline; errors, requests and
-// notifications are passed to the SDK's Write.
+// jsonrpc.EncodeMessage and a newline; so are errors, requests and
+// notifications, which conn encodes as the SDK does.
 func TestConnWritesResponsesAsTheSDK(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 2))
 	pieces := []string{"a", "\"", "\\", "<", ">", "&", "\u2028", "\xff", "é", "\n", "\x01", " ", "work_"}
@@ -58,18 +45,8 @@ func TestConnWritesResponsesAsTheSDK(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp := &jsonrpc.Response{ID: id, Result: bytes.TrimSuffix(rb.Bytes(), []byte("\n"))}
-		var out bytes.Buffer
-		sdk := &recordingConn{}
-		c := &conn{Connection: sdk, out: &out}
-		if err := c.Write(context.Background(), resp); err != nil {
-			t.Fatal(err)
-		}
-		want, err := jsonrpc.EncodeMessage(resp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := out.String(); got != string(want)+"\n" || len(sdk.wrote) != 0 {
-			t.Fatalf("id %#v: wrote %q (SDK asked %d times), want %q", raw, got, len(sdk.wrote), want)
+		if got, want := written(t, resp); got != want {
+			t.Fatalf("id %#v: wrote %q, want %q", raw, got, want)
 		}
 	}
 	call, _ := jsonrpc.MakeID(float64(7))
@@ -80,21 +57,33 @@ func TestConnWritesResponsesAsTheSDK(t *testing.T) {
 		req,
 		&jsonrpc.Request{Method: "notifications/progress"},
 	} {
-		var out bytes.Buffer
-		sdk := &recordingConn{}
-		c := &conn{Connection: sdk, out: &out}
-		if err := c.Write(context.Background(), msg); err != nil {
-			t.Fatal(err)
-		}
-		if out.Len() != 0 || len(sdk.wrote) != 1 || sdk.wrote[0] != msg {
-			t.Errorf("%s: wrote %q itself, SDK asked %d times", fmt.Sprintf("%T %+v", msg, msg), out.String(), len(sdk.wrote))
+		if got, want := written(t, msg); got != want {
+			t.Errorf("%s: wrote %q, want %q", fmt.Sprintf("%T %+v", msg, msg), got, want)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var out bytes.Buffer
-	c := &conn{Connection: &recordingConn{}, out: &out}
-	if err := c.Write(ctx, &jsonrpc.Response{ID: call, Result: json.RawMessage(`{}`)}); !errors.Is(err, context.Canceled) || out.Len() != 0 {
-		t.Errorf("done context: err %v, wrote %q", err, out.String())
+	for _, msg := range []jsonrpc.Message{&jsonrpc.Response{ID: call, Result: json.RawMessage(`{}`)}, req} {
+		var out bytes.Buffer
+		c := &conn{in: newInbox(), out: &out}
+		if err := c.Write(ctx, msg); !errors.Is(err, context.Canceled) || out.Len() != 0 {
+			t.Errorf("done context: err %v, wrote %q", err, out.String())
+		}
 	}
+}
+
+// written is the line conn writes for msg, and the SDK's encoding of msg
+// with a newline.
+func written(t *testing.T, msg jsonrpc.Message) (got, want string) {
+	t.Helper()
+	var out bytes.Buffer
+	c := &conn{in: newInbox(), out: &out}
+	if err := c.Write(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), string(data) + "\n"
 }

@@ -44,6 +44,7 @@ import (
 	"sync"
 	"time"
 
+	sdkrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-interop/runtime/internal/jsonrpc"
@@ -70,11 +71,14 @@ type Options struct {
 	InterruptDrain time.Duration
 }
 
-// Transport is the guarded stdio transport.
+// Transport is the guarded stdio transport. The guard reads stdin, checks
+// each line and decodes it (jsonrpc.DecodeMessage, which the guard's checks
+// are fuzzed against); the SDK's connection takes the decoded messages one
+// by one (see conn). The SDK's own stdio transport would read the guard's
+// output through a pipe and decode every line again, on a third goroutine.
 type Transport struct {
-	io        *mcp.IOTransport
 	g         *guard
-	pw        *io.PipeWriter
+	in        *inbox
 	interrupt sync.Once
 }
 
@@ -89,21 +93,15 @@ func New(in io.Reader, out io.Writer, opts Options) *Transport {
 		opts.InterruptDrain = DefaultInterruptDrain
 	}
 	g := newGuard(out, opts)
-	pr, pw := io.Pipe()
-	go g.pump(in, pw)
-	// The guard enforces the line limit; the SDK's own cap only has to
-	// allow for a substituted id.
-	return &Transport{io: &mcp.IOTransport{Reader: pr, Writer: g, MaxLineLength: 2 * MaxLineBytes}, g: g, pw: pw}
+	box := newInbox()
+	go g.pump(in, box)
+	return &Transport{g: g, in: box}
 }
 
-// Connect implements mcp.Transport: the SDK's connection, with
-// successful responses framed without a second encoding (see conn).
-func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.io.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &conn{Connection: c, out: t.g}, nil
+// Connect implements mcp.Transport: the connection over the guard (see
+// conn).
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	return &conn{in: t.in, out: t.g}, nil
 }
 
 // Interrupt ends the input as if stdin had closed, waiting at most
@@ -113,7 +111,7 @@ func (t *Transport) Interrupt() {
 	t.interrupt.Do(func() {
 		go func() {
 			t.g.drained(t.g.opts.InterruptDrain)
-			_ = t.pw.CloseWithError(io.EOF)
+			t.in.end(io.EOF)
 		}()
 	})
 }
@@ -443,10 +441,10 @@ func (g *guard) drained(within time.Duration) {
 	}
 }
 
-// pump copies checked messages from in to pw and answers the others. When
-// in ends, it waits for the answers of the calls it forwarded before ending
-// pw.
-func (g *guard) pump(in io.Reader, pw *io.PipeWriter) {
+// pump passes checked messages from in to box and answers the others.
+// When in ends, it waits for the answers of the calls it forwarded before
+// ending box's input.
+func (g *guard) pump(in io.Reader, box *inbox) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, tooLong, err := jsonrpc.ReadLine(r, MaxLineBytes)
@@ -454,43 +452,62 @@ func (g *guard) pump(in io.Reader, pw *io.PipeWriter) {
 		case tooLong:
 			g.answer(&frame.Refusal{Code: jsonrpc.CodeInvalidRequest, Msg: "Invalid Request: message exceeds 4 MiB"})
 		case len(bytes.TrimSpace(line)) > 0:
-			if werr := g.forward(line, pw); werr != nil {
+			if !g.forward(line, box) {
 				return
 			}
 		}
 		if err != nil {
 			g.drained(g.opts.DrainTimeout)
-			_ = pw.CloseWithError(err)
+			box.end(err)
 			return
 		}
 	}
 }
 
-// forward checks one line and passes it to the SDK, or answers it.
-func (g *guard) forward(line []byte, pw *io.PipeWriter) error {
+// forward checks one line and passes it to the SDK, or answers it. It
+// reports false once the SDK takes no more messages.
+func (g *guard) forward(line []byte, box *inbox) bool {
 	line = frame.Sanitize(line)
 	if t := bytes.TrimSpace(line); t[0] == '[' {
 		if _, _, err := frame.ScanObject(line); err == nil {
-			return g.forwardBatch(line, pw)
+			return g.forwardBatch(line, box)
 		}
 	}
 	msg, ref := frame.Inspect(line)
 	if ref != nil {
 		g.answer(ref)
-		return nil
+		return true
 	}
 	line, key, ref := g.prepare(line, msg)
 	if ref != nil {
 		g.answer(ref)
-		return nil
+		return true
 	}
-	if _, err := pw.Write(append(line, '\n')); err != nil {
+	m, ref := decode(line, msg)
+	if ref != nil {
+		g.forget(key)
+		g.answer(ref)
+		return true
+	}
+	if !box.put(m) {
 		if msg.IsCall {
 			g.forget(key)
 		}
-		return err
+		return false
 	}
-	return nil
+	return true
+}
+
+// decode is the SDK's message for a line the guard checked (and prepared).
+// The checks are fuzzed against jsonrpc.DecodeMessage (FuzzFrames), so a
+// line it refuses is a gap in them: the call gets an Invalid Request of
+// the guard's own, under the id its client wrote, and the session goes on.
+func decode(line []byte, msg frame.Message) (sdkrpc.Message, *frame.Refusal) {
+	m, err := sdkrpc.DecodeMessage(line)
+	if err == nil {
+		return m, nil
+	}
+	return nil, &frame.Refusal{ID: msg.ID, Code: jsonrpc.CodeInvalidRequest, Msg: "Invalid Request: " + err.Error(), Silent: !msg.IsCall}
 }
 
 // prepare readies a checked message for the SDK: a cancellation names the
@@ -522,29 +539,29 @@ func (g *guard) prepare(line []byte, msg frame.Message) ([]byte, string, *frame.
 // their answers and the refusals come back as one array in the batch's
 // order, once every call is answered. A batch of notifications and
 // responses only gets no answer; initialize is refused inside a batch.
-func (g *guard) forwardBatch(line []byte, pw *io.PipeWriter) error {
+func (g *guard) forwardBatch(line []byte, box *inbox) bool {
 	g.mu.Lock()
 	version := g.version
 	g.mu.Unlock()
 	switch {
 	case version == "":
 		g.answer(&frame.Refusal{Code: jsonrpc.CodeInvalidRequest, Msg: "Invalid Request: batches are not supported before initialization"})
-		return nil
+		return true
 	case version >= batchesFrom:
 		g.answer(&frame.Refusal{Code: jsonrpc.CodeInvalidRequest, Msg: "Invalid Request: batches are not supported in protocol version " + batchesFrom + " and later (this session: " + version + ")"})
-		return nil
+		return true
 	}
 	elems, err := frame.ScanArray(line)
 	if err != nil {
 		g.answer(&frame.Refusal{Code: jsonrpc.CodeParseError, Msg: "Parse error: " + err.Error()})
-		return nil
+		return true
 	}
 	if len(elems) == 0 {
 		g.answer(&frame.Refusal{Code: jsonrpc.CodeInvalidRequest, Msg: "Invalid Request: empty batch"})
-		return nil
+		return true
 	}
 	b := &batch{answers: make([][]byte, len(elems))}
-	lines := make([][]byte, len(elems)) // nil: not forwarded
+	msgs := make([]sdkrpc.Message, len(elems)) // nil: not forwarded
 	keys := make([]string, len(elems))
 	for i, e := range elems {
 		raw := e.Raw
@@ -555,19 +572,22 @@ func (g *guard) forwardBatch(line []byte, pw *io.PipeWriter) error {
 		if ref == nil {
 			raw, keys[i], ref = g.prepare(raw, msg)
 		}
+		if ref == nil {
+			if msgs[i], ref = decode(raw, msg); ref != nil {
+				g.forget(keys[i])
+				keys[i] = ""
+			}
+		}
 		switch {
 		case ref != nil && !ref.Silent:
 			b.answers[i] = frame.ErrorAnswer(ref.ID, ref.Code, ref.Msg)
-		case ref == nil:
-			lines[i] = raw
-			if msg.IsCall {
-				b.remaining++
-			}
+		case ref == nil && msg.IsCall:
+			b.remaining++
 		}
 	}
 	g.mu.Lock()
 	for i, key := range keys {
-		if key != "" && lines[i] != nil {
+		if key != "" && msgs[i] != nil {
 			g.inBatch[key] = batchSlot{b: b, idx: i}
 		}
 	}
@@ -577,23 +597,23 @@ func (g *guard) forwardBatch(line []byte, pw *io.PipeWriter) error {
 			g.write(out)
 		}
 	}
-	for i, l := range lines {
-		if l == nil {
+	for i, m := range msgs {
+		if m == nil {
 			continue
 		}
-		if _, err := pw.Write(append(l, '\n')); err != nil {
-			for j := i; j < len(lines); j++ {
-				if keys[j] != "" && lines[j] != nil {
+		if !box.put(m) {
+			for j := i; j < len(msgs); j++ {
+				if keys[j] != "" && msgs[j] != nil {
 					g.mu.Lock()
 					delete(g.inBatch, keys[j])
 					g.mu.Unlock()
 					g.forget(keys[j])
 				}
 			}
-			return err
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
 // write writes one whole line of the guard's own.

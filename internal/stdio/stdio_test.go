@@ -27,9 +27,14 @@ func nested(depth int, inner string) string {
 // it line by line.
 type session struct {
 	t    *testing.T
+	tr   *Transport
 	in   *io.PipeWriter
 	out  *bufio.Reader
 	done chan error
+	// held is sent a value when a call of the hold tool starts; the call
+	// answers once release is closed.
+	held    chan struct{}
+	release chan struct{}
 }
 
 func startSession(t *testing.T, opts Options) *session {
@@ -58,9 +63,19 @@ func startSessionAt(t *testing.T, opts Options, version string) *session {
 		})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	s := &session{t: t, in: inW, out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1)}
+	s := &session{t: t, tr: New(inR, outW, opts), in: inW, out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1),
+		held: make(chan struct{}, 1), release: make(chan struct{})}
+	srv.AddTool(&mcp.Tool{Name: "hold", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.held <- struct{}{}
+			select {
+			case <-s.release:
+			case <-ctx.Done():
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil
+		})
 	go func() {
-		s.done <- srv.Run(context.Background(), New(inR, outW, opts))
+		s.done <- srv.Run(context.Background(), s.tr)
 		outW.Close()
 	}()
 	// Closing the reading end too ends any answer still being written
@@ -196,6 +211,28 @@ func TestEOFDrainsAnswersOfRequestsAlreadyRead(t *testing.T) {
 	}
 	if err := <-s.done; err != nil {
 		t.Errorf("Run after EOF = %v, want nil", err)
+	}
+}
+
+// TestInterruptAnswersTheCallInFlightAndEnds: Interrupt ends the input
+// while stdin stays open; the call in flight is still answered, then Run
+// returns as at EOF.
+func TestInterruptAnswersTheCallInFlightAndEnds(t *testing.T) {
+	s := startSession(t, Options{InterruptDrain: 10 * time.Minute})
+	s.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"hold","arguments":{}}}`)
+	<-s.held
+	s.tr.Interrupt()
+	close(s.release)
+	if m := s.await("9"); !strings.Contains(string(m["result"]), "released") {
+		t.Fatalf("answer to the call in flight: %v", m)
+	}
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("Run after Interrupt = %v, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("server still running 30 s after Interrupt")
 	}
 }
 
