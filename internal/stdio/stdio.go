@@ -498,11 +498,20 @@ func (g *guard) forward(line []byte, box *inbox) bool {
 	return true
 }
 
-// decode is the SDK's message for a line the guard checked (and prepared).
-// The checks are fuzzed against jsonrpc.DecodeMessage (FuzzFrames), so a
-// line it refuses is a gap in them: the call gets an Invalid Request of
-// the guard's own, under the id its client wrote, and the session goes on.
+// decode is the SDK's message for a line the guard checked (and prepared):
+// jsonrpc.DecodeMessage's, built from what Inspect found for a plain
+// request (frame.Message.Plain) and decoded by the SDK otherwise. The checks are fuzzed against jsonrpc.DecodeMessage
+// (FuzzFrames), so a line it refuses is a gap in them: the call gets an
+// Invalid Request of the guard's own, under the id its client wrote, and
+// the session goes on.
 func decode(line []byte, msg frame.Message) (sdkrpc.Message, *frame.Refusal) {
+	if p, ok := msg.Plain(); ok {
+		req := &sdkrpc.Request{Method: p.Method, Params: p.Params}
+		if id, err := sdkrpc.MakeID(p.ID); err == nil {
+			req.ID = id
+			return req, nil
+		}
+	}
 	m, err := sdkrpc.DecodeMessage(line)
 	if err == nil {
 		return m, nil

@@ -446,6 +446,10 @@ type Message struct {
 	// Cancels is the requestId member of a notifications/cancelled, with
 	// its offset in the line.
 	Cancels *Member
+	// plain marks a request Decode can build itself; method and params
+	// are its members' values as written (see Decode).
+	plain          bool
+	method, params []byte
 }
 
 // Refusal is the guard's own answer to a line it does not forward.
@@ -542,6 +546,11 @@ func Inspect(line []byte) (Message, *Refusal) {
 	}
 	msg.IsCall = msg.IDKind != IDNone
 	msg.Initialize = msg.IsCall && jsonStringIs(method.Raw, "initialize")
+	msg.plain = plainRequest(members, msg)
+	msg.method = method.Raw
+	if p := known["params"]; p != nil {
+		msg.params = p.Raw
+	}
 	if p := known["params"]; !msg.IsCall && p != nil && p.Raw[0] == '{' && jsonStringIs(method.Raw, "notifications/cancelled") {
 		if members, _, err := ScanObject(p.Raw); err == nil {
 			for i := range members {

@@ -3,6 +3,7 @@ package frame
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -101,6 +102,14 @@ func FuzzFrames(f *testing.F) {
 		`{"jsonrpc":"2.0","id":"\ud800","method":"p\u0000"}`,
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":\"\x01\"}}",
 		`{"jsonrpc":"2.0","id":-0.0e-0,"method":"ping"}`,
+		// Decode's own path and its edges.
+		`{"jsonrpc":"2.0","id":"é","method":"tools/call","params":{}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools\/call","params":[]}`,
+		`{"jsonrpc":"2.0","id":6,"method":"ping","params":null}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping","extra":1}`,
+		`{"id":-9007199254740991,"method":"ping","jsonrpc":"2.0"}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		` {"jsonrpc" : "2.0" , "id" : "a b" , "method" : "tools/call" , "params" : { "name" : "x" , "arguments" : { } } } `,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -144,8 +153,38 @@ func FuzzFrames(f *testing.F) {
 		if err != nil {
 			t.Fatalf("forwarded %q, which the SDK cannot decode: %v", fwd, err)
 		}
+		// Plain is jsonrpc.DecodeMessage's request, also for a line the
+		// guard changed (msg is what Inspect said of the line before).
+		if p, ok := msg.Plain(); ok {
+			id, err := jsonrpc.MakeID(p.ID)
+			if err != nil {
+				t.Fatalf("Plain(%q) id %#v: %v", fwd, p.ID, err)
+			}
+			if why := differ(&jsonrpc.Request{ID: id, Method: p.Method, Params: p.Params}, m); why != "" {
+				t.Fatalf("Plain(%q) differs from jsonrpc.DecodeMessage: %s", fwd, why)
+			}
+		}
 		if req, ok := m.(*jsonrpc.Request); ok && msg.IsCall && !req.IsCall() {
 			t.Fatalf("forwarded call %q became a notification", fwd)
 		}
 	})
+}
+
+// differ says how a request differs from a decoded message ("" when it
+// does not).
+func differ(a *jsonrpc.Request, m jsonrpc.Message) string {
+	b, ok := m.(*jsonrpc.Request)
+	switch {
+	case !ok:
+		return fmt.Sprintf("a request against %T", m)
+	case a.ID != b.ID:
+		return fmt.Sprintf("id %#v against %#v", a.ID.Raw(), b.ID.Raw())
+	case a.Method != b.Method:
+		return fmt.Sprintf("method %q against %q", a.Method, b.Method)
+	case !bytes.Equal(a.Params, b.Params) || (a.Params == nil) != (b.Params == nil):
+		return fmt.Sprintf("params %q against %q", a.Params, b.Params)
+	case b.Extra != nil:
+		return "extra"
+	}
+	return ""
 }
