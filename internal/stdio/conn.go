@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"sync"
 
@@ -141,6 +142,10 @@ func newInbox() *inbox {
 func (b *inbox) put(m jsonrpc.Message) bool {
 	select {
 	case b.msgs <- m:
+		// The guard's next read of stdin is a blocking system call,
+		// which keeps this thread's P until sysmon takes it back (20 µs
+		// to 10 ms): let the SDK run the message first.
+		runtime.Gosched()
 		return true
 	case <-b.ended:
 		return false
