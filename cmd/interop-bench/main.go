@@ -119,6 +119,7 @@ func defineRunFlags(fs *flag.FlagSet, c *bench.Config) runFlags {
 	fs.IntVar(&c.N, "n", 30, "measured spawns per configuration")
 	fs.IntVar(&c.Warmup, "warmup", 1, "unmeasured spawns per configuration before the measured ones")
 	fs.IntVar(&c.Calls, "calls", 200, "trivial tools/call requests per spawn (2000 for the \"after 2,000 calls\" RSS figure)")
+	fs.IntVar(&c.GOMAXPROCS, "gomaxprocs", 0, "run every spawned stdio server with GOMAXPROCS=N (1: one P, as on a machine whose cores are busy); 0 leaves it unset")
 	f.profiles = fs.String("profiles", strings.Join(bench.AllProfiles(), ","), "comma-separated runtime profiles to measure")
 	fs.BoolVar(&c.ReadOnly, "read-only", true, "also measure the full profile with --read-only")
 	fs.StringVar(&c.Protocol, "protocol", "2025-06-18", "protocolVersion sent in initialize (2026-07-28 with -discover)")

@@ -237,3 +237,43 @@ func TestGraphHTTPGate(t *testing.T) {
 		})
 	}
 }
+
+// TestGOMAXPROCSReachesEverySpawn: -gomaxprocs N is validated, set in the
+// environment of every spawned stdio server (the baseline's too) and named
+// in the report's header; 0 leaves the environment alone.
+func TestGOMAXPROCSReachesEverySpawn(t *testing.T) {
+	base := Config{N: 1, Calls: 1, Timeout: 1, Protocol: "2025-06-18", Profiles: []string{"full"}}
+	if bad := (Config{N: 1, Calls: 1, Timeout: 1, Protocol: "2025-06-18", Profiles: []string{"full"}, GOMAXPROCS: -1}); bad.Validate() == nil {
+		t.Error("-gomaxprocs -1 accepted")
+	}
+	targets := []Target{{Name: "baseline"}, {Name: "full"}}
+	for _, n := range []int{0, 1} {
+		cfg := base
+		cfg.GOMAXPROCS = n
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("-gomaxprocs %d: %v", n, err)
+		}
+		opts, err := spawnOptions(cfg, targets, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range opts {
+			got := ""
+			for _, kv := range o.Env {
+				if v, ok := strings.CutPrefix(kv, "GOMAXPROCS="); ok {
+					got = v
+				}
+			}
+			if want := map[int]string{0: "", 1: "1"}[n]; got != want {
+				t.Errorf("-gomaxprocs %d: %s spawns with GOMAXPROCS=%q, want %q", n, targets[i].Name, got, want)
+			}
+		}
+		var b strings.Builder
+		if err := (&Report{GOMAXPROCS: n}).WriteTable(&b); err != nil {
+			t.Fatal(err)
+		}
+		if named := strings.Contains(b.String(), "servers run with GOMAXPROCS=1"); named != (n == 1) {
+			t.Errorf("-gomaxprocs %d: header names it %v:\n%s", n, named, b.String())
+		}
+	}
+}

@@ -26,20 +26,22 @@ func (f Figure) MarshalJSON() ([]byte, error) {
 
 // Report is one run's result.
 type Report struct {
-	Date      string      `json:"date"`
-	Machine   string      `json:"machine,omitempty"`
-	Source    string      `json:"source,omitempty"` // the commit that was built
-	Go        string      `json:"go"`
-	OS        string      `json:"os"`
-	CPUs      int         `json:"cpus"`
-	Spawns    int         `json:"spawns"`
-	Warmup    int         `json:"warmup"`
-	Calls     int         `json:"calls"`
-	Protocol  string      `json:"protocol"`
-	Discover  bool        `json:"discover,omitempty"`
-	Rows      []Row       `json:"rows"`
-	InitTrace *InitTraces `json:"initTrace,omitempty"`
-	HTTP      *HTTPReport `json:"http,omitempty"`
+	Date    string `json:"date"`
+	Machine string `json:"machine,omitempty"`
+	Source  string `json:"source,omitempty"` // the commit that was built
+	Go      string `json:"go"`
+	OS      string `json:"os"`
+	CPUs    int    `json:"cpus"`
+	Spawns  int    `json:"spawns"`
+	Warmup  int    `json:"warmup"`
+	Calls   int    `json:"calls"`
+	// GOMAXPROCS is what the stdio servers were run with (0: the default).
+	GOMAXPROCS int         `json:"gomaxprocs,omitempty"`
+	Protocol   string      `json:"protocol"`
+	Discover   bool        `json:"discover,omitempty"`
+	Rows       []Row       `json:"rows"`
+	InitTrace  *InitTraces `json:"initTrace,omitempty"`
+	HTTP       *HTTPReport `json:"http,omitempty"`
 	// Sessions is the first list_agent_sessions benchmark (-sessions).
 	Sessions *SessionsReport `json:"sessions,omitempty"`
 	// Scale is the graph shapes' get_work_graph and list_work_items
@@ -313,8 +315,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.Source != "" {
 		fmt.Fprintf(ew, ", source %s", r.Source)
 	}
-	fmt.Fprintf(ew, "\nmedians of %d spawns per configuration (+%d warm-up), %d trivial calls per spawn, %s\n\n",
+	fmt.Fprintf(ew, "\nmedians of %d spawns per configuration (+%d warm-up), %d trivial calls per spawn, %s",
 		r.Spawns, r.Warmup, r.Calls, r.handshake())
+	if r.GOMAXPROCS > 0 {
+		fmt.Fprintf(ew, ", servers run with GOMAXPROCS=%d", r.GOMAXPROCS)
+	}
+	fmt.Fprint(ew, "\n\n")
 
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "config\ttools\tinit ms\tlist µs\tlist warm µs\tlist bytes\tlist tokens\tmax tool tokens\tcall p50 µs\tcall p99 µs\tRSS init MiB\tRSS idle MiB\tRSS %d calls MiB\tanon init MiB\tanon idle MiB\tanon %d calls MiB\t\n", r.Calls, r.Calls)

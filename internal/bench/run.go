@@ -45,8 +45,12 @@ type Config struct {
 	Discover  bool          // server/discover instead of initialize (go-sdk v1.8 client default)
 	Timeout   time.Duration // per request
 	InitTrace bool          // one extra GODEBUG=inittrace=1 run of each binary
-	Machine   string        // a description of the machine for the report
-	Progress  io.Writer     // progress lines (stderr); nil for none
+	// GOMAXPROCS, when above 0, is set for every spawned stdio server (the
+	// baseline's too): how a call fares when the server has one P, as on
+	// a machine whose cores are busy.
+	GOMAXPROCS int
+	Machine    string    // a description of the machine for the report
+	Progress   io.Writer // progress lines (stderr); nil for none
 	// HTTP also measures serve-http (full profile): one server for the
 	// whole run, one new session per round, and the same trivial calls.
 	HTTP bool
@@ -83,6 +87,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("-calls must be at least 1, not %d", c.Calls)
 	case c.Warmup < 0:
 		return fmt.Errorf("-warmup must not be negative")
+	case c.GOMAXPROCS < 0:
+		return fmt.Errorf("-gomaxprocs must be 0 (unset) or positive, not %d", c.GOMAXPROCS)
 	case c.Timeout <= 0:
 		return fmt.Errorf("-timeout must be positive")
 	case c.Protocol == "":
@@ -329,6 +335,9 @@ func spawnOptions(c Config, targets []Target, stateDir string) ([]SpawnOptions, 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t.Name, err)
 		}
+		if c.GOMAXPROCS > 0 {
+			env = append(env, fmt.Sprintf("GOMAXPROCS=%d", c.GOMAXPROCS))
+		}
 		opts[i] = SpawnOptions{Env: env, Dir: dir, Protocol: c.Protocol, Discover: c.Discover, Calls: c.Calls, Timeout: c.Timeout}
 	}
 	return opts, nil
@@ -429,17 +438,18 @@ func roundOrder(r, n int) []int {
 // newReport is the report header: when, where and how the run measured.
 func newReport(ctx context.Context, c Config, started time.Time) *Report {
 	return &Report{
-		Date:     started.UTC().Format(time.RFC3339),
-		Machine:  c.Machine,
-		Source:   sourceRevision(ctx, c.ModuleDir),
-		Go:       runtime.Version(),
-		OS:       runtime.GOOS + "/" + runtime.GOARCH,
-		CPUs:     runtime.NumCPU(),
-		Spawns:   c.N,
-		Warmup:   c.Warmup,
-		Calls:    c.Calls,
-		Protocol: c.Protocol,
-		Discover: c.Discover,
+		Date:       started.UTC().Format(time.RFC3339),
+		Machine:    c.Machine,
+		Source:     sourceRevision(ctx, c.ModuleDir),
+		Go:         runtime.Version(),
+		OS:         runtime.GOOS + "/" + runtime.GOARCH,
+		CPUs:       runtime.NumCPU(),
+		Spawns:     c.N,
+		Warmup:     c.Warmup,
+		Calls:      c.Calls,
+		GOMAXPROCS: c.GOMAXPROCS,
+		Protocol:   c.Protocol,
+		Discover:   c.Discover,
 	}
 }
 
