@@ -72,9 +72,9 @@ type Options struct {
 }
 
 // Transport is the guarded stdio transport. The guard reads stdin, checks
-// each line and decodes it (jsonrpc.DecodeMessage, which the guard's checks
-// are fuzzed against); the SDK's connection takes the decoded messages one
-// by one (see conn). The SDK's own stdio transport would read the guard's
+// each line and decodes it (see decode: built from the checked members for
+// a plain request, jsonrpc.DecodeMessage otherwise); the SDK's connection
+// takes the decoded messages one by one (see conn). The SDK's own stdio transport would read the guard's
 // output through a pipe and decode every line again, on a third goroutine.
 type Transport struct {
 	g         *guard
