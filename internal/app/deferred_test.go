@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/delivery"
+	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
@@ -85,6 +86,13 @@ func TestDeferredRefusesABadStoreAtOnce(t *testing.T) {
 // Close; on a store never swept it assembles the runtime to settle.
 func TestDeferredSettlementWaitsOnAQuietStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "interop.db")
+	made, err := store.Open(context.Background(), path) // by a runtime that never swept
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := made.Close(); err != nil {
+		t.Fatal(err)
+	}
 	first, err := OpenDeferred(context.Background(), deferredEnv(t, path))
 	if err != nil {
 		t.Fatal(err)
@@ -151,4 +159,80 @@ func TestDeferredWaitEndsWhenACallAssembles(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait.Recv(t, "the start-up work to end once a call assembled the runtime", wait.InProcess, returned)
+}
+
+// fileSize is the size of the file at path.
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Size()
+}
+
+// TestDeferredLeavesANewStoreEmptyUntilUsed: on a new store the start-up
+// work waits (nothing can have been left in it), the file stays empty
+// while the server is not called, and the first store call creates the
+// schema, also when an earlier server left the empty file.
+func TestDeferredLeavesANewStoreEmptyUntilUsed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "interop.db")
+	idle, err := OpenDeferred(context.Background(), deferredEnv(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !idle.st.StartedEmpty() {
+		t.Fatal("a new store is not reported as started empty")
+	}
+	clock := testclock.At(t, time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
+	idle.clock = clock
+	judged := clock.Trap().Now("delivery", "marks")
+	defer judged.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
+	defer cancel()
+	returned := make(chan struct{})
+	go func() { defer close(returned); idle.AfterInitialize(context.Background()) }()
+	judged.MustWait(ctx).MustRelease(ctx)
+	clock.Advance(delivery.DefaultSettleEvery).MustWait(ctx)
+	judged.MustWait(ctx).MustRelease(ctx)
+	if assembled(idle) {
+		t.Fatal("the start-up work on a new store assembled the runtime")
+	}
+	if n := fileSize(t, path); n != 0 {
+		t.Fatalf("an idle server wrote %d bytes into its new store", n)
+	}
+	if err := idle.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wait.Recv(t, "the start-up work to end at Close", wait.InProcess, returned)
+	if n := fileSize(t, path); n != 0 {
+		t.Fatalf("closing an idle server wrote %d bytes into its new store", n)
+	}
+
+	used, err := OpenDeferred(context.Background(), deferredEnv(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer used.Close()
+	if !used.st.StartedEmpty() {
+		t.Fatal("an empty store file is not reported as started empty")
+	}
+	a, err := used.App()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Store.Recovery(context.Background()); err != nil {
+		t.Fatalf("the first store call: %v", err)
+	}
+	if !a.Store.Migrated() {
+		t.Error("the first store call did not create the schema")
+	}
+	again, err := store.Open(context.Background(), path, store.WithoutUpgrade())
+	if err != nil {
+		t.Fatalf("the created store does not open: %v", err)
+	}
+	defer again.Close()
+	if again.Migrated() || again.StartedEmpty() {
+		t.Error("the created store did not take the fast path")
+	}
 }

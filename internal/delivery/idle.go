@@ -21,7 +21,8 @@ func marksOf(st *store.Store) *marks {
 // process would (see Service.StartSettling): now, every SettleEvery, and
 // as soon as a watched marked process on this host exits. It returns nil
 // once a pass would have to read the store (a mark of a process that may
-// be gone, or marks no pass has swept), so the caller builds its ledger
+// be gone, or marks no pass has swept, unless the store was new when this
+// process opened it: [store.Store.StartedEmpty]), so the caller builds its ledger
 // and starts its settlement; ctx's error if ctx ends first. On a team
 // store it returns nil at once. Only Clock, SettleEvery, OwnerTimeout,
 // Process, Alive and WatchExit of opts are used.
@@ -46,10 +47,18 @@ func WaitForWork(ctx context.Context, st *store.Store, opts Options) error {
 	defer cancel() // ends the watches
 	exited := make(chan struct{}, 1)
 	watched := map[int]bool{}
+	// A store that had no schema when this process opened it holds nothing
+	// from before: marks no pass has swept do not call for one. (A runtime
+	// of an earlier version, which writes no mark, that starts on it later
+	// and dies is settled by the next process that sweeps.)
+	fresh := st.StartedEmpty()
 	t := opts.Clock.NewTicker(opts.SettleEvery, "delivery", "settle")
 	defer t.Stop()
 	for {
-		quiet, pids := quietMarks(m, "", observer, opts.Clock.Now("delivery", "marks"), opts.OwnerTimeout, opts.Alive)
+		quiet, pids := false, []int(nil)
+		if fresh || m.swept() {
+			quiet, pids = quietMarks(m, "", observer, opts.Clock.Now("delivery", "marks"), opts.OwnerTimeout, opts.Alive)
+		}
 		if !quiet {
 			return nil
 		}

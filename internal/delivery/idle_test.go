@@ -3,9 +3,13 @@ package delivery
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
@@ -88,5 +92,47 @@ func TestWaitForWorkEndsWithItsContext(t *testing.T) {
 	cancel()
 	if err := wait.Recv(t, "the wait to end with its context", wait.InProcess, waited); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestWaitForWorkOnANewStoreWaitsUntilAMarkMayBeGone: a store that had no
+// schema when it was opened holds nothing from before, so marks no pass
+// has swept do not end the wait; a mark of a process that may be gone
+// still does, and the store file stays empty until then.
+func TestWaitForWorkOnANewStoreWaitsUntilAMarkMayBeGone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "interop.db")
+	st, err := store.Open(context.Background(), path, store.WithLazyConnect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	clock := testclock.At(t, time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
+	judged := clock.Trap().Now("delivery", "marks")
+	defer judged.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
+	defer cancel()
+	opts := Options{Clock: clock, Process: &Process{Host: "h", Boot: "b1", PID: int(1000 + nextPID.Add(1))},
+		Alive: table.alive, WatchExit: table.watch}
+	waited := make(chan error, 1)
+	go func() { waited <- WaitForWork(ctx, st, opts) }()
+	for tick := 0; tick < 2; tick++ {
+		judged.MustWait(ctx).MustRelease(ctx)
+		advanceThrough(t, clock, DefaultSettleEvery)
+	}
+	select {
+	case err := <-waited:
+		t.Fatalf("the wait on a new store ended with no mark: %v", err)
+	default:
+	}
+	gone := Process{ID: "rt_gone", Host: "h", Boot: "b1", PID: int(1000 + nextPID.Add(1))}
+	if err := (&marks{dir: path + marksSuffix}).put(gone, true, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	judged.MustWait(ctx).MustRelease(ctx)
+	if err := wait.Recv(t, "the wait to end on a stopped mark", wait.InProcess, waited); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Size() != 0 {
+		t.Fatalf("the store file while waiting: %v, %v; want it empty", info, err)
 	}
 }

@@ -396,8 +396,11 @@ func (s *Service) owning() bool {
 	return s.registered
 }
 
-// quiet is quietMarks for this process.
+// quiet is quietMarks for this process, once a pass has swept the marks.
 func (s *Service) quiet(self string) (bool, []int) {
+	if !s.marks.swept() {
+		return false, nil
+	}
 	return quietMarks(s.marks, self, s.self, s.opts.Clock.Now(), s.opts.OwnerTimeout, s.opts.Alive)
 }
 
@@ -407,15 +410,13 @@ func (s *Service) markLive(m mark) bool {
 }
 
 // quietMarks says whether a pass of a process that owns nothing has
-// nothing to settle, by the marks alone: a pass has swept them and every
-// mark but self's belongs to a process that still runs. It also returns
+// nothing to settle, by the marks alone: every mark but self's belongs to
+// a process that still runs. The caller has checked that the marks can be
+// trusted (a pass has swept them, or the store was new). It also returns
 // the pids of those processes on the observer's host, to watch for their
 // exit. observer describes the judging process (called only when there
 // are marks to judge).
 func quietMarks(m *marks, self string, observer func() *Process, now time.Time, timeout time.Duration, alive func(int) bool) (bool, []int) {
-	if !m.swept() {
-		return false, nil
-	}
 	others, err := m.list(self)
 	if err != nil {
 		return false, nil

@@ -74,22 +74,31 @@ func (s *Store) Recovery(ctx context.Context) (*Recovery, error) {
 	if s.pg != nil {
 		return nil, nil // a team store is never moved aside
 	}
+	// s.mu is not held across the read: the first query of a new store
+	// creates its schema, which records the recovery under s.mu.
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.recoveryLoaded {
+	loaded, rec := s.recoveryLoaded, s.recovery
+	s.mu.Unlock()
+	if !loaded {
 		meta, err := readMeta(ctx, s.handle())
 		if err != nil {
 			return nil, fmt.Errorf("read store recovery record: %w", s.corruptionHint(err))
 		}
-		if s.recovery, err = parseRecovery(meta[metaRecovery]); err != nil {
+		read, err := parseRecovery(meta[metaRecovery])
+		if err != nil {
 			return nil, err
 		}
-		s.recoveryLoaded = true
+		s.mu.Lock()
+		if !s.recoveryLoaded { // an acknowledgement since the read wins
+			s.recovery, s.recoveryLoaded = read, true
+		}
+		rec = s.recovery
+		s.mu.Unlock()
 	}
-	if s.recovery == nil {
+	if rec == nil {
 		return nil, nil
 	}
-	r := *s.recovery
+	r := *rec
 	return &r, nil
 }
 
@@ -99,11 +108,11 @@ func (s *Store) AcknowledgeRecovery(ctx context.Context) error {
 	if s.pg != nil {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if err := deleteMeta(ctx, s.handle(), metaRecovery); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.recovery, s.recoveryLoaded = nil, true
 	return nil
 }

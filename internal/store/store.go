@@ -63,8 +63,10 @@ func WithIntegrityCheck() Option { return func(o *options) { o.verify = true } }
 // contacting the server: the first query connects and checks the schema,
 // and an unreachable server fails that query, not Open. serve uses it so it
 // answers initialize (and get_runtime_status says why the store is down)
-// while the database is unreachable. No effect on SQLite, whose Open never
-// connects on the fast path.
+// while the database is unreachable. On SQLite, whose Open never connects
+// on the fast path, it affects only a new store (a missing or empty file):
+// Open creates the empty file, which shows the directory can be written,
+// and the first query creates the schema (see [Store.StartedEmpty]).
 func WithLazyConnect() Option { return func(o *options) { o.lazy = true } }
 
 // WithoutCreate makes Open of a SQLite store refuse a missing file with an
@@ -116,7 +118,11 @@ type Store struct {
 	checkpoints    atomic.Int64 // background checkpoints run (for tests)
 	retries        atomic.Int64 // write transactions run again (PostgreSQL)
 
-	mu             sync.Mutex // guards the recovery fields
+	// create is set when Open left a new SQLite store's schema to the
+	// first query ([WithLazyConnect]); the pool's connector runs it.
+	create *creation
+
+	mu             sync.Mutex // guards the recovery and migration fields
 	recovery       *Recovery
 	recoveryLoaded bool
 	migrated       bool
@@ -185,7 +191,11 @@ func Open(ctx context.Context, location string, opts ...Option) (*Store, error) 
 	if h.kind == fileOurs && h.userVersion == versionStamp(SchemaVersion()) && !o.verify {
 		return s, nil // fast path: current schema, nothing to inspect
 	}
-	if err := s.prepare(ctx, h.kind, rec, o); err != nil {
+	if o.lazy && rec == nil && !o.verify && (h.kind == fileMissing || h.kind == fileEmpty) {
+		s.create = &creation{opts: o}
+		return s, nil // the first query creates the schema
+	}
+	if err := s.prepare(ctx, s.handle(), h.kind, rec, o); err != nil {
 		s.Close()
 		var c *corruptError
 		if errors.As(err, &c) {
@@ -229,7 +239,7 @@ func reopenAfterCorruption(ctx context.Context, path, reason string, o options) 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepare(ctx, fileEmpty, rec, o); err != nil {
+	if err := s.prepare(ctx, s.handle(), fileEmpty, rec, o); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -245,12 +255,12 @@ func foreignError(path, why string) error {
 		"Move it away or set INTEROP_DB to another file", ErrForeignStore, path, why)
 }
 
-// prepare is the slow path: in one write transaction it checks the file,
-// creates the meta table, creates the schema in a new file or upgrades a
-// released older one ([planUpgrade]), and records the version (and a
-// pending recovery).
-func (s *Store) prepare(ctx context.Context, kind fileKind, rec *Recovery, o options) error {
-	drv := entsql.OpenDB(sqliteDialect, s.handle())
+// prepare is the slow path: in one write transaction on db it checks the
+// file, creates the meta table, creates the schema in a new file or
+// upgrades a released older one ([planUpgrade]), and records the version
+// (and a pending recovery).
+func (s *Store) prepare(ctx context.Context, db *sql.DB, kind fileKind, rec *Recovery, o options) error {
+	drv := entsql.OpenDB(sqliteDialect, db)
 	dtx, err := drv.Tx(ctx)
 	if err != nil {
 		if isCorruption(err) {
@@ -296,6 +306,7 @@ func (s *Store) prepare(ctx context.Context, kind fileKind, rec *Recovery, o opt
 		return fmt.Errorf("read store meta: %w", err)
 	}
 	want := SchemaVersion()
+	migrated, upgradedFrom := false, ""
 	if have := meta[metaSchemaVersion]; have != want {
 		stmts := schemaStatements(schemaSQL)
 		if have != "" {
@@ -318,8 +329,7 @@ func (s *Store) prepare(ctx context.Context, kind fileKind, rec *Recovery, o opt
 		if err := writeMeta(ctx, tx, metaSchemaVersion, want); err != nil {
 			return err
 		}
-		s.migrated = true
-		s.upgradedFrom = have
+		migrated, upgradedFrom = true, have
 	}
 	if err := stampVersion(ctx, tx, want); err != nil {
 		return fmt.Errorf("stamp store header: %w", err)
@@ -343,10 +353,13 @@ func (s *Store) prepare(ctx context.Context, kind fileKind, rec *Recovery, o opt
 	}
 	done = true
 	s.setRecovery(pending)
-	if s.migrated {
+	if migrated {
+		s.mu.Lock()
+		s.migrated, s.upgradedFrom = true, upgradedFrom
+		s.mu.Unlock()
 		// Put the new header in the main file so the next Open takes the
 		// fast path. Best effort: a busy checkpoint only costs a slow Open.
-		_ = checkpoint(ctx, s.handle())
+		_ = checkpoint(ctx, db)
 	}
 	return nil
 }
@@ -376,7 +389,11 @@ func (s *Store) DB() *sql.DB { return s.handle() }
 func (s *Store) handle() *sql.DB {
 	s.poolOnce.Do(func() {
 		if s.db == nil {
-			s.db = sql.OpenDB(s.connector)
+			var c driver.Connector = s.connector
+			if s.create != nil {
+				c = creatingConnector{Connector: c, s: s}
+			}
+			s.db = sql.OpenDB(c)
 			s.client = ent.NewClient(ent.Driver(entsql.OpenDB(sqliteDialect, s.db)))
 		}
 	})
@@ -409,14 +426,17 @@ func (s *Store) SchemaVersion() string {
 }
 
 // Migrated reports whether this Open ran the schema migration (false on the
-// fast path). On a lazily opened team store it turns true once the first
-// connection created the schema.
+// fast path). On a lazily opened team store, and a new SQLite store opened
+// [WithLazyConnect], it turns true once the first connection created the
+// schema.
 func (s *Store) Migrated() bool {
 	if s.pg != nil {
 		s.pg.mu.Lock()
 		defer s.pg.mu.Unlock()
 		return s.pg.migrated
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.migrated
 }
 
@@ -428,6 +448,8 @@ func (s *Store) UpgradedFrom() string {
 		defer s.pg.mu.Unlock()
 		return s.pg.upgradedFrom
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.upgradedFrom
 }
 
