@@ -122,6 +122,7 @@ func defineRunFlags(fs *flag.FlagSet, c *bench.Config) runFlags {
 	fs.IntVar(&c.GOMAXPROCS, "gomaxprocs", 0, "run every spawned stdio server with GOMAXPROCS=N (1: one P, as on a machine whose cores are busy); 0 leaves it unset")
 	f.profiles = fs.String("profiles", strings.Join(bench.AllProfiles(), ","), "comma-separated runtime profiles to measure")
 	fs.BoolVar(&c.ReadOnly, "read-only", true, "also measure the full profile with --read-only")
+	fs.BoolVar(&c.NewStore, "new-store", true, "also measure the full profile on a new store (no store file before each spawn, as on first use)")
 	fs.StringVar(&c.Protocol, "protocol", "2025-06-18", "protocolVersion sent in initialize (2026-07-28 with -discover)")
 	fs.BoolVar(&c.Discover, "discover", false, "open sessions with server/discover (sessionless 2026-07-28), as a go-sdk v1.8 client does by default")
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "how long to wait for each answer")

@@ -26,11 +26,30 @@ func TestMain(m *testing.M) {
 	os.Exit(pgtest.Main(m))
 }
 
+// fakeStoreLogEnv names the file a fake server in mode store appends to.
+const fakeStoreLogEnv = "INTEROP_BENCH_FAKE_STORE_LOG"
+
 // fakeServerMain is a tiny line-oriented MCP server. Modes: ok, toolerror,
 // exit (fails before answering), hang (starts a child in its process group
-// and never answers), sleep (the child).
+// and never answers), sleep (the child), store (as ok, after it appended
+// to $INTEROP_BENCH_FAKE_STORE_LOG whether $INTEROP_DB existed, then
+// wrote it).
 func fakeServerMain(mode string) int {
 	switch mode {
+	case "store":
+		db := os.Getenv("INTEROP_DB")
+		_, err := os.Stat(db)
+		log, lerr := os.OpenFile(os.Getenv(fakeStoreLogEnv), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if lerr != nil {
+			fmt.Fprintln(os.Stderr, lerr)
+			return 1
+		}
+		fmt.Fprintln(log, err == nil)
+		log.Close()
+		if err := os.WriteFile(db, []byte("store"), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	case "exit":
 		fmt.Fprintln(os.Stderr, "fake server: cannot open the store")
 		return 3

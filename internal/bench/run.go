@@ -41,6 +41,10 @@ type Config struct {
 	Calls     int           // trivial tools/call requests per spawn
 	Profiles  []string      // runtime profiles to measure
 	ReadOnly  bool          // also measure full --read-only
+	// NewStore also measures the full profile on a new store: the state
+	// directory is emptied before each of its spawns, so every server
+	// starts as on a machine that never ran the runtime (no store file).
+	NewStore bool
 	Protocol  string        // protocolVersion sent in initialize
 	Discover  bool          // server/discover instead of initialize (go-sdk v1.8 client default)
 	Timeout   time.Duration // per request
@@ -193,6 +197,9 @@ func Targets(c Config, runtimeBin, baselineBin string) []Target {
 	}
 	if c.ReadOnly {
 		ts = append(ts, Target{Name: "full --read-only", Path: runtimeBin, Args: []string{"serve", "--profile", "full", "--read-only"}, Tools: runtimeTools()})
+	}
+	if c.NewStore {
+		ts = append(ts, Target{Name: "full, new store", Path: runtimeBin, Args: []string{"serve", "--profile", "full"}, Tools: runtimeTools(), NewStore: true})
 	}
 	return ts
 }
@@ -379,6 +386,11 @@ func measureRounds(ctx context.Context, c Config, targets []Target, opts []Spawn
 			if err := ctx.Err(); err != nil {
 				return nil, nil, nil, err
 			}
+			if targets[i].NewStore {
+				if err := emptyState(opts[i].Dir); err != nil {
+					return nil, nil, nil, err
+				}
+			}
 			s, err := Spawn(ctx, targets[i], opts[i])
 			if err != nil {
 				if round < 0 {
@@ -419,6 +431,19 @@ func measureRounds(ctx context.Context, c Config, targets []Target, opts []Spawn
 		}
 	}
 	return samples, ours, minimal, nil
+}
+
+// emptyState empties the isolated state directory dir (IsolatedEnv) of a
+// new-store target before a spawn: the store and everything the last
+// server left go, the directories of the environment stay.
+func emptyState(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("empty the state directory: %w", err)
+	}
+	if _, err := IsolatedEnv(dir); err != nil {
+		return fmt.Errorf("empty the state directory: %w", err)
+	}
+	return nil
 }
 
 // roundOrder is the order in which round r (from 0) spawns n targets: each

@@ -2,11 +2,14 @@ package bench
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBuildUsesPrebuiltBinaries: with BinDirEnv set, Build returns the two
@@ -81,4 +84,54 @@ func TestRoundOrderRotates(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNewStoreTargetStartsWithoutAStore: -new-store adds a full-profile
+// row whose every spawn, the warm-up's too, finds no store file, while the
+// other rows keep the store their first spawn made.
+func TestNewStoreTargetStartsWithoutAStore(t *testing.T) {
+	c := Config{N: 2, Warmup: 1, Calls: 1, Timeout: 5 * time.Second, Protocol: "2025-06-18", Profiles: []string{"full"}, NewStore: true}
+	var rows []string
+	for _, tg := range Targets(c, "runtime", "baseline") {
+		rows = append(rows, tg.Name)
+		if tg.NewStore != (tg.Name == "full, new store") {
+			t.Errorf("target %q: NewStore = %v", tg.Name, tg.NewStore)
+		}
+	}
+	if !slices.Contains(rows, "full, new store") {
+		t.Fatalf("targets %v have no new-store row", rows)
+	}
+	if c.NewStore = false; slices.Contains(targetNames(Targets(c, "runtime", "baseline")), "full, new store") {
+		t.Error("a new-store row without -new-store")
+	}
+
+	logDir := t.TempDir()
+	targets := []Target{
+		{Name: "kept", Path: os.Args[0], Tools: []string{"ping"}},
+		{Name: "new", Path: os.Args[0], Tools: []string{"ping"}, NewStore: true},
+	}
+	opts, err := spawnOptions(c, targets, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range opts {
+		opts[i].Env = append(opts[i].Env, fakeServerEnv+"=store", fakeStoreLogEnv+"="+filepath.Join(logDir, targets[i].Name))
+	}
+	if _, _, _, err := measureRounds(context.Background(), c, targets, opts, httpPair{}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"kept": "false\ntrue\ntrue\n", "new": "false\nfalse\nfalse\n"} {
+		got, err := os.ReadFile(filepath.Join(logDir, name))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: did the store exist at each spawn? %q, %v; want %q", name, got, err, want)
+		}
+	}
+}
+
+func targetNames(ts []Target) []string {
+	var names []string
+	for _, tg := range ts {
+		names = append(names, tg.Name)
+	}
+	return names
 }
