@@ -481,6 +481,20 @@ func TestCheckStore(t *testing.T) {
 		}
 	})
 
+	t.Run("an empty file is reported and left empty", func(t *testing.T) {
+		p := filepath.Join(dir, "empty.db")
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rep := CheckStore(env(p), nil)(ctx)
+		if !rep.Exists || rep.Opens || !strings.Contains(rep.Error, "empty") {
+			t.Fatalf("report = %+v", rep)
+		}
+		if info, err := os.Stat(p); err != nil || info.Size() != 0 {
+			t.Fatalf("doctor wrote into the empty store file: %v, %v", info, err)
+		}
+	})
+
 	t.Run("current store opens with the integrity check", func(t *testing.T) {
 		p := filepath.Join(dir, "ok.db")
 		st, err := store.Open(ctx, p)

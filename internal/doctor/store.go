@@ -56,6 +56,12 @@ func checkStore(ctx context.Context, lookup store.LookupEnv, clock quartz.Clock)
 		rep.Error = path + " is a directory, not a store file"
 		rep.Fix = "set " + store.EnvDB + " to a file path, or move " + path + " away"
 		return rep
+	case fi.Mode().IsRegular() && fi.Size() == 0:
+		// What a serve that was never called leaves: opening it here
+		// would create the store, and doctor only looks.
+		rep.Exists = true
+		rep.Error = "the store file is empty: `interop-runtime serve` created it and creates the store in it on its first tool call"
+		return rep
 	}
 	rep.Exists = true
 	rep.IntegrityChecked = true
