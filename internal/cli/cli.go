@@ -17,6 +17,7 @@ import (
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/handlers"
 	"github.com/agent-interop/runtime/internal/app"
+	_ "github.com/agent-interop/runtime/internal/growstack/atinit" // the main goroutine's stack grows before the other initializers run
 	"github.com/agent-interop/runtime/internal/server"
 	stdiotransport "github.com/agent-interop/runtime/internal/stdio"
 	"github.com/agent-interop/runtime/internal/store"
