@@ -81,6 +81,25 @@ func TestDeferredRefusesABadStoreAtOnce(t *testing.T) {
 	}
 }
 
+// waitTwoJudgements starts d's start-up work on a mock clock and returns
+// once it has judged the marks at once and again at the next tick, still
+// waiting; the channel closes when the start-up work returns.
+func waitTwoJudgements(t *testing.T, d *Deferred) <-chan struct{} {
+	t.Helper()
+	clock := testclock.At(t, time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
+	d.clock = clock
+	judged := clock.Trap().Now("delivery", "marks")
+	defer judged.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
+	defer cancel()
+	returned := make(chan struct{})
+	go func() { defer close(returned); d.AfterInitialize(context.Background()) }()
+	judged.MustWait(ctx).MustRelease(ctx)
+	clock.Advance(delivery.DefaultSettleEvery).MustWait(ctx)
+	judged.MustWait(ctx).MustRelease(ctx)
+	return returned
+}
+
 // TestDeferredSettlementWaitsOnAQuietStore: on a store whose marks were
 // swept and show nobody, the start-up work assembles nothing and ends at
 // Close; on a store never swept it assembles the runtime to settle.
@@ -107,19 +126,7 @@ func TestDeferredSettlementWaitsOnAQuietStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := testclock.At(t, time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
-	quiet.clock = clock
-	judged := clock.Trap().Now("delivery", "marks")
-	defer judged.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
-	defer cancel()
-	returned := make(chan struct{})
-	go func() { defer close(returned); quiet.AfterInitialize(context.Background()) }()
-	// Judged quiet at once and again at the next tick: still waiting, and
-	// nothing assembled.
-	judged.MustWait(ctx).MustRelease(ctx)
-	clock.Advance(delivery.DefaultSettleEvery).MustWait(ctx)
-	judged.MustWait(ctx).MustRelease(ctx)
+	returned := waitTwoJudgements(t, quiet)
 	if assembled(quiet) {
 		t.Fatal("the start-up work on a quiet store assembled the runtime")
 	}
@@ -184,17 +191,7 @@ func TestDeferredLeavesANewStoreEmptyUntilUsed(t *testing.T) {
 	if !idle.st.StartedEmpty() {
 		t.Fatal("a new store is not reported as started empty")
 	}
-	clock := testclock.At(t, time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
-	idle.clock = clock
-	judged := clock.Trap().Now("delivery", "marks")
-	defer judged.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), wait.InProcess)
-	defer cancel()
-	returned := make(chan struct{})
-	go func() { defer close(returned); idle.AfterInitialize(context.Background()) }()
-	judged.MustWait(ctx).MustRelease(ctx)
-	clock.Advance(delivery.DefaultSettleEvery).MustWait(ctx)
-	judged.MustWait(ctx).MustRelease(ctx)
+	returned := waitTwoJudgements(t, idle)
 	if assembled(idle) {
 		t.Fatal("the start-up work on a new store assembled the runtime")
 	}
