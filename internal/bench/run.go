@@ -35,16 +35,16 @@ func runtimeTools() []string { return []string{"get_runtime_status", "freebuff_s
 
 // Config is one benchmark run.
 type Config struct {
-	ModuleDir string        // the module root holding both packages
-	N         int           // measured spawns per configuration
-	Warmup    int           // unmeasured spawns per configuration first
-	Calls     int           // trivial tools/call requests per spawn
-	Profiles  []string      // runtime profiles to measure
-	ReadOnly  bool          // also measure full --read-only
+	ModuleDir string   // the module root holding both packages
+	N         int      // measured spawns per configuration
+	Warmup    int      // unmeasured spawns per configuration first
+	Calls     int      // trivial tools/call requests per spawn
+	Profiles  []string // runtime profiles to measure
+	ReadOnly  bool     // also measure full --read-only
 	// NewStore also measures the full profile on a new store: the state
 	// directory is emptied before each of its spawns, so every server
 	// starts as on a machine that never ran the runtime (no store file).
-	NewStore bool
+	NewStore  bool
 	Protocol  string        // protocolVersion sent in initialize
 	Discover  bool          // server/discover instead of initialize (go-sdk v1.8 client default)
 	Timeout   time.Duration // per request
