@@ -416,12 +416,15 @@ func (k *killer) Write(p []byte) (int, error) {
 	if k.at == "resume" && strings.Contains(s, `"thread/resume"`) {
 		k.die()
 	}
-	n, err := k.rwc.Write(p)
-	if strings.Contains(s, `"turn/start"`) {
+	turnStart := strings.Contains(s, `"turn/start"`)
+	if turnStart {
+		// Before the write: codex may answer, and the reader see the
+		// answer, before Write returns (the child then outlived its send).
 		k.started.Store(true)
-		if k.at == "turn/start" {
-			k.die()
-		}
+	}
+	n, err := k.rwc.Write(p)
+	if turnStart && k.at == "turn/start" {
+		k.die()
 	}
 	return n, err
 }
