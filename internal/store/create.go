@@ -67,7 +67,7 @@ func (s *Store) createSchema(ctx context.Context) error {
 			return nil
 		}
 	case fileForeign:
-		return foreignError(s.path, "its SQLite header carries another application's id")
+		return foreignError(s.path, foreignIDReason)
 	case fileNotSQLite:
 		return fmt.Errorf("the store file %s is no longer a SQLite database (bad or truncated header) since the runtime started; "+
 			"restart it so the file is moved aside", s.path)

@@ -163,7 +163,7 @@ func Open(ctx context.Context, location string, opts ...Option) (*Store, error) 
 	var rec *Recovery
 	switch h.kind {
 	case fileForeign:
-		return nil, foreignError(path, "its SQLite header carries another application's id")
+		return nil, foreignError(path, foreignIDReason)
 	case fileNotSQLite:
 		if rec, err = moveAside(path, "the file is not a SQLite database (bad or truncated header)", o.clock.Now()); err != nil {
 			return nil, err
@@ -249,6 +249,10 @@ func reopenAfterCorruption(ctx context.Context, path, reason string, o options) 
 type corruptError struct{ reason string }
 
 func (e *corruptError) Error() string { return "store file is corrupt: " + e.reason }
+
+// foreignIDReason is why a file whose header carries another
+// application's id is refused (Open, and createSchema on first use).
+const foreignIDReason = "its SQLite header carries another application's id"
 
 func foreignError(path, why string) error {
 	return fmt.Errorf("%w: %s is not an agent-interop-runtime store (%s); refusing to use or replace it. "+
