@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -142,7 +144,50 @@ func TestLazyOpenRefusesWhatReplacedTheNewFile(t *testing.T) {
 		if v, err := schemaOf(s); err != nil || v != SchemaVersion() {
 			t.Fatalf("the next query after the file was removed = %q, %v; want the schema created", v, err)
 		}
+		if info, err := os.Stat(path); err != nil || info.Mode().Perm() != fileMode {
+			t.Fatalf("the file created again: %v, %v; want mode %v", info, err, os.FileMode(fileMode))
+		}
 	})
+}
+
+// countingConnector counts the connections a pool opens.
+type countingConnector struct {
+	driver.Connector
+	n atomic.Int32
+}
+
+func (c *countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	c.n.Add(1)
+	return c.Connector.Connect(ctx)
+}
+
+func TestLazyCreationHandsItsConnectionToThePool(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "interop.db")
+	s := openLazy(t, path)
+	counted := &countingConnector{Connector: s.connector}
+	s.connector = counted
+	if v, err := schemaOf(s); err != nil || v != SchemaVersion() {
+		t.Fatalf("schema after the first query = %q, %v", v, err)
+	}
+	var cacheSize int64
+	if err := s.DB().QueryRow("PRAGMA cache_size").Scan(&cacheSize); err != nil {
+		t.Fatal(err)
+	}
+	if n := counted.n.Load(); n != 1 {
+		t.Fatalf("connections opened by the creation and two queries = %d; want 1, the creation's own", n)
+	}
+	other, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var want int64
+	if err := other.QueryRow("PRAGMA cache_size").Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if cacheSize != want {
+		t.Fatalf("page cache of the creating connection after creation = %d; want SQLite's default %d", cacheSize, want)
+	}
 }
 
 func TestOpenWithoutLazyConnectCreatesAtOnce(t *testing.T) {
