@@ -484,7 +484,7 @@ func (a *Adapter) ListSessions(ctx context.Context) ([]providers.Session, error)
 	}
 	infos, err := a.listAll(ctx, c)
 	if err != nil {
-		return out, fmt.Errorf("%s session/list: %w", a.cfg.Provider, err)
+		return out, fmt.Errorf("%s: %w", a.cfg.Provider, err) // err names session/list
 	}
 	for _, info := range infos {
 		a.remember(info.SessionID, info.CWD)
@@ -510,7 +510,7 @@ func (a *Adapter) GetSession(ctx context.Context, nativeID string) (*providers.S
 	}
 	info, ok, err := a.find(ctx, c, nativeID)
 	if err != nil {
-		return nil, fmt.Errorf("%s session/list: %w", a.cfg.Provider, err)
+		return nil, fmt.Errorf("%s: %w", a.cfg.Provider, err) // err names session/list
 	}
 	if !ok {
 		return nil, nil

@@ -739,6 +739,22 @@ func TestLoadFromAnotherWorkspace(t *testing.T) {
 	wait.For(t, "replay", wait.Process, func() bool { return strings.Contains(st.text(), "Hello from fake cursor.") })
 }
 
+// TestListRefusedNamesTheProviderOnce: an agent that refuses session/list
+// (codex-acp where nobody has signed in) fails the listing with its
+// answer, the provider and the method named once each.
+func TestListRefusedNamesTheProviderOnce(t *testing.T) {
+	s := newSim(t, withEnv("FAKECURSOR_LIST=auth-required"))
+	defer s.close(t)
+	_, err := s.a.ListSessions(ctxT(t))
+	if err == nil {
+		t.Fatal("a refused session/list listed without an error")
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "cursor: ") || strings.Count(msg, "session/list") != 1 || !strings.Contains(msg, "Authentication required") {
+		t.Fatalf("error = %q; want the provider, session/list once and the agent's answer", msg)
+	}
+}
+
 // TestNoFileReadsQuirk: an entry with the no-fs-read quirk is offered no
 // fs/read_text_file in initialize (Gemini CLI then reads files itself and
 // asks before a write); without it the capability is offered.

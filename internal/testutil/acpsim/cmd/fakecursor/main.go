@@ -504,6 +504,10 @@ func (a *agent) listSessions(params json.RawMessage) (any, *rpcError, func()) {
 		CWD string `json:"cwd"`
 	}
 	_ = json.Unmarshal(params, &p)
+	if os.Getenv("FAKECURSOR_LIST") == "auth-required" {
+		// As codex-acp 0.16.0 in a home where nobody has signed in.
+		return nil, &rpcError{Code: -32000, Message: "Authentication required"}, nil
+	}
 	if p.CWD == "" && os.Getenv("FAKECURSOR_LIST") == "own-dir" {
 		// As Qwen Code and opencode: without a cwd, the sessions of the
 		// directory the agent runs in only.
