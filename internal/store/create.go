@@ -55,23 +55,48 @@ type poolConn interface {
 }
 
 // lentConn is a connection lent to the pool of one that creates the
-// schema: closing that pool leaves it open, for the store's own pool.
-type lentConn struct{ poolConn }
+// schema: closing it hands it back to the lender, open, for the store's
+// own pool.
+type lentConn struct {
+	poolConn
+	l *lender
+}
 
-func (lentConn) Close() error { return nil }
+func (c lentConn) Close() error {
+	c.l.back.Do(func() { close(c.l.returned) })
+	return nil
+}
 
-// lender hands its one connection to a pool of one.
+// lender hands its one connection to a pool of one, and knows when that
+// pool has let go of it: database/sql may still be using a connection
+// after the call that used it returned (a transaction whose context ended
+// is rolled back on a goroutine of its own).
 type lender struct {
 	driver.Connector
-	cn   poolConn
-	lent atomic.Bool
+	cn       poolConn
+	lent     atomic.Bool
+	back     sync.Once
+	returned chan struct{}
+}
+
+func newLender(c driver.Connector, cn poolConn) *lender {
+	return &lender{Connector: c, cn: cn, returned: make(chan struct{})}
 }
 
 func (l *lender) Connect(context.Context) (driver.Conn, error) {
 	if l.lent.Swap(true) {
 		return nil, errors.New("the store's schema creation asked for a second connection")
 	}
-	return lentConn{l.cn}, nil
+	return lentConn{poolConn: l.cn, l: l}, nil
+}
+
+// close closes the pool of one and waits until it has handed the
+// connection back.
+func (l *lender) close(db *sql.DB) {
+	_ = db.Close()
+	if l.lent.Load() {
+		<-l.returned
+	}
 }
 
 // creationCacheKiB is the page cache of the connection that creates the
@@ -145,9 +170,12 @@ func (s *Store) createOn(ctx context.Context, cn driver.Conn, kind fileKind, o o
 	if !ok {
 		return fmt.Errorf("create the store %s: its connection (%T) lacks a method database/sql uses", s.path, cn)
 	}
-	db := sql.OpenDB(&lender{Connector: s.connector, cn: pc})
+	l := newLender(s.connector, pc)
+	db := sql.OpenDB(l)
 	db.SetMaxOpenConns(1)
-	defer db.Close()
+	// The connection goes to the store's pool, or is closed, only once
+	// this pool no longer uses it.
+	defer l.close(db)
 	var cacheSize int64
 	if err := db.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&cacheSize); err != nil {
 		return fmt.Errorf("create the store %s: read its page cache size: %w", s.path, err)

@@ -201,3 +201,69 @@ func TestOpenWithoutLazyConnectCreatesAtOnce(t *testing.T) {
 		t.Fatalf("StartedEmpty = %v, Migrated = %v; want false, true", s.StartedEmpty(), s.Migrated())
 	}
 }
+
+// cancelingConn ends its context at the creation's first statement, as a
+// caller that gives up mid-creation does, and records when the
+// transaction's rollback has finished on it.
+type cancelingConn struct {
+	poolConn
+	cancel     context.CancelFunc
+	rolledBack atomic.Bool
+}
+
+func (c *cancelingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if query == createMetaSQL {
+		c.cancel()
+		return nil, context.Canceled
+	}
+	return c.poolConn.ExecContext(ctx, query, args)
+}
+
+func (c *cancelingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	tx, err := c.poolConn.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &recordedTx{Tx: tx, c: c}, nil
+}
+
+type recordedTx struct {
+	driver.Tx
+	c *cancelingConn
+}
+
+func (t *recordedTx) Rollback() error {
+	err := t.Tx.Rollback()
+	t.c.rolledBack.Store(true)
+	return err
+}
+
+// TestLazyCreationKeepsItsConnectionUntilThePoolLetsGo: a creation whose
+// caller gives up returns only once database/sql has finished with the
+// connection (it rolls a transaction whose context ended back on a
+// goroutine of its own), so closing the connection then, as createSchema
+// does, cannot race with that rollback.
+func TestLazyCreationKeepsItsConnectionUntilThePoolLetsGo(t *testing.T) {
+	s := openLazy(t, filepath.Join(t.TempDir(), "interop.db"))
+	// database/sql's own rollback and the creation's race; -race (the unit
+	// tier) reports the loser, so the test gives the race many chances.
+	for range 60 {
+		raw, err := s.connector.Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cn := &cancelingConn{poolConn: raw.(poolConn), cancel: cancel}
+		err = s.createOn(ctx, cn, fileEmpty, s.create.opts)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("creation whose context ended: %v; want context.Canceled", err)
+		}
+		if !cn.rolledBack.Load() {
+			t.Fatal("the creation returned while its transaction was still being rolled back on its connection")
+		}
+		if err := raw.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
