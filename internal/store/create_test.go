@@ -7,8 +7,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 )
 
@@ -150,120 +151,77 @@ func TestLazyOpenRefusesWhatReplacedTheNewFile(t *testing.T) {
 	})
 }
 
-// countingConnector counts the connections a pool opens.
-type countingConnector struct {
+// loggingConnector records the statements each of its connections runs.
+type loggingConnector struct {
 	driver.Connector
-	n atomic.Int32
+	mu    sync.Mutex
+	conns [][]string
 }
 
-func (c *countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	c.n.Add(1)
-	return c.Connector.Connect(ctx)
-}
-
-func TestLazyCreationHandsItsConnectionToThePool(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "interop.db")
-	s := openLazy(t, path)
-	counted := &countingConnector{Connector: s.connector}
-	s.connector = counted
-	if v, err := schemaOf(s); err != nil || v != SchemaVersion() {
-		t.Fatalf("schema after the first query = %q, %v", v, err)
-	}
-	var cacheSize int64
-	if err := s.DB().QueryRow("PRAGMA cache_size").Scan(&cacheSize); err != nil {
-		t.Fatal(err)
-	}
-	if n := counted.n.Load(); n != 1 {
-		t.Fatalf("connections opened by the creation and two queries = %d; want 1, the creation's own", n)
-	}
-	other, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	var want int64
-	if err := other.QueryRow("PRAGMA cache_size").Scan(&want); err != nil {
-		t.Fatal(err)
-	}
-	if cacheSize != want {
-		t.Fatalf("page cache of the creating connection after creation = %d; want SQLite's default %d", cacheSize, want)
-	}
-}
-
-func TestOpenWithoutLazyConnectCreatesAtOnce(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "interop.db")
-	s, err := Open(context.Background(), path, WithClock(fixedClock(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if s.StartedEmpty() || !s.Migrated() {
-		t.Fatalf("StartedEmpty = %v, Migrated = %v; want false, true", s.StartedEmpty(), s.Migrated())
-	}
-}
-
-// cancelingConn ends its context at the creation's first statement, as a
-// caller that gives up mid-creation does, and records when the
-// transaction's rollback has finished on it.
-type cancelingConn struct {
-	poolConn
-	cancel     context.CancelFunc
-	rolledBack atomic.Bool
-}
-
-func (c *cancelingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if query == createMetaSQL {
-		c.cancel()
-		return nil, context.Canceled
-	}
-	return c.poolConn.ExecContext(ctx, query, args)
-}
-
-func (c *cancelingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	tx, err := c.poolConn.BeginTx(ctx, opts)
+func (c *loggingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	cn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &recordedTx{Tx: tx, c: c}, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.conns = append(c.conns, nil)
+	return &loggingConn{Conn: cn, c: c, n: len(c.conns) - 1}, nil
 }
 
-type recordedTx struct {
-	driver.Tx
-	c *cancelingConn
+func (c *loggingConnector) log() [][]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.conns)
 }
 
-func (t *recordedTx) Rollback() error {
-	err := t.Tx.Rollback()
-	t.c.rolledBack.Store(true)
-	return err
+// loggingConn passes what database/sql uses to the store's connection and
+// logs each statement.
+type loggingConn struct {
+	driver.Conn
+	c *loggingConnector
+	n int
 }
 
-// TestLazyCreationKeepsItsConnectionUntilThePoolLetsGo: a creation whose
-// caller gives up returns only once database/sql has finished with the
-// connection (it rolls a transaction whose context ended back on a
-// goroutine of its own), so closing the connection then, as createSchema
-// does, cannot race with that rollback.
-func TestLazyCreationKeepsItsConnectionUntilThePoolLetsGo(t *testing.T) {
+func (l *loggingConn) record(query string) {
+	l.c.mu.Lock()
+	defer l.c.mu.Unlock()
+	l.c.conns[l.n] = append(l.c.conns[l.n], query)
+}
+
+func (l *loggingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	l.record(query)
+	return l.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
+}
+
+func (l *loggingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	l.record(query)
+	return l.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
+}
+
+func (l *loggingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return l.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+}
+
+// TestLazyCreationRunsOnASmallPageCache: the connection that creates the
+// schema sets its page cache small before anything else, and is its own:
+// the pool's connection that answers the query keeps SQLite's default.
+func TestLazyCreationRunsOnASmallPageCache(t *testing.T) {
 	s := openLazy(t, filepath.Join(t.TempDir(), "interop.db"))
-	// database/sql's own rollback and the creation's race; -race (the unit
-	// tier) reports the loser, so the test gives the race many chances.
-	for range 60 {
-		raw, err := s.connector.Connect(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		cn := &cancelingConn{poolConn: raw.(poolConn), cancel: cancel}
-		err = s.createOn(ctx, cn, fileEmpty, s.create.opts)
-		cancel()
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("creation whose context ended: %v; want context.Canceled", err)
-		}
-		if !cn.rolledBack.Load() {
-			t.Fatal("the creation returned while its transaction was still being rolled back on its connection")
-		}
-		if err := raw.Close(); err != nil {
-			t.Fatal(err)
-		}
+	logged := &loggingConnector{Connector: s.connector}
+	s.connector = logged
+	if v, err := schemaOf(s); err != nil || v != SchemaVersion() {
+		t.Fatalf("schema after the first query = %q, %v", v, err)
+	}
+	conns := logged.log()
+	if len(conns) != 2 {
+		t.Fatalf("connections opened = %d; want 2, the creation's and the pool's", len(conns))
+	}
+	if first := conns[0]; len(first) < 2 || first[0] != creationCachePragma || !slices.Contains(first, createMetaSQL) {
+		t.Fatalf("the creating connection ran %d statements, first %.60q; want %q first, then the schema",
+			len(first), append(first, "")[0], creationCachePragma)
+	}
+	if slices.Contains(conns[1], creationCachePragma) {
+		t.Fatalf("the pool's connection ran %q too", creationCachePragma)
 	}
 }
