@@ -154,8 +154,10 @@ func TestLazyOpenRefusesWhatReplacedTheNewFile(t *testing.T) {
 // loggingConnector records the statements each of its connections runs.
 type loggingConnector struct {
 	driver.Connector
-	mu    sync.Mutex
-	conns [][]string
+	mu          sync.Mutex
+	conns       [][]string
+	cancelQuery string
+	cancel      context.CancelFunc
 }
 
 func (c *loggingConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -183,6 +185,25 @@ type loggingConn struct {
 	n int
 }
 
+// cancelAt, when set, ends the caller's context at the first statement
+// equal to query, which then fails, as a caller that gives up does.
+func (c *loggingConnector) cancelAt(query string, cancel context.CancelFunc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cancelQuery, c.cancel = query, cancel
+}
+
+func (c *loggingConnector) canceled(query string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cancel == nil || query != c.cancelQuery {
+		return false
+	}
+	c.cancel()
+	c.cancel = nil
+	return true
+}
+
 func (l *loggingConn) record(query string) {
 	l.c.mu.Lock()
 	defer l.c.mu.Unlock()
@@ -191,6 +212,9 @@ func (l *loggingConn) record(query string) {
 
 func (l *loggingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	l.record(query)
+	if l.c.canceled(query) {
+		return nil, context.Canceled
+	}
 	return l.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
 }
 
@@ -223,5 +247,35 @@ func TestLazyCreationRunsOnASmallPageCache(t *testing.T) {
 	}
 	if slices.Contains(conns[1], creationCachePragma) {
 		t.Fatalf("the pool's connection ran %q too", creationCachePragma)
+	}
+}
+
+// TestLazyCreationGivenUpIsCreatedByTheNextQuery: a first query whose
+// caller gives up in the middle of the creation fails with its context's
+// error and leaves no half-made schema; the next query creates it.
+func TestLazyCreationGivenUpIsCreatedByTheNextQuery(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "interop.db")
+	s := openLazy(t, path)
+	logged := &loggingConnector{Connector: s.connector}
+	s.connector = logged
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logged.cancelAt(createMetaSQL, cancel)
+	var one int
+	if err := s.DB().QueryRowContext(ctx, "SELECT 1").Scan(&one); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a first query given up during the creation: %v; want context.Canceled", err)
+	}
+	ro, err := sql.Open("sqlite", sqliteReadOnlyDSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objects int
+	err = ro.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&objects)
+	ro.Close()
+	if err != nil || objects != 0 {
+		t.Fatalf("schema objects after a creation given up = %d, %v; want none", objects, err)
+	}
+	if v, err := schemaOf(s); err != nil || v != SchemaVersion() {
+		t.Fatalf("the next query = %q, %v; want the schema created", v, err)
 	}
 }
