@@ -25,7 +25,7 @@ var layers = []layer{
 	// it (one format, one hash).
 	{name: "rank table", dirs: []string{"internal/tokens/bpe"}},
 	{name: "foundation", dirs: []string{
-		"catalogs/limits", "internal/argv", "internal/callinfo", "internal/clientsetup", "internal/clockctx", "internal/desk/markup", "internal/growstack", "internal/growstack/atinit", "internal/httpguard",
+		"catalogs/limits", "internal/argv", "internal/callinfo", "internal/clientsetup", "internal/clockctx", "internal/desk/markup", "internal/growstack", "internal/growstack/atinit", "internal/httpguard", "internal/interrupt",
 		"internal/jsonrpc", "internal/lazy", "internal/osproc", "internal/paging", "internal/procgroup", "internal/progress",
 		"internal/secrets", "internal/security", "internal/tokens", "internal/verify", "internal/version",
 	}, mayImport: []string{"rank table"}},

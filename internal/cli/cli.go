@@ -13,11 +13,13 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/agent-interop/runtime/catalogs"
 	"github.com/agent-interop/runtime/handlers"
 	"github.com/agent-interop/runtime/internal/app"
 	_ "github.com/agent-interop/runtime/internal/growstack/atinit" // the main goroutine's stack grows before the other initializers run
+	"github.com/agent-interop/runtime/internal/interrupt"
 	"github.com/agent-interop/runtime/internal/server"
 	stdiotransport "github.com/agent-interop/runtime/internal/stdio"
 	"github.com/agent-interop/runtime/internal/store"
@@ -45,26 +47,30 @@ type IO struct {
 type command struct {
 	name, args, help string
 	run              func(ctx context.Context, args []string, env Env, stdio IO) int
+	// waitsForSignals: the command waits for its SIGINT and SIGTERM
+	// handlers itself (interrupt.Wait) before it answers anyone; Do waits
+	// for them before running any other command.
+	waitsForSignals bool
 }
 
 // commands is the command table, in the order help lists it. Adding a
 // command is one line here.
 func commands() []command {
 	return []command{
-		{"serve", "[--profile P] [--read-only] [--http [--host H] [--port N] ...]", "serve MCP over stdio (the default; waits silently for a client on stdin), or over Streamable HTTP with --http", serve},
-		{"serve-http", "[serve's flags]", "serve MCP over Streamable HTTP (the same as serve --http; see docs/http.md)", serveHTTPCommand},
-		{"doctor", "[--json | --verbose] [--timeout D]", "check providers (program, handshake, capabilities) and the store", doctor},
-		{"providers", "[--json | --verbose] [--timeout D]", "list the providers' capabilities, with reasons and fixes", providersCmd},
-		{"agents", "[--timeout D] [--db PATH]", "the 0.3.x name of providers --json (it takes the same flags)", agents},
-		{"sessions", "[--provider P] [--json] [--timeout D]", "list the provider sessions (list_agent_sessions)", sessions},
-		{"work", "list|show <id>|graph [flags] [--db PATH]", "inspect the coordination store", work},
-		{"setup", "claude|opencode|codex|cursor [--profile P] [--read-only] [--http] [--write]", "print or write a client's MCP entry", setupCommand},
-		{"install", "[--write]", "print or write the Codex entry (= setup codex)", installCommand},
-		{"cursor-setup", "[--project] [--read-only] [--write]", "print or write the Cursor entry (= setup cursor)", cursorSetupCommand},
-		{"migrate", "import-state [--state FILE] [--conversations FILE] [--dry-run] [--json] [--db PATH]", "bring a 0.3.x state.json and conversations.json into the store (docs/import.md)", migrate},
-		{"desk", "[--host H] [--port N] [--token-file P] [--db PATH]", "serve the traffic desk: a live web page of sessions, receipts, work and claims, which can release a claim (--read-only: not even that; see docs/desk.md)", deskCommand},
-		{"version", "", "print the version", printVersion},
-		{"help", "[command]", "list the commands, or show one command's flags", help},
+		{"serve", "[--profile P] [--read-only] [--http [--host H] [--port N] ...]", "serve MCP over stdio (the default; waits silently for a client on stdin), or over Streamable HTTP with --http", serve, true},
+		{"serve-http", "[serve's flags]", "serve MCP over Streamable HTTP (the same as serve --http; see docs/http.md)", serveHTTPCommand, true},
+		{"doctor", "[--json | --verbose] [--timeout D]", "check providers (program, handshake, capabilities) and the store", doctor, false},
+		{"providers", "[--json | --verbose] [--timeout D]", "list the providers' capabilities, with reasons and fixes", providersCmd, false},
+		{"agents", "[--timeout D] [--db PATH]", "the 0.3.x name of providers --json (it takes the same flags)", agents, false},
+		{"sessions", "[--provider P] [--json] [--timeout D]", "list the provider sessions (list_agent_sessions)", sessions, false},
+		{"work", "list|show <id>|graph [flags] [--db PATH]", "inspect the coordination store", work, false},
+		{"setup", "claude|opencode|codex|cursor [--profile P] [--read-only] [--http] [--write]", "print or write a client's MCP entry", setupCommand, false},
+		{"install", "[--write]", "print or write the Codex entry (= setup codex)", installCommand, false},
+		{"cursor-setup", "[--project] [--read-only] [--write]", "print or write the Cursor entry (= setup cursor)", cursorSetupCommand, false},
+		{"migrate", "import-state [--state FILE] [--conversations FILE] [--dry-run] [--json] [--db PATH]", "bring a 0.3.x state.json and conversations.json into the store (docs/import.md)", migrate, false},
+		{"desk", "[--host H] [--port N] [--token-file P] [--db PATH]", "serve the traffic desk: a live web page of sessions, receipts, work and claims, which can release a claim (--read-only: not even that; see docs/desk.md)", deskCommand, false},
+		{"version", "", "print the version", printVersion, false},
+		{"help", "[command]", "list the commands, or show one command's flags", help, false},
 	}
 }
 
@@ -86,6 +92,17 @@ func usageLine() string {
 	return "usage: interop-runtime [" + strings.Join(names, "|") + "]"
 }
 
+// Main runs the command line as the binary does and returns the exit code:
+// SIGINT and SIGTERM end the command's context. Their handlers are
+// installed before a command runs, except serve's (see package
+// interrupt): serve over stdio answers initialize first, unless a person
+// runs it on a terminal, and serve-http installs them before it listens.
+func Main(args []string, env Env, stdio IO) int {
+	ctx, stop := interrupt.Notify(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Do(ctx, args, env, stdio)
+}
+
 // Do runs the command line and returns the exit code.
 func Do(ctx context.Context, args []string, env Env, stdio IO) int {
 	if len(args) == 0 {
@@ -102,6 +119,9 @@ func Do(ctx context.Context, args []string, env Env, stdio IO) int {
 		return serve(ctx, args, env, stdio)
 	}
 	if c, ok := lookupCommand(args[0]); ok {
+		if !c.waitsForSignals {
+			interrupt.Wait(ctx)
+		}
 		return c.run(ctx, args[1:], env, stdio)
 	}
 	fmt.Fprintf(stdio.Stderr, "interop-runtime: unknown command %q\n%s\nRun 'interop-runtime help' for what each command does.\n", args[0], usageLine())
@@ -283,8 +303,11 @@ func runServe(ctx context.Context, args []string, env Env, stdio IO, httpMode bo
 		OpenHandlers:    a.Handlers,
 		Logger:          logger,
 		AfterInitialize: a.AfterInitialize,
+		Signals:         signalsOf(ctx),
 	})
-	hintOnTerminal(stdio)
+	if hintOnTerminal(stdio) {
+		interrupt.Wait(ctx) // a person's Ctrl-C stops serve quietly (exit 0)
+	}
 	// Ctrl-C (ctx ends) stops the input like stdin EOF does: answers in
 	// flight are written (briefly), background work stops, and the server
 	// exits 0. The SDK only sees the end of its input.
@@ -336,14 +359,30 @@ func runtimeInfo(profile catalogs.Profile, readOnly bool) handlers.RuntimeInfo {
 
 // hintOnTerminal tells a person who ran serve at a terminal what it is
 // waiting for; an MCP client's stdin is a pipe, so clients never see it.
-func hintOnTerminal(stdio IO) {
+// hintOnTerminal tells a person who ran serve on a terminal what it is
+// waiting for, and reports whether stdin is one.
+func hintOnTerminal(stdio IO) bool {
 	f, ok := stdio.Stdin.(*os.File)
 	if !ok {
-		return
+		return false
 	}
 	if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		fmt.Fprintln(stdio.Stderr, "interop-runtime: serving MCP over stdio, waiting for a client on stdin (Ctrl-C stops; 'interop-runtime help' lists the commands)")
+		return true
 	}
+	return false
+}
+
+// signalsOf gives serve's MCP server the SIGINT and SIGTERM handlers of
+// ctx to install (none for a context that does not come from Main).
+func signalsOf(ctx context.Context) interface {
+	Start()
+	Wait()
+} {
+	if h := interrupt.From(ctx); h != nil {
+		return h
+	}
+	return nil
 }
 
 func logLevel(env Env) slog.Level {

@@ -18,6 +18,7 @@ import (
 	"github.com/agent-interop/runtime/internal/desk"
 	"github.com/agent-interop/runtime/internal/httpguard"
 	"github.com/agent-interop/runtime/internal/httpserve"
+	"github.com/agent-interop/runtime/internal/interrupt"
 	"github.com/agent-interop/runtime/internal/providers"
 	"github.com/agent-interop/runtime/internal/server"
 	"github.com/agent-interop/runtime/internal/version"
@@ -109,6 +110,7 @@ func serveHTTP(ctx context.Context, fs *flag.FlagSet, f serveFlags, profile cata
 	}
 	logger := slog.New(slog.NewTextHandler(stdio.Stderr, &slog.HandlerOptions{Level: logLevel(env)}))
 
+	interrupt.Wait(ctx) // SIGTERM stops a server that listens (exit 0)
 	ln, err := net.Listen("tcp", cfg.Addr())
 	if err != nil {
 		return fail(1, "listen on %s: %v", cfg.Addr(), err)

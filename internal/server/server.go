@@ -57,6 +57,17 @@ type Options struct {
 	Tokens tokens.Counter
 	// SessionID names each new HTTP session (the SDK's default when nil).
 	SessionID func() string
+	// Signals, when set, are the process's SIGINT and SIGTERM handlers,
+	// which serve installs only once it has answered initialize (see
+	// package interrupt). The client's next message starts installing
+	// them; ping and tools/list, answered from memory, do not wait for
+	// them; every other request (a tool call first of all) does, so once
+	// serve has done anything that an interruption should end gracefully,
+	// Ctrl-C ends it with exit 0.
+	Signals interface {
+		Start()
+		Wait()
+	}
 }
 
 // Server is one MCP server over one profile.
@@ -360,6 +371,15 @@ func (r *cachedList) MarshalJSON() ([]byte, error) {
 // table; every other method goes to the SDK.
 func (s *Server) tools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if s.opts.Signals != nil {
+			switch {
+			case method == "initialize", method == "server/discover": // a session's first answer
+			case method == "ping", method == "tools/list", strings.HasPrefix(method, "notifications/"):
+				s.opts.Signals.Start() // these answer from memory: nothing to end gracefully yet
+			default:
+				s.opts.Signals.Wait()
+			}
+		}
 		if method != "initialize" && !strings.HasPrefix(method, "notifications/") {
 			defer s.startBackground()
 		}

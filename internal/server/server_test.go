@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -175,5 +176,79 @@ func TestOpenHandlersOnTheFirstAcceptedCall(t *testing.T) {
 	}
 	if opens != 2 {
 		t.Errorf("handlers opened %d times, want 2 (one per accepted call here)", opens)
+	}
+}
+
+// fakeSignals records serve's signal handlers being started and waited
+// for; a Wait blocks until release is closed.
+type fakeSignals struct {
+	mu      sync.Mutex
+	starts  int
+	waits   int
+	entered chan struct{} // a Wait began
+	release chan struct{}
+}
+
+func (f *fakeSignals) Start() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.starts++
+}
+
+func (f *fakeSignals) Wait() {
+	f.mu.Lock()
+	f.waits++
+	f.mu.Unlock()
+	select {
+	case f.entered <- struct{}{}:
+	default:
+	}
+	<-f.release
+}
+
+func (f *fakeSignals) counts() (starts, waits int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.starts, f.waits
+}
+
+// TestNoToolCallBeforeTheSignalHandlers: a session's first answer
+// (server/discover, as go-sdk's client opens it, or initialize) and the
+// answers from memory (tools/list, ping) start installing the handlers
+// and do not wait for them; a tool call waits until they are installed,
+// so once serve has done anything an interruption should end gracefully,
+// Ctrl-C ends it gracefully.
+func TestNoToolCallBeforeTheSignalHandlers(t *testing.T) {
+	sig := &fakeSignals{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(sig.release) }) }
+	t.Cleanup(release) // a failure below must not leave the server waiting
+	cs := sessionWith(t, "full", Options{Handlers: &fakeHandlers{}, Signals: sig})
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Ping(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if starts, waits := sig.counts(); starts < 2 || waits != 0 {
+		t.Fatalf("after discover, tools/list and ping: Start %d times (want 2 or more), Wait %d times (want 0)", starts, waits)
+	}
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_runtime_status", Arguments: map[string]any{}})
+		called <- err
+	}()
+	<-sig.entered
+	select {
+	case err := <-called:
+		t.Fatalf("a tool call was answered while the handlers were not installed (err %v)", err)
+	default:
+	}
+	release()
+	if err := <-called; err != nil {
+		t.Fatal(err)
+	}
+	if _, waits := sig.counts(); waits != 1 {
+		t.Fatalf("Wait %d times, want 1 (the call)", waits)
 	}
 }
