@@ -61,9 +61,9 @@ type Options struct {
 	// which serve installs only once it has answered initialize (see
 	// package interrupt). The client's next message starts installing
 	// them; ping and tools/list, answered from memory, do not wait for
-	// them; every other request (a tool call first of all) does, so once
-	// serve has done anything that an interruption should end gracefully,
-	// Ctrl-C ends it with exit 0.
+	// them; every other request (a tool call first of all) and the
+	// start-up work (AfterInitialize) do, so nothing that reads the store
+	// or starts a program runs before Ctrl-C would end it gracefully.
 	Signals interface {
 		Start()
 		Wait()
@@ -144,6 +144,9 @@ func (s *Server) startBackground() {
 		s.bg.Add(1)
 		go func() {
 			defer s.bg.Done()
+			if s.opts.Signals != nil {
+				s.opts.Signals.Wait() // the start-up work reads the store: Ctrl-C ends it gracefully
+			}
 			s.opts.AfterInitialize(s.background)
 		}()
 	})

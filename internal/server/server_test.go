@@ -252,3 +252,25 @@ func TestNoToolCallBeforeTheSignalHandlers(t *testing.T) {
 		t.Fatalf("Wait %d times, want 1 (the call)", waits)
 	}
 }
+
+// TestStartUpWorkWaitsForTheSignalHandlers: the start-up work (it reads
+// the store) begins only once the handlers are installed.
+func TestStartUpWorkWaitsForTheSignalHandlers(t *testing.T) {
+	sig := &fakeSignals{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(sig.release) }) }
+	t.Cleanup(release)
+	ran := make(chan struct{}, 1)
+	cs := sessionWith(t, "full", Options{Handlers: &fakeHandlers{}, Signals: sig, AfterInitialize: func(context.Context) { ran <- struct{}{} }})
+	if _, err := cs.ListTools(context.Background(), nil); err != nil { // answered: the start-up work starts
+		t.Fatal(err)
+	}
+	<-sig.entered
+	select {
+	case <-ran:
+		t.Fatal("the start-up work ran before the signal handlers were installed")
+	default:
+	}
+	release()
+	<-ran
+}
