@@ -108,6 +108,15 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestMainRunsTheCommandLine: Main, as the binary calls it, runs a
+// command with its signal handlers installed and removes them after.
+func TestMainRunsTheCommandLine(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"version"}, func(string) (string, bool) { return "", false }, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}); code != 0 || out.String() != version.Version+"\n" {
+		t.Fatalf("Main(version): exit %d stdout %q stderr %q", code, out.String(), errOut.String())
+	}
+}
+
 // TestUnknownCommand: 0.3.x's usage line (with this binary's commands)
 // and exit 2.
 func TestUnknownCommand(t *testing.T) {
