@@ -27,8 +27,9 @@ type Target struct {
 	// Compare marks another build of the runtime (-compare), measured in
 	// the same rounds for a before/after figure; the targets leave it out.
 	Compare bool
-	// NewStore empties the target's state directory before every spawn,
-	// so each server starts without a store (Config.NewStore).
+	// NewStore empties the target's state directory after every spawn
+	// (it starts empty), so each server starts without a store
+	// (Config.NewStore).
 	NewStore bool
 }
 
