@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/bench/directhttp"
+	"github.com/agent-interop/runtime/internal/store"
 )
 
 // AllProfiles returns the runtime's tool profiles, in the order they are
@@ -243,6 +244,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := seedStores(ctx, targets, opts); err != nil {
+		return nil, err
+	}
 
 	var httpSrv, minimalSrv *HTTPServer
 	var pair httpPair
@@ -438,6 +442,32 @@ func measureRounds(ctx context.Context, c Config, targets []Target, opts []Spawn
 		}
 	}
 	return samples, ours, minimal, nil
+}
+
+// seedStores creates the store of every row of this build that keeps its
+// store (not the baseline, a new-store row or -compare's binary, which
+// may predate this schema), as a runtime that was used once leaves it. A
+// serve that is only asked for its status or its tool list never creates
+// its store (docs/store.md), so the warm-up's calls, which are
+// get_runtime_status, would leave those rows measuring an empty file.
+// The warm-up spawn then finds a store no pass has swept, and its
+// settlement reads it once, as the first serve after the store was made
+// does on any machine.
+func seedStores(ctx context.Context, targets []Target, opts []SpawnOptions) error {
+	for i, t := range targets {
+		if t.Baseline || t.NewStore || t.Compare {
+			continue
+		}
+		path := filepath.Join(opts[i].Dir, "interop.db")
+		st, err := store.Open(ctx, path)
+		if err != nil {
+			return fmt.Errorf("%s: create its store: %w", t.Name, err)
+		}
+		if err := st.Close(); err != nil {
+			return fmt.Errorf("%s: create its store: %w", t.Name, err)
+		}
+	}
+	return nil
 }
 
 // emptyState empties the isolated state directory dir (IsolatedEnv) of a

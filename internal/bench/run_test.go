@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agent-interop/runtime/internal/store"
 )
 
 // TestBuildUsesPrebuiltBinaries: with BinDirEnv set, Build returns the two
@@ -125,6 +127,41 @@ func TestNewStoreTargetStartsWithoutAStore(t *testing.T) {
 		if err != nil || string(got) != want {
 			t.Errorf("%s: did the store exist at each spawn? %q, %v; want %q", name, got, err, want)
 		}
+	}
+}
+
+// TestSeedStoresMakesTheKeptStores: before the warm-up, each row of this
+// build that keeps its store gets one (a serve asked only for its status
+// would never create it); the baseline, the new-store row and -compare's
+// binary get none.
+func TestSeedStoresMakesTheKeptStores(t *testing.T) {
+	targets := []Target{
+		{Name: "baseline", Baseline: true},
+		{Name: "full"},
+		{Name: "full, new store", NewStore: true},
+		{Name: "compare: full", Compare: true},
+	}
+	opts, err := spawnOptions(Config{}, targets, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := seedStores(context.Background(), targets, opts); err != nil {
+		t.Fatal(err)
+	}
+	for i, tg := range targets {
+		path := filepath.Join(opts[i].Dir, "interop.db")
+		_, statErr := os.Stat(path)
+		if want := tg.Name == "full"; want != (statErr == nil) {
+			t.Errorf("%s: a store file exists = %v, want %v", tg.Name, statErr == nil, want)
+		}
+	}
+	st, err := store.Open(context.Background(), filepath.Join(opts[1].Dir, "interop.db"), store.WithoutCreate(), store.WithLazyConnect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if st.StartedEmpty() || st.Migrated() {
+		t.Error("the seeded store is not a current store (it would be created or upgraded by the first spawn)")
 	}
 }
 

@@ -9,6 +9,10 @@ import (
 	"time"
 
 	"github.com/agent-interop/runtime/internal/providers"
+	"github.com/agent-interop/runtime/internal/providers/registry"
+	"github.com/agent-interop/runtime/internal/store"
+	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
@@ -103,6 +107,48 @@ func TestIdlePassReadsNothingWhileEveryOwnerRuns(t *testing.T) {
 	}
 	if !hasMark(t, a, b.svc.Owner()) {
 		t.Errorf("the settling process, now an owner, has no mark: %v", markFiles(t, a))
+	}
+}
+
+// TestPassOnAStoreNoProcessCreatedReadsNothing: a process that found no
+// store and owns nothing reads nothing in a pass while no process has
+// created the store (the file is still empty); once another process has
+// created it and recorded a send, the pass reads the store as on any
+// store a pass has not swept.
+func TestPassOnAStoreNoProcessCreatedReadsNothing(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "interop.db")
+	st := teststore.OpenAt(t, path, store.WithLazyConnect())
+	if !st.NotCreated() {
+		t.Fatal("a store opened on a missing file is not reported as not created")
+	}
+	reg, err := registry.New(st, nil, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testclock.At(t, time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
+	pid := int(1000 + nextPID.Add(1))
+	svc := New(st, reg, Options{Clock: c, Process: &Process{Host: "h", Boot: "b1", PID: pid}, Alive: table.alive, WatchExit: table.watch})
+	t.Cleanup(func() { svc.Close() })
+	if ops, err := svc.pass(ctx); err != nil || len(ops) != 0 {
+		t.Fatalf("pass on a store no process created = %+v, %v", ops, err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Size() != 0 {
+		t.Fatalf("the pass created the store (%v): it must read nothing", err)
+	}
+
+	// Another process creates the store and records a send.
+	a := markEnv(t, path, func(o *Options) { o.Clock = c })
+	release, done := inflight(t, a, "marked")
+	defer func() { close(release); <-done }()
+	if st.NotCreated() {
+		t.Fatal("a store another process created is still reported as not created")
+	}
+	if _, err := svc.pass(ctx); err != nil {
+		t.Fatalf("pass after another process created the store: %v", err)
+	}
+	if !svc.marks.swept() {
+		t.Fatal("the pass did not read the store another process created (no sweep recorded)")
 	}
 }
 

@@ -361,10 +361,15 @@ func (s *Service) StartSettling(ctx context.Context, report func([]Operation, er
 // pass is one settlement pass: Settle, then a sweep of the owner marks.
 // Beside a SQLite store it reads nothing when it can know without the
 // store that nothing is to be settled (marks.go): this process has not
-// recorded or settled an operation itself, a pass has swept the marks
-// before, and every other mark belongs to a process that still runs (its
-// exit is watched, as Settle watches live owners).
+// recorded or settled an operation itself, and either no process has
+// created the store yet (it was empty when this process opened it, and
+// its header still says so), or a pass has swept the marks before and
+// every other mark belongs to a process that still runs (its exit is
+// watched, as Settle watches live owners).
 func (s *Service) pass(ctx context.Context) ([]Operation, error) {
+	if s.marks != nil && !s.owning() && s.st.NotCreated() {
+		return nil, nil // no process has created the store: nothing is in it, nothing to sweep
+	}
 	if s.marks != nil && !s.owning() {
 		self := "" // no mark of ours unless we wrote one
 		if s.marked.Load() {

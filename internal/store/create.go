@@ -25,6 +25,19 @@ type creation struct {
 // was recorded in such a store before this process opened it.
 func (s *Store) StartedEmpty() bool { return s.create != nil }
 
+// NotCreated reports whether the store Open found empty still has no
+// schema: this process has not created it and the file's header says no
+// other process has. Nothing can be recorded in such a store. It reads no
+// more than the file's first 100 bytes, and is false for every other
+// store (and when the header cannot be read).
+func (s *Store) NotCreated() bool {
+	if s.create == nil || s.create.done.Load() {
+		return false
+	}
+	h, err := inspectHeader(s.path)
+	return err == nil && (h.kind == fileMissing || h.kind == fileEmpty)
+}
+
 // creatingConnector creates the store's schema before it hands out the
 // pool's first connection. A creation that fails fails that query with the
 // reason, and the next connection tries again.

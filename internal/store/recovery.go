@@ -3,8 +3,11 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -67,9 +70,48 @@ func (s *Store) setRecovery(r *Recovery) {
 	s.recovery, s.recoveryLoaded = r, true
 }
 
+// recoveryMarkerSuffix names the file beside a SQLite store that says a
+// recovery record may be pending in its meta table. It is written and
+// synced before the record commits, and removed only after the record is
+// deleted, so where it is missing no record is pending: [Store.Recovery]
+// then reads nothing from the store. get_runtime_status, which reports
+// the recovery state and nothing else of the store, so never opens SQLite
+// (about 1.8 MiB of its engine's pages and memory in a serve process that
+// is only asked for its status). A marker left by a crash between the two
+// steps only costs that read.
+const recoveryMarkerSuffix = ".recovery"
+
+// writeRecoveryMarker writes the marker of the store at path, naming the
+// preserved file for a person who looks.
+func writeRecoveryMarker(path string, rec *Recovery) error {
+	f, err := os.OpenFile(path+recoveryMarkerSuffix, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fileMode)
+	if err != nil {
+		return fmt.Errorf("write the store's recovery marker: %w", err)
+	}
+	_, err = fmt.Fprintf(f, "a recovery record is pending in %s: the damaged store was moved aside to %s\n", filepath.Base(path), rec.PreservedFile)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write the store's recovery marker: %w", err)
+	}
+	return nil
+}
+
+// recoveryMarked reports whether the marker of the store at path exists
+// (or cannot be looked at: then the record is read, as without markers).
+func recoveryMarked(path string) bool {
+	_, err := os.Lstat(path + recoveryMarkerSuffix)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
 // Recovery returns the pending recovery record, or nil when the store was
 // never moved aside (or the recovery was acknowledged). On the fast path the
-// record is read from the meta table on the first call and then cached.
+// record is read from the meta table on the first call, when the store's
+// recovery marker says one may be pending, and then cached.
 func (s *Store) Recovery(ctx context.Context) (*Recovery, error) {
 	if s.pg != nil {
 		return nil, nil // a team store is never moved aside
@@ -79,6 +121,14 @@ func (s *Store) Recovery(ctx context.Context) (*Recovery, error) {
 	s.mu.Lock()
 	loaded, rec := s.recoveryLoaded, s.recovery
 	s.mu.Unlock()
+	if !loaded && !recoveryMarked(s.path) {
+		s.mu.Lock()
+		if !s.recoveryLoaded {
+			s.recovery, s.recoveryLoaded = nil, true
+		}
+		loaded, rec = true, s.recovery
+		s.mu.Unlock()
+	}
 	if !loaded {
 		meta, err := readMeta(ctx, s.handle())
 		if err != nil {
@@ -112,7 +162,12 @@ func (s *Store) AcknowledgeRecovery(ctx context.Context) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.recovery, s.recoveryLoaded = nil, true
+	s.mu.Unlock()
+	// After the record is gone; a marker that outlives it only costs the
+	// next process one read of the meta table.
+	if err := os.Remove(s.path + recoveryMarkerSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("the recovery record is cleared; removing its marker: %w", err)
+	}
 	return nil
 }

@@ -352,6 +352,13 @@ func (s *Store) prepare(ctx context.Context, db *sql.DB, kind fileKind, rec *Rec
 		}
 		pending = rec
 	}
+	// The marker before the commit (see recoveryMarkerSuffix); a record
+	// an earlier build left without one gets it here too.
+	if pending != nil && (rec != nil || !recoveryMarked(s.path)) {
+		if err := writeRecoveryMarker(s.path, pending); err != nil {
+			return err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit store migration: %w", err)
 	}

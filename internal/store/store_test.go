@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -332,6 +333,69 @@ func recoveryT(t testing.TB, s *Store) *Recovery {
 	return r
 }
 
+// TestRecoveryReadsTheStoreOnlyWhenMarked: a store's recovery state is
+// read from its meta table only while the recovery marker beside it says
+// a record may be pending. Without one, Recovery opens nothing (a new
+// store stays an empty file); the move-aside writes it, the
+// acknowledgement removes it, and a slow-path Open (doctor's integrity
+// check) writes it for a record an earlier build left without one.
+func TestRecoveryReadsTheStoreOnlyWhenMarked(t *testing.T) {
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh.db")
+	s := openT(t, fresh, WithLazyConnect())
+	if rec := recoveryT(t, s); rec != nil {
+		t.Fatalf("recovery of a new store = %+v", rec)
+	}
+	if info, err := os.Stat(fresh); err != nil || info.Size() != 0 {
+		t.Fatalf("Recovery created the new store (size %v, %v); it must read nothing", info.Size(), err)
+	}
+
+	path := filepath.Join(dir, "interop.db")
+	if err := os.WriteFile(path, []byte(strings.Repeat("not a database ", 40)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s1 := openT(t, path) // moves the file aside, records the recovery
+	rec := recoveryT(t, s1)
+	s1.Close()
+	if rec == nil {
+		t.Fatal("no recovery recorded for a file that is not a database")
+	}
+	marker, err := os.ReadFile(path + recoveryMarkerSuffix)
+	if err != nil || !strings.Contains(string(marker), rec.PreservedFile) {
+		t.Fatalf("recovery marker = %q, %v; want one naming %s", marker, err, rec.PreservedFile)
+	}
+	if got := recoveryT(t, openT(t, path)); got == nil || got.PreservedFile != rec.PreservedFile {
+		t.Fatalf("recovery read by the next process = %+v", got)
+	}
+
+	// A record without its marker (left by an earlier build): the fast
+	// path does not see it; the integrity check's slow path restores it.
+	if err := os.Remove(path + recoveryMarkerSuffix); err != nil {
+		t.Fatal(err)
+	}
+	if got := recoveryT(t, openT(t, path)); got != nil {
+		t.Fatalf("fast path without a marker read the store: %+v", got)
+	}
+	if got := recoveryT(t, openT(t, path, WithIntegrityCheck())); got == nil {
+		t.Fatal("the integrity check's Open did not report the record")
+	}
+	if _, err := os.Stat(path + recoveryMarkerSuffix); err != nil {
+		t.Fatalf("the integrity check's Open did not restore the marker: %v", err)
+	}
+
+	s2 := openT(t, path)
+	if err := s2.AcknowledgeRecovery(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	if _, err := os.Stat(path + recoveryMarkerSuffix); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the marker outlived the acknowledgement: %v", err)
+	}
+	if got := recoveryT(t, openT(t, path)); got != nil {
+		t.Fatalf("recovery after the acknowledgement = %+v", got)
+	}
+}
+
 // A damaged file with a current header is never replaced on the fast path:
 // queries fail with a clear error and the file stays where it is.
 func TestFastPathNeverReplacesDamagedFile(t *testing.T) {
@@ -340,6 +404,11 @@ func TestFastPathNeverReplacesDamagedFile(t *testing.T) {
 	seed(t, s, 200)
 	s.Close()
 	damagePages(t, path)
+	// A recovery may be pending (its marker is there), so Recovery reads
+	// the damaged meta table.
+	if err := os.WriteFile(path+recoveryMarkerSuffix, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	before, _ := os.ReadFile(path)
 	s2 := openT(t, path)
 	_, err := s2.Recovery(context.Background())
