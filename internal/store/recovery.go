@@ -82,9 +82,15 @@ func (s *Store) setRecovery(r *Recovery) {
 const recoveryMarkerSuffix = ".recovery"
 
 // writeRecoveryMarker writes the marker of the store at path, naming the
-// preserved file for a person who looks.
+// preserved file for a person who looks. Whatever is at the marker's name
+// is removed first (a link itself, never what it points to), and the
+// marker is created new (O_EXCL), so no write goes through a link.
 func writeRecoveryMarker(path string, rec *Recovery) error {
-	f, err := os.OpenFile(path+recoveryMarkerSuffix, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fileMode)
+	marker := path + recoveryMarkerSuffix
+	if err := os.Remove(marker); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("write the store's recovery marker: %w", err)
+	}
+	f, err := os.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	if err != nil {
 		return fmt.Errorf("write the store's recovery marker: %w", err)
 	}

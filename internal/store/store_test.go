@@ -354,6 +354,13 @@ func TestRecoveryReadsTheStoreOnlyWhenMarked(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Repeat("not a database ", 40)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A link planted at the marker's name: the marker replaces the link,
+	// and what it points to is not written.
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	linked := os.Symlink(victim, path+recoveryMarkerSuffix) == nil
 	s1 := openT(t, path) // moves the file aside, records the recovery
 	rec := recoveryT(t, s1)
 	s1.Close()
@@ -363,6 +370,9 @@ func TestRecoveryReadsTheStoreOnlyWhenMarked(t *testing.T) {
 	marker, err := os.ReadFile(path + recoveryMarkerSuffix)
 	if err != nil || !strings.Contains(string(marker), rec.PreservedFile) {
 		t.Fatalf("recovery marker = %q, %v; want one naming %s", marker, err, rec.PreservedFile)
+	}
+	if kept, _ := os.ReadFile(victim); linked && string(kept) != "keep" {
+		t.Fatalf("the marker was written through a link: the linked file holds %q", kept)
 	}
 	if got := recoveryT(t, openT(t, path)); got == nil || got.PreservedFile != rec.PreservedFile {
 		t.Fatalf("recovery read by the next process = %+v", got)
