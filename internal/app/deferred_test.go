@@ -33,6 +33,19 @@ func closeSwept(t *testing.T, path string, c interface{ Close() error }) {
 	}
 }
 
+// madeStore creates the store at path as another runtime that never swept
+// its owner marks leaves it.
+func madeStore(t *testing.T, path string) {
+	t.Helper()
+	made, err := store.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := made.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func assembled(d *Deferred) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -105,13 +118,7 @@ func waitTwoJudgements(t *testing.T, d *Deferred) <-chan struct{} {
 // Close; on a store never swept it assembles the runtime to settle.
 func TestDeferredSettlementWaitsOnAQuietStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "interop.db")
-	made, err := store.Open(context.Background(), path) // by a runtime that never swept
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := made.Close(); err != nil {
-		t.Fatal(err)
-	}
+	madeStore(t, path) // by a runtime that never swept
 	first, err := OpenDeferred(context.Background(), deferredEnv(t, path))
 	if err != nil {
 		t.Fatal(err)
@@ -146,13 +153,7 @@ func TestDeferredWaitEndsWhenACallAssembles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "interop.db")
 	// The store exists first: a settlement pass creates no store (on a
 	// file no process has created it reads nothing, and sweeps nothing).
-	made, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := made.Close(); err != nil {
-		t.Fatal(err)
-	}
+	madeStore(t, path)
 	sweep, err := Open(context.Background(), deferredEnv(t, path))
 	if err != nil {
 		t.Fatal(err)

@@ -303,7 +303,7 @@ func runServe(ctx context.Context, args []string, env Env, stdio IO, httpMode bo
 		OpenHandlers:    a.Handlers,
 		Logger:          logger,
 		AfterInitialize: a.AfterInitialize,
-		Signals:         signalsOf(ctx),
+		Signals:         interrupt.From(ctx), // nil outside Main: its methods then do nothing
 	})
 	if hintOnTerminal(stdio) {
 		interrupt.Wait(ctx) // a person's Ctrl-C stops serve quietly (exit 0)
@@ -371,18 +371,6 @@ func hintOnTerminal(stdio IO) bool {
 		return true
 	}
 	return false
-}
-
-// signalsOf gives serve's MCP server the SIGINT and SIGTERM handlers of
-// ctx to install (none for a context that does not come from Main).
-func signalsOf(ctx context.Context) interface {
-	Start()
-	Wait()
-} {
-	if h := interrupt.From(ctx); h != nil {
-		return h
-	}
-	return nil
 }
 
 func logLevel(env Env) slog.Level {

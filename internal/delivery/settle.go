@@ -367,10 +367,10 @@ func (s *Service) StartSettling(ctx context.Context, report func([]Operation, er
 // every other mark belongs to a process that still runs (its exit is
 // watched, as Settle watches live owners).
 func (s *Service) pass(ctx context.Context) ([]Operation, error) {
-	if s.marks != nil && !s.owning() && s.st.NotCreated() {
-		return nil, nil // no process has created the store: nothing is in it, nothing to sweep
-	}
 	if s.marks != nil && !s.owning() {
+		if s.st.NotCreated() {
+			return nil, nil // no process has created the store: nothing is in it, nothing to sweep
+		}
 		self := "" // no mark of ours unless we wrote one
 		if s.marked.Load() {
 			self = s.self().ID
