@@ -11,6 +11,7 @@ import (
 	"github.com/agent-interop/runtime/internal/delivery"
 	"github.com/agent-interop/runtime/internal/store"
 	"github.com/agent-interop/runtime/internal/testutil/testclock"
+	"github.com/agent-interop/runtime/internal/testutil/teststore"
 	"github.com/agent-interop/runtime/internal/testutil/wait"
 )
 
@@ -29,19 +30,6 @@ func closeSwept(t *testing.T, path string, c interface{ Close() error }) {
 		return err == nil
 	})
 	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// madeStore creates the store at path as another runtime that never swept
-// its owner marks leaves it.
-func madeStore(t *testing.T, path string) {
-	t.Helper()
-	made, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := made.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -118,7 +106,9 @@ func waitTwoJudgements(t *testing.T, d *Deferred) <-chan struct{} {
 // Close; on a store never swept it assembles the runtime to settle.
 func TestDeferredSettlementWaitsOnAQuietStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "interop.db")
-	madeStore(t, path) // by a runtime that never swept
+	if err := teststore.OpenAt(t, path).Close(); err != nil { // made by a runtime that never swept
+		t.Fatal(err)
+	}
 	first, err := OpenDeferred(context.Background(), deferredEnv(t, path))
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +143,9 @@ func TestDeferredWaitEndsWhenACallAssembles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "interop.db")
 	// The store exists first: a settlement pass creates no store (on a
 	// file no process has created it reads nothing, and sweeps nothing).
-	madeStore(t, path)
+	if err := teststore.OpenAt(t, path).Close(); err != nil {
+		t.Fatal(err)
+	}
 	sweep, err := Open(context.Background(), deferredEnv(t, path))
 	if err != nil {
 		t.Fatal(err)
