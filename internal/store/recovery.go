@@ -74,10 +74,10 @@ func (s *Store) setRecovery(r *Recovery) {
 // recovery record may be pending in its meta table. It is written and
 // synced before the record commits, and removed only after the record is
 // deleted, so where it is missing no record is pending: [Store.Recovery]
-// then reads nothing from the store. get_runtime_status, which reports
-// the recovery state and nothing else of the store, so never opens SQLite
-// (about 1.8 MiB of its engine's pages and memory in a serve process that
-// is only asked for its status). A marker left by a crash between the two
+// then reads nothing from the store. get_runtime_status reports the
+// recovery state and nothing else of the store, so a serve process that is
+// only asked for its status never opens SQLite (about 1.8 MiB of its
+// engine's pages and memory). A marker left by a crash between the two
 // steps only costs that read.
 const recoveryMarkerSuffix = ".recovery"
 
@@ -86,25 +86,28 @@ const recoveryMarkerSuffix = ".recovery"
 // is removed first (a link itself, never what it points to), and the
 // marker is created new (O_EXCL), so no write goes through a link.
 func writeRecoveryMarker(path string, rec *Recovery) error {
-	marker := path + recoveryMarkerSuffix
-	if err := os.Remove(marker); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("write the store's recovery marker: %w", err)
-	}
-	f, err := os.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
-	if err != nil {
-		return fmt.Errorf("write the store's recovery marker: %w", err)
-	}
-	_, err = fmt.Fprintf(f, "a recovery record is pending in %s: the damaged store was moved aside to %s\n", filepath.Base(path), rec.PreservedFile)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := writeNew(path+recoveryMarkerSuffix, fmt.Sprintf(
+		"a recovery record is pending in %s: the damaged store was moved aside to %s\n", filepath.Base(path), rec.PreservedFile)); err != nil {
 		return fmt.Errorf("write the store's recovery marker: %w", err)
 	}
 	return nil
+}
+
+// writeNew replaces whatever is at name with a new file holding text,
+// synced.
+func writeNew(name, text string) error {
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
 }
 
 // recoveryMarked reports whether the marker of the store at path exists
